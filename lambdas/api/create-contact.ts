@@ -1,0 +1,9 @@
+import { createContact } from '../core/contacts';
+import { apiHandler } from '../http/api-handler';
+import { routes } from './routes';
+
+/** 201 for a new contact, 200 when the auto-created contact of the number was adopted. */
+export const handler = apiHandler(routes.createContact, async ({ principal, body }) => {
+  const { contact, adopted } = await createContact(principal.tenant.id, body);
+  return { statusCode: adopted ? 200 : 201, body: { contact, adopted } };
+});

@@ -1,0 +1,39 @@
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { logger } from '../core/aws';
+import { authorizeAuthorizationHeader, principalToContext } from '../core/auth';
+
+/**
+ * TOKEN authorizer. API Gateway caches the result per token for the configured TTL, so the policy
+ * covers every method of the API, not only the one being called.
+ * - unknown, malformed, revoked, expired key: throw "Unauthorized" -> API Gateway answers 401
+ *   (its gateway response adds `WWW-Authenticate: Bearer`);
+ * - plan without API access: Deny -> 403 (gateway response ACCESS_DENIED, code api_access_disabled).
+ */
+export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  const decision = await authorizeAuthorizationHeader(event.authorizationToken);
+  const anyMethod = wholeApiArn(event.methodArn);
+  if (decision.effect === 'allow') {
+    const context = principalToContext(decision.principal);
+    return {
+      principalId: decision.principal.apiKey.id,
+      policyDocument: policy('Allow', anyMethod),
+      context,
+    };
+  }
+  if (decision.reason === 'api_access_disabled') {
+    return { principalId: 'plan-without-api-access', policyDocument: policy('Deny', anyMethod) };
+  }
+  logger.info('API key refused');
+  throw new Error('Unauthorized');
+}
+
+/** arn:aws:execute-api:region:account:apiId/stage/METHOD/path -> .../apiId/stage/* */
+export function wholeApiArn(methodArn: string): string {
+  const [arnPrefix, apiId, stage] = methodArn.split('/');
+  return `${arnPrefix}/${apiId}/${stage}/*`;
+}
+
+const policy = (effect: 'Allow' | 'Deny', resource: string) => ({
+  Version: '2012-10-17',
+  Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }],
+});

@@ -1,0 +1,35 @@
+/**
+ * Configuration read once, at init, from the environment. A missing required value throws while
+ * the module loads, so a misconfigured function fails its first invocation loudly instead of
+ * answering requests with half a configuration.
+ */
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') {
+    throw new Error(`Missing required environment variable ${name}`);
+  }
+  return value;
+}
+
+export function optionalEnv(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export function intEnv(name: string, fallback: number): number {
+  const raw = optionalEnv(name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`Environment variable ${name} must be a non-negative integer`);
+  return value;
+}
+
+export type TableConfig = { tableName: string; endpoint?: string };
+
+/** Where the table lives. `DYNAMODB_ENDPOINT` is set only by the local runtime and the tests. */
+export function tableConfig(): TableConfig {
+  return { tableName: requireEnv('TABLE_NAME'), endpoint: optionalEnv('DYNAMODB_ENDPOINT') };
+}
+
+/** The per-key limit the limiter enforces and `GET /me` reports (spec section 8). */
+export const rateLimitPerKey = (): number => intEnv('RATE_LIMIT_PER_KEY', 120);

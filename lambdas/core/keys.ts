@@ -1,0 +1,27 @@
+/**
+ * Key prefixes, defined once. Every key of organization data starts with `T#<tenantId>`, so a
+ * handler that only ever builds keys from the authorizer's tenant id cannot address another
+ * organization's rows. The only rows outside a tenant partition are the API-key lookup rows,
+ * which exist to find the tenant in the first place.
+ */
+export const PREFIX = {
+  tenant: 'T#',
+  apiKeyHash: 'KEYHASH#',
+  apiKeyId: 'KEYID#',
+  call: 'CALL#',
+  callsByDirection: 'CALLS#',
+  contact: 'CONTACT#',
+  namedContacts: 'NAMED_CONTACTS',
+  numberClaim: 'NUMBER#',
+} as const;
+
+export const TENANT_SK = 'TENANT';
+export const API_KEY_SK = 'APIKEY';
+
+export const tenantPk = (tenantId: string): string => `${PREFIX.tenant}${tenantId}`;
+
+/** A partition key inside the tenant's space, e.g. `T#<id>#CALLS#inbound`. */
+export const tenantScopedPk = (tenantId: string, ...parts: string[]): string =>
+  [tenantPk(tenantId), ...parts].join('#');
+
+export type Key = { pk: string; sk: string };

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { API_PREFIX, ROUTES, type RouteSpec } from '../api/routes';
+import './schemas'; // registers every component schema in zod's global registry
+
+/**
+ * The OpenAPI 3.1 document, generated from the route manifest and the zod schemas that validate
+ * requests, so documentation and behaviour come from one source.
+ */
+type JsonSchema = Record<string, unknown>;
+
+const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+const idOf = (schema: z.ZodType): string | undefined => z.globalRegistry.get(schema)?.id as string | undefined;
+
+/** Request components keep `additionalProperties: false` (unknown fields are refused, 400). */
+const REQUEST_COMPONENTS = new Set(['CreateContactRequest', 'UpdateContactRequest']);
+
+function stripClosedObjects(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(stripClosedObjects);
+  if (schema && typeof schema === 'object') {
+    return Object.fromEntries(
+      Object.entries(schema)
+        // v1 adds response fields over time; a response schema must not forbid them.
+        .filter(([key, value]) => !(key === 'additionalProperties' && value === false))
+        .map(([key, value]) => [key, stripClosedObjects(value)]),
+    );
+  }
+  return schema;
+}
+
+function componentSchemas(): Record<string, JsonSchema> {
+  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+    target: 'draft-2020-12',
+    uri: (id) => `#/components/schemas/${id}`,
+    unrepresentable: 'any',
+  }) as { schemas: Record<string, JsonSchema> };
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, schema]) => {
+      const { $schema: _schema, $id: _id, ...rest } = schema;
+      return [id, REQUEST_COMPONENTS.has(id) ? rest : (stripClosedObjects(rest) as JsonSchema)];
+    }),
+  );
+}
+
+function parameters(schema: z.ZodType | undefined, where: 'query' | 'path') {
+  if (!schema) return [];
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+  };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...propertySchema } = property;
+    return {
+      name,
+      in: where,
+      required: where === 'path' || (json.required ?? []).includes(name),
+      ...(description !== undefined && { description }),
+      schema: propertySchema,
+    };
+  });
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'A field failed validation; `error` names it',
+  401: 'Key missing, revoked, expired or unknown',
+  403: "Key lacks the required scope, or the organization's plan has no API access",
+  404: 'No such row in this organization',
+  409: 'Conflict; contact conflicts carry `contactId`',
+  413: 'Body larger than 64 KiB',
+  415: 'Body is not application/json',
+  429: 'Rate limit exceeded',
+  500: 'Internal error; the message carries a request id',
+};
+
+const errorResponse = (status: number) => ({
+  description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+  ...(status === 401 && { headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } } }),
+  ...(status === 429 && { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } }),
+  content: { 'application/json': { schema: componentRef('Error') } },
+});
+
+function operation(route: RouteSpec) {
+  const responses: Record<string, unknown> = {};
+  for (const [status, schema] of Object.entries(route.responses)) {
+    const id = schema && idOf(schema);
+    responses[status] =
+      Number(status) === 204
+        ? { description: 'No content' }
+        : {
+            description: 'Success',
+            content: { 'application/json': { schema: id ? componentRef(id) : { type: 'object' } } },
+          };
+  }
+  const errors = [...route.errors, ...(route.auth ? [401, 403, 429] : [429]), 500];
+  for (const status of [...new Set(errors)].sort()) responses[status] = errorResponse(status);
+  const bodyId = route.body && idOf(route.body);
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.scope && { description: `Requires scope \`${route.scope}\`.` }),
+    security: route.auth ? [{ bearerAuth: [] }] : [],
+    parameters: [...parameters(route.path_params, 'path'), ...parameters(route.query, 'query')],
+    ...(route.body && {
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: bodyId ? componentRef(bodyId) : z.toJSONSchema(route.body) } },
+      },
+    }),
+    responses,
+  };
+}
+
+export function buildOpenApiDocument() {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of ROUTES) {
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Call, Contact and Text-Message Service',
+      version: '1.0.0',
+      description:
+        'Read calls, manage the shared contact directory, read and send text messages as the organization. ' +
+        'Authenticate with `Authorization: Bearer <API_KEY>`; the organization is resolved from the key.',
+    },
+    servers: [{ url: API_PREFIX }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued in the portal' } },
+      schemas: componentSchemas(),
+    },
+  };
+}

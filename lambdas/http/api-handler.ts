@@ -1,0 +1,111 @@
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { logger } from '../core/aws';
+import { principalFromContext, type Principal } from '../core/auth';
+import { DomainError, InsufficientScopeError, NotFoundError } from '../core/errors';
+import type { RouteSpec } from '../api/routes';
+import { toErrorResponse } from './error-mapper';
+import { toProxyResult, type ApiResponse } from './responses';
+import { parseOrThrow } from './validation';
+
+type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+/** What a handler receives: the caller and its already-validated input. Nothing else. */
+export type ApiRequest<R extends RouteSpec> = {
+  principal: R['auth'] extends null ? undefined : Principal;
+  query: Out<R['query']>;
+  path: Out<R['path_params']>;
+  body: Out<R['body']>;
+  headers: Record<string, string | undefined>;
+  requestId: string;
+};
+
+type ApiContext = Context & { principal?: Principal; input?: { query: unknown; path: unknown; body: unknown } };
+type ApiMiddlewareRequest = Request<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext>;
+
+/** A body larger than this is refused with 413 before it is parsed. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** Last in, first out: shapes every success and every error into the JSON response. */
+const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext> => ({
+  after: (request) => {
+    request.response = toProxyResult(request.response as ApiResponse);
+  },
+  onError: (request) => {
+    request.response = toProxyResult(toErrorResponse(request.error, request.context.awsRequestId));
+  },
+});
+
+/** The caller comes from the authorizer's context only; the route's scope is checked here. */
+const authenticate = (route: RouteSpec) => ({
+  before: (request: ApiMiddlewareRequest) => {
+    const principal = principalFromContext(request.event.requestContext?.authorizer);
+    logger.appendKeys({ tenantId: principal.tenant.id, keyId: principal.apiKey.id });
+    if (route.scope && !principal.scopes.includes(route.scope)) throw new InsufficientScopeError(route.scope);
+    request.context.principal = principal;
+  },
+});
+
+const limitBodySize = () => ({
+  before: (request: ApiMiddlewareRequest) => {
+    const body = request.event.body ?? '';
+    const bytes = request.event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
+    if (bytes > MAX_BODY_BYTES) {
+      throw new DomainError(413, 'payload_too_large', `body: must be at most ${MAX_BODY_BYTES} bytes`);
+    }
+  },
+});
+
+/**
+ * Query, path and body through the route's zod schemas. A path parameter that cannot name a row
+ * (a malformed id) is 404, not 400: no such row can exist, and the spec lists no 400 there.
+ */
+const validate = (route: RouteSpec) => ({
+  before: (request: ApiMiddlewareRequest) => {
+    const { event } = request;
+    let path: unknown;
+    if (route.path_params) {
+      const parsed = route.path_params.safeParse(event.pathParameters ?? {});
+      if (!parsed.success) throw new NotFoundError(route.operationId.replace(/^(get|update|delete)/, '') || 'Resource');
+      path = parsed.data;
+    }
+    request.context.input = {
+      query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : undefined,
+      path,
+      body: route.body ? parseOrThrow(route.body, event.body, 'body') : undefined,
+    };
+  },
+});
+
+/**
+ * Builds a Lambda handler for one route of the manifest: the middleware chain owns logging
+ * context, authentication, scope, body parsing, validation, error mapping and headers, so the
+ * handler function only calls the domain and shapes the result.
+ */
+export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiRequest<R>) => Promise<ApiResponse>) {
+  const chain = middy<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext>({
+    timeoutEarlyInMillis: 0,
+  })
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(respond());
+  if (route.auth !== null) chain.use(authenticate(route));
+  if (route.body) {
+    chain.use(limitBodySize());
+    chain.use(httpJsonBodyParser({ disableContentTypeError: false }));
+  }
+  chain.use(validate(route));
+  return chain.handler(async (event, context) => {
+    const input = context.input!;
+    return fn({
+      principal: context.principal as ApiRequest<R>['principal'],
+      query: input.query as Out<R['query']>,
+      path: input.path as Out<R['path_params']>,
+      body: input.body as Out<R['body']>,
+      headers: event.headers ?? {},
+      requestId: context.awsRequestId,
+    });
+  }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+}

