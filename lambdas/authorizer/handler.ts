@@ -27,10 +27,10 @@ export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<AP
   throw new Error('Unauthorized');
 }
 
-/** arn:aws:execute-api:region:account:apiId/stage/METHOD/path -> .../apiId/stage/* */
+/** arn:aws:execute-api:region:account:apiId/stage/METHOD/path -> arn:...:apiId/stage/* */
 export function wholeApiArn(methodArn: string): string {
-  const [arnPrefix, apiId, stage] = methodArn.split('/');
-  return `${arnPrefix}/${apiId}/${stage}/*`;
+  const [arnWithApiId, stage] = methodArn.split('/');
+  return `${arnWithApiId}/${stage}/*`;
 }
 
 const policy = (effect: 'Allow' | 'Deny', resource: string) => ({

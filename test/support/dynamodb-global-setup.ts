@@ -2,6 +2,8 @@ import { startDynamoDbLocal } from '../../local/dynamodb-local';
 
 /** One DynamoDB Local for the whole integration project; each test file creates its own table. */
 export default async function globalSetup(): Promise<void> {
+  // globalSetup runs outside the per-file setupFiles; see quiet-sdk.ts for why this warning is noise.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const engine = await startDynamoDbLocal();
   process.env.DYNAMODB_ENDPOINT = engine.endpoint;
   (globalThis as { __dynamoDbLocal?: typeof engine }).__dynamoDbLocal = engine;

@@ -1,0 +1,186 @@
+import 'aws-sdk-client-mock-jest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { handler as getMe } from '../../lambdas/api/get-me';
+import { handler as getContact } from '../../lambdas/api/get-contact';
+import { handler as createContact } from '../../lambdas/api/create-contact';
+import { handler as updateContact } from '../../lambdas/api/update-contact';
+import { handler as listCalls } from '../../lambdas/api/list-calls';
+import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+beforeEach(() => ddb.reset());
+
+const contactId = '0199a000-0000-7000-8000-0000000000c1';
+
+describe('the middleware chain', () => {
+  it('answers GET /me from the authorizer context without touching the table', async () => {
+    const result = await getMe(apiEvent({ principal: aPrincipal({ scopes: ['contacts.view'] }) }), lambdaContext);
+
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result)).toEqual({
+      tenant: { id: '0199a000-0000-7000-8000-000000000001', name: 'Acme', slug: 'acme', plan: 'pro' },
+      apiKey: { id: '0199a000-0000-7000-8000-0000000000aa', name: 'CI key', prefix: 'cct_AbCdEfGh', expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z' },
+      permissions: ['contacts.view'],
+      rateLimit: { requestsPerMinute: 120 },
+    });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('refuses a key without the route scope with 403 naming the scope, before reading anything', async () => {
+    const event = apiEvent({ pathParameters: { id: contactId }, principal: aPrincipal({ scopes: ['calls.view.team'] }) });
+
+    const result = await getContact(event, lambdaContext);
+
+    expect(result.statusCode).toBe(403);
+    expect(bodyOf(result)).toEqual({
+      error: expect.stringContaining('contacts.view'),
+      code: 'insufficient_scope',
+      requiredScope: 'contacts.view',
+    });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('answers 401 with WWW-Authenticate when the authorizer context is missing or the key expired since it was cached', async () => {
+    const missing = await getMe(apiEvent({ principal: null }), lambdaContext);
+    const expired = await getMe(apiEvent({ principal: aPrincipal({ expiresAt: '2020-01-01T00:00:00.000Z' }) }), lambdaContext);
+
+    for (const result of [missing, expired]) {
+      expect(result.statusCode).toBe(401);
+      expect(result.headers).toMatchObject({ 'WWW-Authenticate': 'Bearer' });
+      expect(bodyOf(result).code).toBe('unauthorized');
+    }
+  });
+
+  it('answers 403 api_access_disabled when a cached decision outlives a plan change', async () => {
+    const result = await getMe(apiEvent({ principal: aPrincipal({ plan: 'starter' }) }), lambdaContext);
+
+    expect(result.statusCode).toBe(403);
+    expect(bodyOf(result).code).toBe('api_access_disabled');
+  });
+
+  it('maps a malformed id to 404 not_found without a table read', async () => {
+    const result = await getContact(apiEvent({ pathParameters: { id: 'not-a-uuid' } }), lambdaContext);
+
+    expect(result.statusCode).toBe(404);
+    expect(bodyOf(result)).toEqual({ error: 'Contact not found', code: 'not_found' });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('reads a contact with one GetItem on the caller tenant partition', async () => {
+    const principal = aPrincipal();
+    ddb.on(GetCommand).resolves({
+      Item: {
+        pk: `T#${principal.tenant.id}`,
+        sk: `CONTACT#${contactId}`,
+        id: contactId,
+        tenantId: principal.tenant.id,
+        displayName: 'Ada',
+        phoneNumber: '+14155550100',
+        normalizedNumber: '+14155550100',
+        isAutoCreated: false,
+        source: 'manual',
+        consentStatus: 'unknown',
+        createdAt: '2026-10-01T00:00:00.000Z',
+        updatedAt: '2026-10-01T00:00:00.000Z',
+        searchName: 'ada',
+      },
+    });
+
+    const result = await getContact(apiEvent({ pathParameters: { id: contactId }, principal }), lambdaContext);
+
+    expect(result.statusCode).toBe(200);
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 1);
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}`, sk: `CONTACT#${contactId}` } });
+    const { contact } = bodyOf(result);
+    expect(contact).toMatchObject({ id: contactId, company: null, tag: null, notes: null, consentAt: null });
+    expect(contact).not.toHaveProperty('pk');
+    expect(contact).not.toHaveProperty('searchName');
+  });
+
+  it('answers 400 naming the field for malformed JSON, an unknown field and a non-JSON content type', async () => {
+    const malformed = await createContact(apiEvent({ method: 'POST', body: '{"displayName":', headers: jsonHeaders }), lambdaContext);
+    const unknown = await createContact(
+      apiEvent({ method: 'POST', body: JSON.stringify({ displayName: 'A', phoneNumber: '+14155550100', nick: 1 }), headers: jsonHeaders }),
+      lambdaContext,
+    );
+    const wrongType = await createContact(apiEvent({ method: 'POST', body: 'displayName=A', headers: { 'content-type': 'text/plain' } }), lambdaContext);
+
+    expect([malformed.statusCode, bodyOf(malformed).error]).toEqual([400, 'body: must be a valid JSON object']);
+    expect([unknown.statusCode, bodyOf(unknown).error]).toEqual([400, 'body.nick: unknown field']);
+    expect(wrongType.statusCode).toBe(415);
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('refuses a body over 64 KiB with 413 before parsing it', async () => {
+    const body = JSON.stringify({ displayName: 'A', phoneNumber: '+14155550100', notes: 'x'.repeat(70_000) });
+
+    const result = await createContact(apiEvent({ method: 'POST', body, headers: jsonHeaders }), lambdaContext);
+
+    expect(result.statusCode).toBe(413);
+    expect(bodyOf(result).code).toBe('payload_too_large');
+  });
+
+  it('answers an unexpected failure with a 500 that names the request and leaks nothing', async () => {
+    ddb.on(QueryCommand).rejects(new Error('socket hang up at 10.0.0.12:443'));
+
+    const result = await listCalls(apiEvent({ query: {} }), lambdaContext);
+
+    expect(result.statusCode).toBe(500);
+    expect(bodyOf(result)).toEqual({ error: 'Internal error (request req-1)', code: 'internal' });
+  });
+});
+
+describe('contact writes', () => {
+  it('creates a contact with one transaction: the number claim and the row, both conditional', async () => {
+    const principal = aPrincipal();
+    ddb.on(TransactWriteCommand).resolves({});
+
+    const result = await createContact(
+      apiEvent({ method: 'POST', body: JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' }), headers: jsonHeaders, principal }),
+      lambdaContext,
+    );
+
+    expect(result.statusCode).toBe(201);
+    expect(bodyOf(result)).toMatchObject({ adopted: false, contact: { displayName: 'Ada', isAutoCreated: false, source: 'manual', createdByAgentId: null } });
+    expect(ddb.calls()).toHaveLength(1);
+    const [claim, row] = (ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? []).map((item) => item.Put!);
+    expect(claim).toMatchObject({
+      Item: { pk: `T#${principal.tenant.id}`, sk: 'NUMBER#+14155550100', named: true },
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    expect(row).toMatchObject({ Item: { pk: `T#${principal.tenant.id}`, gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS` }, ConditionExpression: 'attribute_not_exists(pk)' });
+  });
+
+  it('answers 409 with the holder contactId when a named contact already has the number', async () => {
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: [
+          { Code: 'ConditionalCheckFailed', Item: marshall({ pk: 'T#x', sk: 'NUMBER#+14155550100', contactId, named: true }) },
+          { Code: 'None' },
+        ],
+      }),
+    );
+
+    const result = await createContact(
+      apiEvent({ method: 'POST', body: JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' }), headers: jsonHeaders }),
+      lambdaContext,
+    );
+
+    expect(result.statusCode).toBe(409);
+    expect(bodyOf(result)).toEqual({ error: expect.any(String), code: 'contact_conflict', contactId });
+  });
+
+  it('refuses an empty PATCH body with 400 naming the body and writes nothing', async () => {
+    const result = await updateContact(apiEvent({ method: 'PATCH', pathParameters: { id: contactId }, body: '{}', headers: jsonHeaders }), lambdaContext);
+
+    expect(result.statusCode).toBe(400);
+    expect(bodyOf(result)).toEqual({ error: 'body: must contain at least one field', code: 'validation_failed' });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+});

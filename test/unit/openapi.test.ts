@@ -1,0 +1,51 @@
+import { validate } from '@readme/openapi-parser';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { buildOpenApiDocument } from '../../lambdas/core/openapi';
+import { API_PREFIX, ROUTES } from '../../lambdas/api/routes';
+
+const document = buildOpenApiDocument();
+
+describe('the OpenAPI document', () => {
+  it('validates as OpenAPI 3.1', async () => {
+    const result = await validate(structuredClone(document) as never);
+
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+  });
+
+  it('has a JSON Schema 2020-12 component for every schema it references, each compilable', () => {
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi', components: document.components } as never);
+
+    for (const name of Object.keys(document.components.schemas)) {
+      expect(() => ajv.getSchema(`openapi#/components/schemas/${name}`)).not.toThrow();
+    }
+    const refs = JSON.stringify(document).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
+    for (const ref of new Set(refs)) expect(document.components.schemas).toHaveProperty(ref.split('/').pop()!);
+  });
+
+  it('documents every route of the manifest under its server prefix, with scope and security', () => {
+    expect(document.servers).toEqual([{ url: API_PREFIX }]);
+    for (const route of ROUTES) {
+      const operation = (document.paths[route.path] as Record<string, { operationId: string; security: unknown[] }>)[route.method.toLowerCase()];
+      expect(operation.operationId).toBe(route.operationId);
+      expect(operation.security).toEqual(route.auth ? [{ bearerAuth: [] }] : []);
+    }
+  });
+
+  it('documents the query parameters from the same schemas that validate them', () => {
+    const listCalls = document.paths['/calls'].get as { parameters: { name: string; in: string }[] };
+
+    expect(listCalls.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(['query:limit', 'query:cursor', 'query:direction', 'query:since']);
+  });
+
+  it('keeps response schemas open to added fields and request bodies closed to unknown ones', () => {
+    const schemas = document.components.schemas as Record<string, { additionalProperties?: boolean }>;
+
+    expect(schemas.Contact.additionalProperties).toBeUndefined();
+    expect(schemas.CreateContactRequest.additionalProperties).toBe(false);
+  });
+});
