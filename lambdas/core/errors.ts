@@ -73,3 +73,55 @@ export class ContactConflictError extends DomainError {
     super(409, 'contact_conflict', 'Another contact already has this phone number', { contactId });
   }
 }
+
+export class RateLimitedError extends DomainError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'rate_limited', `Rate limit exceeded; retry after ${retryAfterSeconds} seconds`, {}, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
+
+// ---------- texts (POST /messages) and Idempotency-Key ----------
+
+export class NoSmsNumberError extends DomainError {
+  constructor() {
+    super(409, 'no_sms_number', 'No SMS-capable number is configured for this organization');
+  }
+}
+
+export class RecipientOptedOutError extends DomainError {
+  constructor() {
+    super(409, 'recipient_opted_out', 'The recipient has opted out of text messages (replied STOP)');
+  }
+}
+
+export class BillingBlockedError extends DomainError {
+  constructor() {
+    super(402, 'billing_blocked', "The organization's billing status does not allow sending");
+  }
+}
+
+export class SpendingLimitReachedError extends DomainError {
+  constructor() {
+    super(402, 'spending_limit_reached', "Sending this message would exceed the organization's spending limit");
+  }
+}
+
+export class CarrierUnavailableError extends DomainError {
+  constructor() {
+    super(502, 'carrier_unavailable', 'The carrier did not accept the message; nothing was billed, it is safe to retry');
+  }
+}
+
+export class IdempotencyConflictError extends DomainError {
+  constructor() {
+    super(409, 'idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry later');
+  }
+}
+
+export class IdempotencyMismatchError extends DomainError {
+  constructor() {
+    super(422, 'idempotency_mismatch', 'This Idempotency-Key was already used with a different request body');
+  }
+}

@@ -13,6 +13,22 @@ export const PREFIX = {
   contact: 'CONTACT#',
   namedContacts: 'NAMED_CONTACTS',
   numberClaim: 'NUMBER#',
+  /** Texts: message rows, one conversation per external number (gsi1), threads by last activity (gsi2). */
+  message: 'MSG#',
+  conversation: 'CONVERSATION',
+  thread: 'THREAD#',
+  threadsByActivity: 'THREADS',
+  /** Carrier message sid -> message id, so status callbacks find their message. */
+  messageSid: 'MSGSID#',
+  /** Idempotency-Key records (Powertools rows under the tenant). */
+  idempotency: 'IDEMPOTENCY',
+  webhookEndpoint: 'WEBHOOK#',
+  webhookDeliveries: 'DELIVERIES#',
+  webhookDelivery: 'DELIVERY#',
+  /** Operator lookups by bare id (gsi1), like API keys by id: they exist to find the tenant. */
+  webhookEndpointId: 'WEBHOOKID#',
+  webhookDeliveryId: 'DELIVERYID#',
+  rateLimit: 'RATE',
 } as const;
 
 export const TENANT_SK = 'TENANT';

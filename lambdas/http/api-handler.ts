@@ -5,7 +5,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { z } from 'zod';
 import { logger } from '../core/aws';
 import { principalFromContext, type Principal } from '../core/auth';
-import { DomainError, InsufficientScopeError, NotFoundError } from '../core/errors';
+import { rateLimitPerKey } from '../core/config';
+import { DomainError, InsufficientScopeError, NotFoundError, RateLimitedError } from '../core/errors';
+import { consumeKeyBudget, rateLimitHeaders, type RateLimitState } from '../core/rate-limit';
 import type { RouteSpec } from '../api/routes';
 import { toErrorResponse } from './error-mapper';
 import { toProxyResult, type ApiResponse } from './responses';
@@ -23,19 +25,58 @@ export type ApiRequest<R extends RouteSpec> = {
   requestId: string;
 };
 
-type ApiContext = Context & { principal?: Principal; input?: { query: unknown; path: unknown; body: unknown } };
+type ApiContext = Context & {
+  principal?: Principal;
+  input?: { query: unknown; path: unknown; body: unknown };
+  /** The key's rate-limit verdict, started as soon as the caller is known. */
+  rateLimit?: Promise<RateLimitState>;
+};
 type ApiMiddlewareRequest = Request<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext>;
 
 /** A body larger than this is refused with 413 before it is parsed. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** Last in, first out: shapes every success and every error into the JSON response. */
+const requestsPerKeyPerMinute = rateLimitPerKey();
+
+const withRateLimit = (response: ApiResponse, state: RateLimitState | undefined): ApiResponse =>
+  state ? { ...response, headers: { ...rateLimitHeaders(state), ...response.headers } } : response;
+
+/** The verdict if one was started; a limiter failure is the request's failure (a 500). */
+const verdictOf = (request: ApiMiddlewareRequest): Promise<RateLimitState | undefined> =>
+  request.context.rateLimit ?? Promise.resolve(undefined);
+
+/**
+ * Last in, first out: shapes every success and every error into the JSON response, with the
+ * rate-limit headers on every response to an identified key. A read that ran alongside an
+ * over-limit verdict is discarded for the 429.
+ */
 const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext> => ({
-  after: (request) => {
-    request.response = toProxyResult(request.response as ApiResponse);
+  after: async (request) => {
+    const state = await verdictOf(request);
+    const response = state && !state.allowed ? toErrorResponse(new RateLimitedError(state.resetSeconds)) : (request.response as ApiResponse);
+    request.response = toProxyResult(withRateLimit(response, state));
   },
-  onError: (request) => {
-    request.response = toProxyResult(toErrorResponse(request.error, request.context.awsRequestId));
+  onError: async (request) => {
+    const state = await verdictOf(request).catch(() => undefined);
+    const error = state && !state.allowed ? new RateLimitedError(state.resetSeconds) : request.error;
+    request.response = toProxyResult(withRateLimit(toErrorResponse(error, request.context.awsRequestId), state));
+  },
+});
+
+/**
+ * Counts the request against its key's minute. Reads (GET) overlap the counter update with their
+ * own query; every other method waits for the verdict first, so an over-limit write changes nothing.
+ */
+const limitRate = (route: RouteSpec) => ({
+  before: async (request: ApiMiddlewareRequest) => {
+    const { tenant, apiKey } = request.context.principal!;
+    const verdict = consumeKeyBudget(tenant.id, apiKey.id, requestsPerKeyPerMinute);
+    verdict.catch(() => undefined); // observed later; keeps an early failure from being "unhandled"
+    request.context.rateLimit = verdict;
+    if (route.method !== 'GET') {
+      const state = await verdict;
+      if (!state.allowed) throw new RateLimitedError(state.resetSeconds);
+    }
   },
 });
 
@@ -91,7 +132,7 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
   })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(respond());
-  if (route.auth !== null) chain.use(authenticate(route));
+  if (route.auth !== null) chain.use(authenticate(route)).use(limitRate(route));
   if (route.body) {
     chain.use(limitBodySize());
     chain.use(httpJsonBodyParser({ disableContentTypeError: false }));
