@@ -12,6 +12,14 @@ import {
   MeSchema,
   UpdateContactBody,
 } from '../core/schemas';
+import {
+  CounterpartPath,
+  ListMessagesQuery,
+  MessageEnvelopeSchema,
+  MessageListSchema,
+  SendMessageBody,
+  ThreadListSchema,
+} from '../core/message-schemas';
 import type { Scope } from '../core/scopes';
 
 /**
@@ -35,6 +43,11 @@ export type RouteSpec = {
   summary: string;
   query?: z.ZodType;
   path_params?: z.ZodType;
+  /**
+   * Status for path parameters that fail validation: 404 by default (a malformed id cannot name
+   * a row), 400 where the spec lists a 400 for the path (`/messages/{counterpart}`).
+   */
+  invalidPathStatus?: 400 | 404;
   body?: z.ZodType;
   /** Success status -> response schema (null: no body). */
   responses: Record<number, z.ZodType | null>;
@@ -118,6 +131,7 @@ export const routes = {
     body: CreateContactBody,
     responses: { 201: ContactCreatedSchema, 200: ContactCreatedSchema },
     errors: [400, 409, 413, 415],
+    idempotent: true,
   }),
   getContact: route({
     operationId: 'getContact',
@@ -155,6 +169,44 @@ export const routes = {
     path_params: IdPath,
     responses: { 204: null },
     errors: [404],
+  }),
+  listThreads: route({
+    operationId: 'listThreads',
+    method: 'GET',
+    path: '/messages',
+    handler: 'lambdas/api/list-threads.ts',
+    auth: 'apiKey',
+    scope: 'sms.view',
+    summary: 'Every text conversation of the organization, one per external number, newest activity first',
+    responses: { 200: ThreadListSchema },
+    errors: [],
+  }),
+  sendMessage: route({
+    operationId: 'sendMessage',
+    method: 'POST',
+    path: '/messages',
+    handler: 'lambdas/api/send-message.ts',
+    auth: 'apiKey',
+    scope: 'sms.send',
+    summary: "Send a text as the organization from its SMS number (billed at the organization's rate)",
+    body: SendMessageBody,
+    responses: { 201: MessageEnvelopeSchema },
+    errors: [400, 402, 409, 413, 415, 502],
+    idempotent: true,
+  }),
+  listMessages: route({
+    operationId: 'listMessages',
+    method: 'GET',
+    path: '/messages/{counterpart}',
+    handler: 'lambdas/api/list-messages.ts',
+    auth: 'apiKey',
+    scope: 'sms.view',
+    summary: 'The conversation with one external number, newest first; pages go back in time',
+    path_params: CounterpartPath,
+    invalidPathStatus: 400,
+    query: ListMessagesQuery,
+    responses: { 200: MessageListSchema },
+    errors: [400],
   }),
 } satisfies Record<string, RouteSpec>;
 

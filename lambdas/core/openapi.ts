@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { API_PREFIX, ROUTES, type RouteSpec } from '../api/routes';
 import './schemas'; // registers every component schema in zod's global registry
+import { webhooksSection } from './webhooks/openapi-webhooks';
 
 /**
  * The OpenAPI 3.1 document, generated from the route manifest and the zod schemas that validate
@@ -13,7 +14,7 @@ const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const idOf = (schema: z.ZodType): string | undefined => z.globalRegistry.get(schema)?.id as string | undefined;
 
 /** Request components keep `additionalProperties: false` (unknown fields are refused, 400). */
-const REQUEST_COMPONENTS = new Set(['CreateContactRequest', 'UpdateContactRequest']);
+const REQUEST_COMPONENTS = new Set(['CreateContactRequest', 'UpdateContactRequest', 'SendMessageRequest']);
 
 function stripClosedObjects(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripClosedObjects);
@@ -63,13 +64,31 @@ function parameters(schema: z.ZodType | undefined, where: 'query' | 'path') {
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'A field failed validation; `error` names it',
   401: 'Key missing, revoked, expired or unknown',
+  402: "The organization's billing status or spending limit does not allow sending (`billing_blocked`, `spending_limit_reached`)",
   403: "Key lacks the required scope, or the organization's plan has no API access",
   404: 'No such row in this organization',
-  409: 'Conflict; contact conflicts carry `contactId`',
+  409:
+    'Conflict: contact conflicts carry `contactId`; POST /messages: no SMS number (`no_sms_number`) or the recipient opted out ' +
+    '(`recipient_opted_out`); a request with the same Idempotency-Key is still running (`idempotency_conflict`)',
   413: 'Body larger than 64 KiB',
   415: 'Body is not application/json',
+  422: 'The Idempotency-Key was already used with a different body (`idempotency_mismatch`)',
   429: 'Rate limit exceeded',
   500: 'Internal error; the message carries a request id',
+  502: 'The carrier did not accept the message (`carrier_unavailable`); nothing was billed, retrying is safe',
+};
+
+/** Routes marked `idempotent` accept the header (lambdas/core/idempotency.ts has the rules). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'A unique key per intended operation (e.g. a UUID). A retry with the same key and body returns the first ' +
+    'successful response (header `Idempotent-Replayed: true`) without doing anything again; the same key with ' +
+    'another body is 422, and while the first request still runs 409. Keys are kept 24 hours per organization; a ' +
+    'failed request does not keep its key.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
 const errorResponse = (status: number) => ({
@@ -91,7 +110,7 @@ function operation(route: RouteSpec) {
             content: { 'application/json': { schema: id ? componentRef(id) : { type: 'object' } } },
           };
   }
-  const errors = [...route.errors, ...(route.auth ? [401, 403, 429] : [429]), 500];
+  const errors = [...route.errors, ...(route.idempotent ? [400, 409, 422] : []), ...(route.auth ? [401, 403, 429] : [429]), 500];
   for (const status of [...new Set(errors)].sort()) responses[status] = errorResponse(status);
   const bodyId = route.body && idOf(route.body);
   return {
@@ -99,7 +118,11 @@ function operation(route: RouteSpec) {
     summary: route.summary,
     ...(route.scope && { description: `Requires scope \`${route.scope}\`.` }),
     security: route.auth ? [{ bearerAuth: [] }] : [],
-    parameters: [...parameters(route.path_params, 'path'), ...parameters(route.query, 'query')],
+    parameters: [
+      ...parameters(route.path_params, 'path'),
+      ...parameters(route.query, 'query'),
+      ...(route.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+    ],
     ...(route.body && {
       requestBody: {
         required: true,
@@ -128,6 +151,7 @@ export function buildOpenApiDocument() {
     servers: [{ url: API_PREFIX }],
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks: webhooksSection(),
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued in the portal' } },
       schemas: componentSchemas(),

@@ -108,7 +108,10 @@ const validate = (route: RouteSpec) => ({
   before: (request: ApiMiddlewareRequest) => {
     const { event } = request;
     let path: unknown;
-    if (route.path_params) {
+    if (route.path_params && route.invalidPathStatus === 400) {
+      // A path that is a value rather than an id (a phone number): 400 naming the parameter.
+      path = parseOrThrow(route.path_params, event.pathParameters ?? {}, 'path');
+    } else if (route.path_params) {
       const parsed = route.path_params.safeParse(event.pathParameters ?? {});
       if (!parsed.success) throw new NotFoundError(route.operationId.replace(/^(get|update|delete)/, '') || 'Resource');
       path = parsed.data;

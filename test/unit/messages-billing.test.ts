@@ -1,0 +1,121 @@
+import 'aws-sdk-client-mock-jest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { chargeForText, costCentsOf, DEFAULT_SMS_RATE_CENTS, refundText, segmentsOf, smsRateCentsOf } from '../../lambdas/core/billing';
+import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/core/errors';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+beforeEach(() => ddb.reset());
+
+const tenantId = '0199a000-0000-7000-8000-000000000001';
+const tenantRowKey = { pk: `T#${tenantId}`, sk: 'TENANT' };
+
+const conditionFailed = (item: Record<string, unknown>) =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {}, Item: marshall(item) });
+
+describe('segments', () => {
+  it.each([
+    ['a single GSM-7 character', 'a', 1],
+    ['160 GSM-7 characters', 'a'.repeat(160), 1],
+    ['161 GSM-7 characters: split into 153-septet parts', 'a'.repeat(161), 2],
+    ['306 GSM-7 characters', 'a'.repeat(306), 2],
+    ['307 GSM-7 characters', 'a'.repeat(307), 3],
+    ['80 extension characters (2 septets each)', '€'.repeat(80), 1],
+    ['81 extension characters', '€'.repeat(81), 2],
+    ['GSM accents and Greek stay GSM-7', 'Ç'.repeat(80) + 'Δ'.repeat(80), 1],
+  ])('%s -> GSM-7, %i segment(s)', (_name, body, segments) => {
+    expect(segmentsOf(body)).toEqual({ encoding: 'GSM-7', segments });
+  });
+
+  it.each([
+    ['70 UCS-2 characters', 'ж'.repeat(70), 1],
+    ['71 UCS-2 characters: split into 67-unit parts', 'ж'.repeat(71), 2],
+    ['134 UCS-2 characters', 'ж'.repeat(134), 2],
+    ['135 UCS-2 characters', 'ж'.repeat(135), 3],
+    ['one non-GSM character turns a GSM body into UCS-2', `${'a'.repeat(69)}ж`, 1],
+    ['35 emoji are 70 UTF-16 code units', '😀'.repeat(35), 1],
+    ['36 emoji are 72 code units', '😀'.repeat(36), 2],
+  ])('%s -> UCS-2, %i segment(s)', (_name, body, segments) => {
+    expect(segmentsOf(body)).toEqual({ encoding: 'UCS-2', segments });
+  });
+
+  it('never splits an escape pair or a surrogate pair across parts', () => {
+    // 152 septets, then an extension character that would straddle the 153-septet boundary.
+    const gsm = `${'a'.repeat(152)}€${'a'.repeat(152)}`;
+    // 66 code units, then an emoji (2 units) that would straddle the 67-unit boundary.
+    const ucs = `${'ж'.repeat(66)}😀${'ж'.repeat(66)}`;
+
+    expect(segmentsOf(gsm)).toEqual({ encoding: 'GSM-7', segments: 3 });
+    expect(segmentsOf(ucs)).toEqual({ encoding: 'UCS-2', segments: 3 });
+  });
+
+  it('costs segments x rate, with the default rate when the organization row has none', () => {
+    expect(costCentsOf('a'.repeat(161), 4)).toBe(8);
+    expect(smsRateCentsOf({ smsRateCents: 3 })).toBe(3);
+    expect(smsRateCentsOf({})).toBe(DEFAULT_SMS_RATE_CENTS);
+    expect(smsRateCentsOf({ smsRateCents: -1 })).toBe(DEFAULT_SMS_RATE_CENTS);
+  });
+});
+
+describe('charging', () => {
+  it('checks status and limit and adds the cost in one conditional UpdateItem on the organization row', async () => {
+    ddb.on(UpdateCommand).resolves({});
+
+    await chargeForText(tenantId, 2, { spendingLimitCents: 10 });
+
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: tenantRowKey,
+      UpdateExpression: 'ADD #spend :cost',
+      ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND #limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)',
+      ExpressionAttributeValues: { ':cost': 2, ':active': 'active', ':limit': 10, ':maxSpendBefore': 8 },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+  });
+
+  it('has no spend bound when the organization has no limit', async () => {
+    ddb.on(UpdateCommand).resolves({});
+
+    await chargeForText(tenantId, 1, { spendingLimitCents: null });
+
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND (attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))',
+      ExpressionAttributeValues: { ':cost': 1, ':active': 'active', ':nullType': 'NULL' },
+    });
+  });
+
+  it('answers billing_blocked when the status is not active', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ billingStatus: 'suspended', spendingLimitCents: null, spendCents: 0 }));
+
+    await expect(chargeForText(tenantId, 1, { spendingLimitCents: null })).rejects.toBeInstanceOf(BillingBlockedError);
+  });
+
+  it('answers spending_limit_reached when spend + cost would pass the limit it checked', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed({ billingStatus: 'active', spendingLimitCents: 5, spendCents: 5 }));
+
+    await expect(chargeForText(tenantId, 1, { spendingLimitCents: 5 })).rejects.toBeInstanceOf(SpendingLimitReachedError);
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
+  });
+
+  it('tries again with the new limit when the operator changed it between the read and the charge', async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed({ billingStatus: 'active', spendingLimitCents: 20, spendCents: 5 }))
+      .resolves({});
+
+    await chargeForText(tenantId, 1, { spendingLimitCents: 5 });
+
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 2);
+    expect(ddb.commandCalls(UpdateCommand)[1].args[0].input.ExpressionAttributeValues).toMatchObject({ ':limit': 20, ':maxSpendBefore': 19 });
+  });
+
+  it('refunds with an atomic ADD of the negative cost', async () => {
+    ddb.on(UpdateCommand).resolves({});
+
+    await refundText(tenantId, 3);
+
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: tenantRowKey, UpdateExpression: 'ADD #spend :refund', ExpressionAttributeValues: { ':refund': -3 } });
+  });
+});

@@ -1,0 +1,86 @@
+import { CarrierError, LoopbackCarrier, stopLoopbackCarriers } from '../../lambdas/core/carrier';
+import type { updateMessageStatus } from '../../lambdas/core/messages';
+
+const text = { tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'Hi' };
+
+/** Records the status steps instead of writing them. */
+function recorder() {
+  const steps: [string, unknown, string][] = [];
+  const advance = (async (tenantId, ref, status) => {
+    steps.push([tenantId, ref, status]);
+    return { message: {} as never, changed: true };
+  }) as typeof updateMessageStatus;
+  return { steps, advance };
+}
+
+describe('the loopback carrier', () => {
+  it('answers with a provider-style sid and then moves the message to sent, then delivered', async () => {
+    const { steps, advance } = recorder();
+    const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
+
+    const receipt = await carrier.send(text);
+    await carrier.idle();
+
+    expect(receipt.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
+    expect(steps).toEqual([
+      ['t1', { messageId: 'm1' }, 'sent'],
+      ['t1', { messageId: 'm1' }, 'delivered'],
+    ]);
+    await carrier.stop();
+  });
+
+  it('gives each message its own sid', async () => {
+    const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance: recorder().advance });
+
+    const sids = new Set(await Promise.all(Array.from({ length: 20 }, () => carrier.send(text).then((r) => r.messageSid))));
+
+    expect(sids.size).toBe(20);
+    await carrier.stop();
+  });
+
+  it('stops: pending status steps are cancelled and later sends refused', async () => {
+    const { steps, advance } = recorder();
+    const carrier = new LoopbackCarrier({ statusDelayMs: 60_000, advance });
+    await carrier.send(text);
+
+    await carrier.stop();
+
+    expect(steps).toEqual([]);
+    await expect(carrier.send(text)).rejects.toBeInstanceOf(CarrierError);
+  });
+
+  it('stops every live loopback carrier at once (runtime shutdown)', async () => {
+    const { steps, advance } = recorder();
+    const one = new LoopbackCarrier({ statusDelayMs: 60_000, advance });
+    const two = new LoopbackCarrier({ statusDelayMs: 60_000, advance });
+    await one.send(text);
+    await two.send(text);
+
+    await stopLoopbackCarriers();
+
+    expect(steps).toEqual([]);
+    await expect(two.send(text)).rejects.toBeInstanceOf(CarrierError);
+  });
+
+  it('refuses numbers it is configured to fail, to exercise the 502 path locally', async () => {
+    const { steps, advance } = recorder();
+    const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance, failTo: ['+14155550100'] });
+
+    await expect(carrier.send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { retryable: false } });
+    await carrier.idle();
+
+    expect(steps).toEqual([]);
+    await carrier.stop();
+  });
+
+  it('keeps going when a status step fails (the row may be gone)', async () => {
+    const advance = jest.fn().mockRejectedValue(new Error('Message not found'));
+    const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
+
+    await carrier.send(text);
+    await carrier.idle();
+
+    expect(advance).toHaveBeenCalledTimes(1); // gave up on this message after the failed step
+    await carrier.stop();
+  });
+});

@@ -1,0 +1,142 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CarrierError, createCarrier, deliveryStatusOfTwilio, LoopbackCarrier, TwilioCarrier } from '../../lambdas/core/carrier';
+
+/** A stand-in for api.twilio.com on 127.0.0.1: records each request, answers as each test says. */
+type Recorded = { method?: string; url?: string; headers: IncomingMessage['headers']; body: string };
+let server: Server;
+let baseUrl: string;
+let requests: Recorded[] = [];
+let answer: (res: ServerResponse) => void;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+      answer(res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => {
+  requests = [];
+});
+
+const json = (status: number, body: unknown) => (res: ServerResponse) => {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+};
+
+const ACCOUNT_SID = 'AC0123456789abcdef0123456789abcdef';
+const AUTH_TOKEN = 'test-auth-token';
+const text = { tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'Hello & welcome = 100%' };
+const carrier = (overrides: Partial<ConstructorParameters<typeof TwilioCarrier>[0]> = {}) =>
+  new TwilioCarrier({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, baseUrl, ...overrides });
+
+describe('the Twilio carrier', () => {
+  it('posts a form-encoded message with Basic auth to the account Messages resource and returns the sid', async () => {
+    answer = json(201, { sid: 'SM0123456789abcdef0123456789abcdef', status: 'queued' });
+
+    const receipt = await carrier({ statusCallbackUrl: 'https://api.example.com/carrier/status' }).send(text);
+
+    expect(receipt).toEqual({ messageSid: 'SM0123456789abcdef0123456789abcdef' });
+    expect(requests).toHaveLength(1);
+    const [request] = requests;
+    expect(request.method).toBe('POST');
+    expect(request.url).toBe(`/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`);
+    expect(request.headers.authorization).toBe(`Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64')}`);
+    expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({
+      To: '+14155550100',
+      From: '+14155550000',
+      Body: 'Hello & welcome = 100%',
+      StatusCallback: 'https://api.example.com/carrier/status',
+    });
+  });
+
+  it('maps a refusal to a CarrierError with the provider code, not retryable, naming neither body nor token', async () => {
+    answer = json(400, { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 });
+
+    const error = await carrier().send(text).catch((err: unknown) => err);
+
+    expect(error).toBeInstanceOf(CarrierError);
+    expect((error as CarrierError).details).toEqual({ httpStatus: 400, providerCode: 21211, retryable: false });
+    expect((error as CarrierError).message).not.toContain(text.body);
+    expect((error as CarrierError).message).not.toContain(AUTH_TOKEN);
+  });
+
+  it('marks 429 and 5xx answers retryable', async () => {
+    answer = json(503, { code: 20503, message: 'Service unavailable' });
+    const unavailable = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
+    answer = json(429, { code: 20429, message: 'Too many requests' });
+    const throttled = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
+
+    expect([unavailable.details.retryable, throttled.details.retryable]).toEqual([true, true]);
+  });
+
+  it('refuses a success without a sid', async () => {
+    answer = (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>proxy</html>');
+
+    await expect(carrier().send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { httpStatus: 200, retryable: false } });
+  });
+
+  it('turns an unreachable or silent carrier into a retryable CarrierError', async () => {
+    answer = () => undefined; // never answers
+
+    const silent = await carrier({ timeoutMs: 50 }).send(text).catch((err: CarrierError) => err);
+    const unreachable = await carrier({ baseUrl: 'http://127.0.0.1:1' }).send(text).catch((err: CarrierError) => err);
+
+    expect(silent).toMatchObject({ name: 'CarrierError', message: 'Twilio did not answer in time', details: { retryable: true } });
+    expect(unreachable).toMatchObject({ name: 'CarrierError', message: 'Twilio could not be reached', details: { retryable: true } });
+  });
+
+  it("maps Twilio's statuses onto the message statuses", () => {
+    expect(['queued', 'sending', 'sent', 'delivered', 'read', 'undelivered', 'failed', 'canceled'].map(deliveryStatusOfTwilio)).toEqual([
+      undefined,
+      undefined,
+      'sent',
+      'delivered',
+      'delivered',
+      'failed',
+      'failed',
+      'failed',
+    ]);
+  });
+});
+
+describe('choosing the carrier from configuration', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+
+  it('builds the configured carrier', async () => {
+    Object.assign(process.env, { CARRIER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID, TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    const twilio = createCarrier();
+    process.env.CARRIER = 'loopback';
+    const loopback = createCarrier();
+
+    expect(twilio).toBeInstanceOf(TwilioCarrier);
+    expect(loopback).toBeInstanceOf(LoopbackCarrier);
+    await (loopback as LoopbackCarrier).stop();
+  });
+
+  it('fails fast on a missing or unknown carrier, or missing credentials', () => {
+    delete process.env.CARRIER;
+    expect(() => createCarrier()).toThrow('CARRIER must be "twilio" or "loopback"');
+    process.env.CARRIER = 'carrier-pigeon';
+    expect(() => createCarrier()).toThrow('(got "carrier-pigeon")');
+    Object.assign(process.env, { CARRIER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID });
+    delete process.env.TWILIO_AUTH_TOKEN;
+    expect(() => createCarrier()).toThrow('TWILIO_AUTH_TOKEN');
+  });
+});
