@@ -100,11 +100,14 @@ export async function revokeApiKey(keyId: string, now = new Date()): Promise<Api
   );
   const found = Items?.[0];
   if (!found) throw new NotFoundError('API key');
+  // Keys are written with revokedAt null, which `if_not_exists` counts as present: an already
+  // revoked key keeps its first revocation time, any other gets one now.
+  if (typeof found.revokedAt === 'string') return fromItem(found);
   const { Attributes } = await dynamo.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
       Key: { pk: found.pk, sk: found.sk },
-      UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
+      UpdateExpression: 'SET revokedAt = :now',
       ConditionExpression: CONDITION.rowExists,
       ExpressionAttributeValues: { ':now': nowIso(now) },
       ReturnValues: 'ALL_NEW',

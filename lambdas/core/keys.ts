@@ -1,8 +1,9 @@
 /**
  * Key prefixes, defined once. Every key of organization data starts with `T#<tenantId>`, so a
  * handler that only ever builds keys from the authorizer's tenant id cannot address another
- * organization's rows. The only rows outside a tenant partition are the API-key lookup rows,
- * which exist to find the tenant in the first place.
+ * organization's rows. The only rows outside a tenant partition are lookup rows that exist to
+ * find the tenant in the first place: API keys by hash, and (for the carrier's callbacks, which
+ * name no organization) the owner of a phone number and of a provider call.
  */
 export const PREFIX = {
   tenant: 'T#',
@@ -29,10 +30,19 @@ export const PREFIX = {
   webhookEndpointId: 'WEBHOOKID#',
   webhookDeliveryId: 'DELIVERYID#',
   rateLimit: 'RATE',
+  /** Carrier: provider call sid (of the parent leg) -> call id, inside the tenant. */
+  callSid: 'CALLSID#',
+  /** Carrier: one voicemail per recorded call leg, keyed by that leg's provider call sid. */
+  voicemail: 'VOICEMAIL#',
+  /** Lookup rows outside any tenant: which organization owns a number / a provider call. */
+  numberOwner: 'NUMBER_OWNER#',
+  callSidOwner: 'CALLSID_OWNER#',
 } as const;
 
 export const TENANT_SK = 'TENANT';
 export const API_KEY_SK = 'APIKEY';
+/** Sort key of the carrier's lookup rows (`NUMBER_OWNER#<e164>`, `CALLSID_OWNER#<sid>`). */
+export const OWNER_SK = 'OWNER';
 
 export const tenantPk = (tenantId: string): string => `${PREFIX.tenant}${tenantId}`;
 

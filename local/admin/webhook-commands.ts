@@ -1,0 +1,69 @@
+import { addWebhookEndpoint, listWebhookEndpoints } from '../../lambdas/core/webhooks/endpoints';
+import { getDeliveryView, listDeliveries, redeliver, sendTestEvent } from '../../lambdas/core/webhooks/operator';
+import type { DeliveryView } from '../../lambdas/core/webhooks/deliveries';
+
+/**
+ * The operator CLI's `webhook` commands (bin/admin.ts registers them). Each returns the JSON
+ * document the command prints. They work on the table directly; queueing happens in the
+ * pipeline (local runtime or AWS), which sees the row changes on the stream.
+ */
+export type WebhookAddArgs = {
+  tenant: string;
+  url: string;
+  /** Comma-separated event names; all three when omitted. */
+  events?: string;
+  /** Local runtime only: http and loopback receivers. */
+  allowInsecureTargets?: boolean;
+};
+
+const splitList = (value: string | undefined): string[] | undefined =>
+  value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+
+/** `webhook add --tenant <id> --url <url> [--events a,b]`: the secret is shown here only. */
+export async function webhookAdd(args: WebhookAddArgs) {
+  const endpoint = await addWebhookEndpoint(
+    args.tenant,
+    { url: args.url, events: splitList(args.events) },
+    { allowInsecureTargets: args.allowInsecureTargets },
+  );
+  return { endpoint: { id: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt }, secret: endpoint.secret };
+}
+
+/** `webhook list --tenant <id>`: the organization's endpoints, without secrets. */
+export async function webhookList(args: { tenant: string }) {
+  const endpoints = await listWebhookEndpoints(args.tenant);
+  return { endpoints: endpoints.map(({ id, url, events, createdAt }) => ({ id, url, events, createdAt })) };
+}
+
+/** `webhook deliveries <endpointId> [--limit n]`: newest first. */
+export async function webhookDeliveries(endpointId: string, options: { limit?: number } = {}) {
+  return { deliveries: await listDeliveries(endpointId, options.limit ?? 50) };
+}
+
+/** `webhook redeliver <deliveryId>`: a new attempt cycle, same delivery id and body. */
+export async function webhookRedeliver(deliveryId: string) {
+  return { delivery: await redeliver(deliveryId) };
+}
+
+export type WebhookTestOptions = {
+  /** How long to wait for the first attempt's outcome; 0 returns at once (status pending). */
+  waitMs?: number;
+  pollMs?: number;
+};
+
+/**
+ * `webhook test <endpointId>`: sends a signed `webhook.test` event and, by default, waits for
+ * the first attempt (a 10 s attempt timeout plus queueing fits in the default wait).
+ */
+export async function webhookTest(endpointId: string, options: WebhookTestOptions = {}) {
+  const waitMs = options.waitMs ?? 20_000;
+  const pollMs = options.pollMs ?? 250;
+  let delivery: DeliveryView = await sendTestEvent(endpointId);
+  const deadline = Date.now() + waitMs;
+  while (delivery.attempts === 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    // The id lookup index lags the write briefly; not found yet means not attempted yet.
+    delivery = await getDeliveryView(delivery.id).catch(() => delivery);
+  }
+  return { delivery };
+}

@@ -1,0 +1,233 @@
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+  type ShardIteratorType,
+} from '@aws-sdk/client-dynamodb-streams';
+import { logger, TABLE_NAME } from '../lambdas/core/aws';
+import { DEFAULT_BACKOFF_BASE_MS, MAX_QUEUE_DELAY_MS } from '../lambdas/core/webhooks/backoff';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/core/webhooks/http-post';
+import { DeliveryMessageSchema, type DeliveryMessage, type DeliveryQueue } from '../lambdas/core/webhooks/queue';
+import { toStreamChange } from '../lambdas/core/webhooks/stream-change';
+import { processDeliveryMessage } from '../lambdas/webhooks/deliver';
+import { endpointCache, routeChange } from '../lambdas/webhooks/route';
+import { localDynamoClient } from './dynamodb-local';
+
+/**
+ * The webhook pipeline of the local runtime: what DynamoDB Streams -> router Lambda -> SQS ->
+ * sender Lambda do in AWS, in-process. A poller reads DynamoDB Local's stream and feeds the
+ * router's logic; a timer queue with SQS's delay rules feeds the sender's logic. Both are the
+ * very functions the Lambdas run.
+ */
+export type WebhookPipelineOptions = {
+  /** DynamoDB Local's URL. */
+  endpoint: string;
+  /** Must be the table the core modules use (TABLE_NAME), checked at start. */
+  tableName: string;
+  /** First retry wait; later waits double up to 60 x this (`--webhook-backoff-ms`). */
+  backoffBaseMs?: number;
+  /** Allows http and loopback targets: a receiver on localhost. */
+  allowInsecureTargets?: boolean;
+  pollIntervalMs?: number;
+  attemptTimeoutMs?: number;
+};
+
+export type WebhookPipeline = { stop: () => Promise<void> };
+
+const DEFAULT_POLL_INTERVAL_MS = 150;
+const SHARD_DISCOVERY_INTERVAL_MS = 2_000;
+/** Like SQS's redrive: a message whose processing throws comes back a few times, then is dropped. */
+const LOCAL_MAX_RECEIVES = 4;
+const LOCAL_VISIBILITY_TIMEOUT_MS = 1_000;
+const ROUTE_TRIES = 3;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An in-process stand-in for SQS: per-message delays (capped like DelaySeconds) and redelivery on error. */
+export class LocalDelayQueue implements DeliveryQueue {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly handle: (message: DeliveryMessage) => Promise<unknown>) {}
+
+  async send(message: DeliveryMessage, delayMs: number, receiveCount = 1): Promise<void> {
+    if (this.stopped) return;
+    // Serialised and validated as SQS and the sender Lambda would: nothing shared by reference.
+    const copy = DeliveryMessageSchema.parse(JSON.parse(JSON.stringify(message)));
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.run(copy, receiveCount);
+    }, Math.min(Math.max(0, delayMs), MAX_QUEUE_DELAY_MS));
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  private run(message: DeliveryMessage, receiveCount: number): void {
+    const running = this.handle(message)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          logger.error('Local webhook sender failed', { deliveryId: message.deliveryId, receiveCount, error: (err as Error).message });
+          if (receiveCount < LOCAL_MAX_RECEIVES) return this.send(message, LOCAL_VISIBILITY_TIMEOUT_MS, receiveCount + 1);
+          return undefined;
+        },
+      )
+      .finally(() => this.inFlight.delete(running));
+    this.inFlight.add(running);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+async function latestStreamArn(endpoint: string, tableName: string): Promise<string> {
+  const client = localDynamoClient(endpoint);
+  try {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (!Table?.LatestStreamArn) throw new Error(`Table ${tableName} has no stream; create it with ensureTable()`);
+    return Table.LatestStreamArn;
+  } finally {
+    client.destroy();
+  }
+}
+
+export async function startWebhookPipeline(options: WebhookPipelineOptions): Promise<WebhookPipeline> {
+  if (options.tableName !== TABLE_NAME) {
+    throw new Error(`startWebhookPipeline: tableName ${options.tableName} differs from TABLE_NAME ${TABLE_NAME} the core modules use`);
+  }
+  const streamArn = await latestStreamArn(options.endpoint, options.tableName);
+  const streams = new DynamoDBStreamsClient({
+    endpoint: options.endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const queue: LocalDelayQueue = new LocalDelayQueue((message) =>
+    processDeliveryMessage(message, {
+      queue,
+      backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+      timeoutMs: options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
+      allowInsecureTargets: options.allowInsecureTargets ?? false,
+    }),
+  );
+
+  const iterators = new Map<string, string>();
+  const lastSequence = new Map<string, string>();
+  const seenShards = new Set<string>();
+  let lastDiscovery = 0;
+
+  const iteratorFor = async (shardId: string, type: ShardIteratorType, sequenceNumber?: string) =>
+    (
+      await streams.send(
+        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type, SequenceNumber: sequenceNumber }),
+      )
+    ).ShardIterator;
+
+  /** At start, open shards from now on (LATEST); shards that appear later, from their beginning. */
+  async function discoverShards(atStart: boolean): Promise<void> {
+    let exclusiveStartShardId: string | undefined;
+    do {
+      const { StreamDescription } = await streams.send(
+        new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
+      );
+      for (const shard of StreamDescription?.Shards ?? []) {
+        const shardId = shard.ShardId!;
+        if (seenShards.has(shardId)) continue;
+        seenShards.add(shardId);
+        if (atStart && shard.SequenceNumberRange?.EndingSequenceNumber) continue; // closed before we started
+        const iterator = await iteratorFor(shardId, atStart ? 'LATEST' : 'TRIM_HORIZON');
+        if (iterator) iterators.set(shardId, iterator);
+      }
+      exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
+    } while (exclusiveStartShardId);
+    lastDiscovery = Date.now();
+  }
+
+  async function route(record: StreamRecord): Promise<void> {
+    const change = toStreamChange({
+      eventID: record.eventID,
+      eventName: record.eventName,
+      approximateCreationMs: record.dynamodb?.ApproximateCreationDateTime?.getTime(),
+      newImage: record.dynamodb?.NewImage,
+      oldImage: record.dynamodb?.OldImage,
+    });
+    if (!change) return;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        // A fresh endpoint cache per record: an endpoint added a moment ago is seen at once.
+        await routeChange(change, { queue, endpoints: endpointCache() });
+        return;
+      } catch (err) {
+        if (attempt >= ROUTE_TRIES) {
+          logger.error('Local webhook router gave up on a stream record', { eventID: record.eventID, error: (err as Error).message });
+          return;
+        }
+        await sleep(100 * attempt);
+      }
+    }
+  }
+
+  const getRecords = (iterator: string) => streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+
+  async function readShard(shardId: string, iterator: string): Promise<void> {
+    let result: Awaited<ReturnType<typeof getRecords>>;
+    try {
+      result = await getRecords(iterator);
+    } catch (err) {
+      if (!(err instanceof ExpiredIteratorException)) throw err;
+      const after = lastSequence.get(shardId);
+      const fresh = await iteratorFor(shardId, after ? 'AFTER_SEQUENCE_NUMBER' : 'LATEST', after);
+      if (fresh) iterators.set(shardId, fresh);
+      return;
+    }
+    for (const record of result.Records ?? []) {
+      await route(record);
+      if (record.dynamodb?.SequenceNumber) lastSequence.set(shardId, record.dynamodb.SequenceNumber);
+    }
+    if (result.NextShardIterator) {
+      iterators.set(shardId, result.NextShardIterator);
+    } else {
+      iterators.delete(shardId); // the shard is closed and read to its end; its children come next
+      lastDiscovery = 0;
+    }
+  }
+
+  async function pollOnce(): Promise<void> {
+    if (Date.now() - lastDiscovery >= SHARD_DISCOVERY_INTERVAL_MS) await discoverShards(false);
+    for (const [shardId, iterator] of [...iterators]) await readShard(shardId, iterator);
+  }
+
+  await discoverShards(true);
+
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let polling: Promise<void> = Promise.resolve();
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      polling = pollOnce()
+        .catch((err: unknown) => logger.error('Local stream poll failed', { error: (err as Error).message }))
+        .finally(schedule);
+    }, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+    timer.unref();
+  };
+  schedule();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await polling;
+      await queue.stop();
+      streams.destroy();
+    },
+  };
+}

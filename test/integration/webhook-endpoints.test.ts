@@ -1,0 +1,89 @@
+import { createTestTable } from '../support/table';
+import { NotFoundError, ValidationError } from '../../lambdas/core/errors';
+import { uuidv7 } from '../../lambdas/core/ids';
+import { createTenant, updateTenant } from '../../lambdas/core/tenants';
+import {
+  addWebhookEndpoint,
+  endpointsSubscribedTo,
+  findWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+} from '../../lambdas/core/webhooks/endpoints';
+import { webhookAdd, webhookList } from '../../local/admin/webhook-commands';
+
+let tenantId: string;
+let otherTenantId: string;
+
+beforeAll(async () => {
+  await createTestTable();
+  tenantId = (await createTenant({ name: 'Endpoint Org' })).id;
+  otherTenantId = (await createTenant({ name: 'Other Org' })).id;
+  await updateTenant(tenantId, { approveHosts: ['Hooks.Example.com', '127.0.0.1'] });
+});
+
+describe('registering an endpoint', () => {
+  it('stores an https endpoint on an approved host with all events and a fresh secret', async () => {
+    // Act
+    const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/in' });
+
+    // Assess
+    expect(endpoint).toMatchObject({
+      tenantId,
+      url: 'https://hooks.example.com/in',
+      events: ['call.completed', 'voicemail.received', 'sms.received'],
+    });
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(await getWebhookEndpoint(tenantId, endpoint.id)).toEqual(endpoint);
+    expect(await findWebhookEndpoint(endpoint.id)).toEqual(endpoint);
+  });
+
+  it('refuses plain http, hosts the organization has not approved, and unknown events', async () => {
+    await expect(addWebhookEndpoint(tenantId, { url: 'http://hooks.example.com/in' })).rejects.toThrow('url: must use https');
+    await expect(addWebhookEndpoint(tenantId, { url: 'https://attacker.example.net/in' })).rejects.toBeInstanceOf(ValidationError);
+    await expect(addWebhookEndpoint(otherTenantId, { url: 'https://hooks.example.com/in' })).rejects.toThrow('not approved');
+    await expect(addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/in', events: ['call.started'] })).rejects.toThrow(
+      'events: unknown event "call.started"',
+    );
+    await expect(addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/in', events: [] })).rejects.toThrow('at least one');
+  });
+
+  it('accepts an http loopback receiver only with allowInsecureTargets', async () => {
+    await expect(addWebhookEndpoint(tenantId, { url: 'http://127.0.0.1:9/h' })).rejects.toThrow(ValidationError);
+    await expect(addWebhookEndpoint(tenantId, { url: 'https://127.0.0.1:9/h' })).rejects.toThrow('loopback');
+
+    const local = await addWebhookEndpoint(tenantId, { url: 'http://127.0.0.1:9/h' }, { allowInsecureTargets: true });
+
+    expect(local.url).toBe('http://127.0.0.1:9/h');
+  });
+
+  it('refuses an unknown organization', async () => {
+    await expect(addWebhookEndpoint(uuidv7(), { url: 'https://hooks.example.com/in' })).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('subscriptions', () => {
+  it('lists the endpoints of a tenant that receive an event type, and nothing of another tenant', async () => {
+    const texts = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/texts', events: ['sms.received'] });
+
+    const forTexts = await endpointsSubscribedTo(tenantId, 'sms.received');
+    const forVoicemail = await endpointsSubscribedTo(tenantId, 'voicemail.received');
+
+    expect(forTexts.map((e) => e.id)).toContain(texts.id);
+    expect(forVoicemail.map((e) => e.id)).not.toContain(texts.id);
+    expect(await listWebhookEndpoints(otherTenantId)).toEqual([]);
+  });
+});
+
+describe('CLI commands', () => {
+  it('webhook add shows the secret once; webhook list never does', async () => {
+    const added = await webhookAdd({ tenant: tenantId, url: 'https://hooks.example.com/cli', events: 'call.completed, sms.received' });
+    const listed = await webhookList({ tenant: tenantId });
+
+    expect(added).toEqual({
+      endpoint: { id: expect.any(String), url: 'https://hooks.example.com/cli', events: ['call.completed', 'sms.received'], createdAt: expect.any(String) },
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    expect(listed.endpoints.find((e) => e.id === added.endpoint.id)).toEqual(added.endpoint);
+    expect(JSON.stringify(listed)).not.toContain('whsec_');
+  });
+});

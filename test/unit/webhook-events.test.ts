@@ -1,0 +1,175 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { toItem as callToItem } from '../../lambdas/core/calls';
+import type { Item } from '../../lambdas/core/dynamo';
+import { uuidv7 } from '../../lambdas/core/ids';
+import type { Call } from '../../lambdas/core/schemas';
+import { enqueueRequestOf } from '../../lambdas/core/webhooks/deliveries';
+import { EVENT_SCHEMAS } from '../../lambdas/core/webhooks/event-schemas';
+import { deriveEvent } from '../../lambdas/core/webhooks/events';
+import type { StreamChange } from '../../lambdas/core/webhooks/stream-change';
+import { fromLambdaRecord } from '../../lambdas/webhooks/stream-records';
+
+const tenantId = uuidv7();
+const at = Date.parse('2026-11-21T10:00:05Z');
+
+const call = (status: string): Call => ({
+  id: '0190a5b0-1111-7000-8000-000000000001',
+  direction: 'inbound',
+  fromNumber: '+14155550100',
+  toNumber: '+14155559999',
+  status,
+  startedAt: '2026-11-21T09:58:00.000Z',
+  answeredAt: '2026-11-21T09:58:04.000Z',
+  endedAt: status === 'completed' ? '2026-11-21T10:00:04.000Z' : null,
+  durationSec: status === 'completed' ? 120 : null,
+  isInternal: false,
+  agentId: null,
+  contactId: '0190a5b0-2222-7000-8000-000000000002',
+});
+
+const message = (direction: 'inbound' | 'outbound'): Item => ({
+  pk: `T#${tenantId}`,
+  sk: 'MSG#x',
+  type: 'message',
+  id: '0190a5b0-3333-7000-8000-000000000003',
+  tenantId,
+  direction,
+  fromNumber: '+14155550100',
+  toNumber: '+14155559999',
+  counterpartNumber: '+14155550100',
+  body: 'Running late',
+  status: direction === 'inbound' ? 'received' : 'queued',
+  messageSid: 'SM123',
+  agentId: null,
+  isRead: false,
+  createdAt: '2026-11-21T10:00:05.000Z',
+});
+
+const voicemail = (recordingReady: boolean, transcript: string | null = null): Item => ({
+  pk: `T#${tenantId}`,
+  sk: 'VOICEMAIL#x',
+  type: 'voicemail',
+  id: '0190a5b0-4444-7000-8000-000000000004',
+  tenantId,
+  callId: null,
+  fromNumber: '+14155550100',
+  toNumber: '+14155559999',
+  recordingReady,
+  transcript,
+  createdAt: '2026-11-21T10:00:00.000Z',
+  durationSec: 17,
+});
+
+const change = (eventName: StreamChange['eventName'], newImage?: Item, oldImage?: Item, eventId = 'ev-1'): StreamChange => ({
+  eventId,
+  eventName,
+  approximateCreationMs: at,
+  newImage,
+  oldImage,
+});
+
+describe('call.completed', () => {
+  it('is raised when a call is inserted already ended, with the API Call shape', () => {
+    // Act
+    const event = deriveEvent(change('INSERT', callToItem(tenantId, call('completed'))))!;
+
+    // Assess
+    expect(event).toMatchObject({ tenantId, type: 'call.completed', createdAt: '2026-11-21T10:00:05.000Z' });
+    const body = JSON.parse(event.body);
+    expect(body).toEqual({ id: event.id, type: 'call.completed', createdAt: event.createdAt, data: { call: call('completed') } });
+    expect(EVENT_SCHEMAS['call.completed'].safeParse(body).success).toBe(true);
+  });
+
+  it.each(['failed', 'no-answer', 'busy', 'canceled'])('is raised on a change from ringing to %s', (status) => {
+    const event = deriveEvent(change('MODIFY', callToItem(tenantId, call(status)), callToItem(tenantId, call('ringing'))));
+
+    expect(event?.type).toBe('call.completed');
+  });
+
+  it('is not raised for a non-terminal status, nor again for an edit of an ended call', () => {
+    expect(deriveEvent(change('INSERT', callToItem(tenantId, call('ringing'))))).toBeUndefined();
+    expect(deriveEvent(change('MODIFY', callToItem(tenantId, call('in-progress')), callToItem(tenantId, call('ringing'))))).toBeUndefined();
+    expect(deriveEvent(change('MODIFY', callToItem(tenantId, call('completed')), callToItem(tenantId, call('completed'))))).toBeUndefined();
+    expect(deriveEvent(change('REMOVE', undefined, callToItem(tenantId, call('completed'))))).toBeUndefined();
+  });
+
+  it('derives the same id and bytes from a replayed record, and another id from another record', () => {
+    const item = callToItem(tenantId, call('completed'));
+
+    const first = deriveEvent(change('INSERT', item));
+    const replay = deriveEvent(change('INSERT', structuredClone(item)));
+    const other = deriveEvent(change('INSERT', item, undefined, 'ev-2'));
+
+    expect(replay).toEqual(first);
+    expect(other!.id).not.toBe(first!.id);
+    expect(first!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('sms.received', () => {
+  it('is raised when an inbound message row is inserted, with the Message shape', () => {
+    const event = deriveEvent(change('INSERT', message('inbound')))!;
+
+    const body = JSON.parse(event.body);
+    expect(event.type).toBe('sms.received');
+    expect(body.data.message).toMatchObject({ id: message('inbound').id, body: 'Running late', direction: 'inbound', messageSid: 'SM123' });
+    expect(body.data.message).not.toHaveProperty('pk');
+    expect(EVENT_SCHEMAS['sms.received'].safeParse(body).success).toBe(true);
+  });
+
+  it('is not raised for outbound messages or status updates', () => {
+    expect(deriveEvent(change('INSERT', message('outbound')))).toBeUndefined();
+    expect(deriveEvent(change('MODIFY', { ...message('inbound'), isRead: true }, message('inbound')))).toBeUndefined();
+  });
+});
+
+describe('voicemail.received', () => {
+  it('is raised when the recording becomes ready, carrying the transcript when it is there', () => {
+    const event = deriveEvent(change('MODIFY', voicemail(true, 'Call me back'), voicemail(false)))!;
+
+    const body = JSON.parse(event.body);
+    expect(event.type).toBe('voicemail.received');
+    expect(body.data.voicemail).toEqual({
+      id: voicemail(true).id,
+      callId: null,
+      fromNumber: '+14155550100',
+      toNumber: '+14155559999',
+      durationSec: 17,
+      transcript: 'Call me back',
+      createdAt: '2026-11-21T10:00:00.000Z',
+    });
+    expect(EVENT_SCHEMAS['voicemail.received'].safeParse(body).success).toBe(true);
+  });
+
+  it('is raised on an insert already ready, and not again when the transcript arrives later', () => {
+    expect(deriveEvent(change('INSERT', voicemail(true)))?.type).toBe('voicemail.received');
+    expect(deriveEvent(change('INSERT', voicemail(false)))).toBeUndefined();
+    expect(deriveEvent(change('MODIFY', voicemail(true, 'late'), voicemail(true)))).toBeUndefined();
+  });
+});
+
+describe('stream records', () => {
+  it('turns a Lambda record (seconds, marshalled images) into a change', () => {
+    const record: DynamoDBRecord = {
+      eventID: 'abc123',
+      eventName: 'INSERT',
+      dynamodb: { ApproximateCreationDateTime: at / 1000, NewImage: marshall(message('inbound')) as never, SequenceNumber: '1' },
+    };
+
+    const result = fromLambdaRecord(record);
+
+    expect(result).toEqual({ eventId: 'abc123', eventName: 'INSERT', approximateCreationMs: at, newImage: message('inbound'), oldImage: undefined });
+    expect(fromLambdaRecord({ ...record, eventID: undefined })).toBeUndefined();
+  });
+
+  it('recognises an operator request to enqueue a delivery only when it appears', () => {
+    const row = { type: 'webhookDelivery', tenantId, endpointId: 'ep', id: 'd1', cycle: 2, enqueueRequested: true };
+
+    expect(enqueueRequestOf(change('MODIFY', row, { ...row, cycle: 1, enqueueRequested: undefined }))).toEqual({ tenantId, endpointId: 'ep', id: 'd1' });
+    expect(enqueueRequestOf(change('INSERT', { ...row, cycle: 1 }))).toEqual({ tenantId, endpointId: 'ep', id: 'd1' });
+    // The sender recording an attempt while the flag is still set is not a new request.
+    expect(enqueueRequestOf(change('MODIFY', { ...row, attempts: 1 }, row))).toBeUndefined();
+    expect(enqueueRequestOf(change('MODIFY', { ...row, enqueueRequested: undefined }, row))).toBeUndefined();
+  });
+});

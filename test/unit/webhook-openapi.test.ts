@@ -1,0 +1,66 @@
+import { validate } from '@readme/openapi-parser';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { buildOpenApiDocument } from '../../lambdas/core/openapi';
+import { deriveEvent } from '../../lambdas/core/webhooks/events';
+import { toItem as callToItem } from '../../lambdas/core/calls';
+import { uuidv7 } from '../../lambdas/core/ids';
+import { ROUTER_FILTER_PATTERNS } from '../../lambdas/core/webhooks/filter-criteria';
+import { TERMINAL_CALL_STATUSES } from '../../lambdas/core/webhooks/row-types';
+
+type WebhookOperation = {
+  post: { parameters: { name: string; in: string; deprecated?: boolean }[]; requestBody: { content: Record<string, { schema: { $ref: string } }> } };
+};
+
+const document = buildOpenApiDocument() as ReturnType<typeof buildOpenApiDocument> & { webhooks: Record<string, WebhookOperation> };
+
+describe('the webhooks section of the OpenAPI document', () => {
+  it('documents one POST per event type with the delivery headers', () => {
+    // Act
+    const webhooks = document.webhooks;
+
+    // Assess
+    expect(Object.keys(webhooks).sort()).toEqual(['call.completed', 'sms.received', 'voicemail.received', 'webhook.test']);
+    const names = webhooks['call.completed'].post.parameters.filter((p) => p.in === 'header' && !p.deprecated).map((p) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['X-Service-Event', 'X-Service-Timestamp', 'X-Service-Signature', 'X-Service-Delivery']));
+    const legacy = webhooks['call.completed'].post.parameters.filter((p) => p.deprecated).map((p) => p.name);
+    expect(legacy).toEqual(['X-Legacy-Event', 'X-Legacy-Timestamp', 'X-Legacy-Signature', 'X-Legacy-Delivery']);
+  });
+
+  it('is a valid OpenAPI 3.1 document whose event bodies validate against their components', async () => {
+    const result = await validate(structuredClone(document) as never);
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi', components: document.components } as never);
+    const ref = document.webhooks['call.completed'].post.requestBody.content['application/json'].schema.$ref;
+    const event = deriveEvent({
+      eventId: 'e',
+      eventName: 'INSERT',
+      approximateCreationMs: Date.now(),
+      newImage: callToItem(uuidv7(), {
+        id: uuidv7(),
+        direction: 'outbound',
+        fromNumber: '+14155550100',
+        toNumber: '+14155550101',
+        status: 'no-answer',
+        startedAt: new Date().toISOString(),
+        answeredAt: null,
+        endedAt: null,
+        durationSec: null,
+        isInternal: false,
+        agentId: null,
+        contactId: null,
+      }),
+    })!;
+
+    expect(result.valid ? [] : result.errors).toEqual([]);
+    expect(ajv.validate(`openapi${ref}`, JSON.parse(event.body))).toBe(true);
+  });
+
+  it('filters the router on the same terminal statuses the derivation uses', () => {
+    const callPattern = ROUTER_FILTER_PATTERNS[0] as { dynamodb: { NewImage: { status: { S: string[] } } } };
+
+    expect(callPattern.dynamodb.NewImage.status.S).toEqual([...TERMINAL_CALL_STATUSES]);
+    for (const pattern of ROUTER_FILTER_PATTERNS) expect(JSON.parse(JSON.stringify(pattern))).toEqual(pattern);
+  });
+});
