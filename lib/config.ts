@@ -1,0 +1,136 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+
+/**
+ * Everything a deployment may vary, in one typed object. `bin/app.ts` fills it from CDK context
+ * (`-c key=value` or cdk.json), tests build it directly; constructs never read context themselves,
+ * so each one can be tested with exactly the configuration it is given.
+ */
+export type ServiceConfig = {
+  /** Names the API stage, prefixes the stack name and decides the data-safety defaults. */
+  stage: string;
+  /** How long API Gateway caches an authorizer decision; revocation takes effect within it. 0 disables the cache. */
+  authorizerCacheTtlSeconds: number;
+  /** Where alarms are e-mailed; without it the topic still exists for other subscribers (chat, paging). */
+  alarmEmail?: string;
+  logRetention: RetentionDays;
+  /** The exact per-key limit the handlers enforce and GET /me reports (spec section 8). */
+  rateLimitPerKey: number;
+  /** Per client address, before authentication (spec section 8), enforced by WAF. */
+  networkRateLimitPerMinute: number;
+  /** RETAIN outside `dev`: a production table or log must never vanish with a stack. */
+  removalPolicy: RemovalPolicy;
+  /** Deletion protection on the table; on outside `dev`. */
+  deletionProtection: boolean;
+  customDomain?: { domainName: string; certificateArn: string };
+  /**
+   * Methods require a usage-plan key, which the authorizer must return as `usageIdentifierKey`.
+   * Off until the authorizer does: with it on and no key returned, API Gateway refuses every call.
+   */
+  requireUsagePlanKey: boolean;
+  /** Powertools log level of every function. */
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** Creates the account-wide role API Gateway needs to write execution and access logs. */
+  apiGatewayCloudWatchRole: boolean;
+};
+
+export const DEFAULT_STAGE = 'dev';
+
+const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
+
+/** Retention values CloudWatch Logs accepts; anything else would fail at deploy time, so refuse it at synth. */
+const VALID_RETENTION = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
+
+/** The configuration of a stage when nothing is overridden. */
+export function defaultConfig(stage: string = DEFAULT_STAGE): ServiceConfig {
+  const isDev = stage === DEFAULT_STAGE;
+  return {
+    stage,
+    authorizerCacheTtlSeconds: 300,
+    logRetention: RetentionDays.ONE_MONTH,
+    rateLimitPerKey: 120,
+    networkRateLimitPerMinute: 600,
+    removalPolicy: isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    deletionProtection: !isDev,
+    requireUsagePlanKey: false,
+    logLevel: 'INFO',
+    apiGatewayCloudWatchRole: true,
+  };
+}
+
+/** Context values arrive as strings from `-c`, as JSON values from cdk.json: accept both. */
+function contextString(node: Node, key: string): string | undefined {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  return String(value);
+}
+
+function contextInt(node: Node, key: string, fallback: number, min: number, max: number): number {
+  const raw = contextString(node, key);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`Context ${key} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function contextBool(node: Node, key: string, fallback: boolean): boolean {
+  const raw = contextString(node, key);
+  if (raw === undefined) return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new Error(`Context ${key} must be true or false, got "${raw}"`);
+  return raw === 'true';
+}
+
+/**
+ * Reads the configuration from CDK context. Bad values throw here, at synth, with the key's name,
+ * instead of surfacing as a failed CloudFormation update half-way through a deploy.
+ */
+export function configFromContext(node: Node): ServiceConfig {
+  const stage = contextString(node, 'stage') ?? DEFAULT_STAGE;
+  if (!STAGE_PATTERN.test(stage)) {
+    throw new Error(`Context stage must match ${STAGE_PATTERN} (it names the stack and the API stage), got "${stage}"`);
+  }
+  const defaults = defaultConfig(stage);
+
+  const logRetention = contextInt(node, 'logRetentionDays', defaults.logRetention, 1, 9999);
+  if (!VALID_RETENTION.has(logRetention)) {
+    throw new Error(`Context logRetentionDays must be one of ${[...VALID_RETENTION].join(', ')}, got ${logRetention}`);
+  }
+
+  const domainName = contextString(node, 'domainName');
+  const certificateArn = contextString(node, 'certificateArn');
+  if ((domainName === undefined) !== (certificateArn === undefined)) {
+    throw new Error('Context domainName and certificateArn go together: set both or neither');
+  }
+
+  const removal = contextString(node, 'removalPolicy');
+  if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
+    throw new Error(`Context removalPolicy must be retain or destroy, got "${removal}"`);
+  }
+  const removalPolicy = removal === undefined ? defaults.removalPolicy : removal === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+  const logLevel = contextString(node, 'logLevel') ?? defaults.logLevel;
+  if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) {
+    throw new Error(`Context logLevel must be DEBUG, INFO, WARN or ERROR, got "${logLevel}"`);
+  }
+
+  return {
+    stage,
+    // API Gateway accepts 0 (no cache) to 3600 seconds.
+    authorizerCacheTtlSeconds: contextInt(node, 'authorizerCacheTtlSeconds', defaults.authorizerCacheTtlSeconds, 0, 3600),
+    alarmEmail: contextString(node, 'alarmEmail'),
+    logRetention,
+    rateLimitPerKey: contextInt(node, 'rateLimitPerKey', defaults.rateLimitPerKey, 1, 100_000),
+    // WAF rate-based rules accept limits from 10 up.
+    networkRateLimitPerMinute: contextInt(node, 'networkRateLimitPerMinute', defaults.networkRateLimitPerMinute, 10, 2_000_000_000),
+    removalPolicy,
+    // Deletion protection follows the removal policy: a table we mean to keep must also be hard to delete by hand.
+    deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+    customDomain: domainName && certificateArn ? { domainName, certificateArn } : undefined,
+    requireUsagePlanKey: contextBool(node, 'requireUsagePlanKey', defaults.requireUsagePlanKey),
+    logLevel: logLevel as ServiceConfig['logLevel'],
+    apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
+  };
+}

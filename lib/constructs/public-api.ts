@@ -1,0 +1,365 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { API_PREFIX, ROUTES, type HttpMethod, type RouteSpec } from '../../lambdas/api/routes';
+import { GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/http/gateway-responses';
+import type { ServiceConfig } from '../config';
+import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
+import type { FunctionFactory } from './function-factory';
+import { NetworkRateLimit } from './network-rate-limit';
+import type { ServiceTable } from './table';
+
+export type PublicApiProps = {
+  config: ServiceConfig;
+  table: ServiceTable;
+  functions: FunctionFactory;
+  /** The operations to serve; the route manifest unless a test narrows it. */
+  routes?: readonly RouteSpec[];
+  /** Handler module of the TOKEN authorizer, relative to the project root. */
+  authorizerEntry?: string;
+};
+
+/** Namespace of the metrics this construct derives from its access log. */
+export const METRIC_NAMESPACE = 'CctService';
+
+/**
+ * Usage-plan throttle per API key, derived from the exact limit (N per fixed minute window, kept
+ * by the handlers) so that the edge never refuses what the exact limiter would accept.
+ * API Gateway throttles with a token bucket: it holds up to `burstLimit` tokens and refills
+ * `rateLimit` per second.
+ * - rate: N/60 per second, rounded up (120/min -> 2 rps), sustains N per minute indefinitely.
+ * - burst: 2N (240). A fixed window lets a client send N in the last instant of one minute and N
+ *   more in the first instant of the next: 2N within a second. A bucket of only N (120) would
+ *   throttle the second half of that legitimate sequence; 2N admits it, and after it the bucket
+ *   has refilled N by the next window boundary, so the pattern can repeat.
+ * The exact limiter stays the one that answers 429 in normal use; this is the backstop for
+ * traffic that never reaches a handler's limiter (e.g. a flood on one key).
+ */
+export function usagePlanThrottle(limitPerMinute: number): { rateLimit: number; burstLimit: number } {
+  return { rateLimit: Math.ceil(limitPerMinute / 60), burstLimit: 2 * limitPerMinute };
+}
+
+/**
+ * A generic Error body for gateway 4xx that `GATEWAY_RESPONSES` does not name (for example 403
+ * INVALID_API_KEY or 413 over API Gateway's 10 MB limit). API Gateway's own message, quoted as
+ * a JSON string by `messageString`, becomes `error`.
+ */
+const DEFAULT_4XX_TEMPLATE = '{"error":$context.error.messageString,"code":"request_refused"}';
+
+/**
+ * A gateway response body is a VTL template: `$` and `#` would be evaluated, not sent. The
+ * bodies are constants, so refusing them at synth is enough.
+ */
+function literalJsonTemplate(body: GatewayResponse['body']): string {
+  const json = JSON.stringify(body);
+  if (/[$#]/.test(json)) throw new Error(`Gateway response body must not contain $ or # (VTL): ${json}`);
+  return json;
+}
+
+/** Header values of a gateway response are mapping expressions: a literal is single-quoted. */
+const quotedHeaders = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value.replace(/'/g, '')}'`]));
+
+/** The access log as JSON. Never the Authorization header: it carries the API key. */
+const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    extendedRequestId: '$context.extendedRequestId',
+    xrayTraceId: '$context.xrayTraceId',
+    requestTime: '$context.requestTime',
+    sourceIp: '$context.identity.sourceIp',
+    userAgent: '$context.identity.userAgent',
+    httpMethod: '$context.httpMethod',
+    resourcePath: '$context.resourcePath',
+    path: '$context.path',
+    status: '$context.status',
+    responseLength: '$context.responseLength',
+    responseLatency: '$context.responseLatency',
+    integrationLatency: '$context.integrationLatency',
+    integrationStatus: '$context.integration.status',
+    // Why API Gateway answered by itself (UNAUTHORIZED, THROTTLED, AUTHORIZER_FAILURE, ...).
+    errorResponseType: '$context.error.responseType',
+    errorMessage: '$context.error.message',
+    authorizerStatus: '$context.authorizer.status',
+    authorizerLatency: '$context.authorizer.latency',
+    authorizerError: '$context.authorizer.error',
+    // Who called, from the authorizer's context: lets an operator follow one tenant or key.
+    tenantId: '$context.authorizer.tenantId',
+    keyId: '$context.authorizer.keyId',
+  }),
+);
+
+/**
+ * The public REST API: every operation of the route manifest under /api/v1, one function each,
+ * a TOKEN authorizer, the gateway responses of `GATEWAY_RESPONSES`, a usage plan as the per-key
+ * backstop and a WAF rate limit per client address.
+ */
+export class PublicApi extends Construct {
+  readonly api: apigateway.RestApi;
+  readonly stage: apigateway.Stage;
+  readonly authorizer: apigateway.TokenAuthorizer;
+  readonly authorizerFunction: NodejsFunction;
+  /** The function of each operation, by operationId. */
+  readonly routeFunctions: Readonly<Record<string, NodejsFunction>>;
+  readonly usagePlan: apigateway.UsagePlan;
+  readonly accessLogGroup: logs.LogGroup;
+  readonly networkRateLimit: NetworkRateLimit;
+  readonly domain?: apigateway.DomainName;
+  /** `{base_url}` of the spec: the stage URL (or custom domain) followed by /api/v1. */
+  readonly baseUrl: string;
+  private readonly authorizerFailures: cloudwatch.Metric;
+  private readonly config: ServiceConfig;
+
+  constructor(scope: Construct, id: string, props: PublicApiProps) {
+    super(scope, id);
+    const { config, table, functions } = props;
+    this.config = config;
+    const serviceName = `cct-service-${config.stage}`;
+
+    this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', {
+      retention: config.logRetention,
+      removalPolicy: config.removalPolicy,
+    });
+
+    this.api = new apigateway.RestApi(this, 'Api', {
+      restApiName: serviceName,
+      description: 'Call, Contact and Text-Message Service, public JSON API v1',
+      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // Usage plans meter the key the authorizer returns (`usageIdentifierKey`), so clients send
+      // only their bearer key and never a second x-api-key header.
+      apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
+      cloudWatchRole: config.apiGatewayCloudWatchRole,
+      deployOptions: {
+        stageName: config.stage,
+        tracingEnabled: true,
+        accessLogDestination: new apigateway.LogGroupLogDestination(this.accessLogGroup),
+        accessLogFormat: ACCESS_LOG_FORMAT,
+        // Execution logs for failures only; data tracing stays off because it would log the
+        // Authorization header (the API key) and request bodies.
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+      },
+    });
+    this.stage = this.api.deploymentStage;
+
+    this.authorizerFunction = functions.create('Authorizer', {
+      entry: props.authorizerEntry ?? 'lambdas/authorizer/handler.ts',
+      description: 'TOKEN authorizer: API key -> organization, key and scopes',
+      // Two GetItems; a stuck authorizer holds every request, so fail fast.
+      timeout: Duration.seconds(5),
+    });
+    table.grant(this.authorizerFunction, AUTHORIZER_TABLE_ACCESS);
+
+    this.authorizer = new apigateway.TokenAuthorizer(this, 'ApiKeyAuthorizer', {
+      authorizerName: 'api-key',
+      handler: this.authorizerFunction,
+      identitySource: apigateway.IdentitySource.header('Authorization'),
+      resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
+    });
+
+    const routeFunctions: Record<string, NodejsFunction> = {};
+    for (const route of props.routes ?? ROUTES) {
+      const fn = functions.create(functionId(route.operationId), {
+        entry: route.handler,
+        description: `${route.method} ${API_PREFIX}${route.path} (${route.operationId})`,
+      });
+      for (const access of tableAccessOf(route)) table.grant(fn, access);
+      this.addMethod(route, fn);
+      routeFunctions[route.operationId] = fn;
+    }
+    this.routeFunctions = routeFunctions;
+    this.answerOtherMethods(props.routes ?? ROUTES);
+
+    this.installGatewayResponses();
+    // The RestApi's own output is the bare stage URL; ApiBaseUrl (with /api/v1) replaces it.
+    this.api.node.tryRemoveChild('Endpoint');
+
+    this.usagePlan = this.api.addUsagePlan('PerKeyUsagePlan', {
+      name: `${serviceName}-per-key`,
+      description: `Per-key backstop behind the exact limiter of ${config.rateLimitPerKey} requests per minute`,
+      throttle: usagePlanThrottle(config.rateLimitPerKey),
+      apiStages: [{ api: this.api, stage: this.stage }],
+    });
+
+    this.networkRateLimit = new NetworkRateLimit(this, 'NetworkRateLimit', {
+      stage: this.stage,
+      limitPerMinute: config.networkRateLimitPerMinute,
+      name: serviceName,
+    });
+
+    if (config.customDomain) {
+      this.domain = new apigateway.DomainName(this, 'Domain', {
+        domainName: config.customDomain.domainName,
+        certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', config.customDomain.certificateArn),
+        endpointType: apigateway.EndpointType.REGIONAL,
+        securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
+      });
+      // The domain root maps to the stage: the resources already live under /api/v1, so
+      // https://<domain>/api/v1 is {base_url} with no stage name in it.
+      this.domain.addBasePathMapping(this.api, { stage: this.stage });
+      this.baseUrl = `https://${config.customDomain.domainName}${API_PREFIX}`;
+    } else {
+      this.baseUrl = this.api.urlForPath(API_PREFIX);
+    }
+
+    this.authorizerFailures = this.authorizerFailureMetric();
+    this.acknowledgeFindings();
+  }
+
+  /**
+   * Extension point for the carrier's callbacks: a method outside /api/v1 with no API key, since
+   * the provider cannot hold one; the handler must verify the provider's request signature.
+   */
+  addProviderCallback(method: HttpMethod, path: string, fn: IFunction): apigateway.Method {
+    if (path.startsWith(API_PREFIX)) throw new Error(`Provider callbacks live outside ${API_PREFIX}: ${path}`);
+    const resource = this.api.root.resourceForPath(path.replace(/^\//, ''));
+    const methodResource = resource.addMethod(method, new apigateway.LambdaIntegration(fn), {
+      authorizationType: apigateway.AuthorizationType.NONE,
+    });
+    this.acknowledgeUnauthenticated(methodResource, 'a telephony-provider callback: the provider signs each request and the handler verifies that signature');
+    return methodResource;
+  }
+
+  /**
+   * Requests API Gateway answered 500 because the authorizer failed or could not be reached.
+   * The authorizer's own Lambda `Errors` metric is useless for this: a TOKEN authorizer refuses a
+   * bad key by throwing "Unauthorized", so every wrong key counts as a Lambda error.
+   */
+  metricAuthorizerFailures(): cloudwatch.Metric {
+    return this.authorizerFailures;
+  }
+
+  private addMethod(route: RouteSpec, fn: NodejsFunction): void {
+    const resource = this.api.root.resourceForPath(`${API_PREFIX}${route.path}`.replace(/^\//, ''));
+    const authenticated = route.auth === 'apiKey';
+    const method = resource.addMethod(route.method, new apigateway.LambdaIntegration(fn), {
+      operationName: route.operationId,
+      ...(authenticated
+        ? {
+            authorizer: this.authorizer,
+            authorizationType: apigateway.AuthorizationType.CUSTOM,
+            apiKeyRequired: this.config.requireUsagePlanKey,
+          }
+        : { authorizationType: apigateway.AuthorizationType.NONE }),
+    });
+    if (!authenticated) {
+      this.acknowledgeUnauthenticated(method, `${route.method} ${route.path} needs no API key by the spec (section 5, rule 10)`);
+    }
+  }
+
+  /**
+   * A path that exists answers 405 for the methods it lacks, as the local runtime does. API
+   * Gateway would otherwise raise MISSING_AUTHENTICATION_TOKEN (404 here) for them. An `ANY`
+   * method only catches what no explicit method takes; a mock integration answers it without
+   * invoking anything. No key is needed to learn that a method does not exist.
+   */
+  private answerOtherMethods(routes: readonly RouteSpec[]): void {
+    const byPath = new Map<string, string[]>();
+    for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route.method]);
+    const { statusCode, body, headers } = GATEWAY_RESPONSES.methodNotAllowed;
+    for (const [path, methods] of byPath) {
+      const resource = this.api.root.resourceForPath(`${API_PREFIX}${path}`.replace(/^\//, ''));
+      // RFC 9110 requires Allow on a 405.
+      const responseHeaders = { ...headers, Allow: methods.join(', ') };
+      const headerParameters = Object.fromEntries(Object.keys(responseHeaders).map((name) => [`method.response.header.${name}`, true]));
+      const integration = new apigateway.MockIntegration({
+        requestTemplates: { 'application/json': '{"statusCode": 200}' },
+        passthroughBehavior: apigateway.PassthroughBehavior.WHEN_NO_MATCH,
+        integrationResponses: [
+          {
+            statusCode: String(statusCode),
+            responseParameters: Object.fromEntries(
+              Object.entries(quotedHeaders(responseHeaders)).map(([name, value]) => [`method.response.header.${name}`, value]),
+            ),
+            responseTemplates: { 'application/json': literalJsonTemplate(body) },
+          },
+        ],
+      });
+      const method = resource.addMethod('ANY', integration, {
+        authorizationType: apigateway.AuthorizationType.NONE,
+        methodResponses: [{ statusCode: String(statusCode), responseParameters: headerParameters }],
+      });
+      this.acknowledgeUnauthenticated(method, `it only answers 405 for methods ${path} does not have, from a mock integration`);
+    }
+  }
+
+  private installGatewayResponses(): void {
+    const install = (type: apigateway.ResponseType, response: GatewayResponse, keepGatewayStatus = false) => {
+      this.api.addGatewayResponse(type.responseType, {
+        type,
+        // DEFAULT_5XX keeps API Gateway's own status (502, 504): a client may treat a timeout
+        // differently from a failure, and the Error body is the same either way.
+        ...(!keepGatewayStatus && { statusCode: String(response.statusCode) }),
+        responseHeaders: quotedHeaders(response.headers),
+        templates: { 'application/json': literalJsonTemplate(response.body) },
+      });
+    };
+    install(apigateway.ResponseType.UNAUTHORIZED, GATEWAY_RESPONSES.unauthorized);
+    install(apigateway.ResponseType.ACCESS_DENIED, GATEWAY_RESPONSES.accessDenied);
+    // API Gateway raises MISSING_AUTHENTICATION_TOKEN (403) for any path or method it has no
+    // route for, before any authorizer runs; to a client of a key-authenticated API that is 404.
+    install(apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, GATEWAY_RESPONSES.notFound);
+    install(apigateway.ResponseType.RESOURCE_NOT_FOUND, GATEWAY_RESPONSES.notFound);
+    install(apigateway.ResponseType.THROTTLED, GATEWAY_RESPONSES.throttled);
+    install(apigateway.ResponseType.QUOTA_EXCEEDED, GATEWAY_RESPONSES.throttled);
+    install(apigateway.ResponseType.DEFAULT_5XX, GATEWAY_RESPONSES.internal, true);
+    this.api.addGatewayResponse(apigateway.ResponseType.DEFAULT_4XX.responseType, {
+      type: apigateway.ResponseType.DEFAULT_4XX,
+      templates: { 'application/json': DEFAULT_4XX_TEMPLATE },
+    });
+  }
+
+  private authorizerFailureMetric(): cloudwatch.Metric {
+    const metricName = 'AuthorizerFailures';
+    const namespace = `${METRIC_NAMESPACE}/${this.config.stage}`;
+    this.accessLogGroup.addMetricFilter('AuthorizerFailuresFilter', {
+      metricNamespace: namespace,
+      metricName,
+      filterPattern: logs.FilterPattern.any(
+        logs.FilterPattern.stringValue('$.errorResponseType', '=', 'AUTHORIZER_FAILURE'),
+        logs.FilterPattern.stringValue('$.errorResponseType', '=', 'AUTHORIZER_CONFIGURATION_ERROR'),
+      ),
+      metricValue: '1',
+      // No datapoint means no failure, so alarms see 0 instead of missing data.
+      defaultValue: 0,
+    });
+    return new cloudwatch.Metric({ namespace, metricName, statistic: 'Sum', period: Duration.minutes(5) });
+  }
+
+  private acknowledgeUnauthenticated(method: apigateway.Method, why: string): void {
+    for (const id of ['AwsSolutions-APIG4', 'AwsSolutions-COG4']) {
+      Validations.of(method).acknowledge({ id, reason: `No authorizer by design: ${why}.` });
+    }
+  }
+
+  /** cdk-nag findings this construct accepts, each with the reason. */
+  private acknowledgeFindings(): void {
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Requests are validated by the handlers with the zod schemas of the route manifest, which answer 400 naming the failing field as the spec requires; an API Gateway request validator would answer first with its own body.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason:
+        'Clients authenticate with API keys (spec section 5), checked by the TOKEN Lambda authorizer on every authenticated method; there are no Cognito users.',
+    });
+    if (this.config.apiGatewayCloudWatchRole) {
+      Validations.of(this.api).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason:
+          "API Gateway's account-wide logging role must be able to create and write log groups it names itself (execution logs); AWS maintains this policy for exactly that role.",
+      });
+    }
+  }
+}
+
+/** `listCalls` -> `ListCallsFunction`: stable logical ids, so a deploy never renames a function. */
+function functionId(operationId: string): string {
+  return `${operationId.charAt(0).toUpperCase()}${operationId.slice(1)}Function`;
+}

@@ -1,0 +1,132 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { FunctionFactory } from './function-factory';
+import type { ServiceTable, TableAccess } from './table';
+
+export type WebhookPipelineProps = {
+  table: ServiceTable;
+  functions: FunctionFactory;
+  /** Handler modules relative to the project root (`lambdas/webhooks/router.ts`, `.../sender.ts`). */
+  routerEntry: string;
+  senderEntry: string;
+  /**
+   * Event-source filter patterns, so only row changes that can raise an event invoke the router
+   * (`ROUTER_FILTER_PATTERNS` of lambdas/core/webhooks/filter-criteria.ts).
+   */
+  routerFilterPatterns: readonly Record<string, unknown>[];
+  routerTableAccess: TableAccess;
+  senderTableAccess: TableAccess;
+};
+
+/**
+ * Router Lambda timeout. It handles a batch of stream records, each a Query, a few writes and an
+ * SQS send; a minute covers a full batch with SDK retries.
+ */
+const ROUTER_TIMEOUT = Duration.seconds(60);
+/**
+ * Sender Lambda timeout: a batch of up to 10 deliveries attempted concurrently, each capped at
+ * 10 s by the spec (plus DNS and the row updates), so 30 s.
+ */
+const SENDER_TIMEOUT = Duration.seconds(30);
+const SENDER_BATCH_SIZE = 10;
+/**
+ * A message the sender fails to *process* (a table error, a malformed message; not a receiver's
+ * failure, which the sender re-queues itself with a delay) is retried this many times, then moved
+ * to the dead-letter queue for the operator.
+ */
+const MAX_RECEIVES = 5;
+
+/**
+ * Table stream -> router -> delivery queue -> sender -> HTTPS, with a dead-letter queue for
+ * what cannot be processed. Retries with backoff are the sender's own re-enqueues with
+ * DelaySeconds; SQS redrive only catches processing failures.
+ */
+export class WebhookPipeline extends Construct {
+  readonly router: NodejsFunction;
+  readonly sender: NodejsFunction;
+  readonly queue: sqs.Queue;
+  /** Delivery messages the sender could not process after MAX_RECEIVES attempts. */
+  readonly deadLetterQueue: sqs.Queue;
+  /** Pointers (shard, sequence numbers) to stream batches the router gave up on. */
+  readonly routerFailures: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: WebhookPipelineProps) {
+    super(scope, id);
+    const { table, functions } = props;
+
+    const queueDefaults = {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The longest SQS allows: time for an operator to look before anything is lost.
+      retentionPeriod: Duration.days(14),
+    };
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', queueDefaults);
+    this.routerFailures = new sqs.Queue(this, 'RouterFailures', queueDefaults);
+    this.queue = new sqs.Queue(this, 'Deliveries', {
+      ...queueDefaults,
+      // AWS's guidance for an SQS event source: at least six times the function timeout, so a
+      // message is not redelivered while a throttled invocation still holds it.
+      visibilityTimeout: Duration.seconds(SENDER_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
+    });
+    for (const terminal of [this.deadLetterQueue, this.routerFailures]) {
+      Validations.of(terminal).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue is itself the end of the line (a dead-letter queue): an operator inspects and redrives it.',
+      });
+    }
+
+    const environment = { WEBHOOK_QUEUE_URL: this.queue.queueUrl };
+
+    this.router = functions.create('WebhookRouter', {
+      entry: props.routerEntry,
+      description: 'Webhook router: table stream -> deliveries -> queue',
+      timeout: ROUTER_TIMEOUT,
+      environment,
+    });
+    table.grant(this.router, props.routerTableAccess);
+    this.queue.grantSendMessages(this.router);
+    this.router.addEventSource(
+      new DynamoEventSource(table.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        // Events may arrive up to a minute late (spec section 6); a short window batches writes.
+        maxBatchingWindow: Duration.seconds(1),
+        filters: props.routerFilterPatterns.map((pattern) => FilterCriteria.filter(pattern)),
+        reportBatchItemFailures: true,
+        bisectBatchOnError: true,
+        retryAttempts: 10,
+        onFailure: new SqsDlq(this.routerFailures),
+      }),
+    );
+    // Granted by the event source: dynamodb:ListStreams has no resource-level permissions.
+    Validations.of(this.router.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'X-Ray trace upload and dynamodb:ListStreams (added by the DynamoDB event source) support no resource-level permissions; the stream actions themselves are scoped to the table stream ARN.',
+    });
+
+    this.sender = functions.create('WebhookSender', {
+      entry: props.senderEntry,
+      description: 'Webhook sender: queue -> signed HTTPS POST',
+      timeout: SENDER_TIMEOUT,
+      environment,
+    });
+    table.grant(this.sender, props.senderTableAccess);
+    // Re-enqueues the next attempt with DelaySeconds.
+    this.queue.grantSendMessages(this.sender);
+    this.sender.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: SENDER_BATCH_SIZE,
+        reportBatchItemFailures: true,
+        // A ceiling on concurrent deliveries, so a backlog cannot exhaust the account's Lambda
+        // concurrency that the API needs.
+        maxConcurrency: 20,
+      }),
+    );
+  }
+}

@@ -1,0 +1,122 @@
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type { RouteSpec } from '../lambdas/api/routes';
+import type { ServiceConfig } from './config';
+import { FunctionFactory } from './constructs/function-factory';
+import { Observability } from './constructs/observability';
+import { PublicApi } from './constructs/public-api';
+import { ServiceTable } from './constructs/table';
+import { WebhookPipeline } from './constructs/webhook-pipeline';
+import { WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
+import { ROUTER_FILTER_PATTERNS } from '../lambdas/core/webhooks/filter-criteria';
+
+/** Where the webhook handlers live and which stream records reach the router. */
+export type WebhookSources = {
+  routerEntry: string;
+  senderEntry: string;
+  routerFilterPatterns: readonly Record<string, unknown>[];
+};
+
+export type ServiceStackProps = StackProps & {
+  config: ServiceConfig;
+  /** Narrows the served operations (tests); the route manifest by default. */
+  routes?: readonly RouteSpec[];
+  /** The webhook pipeline (table stream -> router -> SQS -> sender): the real handlers by default; `false` leaves it out (tests). */
+  webhooks?: WebhookSources | false;
+};
+
+/** The service's own webhook handlers and the stream records that may raise an event. */
+export const WEBHOOK_SOURCES: WebhookSources = {
+  routerEntry: 'lambdas/webhooks/router.ts',
+  senderEntry: 'lambdas/webhooks/sender.ts',
+  routerFilterPatterns: ROUTER_FILTER_PATTERNS,
+};
+
+/**
+ * The whole service in one stack, kept thin: it only composes the parts and publishes the outputs
+ * an operator and the admin CLI need. Each part is a construct with its own props; the carrier
+ * side plugs in the same way as the webhook pipeline:
+ *   const fn = this.functions.create('CarrierStatus', { entry: 'lambdas/carrier/status.ts', ... });
+ *   this.table.grant(fn, CARRIER_TABLE_ACCESS);
+ *   this.api.addProviderCallback('POST', '/carrier/status', fn);
+ *   this.observability.monitorFunction('CarrierStatus', fn);
+ */
+export class ServiceStack extends Stack {
+  readonly config: ServiceConfig;
+  readonly table: ServiceTable;
+  readonly functions: FunctionFactory;
+  readonly api: PublicApi;
+  readonly observability: Observability;
+  readonly webhooks?: WebhookPipeline;
+
+  constructor(scope: Construct, id: string, props: ServiceStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    this.config = config;
+
+    this.table = new ServiceTable(this, 'Data', {
+      removalPolicy: config.removalPolicy,
+      deletionProtection: config.deletionProtection,
+    });
+
+    this.functions = new FunctionFactory(this, 'Functions', {
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        POWERTOOLS_SERVICE_NAME: 'cct-service',
+        RATE_LIMIT_PER_KEY: String(config.rateLimitPerKey),
+      },
+      logRetention: config.logRetention,
+      removalPolicy: config.removalPolicy,
+      logLevel: config.logLevel,
+    });
+
+    this.api = new PublicApi(this, 'PublicApi', {
+      config,
+      table: this.table,
+      functions: this.functions,
+      routes: props.routes,
+    });
+
+    this.observability = new Observability(this, 'Observability', {
+      stage: config.stage,
+      alarmEmail: config.alarmEmail,
+      api: this.api,
+      table: this.table,
+    });
+    this.observability.monitorFunction('Authorizer', this.api.authorizerFunction, { alarmOnErrors: false });
+    for (const [operationId, fn] of Object.entries(this.api.routeFunctions)) {
+      this.observability.monitorFunction(operationId, fn);
+    }
+
+    const webhookSources = props.webhooks ?? WEBHOOK_SOURCES;
+    if (webhookSources) {
+      this.webhooks = new WebhookPipeline(this, 'Webhooks', {
+        table: this.table,
+        functions: this.functions,
+        ...webhookSources,
+        routerTableAccess: WEBHOOK_ROUTER_TABLE_ACCESS,
+        senderTableAccess: WEBHOOK_SENDER_TABLE_ACCESS,
+      });
+      this.observability.monitorFunction('WebhookRouter', this.webhooks.router);
+      this.observability.monitorFunction('WebhookSender', this.webhooks.sender);
+      this.observability.monitorDeadLetterQueue('WebhookDeadLetters', this.webhooks.deadLetterQueue);
+      this.observability.monitorDeadLetterQueue('WebhookRouterFailures', this.webhooks.routerFailures);
+    }
+
+    new CfnOutput(this, 'ApiBaseUrl', { value: this.api.baseUrl, description: '{base_url} of the spec' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table (admin CLI)' });
+    new CfnOutput(this, 'ApiId', { value: this.api.api.restApiId });
+    new CfnOutput(this, 'UsagePlanId', {
+      value: this.api.usagePlan.usagePlanId,
+      description: 'Usage plan the per-key API Gateway keys are added to',
+    });
+    new CfnOutput(this, 'Stage', { value: config.stage });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
+    if (this.api.domain) {
+      new CfnOutput(this, 'ApiDomainTarget', {
+        value: this.api.domain.domainNameAliasDomainName,
+        description: `Point a CNAME or alias record of ${config.customDomain?.domainName} here`,
+      });
+    }
+  }
+}

@@ -1,0 +1,317 @@
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { API_PREFIX, ROUTES } from '../../lambdas/api/routes';
+import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
+import { FunctionFactory } from '../../lib/constructs/function-factory';
+import { usagePlanThrottle } from '../../lib/constructs/public-api';
+import { buildStack, logicalIdOf, synth } from './support';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+/** `/api/v1/contacts/{id}` for every API Gateway resource, rebuilt from PathPart and ParentId. */
+function resourcePaths(template: Template): Map<string, string> {
+  const resources = template.toJSON().Resources as Record<string, Resource>;
+  const paths = new Map<string, string>();
+  const pathOf = (id: string): string => {
+    const known = paths.get(id);
+    if (known !== undefined) return known;
+    const { PathPart, ParentId } = resources[id].Properties as { PathPart: string; ParentId: { Ref?: string } };
+    const path = `${ParentId.Ref ? pathOf(ParentId.Ref) : ''}/${PathPart}`;
+    paths.set(id, path);
+    return path;
+  };
+  for (const [id, resource] of Object.entries(resources)) if (resource.Type === 'AWS::ApiGateway::Resource') pathOf(id);
+  return paths;
+}
+
+/** Every method as `GET /api/v1/calls` -> its properties. */
+function methodsByRoute(template: Template): Map<string, Record<string, unknown>> {
+  const paths = resourcePaths(template);
+  const methods = new Map<string, Record<string, unknown>>();
+  for (const method of Object.values(template.findResources('AWS::ApiGateway::Method'))) {
+    const props = method.Properties as { HttpMethod: string; ResourceId: { Ref: string } };
+    methods.set(`${props.HttpMethod} ${paths.get(props.ResourceId.Ref)}`, props);
+  }
+  return methods;
+}
+
+const authorizerLogicalId = (template: Template): string => Object.keys(template.findResources('AWS::ApiGateway::Authorizer'))[0];
+
+const parsedTemplate = (response: Record<string, unknown>) =>
+  JSON.parse((response.ResponseTemplates as Record<string, string>)['application/json']);
+
+function gatewayResponse(template: Template, type: string): Record<string, unknown> {
+  const found = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }));
+  expect(found).toHaveLength(1);
+  return found[0].Properties;
+}
+
+describe('the public API', () => {
+  it('creates one function per route of the manifest from its handler module', () => {
+    const create = jest.spyOn(FunctionFactory.prototype, 'create');
+
+    const { stack } = buildStack();
+
+    const entries = create.mock.calls.map(([, spec]) => spec.entry);
+    for (const route of ROUTES) {
+      expect(entries).toContain(route.handler);
+      expect(stack.api.routeFunctions[route.operationId]).toBeDefined();
+    }
+    create.mockRestore();
+  });
+
+  it('serves every route under /api/v1 through its own function, with the authorizer on every keyed route', () => {
+    const { stack, template } = synth();
+
+    const methods = methodsByRoute(template);
+
+    for (const route of ROUTES) {
+      const method = methods.get(`${route.method} ${API_PREFIX}${route.path}`);
+      expect(method).toBeDefined();
+      const fnId = logicalIdOf(stack, stack.api.routeFunctions[route.operationId]);
+      expect(JSON.stringify(method!.Integration)).toContain(`"${fnId}","Arn"`);
+      if (route.auth === 'apiKey') {
+        expect(method).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerLogicalId(template) } });
+      } else {
+        expect(method).toMatchObject({ AuthorizationType: 'NONE' });
+        expect(method!.AuthorizerId).toBeUndefined();
+      }
+    }
+  });
+
+  it('lets GET /openapi.json through without a key', () => {
+    const { template } = synth();
+
+    const method = methodsByRoute(template).get(`GET ${API_PREFIX}/openapi.json`);
+
+    expect(method).toMatchObject({ AuthorizationType: 'NONE' });
+    expect(method!.AuthorizerId).toBeUndefined();
+  });
+
+  it('answers 405 with Allow for a method a path does not have, from a mock integration', () => {
+    const { template } = synth();
+
+    const any = methodsByRoute(template).get(`ANY ${API_PREFIX}/contacts`) as {
+      Integration: { Type: string; IntegrationResponses: Record<string, unknown>[] };
+      AuthorizationType: string;
+    };
+
+    expect(any.AuthorizationType).toBe('NONE');
+    expect(any.Integration.Type).toBe('MOCK');
+    const response = any.Integration.IntegrationResponses[0] as Record<string, Record<string, string>> & { StatusCode: string };
+    expect(response.StatusCode).toBe('405');
+    expect(response.ResponseParameters['method.response.header.Allow']).toBe("'GET, POST'");
+    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(GATEWAY_RESPONSES.methodNotAllowed.body);
+  });
+
+  it('uses a TOKEN authorizer on the Authorization header, cached 300 s by default', () => {
+    const { template } = synth();
+
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'TOKEN',
+      IdentitySource: 'method.request.header.Authorization',
+      AuthorizerResultTtlInSeconds: 300,
+    });
+  });
+
+  it.each([60, 0])('caches authorizer decisions for the configured %i s', (ttl) => {
+    const { template } = synth({ authorizerCacheTtlSeconds: ttl });
+
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', { Type: 'TOKEN', AuthorizerResultTtlInSeconds: ttl });
+  });
+
+  it('answers 401 with WWW-Authenticate: Bearer and the Error body when the authorizer refuses the key', () => {
+    const { template } = synth();
+
+    const response = gatewayResponse(template, 'UNAUTHORIZED');
+
+    expect(response.StatusCode).toBe('401');
+    expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
+    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.unauthorized.body);
+  });
+
+  it('answers 403 api_access_disabled when the authorizer denies', () => {
+    const { template } = synth();
+
+    const response = gatewayResponse(template, 'ACCESS_DENIED');
+
+    expect(response.StatusCode).toBe('403');
+    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.accessDenied.body);
+  });
+
+  it.each(['THROTTLED', 'QUOTA_EXCEEDED'])('answers %s with 429, Retry-After and code rate_limited', (type) => {
+    const { template } = synth();
+
+    const response = gatewayResponse(template, type);
+
+    expect(response.StatusCode).toBe('429');
+    expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.Retry-After': "'60'" });
+    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.throttled.body);
+  });
+
+  it.each(['MISSING_AUTHENTICATION_TOKEN', 'RESOURCE_NOT_FOUND'])('turns %s (an unknown path) into 404 not_found', (type) => {
+    const { template } = synth();
+
+    const response = gatewayResponse(template, type);
+
+    expect(response.StatusCode).toBe('404');
+    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.notFound.body);
+  });
+
+  it('gives every other gateway error an Error body with a code', () => {
+    const { template } = synth();
+
+    const fiveXx = gatewayResponse(template, 'DEFAULT_5XX');
+    const fourXx = gatewayResponse(template, 'DEFAULT_4XX');
+
+    expect(parsedTemplate(fiveXx)).toEqual(GATEWAY_RESPONSES.internal.body);
+    // API Gateway substitutes its own message as a quoted JSON string.
+    const fourXxBody = JSON.parse(
+      (fourXx.ResponseTemplates as Record<string, string>)['application/json'].replace('$context.error.messageString', '"Forbidden"'),
+    );
+    expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String) });
+  });
+
+  it('meters keys from the authorizer with a usage plan no tighter than 120 requests per minute', () => {
+    const { stack, template } = synth();
+
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: 2, BurstLimit: 240 },
+      ApiStages: [Match.objectLike({ ApiId: { Ref: logicalIdOf(stack, stack.api.api) }, Stage: { Ref: logicalIdOf(stack, stack.api.stage) } })],
+    });
+  });
+
+  it('requires a usage-plan key on keyed methods only when configured, never on GET /openapi.json', () => {
+    const off = methodsByRoute(synth().template);
+    const on = methodsByRoute(synth({ requireUsagePlanKey: true }).template);
+
+    expect(off.get(`GET ${API_PREFIX}/calls`)!.ApiKeyRequired).toBe(false);
+    expect(on.get(`GET ${API_PREFIX}/calls`)!.ApiKeyRequired).toBe(true);
+    expect(on.get(`GET ${API_PREFIX}/openapi.json`)!.ApiKeyRequired).toBeFalsy();
+  });
+
+  it('rate-limits each client address to 600 requests per 60 s with WAF, answering 429 with Retry-After', () => {
+    const { stack, template } = synth();
+
+    const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as {
+      Scope: string;
+      Rules: { Statement: unknown; Action: { Block: { CustomResponse: Record<string, unknown> } } }[];
+      CustomResponseBodies: Record<string, { ContentType: string; Content: string }>;
+    };
+
+    expect(acl.Scope).toBe('REGIONAL');
+    expect(acl.Rules).toHaveLength(1);
+    expect(acl.Rules[0].Statement).toEqual({ RateBasedStatement: { Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'IP' } });
+    const custom = acl.Rules[0].Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
+    expect(custom.ResponseCode).toBe(429);
+    expect(custom.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
+    const body = acl.CustomResponseBodies[custom.CustomResponseBodyKey];
+    expect(body.ContentType).toBe('APPLICATION_JSON');
+    expect(JSON.parse(body.Content)).toEqual({ error: expect.any(String), code: 'rate_limited' });
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      WebACLArn: { 'Fn::GetAtt': [logicalIdOf(stack, stack.api.networkRateLimit.webAcl), 'Arn'] },
+      ResourceArn: { 'Fn::Join': ['', Match.arrayWith([{ Ref: logicalIdOf(stack, stack.api.stage) }])] },
+    });
+  });
+
+  it('names the stage after the stage name, with X-Ray, JSON access logs and error-level execution logs without data', () => {
+    const { stack, template } = synth({ stage: 'prod' });
+
+    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0].Properties as Record<string, never>;
+
+    expect(stage.StageName).toBe('prod');
+    expect(stage.TracingEnabled).toBe(true);
+    expect(JSON.stringify((stage.AccessLogSetting as { DestinationArn: unknown }).DestinationArn)).toContain(
+      `{"Ref":"${logicalIdOf(stack, stack.api.accessLogGroup)}"}`,
+    );
+    const format = JSON.parse((stage.AccessLogSetting as { Format: string }).Format);
+    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', errorResponseType: '$context.error.responseType' });
+    expect(JSON.stringify(format)).not.toMatch(/authorization/i);
+    expect(stage.MethodSettings).toEqual([
+      expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+    ]);
+  });
+
+  it('publishes {base_url} of the stage and what the admin CLI needs', () => {
+    const { stack, template } = synth();
+
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+
+    expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', 'ApiBaseUrl', 'ApiId', 'Stage', 'TableName', 'UsagePlanId']);
+
+    expect(JSON.stringify(outputs.ApiBaseUrl.Value)).toMatch(/"\/api\/v1"\]\]\}$/);
+    expect(outputs.TableName.Value).toEqual({ Ref: logicalIdOf(stack, stack.table.table) });
+    expect(outputs.ApiId.Value).toEqual({ Ref: logicalIdOf(stack, stack.api.api) });
+    expect(outputs.UsagePlanId.Value).toEqual({ Ref: logicalIdOf(stack, stack.api.usagePlan) });
+    expect(outputs.Stage.Value).toBe('dev');
+  });
+
+  it('maps a custom domain root to the stage, so {base_url} is https://<domain>/api/v1', () => {
+    const certificateArn = 'arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555';
+    const { stack, template } = synth({ customDomain: { domainName: 'api.example.com', certificateArn } });
+
+    template.hasResourceProperties('AWS::ApiGateway::DomainName', {
+      DomainName: 'api.example.com',
+      RegionalCertificateArn: certificateArn,
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      SecurityPolicy: 'TLS_1_2',
+    });
+    const mapping = Object.values(template.findResources('AWS::ApiGateway::BasePathMapping'))[0].Properties;
+    expect(mapping.BasePath).toBeUndefined();
+    expect(mapping.Stage).toEqual({ Ref: logicalIdOf(stack, stack.api.stage) });
+    expect(template.toJSON().Outputs.ApiBaseUrl.Value).toBe('https://api.example.com/api/v1');
+  });
+
+  it('adds provider callbacks outside /api/v1 without an authorizer', () => {
+    const { stack } = buildStack();
+    const fn = stack.api.routeFunctions.getOpenApi;
+
+    stack.api.addProviderCallback('POST', '/carrier/status', fn);
+
+    const method = methodsByRoute(Template.fromStack(stack)).get('POST /carrier/status');
+    expect(method).toMatchObject({ AuthorizationType: 'NONE' });
+    expect(() => stack.api.addProviderCallback('POST', `${API_PREFIX}/carrier`, fn)).toThrow(/outside/);
+  });
+});
+
+describe('the usage-plan throttle', () => {
+  /**
+   * A client that obeys the exact limiter (N per fixed minute) at its most bursty: N requests at
+   * the last millisecond of a window and N at the first of the next, minute after minute.
+   */
+  function admittedOfWorstCaseClient(limit: number, throttle: { rateLimit: number; burstLimit: number }): number {
+    let tokens = throttle.burstLimit;
+    let last = 0;
+    let admitted = 0;
+    const burstAt = (t: number) => {
+      tokens = Math.min(throttle.burstLimit, tokens + ((t - last) / 1000) * throttle.rateLimit);
+      last = t;
+      for (let i = 0; i < limit; i += 1) {
+        if (tokens >= 1) {
+          tokens -= 1;
+          admitted += 1;
+        }
+      }
+    };
+    for (let minute = 1; minute <= 5; minute += 2) {
+      burstAt(minute * 60_000 - 1);
+      burstAt(minute * 60_000);
+    }
+    return admitted;
+  }
+
+  it.each([120, 61, 1000])('admits everything the exact limiter of %i per minute admits', (limit) => {
+    const throttle = usagePlanThrottle(limit);
+
+    const admitted = admittedOfWorstCaseClient(limit, throttle);
+
+    expect(admitted).toBe(6 * limit);
+    expect(throttle.rateLimit * 60).toBeGreaterThanOrEqual(limit);
+  });
+
+  it('would refuse part of it with a burst of only one window', () => {
+    const admitted = admittedOfWorstCaseClient(120, { rateLimit: 2, burstLimit: 120 });
+
+    expect(admitted).toBeLessThan(6 * 120);
+  });
+});

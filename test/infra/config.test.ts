@@ -1,0 +1,70 @@
+import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { configFromContext } from '../../lib/config';
+
+const configOf = (context: Record<string, unknown>) => configFromContext(new App({ context }).node);
+
+describe('configuration from CDK context', () => {
+  it('defaults to a disposable dev stage with the spec limits', () => {
+    const config = configOf({});
+
+    expect(config).toEqual({
+      stage: 'dev',
+      authorizerCacheTtlSeconds: 300,
+      alarmEmail: undefined,
+      logRetention: RetentionDays.ONE_MONTH,
+      rateLimitPerKey: 120,
+      networkRateLimitPerMinute: 600,
+      removalPolicy: RemovalPolicy.DESTROY,
+      deletionProtection: false,
+      customDomain: undefined,
+      requireUsagePlanKey: false,
+      logLevel: 'INFO',
+      apiGatewayCloudWatchRole: true,
+    });
+  });
+
+  it('retains and protects data on any other stage', () => {
+    const config = configOf({ stage: 'prod' });
+
+    expect(config.removalPolicy).toBe(RemovalPolicy.RETAIN);
+    expect(config.deletionProtection).toBe(true);
+  });
+
+  it('reads -c values, which arrive as strings', () => {
+    const config = configOf({
+      stage: 'staging',
+      authorizerCacheTtlSeconds: '60',
+      alarmEmail: 'ops@example.com',
+      logRetentionDays: '90',
+      domainName: 'api.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+      requireUsagePlanKey: 'true',
+      removalPolicy: 'destroy',
+    });
+
+    expect(config).toMatchObject({
+      stage: 'staging',
+      authorizerCacheTtlSeconds: 60,
+      alarmEmail: 'ops@example.com',
+      logRetention: 90,
+      customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
+      requireUsagePlanKey: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      deletionProtection: false,
+    });
+  });
+
+  it.each([
+    [{ stage: 'Prod!' }, /stage/],
+    [{ authorizerCacheTtlSeconds: '3601' }, /authorizerCacheTtlSeconds/],
+    [{ authorizerCacheTtlSeconds: 'soon' }, /authorizerCacheTtlSeconds/],
+    [{ logRetentionDays: '31' }, /logRetentionDays/],
+    [{ domainName: 'api.example.com' }, /certificateArn/],
+    [{ removalPolicy: 'snapshot' }, /removalPolicy/],
+    [{ requireUsagePlanKey: 'yes' }, /requireUsagePlanKey/],
+    [{ logLevel: 'TRACE' }, /logLevel/],
+  ])('refuses %j at synth, naming the key', (context, message) => {
+    expect(() => configOf(context)).toThrow(message);
+  });
+});

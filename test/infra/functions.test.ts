@@ -1,0 +1,85 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ROUTES } from '../../lambdas/api/routes';
+import { logicalIdOf, synth } from './support';
+
+type FunctionProps = {
+  Runtime: string;
+  Architectures: string[];
+  TracingConfig: { Mode: string };
+  MemorySize: number;
+  Timeout: number;
+  Environment: { Variables: Record<string, unknown> };
+  LoggingConfig: { LogGroup: { Ref: string } };
+};
+
+const functionsOf = (template: ReturnType<typeof synth>['template']) =>
+  Object.values(template.findResources('AWS::Lambda::Function')).map((f) => f.Properties as FunctionProps);
+
+/** Besides one function per route: the authorizer, the webhook router and the webhook sender. */
+const FUNCTIONS_BESIDES_ROUTES = 3;
+
+describe('the function factory', () => {
+  it('runs every function on Node.js 24 on arm64 with active tracing', () => {
+    const { template } = synth();
+
+    const functions = functionsOf(template);
+
+    expect(functions).toHaveLength(ROUTES.length + FUNCTIONS_BESIDES_ROUTES);
+    for (const fn of functions) {
+      expect(fn.Runtime).toBe('nodejs24.x');
+      expect(fn.Architectures).toEqual(['arm64']);
+      expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
+    }
+  });
+
+  it('gives API handlers 256 MB and 10 s, and the authorizer 5 s', () => {
+    const { stack, template } = synth();
+
+    const byId = template.toJSON().Resources as Record<string, { Properties: FunctionProps }>;
+
+    for (const fn of Object.values(stack.api.routeFunctions)) {
+      expect(byId[logicalIdOf(stack, fn)].Properties).toMatchObject({ MemorySize: 256, Timeout: 10 });
+    }
+    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 5 });
+  });
+
+  it('configures every function through its environment', () => {
+    const { stack, template } = synth({ logLevel: 'DEBUG', rateLimitPerKey: 200 });
+
+    for (const fn of functionsOf(template)) {
+      expect(fn.Environment.Variables).toEqual({
+        TABLE_NAME: { Ref: logicalIdOf(stack, stack.table.table) },
+        POWERTOOLS_SERVICE_NAME: 'cct-service',
+        POWERTOOLS_LOG_LEVEL: 'DEBUG',
+        RATE_LIMIT_PER_KEY: '200',
+        NODE_OPTIONS: '--enable-source-maps',
+        // The webhook functions also get their queue (pinned in webhooks.test.ts).
+        ...(fn.Environment.Variables.WEBHOOK_QUEUE_URL !== undefined && { WEBHOOK_QUEUE_URL: expect.anything() }),
+      });
+    }
+  });
+
+  it('logs each function to its own log group, kept 30 days by default', () => {
+    const { template } = synth();
+
+    const logGroups = template.toJSON().Resources as Record<string, { Properties: { RetentionInDays: number } }>;
+
+    for (const fn of functionsOf(template)) {
+      expect(logGroups[fn.LoggingConfig.LogGroup.Ref].Properties.RetentionInDays).toBe(30);
+    }
+    const groups = new Set(functionsOf(template).map((fn) => fn.LoggingConfig.LogGroup.Ref));
+    expect(groups.size).toBe(ROUTES.length + FUNCTIONS_BESIDES_ROUTES);
+  });
+
+  it('keeps logs for the configured retention, and keeps the groups outside dev', () => {
+    const { template } = synth({ stage: 'prod', logRetention: RetentionDays.THREE_MONTHS });
+
+    const groups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+
+    expect(groups.length).toBeGreaterThan(ROUTES.length);
+    for (const group of groups) {
+      expect(group.Properties.RetentionInDays).toBe(90);
+      expect(group.DeletionPolicy).toBe('Retain');
+    }
+  });
+});

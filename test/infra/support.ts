@@ -1,0 +1,70 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { App, CfnElement } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import { Template } from 'aws-cdk-lib/assertions';
+import { defaultConfig, type ServiceConfig } from '../../lib/config';
+import { ServiceStack } from '../../lib/service-stack';
+
+/** The feature flags of cdk.json, so the tests synthesize what `cdk synth` does. */
+export const CDK_JSON_CONTEXT: Record<string, unknown> = JSON.parse(
+  fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8'),
+).context;
+
+/**
+ * An app that skips bundling: NodejsFunction then points at a placeholder asset instead of
+ * running esbuild for every function, which keeps a synth at ~3 s.
+ */
+export function testApp(context: Record<string, unknown> = {}, outdir?: string): App {
+  return new App({ outdir, context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } });
+}
+
+export function buildStack(overrides: Partial<ServiceConfig> = {}, app: App = testApp()): { app: App; stack: ServiceStack } {
+  const config = { ...defaultConfig(overrides.stage), ...overrides };
+  const stack = new ServiceStack(app, `CctService-${config.stage}`, { config });
+  return { app, stack };
+}
+
+/** Templates are pure functions of the configuration: synthesize each configuration once per file. */
+const cache = new Map<string, { stack: ServiceStack; template: Template }>();
+
+export function synth(overrides: Partial<ServiceConfig> = {}): { stack: ServiceStack; template: Template } {
+  const key = JSON.stringify(overrides);
+  let entry = cache.get(key);
+  if (!entry) {
+    const { stack } = buildStack(overrides);
+    entry = { stack, template: Template.fromStack(stack) };
+    cache.set(key, entry);
+  }
+  return entry;
+}
+
+export type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, unknown> };
+
+export const actionsOf = (statement: Statement): string[] => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
+
+/** The logical id of a CloudFormation resource, or of the one an L2 construct made (its default child). */
+export function logicalIdOf(stack: ServiceStack, construct: IConstruct): string {
+  const resource = CfnElement.isCfnElement(construct) ? construct : construct.node.defaultChild;
+  if (!resource || !CfnElement.isCfnElement(resource)) throw new Error(`${construct.node.path} has no CloudFormation resource`);
+  return stack.getLogicalId(resource);
+}
+
+/**
+ * Every policy statement attached to a function's execution role, wherever CDK put it (the
+ * role's default policy or inline policies).
+ */
+export function statementsOfFunction(template: Template, functionLogicalId: string): Statement[] {
+  const fn = template.toJSON().Resources[functionLogicalId];
+  const roleRef = fn.Properties.Role['Fn::GetAtt'][0] as string;
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+    (policy.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef),
+  );
+  const role = template.toJSON().Resources[roleRef];
+  const inline = ((role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+  return [...policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]), ...inline];
+}
+
+/** Statements that mention a DynamoDB action. */
+export const dynamoStatements = (statements: Statement[]): Statement[] =>
+  statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
