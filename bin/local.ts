@@ -1,0 +1,78 @@
+/**
+ * `npm start`: the local runtime. See `npm start -- --help` and local/runtime.ts.
+ * Exit codes: 0 after Ctrl-C or SIGTERM, 1 when it cannot start, 2 on a usage error.
+ */
+// Lambda runs Node 24; on this machine's Node 20 the SDK's support warning is noise for every user.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+async function main(): Promise<void> {
+  // Imported only now: the AWS SDK must load after the line above, and lambdas/ modules after the runtime sets TABLE_NAME.
+  const [{ parseRuntimeArgs, RUNTIME_USAGE }, { UsageError, USAGE_EXIT_CODE }, { JAVA_HELP, javaMajorVersion }, { startRuntime }, { isProcessAlive }] =
+    await Promise.all([
+      import('../local/cli-args'),
+      import('../local/usage-error'),
+      import('../local/dynamodb-local'),
+      import('../local/runtime'),
+      import('../local/runtime-file'),
+    ]);
+
+  let parsed: ReturnType<typeof parseRuntimeArgs>;
+  try {
+    parsed = parseRuntimeArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`${err.message}\n\n${RUNTIME_USAGE}`);
+    process.exit(USAGE_EXIT_CODE);
+  }
+  if (parsed.help) {
+    console.log(RUNTIME_USAGE);
+    return;
+  }
+  const { options } = parsed;
+  if (!options.dynamodbEndpoint && (javaMajorVersion() ?? 0) < 17) {
+    console.error(JAVA_HELP);
+    process.exit(1);
+  }
+
+  let stopRuntime: (() => Promise<void>) | undefined;
+  let stopping = false;
+  const shutdown = (reason: string) => {
+    // Ctrl-C under `npm start` arrives more than once (the terminal signals the whole group and
+    // npm and tsx forward it too), so a repeat is not a request to hurry.
+    if (stopping) return;
+    stopping = true;
+    console.log(`${reason}: stopping`);
+    setTimeout(() => {
+      console.error('Stopping took longer than 10 s; exiting anyway');
+      process.exit(1);
+    }, 10_000).unref();
+    // Whatever has not registered its stop yet (a JVM still starting) is killed by its exit handler.
+    void (stopRuntime ?? (async () => {}))().finally(() => process.exit(0));
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+  const { stopWithPid } = options;
+  if (stopWithPid !== undefined) {
+    setInterval(() => {
+      if (!isProcessAlive(stopWithPid)) shutdown(`Process ${stopWithPid} ended`);
+    }, 1000).unref();
+  }
+
+  try {
+    const runtime = await startRuntime(
+      options,
+      { print: (line) => console.log(line), error: (message, error) => (error === undefined ? console.error(message) : console.error(message, error)) },
+      (started) => (stopRuntime = started.stop),
+    );
+    console.log(`Ready: ${runtime.apiBaseUrl}`);
+  } catch (err) {
+    if (stopping) return;
+    console.error(`The local runtime could not start: ${(err as Error).message}`);
+    await stopRuntime?.();
+    process.exit(1);
+  }
+}
+
+void main();
+
+export {}; // a module, not a script: its names stay its own

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import type { TenantInput, TenantUpdate } from '../../../lambdas/core/tenants';
+import { UsageError } from '../../usage-error';
+import { option, parseOptions, parsePositional } from '../options';
+import { defineCommand, type OptionSpecs } from '../registry';
+
+/** `tenant create` and `tenant update`: what the portal's organization settings do. */
+const SHARED_OPTIONS = {
+  slug: { type: 'string' },
+  plan: { type: 'string' },
+  'sms-number': { type: 'string' },
+  'billing-status': { type: 'string' },
+  'spending-limit-cents': { type: 'string' },
+} as const satisfies OptionSpecs;
+
+const sharedFields = {
+  slug: option.slug.optional(),
+  plan: option.plan.optional(),
+  'sms-number': option.e164.optional(),
+  'billing-status': option.billingStatus.optional(),
+  'spending-limit-cents': option.wholeNumber.optional(),
+};
+
+const SHARED_USAGE =
+  '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] [--spending-limit-cents <n>]';
+
+export const tenantCreate = defineCommand({
+  words: ['tenant', 'create'],
+  summary: 'Create an organization (default plan pro, billing active)',
+  usage: `--name <s> ${SHARED_USAGE}`,
+  options: { name: { type: 'string' }, ...SHARED_OPTIONS },
+  parse: ({ values }): TenantInput => {
+    const o = parseOptions(z.object({ name: option.text, ...sharedFields }), values);
+    return {
+      name: o.name,
+      slug: o.slug,
+      plan: o.plan,
+      smsNumber: o['sms-number'],
+      billingStatus: o['billing-status'],
+      spendingLimitCents: o['spending-limit-cents'],
+    };
+  },
+  run: async (input) => {
+    const { createTenant } = await import('../../../lambdas/core/tenants');
+    return { tenant: await createTenant(input) };
+  },
+});
+
+export const tenantUpdate = defineCommand({
+  words: ['tenant', 'update'],
+  summary: 'Change an organization; --approve-host may be repeated',
+  usage: `[--name <s>] ${SHARED_USAGE} [--no-sms-number] [--approve-host <host>]...`,
+  positionals: ['tenantId'],
+  options: {
+    name: { type: 'string' },
+    ...SHARED_OPTIONS,
+    'no-sms-number': { type: 'boolean' },
+    'approve-host': { type: 'string', multiple: true },
+  },
+  parse: ({ values, positionals }): { tenantId: string; change: TenantUpdate } => {
+    const tenantId = parsePositional(option.uuid, 'tenantId', positionals[0]);
+    const o = parseOptions(
+      z.object({
+        name: option.text.optional(),
+        ...sharedFields,
+        'no-sms-number': z.boolean().optional(),
+        'approve-host': z.array(option.host).optional(),
+      }),
+      values,
+    );
+    if (o['no-sms-number'] && o['sms-number']) throw new UsageError('--sms-number and --no-sms-number cannot be used together');
+    const change: TenantUpdate = {
+      name: o.name,
+      slug: o.slug,
+      plan: o.plan,
+      smsNumber: o['no-sms-number'] ? null : o['sms-number'],
+      billingStatus: o['billing-status'],
+      spendingLimitCents: o['spending-limit-cents'],
+      approveHosts: o['approve-host'],
+    };
+    if (Object.values(change).every((value) => value === undefined)) throw new UsageError('nothing to change: give at least one option');
+    return { tenantId, change };
+  },
+  run: async ({ tenantId, change }) => {
+    const { updateTenant } = await import('../../../lambdas/core/tenants');
+    return { tenant: await updateTenant(tenantId, change) };
+  },
+});

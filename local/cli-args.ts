@@ -1,0 +1,107 @@
+import { parseArgs } from 'node:util';
+import { UsageError } from './usage-error';
+
+/** What `npm start -- ...` accepts; see RUNTIME_USAGE for the meaning of each option. */
+export type RuntimeOptions = {
+  port: number;
+  stateDir: string;
+  inMemory: boolean;
+  dynamodbEndpoint: string | undefined;
+  authorizerCacheTtlSeconds: number;
+  rateLimitPerKey: number;
+  rateLimitPerNetwork: number;
+  /** Stop when this process ends (a test harness that may die without stopping us). */
+  stopWithPid: number | undefined;
+};
+
+export const DEFAULT_PORT = 3000;
+export const DEFAULT_STATE_DIR = '.local';
+export const DEFAULT_AUTHORIZER_CACHE_TTL_SECONDS = 300;
+/** API Gateway accepts authorizer cache TTLs up to one hour. */
+const MAX_AUTHORIZER_CACHE_TTL_SECONDS = 3600;
+/** Spec section 8: requests per key and minute, and per client network (IPv6 /64) and minute before authentication. */
+export const DEFAULT_RATE_LIMIT_PER_KEY = 120;
+export const DEFAULT_RATE_LIMIT_PER_NETWORK = 600;
+
+export const RUNTIME_USAGE = `Usage: npm start -- [options]
+
+Serves the v1 API at http://127.0.0.1:<port>/api/v1 over DynamoDB Local (needs Java 17+).
+
+Options:
+  --port <n>                     HTTP port (default ${DEFAULT_PORT}; 0 picks a free one)
+  --state-dir <dir>              Where runtime.json and the data (<dir>/data) live (default ${DEFAULT_STATE_DIR})
+  --in-memory                    Keep no data: every start begins empty with a new demo key
+  --dynamodb-endpoint <url>      Use a DynamoDB Local already running there instead of starting one
+  --authorizer-cache-ttl <sec>   How long an authorizer decision is reused, like API Gateway's
+                                 authorizer cache (default ${DEFAULT_AUTHORIZER_CACHE_TTL_SECONDS}; 0 disables; max ${MAX_AUTHORIZER_CACHE_TTL_SECONDS}).
+                                 A revoked key keeps working until its cached decision expires.
+  --rate-limit-per-key <n>       Requests per API key and minute (default ${DEFAULT_RATE_LIMIT_PER_KEY}; 0 disables)
+  --rate-limit-per-network <n>   Requests per client network and minute before authentication, like the
+                                 WAF rule in AWS (default ${DEFAULT_RATE_LIMIT_PER_NETWORK}; 0 disables)
+  --stop-with-pid <pid>          Stop when process <pid> ends, as if sent SIGTERM (for test harnesses and
+                                 supervisors that may die without stopping the runtime)
+  -h, --help                     Show this help`;
+
+const OPTIONS = {
+  port: { type: 'string' },
+  'state-dir': { type: 'string' },
+  'in-memory': { type: 'boolean' },
+  'dynamodb-endpoint': { type: 'string' },
+  'authorizer-cache-ttl': { type: 'string' },
+  'rate-limit-per-key': { type: 'string' },
+  'rate-limit-per-network': { type: 'string' },
+  'stop-with-pid': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const MAX_RATE_LIMIT = 1_000_000;
+
+function wholeNumberOption(values: Record<string, unknown>, name: string, fallback: number, max: number): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) > max) throw new UsageError(`--${name}: must be a whole number from 0 to ${max}`);
+  return Number(raw);
+}
+
+function parseEndpoint(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--dynamodb-endpoint: must be a URL such as http://127.0.0.1:8000`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--dynamodb-endpoint: must be an http or https URL');
+  return url.origin;
+}
+
+function parseOrUsageError(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false; options: RuntimeOptions } {
+  const { values } = parseOrUsageError(argv);
+  if (values.help) return { help: true };
+  const dynamodbEndpoint = values['dynamodb-endpoint'] === undefined ? undefined : parseEndpoint(values['dynamodb-endpoint']);
+  if (dynamodbEndpoint && values['in-memory']) {
+    // Persistence belongs to whoever runs that DynamoDB Local; accepting the flag would promise something we cannot do.
+    throw new UsageError('--in-memory cannot be combined with --dynamodb-endpoint: that DynamoDB Local decides whether data is kept');
+  }
+  if (values['state-dir'] === '') throw new UsageError('--state-dir: must not be empty');
+  return {
+    help: false,
+    options: {
+      port: wholeNumberOption(values, 'port', DEFAULT_PORT, 65535),
+      stateDir: values['state-dir'] ?? DEFAULT_STATE_DIR,
+      inMemory: values['in-memory'] ?? false,
+      dynamodbEndpoint,
+      authorizerCacheTtlSeconds: wholeNumberOption(values, 'authorizer-cache-ttl', DEFAULT_AUTHORIZER_CACHE_TTL_SECONDS, MAX_AUTHORIZER_CACHE_TTL_SECONDS),
+      rateLimitPerKey: wholeNumberOption(values, 'rate-limit-per-key', DEFAULT_RATE_LIMIT_PER_KEY, MAX_RATE_LIMIT),
+      rateLimitPerNetwork: wholeNumberOption(values, 'rate-limit-per-network', DEFAULT_RATE_LIMIT_PER_NETWORK, MAX_RATE_LIMIT),
+      stopWithPid: values['stop-with-pid'] === undefined ? undefined : wholeNumberOption(values, 'stop-with-pid', 0, 2 ** 31 - 1),
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * `<state-dir>/runtime.json`: how the operator CLI (and the test harness) finds the running local
+ * runtime. Written when the runtime is ready and left in place when it stops, so the next start
+ * knows the demo organization; `pid` tells whether it is still running.
+ */
+export type RuntimeInfo = {
+  pid: number;
+  apiBaseUrl: string;
+  dynamodbEndpoint: string;
+  tableName: string;
+  inMemory: boolean;
+  /** The JVM of the DynamoDB Local this runtime started; null when it uses --dynamodb-endpoint. */
+  dynamodbPid: number | null;
+  /** The organization created with the demo key; null when the data was there before and it was not found. */
+  demoTenantId: string | null;
+  startedAt: string;
+};
+
+export const RUNTIME_FILE = 'runtime.json';
+
+/** The table the local runtime serves (on its own DynamoDB Local or the one given by --dynamodb-endpoint). */
+export const LOCAL_TABLE_NAME = 'cct-local';
+
+export const runtimeFilePath = (stateDir: string): string => join(stateDir, RUNTIME_FILE);
+
+/** The recorded runtime, or undefined when the state directory has none. */
+export async function readRuntimeInfo(stateDir: string): Promise<RuntimeInfo | undefined> {
+  let text: string;
+  try {
+    text = await readFile(runtimeFilePath(stateDir), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  return JSON.parse(text) as RuntimeInfo;
+}
+
+/** Written to a temporary file and renamed, so a reader never sees half a file. */
+export async function writeRuntimeInfo(stateDir: string, info: RuntimeInfo): Promise<void> {
+  const path = runtimeFilePath(stateDir);
+  await writeFile(`${path}.tmp`, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  await rename(`${path}.tmp`, path);
+}
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

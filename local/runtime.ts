@@ -1,0 +1,164 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { API_PREFIX, ROUTES } from '../lambdas/api/routes';
+import { createAuthorizerCache } from './authorizer-cache';
+import type { RuntimeOptions } from './cli-args';
+import { ensureTable } from './create-table';
+import { demoBanner, ensureDemoOrganization } from './demo';
+import { localDynamoClient, startDynamoDbLocal } from './dynamodb-local';
+import { loadHandlers } from './handlers';
+import { createRouter } from './router';
+import { isProcessAlive, LOCAL_TABLE_NAME, readRuntimeInfo, writeRuntimeInfo, type RuntimeInfo } from './runtime-file';
+import { createApiServer } from './server';
+
+const STAGE = 'local';
+
+export type RuntimeOutput = {
+  /** A line for the console (stdout). */
+  print: (line: string) => void;
+  /** A problem, with its error, for stderr. */
+  error: (message: string, error?: unknown) => void;
+};
+
+export type LocalRuntime = {
+  apiBaseUrl: string;
+  /** Stops whatever has been started so far, newest first; safe to call during start and twice. */
+  stop: () => Promise<void>;
+};
+
+/** Stops of what has been started, run newest first, each once. */
+function cleanupStack() {
+  const stops: (() => Promise<void>)[] = [];
+  return {
+    push: (stop: () => Promise<void>) => stops.push(stop),
+    async runAll() {
+      while (stops.length > 0) await stops.pop()!();
+    },
+  };
+}
+
+function refuseSharedStateDir(previous: RuntimeInfo | undefined, stateDir: string): void {
+  if (previous && previous.pid !== process.pid && isProcessAlive(previous.pid)) {
+    throw new Error(
+      `Another local runtime (pid ${previous.pid}, ${previous.apiBaseUrl}) uses ${stateDir}; stop it first or pass another --state-dir`,
+    );
+  }
+}
+
+/** Listens on 127.0.0.1:port, with a message an operator can act on when the port is taken. */
+async function listen(server: Server, port: number): Promise<void> {
+  await new Promise<void>((done, fail) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      fail(err.code === 'EADDRINUSE' ? new Error(`Port ${port} is in use: stop what uses it or pass --port <n>`) : err),
+    );
+    server.listen(port, '127.0.0.1', () => done());
+  });
+}
+
+/** Fails at once on a taken port, before DynamoDB Local spends seconds starting. */
+async function checkPortIsFree(port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await listen(probe, port);
+  await new Promise((closed) => probe.close(closed));
+}
+
+/** DynamoDB Local (started here unless an endpoint is given), reachable and with the table. */
+async function openDatabase(options: RuntimeOptions, stateDir: string, cleanup: ReturnType<typeof cleanupStack>) {
+  let endpoint = options.dynamodbEndpoint;
+  let dynamodbPid: number | null = null;
+  if (!endpoint) {
+    const dataDir = options.inMemory ? undefined : resolve(stateDir, 'data');
+    if (dataDir) await mkdir(dataDir, { recursive: true });
+    const engine = await startDynamoDbLocal({ dataDir });
+    cleanup.push(engine.stop);
+    endpoint = engine.endpoint;
+    dynamodbPid = engine.pid ?? null;
+  }
+  const client = localDynamoClient(endpoint);
+  cleanup.push(async () => client.destroy());
+  try {
+    await client.send(new ListTablesCommand({ Limit: 1 }));
+  } catch (err) {
+    throw new Error(`Cannot reach DynamoDB at ${endpoint}: ${(err as Error).message}`, { cause: err });
+  }
+  await ensureTable(client, LOCAL_TABLE_NAME);
+  return { endpoint, dynamodbPid, client };
+}
+
+/**
+ * Starts everything `npm start` serves: DynamoDB Local (or the given endpoint), the table, the
+ * handlers of the route manifest behind the API Gateway emulation, the demo organization on an
+ * empty store, and runtime.json for the operator CLI. `onStarted` receives the handle at once, so
+ * a signal during the start can stop what already runs.
+ */
+export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, onStarted: (runtime: LocalRuntime) => void): Promise<LocalRuntime> {
+  const cleanup = cleanupStack();
+  const runtime: LocalRuntime = { apiBaseUrl: '', stop: () => cleanup.runAll() };
+  onStarted(runtime);
+
+  const stateDir = resolve(options.stateDir);
+  await mkdir(stateDir, { recursive: true });
+  const previous = await readRuntimeInfo(stateDir);
+  refuseSharedStateDir(previous, stateDir);
+  await checkPortIsFree(options.port);
+
+  const { endpoint, dynamodbPid, client } = await openDatabase(options, stateDir, cleanup);
+
+  // The shared module reads these at import, so they are set before the first lambdas/ import.
+  process.env.TABLE_NAME = LOCAL_TABLE_NAME;
+  process.env.DYNAMODB_ENDPOINT = endpoint;
+  process.env.POWERTOOLS_SERVICE_NAME ??= 'cct-local';
+  // Read by the handler chain (and reported by GET /me) when it loads.
+  process.env.RATE_LIMIT_PER_KEY = String(options.rateLimitPerKey);
+  // Texts go to the in-process loopback carrier unless the operator configures a real one.
+  process.env.CARRIER ??= 'loopback';
+  const [handlers, { authorizeAuthorizationHeader, principalToContext }, { NetworkRateLimiter }] = await Promise.all([
+    loadHandlers(ROUTES, resolve(__dirname, '..')),
+    import('../lambdas/core/auth'),
+    import('./network-rate-limit'), // imports lambdas/core/rate-limit, which opens the table
+  ]);
+  const demo = await ensureDemoOrganization(client, LOCAL_TABLE_NAME, previous?.demoTenantId ?? null);
+
+  const cache = createAuthorizerCache({
+    ttlSeconds: options.authorizerCacheTtlSeconds,
+    authorize: (header) => authorizeAuthorizationHeader(header),
+  });
+  const networkLimiter = new NetworkRateLimiter(options.rateLimitPerNetwork);
+  const server = createApiServer({
+    prefix: API_PREFIX,
+    stage: STAGE,
+    match: createRouter(ROUTES, API_PREFIX),
+    handlers,
+    admitNetwork: (sourceIp) => networkLimiter.consume(sourceIp).allowed,
+    authorize: cache.decide,
+    toAuthorizerContext: principalToContext,
+    logRequest: out.print,
+    logError: out.error,
+  });
+  await listen(server, options.port);
+  cleanup.push(
+    () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  );
+
+  const { port } = server.address() as AddressInfo;
+  runtime.apiBaseUrl = `http://127.0.0.1:${port}${API_PREFIX}`;
+  await writeRuntimeInfo(stateDir, {
+    pid: process.pid,
+    apiBaseUrl: runtime.apiBaseUrl,
+    dynamodbEndpoint: endpoint,
+    tableName: LOCAL_TABLE_NAME,
+    inMemory: options.inMemory,
+    dynamodbPid,
+    demoTenantId: demo.tenantId,
+    startedAt: new Date().toISOString(),
+  });
+  out.print(demoBanner(demo, runtime.apiBaseUrl, options.inMemory));
+  return runtime;
+}

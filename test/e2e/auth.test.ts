@@ -1,0 +1,155 @@
+import { ROUTES, type RouteSpec } from '../../lambdas/api/routes';
+import { SCOPES } from '../../lambdas/core/scopes';
+import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
+import { unknownId, useLocalRuntime } from './support/e2e';
+
+/** GET /openapi.json, GET /me, and the key checks every authenticated endpoint shares (spec section 5). */
+const e2e = useLocalRuntime();
+
+const authenticated = ROUTES.filter((route) => route.auth === 'apiKey');
+const describeRoute = (route: RouteSpec) => `${route.method} ${route.path}`;
+/** A concrete path for a route; path parameters get a well-formed id that names nothing. */
+const pathOf = (route: RouteSpec) => route.path.replace(/\{[^}]+\}/g, unknownId());
+const send = (route: RouteSpec, key?: string, headers?: Record<string, string>) =>
+  e2e.api.request(route.method, pathOf(route), { key, headers, ...(route.body && { json: {} }) });
+
+/** Keys (and an organization) made with the operator CLI, all at once: each command is a process. */
+const keys = {} as Record<'twoScopes' | 'expiring' | 'revoked' | 'expired' | 'contactsView' | 'starter' | 'busy' | 'quiet', { key: string; apiKey: { id: string } }>;
+beforeAll(async () => {
+  const create = (...args: string[]) => e2e.runtime.admin('key', 'create', '--tenant', e2e.demoTenantId, ...args);
+  const starterTenant = e2e.runtime.admin('tenant', 'create', '--name', 'Starter Org', '--plan', 'starter');
+  [keys.twoScopes, keys.expiring, keys.revoked, keys.expired, keys.contactsView, keys.busy, keys.quiet, keys.starter] = await Promise.all([
+    create('--scopes', 'sms.view,contacts.view'),
+    create('--expires-at', '2099-01-01T00:00:00+01:00'),
+    create('--name', 'to revoke'),
+    create('--expires-at', '2020-01-01T00:00:00Z'),
+    create('--scopes', 'contacts.view'),
+    create('--name', 'busy'),
+    create('--name', 'quiet'),
+    starterTenant.then(({ tenant }) => e2e.runtime.admin('key', 'create', '--tenant', tenant.id)),
+  ]);
+  // Revoked before its first use: no authorizer decision is cached for it.
+  await e2e.runtime.admin('key', 'revoke', keys.revoked.apiKey.id);
+});
+
+describe('GET /openapi.json', () => {
+  it('answers 200 without a key with an OpenAPI 3.1 document of every route', async () => {
+    const response = await e2e.api.get('/openapi.json');
+
+    expect(response.status).toBe(200);
+    expect(response.body.openapi).toBe('3.1.0');
+    for (const route of ROUTES) expect(response.body.paths[route.path]).toHaveProperty(route.method.toLowerCase());
+  });
+});
+
+describe('GET /me', () => {
+  it("answers the demo key's organization, identity, five scopes and rate limit", async () => {
+    const response = await e2e.api.get('/me', e2e.runtime.demoKey);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      tenant: { id: e2e.demoTenantId, name: 'Demo Organization', slug: 'demo-organization', plan: 'pro' },
+      apiKey: { id: expect.any(String), name: 'Demo key', prefix: e2e.runtime.demoKey.slice(0, 12), expiresAt: null, createdAt: expect.any(String) },
+      permissions: [...SCOPES],
+      rateLimit: { requestsPerMinute: 120 },
+    });
+    expect(response.headers.get('RateLimit-Limit')).toBe('120');
+  });
+
+  it('lists only the scopes a key holds, and needs none', async () => {
+    const response = await e2e.api.get('/me', keys.twoScopes.key);
+
+    expect(response.status).toBe(200);
+    expect(response.body.permissions).toEqual(['contacts.view', 'sms.view']);
+    expect(response.body.apiKey.id).toBe(keys.twoScopes.apiKey.id);
+  });
+
+  it('shows the expiry of a key that expires', async () => {
+    const response = await e2e.api.get('/me', keys.expiring.key);
+
+    expect(response.body.apiKey.expiresAt).toBe('2098-12-31T23:00:00.000Z');
+  });
+});
+
+describe('401 on every authenticated endpoint', () => {
+  const cases: [string, () => Record<string, string>][] = [
+    ['no Authorization header', () => ({})],
+    ['an unknown key', () => ({ Authorization: `Bearer cct_${'A'.repeat(43)}` })],
+    ['a header that is not Bearer', () => ({ Authorization: `Basic ${Buffer.from('user:pass').toString('base64')}` })],
+    ['a revoked key', () => ({ Authorization: `Bearer ${keys.revoked.key}` })],
+    ['an expired key', () => ({ Authorization: `Bearer ${keys.expired.key}` })],
+  ];
+
+  it.each(cases)('refuses %s with 401 and WWW-Authenticate: Bearer everywhere', async (_name, headersOf) => {
+    const responses = await Promise.all(authenticated.map((route) => send(route, undefined, headersOf())));
+
+    for (const response of responses) {
+      expect(response.status).toBe(401);
+      expect(response.headers.get('WWW-Authenticate')).toBe('Bearer');
+      expect(response.body).toEqual(GATEWAY_RESPONSES.unauthorized.body);
+    }
+  });
+});
+
+describe('403', () => {
+  it('refuses a key lacking the route scope, naming the scope, and lets the scope it holds through', async () => {
+    const responses = await Promise.all(authenticated.map(async (route) => ({ route, response: await send(route, keys.contactsView.key) })));
+
+    const refused = responses.filter(({ response }) => response.status === 403);
+    const needOtherScope = authenticated.filter((route) => route.scope !== null && route.scope !== 'contacts.view');
+    expect(refused.map(({ route }) => describeRoute(route))).toEqual(needOtherScope.map(describeRoute));
+    for (const { route, response } of refused) {
+      expect(response.body.code).toBe('insufficient_scope');
+      expect(response.body.error).toContain(route.scope);
+    }
+  });
+
+  it("refuses every key of an organization whose plan has no API access, even GET /me", async () => {
+    const responses = await Promise.all(authenticated.map((route) => send(route, keys.starter.key)));
+
+    for (const response of responses) {
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual(GATEWAY_RESPONSES.accessDenied.body);
+    }
+  });
+});
+
+describe('429', () => {
+  const BATCH = 20;
+
+  it('refuses a key over 120 requests a minute with Retry-After, and not another key of the same organization', async () => {
+    // Windows are whole minutes: a run that crosses into the next one needs up to twice the limit.
+    let refused;
+    for (let sent = 0; sent < 2 * 120 + BATCH && !refused; sent += BATCH) {
+      const batch = await Promise.all(Array.from({ length: BATCH }, () => e2e.api.get('/me', keys.busy.key)));
+      refused = batch.find((response) => response.status === 429);
+    }
+    const other = await e2e.api.get('/me', keys.quiet.key);
+
+    expect(refused?.body.code).toBe('rate_limited');
+    expect(Number(refused?.headers.get('Retry-After'))).toBeGreaterThan(0);
+    expect(refused?.headers.get('RateLimit-Remaining')).toBe('0');
+    expect(other.status).toBe(200);
+  });
+});
+
+describe('requests API Gateway answers itself', () => {
+  it('answers 404 for a path no route has, outside or inside /api/v1', async () => {
+    const responses = await Promise.all(['/nothing-here', '/contacts/x/y'].map((path) => e2e.api.get(path, e2e.runtime.demoKey)));
+    const outside = await fetch(e2e.runtime.baseUrl.replace('/api/v1', '/api/v2/me'));
+
+    for (const response of responses) {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(GATEWAY_RESPONSES.notFound.body);
+    }
+    expect(outside.status).toBe(404);
+    expect(await outside.json()).toEqual(GATEWAY_RESPONSES.notFound.body);
+  });
+
+  it('answers 405 for a method the path does not have', async () => {
+    const response = await e2e.api.request('PUT', '/contacts', { key: e2e.runtime.demoKey, json: {} });
+
+    expect(response.status).toBe(405);
+    expect(response.body).toEqual(GATEWAY_RESPONSES.methodNotAllowed.body);
+  });
+});

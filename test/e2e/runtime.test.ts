@@ -1,0 +1,223 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
+import { JAVA_HELP, localDynamoClient, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
+import { isProcessAlive } from '../../local/runtime-file';
+import { REPO_ROOT, startLocalRuntime, tsxNode, type LocalRuntimeHandle } from '../support/local-runtime';
+import type { Api } from './support/api';
+import { connect, E2E_TEST_TIMEOUT_MS } from './support/e2e';
+
+/** `npm start` itself: what it prints, where it keeps things, how it stops, and its options. */
+jest.setTimeout(E2E_TEST_TIMEOUT_MS);
+const START_TIMEOUT_MS = 90_000;
+
+/** The value once it satisfies the check (output of another process arrives when it arrives), or the last one after 5 s. */
+async function eventually<T>(read: () => T, ok: (value: T) => boolean): Promise<T> {
+  for (let waited = 0; waited < 5000 && !ok(read()); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  return read();
+}
+
+const clients = new WeakMap<LocalRuntimeHandle, Promise<Api>>();
+/** The runtime's client, checked against the OpenAPI document it serves; made on first use. */
+function apiOf(runtime: LocalRuntimeHandle): Promise<Api> {
+  if (!clients.has(runtime)) clients.set(runtime, connect(runtime));
+  return clients.get(runtime)!;
+}
+const me = async (runtime: LocalRuntimeHandle, key: string) => (await apiOf(runtime)).get('/me', key);
+
+/** A PATH without java, to prove what needs Java and what does not. */
+let noJavaPath: string;
+beforeAll(async () => {
+  noJavaPath = await mkdtemp(join(tmpdir(), 'cct-no-java-'));
+});
+afterAll(() => rm(noJavaPath, { recursive: true, force: true }));
+
+describe('without Java', () => {
+  it('stops at once with exit code 1 and says how to get Java', async () => {
+    const [command, args] = tsxNode('bin/local.ts', ['--in-memory', '--state-dir', noJavaPath]);
+
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      const child = execFile(command, args, { cwd: REPO_ROOT, env: { ...process.env, PATH: noJavaPath } }, (_error, stdout, stderr) =>
+        done({ code: child.exitCode, stdout, stderr }),
+      );
+    });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(JAVA_HELP);
+    expect(result.stdout).not.toContain('Ready:');
+  });
+});
+
+describe('a runtime that keeps its data', () => {
+  let stateDir: string;
+  let runtime: LocalRuntimeHandle;
+  beforeAll(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'cct-state-'));
+    runtime = await startLocalRuntime({ inMemory: false, stateDir });
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await runtime?.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }, START_TIMEOUT_MS);
+
+  it('prints the demo key once in a banner with a curl example, then exactly one Ready line', async () => {
+    const printed = runtime.stdout();
+
+    const response = await me(runtime, runtime.demoKey);
+
+    expect(response.status).toBe(200);
+    expect(printed).toContain(`curl -H "Authorization: Bearer ${runtime.demoKey}" ${runtime.baseUrl}/me`);
+    expect(printed.match(/^Ready: .*$/gm)).toEqual([`Ready: ${runtime.baseUrl}`]);
+  });
+
+  it('records itself in runtime.json and keeps DynamoDB data under <state-dir>/data', async () => {
+    const files = await readdir(join(stateDir, 'data'));
+
+    expect(runtime.info).toMatchObject({ apiBaseUrl: runtime.baseUrl, tableName: 'cct-local', inMemory: false, pid: runtime.child.pid });
+    expect(isProcessAlive(runtime.info.dynamodbPid!)).toBe(true);
+    expect(files.some((file) => file.endsWith('.db'))).toBe(true);
+  });
+
+  it('logs one line per request without keys or headers', async () => {
+    const before = runtime.stdout().length;
+
+    await me(runtime, runtime.demoKey);
+    const requestLine = /^GET \/api\/v1\/me 200 \d+ms$/m;
+    const log = await eventually(() => runtime.stdout().slice(before), (text) => requestLine.test(text));
+
+    expect(log).toMatch(requestLine);
+    expect(log).not.toContain(runtime.demoKey);
+    expect(log).not.toContain('Bearer');
+  });
+
+  it('reuses an authorizer decision for the cache TTL, as API Gateway does: a revoked key works until it expires', async () => {
+    const { key, apiKey } = await runtime.admin('key', 'create', '--tenant', runtime.info.demoTenantId!);
+    await me(runtime, key);
+
+    await runtime.admin('key', 'revoke', apiKey.id);
+    const response = await me(runtime, key);
+
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses a body over 10 MB with 413 before any handler sees it', async () => {
+    const api = await apiOf(runtime);
+
+    const response = await api.request('POST', '/contacts', {
+      key: runtime.demoKey,
+      headers: { 'Content-Type': 'application/json' },
+      rawBody: 'x'.repeat(10 * 1024 * 1024 + 1),
+    });
+
+    expect(response.status).toBe(413);
+    expect(response.body.code).toBe('payload_too_large');
+  });
+
+  it('stops on SIGTERM with exit code 0 and takes its DynamoDB Local with it; the CLI then says so', async () => {
+    const code = await runtime.stop();
+    const admin = await runtime.adminResult('tenant', 'create', '--name', 'Too late');
+
+    expect(code).toBe(0);
+    expect(isProcessAlive(runtime.info.dynamodbPid!)).toBe(false);
+    expect(admin.code).toBe(1);
+    expect(admin.stderr).toContain('is not running');
+  });
+});
+
+describe('--dynamodb-endpoint', () => {
+  let engine: DynamoDbLocal;
+  let stateDir: string;
+  /** Java is hidden from the runtimes: with an endpoint they must not need it. */
+  const options = (...args: string[]) => ({ inMemory: false, stateDir, env: { PATH: noJavaPath }, args: ['--dynamodb-endpoint', engine.endpoint, ...args] });
+  let first: LocalRuntimeHandle;
+  beforeAll(async () => {
+    [engine, stateDir] = await Promise.all([startDynamoDbLocal(), mkdtemp(join(tmpdir(), 'cct-state-'))]);
+    first = await startLocalRuntime(options('--authorizer-cache-ttl', '0'));
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await first?.stop();
+    await engine?.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }, START_TIMEOUT_MS);
+
+  it('serves from the DynamoDB Local at that endpoint and starts none', async () => {
+    const client = localDynamoClient(engine.endpoint);
+    const tables = await client.send(new ListTablesCommand({})).finally(() => client.destroy());
+
+    const response = await me(first, first.demoKey);
+
+    expect(response.status).toBe(200);
+    expect(first.info).toMatchObject({ dynamodbEndpoint: engine.endpoint, dynamodbPid: null });
+    expect(tables.TableNames).toContain('cct-local');
+  });
+
+  it('with --authorizer-cache-ttl 0 refuses a revoked key at once', async () => {
+    const { key, apiKey } = await first.admin('key', 'create', '--tenant', first.info.demoTenantId!);
+    const beforeRevoke = await me(first, key);
+
+    await first.admin('key', 'revoke', apiKey.id);
+    const afterRevoke = await me(first, key);
+
+    expect(beforeRevoke.status).toBe(200);
+    expect(afterRevoke.status).toBe(401);
+  });
+
+  it('stops by itself, exit code 0, when the process named by --stop-with-pid ends', async () => {
+    const watched = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    const runtime = await startLocalRuntime({
+      inMemory: false,
+      env: { PATH: noJavaPath },
+      args: ['--dynamodb-endpoint', engine.endpoint, '--stop-with-pid', String(watched.pid)],
+    });
+    const exited = new Promise((resolve) => runtime.child.once('exit', resolve));
+    try {
+      watched.kill();
+
+      expect(await exited).toBe(0);
+    } finally {
+      watched.kill();
+      await runtime.stop();
+    }
+  }, START_TIMEOUT_MS);
+
+  describe('started again on the same data', () => {
+    let again: LocalRuntimeHandle;
+    beforeAll(async () => {
+      await first.stop();
+      again = await startLocalRuntime(options('--rate-limit-per-network', '3', '--rate-limit-per-key', '7'));
+    }, START_TIMEOUT_MS);
+    afterAll(() => again?.stop(), START_TIMEOUT_MS);
+
+    it('creates no demo organization, says the key was printed on first start, and the first key still works', async () => {
+      const response = await me(again, first.demoKey);
+
+      expect(again.demoKey).toBe('');
+      expect(again.stdout()).toContain('the demo API key was printed on first start');
+      expect(response.status).toBe(200);
+    });
+
+    it('gives the handlers the per-key limit of --rate-limit-per-key', async () => {
+      const response = await me(again, first.demoKey);
+
+      expect(response.headers.get('RateLimit-Limit')).toBe('7');
+      expect(response.body.rateLimit).toEqual({ requestsPerMinute: 7 });
+    });
+
+    it('limits requests per client network with --rate-limit-per-network, before any key is checked', async () => {
+      const api = await apiOf(again);
+
+      // Windows are whole minutes: a run that crosses into the next one needs up to twice the limit.
+      let refused;
+      for (let sent = 0; sent < 7 && !refused; sent += 1) {
+        const response = await api.get('/openapi.json');
+        if (response.status === 429) refused = response;
+      }
+
+      expect(refused?.headers.get('Retry-After')).toBe(GATEWAY_RESPONSES.throttled.headers['Retry-After']);
+      expect(refused?.body).toEqual(GATEWAY_RESPONSES.throttled.body);
+    });
+  });
+});
