@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'idempotency_conflict'
   | 'idempotency_mismatch'
+  | 'number_taken'
   | 'internal';
 
 export class DomainError extends Error {
@@ -123,5 +124,14 @@ export class IdempotencyConflictError extends DomainError {
 export class IdempotencyMismatchError extends DomainError {
   constructor() {
     super(422, 'idempotency_mismatch', 'This Idempotency-Key was already used with a different request body');
+  }
+}
+
+// ---------- organization numbers (carrier) ----------
+
+/** A phone number routes the carrier's callbacks to one organization, so two cannot hold it. */
+export class NumberTakenError extends DomainError {
+  constructor(number: string) {
+    super(409, 'number_taken', `The number ${number} already belongs to another organization`, { number });
   }
 }

@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from './aws';
-import { CONDITION, isConditionalCheckFailed, nowIso, num, str, type Item } from './dynamo';
-import { NotFoundError } from './errors';
+import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item } from './dynamo';
+import { NotFoundError, NumberTakenError, ValidationError } from './errors';
 import { uuidv7 } from './ids';
-import { TENANT_SK, tenantPk } from './keys';
+import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from './keys';
+import { isE164 } from './phone';
 import type { Plan } from './scopes';
 
 export const BILLING_STATUSES = ['active', 'past_due', 'suspended'] as const;
@@ -85,7 +86,7 @@ export async function createTenant(input: TenantInput, now = new Date()): Promis
     createdAt: at,
     updatedAt: at,
   };
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(tenant), ConditionExpression: CONDITION.rowIsNew }));
+  await writeWithNumbers({ Put: { TableName: TABLE_NAME, Item: toItem(tenant), ConditionExpression: CONDITION.rowIsNew } }, tenant);
   return tenant;
 }
 
@@ -114,22 +115,80 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
   // makes a concurrent operator change fail loudly instead of being silently overwritten.
   const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
   try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: tenantKey(tenantId),
-        UpdateExpression: `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}`,
-        ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
-        ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])),
-        ExpressionAttributeValues: {
-          ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
-          ':previousUpdatedAt': current.updatedAt,
+    await writeWithNumbers(
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: tenantKey(tenantId),
+          UpdateExpression: `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}`,
+          ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
+          ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])),
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
+            ':previousUpdatedAt': current.updatedAt,
+          },
         },
-      }),
+      },
+      next,
     );
   } catch (err) {
-    if (isConditionalCheckFailed(err)) throw new Error('The organization changed concurrently; try again', { cause: err });
+    if (err instanceof TenantRowConflict) throw new Error('The organization changed concurrently; try again', { cause: err });
     throw err;
   }
   return next;
+}
+
+// ---------- number -> organization lookup rows (carrier callbacks) ----------
+
+/**
+ * `NUMBER_OWNER#<e164>` -> tenantId: how a carrier callback, which names only phone numbers,
+ * finds its organization. Outside every tenant partition by necessity, like the API-key rows.
+ */
+export const numberOwnerKey = (number: string) => ({ pk: `${PREFIX.numberOwner}${number}`, sk: OWNER_SK });
+
+/** The organization that registered this number, if any. */
+export async function findTenantIdByNumber(number: string): Promise<string | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberOwnerKey(number) }));
+  return typeof Item?.tenantId === 'string' ? Item.tenantId : undefined;
+}
+
+/** One transaction holds the tenant row and one lookup row per number (the rest of 100 items). */
+const MAX_NUMBERS = 99;
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+class TenantRowConflict extends Error {}
+
+/**
+ * Writes the tenant row and (re)asserts a lookup row for each of its numbers in one transaction,
+ * so a number is never registered without its owner row, nor claimed by two organizations under
+ * concurrency. Re-asserting every number (not only added ones) also backfills rows for
+ * organizations registered before the lookup rows existed.
+ */
+async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Promise<void> {
+  const invalid = tenant.numbers.find((n) => !isE164(n));
+  if (invalid !== undefined) throw new ValidationError('numbers: each must be an E.164 phone number such as +14155550123');
+  if (tenant.numbers.length > MAX_NUMBERS) throw new ValidationError(`numbers: at most ${MAX_NUMBERS} per organization`);
+  const owners: TransactItem[] = tenant.numbers.map((number) => ({
+    Put: {
+      TableName: TABLE_NAME,
+      Item: { ...numberOwnerKey(number), type: 'numberOwner', tenantId: tenant.id, number },
+      ConditionExpression: 'attribute_not_exists(pk) OR tenantId = :tenantId',
+      ExpressionAttributeValues: { ':tenantId': tenant.id },
+    },
+  }));
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await dynamo.send(new TransactWriteCommand({ TransactItems: [tenantWrite, ...owners] }));
+      return;
+    } catch (err) {
+      const reasons = cancellationReasons(err);
+      if (failedCondition(reasons, 0)) throw new TenantRowConflict('tenant row condition failed', { cause: err });
+      const taken = tenant.numbers.findIndex((_, i) => failedCondition(reasons, i + 1));
+      if (taken !== -1) throw new NumberTakenError(tenant.numbers[taken]);
+      // Another transaction on the same number was in flight: the retry sees its outcome.
+      if (!reasons?.some((r) => r.code === 'TransactionConflict') || attempt >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    }
+  }
 }

@@ -41,8 +41,11 @@ const refusingCarrier: Carrier = {
   },
 };
 
+/** Each organization its own SMS number: a number belongs to one organization only. */
+let orgNumbers = 0;
 const newOrg = async (overrides: Partial<TenantInput> = {}) =>
-  (await createTenant({ name: 'Texting Org', smsNumber: ORG_NUMBER, ...overrides })).id;
+  (await createTenant({ name: 'Texting Org', smsNumber: `+1628555${String((orgNumbers += 1)).padStart(4, '0')}`, ...overrides })).id;
+const smsNumberOf = async (tenantId: string) => (await getTenant(tenantId))!.smsNumber!;
 
 const spendOf = async (tenantId: string) => (await getTenant(tenantId))!.spendCents;
 
@@ -55,13 +58,14 @@ describe('sending a text', () => {
   it('charges the organization, writes the queued message with its thread and records the carrier sid', async () => {
     // Prepare
     const tenantId = await newOrg();
+    const orgNumber = await smsNumberOf(tenantId);
     const carrier = acceptingCarrier();
     // Act
     const message = await sendMessage(tenantId, { to: '+14155550101', body: 'Your order shipped' }, carrier, minutes(1));
     // Assess
     expect(message).toMatchObject({
       direction: 'outbound',
-      fromNumber: ORG_NUMBER,
+      fromNumber: orgNumber,
       toNumber: '+14155550101',
       counterpartNumber: '+14155550101',
       status: 'queued',
@@ -70,7 +74,7 @@ describe('sending a text', () => {
       createdAt: minutes(1).toISOString(),
     });
     expect(message.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
-    expect(carrier.sent).toEqual([{ tenantId, messageId: message.id, from: ORG_NUMBER, to: '+14155550101', body: 'Your order shipped' }]);
+    expect(carrier.sent).toEqual([{ tenantId, messageId: message.id, from: orgNumber, to: '+14155550101', body: 'Your order shipped' }]);
     expect(await getMessage(tenantId, message.id)).toEqual(message);
     expect(await spendOf(tenantId)).toBe(1);
     expect(await listThreads(tenantId)).toEqual([

@@ -1,0 +1,5 @@
+import { smsInboundCallback } from '../core/carrier-callbacks/callbacks';
+import { callbackHandler } from './callback-handler';
+import { carrierRoutes } from './routes';
+
+export const handler = callbackHandler(carrierRoutes.twilioSmsInbound, smsInboundCallback);

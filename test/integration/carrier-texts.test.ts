@@ -1,0 +1,124 @@
+import { createTestTable } from '../support/table';
+import { lambdaContext } from '../support/api-event';
+import { callbackHandler } from '../../lambdas/carrier/callback-handler';
+import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/carrier/routes';
+import type { Carrier } from '../../lambdas/core/carrier';
+import { smsInboundCallback, smsStatusCallback, type CallbackKind } from '../../lambdas/core/carrier-callbacks/callbacks';
+import { consentOfNumber } from '../../lambdas/core/consent';
+import { listMessages } from '../../lambdas/core/messages';
+import { createTenant } from '../../lambdas/core/tenants';
+import { sendMessage } from '../../lambdas/core/texting';
+import { listThreads } from '../../lambdas/core/threads';
+import { sid, smsInbound, smsStatus, type Form } from '../fixtures/twilio/callbacks';
+import { signedCallbackEvent, TEST_PUBLIC_BASE_URL, TEST_TOKEN } from '../fixtures/twilio/events';
+
+const ORG = '+14155550000';
+let tenantId: string;
+let n = 700;
+let customers = 0;
+const nextSid = () => sid('SM', (n += 1));
+const nextCustomer = () => `+1415555${String((customers += 1)).padStart(4, '0')}`;
+const received = new Date('2026-11-21T10:00:00.000Z');
+
+function poster<P>(route: CarrierRouteSpec, kind: CallbackKind<P>) {
+  const handler = callbackHandler(route, kind, { config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL }, now: () => received });
+  return (form: Form, tamper?: (event: ReturnType<typeof signedCallbackEvent>) => void) => {
+    const event = signedCallbackEvent(route, form);
+    tamper?.(event);
+    return handler(event, lambdaContext);
+  };
+}
+const postInbound = poster(carrierRoutes.twilioSmsInbound, smsInboundCallback);
+const postStatus = poster(carrierRoutes.twilioSmsStatus, smsStatusCallback);
+const conversation = async (counterpart: string) => (await listMessages(tenantId, counterpart, { limit: 50 })).items;
+
+beforeAll(async () => {
+  await createTestTable();
+  tenantId = (await createTenant({ name: 'Texts Org', smsNumber: ORG })).id;
+});
+
+describe('an inbound text callback', () => {
+  it('stores the text once, as received and unread, however often Twilio delivers it', async () => {
+    // Prepare
+    const customer = nextCustomer();
+    const form = smsInbound({ messageSid: nextSid(), from: customer, to: ORG, body: 'Can we move to 3pm?' });
+    // Act
+    const first = await postInbound(form);
+    const retry = await postInbound(form);
+    // Assess
+    expect(first).toMatchObject({ statusCode: 200, body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' });
+    expect(retry.statusCode).toBe(200);
+    expect(await conversation(customer)).toEqual([
+      expect.objectContaining({ direction: 'inbound', fromNumber: customer, toNumber: ORG, body: 'Can we move to 3pm?', status: 'received', isRead: false, messageSid: form.MessageSid, createdAt: received.toISOString() }),
+    ]);
+    expect((await listThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({ messageCount: 1, hasUnread: true });
+  });
+
+  it('applies a STOP keyword to the sender\'s consent', async () => {
+    // Prepare
+    const customer = nextCustomer();
+    // Act
+    await postInbound(smsInbound({ messageSid: nextSid(), from: customer, to: ORG, body: ' stop ' }));
+    // Assess
+    expect(await consentOfNumber(tenantId, customer)).toBe('opted_out');
+  });
+
+  it('writes nothing when unsigned, signed for another body, or sent to a number no organization registered', async () => {
+    // Prepare
+    const customer = nextCustomer();
+    const form = smsInbound({ messageSid: nextSid(), from: customer, to: ORG, body: 'STOP' });
+    // Act
+    const unsigned = await postInbound(form, (event) => delete event.headers['X-Twilio-Signature']);
+    const forged = await postInbound(form, (event) => (event.body = event.body!.replace('Body=STOP', 'Body=START')));
+    const elsewhere = await postInbound(smsInbound({ messageSid: nextSid(), from: customer, to: '+19995550000', body: 'STOP' }));
+    // Assess
+    expect([unsigned.statusCode, forged.statusCode, elsewhere.statusCode]).toEqual([403, 403, 200]);
+    expect(await conversation(customer)).toEqual([]);
+    expect(await consentOfNumber(tenantId, customer)).toBe('unknown');
+  });
+
+  it('accepts and ignores a sender that is no phone number (an alphanumeric id)', async () => {
+    // Act
+    const result = await postInbound(smsInbound({ messageSid: nextSid(), from: 'ACMEBANK', to: ORG, body: 'Your code is 1234' }));
+    // Assess
+    expect(result.statusCode).toBe(200);
+  });
+});
+
+describe('a message status callback', () => {
+  const sendOne = async (to: string) => {
+    const messageSid = nextSid();
+    const carrier: Carrier = { name: 'twilio', send: async () => ({ messageSid }) };
+    const message = await sendMessage(tenantId, { to, body: 'Your table is ready' }, carrier, received);
+    return { message, messageSid };
+  };
+
+  it('moves the message and its thread forward, never backwards', async () => {
+    // Prepare
+    const customer = nextCustomer();
+    const { messageSid } = await sendOne(customer);
+    const status = (s: string) => smsStatus({ messageSid, status: s, from: ORG, to: customer });
+    // Act
+    for (const s of ['queued', 'sent', 'delivered', 'sent']) expect((await postStatus(status(s))).statusCode).toBe(200);
+    // Assess
+    expect((await conversation(customer))[0]).toMatchObject({ status: 'delivered', messageSid });
+    expect((await listThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({ lastStatus: 'delivered' });
+  });
+
+  it('marks an undelivered message failed', async () => {
+    // Prepare
+    const customer = nextCustomer();
+    const { messageSid } = await sendOne(customer);
+    // Act
+    await postStatus(smsStatus({ messageSid, status: 'undelivered', from: ORG, to: customer, errorCode: '30003' }));
+    // Assess
+    expect((await conversation(customer))[0]).toMatchObject({ status: 'failed' });
+  });
+
+  it('answers 200 for a sid the service never sent', async () => {
+    // Act
+    const result = await postStatus(smsStatus({ messageSid: nextSid(), status: 'delivered', from: ORG, to: nextCustomer() }));
+    // Assess
+    expect(result).toEqual({ statusCode: 200, headers: {}, body: '' });
+  });
+});

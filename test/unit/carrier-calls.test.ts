@@ -1,0 +1,119 @@
+import 'aws-sdk-client-mock-jest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { upsertCallByProviderSid, type CallLegChange } from '../../lambdas/core/calls';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+beforeEach(() => ddb.reset());
+
+const tenantId = '0199a000-0000-7000-8000-000000000001';
+const existingCallId = '0199a000-0000-7000-8000-0000000000c1';
+const SID = 'CA00000000000000000000000000000001';
+const mapKey = { pk: `T#${tenantId}`, sk: `CALLSID#${SID}` };
+
+/** An internal call: no external number, so no contact transaction to mock. */
+const change = (over: Partial<CallLegChange> = {}): CallLegChange => ({
+  at: new Date('2026-11-21T10:00:00Z'),
+  classification: { rank: 2, direction: 'outbound', isInternal: true, fromNumber: 'client:a', toNumber: 'client:b', outcomeLeg: 'child' },
+  progress: 'ringing',
+  externalNumbers: [],
+  ...over,
+});
+
+const cancelled = (...reasons: { Code: string; Item?: Record<string, unknown> }[]) =>
+  new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: reasons.map((r) => ({ Code: r.Code, ...(r.Item && { Item: marshall(r.Item) }) })),
+  });
+
+describe('upserting a call by provider sid', () => {
+  it('writes the sid row, the owner row and the call in one conditional transaction', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    const result = await upsertCallByProviderSid(tenantId, SID, change());
+    // Assess
+    const [sidRow, owner, call] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(sidRow.Put).toMatchObject({ Item: { ...mapKey, callId: result.callId }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(owner.Put).toMatchObject({ Item: { pk: `CALLSID_OWNER#${SID}`, sk: 'OWNER', tenantId } });
+    expect(call.Put).toMatchObject({ Item: { id: result.callId, type: 'call', status: 'ringing', statusRank: 1, classRank: 2 }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(call.Put!.Item).not.toHaveProperty('answeredAt');
+    expect(result.created).toBe(true);
+    expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
+  });
+
+  it('joins the call another first callback created, as its sid row reports', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed', Item: { callId: existingCallId } }, { Code: 'None' }, { Code: 'None' }));
+    ddb.on(UpdateCommand).resolves({});
+    // Act
+    const result = await upsertCallByProviderSid(tenantId, SID, change());
+    // Assess
+    expect(result).toEqual({ callId: existingCallId, created: false });
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}` },
+      ConditionExpression: '#statusRank < :rank',
+      ExpressionAttributeValues: { ':status': 'ringing', ':rank': 1 },
+    });
+  });
+
+  it('looks again after losing a transaction race, then updates the call it finds', async () => {
+    // Prepare
+    ddb.on(GetCommand, { Key: mapKey }).resolvesOnce({}).resolves({ Item: { ...mapKey, callId: existingCallId } });
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }, { Code: 'None' }));
+    ddb.on(UpdateCommand).resolves({});
+    // Act
+    const result = await upsertCallByProviderSid(tenantId, SID, change());
+    // Assess
+    expect(result).toEqual({ callId: existingCallId, created: false });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+  });
+
+  it("retries the caller's contact when its claim collided with a concurrent callback's", async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }))
+      .resolves({});
+    const inbound = change({
+      classification: { rank: 3, direction: 'inbound', isInternal: false, fromNumber: '+14155550199', toNumber: '+14155550000', outcomeLeg: 'parent' },
+      externalNumbers: ['+14155550199'],
+    });
+    // Act
+    const result = await upsertCallByProviderSid(tenantId, SID, inbound);
+    // Assess
+    const [firstClaim, secondClaim, call] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+    expect(firstClaim[0].Put!.Item).toMatchObject({ sk: 'NUMBER#+14155550199' });
+    expect(secondClaim[0].Put!.Item).toMatchObject({ sk: 'NUMBER#+14155550199' });
+    expect(call[2].Put!.Item).toMatchObject({ id: result.callId, contactId: secondClaim[1].Put!.Item!.id });
+  });
+
+  it('refuses a provider call another organization already owns', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }));
+    // Act + Assess
+    await expect(upsertCallByProviderSid(tenantId, SID, change())).rejects.toThrow('belongs to another organization');
+  });
+
+  it('treats a failed condition as "already known": a repeated end changes nothing and throws nothing', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...mapKey, callId: existingCallId } });
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
+    const end = { status: 'busy', durationSec: 0, endedAt: new Date('2026-11-21T10:00:09Z') };
+    // Act
+    const result = await upsertCallByProviderSid(tenantId, SID, change({ progress: undefined, end }));
+    // Assess
+    expect(result.created).toBe(false);
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      ConditionExpression: '#statusRank < :terminal',
+      ExpressionAttributeValues: { ':status': 'busy', ':terminal': 3, ':at': '2026-11-21T10:00:09.000Z', ':durationSec': 0 },
+    });
+  });
+});
