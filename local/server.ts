@@ -11,15 +11,6 @@ import type { RouteMatch } from './router';
 /** API Gateway's payload limit: larger requests never reach a handler. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
-/**
- * What API Gateway answers (gateway response REQUEST_TOO_LARGE) for a body over its limit.
- * gateway-responses.ts has no entry for it yet; when it gains one, use that here.
- */
-export const REQUEST_TOO_LARGE: GatewayResponse = {
-  statusCode: 413,
-  body: { error: 'Request body larger than 10 MB', code: 'payload_too_large' },
-  headers: {},
-};
 
 /** API Gateway's own integration timeout; the handler's context counts down from it. */
 const INTEGRATION_TIMEOUT_MS = 29_000;
@@ -93,7 +84,7 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
     return gateway(GATEWAY_RESPONSES.throttled);
   }
   const body = await readBody(req);
-  if (body === 'tooLarge') return gateway(REQUEST_TOO_LARGE);
+  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
   const request: IncomingRequest = { method: req.method ?? 'GET', rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
   const match = deps.match(request.method, request.rawPath);

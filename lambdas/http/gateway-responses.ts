@@ -36,6 +36,12 @@ export const GATEWAY_RESPONSES = {
     body: { error: 'Rate limit exceeded; retry after the number of seconds in Retry-After', code: 'rate_limited' },
     headers: { 'Retry-After': '60' },
   },
+  /** A body over API Gateway's 10 MB payload limit (REQUEST_TOO_LARGE); handlers refuse over 64 KiB themselves. */
+  requestTooLarge: {
+    statusCode: 413,
+    body: { error: 'Request body larger than 10 MB', code: 'payload_too_large' },
+    headers: {},
+  },
   internal: {
     statusCode: 500,
     body: { error: 'Internal error', code: 'internal' },

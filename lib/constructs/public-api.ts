@@ -307,6 +307,7 @@ export class PublicApi extends Construct {
     install(apigateway.ResponseType.RESOURCE_NOT_FOUND, GATEWAY_RESPONSES.notFound);
     install(apigateway.ResponseType.THROTTLED, GATEWAY_RESPONSES.throttled);
     install(apigateway.ResponseType.QUOTA_EXCEEDED, GATEWAY_RESPONSES.throttled);
+    install(apigateway.ResponseType.REQUEST_TOO_LARGE, GATEWAY_RESPONSES.requestTooLarge);
     install(apigateway.ResponseType.DEFAULT_5XX, GATEWAY_RESPONSES.internal, true);
     this.api.addGatewayResponse(apigateway.ResponseType.DEFAULT_4XX.responseType, {
       type: apigateway.ResponseType.DEFAULT_4XX,

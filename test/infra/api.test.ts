@@ -148,6 +148,15 @@ describe('the public API', () => {
     expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.throttled.body);
   });
 
+  it('answers a body over API Gateway\'s limit with 413 payload_too_large, as the local runtime does', () => {
+    const { template } = synth();
+
+    const response = gatewayResponse(template, 'REQUEST_TOO_LARGE');
+
+    expect(response.StatusCode).toBe('413');
+    expect(parsedTemplate(response)).toEqual({ error: 'Request body larger than 10 MB', code: 'payload_too_large' });
+  });
+
   it.each(['MISSING_AUTHENTICATION_TOKEN', 'RESOURCE_NOT_FOUND'])('turns %s (an unknown path) into 404 not_found', (type) => {
     const { template } = synth();
 
