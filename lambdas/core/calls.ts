@@ -80,7 +80,7 @@ async function contactOfCall(
   at: Date,
 ): Promise<string | null> {
   const external = externalNumberOf(call);
-  return external ? contactForNumber(tenantId, external, call.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound', at) : null;
+  return external ? ensureContactForNumber(tenantId, external, call.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound', at) : null;
 }
 
 /**
@@ -253,28 +253,12 @@ export async function upsertCallByProviderSid(tenantId: string, providerCallSid:
   throw new Error('upsertCallByProviderSid: the call kept being written concurrently; giving up');
 }
 
-/**
- * The contact of a number, retried when its claim transaction collided with another one on the
- * same number (the callbacks of one call's legs arrive together); the retry then finds the claim.
- */
-async function contactForNumber(tenantId: string, number: string, source: 'auto_inbound' | 'auto_outbound', at: Date): Promise<string> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await ensureContactForNumber(tenantId, number, source, at);
-    } catch (err) {
-      const conflict = cancellationReasons(err)?.some((r) => r.code === 'TransactionConflict');
-      if (!conflict || attempt >= 5) throw err;
-      await pause(Math.random() * 20 * attempt);
-    }
-  }
-}
-
 /** Contacts for every external number; returns the one of the classification's external party. */
 async function ensureContactsOf(tenantId: string, change: CallLegChange): Promise<string | null> {
   const { classification: c, at } = change;
   const source = c.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound';
   const numbers = [...new Set(change.externalNumbers.filter(isE164))];
-  const ids = new Map(await Promise.all(numbers.map(async (n) => [n, await contactForNumber(tenantId, n, source, at)] as const)));
+  const ids = new Map(await Promise.all(numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at)] as const)));
   const external = externalNumberOf(c);
   return external ? (ids.get(external) ?? (await contactOfCall(tenantId, c, at))) : null;
 }

@@ -1,6 +1,6 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from './aws';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, str, type Item } from './dynamo';
+import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, retryOnTransactionConflict, str, type Item } from './dynamo';
 import { ContactConflictError, NotFoundError } from './errors';
 import { uuidv7 } from './ids';
 import { PREFIX, tenantPk, tenantScopedPk } from './keys';
@@ -108,7 +108,7 @@ export async function getContact(tenantId: string, contactId: string): Promise<C
 async function insertWithClaim(contact: Contact): Promise<{ ok: true } | { ok: false; claim: NumberClaim }> {
   const number = contact.normalizedNumber as string;
   try {
-    await dynamo.send(
+    await retryOnTransactionConflict(() => dynamo.send(
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -122,7 +122,7 @@ async function insertWithClaim(contact: Contact): Promise<{ ok: true } | { ok: f
           { Put: { TableName: TABLE_NAME, Item: toItem(contact), ConditionExpression: CONDITION.rowIsNew } },
         ],
       }),
-    );
+    ));
     return { ok: true };
   } catch (err) {
     const claimTaken = failedCondition(cancellationReasons(err), 0);

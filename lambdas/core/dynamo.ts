@@ -31,6 +31,24 @@ export function failedCondition(reasons: CancellationReason[] | undefined, index
   return reason?.code === 'ConditionalCheckFailed' ? reason : undefined;
 }
 
+/**
+ * Runs a transaction again when DynamoDB cancelled it for colliding with another transaction on
+ * the same rows (`TransactionConflict`), which is transient: the retry sees the other's result.
+ * Condition failures are not retried; they are answers.
+ */
+export async function retryOnTransactionConflict<T>(write: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await write();
+    } catch (err) {
+      const conflict = cancellationReasons(err)?.some((reason) => reason.code === 'TransactionConflict');
+      if (!conflict || attempt >= attempts) throw err;
+      // Jittered, growing pause so colliding writers do not collide again in lockstep.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    }
+  }
+}
+
 export const isConditionalCheckFailed = (err: unknown): boolean =>
   err instanceof ConditionalCheckFailedException || (err as { name?: string })?.name === 'ConditionalCheckFailedException';
 

@@ -7,7 +7,8 @@ import { logger } from '../core/aws';
 import { principalFromContext, type Principal } from '../core/auth';
 import { rateLimitPerKey } from '../core/config';
 import { DomainError, InsufficientScopeError, NotFoundError, RateLimitedError } from '../core/errors';
-import { consumeKeyBudget, rateLimitHeaders, type RateLimitState } from '../core/rate-limit';
+import { consumeKeyBudget } from '../core/rate-limit';
+import { rateLimitHeaders, type RateLimitState } from '../core/rate-limit-window';
 import type { RouteSpec } from '../api/routes';
 import { toErrorResponse } from './error-mapper';
 import { toProxyResult, type ApiResponse } from './responses';
@@ -90,8 +91,16 @@ const authenticate = (route: RouteSpec) => ({
   },
 });
 
-const limitBodySize = () => ({
+/**
+ * Before the JSON body parser: refuses an oversized body (413), and gives the parser the
+ * content type under the name it looks for, since API Gateway REST keeps the client's header
+ * case (`CONTENT-TYPE` is as valid as `content-type`).
+ */
+const prepareBody = () => ({
   before: (request: ApiMiddlewareRequest) => {
+    const headers = (request.event.headers ??= {});
+    const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    if (contentType !== undefined) headers['content-type'] = contentType;
     const body = request.event.body ?? '';
     const bytes = request.event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
     if (bytes > MAX_BODY_BYTES) {
@@ -137,7 +146,7 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
     .use(respond());
   if (route.auth !== null) chain.use(authenticate(route)).use(limitRate(route));
   if (route.body) {
-    chain.use(limitBodySize());
+    chain.use(prepareBody());
     chain.use(httpJsonBodyParser({ disableContentTypeError: false }));
   }
   chain.use(validate(route));

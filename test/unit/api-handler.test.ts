@@ -121,6 +121,15 @@ describe('the middleware chain', () => {
     expect(dataCalls()).toHaveLength(0);
   });
 
+  it('reads the content type whatever the case of its header name', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    const body = JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' });
+
+    const result = await createContact(apiEvent({ method: 'POST', body, headers: { 'CONTENT-TYPE': 'application/json' } }), lambdaContext);
+
+    expect(result.statusCode).toBe(201);
+  });
+
   it('refuses a body over 64 KiB with 413 before parsing it', async () => {
     const body = JSON.stringify({ displayName: 'A', phoneNumber: '+14155550100', notes: 'x'.repeat(70_000) });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CallSchema } from '../schemas';
+import { MessageSchema } from '../message-schemas';
 
 /**
  * The bodies of the signed outbound events: `{ id, type, createdAt, data }`, where `data` reuses
@@ -19,24 +20,8 @@ export const isWebhookEventType = (value: string): value is WebhookEventType =>
 const dateTime = z.iso.datetime({ offset: true });
 const uuid = z.uuid();
 
-/**
- * The spec's Message resource. Deliberately without an OpenAPI id: the messages module (being
- * built separately) will own the `Message` component; this one is inlined until it exists.
- */
-export const WebhookMessageSchema = z.object({
-  id: uuid,
-  tenantId: uuid,
-  direction: z.enum(['inbound', 'outbound']),
-  fromNumber: z.string(),
-  toNumber: z.string(),
-  counterpartNumber: z.string(),
-  body: z.string(),
-  status: z.string().meta({ description: 'queued, sent, delivered, failed or received' }),
-  messageSid: z.string().meta({ description: "The telephony provider's message identifier" }),
-  agentId: uuid.nullable(),
-  isRead: z.boolean(),
-  createdAt: dateTime,
-});
+/** The spec's Message resource: the same `Message` component the API returns. */
+export const WebhookMessageSchema = MessageSchema;
 
 /** A voicemail as events carry it; voicemails have no API resource of their own. */
 export const WebhookVoicemailSchema = z.object({

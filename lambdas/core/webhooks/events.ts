@@ -1,8 +1,9 @@
 import { fromItem as callFromItem } from '../calls';
+import { fromItem as messageFromItem } from '../messages';
 import { num, str, type Item } from '../dynamo';
 import { PREFIX } from '../keys';
 import { derivedUuid } from './derived-ids';
-import type { WebhookEventType, WebhookMessage, WebhookVoicemail } from './event-schemas';
+import type { WebhookEventType, WebhookVoicemail } from './event-schemas';
 import { ROW_TYPES, TERMINAL_CALL_STATUSES } from './row-types';
 import type { StreamChange } from './stream-change';
 
@@ -27,24 +28,6 @@ function tenantOf(item: Item): string | undefined {
   if (typeof item.tenantId === 'string') return item.tenantId;
   const pk = typeof item.pk === 'string' ? item.pk : '';
   return pk.startsWith(PREFIX.tenant) ? pk.slice(PREFIX.tenant.length).split('#')[0] : undefined;
-}
-
-// Until the messages module exists, the Message resource is picked here from the row.
-function messageFromItem(item: Item): WebhookMessage {
-  return {
-    id: item.id as string,
-    tenantId: item.tenantId as string,
-    direction: item.direction as WebhookMessage['direction'],
-    fromNumber: item.fromNumber as string,
-    toNumber: item.toNumber as string,
-    counterpartNumber: item.counterpartNumber as string,
-    body: item.body as string,
-    status: item.status as string,
-    messageSid: (item.messageSid as string | undefined) ?? '',
-    agentId: str(item.agentId),
-    isRead: item.isRead === true,
-    createdAt: item.createdAt as string,
-  };
 }
 
 function voicemailFromItem(item: Item): WebhookVoicemail {
