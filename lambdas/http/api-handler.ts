@@ -81,13 +81,19 @@ const limitRate = (route: RouteSpec) => ({
   },
 });
 
-/** The caller comes from the authorizer's context only; the route's scope is checked here. */
-const authenticate = (route: RouteSpec) => ({
+/** The caller comes from the authorizer's context only, never from the request. */
+const authenticate = () => ({
   before: (request: ApiMiddlewareRequest) => {
     const principal = principalFromContext(request.event.requestContext?.authorizer);
     logger.appendKeys({ tenantId: principal.tenant.id, keyId: principal.apiKey.id });
-    if (route.scope && !principal.scopes.includes(route.scope)) throw new InsufficientScopeError(route.scope);
     request.context.principal = principal;
+  },
+});
+
+/** After the limiter, so a request refused for its scope is counted and carries the rate-limit headers too. */
+const requireScope = (route: RouteSpec) => ({
+  before: (request: ApiMiddlewareRequest) => {
+    if (route.scope && !request.context.principal!.scopes.includes(route.scope)) throw new InsufficientScopeError(route.scope);
   },
 });
 
@@ -144,7 +150,7 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
   })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(respond());
-  if (route.auth !== null) chain.use(authenticate(route)).use(limitRate(route));
+  if (route.auth !== null) chain.use(authenticate()).use(limitRate(route)).use(requireScope(route));
   if (route.body) {
     chain.use(prepareBody());
     chain.use(httpJsonBodyParser({ disableContentTypeError: false }));

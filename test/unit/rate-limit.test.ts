@@ -82,6 +82,20 @@ describe('rate limits in the middleware chain', () => {
     for (const result of [invalid, missing]) expect(result.headers).toMatchObject({ 'RateLimit-Remaining': '118', 'RateLimit-Limit': '120' });
   });
 
+  it('counts a request refused for its scope and puts the headers on the 403', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { count: 5 } });
+
+    const result = await getContact(
+      apiEvent({ pathParameters: { id: '0199a000-0000-7000-8000-0000000000c1' }, principal: aPrincipal({ scopes: ['calls.view.team'] }) }),
+      lambdaContext,
+    );
+
+    expect(result.statusCode).toBe(403);
+    expect(result.headers).toMatchObject({ 'RateLimit-Remaining': '115' });
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(ddb).not.toHaveReceivedCommand(GetCommand);
+  });
+
   it('answers an over-limit read 429 with Retry-After, discarding the read that ran alongside', async () => {
     ddb.on(UpdateCommand).rejects(overLimit());
     ddb.on(QueryCommand).resolves({ Items: [] });
