@@ -25,10 +25,20 @@ export type ServiceConfig = {
   deletionProtection: boolean;
   customDomain?: { domainName: string; certificateArn: string };
   /**
-   * Methods require a usage-plan key, which the authorizer must return as `usageIdentifierKey`.
-   * Off until the authorizer does: with it on and no key returned, API Gateway refuses every call.
+   * Keyed methods require a usage-plan key: the authorizer returns `usageIdentifierKey` (derived
+   * from the key's id) and API Gateway meters it in the per-key usage plan. A service key works
+   * only once its API Gateway key exists, which `npm run admin -- --stack <name> key create`
+   * creates; off, the usage plan is inert and keys need no API Gateway key.
    */
   requireUsagePlanKey: boolean;
+  /**
+   * The Twilio credentials' Secrets Manager secret, by complete ARN (with its 6-character
+   * suffix), when the operator manages it outside the stack; otherwise the stack creates one
+   * with empty fields for the operator to fill in.
+   */
+  twilioSecretArn?: string;
+  /** Stage throttle of each carrier callback method, for all callers together (the provider). */
+  carrierCallbackThrottle: { rateLimit: number; burstLimit: number };
   /** Powertools log level of every function. */
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Creates the account-wide role API Gateway needs to write execution and access logs. */
@@ -38,6 +48,9 @@ export type ServiceConfig = {
 export const DEFAULT_STAGE = 'dev';
 
 const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
+
+/** A complete secret ARN: partition, region, account, name and the 6 characters Secrets Manager appends. */
+const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 
 /** Retention values CloudWatch Logs accepts; anything else would fail at deploy time, so refuse it at synth. */
 const VALID_RETENTION = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
@@ -53,7 +66,8 @@ export function defaultConfig(stage: string = DEFAULT_STAGE): ServiceConfig {
     networkRateLimitPerMinute: 600,
     removalPolicy: isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     deletionProtection: !isDev,
-    requireUsagePlanKey: false,
+    requireUsagePlanKey: true,
+    carrierCallbackThrottle: { rateLimit: 50, burstLimit: 100 },
     logLevel: 'INFO',
     apiGatewayCloudWatchRole: true,
   };
@@ -111,6 +125,19 @@ export function configFromContext(node: Node): ServiceConfig {
   }
   const removalPolicy = removal === undefined ? defaults.removalPolicy : removal === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
+  const twilioSecretArn = contextString(node, 'twilioSecretArn');
+  if (twilioSecretArn !== undefined && !SECRET_ARN_PATTERN.test(twilioSecretArn)) {
+    throw new Error(
+      `Context twilioSecretArn must be the complete ARN of a Secrets Manager secret (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), got "${twilioSecretArn}"`,
+    );
+  }
+  // API Gateway accepts up to the account's limit (10,000 per second by default).
+  const callbackRate = contextInt(node, 'carrierCallbackRateLimit', defaults.carrierCallbackThrottle.rateLimit, 1, 10_000);
+  const callbackBurst = contextInt(node, 'carrierCallbackBurstLimit', Math.max(defaults.carrierCallbackThrottle.burstLimit, callbackRate), 1, 5_000);
+  if (callbackBurst < callbackRate) {
+    throw new Error(`Context carrierCallbackBurstLimit (${callbackBurst}) must be at least carrierCallbackRateLimit (${callbackRate})`);
+  }
+
   const logLevel = contextString(node, 'logLevel') ?? defaults.logLevel;
   if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) {
     throw new Error(`Context logLevel must be DEBUG, INFO, WARN or ERROR, got "${logLevel}"`);
@@ -130,6 +157,8 @@ export function configFromContext(node: Node): ServiceConfig {
     deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     customDomain: domainName && certificateArn ? { domainName, certificateArn } : undefined,
     requireUsagePlanKey: contextBool(node, 'requireUsagePlanKey', defaults.requireUsagePlanKey),
+    twilioSecretArn,
+    carrierCallbackThrottle: { rateLimit: callbackRate, burstLimit: callbackBurst },
     logLevel: logLevel as ServiceConfig['logLevel'],
     apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
   };

@@ -1,13 +1,15 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '../lambdas/api/routes';
+import { CARRIER_PREFIX, CARRIER_ROUTES, type CarrierRouteSpec } from '../lambdas/carrier/routes';
 import type { ServiceConfig } from './config';
+import { Carrier, CARRIER_SENDER_FUNCTION_OPTIONS } from './constructs/carrier';
 import { FunctionFactory } from './constructs/function-factory';
 import { Observability } from './constructs/observability';
 import { PublicApi } from './constructs/public-api';
 import { ServiceTable } from './constructs/table';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
-import { WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
+import { CARRIER_CALLBACK_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/core/webhooks/filter-criteria';
 
 /** Where the webhook handlers live and which stream records reach the router. */
@@ -23,6 +25,8 @@ export type ServiceStackProps = StackProps & {
   routes?: readonly RouteSpec[];
   /** The webhook pipeline (table stream -> router -> SQS -> sender): the real handlers by default; `false` leaves it out (tests). */
   webhooks?: WebhookSources | false;
+  /** The carrier's callback routes: the carrier route manifest by default. */
+  carrierRoutes?: readonly CarrierRouteSpec[];
 };
 
 /** The service's own webhook handlers and the stream records that may raise an event. */
@@ -34,12 +38,9 @@ export const WEBHOOK_SOURCES: WebhookSources = {
 
 /**
  * The whole service in one stack, kept thin: it only composes the parts and publishes the outputs
- * an operator and the admin CLI need. Each part is a construct with its own props; the carrier
- * side plugs in the same way as the webhook pipeline:
- *   const fn = this.functions.create('CarrierStatus', { entry: 'lambdas/carrier/status.ts', ... });
- *   this.table.grant(fn, CARRIER_TABLE_ACCESS);
- *   this.api.addProviderCallback('POST', '/carrier/status', fn);
- *   this.observability.monitorFunction('CarrierStatus', fn);
+ * an operator and the admin CLI need. Each part is a construct with its own props: table,
+ * functions, public API, carrier (the Twilio secret, the provider callbacks and the sender's
+ * wiring), observability and the webhook pipeline.
  */
 export class ServiceStack extends Stack {
   readonly config: ServiceConfig;
@@ -47,6 +48,7 @@ export class ServiceStack extends Stack {
   readonly functions: FunctionFactory;
   readonly api: PublicApi;
   readonly observability: Observability;
+  readonly carrier: Carrier;
   readonly webhooks?: WebhookPipeline;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
@@ -75,7 +77,23 @@ export class ServiceStack extends Stack {
       table: this.table,
       functions: this.functions,
       routes: props.routes,
+      // POST /messages reads the Twilio secret at init, so its bundle carries the preload.
+      routeFunctionOptions: { sendMessage: CARRIER_SENDER_FUNCTION_OPTIONS },
+      providerCallbackPrefixes: [`${CARRIER_PREFIX}/`],
     });
+
+    this.carrier = new Carrier(this, 'Carrier', {
+      api: this.api,
+      table: this.table,
+      functions: this.functions,
+      routes: props.carrierRoutes ?? CARRIER_ROUTES,
+      tableAccess: CARRIER_CALLBACK_TABLE_ACCESS,
+      throttle: config.carrierCallbackThrottle,
+      twilioSecretArn: config.twilioSecretArn,
+      removalPolicy: config.removalPolicy,
+    });
+    const sender = this.api.routeFunctions.sendMessage;
+    if (sender) this.carrier.connectSender(sender);
 
     this.observability = new Observability(this, 'Observability', {
       stage: config.stage,
@@ -85,6 +103,9 @@ export class ServiceStack extends Stack {
     });
     this.observability.monitorFunction('Authorizer', this.api.authorizerFunction, { alarmOnErrors: false });
     for (const [operationId, fn] of Object.entries(this.api.routeFunctions)) {
+      this.observability.monitorFunction(operationId, fn);
+    }
+    for (const [operationId, fn] of Object.entries(this.carrier.callbackFunctions)) {
       this.observability.monitorFunction(operationId, fn);
     }
 
@@ -111,6 +132,14 @@ export class ServiceStack extends Stack {
       description: 'Usage plan the per-key API Gateway keys are added to',
     });
     new CfnOutput(this, 'Stage', { value: config.stage });
+    new CfnOutput(this, 'TwilioSecretArn', {
+      value: this.carrier.secret.secretArn,
+      description: 'Secrets Manager secret holding {"accountSid","authToken"} of Twilio (docs/deploy.md)',
+    });
+    new CfnOutput(this, 'CarrierCallbackBaseUrl', {
+      value: this.carrier.publicBaseUrl,
+      description: `Twilio's callback URLs are this followed by ${CARRIER_PREFIX}/... (docs/deploy.md)`,
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
     if (this.api.domain) {
       new CfnOutput(this, 'ApiDomainTarget', {

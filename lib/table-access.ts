@@ -1,4 +1,5 @@
 import type { RouteId, RouteSpec } from '../lambdas/api/routes';
+import type { CarrierRouteId } from '../lambdas/carrier/routes';
 import { PREFIX, tenantScopedPk } from '../lambdas/core/keys';
 import type { TableAccess } from './constructs/table';
 
@@ -87,3 +88,39 @@ export const WEBHOOK_ROUTER_TABLE_ACCESS: TableAccess = {
 export const WEBHOOK_SENDER_TABLE_ACCESS: TableAccess = {
   actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
 };
+
+/**
+ * The carrier's callback functions (lambdas/carrier/*.ts through lambdas/core/carrier-callbacks/).
+ * Every one first finds the organization: GetItem of the number-owner rows, the call-owner row and
+ * (with `?tenantId=`) the organization row (`organization.resolveOrganization`). Transactions are
+ * authorized per item, so each lists the item actions inside its transactions; none uses Query,
+ * DeleteItem or ConditionCheckItem, and none is granted them.
+ */
+export const CARRIER_CALLBACK_TABLE_ACCESS = {
+  /**
+   * `calls.upsertCallByProviderSid`: GetItem (sid row); the first callback of a call writes the
+   * sid row, the call-owner row and the call in one transaction (PutItem x3); every callback
+   * applies its facts as conditional UpdateItems; each external number gets its contact and number
+   * claim (`contacts.ensureContactForNumber`, a transaction of two PutItems); a voicemail waiting
+   * for this call gets its numbers (`voicemails.attachCallToVoicemail`, UpdateItem).
+   */
+  twilioVoiceStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+  /**
+   * `callbacks.recordingCallback`: GetItem (call by sid), the voicemail row written by UpdateItem
+   * (an upsert: no PutItem) and marked ready by another UpdateItem.
+   */
+  twilioVoiceRecording: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+  /** `callbacks.transcriptionCallback`: as the recording, storing the transcript instead. */
+  twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+  /**
+   * `texting.receiveInboundMessage`: the sender's contact and claim (transaction of two PutItems),
+   * the message with its sid row (PutItem x2) and its thread (UpdateItem) in one transaction,
+   * GetItem of the first copy on a carrier retry, and a consent keyword on the contact (UpdateItem).
+   */
+  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+  /**
+   * `messages.updateMessageStatus`: GetItem (sid row, message), then the message and its thread's
+   * `lastStatus` in one transaction of two UpdateItems (or the message alone).
+   */
+  twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+} satisfies Record<CarrierRouteId, TableAccess>;

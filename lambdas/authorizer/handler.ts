@@ -1,4 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { usagePlanKeyValueOf } from '../core/api-keys';
 import { logger } from '../core/aws';
 import { authorizeAuthorizationHeader, principalToContext } from '../core/auth';
 
@@ -8,6 +9,10 @@ import { authorizeAuthorizationHeader, principalToContext } from '../core/auth';
  * - unknown, malformed, revoked, expired key: throw "Unauthorized" -> API Gateway answers 401
  *   (its gateway response adds `WWW-Authenticate: Bearer`);
  * - plan without API access: Deny -> 403 (gateway response ACCESS_DENIED, code api_access_disabled).
+ * An allowed key also names its API Gateway API key (`usageIdentifierKey`, derived from the key's
+ * id: see `usagePlanKeyValueOf`), which the stack's usage plan meters (API key source AUTHORIZER).
+ * The operator CLI creates that API key when it issues the key against a stack; a key issued
+ * without one is refused by API Gateway (403) on methods that require a usage-plan key.
  */
 export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   const decision = await authorizeAuthorizationHeader(event.authorizationToken);
@@ -18,6 +23,7 @@ export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<AP
       principalId: decision.principal.apiKey.id,
       policyDocument: policy('Allow', anyMethod),
       context,
+      usageIdentifierKey: usagePlanKeyValueOf(decision.principal.apiKey.id),
     };
   }
   if (decision.reason === 'api_access_disabled') {

@@ -38,6 +38,17 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
   return { key, hash: hashApiKey(key), prefix: key.slice(0, VISIBLE_PREFIX_LENGTH) };
 }
 
+/**
+ * The API Gateway API key that meters a service key in the stack's usage plan: its value is
+ * derived from the key's id, not from the key. The value is no secret (API Gateway only counts
+ * requests against it; the authorizer alone decides who gets in), so nothing more is stored and
+ * the authorizer, the operator CLI and the stack agree on it without a lookup. Ids are uuids, so
+ * the value has 42 characters (API Gateway wants at least 20) and is unique per key.
+ */
+export const USAGE_PLAN_KEY_PREFIX = 'usage-';
+
+export const usagePlanKeyValueOf = (keyId: string): string => `${USAGE_PLAN_KEY_PREFIX}${keyId}`;
+
 const keyOfHash = (hash: string) => ({ pk: `${PREFIX.apiKeyHash}${hash}`, sk: API_KEY_SK });
 
 function toItem(record: ApiKeyRecord, hash: string): Item {

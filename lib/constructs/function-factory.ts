@@ -1,8 +1,9 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
@@ -19,6 +20,28 @@ const ESBUILD_TARGET = 'node24';
  * ES module unless a real `require` exists. The banner provides one.
  */
 const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+/**
+ * How every function is bundled; exported so the benchmark (bench/) builds the very same bundles.
+ */
+export const LAMBDA_BUNDLING = {
+  // ESM, not CJS: middy 7 publishes only an `import` entry point. esbuild resolves it with
+  // the `import` condition in either output format (both were tried and both run), but ESM
+  // output keeps the packages' own module semantics, and with `module` first in mainFields
+  // picks the SDK's ES builds, which tree-shake: ~0.83 MB instead of ~1.04 MB for CJS.
+  format: OutputFormat.ESM,
+  mainFields: ['module', 'main'],
+  banner: ESM_REQUIRE_BANNER,
+  target: ESBUILD_TARGET,
+  minify: true,
+  sourceMap: true,
+  // File and line mapping is all `--enable-source-maps` needs; embedding sources would
+  // triple the map's size and ship our code twice.
+  sourcesContent: false,
+  // Bundle the AWS SDK instead of using the runtime's copy: the function then runs the exact
+  // SDK version the tests ran against (package-lock.json), not whatever the runtime has.
+  externalModules: [],
+} satisfies BundlingOptions;
 
 export type FunctionFactoryProps = {
   /** Environment every function gets (table name, service name, limits). */
@@ -40,6 +63,14 @@ export type FunctionSpec = {
   /** 10 s: see `create`. */
   timeout?: Duration;
   environment?: Record<string, string>;
+  /**
+   * Modules (relative to the project root) evaluated before the handler module, in the Lambda
+   * bundle only: see `FunctionFactory.entryWithPreload`. The bundle is an ES module, so they may
+   * await at top level: the function's init waits for them, and a rejection fails the init. For
+   * reading a secret at init (lambdas/core/secrets-preload.ts) while the handler modules stay
+   * synchronous for the local runtime and the tests, which load them as CommonJS.
+   */
+  preload?: readonly string[];
 };
 
 /**
@@ -88,7 +119,7 @@ export class FunctionFactory extends Construct {
     logGroup.grantWrite(role);
 
     const fn = new NodejsFunction(this, id, {
-      entry: path.join(this.projectRoot, spec.entry),
+      entry: spec.preload?.length ? this.entryWithPreload(id, spec.entry, spec.preload) : path.join(this.projectRoot, spec.entry),
       handler: 'handler',
       projectRoot: this.projectRoot,
       depsLockFilePath: path.join(this.projectRoot, 'package-lock.json'),
@@ -108,24 +139,7 @@ export class FunctionFactory extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         ...spec.environment,
       },
-      bundling: {
-        // ESM, not CJS: middy 7 publishes only an `import` entry point. esbuild resolves it with
-        // the `import` condition in either output format (both were tried and both run), but ESM
-        // output keeps the packages' own module semantics, and with `module` first in mainFields
-        // picks the SDK's ES builds, which tree-shake: ~0.83 MB instead of ~1.04 MB for CJS.
-        format: OutputFormat.ESM,
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        target: ESBUILD_TARGET,
-        minify: true,
-        sourceMap: true,
-        // File and line mapping is all `--enable-source-maps` needs; embedding sources would
-        // triple the map's size and ship our code twice.
-        sourcesContent: false,
-        // Bundle the AWS SDK instead of using the runtime's copy: the function then runs the exact
-        // SDK version the tests ran against (package-lock.json), not whatever the runtime has.
-        externalModules: [],
-      },
+      bundling: LAMBDA_BUNDLING,
     });
     // Tracing.ACTIVE adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*": X-Ray has no
     // resource-level permissions for them, so "*" is the only possible resource.
@@ -135,5 +149,34 @@ export class FunctionFactory extends Construct {
     });
     this.created.push(fn);
     return fn;
+  }
+
+  /**
+   * A generated entry module that imports the preload modules, then re-exports the handler:
+   *   import '<preload>'; export { handler } from '<entry>';
+   * esbuild flattens the ES module graph in evaluation order, so the bundle runs the preloads'
+   * top-level code, awaits included, before any line of the handler's modules. (esbuild's own
+   * `inject` cannot do this: it adds the import to every file, CommonJS dependencies included,
+   * which may not require a module with a top-level await.) The file is a build artifact, written
+   * under node_modules/.cache (NodejsFunction wants entries inside the project root; git ignores
+   * it); its content depends only on its arguments, so concurrent synths write the same bytes.
+   */
+  private entryWithPreload(id: string, entry: string, preload: readonly string[]): string {
+    const dir = path.join(this.projectRoot, 'node_modules', '.cache', 'cct-service', 'lambda-entries');
+    const file = path.join(dir, `${id}.mjs`);
+    const specifier = (module: string) => JSON.stringify(path.relative(dir, path.join(this.projectRoot, module)).split(path.sep).join('/'));
+    const source = [
+      '// Generated by lib/constructs/function-factory.ts (FunctionSpec.preload): do not edit.',
+      ...preload.map((module) => `import ${specifier(module)};`),
+      `export { handler } from ${specifier(entry)};`,
+      '',
+    ].join('\n');
+    fs.mkdirSync(dir, { recursive: true });
+    if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== source) {
+      const temporary = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(temporary, source);
+      fs.renameSync(temporary, file);
+    }
+    return file;
   }
 }

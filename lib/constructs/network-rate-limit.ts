@@ -6,16 +6,47 @@ import { Construct } from 'constructs';
 export type NetworkRateLimitProps = {
   /** The API Gateway stage to protect. */
   stage: apigateway.Stage;
+  /** The stage's name as a literal (the path of an execute-api URL starts with it). */
+  stageName: string;
   /** Requests per client address per minute (spec section 8: 600). */
   limitPerMinute: number;
   /** Name of the web ACL and prefix of its metric names; unique per stage within account and region. */
   name: string;
+  /**
+   * Path prefixes (from the API root, e.g. `/carrier/twilio/`) the per-address limit does not
+   * count: see `exemptionStatement`.
+   */
+  exemptPathPrefixes?: readonly string[];
 };
 
 /** The window the limit is counted over; with `limitPerMinute` per 60 s this is the spec's "per minute". */
 export const WINDOW_SECONDS = 60;
 
 const RULE_NAME = 'PerClientAddressRateLimit';
+
+/**
+ * Matches requests under the exempt prefixes, as the path reaches the stage: `/<prefix>...` through
+ * a custom domain (mapped at its root), `/<stage>/<prefix>...` through the execute-api URL. The
+ * path is URL-decoded and normalised (`//`, `./`, `../` resolved) first, so a request can only be
+ * exempt when its real target lies under the prefix: `/carrier/twilio/../../api/v1/calls` is
+ * counted like `/api/v1/calls`.
+ */
+export function exemptionStatement(prefixes: readonly string[], stageName: string): wafv2.CfnWebACL.StatementProperty | undefined {
+  const startsWith = (searchString: string): wafv2.CfnWebACL.StatementProperty => ({
+    byteMatchStatement: {
+      fieldToMatch: { uriPath: {} },
+      positionalConstraint: 'STARTS_WITH',
+      searchString,
+      textTransformations: [
+        { priority: 0, type: 'URL_DECODE' },
+        { priority: 1, type: 'NORMALIZE_PATH' },
+      ],
+    },
+  });
+  const statements = prefixes.flatMap((prefix) => [startsWith(prefix), startsWith(`/${stageName}${prefix}`)]);
+  if (statements.length === 0) return undefined;
+  return statements.length === 1 ? statements[0] : { orStatement: { statements } };
+}
 const BODY_KEY = 'rateLimited';
 
 /**
@@ -25,6 +56,13 @@ const BODY_KEY = 'rateLimited';
  * addresses. WAF's counting is also approximate (it re-evaluates every few seconds), so a client
  * may get slightly more than the limit before being blocked. The local runtime groups IPv6 by
  * /64 exactly. The key limiter (120/min per key) still applies behind it.
+ *
+ * Exempt path prefixes (the carrier's callbacks) are not counted at all: the telephony provider
+ * posts every organization's callbacks from a few addresses, which one per-address limit would
+ * throttle. Their protection is the request signature (checked by the handler) and the stage's
+ * method throttle of each callback (PublicApi.addProviderCallback), which caps all callers of a
+ * callback together; the trade-off is that an unsigned flood on a callback path can crowd out the
+ * provider's genuine callbacks for its duration, instead of being cut per address.
  */
 export class NetworkRateLimit extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
@@ -35,6 +73,7 @@ export class NetworkRateLimit extends Construct {
     super(scope, id);
     this.webAclName = props.name;
     this.ruleMetricName = `${props.name}-${RULE_NAME}`;
+    const exempt = exemptionStatement(props.exemptPathPrefixes ?? [], props.stageName);
 
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       name: props.name,
@@ -66,6 +105,8 @@ export class NetworkRateLimit extends Construct {
               evaluationWindowSec: WINDOW_SECONDS,
               // The caller's source address as API Gateway sees it (no proxy in front).
               aggregateKeyType: 'IP',
+              // Only requests outside the exempt prefixes are counted (and blocked).
+              ...(exempt && { scopeDownStatement: { notStatement: { statement: exempt } } }),
             },
           },
           action: {

@@ -1,4 +1,4 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -10,7 +10,7 @@ import { API_PREFIX, ROUTES, type HttpMethod, type RouteSpec } from '../../lambd
 import { GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/http/gateway-responses';
 import type { ServiceConfig } from '../config';
 import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
-import type { FunctionFactory } from './function-factory';
+import type { FunctionFactory, FunctionSpec } from './function-factory';
 import { NetworkRateLimit } from './network-rate-limit';
 import type { ServiceTable } from './table';
 
@@ -22,6 +22,31 @@ export type PublicApiProps = {
   routes?: readonly RouteSpec[];
   /** Handler module of the TOKEN authorizer, relative to the project root. */
   authorizerEntry?: string;
+  /** Extra settings of some routes' functions (e.g. the secret preload of POST /messages), by operationId. */
+  routeFunctionOptions?: Readonly<Partial<Record<string, RouteFunctionOptions>>>;
+  /**
+   * Path prefixes (from the API root, ending in `/`) under which `addProviderCallback` may add
+   * methods. The per-address WAF limit does not apply under them: see `NetworkRateLimit`.
+   */
+  providerCallbackPrefixes?: readonly string[];
+};
+
+/** What a route's function may have beyond the defaults of the factory. */
+export type RouteFunctionOptions = Pick<FunctionSpec, 'preload' | 'environment'>;
+
+/** Stage-level throttle of one method: steady requests per second and bucket size. */
+export type MethodThrottle = { rateLimit: number; burstLimit: number };
+
+/**
+ * API Gateway's answer when the authorizer named a usage-plan key (`usageIdentifierKey`) that is
+ * not an enabled API key of the stage's usage plan: the service key was issued without its API
+ * Gateway key (not through the operator CLI with --stack) or that key was deleted by `key
+ * revoke`. The Error shape, code of a key that may not use the API.
+ */
+export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = {
+  statusCode: 403,
+  body: { error: 'This API key is not enabled for this deployment; ask the service operator to issue a new one', code: 'api_access_disabled' },
+  headers: {},
 };
 
 /** Namespace of the metrics this construct derives from its access log. */
@@ -112,6 +137,14 @@ export class PublicApi extends Construct {
   readonly domain?: apigateway.DomainName;
   /** `{base_url}` of the spec: the stage URL (or custom domain) followed by /api/v1. */
   readonly baseUrl: string;
+  /**
+   * The API root as a caller outside sees it, without /api/v1: `https://<domain>` with a custom
+   * domain, else `https://<api id>.execute-api.<region>.<suffix>/<stage>`. Built from the REST API's
+   * id and the stage *name*, not from the stage resource (`api.url`): a function's environment may
+   * hold it without the cycle function -> stage -> deployment -> method -> function.
+   */
+  readonly publicRootUrl: string;
+  private readonly providerCallbackPrefixes: readonly string[];
   private readonly authorizerFailures: cloudwatch.Metric;
   private readonly config: ServiceConfig;
 
@@ -167,6 +200,7 @@ export class PublicApi extends Construct {
       const fn = functions.create(functionId(route.operationId), {
         entry: route.handler,
         description: `${route.method} ${API_PREFIX}${route.path} (${route.operationId})`,
+        ...props.routeFunctionOptions?.[route.operationId],
       });
       for (const access of tableAccessOf(route)) table.grant(fn, access);
       this.addMethod(route, fn);
@@ -186,10 +220,18 @@ export class PublicApi extends Construct {
       apiStages: [{ api: this.api, stage: this.stage }],
     });
 
+    this.providerCallbackPrefixes = props.providerCallbackPrefixes ?? [];
+    for (const prefix of this.providerCallbackPrefixes) {
+      if (!prefix.startsWith('/') || !prefix.endsWith('/') || prefix.startsWith(`${API_PREFIX}/`)) {
+        throw new Error(`A provider callback prefix starts and ends with / and lies outside ${API_PREFIX}: ${prefix}`);
+      }
+    }
     this.networkRateLimit = new NetworkRateLimit(this, 'NetworkRateLimit', {
       stage: this.stage,
+      stageName: config.stage,
       limitPerMinute: config.networkRateLimitPerMinute,
       name: serviceName,
+      exemptPathPrefixes: this.providerCallbackPrefixes,
     });
 
     if (config.customDomain) {
@@ -203,8 +245,11 @@ export class PublicApi extends Construct {
       // https://<domain>/api/v1 is {base_url} with no stage name in it.
       this.domain.addBasePathMapping(this.api, { stage: this.stage });
       this.baseUrl = `https://${config.customDomain.domainName}${API_PREFIX}`;
+      this.publicRootUrl = `https://${config.customDomain.domainName}`;
     } else {
       this.baseUrl = this.api.urlForPath(API_PREFIX);
+      const stack = Stack.of(this);
+      this.publicRootUrl = `https://${this.api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${config.stage}`;
     }
 
     this.authorizerFailures = this.authorizerFailureMetric();
@@ -213,16 +258,45 @@ export class PublicApi extends Construct {
 
   /**
    * Extension point for the carrier's callbacks: a method outside /api/v1 with no API key, since
-   * the provider cannot hold one; the handler must verify the provider's request signature.
+   * the provider cannot hold one; the handler must verify the provider's request signature. The
+   * path must lie under one of `providerCallbackPrefixes` (the WAF exemption covers exactly
+   * those). `throttle` caps the method for all callers together, at the stage: an unsigned flood
+   * is refused (429) by API Gateway before it costs an invocation, and WAF does not count it.
    */
-  addProviderCallback(method: HttpMethod, path: string, fn: IFunction): apigateway.Method {
+  addProviderCallback(method: HttpMethod, path: string, fn: IFunction, options: { throttle?: MethodThrottle } = {}): apigateway.Method {
     if (path.startsWith(API_PREFIX)) throw new Error(`Provider callbacks live outside ${API_PREFIX}: ${path}`);
+    if (!this.providerCallbackPrefixes.some((prefix) => path.startsWith(prefix))) {
+      throw new Error(`Provider callback ${path} is under none of the declared prefixes (${this.providerCallbackPrefixes.join(', ') || 'none'})`);
+    }
     const resource = this.api.root.resourceForPath(path.replace(/^\//, ''));
     const methodResource = resource.addMethod(method, new apigateway.LambdaIntegration(fn), {
       authorizationType: apigateway.AuthorizationType.NONE,
     });
     this.acknowledgeUnauthenticated(methodResource, 'a telephony-provider callback: the provider signs each request and the handler verifies that signature');
+    if (options.throttle) this.throttleMethod(method, path, options.throttle);
     return methodResource;
+  }
+
+  /**
+   * A method setting of the stage for one method. It replaces the stage-wide setting (every method) for
+   * that method, so logging is restated: errors only, and never data tracing (it would log the
+   * provider's form bodies, which are customers' texts and numbers).
+   */
+  private throttleMethod(method: HttpMethod, path: string, throttle: MethodThrottle): void {
+    const cfnStage = this.stage.node.defaultChild as apigateway.CfnStage;
+    const existing = (cfnStage.methodSettings ?? []) as apigateway.CfnStage.MethodSettingProperty[];
+    cfnStage.methodSettings = [
+      ...existing,
+      {
+        httpMethod: method,
+        // API Gateway's notation for a resource path in a method setting: every / becomes ~1.
+        resourcePath: `/${path.replace(/\//g, '~1')}`,
+        throttlingRateLimit: throttle.rateLimit,
+        throttlingBurstLimit: throttle.burstLimit,
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+      },
+    ];
   }
 
   /**
@@ -305,6 +379,7 @@ export class PublicApi extends Construct {
     // route for, before any authorizer runs; to a client of a key-authenticated API that is 404.
     install(apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, GATEWAY_RESPONSES.notFound);
     install(apigateway.ResponseType.RESOURCE_NOT_FOUND, GATEWAY_RESPONSES.notFound);
+    install(apigateway.ResponseType.INVALID_API_KEY, INVALID_USAGE_PLAN_KEY_RESPONSE);
     install(apigateway.ResponseType.THROTTLED, GATEWAY_RESPONSES.throttled);
     install(apigateway.ResponseType.QUOTA_EXCEEDED, GATEWAY_RESPONSES.throttled);
     install(apigateway.ResponseType.REQUEST_TOO_LARGE, GATEWAY_RESPONSES.requestTooLarge);
@@ -361,6 +436,6 @@ export class PublicApi extends Construct {
 }
 
 /** `listCalls` -> `ListCallsFunction`: stable logical ids, so a deploy never renames a function. */
-function functionId(operationId: string): string {
+export function functionId(operationId: string): string {
   return `${operationId.charAt(0).toUpperCase()}${operationId.slice(1)}Function`;
 }

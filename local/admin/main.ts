@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_STATE_DIR } from '../cli-args';
+import { isProcessAlive, readRuntimeInfo, type RuntimeInfo } from '../runtime-file';
 import { USAGE_EXIT_CODE, UsageError } from '../usage-error';
 import { ADMIN_COMMANDS } from './commands';
-import { commandName, commandUsage, findCommand, type AdminCommand, type OptionSpecs } from './registry';
+import { commandName, commandUsage, findCommand, type AdminCommand, type CommandContext, type OptionSpecs } from './registry';
 import { applyTarget, resolveTarget, type Target } from './target';
 
 /**
@@ -16,16 +17,19 @@ const GLOBAL_OPTIONS = {
   'state-dir': { type: 'string' },
   'table-name': { type: 'string' },
   'dynamodb-endpoint': { type: 'string' },
+  stack: { type: 'string' },
+  region: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies OptionSpecs;
 
 export function adminUsage(commands: readonly AdminCommand[] = ADMIN_COMMANDS): string {
   const width = Math.max(...commands.map((c) => commandName(c).length));
   return [
-    'Usage: npm run admin -- [--state-dir <dir>] <command> [arguments] [options]',
+    'Usage: npm run admin -- [--state-dir <dir> | --stack <name> [--region <r>]] <command> [arguments] [options]',
     '',
-    `Works on the local runtime recorded in <state-dir>/runtime.json (default ${DEFAULT_STATE_DIR}), or on the table`,
-    'named by --table-name [--dynamodb-endpoint <url>] (without an endpoint: AWS, with your usual credentials).',
+    `Works on the local runtime recorded in <state-dir>/runtime.json (default ${DEFAULT_STATE_DIR}); on a deployed`,
+    'stack with --stack CctService-<stage> (its table, usage plan and API from the stack outputs, with your usual AWS',
+    'credentials); or on the table named by --table-name [--dynamodb-endpoint <url>].',
     '',
     'Commands:',
     ...commands.map((c) => `  ${commandName(c).padEnd(width)}  ${c.summary}`),
@@ -40,7 +44,7 @@ const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 /** A failure worded for an operator: where it tried to go and what to do. */
 function describeFailure(err: unknown, target: Target | undefined): string {
   const e = err as { name?: string; code?: string; message?: string };
-  const where = target ? `${target.tableName}${target.endpoint ? ` at ${target.endpoint}` : ''}` : 'the table';
+  const where = target ? `${target.tableName}${target.endpoint ? ` at ${target.endpoint}` : ''}${target.stack ? ` (stack ${target.stack.name})` : ''}` : 'the table';
   if (e.code === 'ECONNREFUSED' || e.name === 'TimeoutError') return `Cannot reach DynamoDB for ${where}: is the local runtime running?`;
   if (e.name === 'ResourceNotFoundException') return `Table ${where} does not exist`;
   return e.message ?? String(err);
@@ -57,15 +61,24 @@ function parseInvocation(command: AdminCommand, argv: string[]) {
   const positionals = parsed.positionals.slice(2);
   const expected = command.positionals ?? [];
   if (positionals.length > expected.length) throw new UsageError(`Unexpected argument "${positionals[expected.length]}"`);
-  const { 'state-dir': stateDir, 'table-name': tableName, 'dynamodb-endpoint': endpoint, help: _help, ...values } = parsed.values;
+  const { 'state-dir': stateDir, 'table-name': tableName, 'dynamodb-endpoint': endpoint, stack, region, help: _help, ...values } = parsed.values;
   return {
     args: command.parse({ values, positionals }),
     target: {
       stateDir: (stateDir as string | undefined) ?? DEFAULT_STATE_DIR,
       tableName: tableName as string | undefined,
       endpoint: endpoint as string | undefined,
+      stack: stack as string | undefined,
+      region: region as string | undefined,
     },
   };
+}
+
+/** The running local runtime whose table the target is; undefined for any other table. */
+async function localRuntimeOf(stateDir: string, target: Target): Promise<RuntimeInfo | undefined> {
+  const info = await readRuntimeInfo(stateDir).catch(() => undefined);
+  if (!info || !isProcessAlive(info.pid)) return undefined;
+  return info.tableName === target.tableName && info.dynamodbEndpoint === target.endpoint ? info : undefined;
 }
 
 export async function runAdmin(argv: string[], io: AdminIo, commands: readonly AdminCommand[] = ADMIN_COMMANDS): Promise<number> {
@@ -100,7 +113,9 @@ export async function runAdmin(argv: string[], io: AdminIo, commands: readonly A
   try {
     target = await resolveTarget(invocation.target);
     applyTarget(target);
-    io.stdout(json(await command.run(invocation.args)));
+    const { stateDir } = invocation.target;
+    const context: CommandContext = { stateDir, runtime: await localRuntimeOf(stateDir, target) };
+    io.stdout(json(await command.run(invocation.args, context)));
     return 0;
   } catch (err) {
     io.stderr(`${commandName(command)} failed: ${describeFailure(err, target)}\n`);

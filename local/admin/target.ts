@@ -1,15 +1,48 @@
 import { isProcessAlive, LOCAL_TABLE_NAME, readRuntimeInfo, runtimeFilePath } from '../runtime-file';
+import { deployedStackApi, type DeployedStackApi } from './aws-stack';
 
 /**
- * Which table the CLI works on: the running local runtime's (found through
- * `<state-dir>/runtime.json`) unless `--table-name` names one; with `--table-name` and no
- * `--dynamodb-endpoint` that is the AWS account and region of the usual credentials.
+ * Which table the CLI works on:
+ *   --stack <name> [--region <r>]  a deployed stack: its table, usage plan and API URL from the
+ *                                  stack's outputs, with the usual AWS credential chain;
+ *   --table-name [--dynamodb-endpoint <url>]  that table (without an endpoint: in AWS);
+ *   otherwise                      the running local runtime's (`<state-dir>/runtime.json`).
  */
-export type Target = { tableName: string; endpoint: string | undefined };
+export type DeployedStack = {
+  name: string;
+  /** As given with --region; otherwise the SDK's usual region chain decides. */
+  region: string | undefined;
+  usagePlanId: string;
+  /** `{base_url}` of the deployed API (ApiBaseUrl output). */
+  apiBaseUrl: string;
+  /** What the AWS calls of the commands go through (API Gateway keys, for `key create` and `key revoke`). */
+  aws: DeployedStackApi;
+};
 
-export type TargetOptions = { stateDir: string; tableName?: string; endpoint?: string };
+export type Target = { tableName: string; endpoint: string | undefined; stack?: DeployedStack };
 
-export async function resolveTarget({ stateDir, tableName, endpoint }: TargetOptions): Promise<Target> {
+export type TargetOptions = { stateDir: string; tableName?: string; endpoint?: string; stack?: string; region?: string };
+
+/** The outputs of `lib/service-stack.ts` the CLI needs. */
+const REQUIRED_OUTPUTS = ['TableName', 'UsagePlanId', 'ApiBaseUrl'] as const;
+
+export async function resolveTarget(
+  { stateDir, tableName, endpoint, stack, region }: TargetOptions,
+  stackApi: (region: string | undefined) => DeployedStackApi = deployedStackApi,
+): Promise<Target> {
+  if (stack !== undefined) {
+    if (tableName || endpoint) throw new Error('--stack finds the table itself: leave out --table-name and --dynamodb-endpoint');
+    const aws = stackApi(region);
+    const outputs = await aws.outputs(stack);
+    const missing = REQUIRED_OUTPUTS.filter((key) => !outputs[key]);
+    if (missing.length > 0) throw new Error(`Stack ${stack} has no output ${missing.join(', ')}: is it a stack of this service (CctService-<stage>)?`);
+    return {
+      tableName: outputs.TableName,
+      endpoint: undefined,
+      stack: { name: stack, region, usagePlanId: outputs.UsagePlanId, apiBaseUrl: outputs.ApiBaseUrl, aws },
+    };
+  }
+  if (region !== undefined) throw new Error('--region goes with --stack');
   if (tableName || endpoint) return { tableName: tableName ?? LOCAL_TABLE_NAME, endpoint };
   const info = await readRuntimeInfo(stateDir);
   const file = runtimeFilePath(stateDir);
@@ -20,11 +53,27 @@ export async function resolveTarget({ stateDir, tableName, endpoint }: TargetOpt
   return { tableName: info.tableName, endpoint: info.dynamodbEndpoint };
 }
 
+let applied: Target | undefined;
+
 /** Points the domain modules at the target; they read these once, when first imported. */
 export function applyTarget(target: Target): void {
+  applied = target;
   process.env.TABLE_NAME = target.tableName;
   if (target.endpoint) process.env.DYNAMODB_ENDPOINT = target.endpoint;
   else delete process.env.DYNAMODB_ENDPOINT;
+  // The table's DynamoDB client takes the region from the environment; --region means the stack's.
+  if (target.stack?.region) process.env.AWS_REGION = target.stack.region;
   // stdout carries exactly one JSON document, so the domain's logger may only speak on stderr (warn and above).
   process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
 }
+
+/** The target of this run, for commands that do more than table work (`key create --stack`). */
+export function appliedTarget(): Target | undefined {
+  return applied;
+}
+
+/**
+ * True when the target is a table in AWS (not DynamoDB Local): keys issued there must get their
+ * API Gateway key, which only --stack can create.
+ */
+export const isAwsTable = (target: Target): boolean => target.endpoint === undefined;

@@ -2,7 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { API_PREFIX, ROUTES } from '../../lambdas/api/routes';
 import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
-import { usagePlanThrottle } from '../../lib/constructs/public-api';
+import { INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanThrottle } from '../../lib/constructs/public-api';
 import { buildStack, logicalIdOf, synth } from './support';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -190,13 +190,27 @@ describe('the public API', () => {
     });
   });
 
-  it('requires a usage-plan key on keyed methods only when configured, never on GET /openapi.json', () => {
-    const off = methodsByRoute(synth().template);
-    const on = methodsByRoute(synth({ requireUsagePlanKey: true }).template);
+  it('requires a usage-plan key on every keyed method by default, never on GET /openapi.json, and not at all when turned off', () => {
+    const on = methodsByRoute(synth().template);
+    const off = methodsByRoute(synth({ requireUsagePlanKey: false }).template);
 
-    expect(off.get(`GET ${API_PREFIX}/calls`)!.ApiKeyRequired).toBe(false);
-    expect(on.get(`GET ${API_PREFIX}/calls`)!.ApiKeyRequired).toBe(true);
-    expect(on.get(`GET ${API_PREFIX}/openapi.json`)!.ApiKeyRequired).toBeFalsy();
+    for (const route of ROUTES) {
+      expect([route.operationId, on.get(`${route.method} ${API_PREFIX}${route.path}`)!.ApiKeyRequired ?? false]).toEqual([
+        route.operationId,
+        route.auth === 'apiKey',
+      ]);
+      expect(off.get(`${route.method} ${API_PREFIX}${route.path}`)!.ApiKeyRequired ?? false).toBe(false);
+    }
+  });
+
+  it('answers a key without its usage-plan key with 403 api_access_disabled in the Error shape', () => {
+    const { template } = synth();
+
+    const response = gatewayResponse(template, 'INVALID_API_KEY');
+
+    expect(response.StatusCode).toBe('403');
+    expect(parsedTemplate(response)).toEqual({ error: expect.stringMatching(/not enabled/), code: 'api_access_disabled' });
+    expect(INVALID_USAGE_PLAN_KEY_RESPONSE.body.code).toBe('api_access_disabled');
   });
 
   it('rate-limits each client address to 600 requests per 60 s with WAF, answering 429 with Retry-After', () => {
@@ -210,7 +224,9 @@ describe('the public API', () => {
 
     expect(acl.Scope).toBe('REGIONAL');
     expect(acl.Rules).toHaveLength(1);
-    expect(acl.Rules[0].Statement).toEqual({ RateBasedStatement: { Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'IP' } });
+    expect(acl.Rules[0].Statement).toEqual({
+      RateBasedStatement: { Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'IP', ScopeDownStatement: expect.anything() },
+    });
     const custom = acl.Rules[0].Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
     expect(custom.ResponseCode).toBe(429);
     expect(custom.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
@@ -236,9 +252,10 @@ describe('the public API', () => {
     const format = JSON.parse((stage.AccessLogSetting as { Format: string }).Format);
     expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', errorResponseType: '$context.error.responseType' });
     expect(JSON.stringify(format)).not.toMatch(/authorization/i);
-    expect(stage.MethodSettings).toEqual([
-      expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }),
-    ]);
+    const settings = stage.MethodSettings as Record<string, unknown>[];
+    expect(settings[0]).toEqual(expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }));
+    // Per-method settings (the carrier callbacks' throttles, carrier.test.ts) restate the logging.
+    for (const setting of settings) expect(setting).toMatchObject({ LoggingLevel: 'ERROR', DataTraceEnabled: false });
   });
 
   it('publishes {base_url} of the stage and what the admin CLI needs', () => {
@@ -246,7 +263,16 @@ describe('the public API', () => {
 
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
 
-    expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', 'ApiBaseUrl', 'ApiId', 'Stage', 'TableName', 'UsagePlanId']);
+    expect(Object.keys(outputs).sort()).toEqual([
+      'AlarmTopicArn',
+      'ApiBaseUrl',
+      'ApiId',
+      'CarrierCallbackBaseUrl',
+      'Stage',
+      'TableName',
+      'TwilioSecretArn',
+      'UsagePlanId',
+    ]);
 
     expect(JSON.stringify(outputs.ApiBaseUrl.Value)).toMatch(/"\/api\/v1"\]\]\}$/);
     expect(outputs.TableName.Value).toEqual({ Ref: logicalIdOf(stack, stack.table.table) });
@@ -271,15 +297,18 @@ describe('the public API', () => {
     expect(template.toJSON().Outputs.ApiBaseUrl.Value).toBe('https://api.example.com/api/v1');
   });
 
-  it('adds provider callbacks outside /api/v1 without an authorizer', () => {
+  it('adds provider callbacks outside /api/v1, under a declared prefix, without an authorizer', () => {
     const { stack } = buildStack();
     const fn = stack.api.routeFunctions.getOpenApi;
 
-    stack.api.addProviderCallback('POST', '/carrier/status', fn);
+    stack.api.addProviderCallback('POST', '/carrier/twilio/fax/status', fn);
 
-    const method = methodsByRoute(Template.fromStack(stack)).get('POST /carrier/status');
+    const method = methodsByRoute(Template.fromStack(stack)).get('POST /carrier/twilio/fax/status');
     expect(method).toMatchObject({ AuthorizationType: 'NONE' });
+    expect(method!.AuthorizerId).toBeUndefined();
     expect(() => stack.api.addProviderCallback('POST', `${API_PREFIX}/carrier`, fn)).toThrow(/outside/);
+    // Outside the prefixes the WAF exemption covers: refused rather than silently rate-limited per address.
+    expect(() => stack.api.addProviderCallback('POST', '/carrier/other/status', fn)).toThrow(/none of the declared prefixes/);
   });
 });
 

@@ -18,7 +18,9 @@ describe('configuration from CDK context', () => {
       removalPolicy: RemovalPolicy.DESTROY,
       deletionProtection: false,
       customDomain: undefined,
-      requireUsagePlanKey: false,
+      requireUsagePlanKey: true,
+      twilioSecretArn: undefined,
+      carrierCallbackThrottle: { rateLimit: 50, burstLimit: 100 },
       logLevel: 'INFO',
       apiGatewayCloudWatchRole: true,
     });
@@ -39,8 +41,10 @@ describe('configuration from CDK context', () => {
       logRetentionDays: '90',
       domainName: 'api.example.com',
       certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
-      requireUsagePlanKey: 'true',
+      requireUsagePlanKey: 'false',
       removalPolicy: 'destroy',
+      twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio-AbC123',
+      carrierCallbackRateLimit: '200',
     });
 
     expect(config).toMatchObject({
@@ -49,9 +53,12 @@ describe('configuration from CDK context', () => {
       alarmEmail: 'ops@example.com',
       logRetention: 90,
       customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
-      requireUsagePlanKey: true,
+      requireUsagePlanKey: false,
       removalPolicy: RemovalPolicy.DESTROY,
       deletionProtection: false,
+      twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio-AbC123',
+      // The burst follows a higher rate unless given.
+      carrierCallbackThrottle: { rateLimit: 200, burstLimit: 200 },
     });
   });
 
@@ -64,6 +71,11 @@ describe('configuration from CDK context', () => {
     [{ removalPolicy: 'snapshot' }, /removalPolicy/],
     [{ requireUsagePlanKey: 'yes' }, /requireUsagePlanKey/],
     [{ logLevel: 'TRACE' }, /logLevel/],
+    // A partial ARN (no 6-character suffix) would make IAM grant a pattern instead of one secret.
+    [{ twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio' }, /twilioSecretArn/],
+    [{ twilioSecretArn: 'cct/twilio' }, /twilioSecretArn/],
+    [{ carrierCallbackRateLimit: '0' }, /carrierCallbackRateLimit/],
+    [{ carrierCallbackRateLimit: '100', carrierCallbackBurstLimit: '50' }, /carrierCallbackBurstLimit/],
   ])('refuses %j at synth, naming the key', (context, message) => {
     expect(() => configOf(context)).toThrow(message);
   });

@@ -2,6 +2,9 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ROUTES } from '../../lambdas/api/routes';
 import { logicalIdOf, synth } from './support';
 
+/** The logical ids of the functions the factory made (every function of the service). */
+const factoryFunctionIds = ({ stack }: ReturnType<typeof synth>): string[] => stack.functions.functions.map((fn) => logicalIdOf(stack, fn)).sort();
+
 type FunctionProps = {
   Runtime: string;
   Architectures: string[];
@@ -15,16 +18,15 @@ type FunctionProps = {
 const functionsOf = (template: ReturnType<typeof synth>['template']) =>
   Object.values(template.findResources('AWS::Lambda::Function')).map((f) => f.Properties as FunctionProps);
 
-/** Besides one function per route: the authorizer, the webhook router and the webhook sender. */
-const FUNCTIONS_BESIDES_ROUTES = 3;
-
 describe('the function factory', () => {
   it('runs every function on Node.js 24 on arm64 with active tracing', () => {
-    const { template } = synth();
+    const synthesized = synth();
+    const { template } = synthesized;
 
     const functions = functionsOf(template);
 
-    expect(functions).toHaveLength(ROUTES.length + FUNCTIONS_BESIDES_ROUTES);
+    // Every function of the template comes from the factory (none made another way).
+    expect(Object.keys(template.findResources('AWS::Lambda::Function')).sort()).toEqual(factoryFunctionIds(synthesized));
     for (const fn of functions) {
       expect(fn.Runtime).toBe('nodejs24.x');
       expect(fn.Architectures).toEqual(['arm64']);
@@ -32,12 +34,12 @@ describe('the function factory', () => {
     }
   });
 
-  it('gives API handlers 256 MB and 10 s, and the authorizer 5 s', () => {
+  it('gives API handlers and carrier callbacks 256 MB and 10 s, and the authorizer 5 s', () => {
     const { stack, template } = synth();
 
     const byId = template.toJSON().Resources as Record<string, { Properties: FunctionProps }>;
 
-    for (const fn of Object.values(stack.api.routeFunctions)) {
+    for (const fn of [...Object.values(stack.api.routeFunctions), ...Object.values(stack.carrier.callbackFunctions)]) {
       expect(byId[logicalIdOf(stack, fn)].Properties).toMatchObject({ MemorySize: 256, Timeout: 10 });
     }
     expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 5 });
@@ -47,20 +49,26 @@ describe('the function factory', () => {
     const { stack, template } = synth({ logLevel: 'DEBUG', rateLimitPerKey: 200 });
 
     for (const fn of functionsOf(template)) {
-      expect(fn.Environment.Variables).toEqual({
+      const variables = fn.Environment.Variables;
+      expect(variables).toEqual({
         TABLE_NAME: { Ref: logicalIdOf(stack, stack.table.table) },
         POWERTOOLS_SERVICE_NAME: 'cct-service',
         POWERTOOLS_LOG_LEVEL: 'DEBUG',
         RATE_LIMIT_PER_KEY: '200',
         NODE_OPTIONS: '--enable-source-maps',
         // The webhook functions also get their queue (pinned in webhooks.test.ts).
-        ...(fn.Environment.Variables.WEBHOOK_QUEUE_URL !== undefined && { WEBHOOK_QUEUE_URL: expect.anything() }),
+        ...(variables.WEBHOOK_QUEUE_URL !== undefined && { WEBHOOK_QUEUE_URL: expect.anything() }),
+        // The carrier's functions also get the Twilio secret and their URLs (pinned in carrier.test.ts).
+        ...(variables.TWILIO_SECRET_ARN !== undefined && { TWILIO_SECRET_ARN: expect.anything() }),
+        ...(variables.PUBLIC_BASE_URL !== undefined && { PUBLIC_BASE_URL: expect.anything() }),
+        ...(variables.CARRIER !== undefined && { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: expect.anything() }),
       });
     }
   });
 
   it('logs each function to its own log group, kept 30 days by default', () => {
-    const { template } = synth();
+    const synthesized = synth();
+    const { template } = synthesized;
 
     const logGroups = template.toJSON().Resources as Record<string, { Properties: { RetentionInDays: number } }>;
 
@@ -68,7 +76,7 @@ describe('the function factory', () => {
       expect(logGroups[fn.LoggingConfig.LogGroup.Ref].Properties.RetentionInDays).toBe(30);
     }
     const groups = new Set(functionsOf(template).map((fn) => fn.LoggingConfig.LogGroup.Ref));
-    expect(groups.size).toBe(ROUTES.length + FUNCTIONS_BESIDES_ROUTES);
+    expect(groups.size).toBe(factoryFunctionIds(synthesized).length);
   });
 
   it('keeps logs for the configured retention, and keeps the groups outside dev', () => {

@@ -47,15 +47,17 @@ describe('least-privilege IAM', () => {
   });
 
   it('gives the functions their own roles without managed policies', () => {
-    const { template } = synth();
+    const { stack, template } = synth();
 
-    const lambdaRoles = Object.values(template.findResources('AWS::IAM::Role')).filter((role) =>
+    const lambdaRoles = Object.entries(template.findResources('AWS::IAM::Role')).filter(([, role]) =>
       JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
     );
 
-    // One per route, the authorizer, the webhook router and the webhook sender.
-    expect(lambdaRoles.length).toBe(ROUTES.length + 3);
-    for (const role of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    // Exactly one role per function of the factory, none shared.
+    const roleIds = stack.functions.functions.map((fn) => logicalIdOf(stack, fn.role!)).sort();
+    expect(lambdaRoles.map(([id]) => id).sort()).toEqual(roleIds);
+    expect(new Set(roleIds).size).toBe(roleIds.length);
+    for (const [, role] of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 
   it('lets each function write only its own log group', () => {

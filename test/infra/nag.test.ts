@@ -28,7 +28,8 @@ describe('cdk-nag AWS Solutions checks', () => {
       {
         stage: 'prod',
         alarmEmail: 'ops@example.com',
-        requireUsagePlanKey: true,
+        requireUsagePlanKey: false,
+        twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio-AbC123',
         customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
       },
     ],

@@ -1,8 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROUTES } from '../../lambdas/api/routes';
+import { CARRIER_ROUTES, carrierRoutes } from '../../lambdas/carrier/routes';
+import { computeTwilioSignature } from '../../lambdas/core/carrier-callbacks/signature';
 import { REPO_ROOT } from '../../lib/constructs/function-factory';
 
 /**
@@ -42,8 +46,8 @@ describe('cdk synth', () => {
     expect({ status: result.status, stderr: result.status === 0 ? '' : String(result.stderr).slice(-3000) }).toEqual({ status: 0, stderr: '' });
   });
 
-  it('bundles every route handler as a minified ES module with its source map', () => {
-    for (const route of ROUTES) {
+  it('bundles every route and carrier callback handler as a minified ES module with its source map', () => {
+    for (const route of [...ROUTES, ...CARRIER_ROUTES]) {
       const dir = bundleDirOf(route.operationId);
 
       const code = fs.readFileSync(path.join(dir, 'index.mjs'), 'utf8');
@@ -70,5 +74,114 @@ describe('cdk synth', () => {
     });
 
     expect(JSON.parse(run.stdout)).toEqual({ statusCode: 200, openapi: '3.1.0' });
+  });
+
+  /**
+   * The carrier's bundles with their secret preload, run on Node against a stand-in for Secrets
+   * Manager (the SDK's AWS_ENDPOINT_URL_SECRETS_MANAGER), as Lambda would run them.
+   */
+  describe('bundles that read the Twilio secret at init', () => {
+    const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct-twilio-AbC123';
+    const PUBLIC_BASE_URL = 'https://abc123.execute-api.eu-west-1.amazonaws.com/dev';
+    let secretsManager: Server;
+    let endpoint: string;
+    let secretString = '';
+    let reads: string[] = [];
+
+    beforeAll(async () => {
+      secretsManager = createServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        req.on('end', () => {
+          reads.push(`${req.headers['x-amz-target']} ${JSON.parse(body).SecretId}`);
+          res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
+          res.end(JSON.stringify({ ARN: SECRET_ARN, Name: 'cct-twilio', VersionId: 'v1', SecretString: secretString, CreatedDate: 1 }));
+        });
+      });
+      await new Promise<void>((resolve) => secretsManager.listen(0, '127.0.0.1', resolve));
+      endpoint = `http://127.0.0.1:${(secretsManager.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      secretsManager.closeAllConnections();
+      await new Promise((resolve) => secretsManager.close(resolve));
+    });
+    beforeEach(() => {
+      reads = [];
+    });
+
+    /** Imports the bundle in a child Node (asynchronously: this process serves Secrets Manager meanwhile) and runs `body`. */
+    const runBundle = (operationId: string, env: Record<string, string>, body: string) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const bundle = path.join(bundleDirOf(operationId), 'index.mjs');
+        const script = `const { handler } = await import(${JSON.stringify(bundle)});\n${body}`;
+        const child = execFile(
+          process.execPath,
+          ['--input-type=module', '-e', script],
+          {
+            env: {
+              PATH: process.env.PATH,
+              AWS_LAMBDA_FUNCTION_NAME: operationId,
+              AWS_REGION: 'eu-west-1',
+              AWS_ACCESS_KEY_ID: 'test',
+              AWS_SECRET_ACCESS_KEY: 'test',
+              AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+              AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+              // Nothing listens there: a handler that gets as far as the table fails fast.
+              DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+              TABLE_NAME: 'synth-test',
+              POWERTOOLS_LOG_LEVEL: 'SILENT',
+              ...env,
+            },
+            encoding: 'utf8',
+            timeout: 30_000,
+          },
+          (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+        );
+        child.stdin?.end();
+      });
+
+    const callbackEnv = { TWILIO_SECRET_ARN: SECRET_ARN, PUBLIC_BASE_URL };
+
+    it('refuses to start a callback function while the secret still holds the stack’s empty fields', async () => {
+      secretString = JSON.stringify({ accountSid: '', authToken: '' });
+
+      const run = await runBundle('twilioSmsInbound', callbackEnv, 'process.stdout.write("loaded");');
+
+      expect(run.code).not.toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`Secrets Manager secret ${SECRET_ARN} has no accountSid yet`);
+      expect(reads).toEqual([`secretsmanager.GetSecretValue ${SECRET_ARN}`]);
+    }, 60_000);
+
+    it('checks callback signatures with the token read from the secret at init', async () => {
+      secretString = JSON.stringify({ accountSid: 'AC0123456789abcdef0123456789abcdef', authToken: 'token-in-the-secret' });
+      const route = carrierRoutes.twilioSmsStatus;
+      const params = { MessageSid: 'SM0123456789abcdef0123456789abcdef', MessageStatus: 'delivered', From: '+14155550000', To: '+14155550100' };
+      const signed = (token: string) => computeTwilioSignature(`${PUBLIC_BASE_URL}${route.path}`, params, token);
+      const invoke = (signature: string) => `await handler({ body: ${JSON.stringify(new URLSearchParams(params).toString())}, isBase64Encoded: false,
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': ${JSON.stringify(signature)} },
+          multiValueQueryStringParameters: null }, { awsRequestId: 'synth', functionName: 'f', getRemainingTimeInMillis: () => 10000 })`;
+
+      const run = await runBundle(
+        'twilioSmsStatus',
+        callbackEnv,
+        `const wrong = ${invoke(signed('another-token'))}; const right = ${invoke(signed('token-in-the-secret'))};
+         process.stdout.write(JSON.stringify([wrong.statusCode, right.statusCode]));`,
+      );
+
+      // The right signature passes the check and gets as far as the (unreachable) table: 500, not 403.
+      expect({ code: run.code, statuses: run.stdout && JSON.parse(run.stdout) }).toEqual({ code: 0, statuses: [403, 500] });
+      expect(reads).toEqual([`secretsmanager.GetSecretValue ${SECRET_ARN}`]);
+    }, 60_000);
+
+    it('refuses the loopback carrier in the sending function, and starts it with Twilio and the secret', async () => {
+      secretString = JSON.stringify({ accountSid: 'AC0123456789abcdef0123456789abcdef', authToken: 'token-in-the-secret' });
+
+      const loopback = await runBundle('sendMessage', { CARRIER: 'loopback' }, 'process.stdout.write("loaded");');
+      const twilio = await runBundle('sendMessage', { CARRIER: 'twilio', TWILIO_SECRET_ARN: SECRET_ARN }, 'process.stdout.write(typeof handler);');
+
+      expect(loopback.stderr).toContain('CARRIER=loopback is for the local runtime and tests only');
+      expect(twilio).toMatchObject({ code: 0, stdout: 'function' });
+    }, 60_000);
   });
 });

@@ -1,12 +1,15 @@
 import { requireEnv } from '../config';
+import { twilioCredentialSource, twilioSecretNow } from '../secrets';
 
 /**
  * What the callback functions need to check a signature, read once at init so a function missing
  * either fails its first invocation loudly:
- *   TWILIO_AUTH_TOKEN  the account's auth token (in AWS injected from Secrets Manager)
- *   PUBLIC_BASE_URL    the API root as Twilio calls it (scheme, host and any stage or base path,
- *                      no trailing slash); the route's path is appended. Configurable because a
- *                      proxy, a custom domain or a tunnel changes what Twilio signed.
+ *   auth token       with TWILIO_SECRET_ARN: the secret's `authToken` (AWS; read at init by the
+ *                    preload of lambdas/core/secrets.ts and re-read every few minutes), else
+ *                    TWILIO_AUTH_TOKEN (the local runtime and the tests; refused inside Lambda)
+ *   PUBLIC_BASE_URL  the API root as Twilio calls it (scheme, host and any stage or base path,
+ *                    no trailing slash); the route's path is appended. Configurable because a
+ *                    proxy, a custom domain or a tunnel changes what Twilio signed.
  */
 export type CallbackConfig = { authToken: string; publicBaseUrl: string };
 
@@ -27,5 +30,17 @@ export function normalizePublicBaseUrl(raw: string): string {
 }
 
 export function callbackConfigFromEnv(): CallbackConfig {
-  return { authToken: requireEnv('TWILIO_AUTH_TOKEN'), publicBaseUrl: normalizePublicBaseUrl(requireEnv('PUBLIC_BASE_URL')) };
+  const source = twilioCredentialSource();
+  const publicBaseUrl = normalizePublicBaseUrl(requireEnv('PUBLIC_BASE_URL'));
+  if (source.kind === 'environment') return { authToken: requireEnv('TWILIO_AUTH_TOKEN'), publicBaseUrl };
+  const { secretArn } = source;
+  // Throws now, at init, unless the secret was loaded; afterwards each read of `authToken` (one
+  // per callback) takes the current value, so a changed token is picked up without a cold start.
+  twilioSecretNow(secretArn);
+  return {
+    publicBaseUrl,
+    get authToken(): string {
+      return twilioSecretNow(secretArn).authToken;
+    },
+  };
 }

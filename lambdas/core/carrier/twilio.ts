@@ -8,9 +8,12 @@ import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } fr
  */
 export const TWILIO_API_BASE_URL = 'https://api.twilio.com';
 
-export type TwilioConfig = {
-  accountSid: string;
-  authToken: string;
+/** The account's credentials, fixed (environment, tests) or read per send (a cached Secrets Manager read). */
+export type TwilioCredentialsConfig =
+  | { accountSid: string; authToken: string }
+  | { credentials: () => Promise<{ accountSid: string; authToken: string }> };
+
+export type TwilioConfig = TwilioCredentialsConfig & {
   baseUrl?: string;
   /** Where Twilio posts status changes of each message; omitted when not configured. */
   statusCallbackUrl?: string;
@@ -20,19 +23,35 @@ export type TwilioConfig = {
 
 type TwilioMessage = { sid?: unknown };
 type TwilioErrorBody = { code?: unknown };
+type Endpoint = { url: string; authorization: string };
 
 export class TwilioCarrier implements Carrier {
   readonly name = 'twilio' as const;
   // Private fields, so logging the carrier object can never print the credentials.
-  readonly #url: string;
-  readonly #authorization: string;
+  readonly #endpoint: () => Promise<Endpoint>;
   readonly #statusCallbackUrl?: string;
   readonly #timeoutMs: number;
 
   constructor(config: TwilioConfig) {
     const base = (config.baseUrl ?? TWILIO_API_BASE_URL).replace(/\/+$/, '');
-    this.#url = `${base}/2010-04-01/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`;
-    this.#authorization = `Basic ${Buffer.from(`${config.accountSid}:${config.authToken}`).toString('base64')}`;
+    const endpointOf = ({ accountSid, authToken }: { accountSid: string; authToken: string }): Endpoint => ({
+      url: `${base}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`,
+      authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+    });
+    if ('credentials' in config) {
+      const read = config.credentials;
+      this.#endpoint = async () => {
+        try {
+          return endpointOf(await read());
+        } catch (err) {
+          // Nothing was sent: the caller refunds and answers 502, like any carrier outage.
+          throw new CarrierError('The Twilio credentials could not be read', { retryable: true }, { cause: err });
+        }
+      };
+    } else {
+      const fixed = endpointOf(config);
+      this.#endpoint = async () => fixed;
+    }
     this.#statusCallbackUrl = config.statusCallbackUrl;
     this.#timeoutMs = config.timeoutMs ?? 10_000;
   }
@@ -40,12 +59,13 @@ export class TwilioCarrier implements Carrier {
   async send(text: OutboundText): Promise<CarrierReceipt> {
     const form = new URLSearchParams({ To: text.to, From: text.from, Body: text.body });
     if (this.#statusCallbackUrl) form.set('StatusCallback', this.#statusCallbackUrl);
+    const endpoint = await this.#endpoint();
     let response: Response;
     try {
-      response = await fetch(this.#url, {
+      response = await fetch(endpoint.url, {
         method: 'POST',
         headers: {
-          Authorization: this.#authorization,
+          Authorization: endpoint.authorization,
           'Content-Type': 'application/x-www-form-urlencoded',
           Accept: 'application/json',
         },
