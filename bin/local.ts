@@ -42,10 +42,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`${reason}: stopping`);
+    // A webhook attempt under way is allowed to finish (and be recorded), so the wait covers one.
+    const graceMs = Math.max(10_000, options.webhookTimeoutMs + 5_000);
     setTimeout(() => {
-      console.error('Stopping took longer than 10 s; exiting anyway');
+      console.error(`Stopping took longer than ${graceMs / 1000} s; exiting anyway`);
       process.exit(1);
-    }, 10_000).unref();
+    }, graceMs).unref();
     // Whatever has not registered its stop yet (a JVM still starting) is killed by its exit handler.
     void (stopRuntime ?? (async () => {}))().finally(() => process.exit(0));
   };

@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util';
+import { LOCAL_TWILIO_AUTH_TOKEN, normalizePublicBaseUrl } from '../lambdas/core/carrier-callbacks/config';
+import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/core/webhooks/backoff';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/core/webhooks/http-post';
 import { UsageError } from './usage-error';
 
 /** What `npm start -- ...` accepts; see RUNTIME_USAGE for the meaning of each option. */
@@ -12,6 +15,16 @@ export type RuntimeOptions = {
   rateLimitPerNetwork: number;
   /** Stop when this process ends (a test harness that may die without stopping us). */
   stopWithPid: number | undefined;
+  /** First webhook retry wait; later waits double, capped at 60 x this (spec: one minute). */
+  webhookBackoffMs: number;
+  /** How long one webhook attempt may take (spec: 10 s); shorter only to test slow receivers quickly. */
+  webhookTimeoutMs: number;
+  /** Local development only: webhook targets may be http and loopback addresses. */
+  allowHttpWebhooks: boolean;
+  /** The token carrier callbacks are signed with; undefined: TWILIO_AUTH_TOKEN, else LOCAL_TWILIO_AUTH_TOKEN. */
+  twilioAuthToken: string | undefined;
+  /** The API root as the carrier calls it (signatures cover it); undefined: http://127.0.0.1:<port>. */
+  publicUrl: string | undefined;
 };
 
 export const DEFAULT_PORT = 3000;
@@ -22,6 +35,8 @@ const MAX_AUTHORIZER_CACHE_TTL_SECONDS = 3600;
 /** Spec section 8: requests per key and minute, and per client network (IPv6 /64) and minute before authentication. */
 export const DEFAULT_RATE_LIMIT_PER_KEY = 120;
 export const DEFAULT_RATE_LIMIT_PER_NETWORK = 600;
+/** A day: any longer and a wait is a typo, not a test setting. */
+const MAX_WEBHOOK_MS = 86_400_000;
 
 export const RUNTIME_USAGE = `Usage: npm start -- [options]
 
@@ -40,7 +55,22 @@ Options:
                                  WAF rule in AWS (default ${DEFAULT_RATE_LIMIT_PER_NETWORK}; 0 disables)
   --stop-with-pid <pid>          Stop when process <pid> ends, as if sent SIGTERM (for test harnesses and
                                  supervisors that may die without stopping the runtime)
-  -h, --help                     Show this help`;
+  -h, --help                     Show this help
+
+Webhooks (the same router and sender code as in AWS, fed from DynamoDB Local's stream):
+  --webhook-backoff-ms <n>       First retry wait after a failed delivery (default ${DEFAULT_BACKOFF_BASE_MS}); later waits
+                                 double and the cap (60 x this) scales with it: 8 attempts in all
+  --webhook-timeout-ms <n>       Time one delivery attempt may take (default ${DEFAULT_ATTEMPT_TIMEOUT_MS}, the spec's 10 s)
+  --allow-http-webhooks          Local development only: allow http targets and loopback addresses
+                                 (a receiver on this machine); the host must still be approved
+
+Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
+  --twilio-auth-token <token>    The token signatures are checked with (default: the TWILIO_AUTH_TOKEN
+                                 environment variable, else the local default "${LOCAL_TWILIO_AUTH_TOKEN}",
+                                 which \`npm run admin -- simulate ...\` also uses). Prefer the environment
+                                 variable for a real token: command lines are visible to other users
+  --public-url <url>             The URL the carrier calls this runtime by, which signatures cover (default
+                                 http://127.0.0.1:<port>; set it when a tunnel or proxy is in front)`;
 
 const OPTIONS = {
   port: { type: 'string' },
@@ -51,6 +81,11 @@ const OPTIONS = {
   'rate-limit-per-key': { type: 'string' },
   'rate-limit-per-network': { type: 'string' },
   'stop-with-pid': { type: 'string' },
+  'webhook-backoff-ms': { type: 'string' },
+  'webhook-timeout-ms': { type: 'string' },
+  'allow-http-webhooks': { type: 'boolean' },
+  'twilio-auth-token': { type: 'string' },
+  'public-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -74,6 +109,22 @@ function parseEndpoint(raw: string): string {
   return url.origin;
 }
 
+function parsePublicUrl(raw: string): string {
+  try {
+    // A path is allowed: a proxy that strips its own prefix before forwarding here still signs with it.
+    return normalizePublicBaseUrl(raw);
+  } catch (err) {
+    throw new UsageError(`--public-url: ${(err as Error).message.replace(/^PUBLIC_BASE_URL /, '')}`);
+  }
+}
+
+/** A positive number of milliseconds (0 would make retries or attempts meaningless). */
+function positiveMs(values: Record<string, unknown>, name: string, fallback: number): number {
+  const ms = wholeNumberOption(values, name, fallback, MAX_WEBHOOK_MS);
+  if (ms === 0) throw new UsageError(`--${name}: must be at least 1`);
+  return ms;
+}
+
 function parseOrUsageError(argv: string[]) {
   try {
     return parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
@@ -91,6 +142,7 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
     throw new UsageError('--in-memory cannot be combined with --dynamodb-endpoint: that DynamoDB Local decides whether data is kept');
   }
   if (values['state-dir'] === '') throw new UsageError('--state-dir: must not be empty');
+  if (values['twilio-auth-token'] === '') throw new UsageError('--twilio-auth-token: must not be empty');
   return {
     help: false,
     options: {
@@ -102,6 +154,11 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
       rateLimitPerKey: wholeNumberOption(values, 'rate-limit-per-key', DEFAULT_RATE_LIMIT_PER_KEY, MAX_RATE_LIMIT),
       rateLimitPerNetwork: wholeNumberOption(values, 'rate-limit-per-network', DEFAULT_RATE_LIMIT_PER_NETWORK, MAX_RATE_LIMIT),
       stopWithPid: values['stop-with-pid'] === undefined ? undefined : wholeNumberOption(values, 'stop-with-pid', 0, 2 ** 31 - 1),
+      webhookBackoffMs: positiveMs(values, 'webhook-backoff-ms', DEFAULT_BACKOFF_BASE_MS),
+      webhookTimeoutMs: positiveMs(values, 'webhook-timeout-ms', DEFAULT_ATTEMPT_TIMEOUT_MS),
+      allowHttpWebhooks: values['allow-http-webhooks'] ?? false,
+      twilioAuthToken: values['twilio-auth-token'],
+      publicUrl: values['public-url'] === undefined ? undefined : parsePublicUrl(values['public-url']),
     },
   };
 }

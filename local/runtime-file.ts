@@ -17,6 +17,18 @@ export type RuntimeInfo = {
   /** The organization created with the demo key; null when the data was there before and it was not found. */
   demoTenantId: string | null;
   startedAt: string;
+  /** The root the carrier's callbacks are signed over (`--public-url`); `simulate` signs with it too. */
+  publicBaseUrl: string;
+  /**
+   * Whether callbacks are checked with the documented local default token, which the CLI then
+   * uses too. The token itself is never written here: with `custom`, give the CLI the same token
+   * (`--twilio-auth-token` or TWILIO_AUTH_TOKEN).
+   */
+  twilioAuthToken: 'default' | 'custom';
+  /** `--allow-http-webhooks`: `webhook add` then accepts http and loopback URLs. */
+  allowHttpWebhooks: boolean;
+  /** `--webhook-backoff-ms`: the first retry wait. */
+  webhookBackoffMs: number;
 };
 
 export const RUNTIME_FILE = 'runtime.json';

@@ -3,12 +3,14 @@ import { resolve } from 'node:path';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { API_PREFIX, ROUTES } from '../lambdas/api/routes';
+import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/carrier/routes';
 import { createAuthorizerCache } from './authorizer-cache';
+import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
 import { ensureTable } from './create-table';
 import { demoBanner, ensureDemoOrganization } from './demo';
 import { localDynamoClient, startDynamoDbLocal } from './dynamodb-local';
-import { loadHandlers } from './handlers';
+import { loadHandlers, type ProxyHandler } from './handlers';
 import { createRouter } from './router';
 import { isProcessAlive, LOCAL_TABLE_NAME, readRuntimeInfo, writeRuntimeInfo, type RuntimeInfo } from './runtime-file';
 import { createApiServer } from './server';
@@ -88,11 +90,44 @@ async function openDatabase(options: RuntimeOptions, stateDir: string, cleanup: 
   return { endpoint, dynamodbPid, client };
 }
 
+const REPO_ROOT = resolve(__dirname, '..');
+
+/**
+ * The callback functions, configured for this runtime's address: their modules read the token
+ * and public URL when they load, and with `--port 0` the address is known only after listen.
+ */
+async function loadCallbackHandlers(options: RuntimeOptions, port: number, into: Map<string, ProxyHandler>): Promise<CarrierCallbackSettings> {
+  const settings = carrierCallbackSettings(options, port);
+  applyCarrierCallbackEnv(settings);
+  for (const [operationId, handler] of await loadHandlers(CARRIER_ROUTES, REPO_ROOT)) into.set(operationId, handler);
+  return settings;
+}
+
+/** The stream -> router -> queue -> sender pipeline, with the delivery rules the operator chose. */
+async function startWebhooks(options: RuntimeOptions, endpoint: string) {
+  // Imported now: it loads the domain modules, which read TABLE_NAME when first imported.
+  const { startWebhookPipeline } = await import('./webhook-pipeline');
+  return startWebhookPipeline({
+    endpoint,
+    tableName: LOCAL_TABLE_NAME,
+    backoffBaseMs: options.webhookBackoffMs,
+    attemptTimeoutMs: options.webhookTimeoutMs,
+    allowInsecureTargets: options.allowHttpWebhooks,
+  });
+}
+
+/** One line for the console: where callbacks go, never the token. */
+function carrierLine(settings: CarrierCallbackSettings): string {
+  const token = settings.tokenSource === 'default' ? 'the local default token' : 'your token';
+  return `Carrier callbacks: ${settings.publicBaseUrl}${CARRIER_PREFIX}/... (signatures checked with ${token})`;
+}
+
 /**
  * Starts everything `npm start` serves: DynamoDB Local (or the given endpoint), the table, the
- * handlers of the route manifest behind the API Gateway emulation, the demo organization on an
- * empty store, and runtime.json for the operator CLI. `onStarted` receives the handle at once, so
- * a signal during the start can stop what already runs.
+ * handlers of the route manifest behind the API Gateway emulation, the carrier's callback routes,
+ * the webhook pipeline, the demo organization on an empty store, and runtime.json for the
+ * operator CLI. `onStarted` receives the handle at once, so a signal during the start can stop
+ * what already runs.
  */
 export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, onStarted: (runtime: LocalRuntime) => void): Promise<LocalRuntime> {
   const cleanup = cleanupStack();
@@ -116,10 +151,13 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   // Texts go to the in-process loopback carrier unless the operator configures a real one.
   process.env.CARRIER ??= 'loopback';
   const [handlers, { authorizeAuthorizationHeader, principalToContext }, { NetworkRateLimiter }] = await Promise.all([
-    loadHandlers(ROUTES, resolve(__dirname, '..')),
+    loadHandlers(ROUTES, REPO_ROOT),
     import('../lambdas/core/auth'),
     import('./network-rate-limit'), // imports lambdas/core/rate-limit, which opens the table
   ]);
+  // The loopback carrier (CARRIER=loopback) plays message statuses back on timers: they stop with us.
+  const { stopLoopbackCarriers } = await import('../lambdas/core/carrier/loopback');
+  cleanup.push(stopLoopbackCarriers);
   const demo = await ensureDemoOrganization(client, LOCAL_TABLE_NAME, previous?.demoTenantId ?? null);
 
   const cache = createAuthorizerCache({
@@ -127,6 +165,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     authorize: (header) => authorizeAuthorizationHeader(header),
   });
   const networkLimiter = new NetworkRateLimiter(options.rateLimitPerNetwork);
+  const callbackHandlers = new Map<string, ProxyHandler>();
   const server = createApiServer({
     prefix: API_PREFIX,
     stage: STAGE,
@@ -135,6 +174,8 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     admitNetwork: (sourceIp) => networkLimiter.consume(sourceIp).allowed,
     authorize: cache.decide,
     toAuthorizerContext: principalToContext,
+    // At the root, as API Gateway serves them next to /api/v1 (no prefix of their own to strip).
+    callbacks: { match: createRouter(CARRIER_ROUTES, ''), handlers: callbackHandlers },
     logRequest: out.print,
     logError: out.error,
   });
@@ -149,6 +190,9 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
 
   const { port } = server.address() as AddressInfo;
   runtime.apiBaseUrl = `http://127.0.0.1:${port}${API_PREFIX}`;
+  const carrier = await loadCallbackHandlers(options, port, callbackHandlers);
+  cleanup.push((await startWebhooks(options, endpoint)).stop);
+
   await writeRuntimeInfo(stateDir, {
     pid: process.pid,
     apiBaseUrl: runtime.apiBaseUrl,
@@ -158,7 +202,12 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     dynamodbPid,
     demoTenantId: demo.tenantId,
     startedAt: new Date().toISOString(),
+    publicBaseUrl: carrier.publicBaseUrl,
+    twilioAuthToken: carrier.tokenSource,
+    allowHttpWebhooks: options.allowHttpWebhooks,
+    webhookBackoffMs: options.webhookBackoffMs,
   });
   out.print(demoBanner(demo, runtime.apiBaseUrl, options.inMemory));
+  out.print(carrierLine(carrier));
   return runtime;
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../lambdas/api/routes';
+import type { CarrierRouteSpec } from '../lambdas/carrier/routes';
 import type { AuthDecision, AuthorizerContext, Principal } from '../lambdas/core/auth';
 import { GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/http/gateway-responses';
 import type { ProxyHandler } from './handlers';
@@ -11,9 +12,18 @@ import type { RouteMatch } from './router';
 /** API Gateway's payload limit: larger requests never reach a handler. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
-
 /** API Gateway's own integration timeout; the handler's context counts down from it. */
 const INTEGRATION_TIMEOUT_MS = 29_000;
+
+/**
+ * The carrier's callback routes, outside the API prefix: no authorizer (the handler checks the
+ * provider's signature), the form body and query string handed over as received. `handlers` may
+ * be filled after the server listens: their configuration needs the port it got.
+ */
+export type CallbackRoutes = {
+  match: (method: string, rawPath: string) => RouteMatch<CarrierRouteSpec>;
+  handlers: Map<string, ProxyHandler>;
+};
 
 export type ApiServerDeps = {
   prefix: string;
@@ -25,6 +35,7 @@ export type ApiServerDeps = {
   /** The (cached) authorizer decision for an Authorization header. */
   authorize: (authorizationHeader: string) => Promise<AuthDecision>;
   toAuthorizerContext: (principal: Principal) => AuthorizerContext;
+  callbacks?: CallbackRoutes;
   /** One line per request; never given keys, headers or bodies. */
   logRequest: (line: string) => void;
   logError: (message: string, error: unknown) => void;
@@ -76,6 +87,28 @@ function splitUrl(url: string): { rawPath: string; rawQuery: string } {
   return at === -1 ? { rawPath: url, rawQuery: '' } : { rawPath: url.slice(0, at), rawQuery: url.slice(at + 1) };
 }
 
+async function invoke(handler: ProxyHandler | undefined, operationId: string, event: APIGatewayProxyEvent, stage: string): Promise<Outcome> {
+  if (!handler) throw new Error(`No handler loaded for ${operationId}`);
+  const context = lambdaContext({ functionName: `cct-${stage}-${operationId}`, awsRequestId: randomUUID(), timeoutMs: INTEGRATION_TIMEOUT_MS });
+  const outcome = fromHandlerResult(await handler(event, context));
+  if (!outcome) throw new Error(`${operationId} returned no statusCode`);
+  return outcome;
+}
+
+/** A carrier callback: straight to its function, which verifies the signature and answers 403 itself. */
+async function respondToCallback(
+  deps: ApiServerDeps,
+  callbacks: CallbackRoutes,
+  match: Exclude<RouteMatch<CarrierRouteSpec>, { kind: 'notFound' }>,
+  request: IncomingRequest,
+  requestId: string,
+): Promise<Outcome> {
+  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
+  const { route } = match;
+  const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
+  return invoke(callbacks.handlers.get(route.operationId), route.operationId, event, deps.stage);
+}
+
 /** In API Gateway's order: the WAF's per-network limit, the payload limit, the route, the authorizer, the Lambda. */
 async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: string): Promise<Outcome> {
   const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
@@ -87,6 +120,11 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
   if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
   const request: IncomingRequest = { method: req.method ?? 'GET', rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
+  if (deps.callbacks) {
+    // Its own resources outside the API prefix; a path that is none of them goes on to the API's routes.
+    const callback = deps.callbacks.match(request.method, request.rawPath);
+    if (callback.kind !== 'notFound') return respondToCallback(deps, deps.callbacks, callback, request, requestId);
+  }
   const match = deps.match(request.method, request.rawPath);
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
   if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
@@ -104,8 +142,6 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
     authorizer = deps.toAuthorizerContext(decision.principal);
   }
 
-  const handler = deps.handlers.get(route.operationId);
-  if (!handler) throw new Error(`No handler loaded for ${route.operationId}`);
   const event = toProxyEvent({
     request,
     resource: `${deps.prefix}${route.path}`,
@@ -115,10 +151,7 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
     stage: deps.stage,
     now: new Date(),
   });
-  const context = lambdaContext({ functionName: `cct-${deps.stage}-${route.operationId}`, awsRequestId: randomUUID(), timeoutMs: INTEGRATION_TIMEOUT_MS });
-  const outcome = fromHandlerResult(await handler(event, context));
-  if (!outcome) throw new Error(`${route.operationId} returned no statusCode`);
-  return outcome;
+  return invoke(deps.handlers.get(route.operationId), route.operationId, event, deps.stage);
 }
 
 /** The HTTP side of API Gateway: routing, the authorizer, the payload limit, gateway responses. */

@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
+import type { RuntimeInfo } from '../runtime-file';
 
 /**
  * One command of the operator CLI (`npm run admin -- <group> <name> ...`). Each command module
@@ -10,6 +11,17 @@ export type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 export type CommandInput = { values: OptionValues; positionals: string[] };
+
+/** Where a command runs, for the commands that need more than the table. */
+export type CommandContext = {
+  /** `--state-dir`: where runtime.json is. */
+  stateDir: string;
+  /**
+   * runtime.json of the running local runtime when the CLI works on its table; undefined when it
+   * works on another table (a deployed stack), so no command applies local-only settings there.
+   */
+  runtime: RuntimeInfo | undefined;
+};
 
 export type AdminCommand<Args = unknown> = {
   /** The two words that name it, e.g. ['tenant', 'create']. */
@@ -25,7 +37,7 @@ export type AdminCommand<Args = unknown> = {
   /** Checks the input before anything is contacted; throws UsageError. */
   parse(input: CommandInput): Args;
   /** Runs once TABLE_NAME and DYNAMODB_ENDPOINT are set; returns the one JSON document to print. */
-  run(args: Args): Promise<unknown>;
+  run(args: Args, context: CommandContext): Promise<unknown>;
 };
 
 /** Infers a command's Args from its `parse`, so `run` is checked against it. */

@@ -21,7 +21,8 @@ beforeAll(async () => {
     simulate('--direction', 'outbound', '--from', DEMO_NUMBER, '--to', '+14155550102', '--started-at', '2026-03-01T10:00:00Z', '--status', 'no-answer', '--duration', '20'),
     simulate('--direction', 'inbound', '--from', '+14155550103', '--to', DEMO_NUMBER, '--started-at', '2026-03-01T11:00:00Z', '--status', 'ringing'),
     simulate('--direction', 'outbound', '--from', DEMO_NUMBER, '--to', '+14155550101', '--started-at', '2026-03-01T12:00:00Z', '--duration', '5'),
-    e2e.runtime.admin('tenant', 'create', '--name', 'Other Org'),
+    // Its number: `simulate call` plays signed carrier callbacks, which reach an organization through its numbers.
+    e2e.runtime.admin('tenant', 'create', '--name', 'Other Org', '--number', '+15550001111'),
     e2e.runtime.admin('tenant', 'create', '--name', 'Busy Org'),
   ]);
   calls = [first, second, third, fourth];

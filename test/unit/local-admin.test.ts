@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keyCreate } from '../../local/admin/commands/key';
 import { simulateCall } from '../../local/admin/commands/simulate-call';
-import { tenantUpdate } from '../../local/admin/commands/tenant';
+import { tenantCreate, tenantUpdate } from '../../local/admin/commands/tenant';
+import { webhookAdd, webhookDeliveries, webhookTest } from '../../local/admin/commands/webhook';
 import { runAdmin } from '../../local/admin/main';
 import { defineCommand, type CommandInput } from '../../local/admin/registry';
 import { UsageError } from '../../local/usage-error';
@@ -94,40 +95,79 @@ describe('the operator CLI', () => {
 
 describe('simulate call', () => {
   const base = { tenant: '0199a000-0000-7000-8000-000000000001', direction: 'inbound', from: '+14155550123', to: '+15005550006' };
+  const parse = (values: Record<string, string | boolean | undefined>) => simulateCall.parse({ values: { ...base, ...values }, positionals: [] });
 
-  it('answers a completed call with a duration at its start and ends it duration seconds later', () => {
-    const { call } = simulateCall.parse({ values: { ...base, 'started-at': '2026-03-01T09:00:00+01:00', duration: '65' }, positionals: [] });
+  it('reads the documented options: a completed call of 30 s by default, the start in UTC', () => {
+    const args = parse({ 'started-at': '2026-03-01T09:00:00+01:00', agent: '0199a000-0000-7000-8000-0000000000a1' });
 
-    expect(call).toMatchObject({
+    expect(args).toMatchObject({
+      tenantId: base.tenant,
+      direction: 'inbound',
+      from: '+14155550123',
+      to: '+15005550006',
+      agentId: '0199a000-0000-7000-8000-0000000000a1',
+      internal: false,
       status: 'completed',
+      durationSec: 30,
       startedAt: new Date('2026-03-01T08:00:00Z'),
-      answeredAt: new Date('2026-03-01T08:00:00Z'),
-      endedAt: new Date('2026-03-01T08:01:05Z'),
-      durationSec: 65,
-      isInternal: false,
-      agentId: null,
     });
   });
 
-  it('leaves an unanswered call unanswered, and a call without duration without times', () => {
-    const parse = (values: Record<string, string>) => simulateCall.parse({ values: { ...base, ...values }, positionals: [] }).call;
+  it('starts now, in whole seconds like the provider, and keeps a ringing call without duration', () => {
+    const args = parse({ status: 'ringing' });
 
-    const noAnswer = parse({ status: 'no-answer', duration: '20' });
-    const ringing = parse({ status: 'ringing' });
+    expect(args.startedAt.getMilliseconds()).toBe(0);
+    expect(args).toMatchObject({ status: 'ringing', durationSec: 0 });
+  });
 
-    expect(noAnswer).toMatchObject({ answeredAt: null, durationSec: 20 });
-    expect(ringing).toMatchObject({ answeredAt: null, endedAt: null, durationSec: null });
+  it('takes the two agents of an internal call as --from and --to', () => {
+    const args = parse({ direction: 'outbound', internal: true, from: '0199a000-0000-7000-8000-0000000000a1', to: '0199a000-0000-7000-8000-0000000000a2' });
+
+    expect(args).toMatchObject({ internal: true, from: '0199a000-0000-7000-8000-0000000000a1', to: '0199a000-0000-7000-8000-0000000000a2' });
   });
 
   it.each([
     ['--from', { from: '4155550123' }],
+    ['--from', { from: undefined }],
+    ['--to', { direction: 'outbound', to: undefined }],
     ['--direction', { direction: 'sideways' }],
+    ['--status', { status: 'busy' }],
+    ['--status', { status: 'hung-up' }],
     ['--started-at', { 'started-at': 'yesterday' }],
+    ['--started-at', { 'started-at': '2026-03-01T09:00:00.250Z' }],
     ['--duration', { duration: '1.5' }],
+    ['--duration', { status: 'in-progress', duration: '10' }],
     ['--agent', { agent: 'bob' }],
     ['--tenant', { tenant: undefined }],
-  ])('refuses a bad %s', (option, values) => {
-    expect(() => simulateCall.parse({ values: { ...base, ...values }, positionals: [] })).toThrow(new RegExp(`^${option}: `));
+    ['--direction', { internal: true, from: '0199a000-0000-7000-8000-0000000000a1', to: '0199a000-0000-7000-8000-0000000000a2' }],
+    ['--from', { direction: 'outbound', internal: true, to: '0199a000-0000-7000-8000-0000000000a2' }],
+  ])('refuses a bad %s with a usage error', (option, values) => {
+    expect(() => parse(values)).toThrow(UsageError);
+    expect(() => parse(values)).toThrow(new RegExp(`^${option}: `));
+  });
+});
+
+describe('webhook commands', () => {
+  const endpointId = '0199a000-0000-7000-8000-0000000000e1';
+
+  it('reads webhook add and keeps the events as given for the domain to check', () => {
+    const args = webhookAdd.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001', url: 'https://hooks.example.com/x', events: 'sms.received' }, positionals: [] });
+
+    expect(args).toEqual({ tenant: '0199a000-0000-7000-8000-000000000001', url: 'https://hooks.example.com/x', events: 'sms.received' });
+  });
+
+  it('reads the endpoint of webhook deliveries and its limit, and the wait of webhook test', () => {
+    expect(webhookDeliveries.parse({ values: { limit: '5' }, positionals: [endpointId] })).toEqual({ endpointId, limit: 5 });
+    expect(webhookTest.parse({ values: { 'wait-ms': '0' }, positionals: [endpointId] })).toEqual({ endpointId, waitMs: 0 });
+  });
+
+  it.each([
+    ['<endpointId>', () => webhookDeliveries.parse({ values: {}, positionals: ['nope'] })],
+    ['--limit', () => webhookDeliveries.parse({ values: { limit: '0' }, positionals: [endpointId] })],
+    ['--url', () => webhookAdd.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001' }, positionals: [] })],
+  ])('refuses a bad %s', (name, parse) => {
+    expect(parse).toThrow(UsageError);
+    expect(parse).toThrow(name);
   });
 });
 
@@ -152,8 +192,17 @@ describe('key create and tenant update', () => {
     expect(change).toMatchObject({ smsNumber: null, approveHosts: ['a.example.com', 'b.example.com'] });
   });
 
+  it('collects every --number: the numbers of a new organization, numbers added to an existing one', () => {
+    const created = tenantCreate.parse({ values: { name: 'Org', number: ['+14155550100', '+14155550101'] }, positionals: [] });
+    const { change } = tenantUpdate.parse({ values: { number: ['+14155550102'] }, positionals: [tenantId] });
+
+    expect(created.numbers).toEqual(['+14155550100', '+14155550101']);
+    expect(change.addNumbers).toEqual(['+14155550102']);
+  });
+
   it.each([
     ['nothing to change', {}, /nothing to change/],
+    ['a number that is not E.164', { number: ['4155550100'] }, /^--number\.0: /],
     ['both --sms-number and --no-sms-number', { 'sms-number': '+15005550006', 'no-sms-number': true }, /cannot be used together/],
     ['a URL as a host', { 'approve-host': ['https://a.example.com'] }, /^--approve-host\.0: /],
     ['an unknown plan', { plan: 'enterprise' }, /^--plan: must be one of starter, pro, business/],

@@ -16,6 +16,11 @@ describe('npm start options', () => {
         rateLimitPerKey: 120,
         rateLimitPerNetwork: 600,
         stopWithPid: undefined,
+        webhookBackoffMs: 60_000,
+        webhookTimeoutMs: 10_000,
+        allowHttpWebhooks: false,
+        twilioAuthToken: undefined,
+        publicUrl: undefined,
       },
     });
   });
@@ -29,6 +34,11 @@ describe('npm start options', () => {
       '--rate-limit-per-key', '1000',
       '--rate-limit-per-network', '0',
       '--stop-with-pid', '4242',
+      '--webhook-backoff-ms', '20',
+      '--webhook-timeout-ms', '500',
+      '--allow-http-webhooks',
+      '--twilio-auth-token', 'a-token',
+      '--public-url', 'https://abc.tunnel.example/',
     ]);
 
     expect(parsed).toEqual({
@@ -42,6 +52,12 @@ describe('npm start options', () => {
         rateLimitPerKey: 1000,
         rateLimitPerNetwork: 0,
         stopWithPid: 4242,
+        webhookBackoffMs: 20,
+        webhookTimeoutMs: 500,
+        allowHttpWebhooks: true,
+        twilioAuthToken: 'a-token',
+        // As written, without the trailing slash: the carrier signs the URL it was configured with.
+        publicUrl: 'https://abc.tunnel.example',
       },
     });
   });
@@ -61,6 +77,11 @@ describe('npm start options', () => {
     ['a cache TTL over API Gateway’s hour', ['--authorizer-cache-ttl', '3601'], /^--authorizer-cache-ttl: .*3600/],
     ['an endpoint that is not a URL', ['--dynamodb-endpoint', 'localhost:8000'], /^--dynamodb-endpoint: /],
     ['--in-memory with an endpoint', ['--in-memory', '--dynamodb-endpoint', 'http://127.0.0.1:8000'], /--in-memory/],
+    ['a zero backoff', ['--webhook-backoff-ms', '0'], /^--webhook-backoff-ms: /],
+    ['a timeout that is not a number', ['--webhook-timeout-ms', '1s'], /^--webhook-timeout-ms: /],
+    ['an empty token', ['--twilio-auth-token', ''], /^--twilio-auth-token: /],
+    ['a public URL that is not a URL', ['--public-url', 'example.com'], /^--public-url: /],
+    ['a public URL with a query string', ['--public-url', 'https://example.com/?a=1'], /^--public-url: /],
   ])('refuses %s with a usage error naming it', (_name, argv, message) => {
     expect(() => parseRuntimeArgs(argv)).toThrow(UsageError);
     expect(() => parseRuntimeArgs(argv)).toThrow(message);

@@ -1,7 +1,8 @@
+import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { keyCreate, keyRevoke } from './key';
-import { simulateCall } from './simulate-call';
 import { tenantCreate, tenantUpdate } from './tenant';
+import { WEBHOOK_COMMANDS } from './webhook';
 
 /** Every command of the operator CLI, in the order `--help` lists them. Add new modules here. */
-export const ADMIN_COMMANDS: readonly AdminCommand[] = [tenantCreate, tenantUpdate, keyCreate, keyRevoke, simulateCall];
+export const ADMIN_COMMANDS: readonly AdminCommand[] = [tenantCreate, tenantUpdate, keyCreate, keyRevoke, ...WEBHOOK_COMMANDS, ...CARRIER_COMMANDS];

@@ -11,6 +11,8 @@ const SHARED_OPTIONS = {
   'sms-number': { type: 'string' },
   'billing-status': { type: 'string' },
   'spending-limit-cents': { type: 'string' },
+  // The organization's voice numbers: carrier callbacks find the organization by them.
+  number: { type: 'string', multiple: true },
 } as const satisfies OptionSpecs;
 
 const sharedFields = {
@@ -19,14 +21,15 @@ const sharedFields = {
   'sms-number': option.e164.optional(),
   'billing-status': option.billingStatus.optional(),
   'spending-limit-cents': option.wholeNumber.optional(),
+  number: z.array(option.e164).optional(),
 };
 
 const SHARED_USAGE =
-  '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] [--spending-limit-cents <n>]';
+  '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] [--spending-limit-cents <n>] [--number <e164>]...';
 
 export const tenantCreate = defineCommand({
   words: ['tenant', 'create'],
-  summary: 'Create an organization (default plan pro, billing active)',
+  summary: 'Create an organization (default plan pro, billing active); --number (repeatable) registers its numbers',
   usage: `--name <s> ${SHARED_USAGE}`,
   options: { name: { type: 'string' }, ...SHARED_OPTIONS },
   parse: ({ values }): TenantInput => {
@@ -38,6 +41,8 @@ export const tenantCreate = defineCommand({
       smsNumber: o['sms-number'],
       billingStatus: o['billing-status'],
       spendingLimitCents: o['spending-limit-cents'],
+      // The SMS number is one of the numbers either way (createTenant adds it).
+      numbers: o.number,
     };
   },
   run: async (input) => {
@@ -48,7 +53,7 @@ export const tenantCreate = defineCommand({
 
 export const tenantUpdate = defineCommand({
   words: ['tenant', 'update'],
-  summary: 'Change an organization; --approve-host may be repeated',
+  summary: 'Change an organization; --number (adds a number) and --approve-host may be repeated',
   usage: `[--name <s>] ${SHARED_USAGE} [--no-sms-number] [--approve-host <host>]...`,
   positionals: ['tenantId'],
   options: {
@@ -77,6 +82,7 @@ export const tenantUpdate = defineCommand({
       billingStatus: o['billing-status'],
       spendingLimitCents: o['spending-limit-cents'],
       approveHosts: o['approve-host'],
+      addNumbers: o.number,
     };
     if (Object.values(change).every((value) => value === undefined)) throw new UsageError('nothing to change: give at least one option');
     return { tenantId, change };

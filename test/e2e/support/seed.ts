@@ -3,8 +3,8 @@ import type { RuntimeInfo } from '../../../local/runtime-file';
 
 /**
  * Bulk data for tests that need more rows than is sensible to feed through one CLI process per
- * row (a page over 100 calls). It calls `recordCall` on the runtime's table, the very function
- * `admin simulate call` runs.
+ * row (a page over 100 calls). It calls `recordCall` on the runtime's table: the domain's write of
+ * a whole call at once (`admin simulate call` goes through signed carrier callbacks instead).
  */
 export async function recordCalls(info: RuntimeInfo, tenantId: string, calls: RecordCallInput[]): Promise<void> {
   const saved = { TABLE_NAME: process.env.TABLE_NAME, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT };

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { option, parseOptions, parsePositional } from '../options';
+import { defineCommand } from '../registry';
+import { requireTenant } from './require-tenant';
+
+/**
+ * `webhook add|list|deliveries|redeliver|test`: the portal's webhook settings and delivery log,
+ * over the plain functions of local/admin/webhook-commands.ts. That module opens the table when
+ * it loads, so it is imported in `run`, after the CLI has pointed TABLE_NAME at its target.
+ */
+const webhookCommands = () => import('../webhook-commands');
+
+/** The spec's three events; checked again (with the table's own list) when the endpoint is written. */
+const EVENTS_HELP = 'call.completed,voicemail.received,sms.received';
+
+export const webhookAdd = defineCommand({
+  words: ['webhook', 'add'],
+  summary: 'Register an endpoint on an approved host (tenant update --approve-host); its secret is printed once',
+  usage: `--tenant <id> --url <https url> [--events <${EVENTS_HELP}>]`,
+  options: { tenant: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' } },
+  parse: ({ values }) => parseOptions(z.object({ tenant: option.uuid, url: option.text, events: option.text.optional() }), values),
+  run: async (args, { runtime }) => {
+    await requireTenant(args.tenant);
+    const { webhookAdd: add } = await webhookCommands();
+    // http and loopback receivers only where the local runtime's sender would deliver to them.
+    return add({ ...args, allowInsecureTargets: runtime?.allowHttpWebhooks === true });
+  },
+});
+
+export const webhookList = defineCommand({
+  words: ['webhook', 'list'],
+  summary: "An organization's webhook endpoints (without their secrets)",
+  usage: '--tenant <id>',
+  options: { tenant: { type: 'string' } },
+  parse: ({ values }) => parseOptions(z.object({ tenant: option.uuid }), values),
+  run: async (args) => {
+    await requireTenant(args.tenant);
+    return (await webhookCommands()).webhookList(args);
+  },
+});
+
+export const webhookDeliveries = defineCommand({
+  words: ['webhook', 'deliveries'],
+  summary: "An endpoint's deliveries, newest first: status, attempts, next retry, last error",
+  usage: '[--limit <n>]',
+  positionals: ['endpointId'],
+  options: { limit: { type: 'string' } },
+  parse: ({ values, positionals }) => {
+    const { limit } = parseOptions(z.object({ limit: option.wholeNumber.pipe(z.number().min(1, 'must be at least 1').max(100, 'must be at most 100')).optional() }), values);
+    return { endpointId: parsePositional(option.uuid, 'endpointId', positionals[0]), limit };
+  },
+  run: async ({ endpointId, limit }) => (await webhookCommands()).webhookDeliveries(endpointId, { limit }),
+});
+
+export const webhookRedeliver = defineCommand({
+  words: ['webhook', 'redeliver'],
+  summary: 'Send a delivery again (same delivery id and body, attempts start over)',
+  usage: '',
+  positionals: ['deliveryId'],
+  options: {},
+  parse: ({ positionals }) => parsePositional(option.uuid, 'deliveryId', positionals[0]),
+  run: async (deliveryId) => (await webhookCommands()).webhookRedeliver(deliveryId),
+});
+
+export const webhookTest = defineCommand({
+  words: ['webhook', 'test'],
+  summary: 'Send a signed webhook.test event; waits up to --wait-ms (default 20000, 0: no wait) for its first attempt',
+  usage: '[--wait-ms <n>]',
+  positionals: ['endpointId'],
+  options: { 'wait-ms': { type: 'string' } },
+  parse: ({ values, positionals }) => {
+    const o = parseOptions(z.object({ 'wait-ms': option.wholeNumber.optional() }), values);
+    return { endpointId: parsePositional(option.uuid, 'endpointId', positionals[0]), waitMs: o['wait-ms'] };
+  },
+  run: async ({ endpointId, waitMs }) => (await webhookCommands()).webhookTest(endpointId, { waitMs }),
+});
+
+export const WEBHOOK_COMMANDS = [webhookAdd, webhookList, webhookDeliveries, webhookRedeliver, webhookTest];
