@@ -19,6 +19,13 @@ export type CarrierRouteSpec = {
 
 export const CARRIER_PREFIX = '/carrier/twilio';
 
+/**
+ * The query parameter of a callback URL that names the organization (a uuid), for legs that carry
+ * no organization number (softphone to softphone). Defined here, with the routes, so the CLI can
+ * build callback URLs without loading modules that open the table.
+ */
+export const TENANT_HINT_PARAM = 'tenantId';
+
 const route = <T extends CarrierRouteSpec>(spec: T): T => spec;
 
 export const carrierRoutes = {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/carrier/routes';
-import type { TENANT_HINT_PARAM as TenantHintParam } from '../../lambdas/core/carrier-callbacks/organization';
+import { TENANT_HINT_PARAM } from '../../lambdas/carrier/routes';
 
 /**
  * The callbacks Twilio would send for a simulated call, voicemail or text: form fields as the
@@ -15,9 +15,6 @@ export type CallbackPost = {
   query?: Record<string, string>;
 };
 
-// organization.ts opens the table when it loads, so its constant is repeated here; the type pins
-// the two together (a rename there is a compile error here).
-const TENANT_HINT_PARAM: typeof TenantHintParam = 'tenantId';
 
 export const newSid = (kind: 'CA' | 'RE' | 'TR' | 'SM'): string => `${kind}${randomBytes(16).toString('hex')}`;
 

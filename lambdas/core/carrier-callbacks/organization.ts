@@ -11,8 +11,7 @@ import { findTenantIdByNumber, getTenant } from '../tenants';
  * set it, so it cannot be forged; when it disagrees with what the numbers or the call say, the
  * callback is refused rather than trusted.
  */
-/** The query parameter of a callback URL that names the organization (a uuid). */
-export const TENANT_HINT_PARAM = 'tenantId';
+export { TENANT_HINT_PARAM } from '../../carrier/routes';
 
 export type OrganizationClues = {
   /** The numbers that name the organization on this kind of leg, most telling first. */
