@@ -6,7 +6,7 @@ import type { ServiceConfig } from './config';
 import { Carrier, CARRIER_SENDER_FUNCTION_OPTIONS } from './constructs/carrier';
 import { FunctionFactory } from './constructs/function-factory';
 import { Observability } from './constructs/observability';
-import { PublicApi } from './constructs/public-api';
+import { METRIC_NAMESPACE, PublicApi } from './constructs/public-api';
 import { ServiceTable } from './constructs/table';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
 import { CARRIER_CALLBACK_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
@@ -65,6 +65,8 @@ export class ServiceStack extends Stack {
       environment: {
         TABLE_NAME: this.table.tableName,
         POWERTOOLS_SERVICE_NAME: 'cct-service',
+        // The functions' business metrics, next to the access-log metrics of the same stage.
+        POWERTOOLS_METRICS_NAMESPACE: `${METRIC_NAMESPACE}/${config.stage}`,
         RATE_LIMIT_PER_KEY: String(config.rateLimitPerKey),
       },
       logRetention: config.logRetention,

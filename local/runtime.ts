@@ -146,6 +146,8 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.TABLE_NAME = LOCAL_TABLE_NAME;
   process.env.DYNAMODB_ENDPOINT = endpoint;
   process.env.POWERTOOLS_SERVICE_NAME ??= 'cct-local';
+  // CloudWatch's embedded metric format means nothing locally; it would only fill the terminal.
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // Read by the handler chain (and reported by GET /me) when it loads.
   process.env.RATE_LIMIT_PER_KEY = String(options.rateLimitPerKey);
   // Texts go to the in-process loopback carrier unless the operator configures a real one.

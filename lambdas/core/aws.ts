@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { tableConfig } from './config';
 
 /**
@@ -22,3 +23,15 @@ export const dynamo = DynamoDBDocumentClient.from(
 );
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'cct-service' });
+
+/**
+ * Business metrics as CloudWatch embedded metric format (log lines, no API call). API Gateway and
+ * Lambda already count requests, errors and latency; these count what only the code knows.
+ * Off in the local runtime and the tests (POWERTOOLS_METRICS_DISABLED).
+ */
+export const metrics = new Metrics({
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'CctService',
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'cct-service',
+});
+
+export { MetricUnit };

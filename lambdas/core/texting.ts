@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, logger, TABLE_NAME } from './aws';
+import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from './aws';
 import { chargeForText, refundText, segmentsOf, smsRateCentsOf } from './billing';
 import { CarrierError, type Carrier } from './carrier/types';
 import { applyConsentKeyword, consentKeywordOf, consentOfNumber, type ConsentKeyword } from './consent';
@@ -74,6 +74,8 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
     // sends it twice. Answer with the sid; only the sid lookup for status callbacks is missing.
     logger.error('Could not record the carrier sid of a sent text', { messageId: message.id, messageSid, error: (err as Error).message });
   }
+  metrics.addMetric('TextsSent', MetricUnit.Count, 1);
+  metrics.addMetric('TextSegmentsBilled', MetricUnit.Count, segments);
   return { ...message, messageSid };
 }
 

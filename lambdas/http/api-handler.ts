@@ -1,9 +1,10 @@
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { logger } from '../core/aws';
+import { logger, metrics, MetricUnit } from '../core/aws';
 import { principalFromContext, type Principal } from '../core/auth';
 import { rateLimitPerKey } from '../core/config';
 import { DomainError, InsufficientScopeError, NotFoundError, RateLimitedError } from '../core/errors';
@@ -46,6 +47,13 @@ const withRateLimit = (response: ApiResponse, state: RateLimitState | undefined)
 const verdictOf = (request: ApiMiddlewareRequest): Promise<RateLimitState | undefined> =>
   request.context.rateLimit ?? Promise.resolve(undefined);
 
+/** True when the key is over its limit; counted, so operators see who runs into the limit. */
+function countRefusal(state: RateLimitState | undefined): boolean {
+  const refused = state !== undefined && !state.allowed;
+  if (refused) metrics.addMetric('RateLimitedRequests', MetricUnit.Count, 1);
+  return refused;
+}
+
 /**
  * Last in, first out: shapes every success and every error into the JSON response, with the
  * rate-limit headers on every response to an identified key. A read that ran alongside an
@@ -54,12 +62,13 @@ const verdictOf = (request: ApiMiddlewareRequest): Promise<RateLimitState | unde
 const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext> => ({
   after: async (request) => {
     const state = await verdictOf(request);
-    const response = state && !state.allowed ? toErrorResponse(new RateLimitedError(state.resetSeconds)) : (request.response as ApiResponse);
+    const refused = countRefusal(state);
+    const response = refused ? toErrorResponse(new RateLimitedError(state!.resetSeconds)) : (request.response as ApiResponse);
     request.response = toProxyResult(withRateLimit(response, state));
   },
   onError: async (request) => {
     const state = await verdictOf(request).catch(() => undefined);
-    const error = state && !state.allowed ? new RateLimitedError(state.resetSeconds) : request.error;
+    const error = countRefusal(state) ? new RateLimitedError(state!.resetSeconds) : request.error;
     request.response = toProxyResult(withRateLimit(toErrorResponse(error, request.context.awsRequestId), state));
   },
 });
@@ -149,6 +158,7 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
     timeoutEarlyInMillis: 0,
   })
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics))
     .use(respond());
   if (route.auth !== null) chain.use(authenticate()).use(limitRate(route)).use(requireScope(route));
   if (route.body) {

@@ -1,9 +1,10 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../core/aws';
+import { logger, metrics, MetricUnit } from '../core/aws';
 import { intEnv, requireEnv } from '../core/config';
 import { DEFAULT_BACKOFF_BASE_MS } from '../core/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../core/webhooks/http-post';
@@ -24,13 +25,21 @@ const deps: SenderDeps = {
 };
 const processor = new BatchProcessor(EventType.SQS);
 
+/** Outcomes worth alarming on or graphing: a delivery that ended, and attempts that failed. */
+const OUTCOME_METRICS: Partial<Record<Awaited<ReturnType<typeof processDeliveryMessage>>, string>> = {
+  succeeded: 'WebhookDeliveriesSucceeded',
+  failed: 'WebhookDeliveriesFailed',
+  retrying: 'WebhookAttemptsFailed',
+};
+
 async function send(record: SQSRecord): Promise<void> {
   const message = DeliveryMessageSchema.parse(JSON.parse(record.body));
-  await processDeliveryMessage(message, deps);
+  const outcome = OUTCOME_METRICS[await processDeliveryMessage(message, deps)];
+  if (outcome) metrics.addMetric(outcome, MetricUnit.Count, 1);
 }
 
 async function sendBatch(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   return processPartialResponse(event, send, processor, { context });
 }
 
-export const handler = middy(sendBatch).use(injectLambdaContext(logger, { resetKeys: true }));
+export const handler = middy(sendBatch).use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics));

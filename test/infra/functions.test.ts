@@ -53,6 +53,7 @@ describe('the function factory', () => {
       expect(variables).toEqual({
         TABLE_NAME: { Ref: logicalIdOf(stack, stack.table.table) },
         POWERTOOLS_SERVICE_NAME: 'cct-service',
+        POWERTOOLS_METRICS_NAMESPACE: 'CctService/dev',
         POWERTOOLS_LOG_LEVEL: 'DEBUG',
         RATE_LIMIT_PER_KEY: '200',
         NODE_OPTIONS: '--enable-source-maps',

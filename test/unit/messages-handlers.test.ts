@@ -8,6 +8,7 @@ import { handler as listThreads } from '../../lambdas/api/list-threads';
 import { handler as listMessages } from '../../lambdas/api/list-messages';
 import { handler as sendMessage } from '../../lambdas/api/send-message';
 import { CarrierError } from '../../lambdas/core/carrier/types';
+import { metrics } from '../../lambdas/core/aws';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 
 // The handler builds its carrier at load; this one is a jest.fn the tests drive.
@@ -151,6 +152,25 @@ describe('POST /messages', () => {
     expect(store[1].Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' }, ConditionExpression: 'attribute_not_exists(#lastMessageId) OR #lastMessageId < :id' });
     expect(sid[1].Put!.Item).toMatchObject({ pk, sk: `MSGSID#${SID}`, messageId: message.id });
     expect(carrierSend).toHaveBeenCalledWith({ tenantId, messageId: message.id, from: '+14155550000', to: '+14155550101', body: 'Hello' });
+  });
+
+  it('counts the text and its billed segments as metrics, only once the carrier took it', async () => {
+    withOrganization();
+    chargeOk();
+    ddb.on(TransactWriteCommand).resolves({});
+    carrierSend.mockResolvedValueOnce({ messageSid: SID }).mockRejectedValueOnce(new CarrierError('Twilio refused the message: HTTP 503', { httpStatus: 503, retryable: true }));
+    const addMetric = jest.spyOn(metrics, 'addMetric');
+
+    await send({ to: '+14155550101', body: 'x'.repeat(161) });
+    const sentCalls = addMetric.mock.calls.length;
+    await send({ to: '+14155550101', body: 'Hello' });
+
+    expect(addMetric.mock.calls.slice(0, sentCalls)).toEqual([
+      ['TextsSent', 'Count', 1],
+      ['TextSegmentsBilled', 'Count', 2],
+    ]);
+    expect(addMetric.mock.calls.slice(sentCalls).map(([name]) => name)).not.toContain('TextsSent');
+    addMetric.mockRestore();
   });
 
   it('refuses unknown fields with 400 naming them, before any read', async () => {

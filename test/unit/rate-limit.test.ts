@@ -8,6 +8,7 @@ import { handler as listCalls } from '../../lambdas/api/list-calls';
 import { handler as getContact } from '../../lambdas/api/get-contact';
 import { handler as createContact } from '../../lambdas/api/create-contact';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
+import { metrics } from '../../lambdas/core/aws';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());
@@ -107,6 +108,20 @@ describe('rate limits in the middleware chain', () => {
     expect(Number(result.headers!['Retry-After'])).toBeGreaterThanOrEqual(1);
     expect(result.headers!['Retry-After']).toBe(result.headers!['RateLimit-Reset']);
     expect(result.headers).toMatchObject({ 'RateLimit-Remaining': '0' });
+  });
+
+  it('counts a refused request as a RateLimitedRequests metric, and an allowed one not', async () => {
+    const addMetric = jest.spyOn(metrics, 'addMetric');
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    ddb.on(UpdateCommand).resolvesOnce({ Attributes: { count: 1 } }).rejects(overLimit());
+
+    await listCalls(apiEvent({ query: {} }), lambdaContext);
+    const afterAllowed = addMetric.mock.calls.length;
+    await listCalls(apiEvent({ query: {} }), lambdaContext);
+
+    expect(afterAllowed).toBe(0);
+    expect(addMetric.mock.calls).toEqual([['RateLimitedRequests', 'Count', 1]]);
+    addMetric.mockRestore();
   });
 
   it('refuses an over-limit write before it reaches the table', async () => {
