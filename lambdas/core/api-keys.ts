@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from './aws';
 import { CONDITION, nowIso, str, type Item } from './dynamo';
 import { NotFoundError } from './errors';
@@ -7,6 +7,7 @@ import { uuidv7 } from './ids';
 import { API_KEY_SK, PREFIX } from './keys';
 import { GSIS } from './table-schema';
 import { effectiveScopes, SCOPES, type Scope } from './scopes';
+import { findByIdIndex } from './id-index';
 
 /** Visible marker of our keys, so a leaked key is recognisable by secret scanners. */
 export const API_KEY_MARKER = 'cct_';
@@ -100,16 +101,7 @@ export async function findApiKeyByHash(hash: string): Promise<ApiKeyRecord | und
 
 /** Revokes by id (what the portal shows). The authorizer's cache may honour the key for up to its TTL. */
 export async function revokeApiKey(keyId: string, now = new Date()): Promise<ApiKeyRecord> {
-  const { Items } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSIS.gsi1.indexName,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSIS.gsi1.partitionKey },
-      ExpressionAttributeValues: { ':pk': `${PREFIX.apiKeyId}${keyId}` },
-    }),
-  );
-  const found = Items?.[0];
+  const found = await findByIdIndex(PREFIX.apiKeyId, keyId);
   if (!found) throw new NotFoundError('API key');
   // Keys are written with revokedAt null, which `if_not_exists` counts as present: an already
   // revoked key keeps its first revocation time, any other gets one now.

@@ -9,6 +9,7 @@ import { GSIS, TTL_ATTRIBUTE } from '../table-schema';
 import type { DeliveredEventType } from './event-schemas';
 import { ROW_TYPES } from './row-types';
 import type { StreamChange } from './stream-change';
+import { findByIdIndex } from '../id-index';
 
 /**
  * Deliveries: one row per (event, endpoint), the delivery log the portal shows. Rows live in a
@@ -149,17 +150,9 @@ export async function getDelivery(tenantId: string, endpointId: string, delivery
 
 /** The operator's lookup by bare id. */
 export async function findDelivery(deliveryId: string): Promise<Delivery> {
-  const { Items } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSIS.gsi1.indexName,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSIS.gsi1.partitionKey },
-      ExpressionAttributeValues: { ':pk': `${PREFIX.webhookDeliveryId}${deliveryId}` },
-    }),
-  );
-  if (!Items?.length) throw new NotFoundError('Delivery');
-  return fromItem(Items[0]);
+  const item = await findByIdIndex(PREFIX.webhookDeliveryId, deliveryId);
+  if (!item) throw new NotFoundError('Delivery');
+  return fromItem(item);
 }
 
 export type AttemptRecord = {

@@ -9,6 +9,7 @@ import { getTenant } from '../tenants';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-schemas';
 import { generateSecret } from './signing';
 import { checkTargetUrl, type TargetOptions } from './ssrf';
+import { findByIdIndex } from '../id-index';
 
 /**
  * Webhook endpoints: where an organization receives events, which events, and the secret that
@@ -92,17 +93,9 @@ export async function getWebhookEndpoint(tenantId: string, endpointId: string): 
 
 /** The operator's lookup by bare id (eventually consistent: the index lags a write briefly). */
 export async function findWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
-  const { Items } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSIS.gsi1.indexName,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSIS.gsi1.partitionKey },
-      ExpressionAttributeValues: { ':pk': `${PREFIX.webhookEndpointId}${endpointId}` },
-    }),
-  );
-  if (!Items?.length) throw new NotFoundError('Webhook endpoint');
-  return fromItem(Items[0]);
+  const item = await findByIdIndex(PREFIX.webhookEndpointId, endpointId);
+  if (!item) throw new NotFoundError('Webhook endpoint');
+  return fromItem(item);
 }
 
 export async function listWebhookEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
