@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { logger } from '../core/aws';
 import type { CallbackKind } from '../core/carrier-callbacks/callbacks';
 import { callbackConfigFromEnv, type CallbackConfig } from '../core/carrier-callbacks/config';

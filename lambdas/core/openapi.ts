@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { API_PREFIX, ROUTES, type RouteSpec } from '../api/routes';
 import './schemas'; // registers every component schema in zod's global registry
 import { webhooksSection } from './webhooks/openapi-webhooks';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** E.164 as the spec states it: `+`, then 7 to 15 digits, the first not 0. */
 export const E164_PATTERN = /^\+[1-9]\d{6,14}$/;

@@ -96,10 +96,13 @@ export class FunctionFactory extends Construct {
   }
 
   /**
-   * Sizing: 256 MB on arm64. Lambda allocates CPU in proportion to memory, and a cold start here
-   * is CPU-bound (parsing a ~0.8 MB bundle with the SDK and zod), so 128 MB doubles cold starts
-   * for a saving of cents; the handlers themselves hold a page of at most 101 items. Tune with
-   * Lambda Power Tuning once real traffic exists.
+   * Sizing: 256 MB on arm64, as measured by `npm run bench` (bench/README.md): a function holds
+   * 55-60 MiB once initialised and at most ~105 MiB after 120 invocations (POST /messages; the
+   * other API functions ~85 MiB, the authorizer ~71 MiB), so 256 MB leaves at least 2.4x headroom
+   * and 128 MB would not. Lambda allocates CPU in proportion to memory, and both init (a ~0.5 MB
+   * bundle, 0.10-0.14 s of CPU on a full core) and a warm request (3-9 ms of CPU, 17 ms for
+   * POST /messages) are CPU-bound, so less memory only makes them slower. Tune with Lambda Power
+   * Tuning once real traffic exists.
    * Timeout: 10 s. API Gateway gives up after 29 s; a handler makes at most a few DynamoDB calls
    * (single-digit ms each, SDK retries included), so 10 s means something is stuck and failing
    * fast frees the concurrency. Callers see API Gateway's 5xx gateway response.

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The form fields of each Twilio callback this service reads, as zod schemas: the handler

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { CallSchema } from '../schemas';
 import { MessageSchema } from '../message-schemas';
 

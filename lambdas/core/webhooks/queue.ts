@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS } from './backoff';
 
 /**

@@ -1,0 +1,260 @@
+/**
+ * `npm run bench`: the performance benchmark of issue 8 (see bench/README.md). One run measures,
+ * side by side so the ratios hold on a noisy machine:
+ *   1. bundle size and cold init of every Lambda vs a reference bundle;
+ *   2. table round trips and consumed capacity per request (an SDK middleware in the runtime);
+ *   3. latency of each endpoint through the local runtime vs its bare DynamoDB operations;
+ *   4. the webhook pipeline with 1, 10 and 100 endpoints;
+ *   5. memory: the runtime's peak RSS under load and each function's footprint after init.
+ * Prints a table and writes bench/results.json. Traffic goes to 127.0.0.1 only.
+ *
+ * Options: --quick (a short smoke run, not for the record), --bundles-only, --skip-bundles, --skip-webhooks.
+ */
+import { writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
+import { join, resolve } from 'node:path';
+
+// Before anything loads the SDK or the domain modules (they read these at import).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+process.env.AWS_REGION ??= 'local';
+
+const BENCH_DIR = resolve(__dirname);
+const OUT_DIR = join(BENCH_DIR, 'out');
+const args = new Set(process.argv.slice(2));
+const QUICK = args.has('--quick');
+
+const SETTINGS = {
+  initRounds: QUICK ? 3 : 7,
+  invocations: QUICK ? 30 : 120,
+  latency: QUICK
+    ? { concurrency: 8, readRequests: 200, writeRequests: 100, warmup: 20, chunks: 2 }
+    : { concurrency: 8, readRequests: 800, writeRequests: 400, warmup: 50, chunks: 4 },
+  webhooks: { timeoutMs: QUICK ? 20_000 : 45_000, scale: QUICK ? 0.25 : 1 },
+};
+
+const log = (line = '') => console.log(line);
+const load = () => loadavg().map((v) => Math.round(v * 100) / 100);
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const phase = (name: string) => log(`\n[${((performance.now() - t0) / 1000).toFixed(0)} s] ${name} (load average ${load().join(' ')})`);
+  const loads: Record<string, number[]> = { start: load() };
+
+  const { table, kib, mib, round } = await import('./support/stats');
+  const results: Record<string, unknown> = {
+    date: startedAt.toISOString(),
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGiB: round(totalmem() / 2 ** 30, 1),
+      os: `${osType()} ${release()}`,
+      node: process.version,
+    },
+    settings: SETTINGS,
+    quick: QUICK,
+    loadAverage: loads,
+  };
+
+  // ---------- 1. bundles ----------
+  let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
+  let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
+  if (!args.has('--skip-bundles')) {
+    phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
+    const { buildBundles, measureInit } = await import('./support/bundles');
+    built = await buildBundles(join(OUT_DIR, 'bundles'));
+    log(`  ${built.length} bundles; cold init: ${SETTINGS.initRounds} fresh processes each, interleaved`);
+    bundles = await measureInit(built, SETTINGS.initRounds);
+    loads.afterBundles = load();
+    results.bundles = bundles;
+  }
+
+  if (args.has('--bundles-only')) {
+    await writeFile(join(OUT_DIR, 'bundles-only.json'), `${JSON.stringify(results, null, 2)}\n`);
+    log(
+      table([
+        ['function', 'KiB', 'x ref', 'init ms', 'x ref', 'cpu ms', 'x ref'],
+        ...bundles.map((b) => [b.name, kib(b.bytes), b.sizeRatio, b.initMsMedian, b.initRatio, b.initCpuMsMedian, b.initCpuRatio]),
+      ]),
+    );
+    return;
+  }
+
+  // ---------- DynamoDB Local, data, runtime ----------
+  phase('Starting DynamoDB Local and seeding');
+  const { startDynamoDbLocal, localDynamoClient } = await import('../local/dynamodb-local');
+  const { ensureTable } = await import('../local/create-table');
+  const { LOCAL_TABLE_NAME } = await import('../local/runtime-file');
+  const ddb = await startDynamoDbLocal();
+  const stopAll: (() => Promise<void>)[] = [ddb.stop];
+  try {
+    process.env.TABLE_NAME = LOCAL_TABLE_NAME;
+    process.env.DYNAMODB_ENDPOINT = ddb.endpoint;
+    const admin = localDynamoClient(ddb.endpoint);
+    await ensureTable(admin, LOCAL_TABLE_NAME);
+    admin.destroy();
+
+    const api = await import('./support/api-bench');
+    const fixture = await api.seed();
+    const bare = api.bareClient(ddb.endpoint);
+
+    phase('Starting the local runtime (bin/local.ts) with the table-call counter');
+    const { startRuntimeProcess } = await import('./support/runtime-process');
+    const runtime = await startRuntimeProcess(ddb.endpoint);
+    stopAll.unshift(runtime.stop);
+    const idle = await runtime.stats();
+
+    // ---------- 2. round trips ----------
+    phase('2. Table round trips per request');
+    const roundTrips = await api.measureRoundTrips(runtime, fixture);
+    results.roundTrips = roundTrips;
+
+    // ---------- 3. latency ----------
+    phase(`3. Latency: ${SETTINGS.latency.concurrency} connections, ${SETTINGS.latency.readRequests} requests per read endpoint, ${SETTINGS.latency.writeRequests} per write`);
+    const latency = await api.measureLatency(runtime, fixture, bare, SETTINGS.latency, log);
+    results.latency = latency;
+    loads.afterLatency = load();
+
+    // ---------- 5. memory ----------
+    const loaded = await runtime.stats();
+    results.memory = {
+      runtimeRssIdleMiB: mib(idle.rssBytes),
+      runtimePeakRssMiB: mib(loaded.maxRssBytes),
+      runtimeRssAfterLoadMiB: mib(loaded.rssBytes),
+      runtimeHeapAfterLoadMiB: mib(loaded.heapUsedBytes),
+      note: 'one process holding every handler, the authorizer cache, the HTTP server, tsx and the webhook poller',
+    };
+    await runtime.stop();
+    stopAll.shift();
+
+    // ---------- 5. the functions as deployed ----------
+    let invocations: Awaited<ReturnType<typeof import('./support/invoke-bench').measureInvocations>> = [];
+    if (built.length > 0) {
+      phase(`5. The bundles invoked directly, ${SETTINGS.invocations} events each, one at a time (memory and CPU per function)`);
+      const { measureInvocations } = await import('./support/invoke-bench');
+      invocations = await measureInvocations(built, fixture, ddb.endpoint, OUT_DIR, SETTINGS.invocations, log);
+      results.invocations = invocations;
+    }
+
+    // ---------- 4. webhooks ----------
+    let webhooks: Awaited<ReturnType<typeof import('./support/webhook-bench').measureWebhooks>> = [];
+    if (!args.has('--skip-webhooks')) {
+      phase('4. Webhook pipeline (in-process local pipeline, receivers on 127.0.0.1 verifying signatures)');
+      const { measureWebhooks } = await import('./support/webhook-bench');
+      webhooks = await measureWebhooks(ddb.endpoint, ddb.pid, bare.client, SETTINGS.webhooks, log);
+      results.webhooks = webhooks;
+    }
+    bare.client.destroy();
+    loads.end = load();
+    results.durationS = Math.round((performance.now() - t0) / 1000);
+
+    await writeFile(join(BENCH_DIR, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+    // ---------- the report ----------
+    log(`\n==== Results (${startedAt.toISOString()}, ${(results.machine as { cpu: string }).cpu}, ${cpus().length} cores, Node ${process.version}) ====`);
+    log(`Load average (1/5/15 min): ${Object.entries(loads).map(([k, v]) => `${k} ${v.join('/')}`).join('; ')}`);
+    if (bundles.length > 0) {
+      log('\n1. Bundles (minified ESM, same options as the stack) and cold init (median of fresh processes)');
+      log(
+        table([
+          ['function', 'KiB', 'x ref', 'init ms', 'x ref', 'init cpu ms', 'x ref', 'RSS MiB', 'target'],
+          ...bundles.map((b) => [
+            b.name,
+            kib(b.bytes),
+            b.sizeRatio,
+            b.error ? 'error' : b.initMsMedian,
+            b.error ? '-' : b.initRatio,
+            b.error ? '-' : b.initCpuMsMedian,
+            b.error ? '-' : b.initCpuRatio,
+            b.rssAfterInitMiB,
+            b.kind === 'reference' ? 'reference' : b.kind !== 'api' ? '(reported)' : b.sizeRatio <= 1.25 && b.initRatio <= 1.25 ? 'holds' : 'MISSES',
+          ]),
+        ]),
+      );
+      for (const b of bundles.filter((x) => x.error)) log(`  ${b.name}: init failed: ${b.error}`);
+    }
+    log('\n2. Table calls per request (rate-limit update included; capacity units as DynamoDB Local reports them)');
+    log(
+      table([
+        ['request', 'status', 'table calls', 'trips', 'CU', 'target', ''],
+        ...roundTrips.map((r) => [
+          r.name,
+          r.status,
+          Object.entries(r.commands).map(([k, v]) => `${k} x${v}`).join(', ') || 'none',
+          r.roundTrips,
+          r.capacityUnits,
+          r.target ? Object.entries(r.target).map(([k, v]) => `${k} x${v}`).join(', ') || 'none' : '-',
+          r.target ? (r.holds ? 'holds' : 'ABOVE') : '',
+        ]),
+      ]),
+    );
+    log('\n3. Latency through the local runtime vs the bare DynamoDB operations (ms)');
+    log(
+      table([
+        ['endpoint', 'n', 'p50', 'bare p50', 'x', 'p99', 'bare p99', 'x', 'req/s', 'cpu ms/req', 'bare cpu', 'target'],
+        ...latency.map((l) => [
+          l.endpoint,
+          l.requests,
+          l.endpointMs.p50,
+          l.bareMs.p50,
+          l.p50Ratio,
+          l.endpointMs.p99,
+          l.bareMs.p99,
+          l.p99Ratio,
+          l.endpointRps,
+          l.runtimeCpuMsPerRequest,
+          l.bareCpuMsPerRequest,
+          l.holds ? 'holds' : 'MISSES',
+        ]),
+      ]),
+    );
+    for (const l of latency.filter((x) => x.failures > 0 || x.bareFailures > 0)) log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
+    if (webhooks.length > 0) {
+      log('\n4. Webhooks: row written -> signature verified at the receiver');
+      log(
+        table([
+          ['scenario', 'verified', 'p50 ms', 'p99 ms', 'events/s', 'deliveries/s', 'sender/s', 'max open', 'cpu ms/delivery: node', 'DynamoDB Local'],
+          ...webhooks.map((w) => [
+            w.name,
+            `${w.verified}/${w.expected}${w.badSignatures ? ` (${w.badSignatures} bad)` : ''}`,
+            w.delayMs.p50,
+            w.delayMs.p99,
+            w.eventsPerSecond,
+            w.deliveriesPerSecond,
+            w.senderDeliveriesPerSecond,
+            w.maxConcurrentAtReceiver,
+            w.nodeCpuMsPerDelivery,
+            w.dynamodbCpuMsPerDelivery ?? '-',
+          ]),
+        ]),
+      );
+    }
+    if (invocations.length > 0) {
+      log('\n5. Each function invoked directly (bundle in a fresh process, events one at a time, on DynamoDB Local)');
+      log(
+        table([
+          ['function', 'init ms', 'first ms', 'warm p50', 'warm p99', 'cpu ms/inv', 'RSS MiB', 'peak RSS', 'failed'],
+          ...invocations.map((r) => [r.name, r.initMs, r.firstInvokeMs, r.warmMs.p50, r.warmMs.p99, r.cpuMsPerInvoke, r.rssMiB, r.peakRssMiB, r.failures]),
+        ]),
+      );
+      for (const r of invocations.filter((x) => x.failures > 0)) log(`  ${r.name}: ${r.failures} failed: ${r.firstFailure}`);
+    }
+    const memory = results.memory as Record<string, number>;
+    log(
+      `\n5. Memory: runtime RSS idle ${memory.runtimeRssIdleMiB} MiB, peak under load ${memory.runtimePeakRssMiB} MiB ` +
+        `(all handlers in one process); per function after init: see the RSS column above`,
+    );
+    log(`\nWrote bench/results.json in ${results.durationS} s`);
+  } finally {
+    for (const stop of stopAll) await stop().catch(() => undefined);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,735 @@
+import { randomBytes } from 'node:crypto';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME } from '../../lambdas/core/aws';
+import { createApiKey } from '../../lambdas/core/api-keys';
+import { recordCall } from '../../lambdas/core/calls';
+import { contactKey, createContact, numberClaimKey, toItem as contactItem } from '../../lambdas/core/contacts';
+import { uuidv7 } from '../../lambdas/core/ids';
+import { PREFIX, tenantPk, tenantScopedPk } from '../../lambdas/core/keys';
+import type { Message } from '../../lambdas/core/message-schemas';
+import { messageKey, messageSidKey, toItem as messageItem } from '../../lambdas/core/messages';
+import { rateWindowKey } from '../../lambdas/core/rate-limit';
+import { WINDOW_MS, windowOf } from '../../lambdas/core/rate-limit-window';
+import type { Contact } from '../../lambdas/core/schemas';
+import { SCOPES } from '../../lambdas/core/scopes';
+import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/core/table-schema';
+import { createTenant, tenantKey } from '../../lambdas/core/tenants';
+import { receiveInboundMessage } from '../../lambdas/core/texting';
+import { threadUpdateFor } from '../../lambdas/core/threads';
+import { localDynamoClient } from '../../local/dynamodb-local';
+import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';
+import type { RuntimeProcess } from './runtime-process';
+import { distribution, ratio, round, type Distribution } from './stats';
+import { attachTableCallCounter, type CallTally } from './table-call-counter';
+
+/**
+ * 2. Table round trips per request and 3. latency overhead, against the local runtime, with the
+ * bare DynamoDB operations each endpoint needs run from this process against the same DynamoDB
+ * Local, interleaved in chunks so both sides see the same machine.
+ */
+
+// ---------- the data ----------
+
+export type Fixture = {
+  tenantId: string;
+  key: string;
+  /** A second key of the same organization: its first request shows the authorizer's reads. */
+  coldKey: string;
+  /**
+   * The key of a third organization that POST /messages uses: every text to a new number adds a
+   * thread, and GET /messages (which has no paging) must keep reading the same 31 threads.
+   */
+  senderKey: string;
+  senderTenantId: string;
+  /** The organization the bare writes go to, so they never touch what the endpoints read. */
+  bareTenantId: string;
+  callIds: string[];
+  namedContactIds: string[];
+  /** The numbers of contacts the calls auto-created (adoption). */
+  autoContactNumbers: string[];
+  /** The number with a long conversation; the others have a few texts each. */
+  conversation: string;
+  threadCount: number;
+};
+
+const SEED = { calls: 120, namedContacts: 120, conversationTexts: 120, otherThreads: 30 };
+
+const e164 = (area: string, n: number) => `+1${area}55${String(n).padStart(5, '0')}`;
+
+/** A realistic organization, written through the domain modules (the same rows the service writes). */
+export async function seed(): Promise<Fixture> {
+  const tenant = await createTenant({ name: 'Bench Organization', plan: 'pro', smsNumber: '+15005550006', billingStatus: 'active' });
+  const bare = await createTenant({ name: 'Bench Bare Operations', plan: 'pro', smsNumber: '+15005550007', billingStatus: 'active' });
+  const sender = await createTenant({ name: 'Bench Sender', plan: 'pro', smsNumber: '+15005550008', billingStatus: 'active' });
+  const [{ key }, { key: coldKey }, { key: senderKey }] = await Promise.all([
+    createApiKey({ tenantId: tenant.id, name: 'bench', scopes: [...SCOPES] }),
+    createApiKey({ tenantId: tenant.id, name: 'bench-cold', scopes: [...SCOPES] }),
+    createApiKey({ tenantId: sender.id, name: 'bench-sender', scopes: [...SCOPES] }),
+  ]);
+  const now = Date.now();
+  const calls = await inPool(SEED.calls, 8, (i) =>
+    recordCall(tenant.id, {
+      direction: i % 2 === 0 ? 'inbound' : 'outbound',
+      fromNumber: i % 2 === 0 ? e164('212', i) : '+15005550006',
+      toNumber: i % 2 === 0 ? '+15005550006' : e164('212', i),
+      status: 'completed',
+      startedAt: new Date(now - (SEED.calls - i) * 60_000),
+      answeredAt: new Date(now - (SEED.calls - i) * 60_000 + 5_000),
+      endedAt: new Date(now - (SEED.calls - i) * 60_000 + 65_000),
+      durationSec: 60,
+    }),
+  );
+  const named = await inPool(SEED.namedContacts, 8, (i) =>
+    createContact(tenant.id, { displayName: `Bench Contact ${i}`, phoneNumber: e164('310', i), company: i % 3 === 0 ? 'Acme' : null }),
+  );
+  const conversation = e164('415', 0);
+  // One conversation in order (its texts share a thread row), the other threads side by side.
+  for (let i = 0; i < SEED.conversationTexts; i += 1) {
+    await receiveInboundMessage(tenant.id, {
+      from: conversation,
+      to: '+15005550006',
+      body: `Conversation text ${i}`,
+      messageSid: `SMbench${randomBytes(12).toString('hex')}`,
+      receivedAt: new Date(now - (SEED.conversationTexts - i) * 1_000),
+    });
+  }
+  await inPool(SEED.otherThreads, 8, (i) =>
+    receiveInboundMessage(tenant.id, {
+      from: e164('415', i + 1),
+      to: '+15005550006',
+      body: `Hello ${i}`,
+      messageSid: `SMbench${randomBytes(12).toString('hex')}`,
+      receivedAt: new Date(now - i * 1_000),
+    }),
+  );
+  return {
+    tenantId: tenant.id,
+    key,
+    coldKey,
+    senderKey,
+    senderTenantId: sender.id,
+    bareTenantId: bare.id,
+    callIds: calls.map((c) => c.id),
+    namedContactIds: named.map((c) => c.contact.id),
+    autoContactNumbers: calls.map((_, i) => e164('212', i)),
+    conversation,
+    threadCount: SEED.otherThreads + 1,
+  };
+}
+
+// ---------- the bare operations ----------
+
+/** The benchmark's own document client: configured like lambdas/core/aws.ts, counted like the runtime's. */
+export function bareClient(endpoint: string) {
+  const client = DynamoDBDocumentClient.from(localDynamoClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
+  const counter = attachTableCallCounter(client.middlewareStack);
+  return { client, counter };
+}
+
+type Bare = ReturnType<typeof bareClient>['client'];
+
+/** What consumeKeyBudget sends: one conditional ADD on the key's window row (its own key id here). */
+function rateLimitUpdate(db: Bare, tenantId: string) {
+  const { start } = windowOf(Date.now());
+  return db.send(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: rateWindowKey(tenantId, 'bench-bare-key', start),
+      UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :expires)',
+      ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+      ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: { ':one': 1, ':limit': 1_000_000, ':expires': Math.ceil((start + WINDOW_MS) / 1000) + 120 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+}
+
+const page = (query: Omit<QueryCommandInput, 'TableName'>, limit = 50): QueryCommandInput => ({
+  TableName: TABLE_NAME,
+  ScanIndexForward: false,
+  Limit: limit + 1,
+  ...query,
+});
+
+function newContact(tenantId: string, number: string, name: string): Contact {
+  const now = new Date();
+  return {
+    id: uuidv7(now),
+    tenantId,
+    displayName: name,
+    phoneNumber: number,
+    company: null,
+    tag: null,
+    notes: null,
+    createdByAgentId: null,
+    createdAt: now.toISOString(),
+    updatedAt: now.toISOString(),
+    normalizedNumber: number,
+    isAutoCreated: false,
+    source: 'manual',
+    consentStatus: 'unknown',
+    consentSource: null,
+    consentAt: null,
+    consentNote: null,
+  };
+}
+
+// ---------- the endpoints ----------
+
+type RequestSpec = { method: string; path: string; body?: unknown; headers?: Record<string, string> };
+
+export type Endpoint = {
+  name: string;
+  write: boolean;
+  /** Sent with the sender organization's key (see Fixture.senderKey). */
+  asSender?: boolean;
+  request: (i: number) => RequestSpec;
+  expect: number[];
+  onResponse?: (response: HttpResponse, i: number) => void;
+  /** The table operations one request needs, sent directly, in the same order and overlap. */
+  bare: (i: number) => Promise<unknown>;
+};
+
+export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
+  const t = fixture.tenantId;
+  const created: string[] = [];
+  const bareCreated: { id: string; number: string }[] = [];
+  const pick = <T>(list: T[], i: number) => list[i % list.length];
+  const parallelWithLimit = (read: () => Promise<unknown>) => Promise.all([read(), rateLimitUpdate(db, t)]);
+  const bareTenant = fixture.bareTenantId;
+  let postNumber = 0;
+  let bareNumber = 0;
+
+  return [
+    {
+      name: 'GET /me',
+      write: false,
+      request: () => ({ method: 'GET', path: '/me' }),
+      expect: [200],
+      bare: () => rateLimitUpdate(db, t),
+    },
+    {
+      name: 'GET /calls',
+      write: false,
+      request: () => ({ method: 'GET', path: '/calls' }),
+      expect: [200],
+      bare: () =>
+        parallelWithLimit(() =>
+          db.send(
+            new QueryCommand(
+              page({
+                KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lower AND :upper',
+                ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+                ExpressionAttributeValues: { ':pk': tenantPk(t), ':lower': PREFIX.call, ':upper': `${PREFIX.call}~` },
+              }),
+            ),
+          ),
+        ),
+    },
+    {
+      name: 'GET /calls/{id}',
+      write: false,
+      request: (i) => ({ method: 'GET', path: `/calls/${pick(fixture.callIds, i)}` }),
+      expect: [200],
+      bare: (i) =>
+        parallelWithLimit(() => db.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: tenantPk(t), sk: `${PREFIX.call}${pick(fixture.callIds, i)}` } }))),
+    },
+    {
+      name: 'GET /contacts',
+      write: false,
+      request: () => ({ method: 'GET', path: '/contacts' }),
+      expect: [200],
+      bare: () =>
+        parallelWithLimit(() =>
+          db.send(
+            new QueryCommand(
+              page({
+                KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+                ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+                ExpressionAttributeValues: { ':pk': tenantPk(t), ':prefix': PREFIX.contact },
+              }),
+            ),
+          ),
+        ),
+    },
+    {
+      name: 'GET /contacts/{id}',
+      write: false,
+      request: (i) => ({ method: 'GET', path: `/contacts/${pick(fixture.namedContactIds, i)}` }),
+      expect: [200],
+      bare: (i) => parallelWithLimit(() => db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }))),
+    },
+    {
+      name: 'GET /messages',
+      write: false,
+      request: () => ({ method: 'GET', path: '/messages' }),
+      expect: [200],
+      bare: () =>
+        parallelWithLimit(() =>
+          db.send(
+            new QueryCommand({
+              TableName: TABLE_NAME,
+              IndexName: GSIS.gsi2.indexName,
+              KeyConditionExpression: '#pk = :pk',
+              ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
+              ExpressionAttributeValues: { ':pk': tenantScopedPk(t, PREFIX.threadsByActivity) },
+              ScanIndexForward: false,
+            }),
+          ),
+        ),
+    },
+    {
+      name: 'GET /messages/{counterpart}',
+      write: false,
+      request: () => ({ method: 'GET', path: `/messages/${encodeURIComponent(fixture.conversation)}` }),
+      expect: [200],
+      bare: () =>
+        parallelWithLimit(() =>
+          db.send(
+            new QueryCommand(
+              page({
+                IndexName: GSIS.gsi1.indexName,
+                KeyConditionExpression: '#pk = :pk',
+                ExpressionAttributeNames: { '#pk': GSIS.gsi1.partitionKey },
+                ExpressionAttributeValues: { ':pk': tenantScopedPk(t, PREFIX.conversation, fixture.conversation) },
+              }),
+            ),
+          ),
+        ),
+    },
+    {
+      name: 'POST /contacts',
+      write: true,
+      request: () => {
+        postNumber += 1;
+        return { method: 'POST', path: '/contacts', body: { displayName: `Load ${postNumber}`, phoneNumber: e164('646', postNumber) } };
+      },
+      expect: [201],
+      onResponse: (response) => created.push((JSON.parse(response.body) as { contact: { id: string } }).contact.id),
+      bare: async () => {
+        await rateLimitUpdate(db, t);
+        bareNumber += 1;
+        const contact = newContact(bareTenant, e164('917', bareNumber), `Bare ${bareNumber}`);
+        bareCreated.push({ id: contact.id, number: contact.phoneNumber });
+        await db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: TABLE_NAME,
+                  Item: { ...numberClaimKey(bareTenant, contact.phoneNumber), type: 'numberClaim', contactId: contact.id, named: true },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                },
+              },
+              { Put: { TableName: TABLE_NAME, Item: contactItem(contact), ConditionExpression: 'attribute_not_exists(pk)' } },
+            ],
+          }),
+        );
+      },
+    },
+    {
+      name: 'PATCH /contacts/{id}',
+      write: true,
+      request: (i) => ({ method: 'PATCH', path: `/contacts/${pick(fixture.namedContactIds, i)}`, body: { notes: `Patched ${i}` } }),
+      expect: [200],
+      bare: async (i) => {
+        await rateLimitUpdate(db, t);
+        const { Item } = await db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }));
+        await db.send(
+          new UpdateCommand({
+            TableName: TABLE_NAME,
+            Key: contactKey(t, pick(fixture.namedContactIds, i)),
+            UpdateExpression: 'SET #notes = :notes, #updatedAt = :updatedAt, #searchName = :searchName, #searchCompany = :searchCompany, #searchDigits = :searchDigits',
+            ConditionExpression: 'attribute_exists(pk) AND #normalizedNumber = :currentNumber',
+            ExpressionAttributeNames: {
+              '#notes': 'notes',
+              '#updatedAt': 'updatedAt',
+              '#searchName': 'searchName',
+              '#searchCompany': 'searchCompany',
+              '#searchDigits': 'searchDigits',
+              '#normalizedNumber': 'normalizedNumber',
+            },
+            ExpressionAttributeValues: {
+              ':notes': `Bare ${i}`,
+              ':updatedAt': new Date().toISOString(),
+              ':searchName': String(Item?.searchName ?? ''),
+              ':searchCompany': String(Item?.searchCompany ?? ''),
+              ':searchDigits': String(Item?.searchDigits ?? ''),
+              ':currentNumber': Item?.normalizedNumber,
+            },
+          }),
+        );
+      },
+    },
+    {
+      name: 'DELETE /contacts/{id}',
+      write: true,
+      request: (i) => ({ method: 'DELETE', path: `/contacts/${created[i]}` }),
+      expect: [204],
+      bare: async (i) => {
+        await rateLimitUpdate(db, t);
+        const target = bareCreated[i];
+        const { Item } = await db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(bareTenant, target.id) }));
+        await db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Delete: {
+                  TableName: TABLE_NAME,
+                  Key: contactKey(bareTenant, target.id),
+                  ConditionExpression: 'attribute_exists(pk) AND normalizedNumber = :number',
+                  ExpressionAttributeValues: { ':number': Item?.normalizedNumber },
+                },
+              },
+              {
+                Delete: {
+                  TableName: TABLE_NAME,
+                  Key: numberClaimKey(bareTenant, target.number),
+                  ConditionExpression: 'contactId = :contactId',
+                  ExpressionAttributeValues: { ':contactId': target.id },
+                },
+              },
+            ],
+          }),
+        );
+      },
+    },
+    {
+      name: 'POST /messages',
+      write: true,
+      asSender: true,
+      request: (i) => ({ method: 'POST', path: '/messages', body: { to: e164('702', i), body: 'Your appointment is confirmed for 3 pm.' } }),
+      expect: [201],
+      bare: async (i) => {
+        await rateLimitUpdate(db, t);
+        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bareTenant) }));
+        const to = e164('818', i);
+        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(bareTenant, to) }));
+        await db.send(
+          new UpdateCommand({
+            TableName: TABLE_NAME,
+            Key: tenantKey(bareTenant),
+            UpdateExpression: 'ADD #spend :cost',
+            ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND (attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))',
+            ExpressionAttributeNames: { '#spend': 'spendCents', '#limit': 'spendingLimitCents', '#billingStatus': 'billingStatus' },
+            ExpressionAttributeValues: { ':cost': 1, ':active': 'active', ':nullType': 'NULL' },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        const now = new Date();
+        const message: Message = {
+          id: uuidv7(now),
+          tenantId: bareTenant,
+          direction: 'outbound',
+          fromNumber: '+15005550007',
+          toNumber: to,
+          counterpartNumber: to,
+          body: 'Your appointment is confirmed for 3 pm.',
+          status: 'queued',
+          messageSid: '',
+          agentId: null,
+          isRead: true,
+          createdAt: now.toISOString(),
+        };
+        await db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1 }), ConditionExpression: 'attribute_not_exists(pk)' } },
+              threadUpdateFor(bareTenant, message, true),
+            ],
+          }),
+        );
+        const sid = `SM${randomBytes(16).toString('hex')}`;
+        await db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: TABLE_NAME,
+                  Key: messageKey(bareTenant, message.id),
+                  UpdateExpression: 'SET #sid = :sid',
+                  ConditionExpression: 'attribute_exists(pk)',
+                  ExpressionAttributeNames: { '#sid': 'messageSid' },
+                  ExpressionAttributeValues: { ':sid': sid },
+                },
+              },
+              {
+                Put: {
+                  TableName: TABLE_NAME,
+                  Item: { ...messageSidKey(bareTenant, sid), type: 'messageSid', messageId: message.id, counterpartNumber: to },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+            ],
+          }),
+        );
+      },
+    },
+  ];
+}
+
+async function send(client: HttpClient, key: string, spec: RequestSpec): Promise<HttpResponse> {
+  return client.request(
+    spec.method,
+    spec.path,
+    { Authorization: `Bearer ${key}`, ...spec.headers },
+    spec.body === undefined ? undefined : JSON.stringify(spec.body),
+  );
+}
+
+// ---------- 2. round trips ----------
+
+export type RoundTripCase = {
+  name: string;
+  commands: Record<string, number>;
+  roundTrips: number;
+  capacityUnits: number;
+  status: number;
+  /** The table calls the design allows (the rate-limit update included); undefined: reported only. */
+  target?: Record<string, number>;
+  holds?: boolean;
+  note?: string;
+};
+
+type CaseSpec = {
+  name: string;
+  /** Evaluated before the counters are reset (a cursor needs page 1 first). */
+  request: () => Promise<RequestSpec> | RequestSpec;
+  key?: 'cold' | 'sender';
+  target?: Record<string, number>;
+  note?: string;
+};
+
+const READ_ONE = { GetItem: 1, UpdateItem: 1 };
+const QUERY_ONE = { Query: 1, UpdateItem: 1 };
+
+const sameCounts = (a: Record<string, number>, b: Record<string, number>) => {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].every((k) => (a[k] ?? 0) === (b[k] ?? 0));
+};
+
+export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixture): Promise<RoundTripCase[]> {
+  const client = httpClient(runtime.baseUrl, 1);
+  const cursorOf = async (path: string) => {
+    const response = await send(client, fixture.key, { method: 'GET', path });
+    return (JSON.parse(response.body) as { nextCursor: string | null }).nextCursor;
+  };
+  const conversation = encodeURIComponent(fixture.conversation);
+  const cases: CaseSpec[] = [
+    { name: 'GET /me, first request of a key (authorizer cache miss)', key: 'cold', request: () => ({ method: 'GET', path: '/me' }), note: 'authorizer: key by hash + organization' },
+    { name: 'GET /me', request: () => ({ method: 'GET', path: '/me' }), target: { UpdateItem: 1 }, note: 'answered from the authorizer context' },
+    { name: 'GET /calls', request: () => ({ method: 'GET', path: '/calls' }), target: QUERY_ONE },
+    { name: 'GET /calls, page 2 (cursor)', request: async () => ({ method: 'GET', path: `/calls?cursor=${await cursorOf('/calls')}` }), target: QUERY_ONE },
+    { name: 'GET /calls?direction=inbound', request: () => ({ method: 'GET', path: '/calls?direction=inbound' }), target: QUERY_ONE },
+    {
+      name: 'GET /calls?since=<1 h ago>',
+      request: () => ({ method: 'GET', path: `/calls?since=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}` }),
+      target: QUERY_ONE,
+    },
+    { name: 'GET /calls/{id}', request: () => ({ method: 'GET', path: `/calls/${fixture.callIds[0]}` }), target: READ_ONE },
+    { name: 'GET /contacts', request: () => ({ method: 'GET', path: '/contacts' }), target: QUERY_ONE },
+    { name: 'GET /contacts, page 2 (cursor)', request: async () => ({ method: 'GET', path: `/contacts?cursor=${await cursorOf('/contacts')}` }), target: QUERY_ONE },
+    { name: 'GET /contacts?includeAutoCreated=false', request: () => ({ method: 'GET', path: '/contacts?includeAutoCreated=false' }), target: QUERY_ONE },
+    {
+      name: 'GET /contacts?search=acme',
+      request: () => ({ method: 'GET', path: '/contacts?search=acme' }),
+      target: QUERY_ONE,
+      note: 'a filter: DynamoDB applies Limit before it, so more Query pages may be read to fill one page',
+    },
+    { name: 'GET /contacts/{id}', request: () => ({ method: 'GET', path: `/contacts/${fixture.namedContactIds[0]}` }), target: READ_ONE },
+    { name: 'GET /messages', request: () => ({ method: 'GET', path: '/messages' }), target: QUERY_ONE },
+    { name: 'GET /messages/{counterpart}', request: () => ({ method: 'GET', path: `/messages/${conversation}` }), target: QUERY_ONE },
+    {
+      name: 'GET /messages/{counterpart}, page 2 (cursor)',
+      request: async () => ({ method: 'GET', path: `/messages/${conversation}?cursor=${await cursorOf(`/messages/${conversation}`)}` }),
+      target: QUERY_ONE,
+    },
+    {
+      name: 'POST /contacts (create)',
+      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Round Trip', phoneNumber: e164('551', 1) } }),
+      target: { TransactWriteItems: 1, UpdateItem: 1 },
+    },
+    {
+      name: 'POST /contacts (adopt an auto-created contact)',
+      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Adopted', phoneNumber: fixture.autoContactNumbers[0] } }),
+      note: 'the create transaction fails on the claim, then the adoption transaction, then the read of the result',
+    },
+    {
+      name: 'POST /contacts (number taken: 409)',
+      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Taken', phoneNumber: e164('310', 1) } }),
+    },
+    {
+      name: 'POST /contacts with Idempotency-Key',
+      request: () => ({
+        method: 'POST',
+        path: '/contacts',
+        body: { displayName: 'Idempotent', phoneNumber: e164('551', 2) },
+        headers: { 'Idempotency-Key': `bench-${randomBytes(6).toString('hex')}` },
+      }),
+      note: 'Powertools idempotency: in-progress record, then the stored response',
+    },
+    { name: 'PATCH /contacts/{id}', request: () => ({ method: 'PATCH', path: `/contacts/${fixture.namedContactIds[1]}`, body: { notes: 'round trip' } }) },
+    {
+      name: 'DELETE /contacts/{id}',
+      request: async () => {
+        const response = await send(client, fixture.key, { method: 'POST', path: '/contacts', body: { displayName: 'To Delete', phoneNumber: e164('551', 3) } });
+        return { method: 'DELETE', path: `/contacts/${(JSON.parse(response.body) as { contact: { id: string } }).contact.id}` };
+      },
+    },
+    { name: 'POST /messages', key: 'sender', request: () => ({ method: 'POST', path: '/messages', body: { to: e164('551', 4), body: 'Round trip' } }) },
+    { name: 'GET /openapi.json', request: () => ({ method: 'GET', path: '/openapi.json' }), target: {} },
+  ];
+
+  const results: RoundTripCase[] = [];
+  try {
+    // The cache is warm for the main and the sender key, as API Gateway's would be.
+    await send(client, fixture.key, { method: 'GET', path: '/me' });
+    await send(client, fixture.senderKey, { method: 'GET', path: '/me' });
+    for (const spec of cases) {
+      const request = await spec.request();
+      await runtime.reset();
+      const key = spec.key === 'cold' ? fixture.coldKey : spec.key === 'sender' ? fixture.senderKey : fixture.key;
+      const response = await send(client, key, request);
+      const tally: CallTally = await runtime.stats();
+      const capacityUnits = round(Object.values(tally.capacity).reduce((a, b) => a + b, 0), 1);
+      results.push({
+        name: spec.name,
+        commands: tally.commands,
+        roundTrips: tally.roundTrips,
+        capacityUnits,
+        status: response.status,
+        ...(spec.target && { target: spec.target, holds: response.status < 300 && sameCounts(tally.commands, spec.target) }),
+        ...(spec.note && { note: spec.note }),
+      });
+    }
+  } finally {
+    client.close();
+  }
+  return results;
+}
+
+// ---------- 3. latency ----------
+
+export type LatencyResult = {
+  endpoint: string;
+  requests: number;
+  failures: number;
+  firstFailures: string[];
+  endpointMs: Distribution;
+  bareMs: Distribution;
+  bareFailures: number;
+  p50Ratio: number;
+  p99Ratio: number;
+  holds: boolean;
+  endpointRps: number;
+  /** Table calls per request under load, counted in the runtime and on the bare client. */
+  endpointCallsPerRequest: Record<string, number>;
+  bareCallsPerRequest: Record<string, number>;
+  /** Runtime CPU (user + system) per request: the work a function does beyond waiting. */
+  runtimeCpuMsPerRequest: number;
+  /** This process's CPU per bare operation set (the SDK's own work for the same calls). */
+  bareCpuMsPerRequest: number;
+};
+
+export type LatencyOptions = { concurrency: number; readRequests: number; writeRequests: number; warmup: number; chunks: number };
+
+const perRequest = (commands: Record<string, number>, n: number) =>
+  Object.fromEntries(Object.entries(commands).map(([k, v]) => [k, round(v / n, 2)]));
+
+const addCounts = (into: Record<string, number>, from: Record<string, number>) => {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+};
+
+export async function measureLatency(
+  runtime: RuntimeProcess,
+  fixture: Fixture,
+  bare: ReturnType<typeof bareClient>,
+  options: LatencyOptions,
+  progress: (line: string) => void,
+): Promise<LatencyResult[]> {
+  const client = httpClient(runtime.baseUrl, options.concurrency);
+  const results: LatencyResult[] = [];
+  try {
+    for (const endpoint of endpoints(fixture, bare.client)) {
+      const total = endpoint.write ? options.writeRequests : options.readRequests;
+      const http = async (i: number) => {
+        const response = await send(client, endpoint.asSender ? fixture.senderKey : fixture.key, endpoint.request(i));
+        if (!endpoint.expect.includes(response.status)) throw new Error(`${endpoint.name}: HTTP ${response.status} ${response.body.slice(0, 200)}`);
+        endpoint.onResponse?.(response, i);
+      };
+      // Warm-up (JIT, connections, caches) on both sides, not recorded.
+      await runLoad(options.warmup, options.concurrency, http, 0);
+      await runLoad(options.warmup, options.concurrency, endpoint.bare, 0);
+
+      const endpointSamples: number[] = [];
+      const bareSamples: number[] = [];
+      const endpointCalls: Record<string, number> = {};
+      const bareCalls: Record<string, number> = {};
+      const firstFailures: string[] = [];
+      let failures = 0;
+      let bareFailures = 0;
+      let endpointWallMs = 0;
+      let cpuMicros = 0;
+      let bareCpuMicros = 0;
+      const chunk = Math.ceil(total / options.chunks);
+      for (let done = 0; done < total; done += chunk) {
+        const n = Math.min(chunk, total - done);
+        const offset = options.warmup + done;
+        const before = await runtime.reset();
+        const loaded = await runLoad(n, options.concurrency, http, offset);
+        const after = await runtime.reset();
+        addCounts(endpointCalls, after.commands);
+        cpuMicros += after.cpuMicros.user + after.cpuMicros.system - before.cpuMicros.user - before.cpuMicros.system;
+        endpointSamples.push(...loaded.samples);
+        endpointWallMs += loaded.wallMs;
+        failures += loaded.failures;
+        firstFailures.push(...loaded.firstFailures.slice(0, 3 - firstFailures.length));
+
+        bare.counter.reset();
+        const bareCpu = process.cpuUsage();
+        const direct = await runLoad(n, options.concurrency, endpoint.bare, offset);
+        const bareUsed = process.cpuUsage(bareCpu);
+        bareCpuMicros += bareUsed.user + bareUsed.system;
+        addCounts(bareCalls, bare.counter.reset().commands);
+        bareSamples.push(...direct.samples);
+        bareFailures += direct.failures;
+        if (direct.firstFailures.length > 0 && firstFailures.length < 3) firstFailures.push(`bare: ${direct.firstFailures[0]}`);
+      }
+      const endpointMs = distribution(endpointSamples);
+      const bareMs = distribution(bareSamples);
+      const result: LatencyResult = {
+        endpoint: endpoint.name,
+        requests: total,
+        failures,
+        firstFailures,
+        endpointMs,
+        bareMs,
+        bareFailures,
+        p50Ratio: ratio(endpointMs.p50, bareMs.p50),
+        p99Ratio: ratio(endpointMs.p99, bareMs.p99),
+        holds: failures === 0 && endpointMs.p50 <= 1.5 * bareMs.p50,
+        endpointRps: round((endpointSamples.length / endpointWallMs) * 1000, 0),
+        endpointCallsPerRequest: perRequest(endpointCalls, total),
+        bareCallsPerRequest: perRequest(bareCalls, total),
+        runtimeCpuMsPerRequest: round(cpuMicros / 1000 / total, 2),
+        bareCpuMsPerRequest: round(bareCpuMicros / 1000 / total, 2),
+      };
+      results.push(result);
+      progress(
+        `  ${endpoint.name.padEnd(28)} p50 ${endpointMs.p50} ms vs bare ${bareMs.p50} ms (x${result.p50Ratio}), ` +
+          `p99 ${endpointMs.p99} vs ${bareMs.p99} ms${failures ? `, ${failures} failed: ${firstFailures[0]}` : ''}`,
+      );
+    }
+  } finally {
+    client.close();
+  }
+  return results;
+}

@@ -1,0 +1,39 @@
+/**
+ * Preloaded into the local runtime by the benchmark, and only there:
+ *
+ *   node --import tsx --import ./bench/support/runtime-preload.ts bin/local.ts ...
+ *
+ * Attaches the table-call counter to the process-wide DynamoDB client of lambdas/core/aws.ts (the
+ * document client shares the base client's middleware stack, so every command of every handler,
+ * of the authorizer and of Powertools' idempotency layer passes through it) and serves the tallies
+ * on 127.0.0.1:$BENCH_CONTROL_PORT. Production code is untouched: nothing in lambdas/ knows of it.
+ *
+ *   GET /stats  -> tallies since the last reset, CPU time and memory of this process
+ *   POST /reset -> the same, then zeroes the tallies (CPU time and the memory peak are cumulative)
+ */
+import { createServer } from 'node:http';
+import { dynamo } from '../../lambdas/core/aws';
+import { attachTableCallCounter, type CallTally, type CounterStats } from './table-call-counter';
+
+const counter = attachTableCallCounter(dynamo.middlewareStack);
+
+const stats = (tally: CallTally): CounterStats => {
+  const memory = process.memoryUsage();
+  return {
+    ...tally,
+    cpuMicros: process.cpuUsage(),
+    rssBytes: memory.rss,
+    heapUsedBytes: memory.heapUsed,
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+  };
+};
+
+const port = Number(process.env.BENCH_CONTROL_PORT);
+if (!Number.isInteger(port) || port <= 0) throw new Error('runtime-preload: BENCH_CONTROL_PORT must name a port');
+
+const control = createServer((req, res) => {
+  const tally = req.method === 'POST' && req.url === '/reset' ? counter.reset() : counter.tally();
+  res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(stats(tally)));
+});
+control.listen(port, '127.0.0.1');
+control.unref();
