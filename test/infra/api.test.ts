@@ -3,25 +3,7 @@ import { API_PREFIX, ROUTES } from '../../lambdas/api/routes';
 import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
 import { INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanThrottle } from '../../lib/constructs/public-api';
-import { buildStack, logicalIdOf, synth } from './support';
-
-type Resource = { Type: string; Properties: Record<string, unknown> };
-
-/** `/api/v1/contacts/{id}` for every API Gateway resource, rebuilt from PathPart and ParentId. */
-function resourcePaths(template: Template): Map<string, string> {
-  const resources = template.toJSON().Resources as Record<string, Resource>;
-  const paths = new Map<string, string>();
-  const pathOf = (id: string): string => {
-    const known = paths.get(id);
-    if (known !== undefined) return known;
-    const { PathPart, ParentId } = resources[id].Properties as { PathPart: string; ParentId: { Ref?: string } };
-    const path = `${ParentId.Ref ? pathOf(ParentId.Ref) : ''}/${PathPart}`;
-    paths.set(id, path);
-    return path;
-  };
-  for (const [id, resource] of Object.entries(resources)) if (resource.Type === 'AWS::ApiGateway::Resource') pathOf(id);
-  return paths;
-}
+import { buildStack, logicalIdOf, resourcePaths, synth } from './support';
 
 /** Every method as `GET /api/v1/calls` -> its properties. */
 function methodsByRoute(template: Template): Map<string, Record<string, unknown>> {

@@ -4,7 +4,7 @@ import { CARRIER_PREFIX, CARRIER_ROUTES, carrierRoutes } from '../../lambdas/car
 import { TWILIO_SECRET_PRELOAD, TWILIO_SECRET_TEMPLATE } from '../../lib/constructs/carrier';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
 import { CARRIER_CALLBACK_TABLE_ACCESS } from '../../lib/table-access';
-import { actionsOf, buildStack, logicalIdOf, statementsOfFunction, synth, type Statement } from './support';
+import { actionsOf, buildStack, logicalIdOf, resourcePaths, statementsOfFunction, synth, type Statement } from './support';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string | string[]; DeletionPolicy?: string };
 type Synthesized = ReturnType<typeof synth>;
@@ -14,21 +14,6 @@ const DOMAIN = { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-
 
 const resourcesOf = (template: Template) => template.toJSON().Resources as Record<string, Resource>;
 
-/** `/carrier/twilio/sms/inbound` for every API Gateway resource. */
-function resourcePaths(template: Template): Map<string, string> {
-  const resources = resourcesOf(template);
-  const paths = new Map<string, string>();
-  const pathOf = (id: string): string => {
-    const known = paths.get(id);
-    if (known !== undefined) return known;
-    const { PathPart, ParentId } = resources[id].Properties as { PathPart: string; ParentId: { Ref?: string } };
-    const path = `${ParentId.Ref ? pathOf(ParentId.Ref) : ''}/${PathPart}`;
-    paths.set(id, path);
-    return path;
-  };
-  for (const [id, r] of Object.entries(resources)) if (r.Type === 'AWS::ApiGateway::Resource') pathOf(id);
-  return paths;
-}
 
 function methodAt(template: Template, httpMethod: string, path: string): Record<string, unknown> | undefined {
   const paths = resourcePaths(template);

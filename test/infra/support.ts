@@ -68,3 +68,19 @@ export function statementsOfFunction(template: Template, functionLogicalId: stri
 /** Statements that mention a DynamoDB action. */
 export const dynamoStatements = (statements: Statement[]): Statement[] =>
   statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+
+/** The path of every API Gateway resource (`/api/v1/contacts/{id}`, `/carrier/twilio/sms/inbound`), rebuilt from PathPart and ParentId. */
+export function resourcePaths(template: Template): Map<string, string> {
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  const paths = new Map<string, string>();
+  const pathOf = (id: string): string => {
+    const known = paths.get(id);
+    if (known !== undefined) return known;
+    const { PathPart, ParentId } = resources[id].Properties as { PathPart: string; ParentId: { Ref?: string } };
+    const path = `${ParentId.Ref ? pathOf(ParentId.Ref) : ''}/${PathPart}`;
+    paths.set(id, path);
+    return path;
+  };
+  for (const [id, resource] of Object.entries(resources)) if (resource.Type === 'AWS::ApiGateway::Resource') pathOf(id);
+  return paths;
+}
