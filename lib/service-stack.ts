@@ -121,6 +121,7 @@ export class ServiceStack extends Stack {
         senderTableAccess: WEBHOOK_SENDER_TABLE_ACCESS,
       });
       this.observability.monitorFunction('WebhookRouter', this.webhooks.router);
+      this.observability.monitorStreamConsumer('WebhookRouter', this.webhooks.router);
       this.observability.monitorFunction('WebhookSender', this.webhooks.sender);
       this.observability.monitorDeadLetterQueue('WebhookDeadLetters', this.webhooks.deadLetterQueue);
       this.observability.monitorDeadLetterQueue('WebhookRouterFailures', this.webhooks.routerFailures);

@@ -117,6 +117,20 @@ export class Observability extends Construct {
     });
   }
 
+  /**
+   * A stream consumer falling behind: the age of the newest record it has read. The spec lets an
+   * event arrive up to a minute after its change, so a consumer a minute behind for two periods
+   * in a row is breaking that promise.
+   */
+  monitorStreamConsumer(name: string, fn: IFunction): void {
+    const iteratorAge = fn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' });
+    this.addAlarm(`${name}IteratorAge`, iteratorAge, {
+      description: `${name}: the table stream is read more than a minute behind (events arrive late)`,
+      threshold: 60_000,
+      evaluationPeriods: 2,
+    });
+  }
+
   /** An alarm that notifies the topic when it fires and when it recovers. */
   addAlarm(
     id: string,

@@ -76,6 +76,19 @@ describe('the webhook pipeline', () => {
     }
   });
 
+  it('alarms when the router reads the table stream more than a minute behind', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'cct-service-dev-WebhookRouterIteratorAge',
+      MetricName: 'IteratorAge',
+      Namespace: 'AWS/Lambda',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: ref(pipeline.router) } }],
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 60_000,
+      EvaluationPeriods: 2,
+    });
+  });
+
   it('alarms on both functions and on anything reaching a dead-letter queue', () => {
     const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
 
