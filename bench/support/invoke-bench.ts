@@ -11,6 +11,7 @@ import type { Fixture } from './api-bench';
 import type { BuiltBundle } from './bundles';
 import { inPool } from './load';
 import { distribution, round, type Distribution } from './stats';
+import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/core/config';
 
 /**
  * 5. The functions as deployed: each bundle (the same file as in section 1) in a fresh Node
@@ -161,8 +162,7 @@ export async function measureInvocations(
     HOME: process.env.HOME,
     NODE_OPTIONS: '--enable-source-maps',
     AWS_REGION: 'local',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
+    ...LOCAL_ENGINE_CREDENTIALS_ENV,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     TABLE_NAME: process.env.TABLE_NAME,
     DYNAMODB_ENDPOINT: dynamodbEndpoint,

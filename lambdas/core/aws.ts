@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { tableConfig } from './config';
+import { LOCAL_ENGINE_CREDENTIALS, tableConfig } from './config';
 
 /**
  * The process-wide SDK clients and logger, created once at module scope so every invocation of a
@@ -15,8 +15,7 @@ export const TABLE_NAME = tableName;
 export const dynamo = DynamoDBDocumentClient.from(
   new DynamoDBClient(
     endpoint
-      ? // DynamoDB Local accepts any credentials; fixed ones keep the local runtime independent of ~/.aws.
-        { endpoint, region: process.env.AWS_REGION ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      ? { endpoint, region: process.env.AWS_REGION ?? 'local', credentials: LOCAL_ENGINE_CREDENTIALS }
       : {},
   ),
   { marshallOptions: { removeUndefinedValues: true } },

@@ -24,6 +24,19 @@ export function intEnv(name: string, fallback: number): number {
   return value;
 }
 
+/**
+ * The fixed, meaningless credentials every client of a local engine (DynamoDB Local, a stand-in
+ * service in tests) signs with: such engines accept any, and fixed ones keep the local runtime
+ * independent of ~/.aws. Never real credentials; defined once so no copy looks like one.
+ */
+export const LOCAL_ENGINE_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/** The same, as the environment a child process reads them from. */
+export const LOCAL_ENGINE_CREDENTIALS_ENV = {
+  AWS_ACCESS_KEY_ID: LOCAL_ENGINE_CREDENTIALS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: LOCAL_ENGINE_CREDENTIALS.secretAccessKey,
+} as const;
+
 export type TableConfig = { tableName: string; endpoint?: string };
 
 /** Where the table lives. `DYNAMODB_ENDPOINT` is set only by the local runtime and the tests. */

@@ -8,6 +8,7 @@ import { ROUTES } from '../../lambdas/api/routes';
 import { CARRIER_ROUTES, carrierRoutes } from '../../lambdas/carrier/routes';
 import { computeTwilioSignature } from '../../lambdas/core/carrier-callbacks/signature';
 import { REPO_ROOT } from '../../lib/constructs/function-factory';
+import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/core/config';
 
 /**
  * The real thing: `cdk synth` of bin/app.ts through the CLI, with esbuild bundling every function
@@ -122,8 +123,7 @@ describe('cdk synth', () => {
               PATH: process.env.PATH,
               AWS_LAMBDA_FUNCTION_NAME: operationId,
               AWS_REGION: 'eu-west-1',
-              AWS_ACCESS_KEY_ID: 'test',
-              AWS_SECRET_ACCESS_KEY: 'test',
+              ...LOCAL_ENGINE_CREDENTIALS_ENV,
               AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
               AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
               // Nothing listens there: a handler that gets as far as the table fails fast.
