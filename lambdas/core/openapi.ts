@@ -91,10 +91,23 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
-const errorResponse = (status: number) => ({
+/** Spec section 8: on every response the handlers write to an identified key (lambdas/core/rate-limit-window.ts). */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed per key and minute', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: 'IETF draft form, e.g. `"default";q=120;w=60`', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF draft form, e.g. `"default";r=119;t=42`', schema: { type: 'string' } },
+};
+
+const errorResponse = (status: number, keyed: boolean) => ({
   description: ERROR_DESCRIPTIONS[status] ?? 'Error',
-  ...(status === 401 && { headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } } }),
-  ...(status === 429 && { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } }),
+  // A 401 is written before any key is known, so it has no rate-limit headers.
+  headers: {
+    ...(keyed && status !== 401 && RATE_LIMIT_HEADERS),
+    ...(status === 401 && { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } }),
+    ...(status === 429 && { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }),
+  },
   content: { 'application/json': { schema: componentRef('Error') } },
 });
 
@@ -102,16 +115,18 @@ function operation(route: RouteSpec) {
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
     const id = schema && idOf(schema);
+    const headers = route.auth ? { headers: RATE_LIMIT_HEADERS } : {};
     responses[status] =
       Number(status) === 204
-        ? { description: 'No content' }
+        ? { description: 'No content', ...headers }
         : {
             description: 'Success',
+            ...headers,
             content: { 'application/json': { schema: id ? componentRef(id) : { type: 'object' } } },
           };
   }
   const errors = [...route.errors, ...(route.idempotent ? [400, 409, 422] : []), ...(route.auth ? [401, 403, 429] : [429]), 500];
-  for (const status of [...new Set(errors)].sort()) responses[status] = errorResponse(status);
+  for (const status of [...new Set(errors)].sort()) responses[status] = errorResponse(status, route.auth !== null);
   const bodyId = route.body && idOf(route.body);
   return {
     operationId: route.operationId,

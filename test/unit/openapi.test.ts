@@ -41,6 +41,17 @@ describe('the OpenAPI document', () => {
     expect(listCalls.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(['query:limit', 'query:cursor', 'query:direction', 'query:since']);
   });
 
+  it('documents the rate-limit headers on the responses of keyed routes, and only there', () => {
+    type Responses = Record<string, { headers?: Record<string, unknown> }>;
+    const listCalls = (document.paths['/calls'].get as { responses: Responses }).responses;
+    const openApi = (document.paths['/openapi.json'].get as { responses: Responses }).responses;
+    const rateLimitNames = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+
+    for (const status of ['200', '400', '403', '429']) expect(Object.keys(listCalls[status].headers ?? {})).toEqual(expect.arrayContaining(rateLimitNames));
+    expect(Object.keys(listCalls['401'].headers ?? {})).toEqual(['WWW-Authenticate']);
+    expect(Object.keys(openApi['200'].headers ?? {})).toEqual([]);
+  });
+
   it('keeps response schemas open to added fields and request bodies closed to unknown ones', () => {
     const schemas = document.components.schemas as Record<string, { additionalProperties?: boolean }>;
 
