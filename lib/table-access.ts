@@ -84,9 +84,12 @@ export const WEBHOOK_ROUTER_TABLE_ACCESS: TableAccess = {
   actions: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'],
 };
 
-/** The webhook sender (`lambdas/webhooks/sender.ts`): reads delivery, endpoint and organization, records each attempt. */
+/**
+ * The webhook sender (`lambdas/webhooks/sender.ts`): reads delivery, endpoint and organization in
+ * one BatchGetItem (`attempt-state.readAttemptState`), records each attempt (UpdateItem).
+ */
 export const WEBHOOK_SENDER_TABLE_ACCESS: TableAccess = {
-  actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+  actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
 };
 
 /**

@@ -1,9 +1,9 @@
 import { logger } from '../core/aws';
 import { ValidationError } from '../core/errors';
-import { getTenant } from '../core/tenants';
 import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryDelayMs } from '../core/webhooks/backoff';
-import { getDelivery, recordAttempt, type Delivery } from '../core/webhooks/deliveries';
-import { getWebhookEndpoint, type WebhookEndpoint } from '../core/webhooks/endpoints';
+import { readAttemptState } from '../core/webhooks/attempt-state';
+import { recordAttempt, type Delivery } from '../core/webhooks/deliveries';
+import type { WebhookEndpoint } from '../core/webhooks/endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from '../core/webhooks/http-post';
 import type { DeliveryMessage, DeliveryQueue } from '../core/webhooks/queue';
 import { deliveryHeaders } from '../core/webhooks/signing';
@@ -55,11 +55,7 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
     return 'deferred';
   }
 
-  const [delivery, endpoint, tenant] = await Promise.all([
-    getDelivery(message.tenantId, message.endpointId, message.deliveryId),
-    getWebhookEndpoint(message.tenantId, message.endpointId),
-    getTenant(message.tenantId),
-  ]);
+  const { delivery, endpoint, tenant } = await readAttemptState(message.tenantId, message.endpointId, message.deliveryId);
   // A duplicate message, an older cycle, or a delivery already settled: nothing to do.
   if (!delivery || delivery.cycle !== message.cycle || delivery.status !== 'pending' || delivery.attempts >= message.attempt) {
     return 'stale';

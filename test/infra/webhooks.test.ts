@@ -61,7 +61,7 @@ describe('the webhook pipeline', () => {
       [...new Set(dynamoStatements(statements).filter((s) => JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [ref(stack.table.table), 'Arn'] })).flatMap(actionsOf))].sort();
 
     expect(tableActions(router)).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
-    expect(tableActions(sender)).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    expect(tableActions(sender)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
     const streamStatement = router.find((s) => actionsOf(s).includes('dynamodb:GetRecords'))!;
     expect(streamStatement.Resource).toEqual({ 'Fn::GetAtt': [ref(stack.table.table), 'StreamArn'] });
     const sendTargets = (statements: typeof router) =>

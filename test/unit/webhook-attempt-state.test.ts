@@ -1,0 +1,74 @@
+import 'aws-sdk-client-mock-jest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME } from '../../lambdas/core/aws';
+import { tenantKey, toItem as tenantItem, type Tenant } from '../../lambdas/core/tenants';
+import { readAttemptState } from '../../lambdas/core/webhooks/attempt-state';
+import { deliveryKey, newDelivery, toItem as deliveryItem } from '../../lambdas/core/webhooks/deliveries';
+import { endpointKey, toItem as endpointItem, type WebhookEndpoint } from '../../lambdas/core/webhooks/endpoints';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+beforeEach(() => ddb.reset());
+
+const tenantId = '0199a000-0000-7000-8000-000000000001';
+const endpointId = '0199a000-0000-7000-8000-0000000000e1';
+const deliveryId = '0199a000-0000-7000-8000-0000000000d1';
+const at = new Date('2026-11-21T12:00:00.000Z');
+
+const delivery = newDelivery({ id: deliveryId, tenantId, endpointId, event: 'sms.received', eventId: 'evt', body: '{}' }, at);
+const endpoint: WebhookEndpoint = { id: endpointId, tenantId, url: 'https://hooks.example.com/in', events: ['sms.received'], secret: 'whsec_test', createdAt: at.toISOString() };
+const tenant = { id: tenantId, name: 'Acme', slug: 'acme', plan: 'pro', smsNumber: null, numbers: [], billingStatus: 'active', spendingLimitCents: null, spendCents: 0, approvedHosts: ['hooks.example.com'], createdAt: at.toISOString(), updatedAt: at.toISOString() } as Tenant;
+
+describe('readAttemptState', () => {
+  it('reads delivery, endpoint and organization in one strongly consistent BatchGetItem, all keys inside the organization', async () => {
+    // Prepare
+    ddb.on(BatchGetCommand).resolves({ Responses: { [TABLE_NAME]: [tenantItem(tenant), deliveryItem(delivery), endpointItem(endpoint)] } });
+
+    // Act
+    const state = await readAttemptState(tenantId, endpointId, deliveryId);
+
+    // Assess
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, {
+      RequestItems: {
+        [TABLE_NAME]: { Keys: [deliveryKey(tenantId, endpointId, deliveryId), endpointKey(tenantId, endpointId), tenantKey(tenantId)], ConsistentRead: true },
+      },
+    });
+    for (const key of ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![TABLE_NAME].Keys!) {
+      expect(String(key.pk).startsWith(`T#${tenantId}`)).toBe(true);
+    }
+    expect(state.delivery).toEqual(delivery);
+    expect(state.endpoint).toEqual(endpoint);
+    expect(state.tenant?.approvedHosts).toEqual(['hooks.example.com']);
+  });
+
+  it('reports rows that do not exist as undefined (a deleted endpoint, an unknown delivery)', async () => {
+    ddb.on(BatchGetCommand).resolves({ Responses: { [TABLE_NAME]: [tenantItem(tenant)] } });
+
+    const state = await readAttemptState(tenantId, endpointId, deliveryId);
+
+    expect(state).toEqual({ delivery: undefined, endpoint: undefined, tenant: expect.objectContaining({ id: tenantId }) });
+  });
+
+  it('asks again for the keys DynamoDB left unprocessed, and only for those', async () => {
+    const unprocessed = [endpointKey(tenantId, endpointId)];
+    ddb
+      .on(BatchGetCommand)
+      .resolvesOnce({ Responses: { [TABLE_NAME]: [deliveryItem(delivery), tenantItem(tenant)] }, UnprocessedKeys: { [TABLE_NAME]: { Keys: unprocessed } } })
+      .resolvesOnce({ Responses: { [TABLE_NAME]: [endpointItem(endpoint)] } });
+
+    const state = await readAttemptState(tenantId, endpointId, deliveryId);
+
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 2);
+    expect(ddb.commandCalls(BatchGetCommand)[1].args[0].input).toEqual({ RequestItems: { [TABLE_NAME]: { Keys: unprocessed, ConsistentRead: true } } });
+    expect(state.endpoint).toEqual(endpoint);
+    expect(state.delivery).toEqual(delivery);
+  });
+
+  it('fails (so the queue retries the message) when keys stay unprocessed', async () => {
+    ddb.on(BatchGetCommand).resolves({ Responses: { [TABLE_NAME]: [] }, UnprocessedKeys: { [TABLE_NAME]: { Keys: [tenantKey(tenantId)] } } });
+
+    await expect(readAttemptState(tenantId, endpointId, deliveryId)).rejects.toThrow('BatchGetItem left 1 keys unprocessed after 4 tries');
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 4);
+  });
+});
