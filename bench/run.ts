@@ -8,11 +8,14 @@
  *   5. memory: the runtime's peak RSS under load and each function's footprint after init.
  * Prints a table and writes bench/results.json. Traffic goes to 127.0.0.1 only.
  *
- * Options: --quick (a short smoke run, not for the record), --bundles-only, --skip-bundles, --skip-webhooks.
+ * Options: --quick (a short smoke run, not for the record), --bundles-only, --skip-bundles, --skip-webhooks,
+ * --webhooks-only (section 4 alone, written to bench/out/webhooks-only.json: for iterating on the pipeline).
  */
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { SenderScenario } from './support/sender-bench';
+import type { WebhookScenario } from './support/webhook-bench';
 
 // Before anything loads the SDK or the domain modules (they read these at import).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -60,7 +63,7 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  if (!args.has('--skip-bundles')) {
+  if (!args.has('--skip-bundles') && !args.has('--webhooks-only')) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));
@@ -96,8 +99,20 @@ async function main(): Promise<void> {
     admin.destroy();
 
     const api = await import('./support/api-bench');
-    const fixture = await api.seed();
     const bare = api.bareClient(ddb.endpoint);
+    if (args.has('--webhooks-only')) {
+      phase('4. Webhook pipeline only');
+      const { measureWebhooks } = await import('./support/webhook-bench');
+      // The full run reaches this phase on a JVM the API phases warmed up; alone, a small
+      // unreported pass does that, or the first scenario measures DynamoDB Local's JIT.
+      await measureWebhooks(ddb.endpoint, ddb.pid, bare.client, { ...SETTINGS.webhooks, scale: 0.25 }, () => undefined);
+      const { webhooks, webhookSender } = await measureWebhookPhase(ddb.endpoint, ddb.pid, bare.client);
+      bare.client.destroy();
+      await writeFile(join(OUT_DIR, 'webhooks-only.json'), `${JSON.stringify({ ...results, webhooks, webhookSender, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      log(webhookTable(webhooks, webhookSender, table));
+      return;
+    }
+    const fixture = await api.seed();
 
     phase('Starting the local runtime (bin/local.ts) with the table-call counter');
     const { startRuntimeProcess } = await import('./support/runtime-process');
@@ -138,12 +153,13 @@ async function main(): Promise<void> {
     }
 
     // ---------- 4. webhooks ----------
-    let webhooks: Awaited<ReturnType<typeof import('./support/webhook-bench').measureWebhooks>> = [];
+    let webhooks: WebhookScenario[] = [];
+    let webhookSender: SenderScenario | undefined;
     if (!args.has('--skip-webhooks')) {
       phase('4. Webhook pipeline (in-process local pipeline, receivers on 127.0.0.1 verifying signatures)');
-      const { measureWebhooks } = await import('./support/webhook-bench');
-      webhooks = await measureWebhooks(ddb.endpoint, ddb.pid, bare.client, SETTINGS.webhooks, log);
+      ({ webhooks, webhookSender } = await measureWebhookPhase(ddb.endpoint, ddb.pid, bare.client));
       results.webhooks = webhooks;
+      results.webhookSender = webhookSender;
     }
     bare.client.destroy();
     loads.end = load();
@@ -210,26 +226,7 @@ async function main(): Promise<void> {
       ]),
     );
     for (const l of latency.filter((x) => x.failures > 0 || x.bareFailures > 0)) log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
-    if (webhooks.length > 0) {
-      log('\n4. Webhooks: row written -> signature verified at the receiver');
-      log(
-        table([
-          ['scenario', 'verified', 'p50 ms', 'p99 ms', 'events/s', 'deliveries/s', 'sender/s', 'max open', 'cpu ms/delivery: node', 'DynamoDB Local'],
-          ...webhooks.map((w) => [
-            w.name,
-            `${w.verified}/${w.expected}${w.badSignatures ? ` (${w.badSignatures} bad)` : ''}`,
-            w.delayMs.p50,
-            w.delayMs.p99,
-            w.eventsPerSecond,
-            w.deliveriesPerSecond,
-            w.senderDeliveriesPerSecond,
-            w.maxConcurrentAtReceiver,
-            w.nodeCpuMsPerDelivery,
-            w.dynamodbCpuMsPerDelivery ?? '-',
-          ]),
-        ]),
-      );
-    }
+    if (webhooks.length > 0) log(webhookTable(webhooks, webhookSender, table));
     if (invocations.length > 0) {
       log('\n5. Each function invoked directly (bundle in a fresh process, events one at a time, on DynamoDB Local)');
       log(
@@ -249,6 +246,49 @@ async function main(): Promise<void> {
   } finally {
     for (const stop of stopAll) await stop().catch(() => undefined);
   }
+}
+
+/** Section 4: the pipeline end to end, then the sender alone (bench/support/sender-bench.ts). */
+async function measureWebhookPhase(endpoint: string, pid: number | undefined, client: Parameters<typeof import('./support/webhook-bench').measureWebhooks>[2]) {
+  const { measureWebhooks } = await import('./support/webhook-bench');
+  const { measureSender } = await import('./support/sender-bench');
+  const webhooks = await measureWebhooks(endpoint, pid, client, SETTINGS.webhooks, log);
+  const webhookSender = await measureSender(pid, { endpoints: 10, events: Math.max(10, Math.round(100 * SETTINGS.webhooks.scale)) });
+  log(`  ${webhookSender.name}: ${webhookSender.verified}/${webhookSender.deliveries} verified, ${webhookSender.deliveriesPerSecond} deliveries/s`);
+  return { webhooks, webhookSender };
+}
+
+function webhookTable(webhooks: WebhookScenario[], sender: SenderScenario | undefined, table: (rows: (string | number)[][]) => string): string {
+  const senderTable = sender
+    ? `\n\n4b. The sender alone: routed deliveries handed to the sender's logic as AWS runs it\n${table([
+        ['scenario', 'verified', 'deliveries/s', 'attempt p50 ms', 'attempt p99 ms', 'cpu ms/delivery: node', 'DynamoDB Local', 'outcomes'],
+        [
+          sender.name,
+          `${sender.verified}/${sender.deliveries}${sender.badSignatures ? ` (${sender.badSignatures} bad)` : ''}`,
+          sender.deliveriesPerSecond,
+          sender.attemptMs.p50,
+          sender.attemptMs.p99,
+          sender.nodeCpuMsPerDelivery,
+          sender.dynamodbCpuMsPerDelivery ?? '-',
+          Object.entries(sender.outcomes).map(([k, v]) => `${k} ${v}`).join(', '),
+        ],
+      ])}`
+    : '';
+  return `\n4. Webhooks: row written -> signature verified at the receiver\n${table([
+    ['scenario', 'verified', 'p50 ms', 'p99 ms', 'events/s', 'deliveries/s', 'sender/s', 'max open', 'cpu ms/delivery: node', 'DynamoDB Local'],
+    ...webhooks.map((w) => [
+      w.name,
+      `${w.verified}/${w.expected}${w.badSignatures ? ` (${w.badSignatures} bad)` : ''}`,
+      w.delayMs.p50,
+      w.delayMs.p99,
+      w.eventsPerSecond,
+      w.deliveriesPerSecond,
+      w.senderDeliveriesPerSecond,
+      w.maxConcurrentAtReceiver,
+      w.nodeCpuMsPerDelivery,
+      w.dynamodbCpuMsPerDelivery ?? '-',
+    ]),
+  ])}${senderTable}`;
 }
 
 main().then(

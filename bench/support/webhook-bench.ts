@@ -47,7 +47,7 @@ export type WebhookScenario = {
 
 type Receipt = { at: number; ok: boolean };
 
-type Receiver = {
+export type Receiver = {
   url: (path: string) => string;
   secrets: Map<string, string>;
   receipts: Map<string, Receipt[]>;
@@ -56,7 +56,7 @@ type Receiver = {
   close: () => Promise<void>;
 };
 
-async function startReceiver(): Promise<Receiver> {
+export async function startReceiver(): Promise<Receiver> {
   const secrets = new Map<string, string>();
   const receipts = new Map<string, Receipt[]>();
   let open = 0;
@@ -106,7 +106,7 @@ async function startReceiver(): Promise<Receiver> {
 }
 
 /** CPU time of another process (Linux /proc), in ms; null elsewhere. */
-function processCpuMs(pid: number | undefined): number | null {
+export function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
