@@ -32,6 +32,9 @@ export type SenderScenario = {
   deliveriesPerSecond: number;
   nodeCpuMsPerDelivery: number;
   dynamodbCpuMsPerDelivery: number | null;
+  /** Most requests the receiver had open at once, and the connections it accepted (keep-alive reuse). */
+  maxConcurrentAtReceiver: number;
+  connections: number;
   outcomes: Record<string, number>;
 };
 
@@ -89,6 +92,7 @@ export async function measureSender(dynamodbPid: number | undefined, spec: { end
     const outcomes: Record<string, number> = {};
     const batches = Array.from({ length: Math.ceil(messages.length / SENDER_BATCH) }, (_, i) => messages.slice(i * SENDER_BATCH, (i + 1) * SENDER_BATCH));
 
+    receiver.resetCounters();
     const cpuBefore = process.cpuUsage();
     const jvmBefore = processCpuMs(dynamodbPid);
     const started = performance.now();
@@ -118,6 +122,8 @@ export async function measureSender(dynamodbPid: number | undefined, spec: { end
       deliveriesPerSecond: round(verified.length / wallS, 1),
       nodeCpuMsPerDelivery: round((cpu.user + cpu.system) / 1000 / Math.max(1, verified.length), 2),
       dynamodbCpuMsPerDelivery: jvmBefore === null || jvmAfter === null ? null : round((jvmAfter - jvmBefore) / Math.max(1, verified.length), 2),
+      maxConcurrentAtReceiver: receiver.maxOpen(),
+      connections: receiver.connections(),
       outcomes,
     };
   } finally {

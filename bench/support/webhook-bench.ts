@@ -40,8 +40,10 @@ export type WebhookScenario = {
   /** CPU per verified delivery: this process (router, sender, receiver, writer) and DynamoDB Local's JVM. */
   nodeCpuMsPerDelivery: number;
   dynamodbCpuMsPerDelivery: number | null;
-  /** Most connections open at the receiver at once (the sender uses one per attempt): deliveries in flight. */
+  /** Most requests the receiver had open at once (arrived, not yet answered). */
   maxConcurrentAtReceiver: number;
+  /** Connections the receiver accepted: fewer than deliveries when the sender reuses them (keep-alive). */
+  connections: number;
   timedOut: boolean;
 };
 
@@ -52,7 +54,8 @@ export type Receiver = {
   secrets: Map<string, string>;
   receipts: Map<string, Receipt[]>;
   maxOpen: () => number;
-  resetMaxOpen: () => void;
+  connections: () => number;
+  resetCounters: () => void;
   close: () => Promise<void>;
 };
 
@@ -61,7 +64,11 @@ export async function startReceiver(): Promise<Receiver> {
   const receipts = new Map<string, Receipt[]>();
   let open = 0;
   let maxOpen = 0;
+  let connections = 0;
   const server = http.createServer((req, res) => {
+    open += 1;
+    maxOpen = Math.max(maxOpen, open);
+    res.once('close', () => (open -= 1));
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -81,12 +88,7 @@ export async function startReceiver(): Promise<Receiver> {
       res.writeHead(ok ? 204 : 401).end();
     });
   });
-  // The sender opens one connection per attempt: open connections are deliveries in flight.
-  server.on('connection', (socket) => {
-    open += 1;
-    maxOpen = Math.max(maxOpen, open);
-    socket.once('close', () => (open -= 1));
-  });
+  server.on('connection', () => (connections += 1));
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as AddressInfo;
   return {
@@ -94,8 +96,10 @@ export async function startReceiver(): Promise<Receiver> {
     secrets,
     receipts,
     maxOpen: () => maxOpen,
-    resetMaxOpen: () => {
+    connections: () => connections,
+    resetCounters: () => {
       maxOpen = 0;
+      connections = 0;
     },
     close: () =>
       new Promise<void>((done) => {
@@ -134,7 +138,7 @@ async function scenario(
   });
 
   const written = new Map<string, number>();
-  receiver.resetMaxOpen();
+  receiver.resetCounters();
   const cpuBefore = process.cpuUsage();
   const jvmBefore = processCpuMs(dynamodbPid);
   const started = performance.now();
@@ -210,6 +214,7 @@ async function scenario(
     nodeCpuMsPerDelivery: round((cpu.user + cpu.system) / 1000 / Math.max(1, verified), 2),
     dynamodbCpuMsPerDelivery: jvmBefore === null || jvmAfter === null ? null : round((jvmAfter - jvmBefore) / Math.max(1, verified), 2),
     maxConcurrentAtReceiver: receiver.maxOpen(),
+    connections: receiver.connections(),
     timedOut: countReceived() < expected,
   };
 }
