@@ -13,16 +13,33 @@ export default tseslint.config(
     },
   },
   {
-    // Handler code is bundled per function: a named `z` import pulls all of zod past esbuild's
-    // tree-shaking (about 355 KiB per bundle, measured in bench/README.md).
+    // Handler code is bundled per function. zod classic costs ~91 KiB and ~16 ms of init CPU per
+    // bundle, `zod/mini` builds the same schemas in ~24 KiB; and a named `z` import pulls all of
+    // the package past esbuild's tree-shaking (about 355 KiB). Measured in bench/README.md.
     files: ['lambdas/**/*.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
         {
-          selector: "ImportDeclaration[source.value='zod'][importKind='value'] > ImportSpecifier[imported.name='z'][importKind='value']",
-          message: "Use `import * as z from 'zod'` so bundles stay small (bench/README.md).",
+          selector: "ImportDeclaration[importKind='value'][source.value=/^zod(\\/v4|\\/v4\\/classic|\\/v3)?$/]",
+          message: "Use `import * as z from 'zod/mini'`: classic zod adds ~91 KiB and ~16 ms of init to every bundle (bench/README.md).",
         },
+        {
+          selector: "ImportDeclaration[source.value='zod/mini'][importKind='value'] > ImportSpecifier[imported.name='z'][importKind='value']",
+          message: "Use `import * as z from 'zod/mini'` so bundles stay small (bench/README.md).",
+        },
+      ],
+    },
+  },
+  {
+    // A handler's bundle builds the schemas of every route it imports: its own entry, never the
+    // whole manifest (~10 ms more cold init per function; lambdas/api/routes.ts).
+    files: ['lambdas/api/*.ts'],
+    ignores: ['lambdas/api/routes.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: './routes', allowTypeImports: true, message: 'Import the route from ./operations/<name> (lambdas/api/routes.ts says why).' }] },
       ],
     },
   },

@@ -1,11 +1,11 @@
 import { createContact } from '../core/contacts';
 import { withIdempotency } from '../core/idempotency';
 import { apiHandler } from '../http/api-handler';
-import { routes } from './routes';
+import { createContactRoute } from './operations/create-contact';
 
 /** 201 for a new contact, 200 when the auto-created contact of the number was adopted. */
-export const handler = apiHandler(routes.createContact, async ({ principal, body, headers }) =>
-  withIdempotency({ tenantId: principal.tenant.id, operation: routes.createContact.operationId, headers, request: body }, async () => {
+export const handler = apiHandler(createContactRoute, async ({ principal, body, headers }) =>
+  withIdempotency({ tenantId: principal.tenant.id, operation: createContactRoute.operationId, headers, request: body }, async () => {
     const { contact, adopted } = await createContact(principal.tenant.id, body);
     return { statusCode: adopted ? 200 : 201, body: { contact, adopted } };
   }),

@@ -1,8 +1,8 @@
 import { getContact } from '../core/contacts';
 import { apiHandler } from '../http/api-handler';
-import { routes } from './routes';
+import { getContactRoute } from './operations/get-contact';
 
-export const handler = apiHandler(routes.getContact, async ({ principal, path }) => ({
+export const handler = apiHandler(getContactRoute, async ({ principal, path }) => ({
   statusCode: 200,
   body: { contact: await getContact(principal.tenant.id, path.id) },
 }));

@@ -1,11 +1,11 @@
 import { rateLimitPerKey } from '../core/config';
 import { apiHandler } from '../http/api-handler';
-import { routes } from './routes';
+import { getMeRoute } from './operations/get-me';
 
 const requestsPerMinute = rateLimitPerKey();
 
 /** Answered from the authorizer's context alone: no table read. */
-export const handler = apiHandler(routes.getMe, async ({ principal }) => ({
+export const handler = apiHandler(getMeRoute, async ({ principal }) => ({
   statusCode: 200,
   body: {
     tenant: principal.tenant,

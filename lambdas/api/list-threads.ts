@@ -1,9 +1,9 @@
 import { listThreads } from '../core/threads';
 import { apiHandler } from '../http/api-handler';
-import { routes } from './routes';
+import { listThreadsRoute } from './operations/list-threads';
 
 /** Reading never marks a thread read: that happens only when a person opens it in the softphone. */
-export const handler = apiHandler(routes.listThreads, async ({ principal }) => ({
+export const handler = apiHandler(listThreadsRoute, async ({ principal }) => ({
   statusCode: 200,
   body: { threads: await listThreads(principal.tenant.id) },
 }));

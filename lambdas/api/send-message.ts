@@ -2,13 +2,13 @@ import { createCarrier } from '../core/carrier';
 import { withIdempotency } from '../core/idempotency';
 import { sendMessage } from '../core/texting';
 import { apiHandler } from '../http/api-handler';
-import { routes } from './routes';
+import { sendMessageRoute } from './operations/send-message';
 
 /** Built at init: a missing or unknown CARRIER fails the function's first invocation loudly. */
 const carrier = createCarrier();
 
-export const handler = apiHandler(routes.sendMessage, async ({ principal, body, headers }) =>
-  withIdempotency({ tenantId: principal.tenant.id, operation: routes.sendMessage.operationId, headers, request: body }, async () => ({
+export const handler = apiHandler(sendMessageRoute, async ({ principal, body, headers }) =>
+  withIdempotency({ tenantId: principal.tenant.id, operation: sendMessageRoute.operationId, headers, request: body }, async () => ({
     statusCode: 201,
     body: { message: await sendMessage(principal.tenant.id, body, carrier) },
   })),

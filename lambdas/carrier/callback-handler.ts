@@ -1,8 +1,9 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { logger } from '../core/aws';
+import '../core/zod-english';
 import type { CallbackKind } from '../core/carrier-callbacks/callbacks';
 import { callbackConfigFromEnv, type CallbackConfig } from '../core/carrier-callbacks/config';
 import { resolveOrganization, TENANT_HINT_PARAM } from '../core/carrier-callbacks/organization';
@@ -62,7 +63,7 @@ export function signedUrlOf(publicBaseUrl: string, route: Pick<CarrierRouteSpec,
   return `${publicBaseUrl}${route.path}${search ? `?${search}` : ''}`;
 }
 
-const tenantHintSchema = z.uuid().optional();
+const tenantHintSchema = z.optional(z.uuid());
 
 export type CallbackHandlerOptions = { config?: CallbackConfig; now?: () => Date };
 

@@ -1,6 +1,22 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { API_PREFIX, ROUTES, type RouteSpec } from '../api/routes';
-import './schemas'; // registers every component schema in zod's global registry
+import {
+  ApiKeyInfoSchema,
+  CallEnvelopeSchema,
+  CallListSchema,
+  CallSchema,
+  ContactCreatedSchema,
+  ContactEnvelopeSchema,
+  ContactListSchema,
+  ContactSchema,
+  CreateContactBody,
+  ErrorSchema,
+  MeSchema,
+  TenantSchema,
+  UpdateContactBody,
+} from './schemas';
+import { MessageEnvelopeSchema, MessageListSchema, MessageSchema, SendMessageBody, ThreadListSchema, ThreadSchema } from './message-schemas';
+import { EVENT_SCHEMAS } from './webhooks/event-schemas';
 import { webhooksSection } from './webhooks/openapi-webhooks';
 
 /**
@@ -11,7 +27,35 @@ type JsonSchema = Record<string, unknown>;
 
 const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
-const idOf = (schema: z.ZodType): string | undefined => z.globalRegistry.get(schema)?.id as string | undefined;
+const idOf = (schema: z.ZodMiniType): string | undefined => z.globalRegistry.get(schema)?.id as string | undefined;
+
+/**
+ * The components, in the document's order. Each schema names itself where it is built
+ * (`.register(z.globalRegistry, { id })`); the order is set here because a process registers them
+ * in the order it imports them, and a handler imports only its own request schemas.
+ */
+const COMPONENTS: z.ZodMiniType[] = [
+  ErrorSchema,
+  TenantSchema,
+  ApiKeyInfoSchema,
+  MeSchema,
+  CallSchema,
+  ContactSchema,
+  CallListSchema,
+  CallEnvelopeSchema,
+  ContactListSchema,
+  ContactEnvelopeSchema,
+  ContactCreatedSchema,
+  CreateContactBody,
+  UpdateContactBody,
+  MessageSchema,
+  ThreadSchema,
+  ThreadListSchema,
+  MessageListSchema,
+  MessageEnvelopeSchema,
+  SendMessageBody,
+  ...Object.values(EVENT_SCHEMAS),
+];
 
 /** Request components keep `additionalProperties: false` (unknown fields are refused, 400). */
 const REQUEST_COMPONENTS = new Set(['CreateContactRequest', 'UpdateContactRequest', 'SendMessageRequest']);
@@ -30,7 +74,9 @@ function stripClosedObjects(schema: unknown): unknown {
 }
 
 function componentSchemas(): Record<string, JsonSchema> {
-  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+  const components = z.registry<{ id: string }>();
+  for (const schema of COMPONENTS) components.add(schema, { id: idOf(schema)! });
+  const { schemas } = z.toJSONSchema(components, {
     target: 'draft-2020-12',
     uri: (id) => `#/components/schemas/${id}`,
     unrepresentable: 'any',
@@ -43,7 +89,7 @@ function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
-function parameters(schema: z.ZodType | undefined, where: 'query' | 'path') {
+function parameters(schema: z.ZodMiniType | undefined, where: 'query' | 'path') {
   if (!schema) return [];
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
     properties?: Record<string, JsonSchema>;
@@ -113,8 +159,7 @@ const errorResponse = (status: number, keyed: boolean) => ({
 
 function operation(route: RouteSpec) {
   const responses: Record<string, unknown> = {};
-  for (const [status, schema] of Object.entries(route.responses)) {
-    const id = schema && idOf(schema);
+  for (const [status, id] of Object.entries(route.responses)) {
     const headers = route.auth ? { headers: RATE_LIMIT_HEADERS } : {};
     responses[status] =
       Number(status) === 204

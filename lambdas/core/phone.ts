@@ -1,9 +1,5 @@
-import * as z from 'zod';
-
 /** E.164 as the spec states it: `+`, then 7 to 15 digits, the first not 0. */
 export const E164_PATTERN = /^\+[1-9]\d{6,14}$/;
-
-export const e164 = z.string().regex(E164_PATTERN, 'must be an E.164 phone number such as +14155550123');
 
 export const isE164 = (value: string): boolean => E164_PATTERN.test(value);
 

@@ -3,7 +3,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { logger, metrics, MetricUnit } from '../core/aws';
 import { principalFromContext, type Principal } from '../core/auth';
 import { rateLimitPerKey } from '../core/config';
@@ -15,7 +15,7 @@ import { toErrorResponse } from './error-mapper';
 import { toProxyResult, type ApiResponse } from './responses';
 import { parseOrThrow } from './validation';
 
-type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+type Out<T> = T extends z.ZodMiniType ? z.output<T> : undefined;
 
 /** What a handler receives: the caller and its already-validated input. Nothing else. */
 export type ApiRequest<R extends RouteSpec> = {

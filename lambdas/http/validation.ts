@@ -1,11 +1,11 @@
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { ValidationError } from '../core/errors';
 
 /**
  * Turns the first zod issue into the spec's 400: `error` names the failing field, e.g.
  * `limit: must be a whole number from 1 to 100` or `body.nickname: unknown field`.
  */
-export function validationMessage(error: z.ZodError, where: 'query' | 'path' | 'body'): string {
+export function validationMessage(error: z.core.$ZodError, where: 'query' | 'path' | 'body'): string {
   const issue = error.issues[0];
   const path = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
@@ -18,7 +18,7 @@ export function validationMessage(error: z.ZodError, where: 'query' | 'path' | '
   return `${field}: ${received}`;
 }
 
-export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: 'query' | 'path' | 'body'): z.output<T> {
+export function parseOrThrow<T extends z.ZodMiniType>(schema: T, value: unknown, where: 'query' | 'path' | 'body'): z.output<T> {
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationError(validationMessage(result.error, where));
   return result.data;

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { findCallByProviderSid, upsertCallByProviderSid } from '../calls';
 import { deliveryStatusOfTwilio } from '../carrier/twilio';
 import { NotFoundError, ValidationError } from '../errors';
@@ -18,7 +18,7 @@ import { attachCallToVoicemail, recordVoicemailRecording, recordVoicemailTranscr
 export type Outcome = { handled: true } | { handled: false; reason: string };
 
 export type CallbackKind<P> = {
-  params: z.ZodType<P>;
+  params: z.ZodMiniType<P>;
   clues: (params: P, tenantHint: string | undefined) => OrganizationClues;
   ingest: (params: P, organization: Organization, receivedAt: Date) => Promise<Outcome>;
 };

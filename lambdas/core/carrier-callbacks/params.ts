@@ -1,29 +1,27 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../zod-english';
 
 /**
  * The form fields of each Twilio callback this service reads, as zod schemas: the handler
  * wrapper refuses a signed request missing what its kind needs with 400 naming the field, and
  * the ingestion functions get typed values. Fields Twilio adds are ignored (and still signed).
  */
-const sid = z.string().regex(/^[A-Za-z0-9]{2,64}$/, 'must be a provider sid');
+const sid = z.string().check(z.regex(/^[A-Za-z0-9]{2,64}$/, 'must be a provider sid'));
 const text = z.string();
 /** Whole seconds as Twilio sends them ("42"). */
-const seconds = z
-  .string()
-  .regex(/^\d+$/, 'must be whole seconds')
-  .transform(Number);
+const seconds = z.pipe(z.string().check(z.regex(/^\d+$/, 'must be whole seconds')), z.transform(Number));
 
 export const VoiceStatusParams = z.object({
   CallSid: sid,
-  ParentCallSid: sid.optional(),
-  CallStatus: z.string().min(1),
-  Direction: text.default(''),
-  From: text.default(''),
-  To: text.default(''),
-  CallDuration: seconds.optional(),
+  ParentCallSid: z.optional(sid),
+  CallStatus: z.string().check(z.minLength(1)),
+  Direction: z._default(text, ''),
+  From: z._default(text, ''),
+  To: z._default(text, ''),
+  CallDuration: z.optional(seconds),
   /** RFC 2822, e.g. "Sat, 21 Nov 2026 10:00:05 +0000": when the event happened at Twilio. */
-  Timestamp: text.optional(),
-  SequenceNumber: text.optional(),
+  Timestamp: z.optional(text),
+  SequenceNumber: z.optional(text),
 });
 export type VoiceStatusParams = z.output<typeof VoiceStatusParams>;
 
@@ -31,44 +29,64 @@ export type VoiceStatusParams = z.output<typeof VoiceStatusParams>;
 export const RecordingParams = z.object({
   CallSid: sid,
   RecordingSid: sid,
-  RecordingStatus: text.optional(),
-  RecordingDuration: seconds.optional(),
-  RecordingStartTime: text.optional(),
-  From: text.optional(),
-  To: text.optional(),
+  RecordingStatus: z.optional(text),
+  RecordingDuration: z.optional(seconds),
+  RecordingStartTime: z.optional(text),
+  From: z.optional(text),
+  To: z.optional(text),
 });
 export type RecordingParams = z.output<typeof RecordingParams>;
 
 export const TranscriptionParams = z.object({
   CallSid: sid,
-  RecordingSid: sid.optional(),
-  TranscriptionStatus: z.string().min(1),
-  TranscriptionText: text.optional(),
-  From: text.optional(),
-  To: text.optional(),
+  RecordingSid: z.optional(sid),
+  TranscriptionStatus: z.string().check(z.minLength(1)),
+  TranscriptionText: z.optional(text),
+  From: z.optional(text),
+  To: z.optional(text),
 });
 export type TranscriptionParams = z.output<typeof TranscriptionParams>;
 
 /** Twilio sends both names; older integrations only `SmsSid` / `SmsStatus`. */
 const messageSidOf = <T extends { MessageSid?: string; SmsSid?: string }>(p: T) => p.MessageSid ?? p.SmsSid;
 const refineSid = { message: 'MessageSid: is required', path: ['MessageSid'] };
+const refineStatus = { message: 'MessageStatus: is required', path: ['MessageStatus'] };
 
-export const SmsInboundParams = z
-  .object({ MessageSid: sid.optional(), SmsSid: sid.optional(), From: z.string().min(1), To: z.string().min(1), Body: text.default('') })
-  .refine((p) => messageSidOf(p) !== undefined, refineSid)
-  .transform((p) => ({ messageSid: messageSidOf(p)!, from: p.From, to: p.To, body: p.Body }));
+const smsInboundFields = z
+  .object({
+    MessageSid: z.optional(sid),
+    SmsSid: z.optional(sid),
+    From: z.string().check(z.minLength(1)),
+    To: z.string().check(z.minLength(1)),
+    Body: z._default(text, ''),
+  })
+  .check(z.refine((p) => messageSidOf(p) !== undefined, refineSid));
+
+export const SmsInboundParams = z.pipe(
+  smsInboundFields,
+  z.transform((p: z.output<typeof smsInboundFields>) => ({ messageSid: messageSidOf(p)!, from: p.From, to: p.To, body: p.Body })),
+);
 export type SmsInboundParams = z.output<typeof SmsInboundParams>;
 
-export const SmsStatusParams = z
+const smsStatusFields = z
   .object({
-    MessageSid: sid.optional(),
-    SmsSid: sid.optional(),
-    MessageStatus: text.optional(),
-    SmsStatus: text.optional(),
-    From: text.optional(),
-    To: text.optional(),
+    MessageSid: z.optional(sid),
+    SmsSid: z.optional(sid),
+    MessageStatus: z.optional(text),
+    SmsStatus: z.optional(text),
+    From: z.optional(text),
+    To: z.optional(text),
   })
-  .refine((p) => messageSidOf(p) !== undefined, refineSid)
-  .refine((p) => (p.MessageStatus ?? p.SmsStatus) !== undefined, { message: 'MessageStatus: is required', path: ['MessageStatus'] })
-  .transform((p) => ({ messageSid: messageSidOf(p)!, status: (p.MessageStatus ?? p.SmsStatus)!, from: p.From, to: p.To }));
+  .check(z.refine((p) => messageSidOf(p) !== undefined, refineSid))
+  .check(z.refine((p) => (p.MessageStatus ?? p.SmsStatus) !== undefined, refineStatus));
+
+export const SmsStatusParams = z.pipe(
+  smsStatusFields,
+  z.transform((p: z.output<typeof smsStatusFields>) => ({
+    messageSid: messageSidOf(p)!,
+    status: (p.MessageStatus ?? p.SmsStatus)!,
+    from: p.From,
+    to: p.To,
+  })),
+);
 export type SmsStatusParams = z.output<typeof SmsStatusParams>;

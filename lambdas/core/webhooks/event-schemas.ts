@@ -1,11 +1,12 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../zod-english';
 import { CallSchema } from '../schemas';
 import { MessageSchema } from '../message-schemas';
 
 /**
  * The bodies of the signed outbound events: `{ id, type, createdAt, data }`, where `data` reuses
- * the API's resource shapes. `.meta({ id })` makes each an OpenAPI component, referenced from
- * the document's `webhooks` section.
+ * the API's resource shapes. `.register(z.globalRegistry, { id })` makes each an OpenAPI component,
+ * referenced from the document's `webhooks` section.
  */
 export const WEBHOOK_EVENT_TYPES = ['call.completed', 'voicemail.received', 'sms.received'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -26,38 +27,44 @@ export const WebhookMessageSchema = MessageSchema;
 /** A voicemail as events carry it; voicemails have no API resource of their own. */
 export const WebhookVoicemailSchema = z.object({
   id: uuid,
-  callId: uuid.nullable().meta({ description: 'The call the voicemail was left on, when known' }),
+  callId: z.nullable(uuid).register(z.globalRegistry, { description: 'The call the voicemail was left on, when known' }),
   fromNumber: z.string(),
   toNumber: z.string(),
-  durationSec: z.number().int().nullable(),
-  transcript: z.string().nullable().meta({ description: 'Present when the transcript had arrived when the recording was ready' }),
+  durationSec: z.nullable(z.int()),
+  transcript: z
+    .nullable(z.string())
+    .register(z.globalRegistry, { description: 'Present when the transcript had arrived when the recording was ready' }),
   createdAt: dateTime,
 });
 
-const envelope = <T extends string, D extends z.ZodType>(type: T, data: D) =>
+// `uuid` and `dateTime` are shared: their descriptions go on clones.
+const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.object({
-    id: uuid.meta({ description: 'Event id; the same on every delivery and retry of this event' }),
+    id: uuid.clone().register(z.globalRegistry, { description: 'Event id; the same on every delivery and retry of this event' }),
     type: z.literal(type),
-    createdAt: dateTime.meta({ description: 'When the change that raised the event happened' }),
+    createdAt: dateTime.clone().register(z.globalRegistry, { description: 'When the change that raised the event happened' }),
     data,
   });
 
-export const CallCompletedEventSchema = envelope('call.completed', z.object({ call: CallSchema })).meta({
+export const CallCompletedEventSchema = envelope('call.completed', z.object({ call: CallSchema })).register(z.globalRegistry, {
   id: 'WebhookEventCallCompleted',
   description: 'A call ended: it reached completed, failed, no-answer, busy or canceled',
 });
 
-export const SmsReceivedEventSchema = envelope('sms.received', z.object({ message: WebhookMessageSchema })).meta({
+export const SmsReceivedEventSchema = envelope('sms.received', z.object({ message: WebhookMessageSchema })).register(z.globalRegistry, {
   id: 'WebhookEventSmsReceived',
   description: "A text message arrived on one of the organization's numbers",
 });
 
-export const VoicemailReceivedEventSchema = envelope('voicemail.received', z.object({ voicemail: WebhookVoicemailSchema })).meta({
+export const VoicemailReceivedEventSchema = envelope(
+  'voicemail.received',
+  z.object({ voicemail: WebhookVoicemailSchema }),
+).register(z.globalRegistry, {
   id: 'WebhookEventVoicemailReceived',
   description: 'A caller left a message and the recording is ready; the transcript is included when it has already arrived',
 });
 
-export const TestEventSchema = envelope(TEST_EVENT_TYPE, z.object({ endpointId: uuid })).meta({
+export const TestEventSchema = envelope(TEST_EVENT_TYPE, z.object({ endpointId: uuid })).register(z.globalRegistry, {
   id: 'WebhookEventTest',
   description: 'Sent only when an operator tests an endpoint; acknowledge it like any other event',
 });

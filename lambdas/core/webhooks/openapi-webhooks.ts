@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { EVENT_SCHEMAS } from './event-schemas'; // importing registers the event components
 
 /**

@@ -1,5 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../zod-english';
 import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS } from './backoff';
 
 /**
@@ -8,15 +9,15 @@ import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS } from './backoff';
  * the bytes the router froze.
  */
 export const DeliveryMessageSchema = z.object({
-  deliveryId: z.string().min(1),
-  tenantId: z.string().min(1),
-  endpointId: z.string().min(1),
+  deliveryId: z.string().check(z.minLength(1)),
+  tenantId: z.string().check(z.minLength(1)),
+  endpointId: z.string().check(z.minLength(1)),
   /** Which attempt cycle (1, then +1 per operator redelivery); older cycles' messages are dropped. */
-  cycle: z.number().int().min(1),
-  attempt: z.number().int().min(1).max(MAX_ATTEMPTS),
+  cycle: z.int().check(z.gte(1)),
+  attempt: z.int().check(z.gte(1), z.lte(MAX_ATTEMPTS)),
   body: z.string(),
   /** Epoch ms before which the attempt must not run: waits longer than the queue's maximum delay. */
-  notBefore: z.number().int().optional(),
+  notBefore: z.optional(z.int()),
 });
 
 export type DeliveryMessage = z.infer<typeof DeliveryMessageSchema>;
