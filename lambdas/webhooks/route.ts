@@ -10,7 +10,7 @@ import {
   type Delivery,
 } from '../core/webhooks/deliveries';
 import { endpointsSubscribedTo, type WebhookEndpoint } from '../core/webhooks/endpoints';
-import type { WebhookEventType } from '../core/webhooks/event-schemas';
+import type { WebhookEventType } from '../core/webhooks/event-types';
 import { deriveEvent, type DerivedEvent } from '../core/webhooks/events';
 import type { DeliveryQueue } from '../core/webhooks/queue';
 import type { StreamChange } from '../core/webhooks/stream-change';

@@ -6,7 +6,7 @@ import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../
 import { NotFoundError } from '../errors';
 import { PREFIX, tenantScopedPk } from '../keys';
 import { GSIS, TTL_ATTRIBUTE } from '../table-schema';
-import type { DeliveredEventType } from './event-schemas';
+import type { DeliveredEventType } from './event-types';
 import { ROW_TYPES } from './row-types';
 import type { StreamChange } from './stream-change';
 import { findByIdIndex } from '../id-index';

@@ -6,7 +6,7 @@ import { uuidv7 } from '../ids';
 import { PREFIX, tenantPk } from '../keys';
 import { GSIS } from '../table-schema';
 import { getTenant } from '../tenants';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-schemas';
+import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
 import { generateSecret } from './signing';
 import { checkTargetUrl, type TargetOptions } from './ssrf';
 import { findByIdIndex } from '../id-index';

@@ -2,21 +2,13 @@ import * as z from 'zod/mini';
 import '../zod-english';
 import { CallSchema } from '../schemas';
 import { MessageSchema } from '../message-schemas';
+import { TEST_EVENT_TYPE } from './event-types';
 
 /**
  * The bodies of the signed outbound events: `{ id, type, createdAt, data }`, where `data` reuses
  * the API's resource shapes. `.register(z.globalRegistry, { id })` makes each an OpenAPI component,
  * referenced from the document's `webhooks` section.
  */
-export const WEBHOOK_EVENT_TYPES = ['call.completed', 'voicemail.received', 'sms.received'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-/** Sent only when an operator asks (`webhook test`); never derived from data. */
-export const TEST_EVENT_TYPE = 'webhook.test';
-export type DeliveredEventType = WebhookEventType | typeof TEST_EVENT_TYPE;
-
-export const isWebhookEventType = (value: string): value is WebhookEventType =>
-  (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
 
 const dateTime = z.iso.datetime({ offset: true });
 const uuid = z.uuid();

@@ -3,7 +3,8 @@ import { fromItem as messageFromItem } from '../messages';
 import { num, str, type Item } from '../dynamo';
 import { PREFIX } from '../keys';
 import { derivedUuid } from './derived-ids';
-import type { WebhookEventType, WebhookVoicemail } from './event-schemas';
+import type { WebhookVoicemail } from './event-schemas';
+import type { WebhookEventType } from './event-types';
 import { ROW_TYPES, TERMINAL_CALL_STATUSES } from './row-types';
 import type { StreamChange } from './stream-change';
 

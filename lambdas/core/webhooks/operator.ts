@@ -1,7 +1,8 @@
 import { uuidv7 } from '../ids';
 import { derivedUuid } from './derived-ids';
 import { findWebhookEndpoint } from './endpoints';
-import { TEST_EVENT_TYPE, type TestEvent } from './event-schemas';
+import type { TestEvent } from './event-schemas';
+import { TEST_EVENT_TYPE } from './event-types';
 import {
   findDelivery,
   insertDelivery,
