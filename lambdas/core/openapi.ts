@@ -21,7 +21,9 @@ import { webhooksSection } from './webhooks/openapi-webhooks';
 
 /**
  * The OpenAPI 3.1 document, generated from the route manifest and the zod schemas that validate
- * requests, so documentation and behaviour come from one source.
+ * requests, so documentation and behaviour come from one source. `npm run openapi` (bin/openapi.ts)
+ * writes it to lambdas/api/openapi.json, which GET /openapi.json serves as built; a unit test
+ * (test/unit/openapi-file.test.ts) fails when that file and this generator disagree.
  */
 type JsonSchema = Record<string, unknown>;
 
@@ -217,4 +219,9 @@ export function buildOpenApiDocument() {
       schemas: componentSchemas(),
     },
   };
+}
+
+/** The committed form of the document (lambdas/api/openapi.json): two-space indent, keys as built, a final newline. */
+export function openApiJson(): string {
+  return `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
 }

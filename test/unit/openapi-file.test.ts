@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { handler } from '../../lambdas/api/get-openapi';
+import { buildOpenApiDocument, openApiJson } from '../../lambdas/core/openapi';
+import { apiEvent, lambdaContext } from '../support/api-event';
+
+/**
+ * GET /openapi.json serves a document generated at build time (`npm run openapi`, bin/openapi.ts):
+ * these tests fail when a route or a schema changed and the generated files were not rewritten.
+ */
+const JSON_FILE = join(__dirname, '..', '..', 'lambdas', 'api', 'openapi.json');
+const REGENERATE = 'Run `npm run openapi` and commit lambdas/api/openapi.json and lambdas/api/openapi-document.ts with your change.';
+
+/** The first line where two texts differ, so the failure shows what changed. */
+function firstDifference(committed: string, generated: string): string {
+  const a = committed.split('\n');
+  const b = generated.split('\n');
+  const line = a.findIndex((text, index) => text !== b[index]);
+  const at = line === -1 ? a.length : line;
+  return `First difference at line ${at + 1}:\n  committed: ${a[at] ?? '(end of file)'}\n  generated: ${b[at] ?? '(end of file)'}`;
+}
+
+describe('the generated OpenAPI document', () => {
+  it('is committed in lambdas/api/openapi.json as the generator builds it from the routes and schemas now', () => {
+    // Arrange
+    const generated = openApiJson();
+
+    // Act
+    const committed = readFileSync(JSON_FILE, 'utf8');
+
+    // Assess
+    if (committed !== generated) {
+      throw new Error(`lambdas/api/openapi.json is not what lambdas/core/openapi.ts generates now. ${REGENERATE}\n${firstDifference(committed, generated)}`);
+    }
+  });
+
+  it('is what GET /openapi.json answers: 200, JSON, not cached, the body byte for byte as the generator builds it', async () => {
+    // Arrange
+    const expectedBody = JSON.stringify(buildOpenApiDocument());
+
+    // Act
+    const result = await handler(apiEvent({ path: '/api/v1/openapi.json', principal: null }), lambdaContext);
+
+    // Assess
+    expect({ statusCode: result.statusCode, headers: result.headers }).toEqual({
+      statusCode: 200,
+      headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
+    });
+    if (result.body !== expectedBody) {
+      throw new Error(`The document GET /openapi.json serves (lambdas/api/openapi-document.ts) is not what lambdas/core/openapi.ts generates now. ${REGENERATE}`);
+    }
+  });
+});
