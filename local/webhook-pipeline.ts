@@ -10,7 +10,6 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { logger, TABLE_NAME } from '../lambdas/core/aws';
 import { DEFAULT_BACKOFF_BASE_MS, MAX_QUEUE_DELAY_MS } from '../lambdas/core/webhooks/backoff';
-import { ROUTER_BATCH_SIZE } from '../lambdas/core/webhooks/filter-criteria';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/core/webhooks/http-post';
 import { DeliveryMessageSchema, type DeliveryMessage, type DeliveryQueue } from '../lambdas/core/webhooks/queue';
 import { toStreamChange } from '../lambdas/core/webhooks/stream-change';
@@ -190,14 +189,9 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       if (fresh) iterators.set(shardId, fresh);
       return;
     }
-    const records = result.Records ?? [];
-    // As the router Lambda gets them: batches of up to ROUTER_BATCH_SIZE records, each batch
-    // routed concurrently (Powertools' BatchProcessor), one batch after the other per shard.
-    for (let start = 0; start < records.length; start += ROUTER_BATCH_SIZE) {
-      const batch = records.slice(start, start + ROUTER_BATCH_SIZE);
-      await Promise.all(batch.map(route));
-      const last = batch.at(-1)?.dynamodb?.SequenceNumber;
-      if (last) lastSequence.set(shardId, last);
+    for (const record of result.Records ?? []) {
+      await route(record);
+      if (record.dynamodb?.SequenceNumber) lastSequence.set(shardId, record.dynamodb.SequenceNumber);
     }
     if (result.NextShardIterator) {
       iterators.set(shardId, result.NextShardIterator);

@@ -6,7 +6,6 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionFactory } from './function-factory';
 import type { ServiceTable, TableAccess } from './table';
-import { ROUTER_BATCH_SIZE } from '../../lambdas/core/webhooks/filter-criteria';
 
 export type WebhookPipelineProps = {
   table: ServiceTable;
@@ -94,7 +93,7 @@ export class WebhookPipeline extends Construct {
     this.router.addEventSource(
       new DynamoEventSource(table.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: ROUTER_BATCH_SIZE,
+        batchSize: 100,
         // Events may arrive up to a minute late (spec section 6); a short window batches writes.
         maxBatchingWindow: Duration.seconds(1),
         filters: props.routerFilterPatterns.map((pattern) => FilterCriteria.filter(pattern)),

@@ -28,10 +28,3 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
 ];
 
 export const routerFilterPatternStrings = (): string[] => ROUTER_FILTER_PATTERNS.map((p) => JSON.stringify(p));
-
-/**
- * Stream records per router invocation (the event source mapping's batch size); the local
- * pipeline routes its stream reads in batches of the same size, concurrently within a batch as
- * the router's BatchProcessor does.
- */
-export const ROUTER_BATCH_SIZE = 100;
