@@ -261,14 +261,13 @@ async function measureWebhookPhase(endpoint: string, pid: number | undefined, cl
 function webhookTable(webhooks: WebhookScenario[], sender: SenderScenario | undefined, table: (rows: (string | number)[][]) => string): string {
   const senderTable = sender
     ? `\n\n4b. The sender alone: routed deliveries handed to the sender's logic as AWS runs it\n${table([
-        ['scenario', 'verified', 'deliveries/s', 'attempt p50 ms', 'attempt p99 ms', 'max at once', 'connections', 'cpu ms/delivery: node', 'DynamoDB Local', 'outcomes'],
+        ['scenario', 'verified', 'deliveries/s', 'attempt p50 ms', 'attempt p99 ms', 'connections', 'cpu ms/delivery: node', 'DynamoDB Local', 'outcomes'],
         [
           sender.name,
           `${sender.verified}/${sender.deliveries}${sender.badSignatures ? ` (${sender.badSignatures} bad)` : ''}`,
           sender.deliveriesPerSecond,
           sender.attemptMs.p50,
           sender.attemptMs.p99,
-          sender.maxConcurrentAtReceiver,
           sender.connections,
           sender.nodeCpuMsPerDelivery,
           sender.dynamodbCpuMsPerDelivery ?? '-',
@@ -277,7 +276,7 @@ function webhookTable(webhooks: WebhookScenario[], sender: SenderScenario | unde
       ])}`
     : '';
   return `\n4. Webhooks: row written -> signature verified at the receiver\n${table([
-    ['scenario', 'verified', 'p50 ms', 'p99 ms', 'events/s', 'deliveries/s', 'sender/s', 'max at once', 'connections', 'cpu ms/delivery: node', 'DynamoDB Local'],
+    ['scenario', 'verified', 'p50 ms', 'p99 ms', 'events/s', 'deliveries/s', 'sender/s', 'connections', 'cpu ms/delivery: node', 'DynamoDB Local'],
     ...webhooks.map((w) => [
       w.name,
       `${w.verified}/${w.expected}${w.badSignatures ? ` (${w.badSignatures} bad)` : ''}`,
@@ -286,7 +285,6 @@ function webhookTable(webhooks: WebhookScenario[], sender: SenderScenario | unde
       w.eventsPerSecond,
       w.deliveriesPerSecond,
       w.senderDeliveriesPerSecond,
-      w.maxConcurrentAtReceiver,
       w.connections,
       w.nodeCpuMsPerDelivery,
       w.dynamodbCpuMsPerDelivery ?? '-',

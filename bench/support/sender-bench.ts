@@ -1,5 +1,4 @@
 import { uuidv7 } from '../../lambdas/core/ids';
-import type { Message } from '../../lambdas/core/message-schemas';
 import { toItem as messageItem } from '../../lambdas/core/messages';
 import { createTenant, updateTenant } from '../../lambdas/core/tenants';
 import { insertDelivery, newDelivery } from '../../lambdas/core/webhooks/deliveries';
@@ -9,7 +8,7 @@ import type { DeliveryMessage, DeliveryQueue } from '../../lambdas/core/webhooks
 import { processDeliveryMessage } from '../../lambdas/webhooks/deliver';
 import { inPool } from './load';
 import { distribution, round, type Distribution } from './stats';
-import { processCpuMs, startReceiver, type Receiver } from './webhook-bench';
+import { inboundText, processCpuMs, startReceiver, type Receiver } from './webhook-bench';
 
 /**
  * 4b. The sender alone: deliveries already routed (rows written, messages built from real
@@ -32,8 +31,7 @@ export type SenderScenario = {
   deliveriesPerSecond: number;
   nodeCpuMsPerDelivery: number;
   dynamodbCpuMsPerDelivery: number | null;
-  /** Most requests the receiver had open at once, and the connections it accepted (keep-alive reuse). */
-  maxConcurrentAtReceiver: number;
+  /** Connections the receiver accepted: fewer than deliveries when the sender reuses them (keep-alive). */
   connections: number;
   outcomes: Record<string, number>;
 };
@@ -57,21 +55,7 @@ async function routedDeliveries(receiver: Receiver, endpoints: number, events: n
   const messages: DeliveryMessage[] = [];
   for (let i = 0; i < events; i += 1) {
     const now = new Date();
-    const from = `+1303999${String(i).padStart(5, '0')}`;
-    const message: Message = {
-      id: uuidv7(now),
-      tenantId: tenant.id,
-      direction: 'inbound',
-      fromNumber: from,
-      toNumber: '+15005550999',
-      counterpartNumber: from,
-      body: `Sender bench ${i}`,
-      status: 'received',
-      messageSid: `SMsenderbench${i}`,
-      agentId: null,
-      isRead: false,
-      createdAt: now.toISOString(),
-    };
+    const message = inboundText(tenant.id, `+1303999${String(i).padStart(5, '0')}`, `senderbench${i}`, now);
     // The very body the router would freeze for this row.
     const event = deriveEvent({ eventId: `sender-bench-${i}`, eventName: 'INSERT', approximateCreationMs: now.getTime(), newImage: messageItem(message) });
     if (!event) throw new Error('an inbound text row derives no event');
@@ -122,7 +106,6 @@ export async function measureSender(dynamodbPid: number | undefined, spec: { end
       deliveriesPerSecond: round(verified.length / wallS, 1),
       nodeCpuMsPerDelivery: round((cpu.user + cpu.system) / 1000 / Math.max(1, verified.length), 2),
       dynamodbCpuMsPerDelivery: jvmBefore === null || jvmAfter === null ? null : round((jvmAfter - jvmBefore) / Math.max(1, verified.length), 2),
-      maxConcurrentAtReceiver: receiver.maxOpen(),
       connections: receiver.connections(),
       outcomes,
     };

@@ -40,8 +40,6 @@ export type WebhookScenario = {
   /** CPU per verified delivery: this process (router, sender, receiver, writer) and DynamoDB Local's JVM. */
   nodeCpuMsPerDelivery: number;
   dynamodbCpuMsPerDelivery: number | null;
-  /** Most requests the receiver had open at once (arrived, not yet answered). */
-  maxConcurrentAtReceiver: number;
   /** Connections the receiver accepted: fewer than deliveries when the sender reuses them (keep-alive). */
   connections: number;
   timedOut: boolean;
@@ -53,7 +51,6 @@ export type Receiver = {
   url: (path: string) => string;
   secrets: Map<string, string>;
   receipts: Map<string, Receipt[]>;
-  maxOpen: () => number;
   connections: () => number;
   resetCounters: () => void;
   close: () => Promise<void>;
@@ -62,13 +59,8 @@ export type Receiver = {
 export async function startReceiver(): Promise<Receiver> {
   const secrets = new Map<string, string>();
   const receipts = new Map<string, Receipt[]>();
-  let open = 0;
-  let maxOpen = 0;
   let connections = 0;
   const server = http.createServer((req, res) => {
-    open += 1;
-    maxOpen = Math.max(maxOpen, open);
-    res.once('close', () => (open -= 1));
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -95,10 +87,8 @@ export async function startReceiver(): Promise<Receiver> {
     url: (path) => `http://127.0.0.1:${port}${path}`,
     secrets,
     receipts,
-    maxOpen: () => maxOpen,
     connections: () => connections,
     resetCounters: () => {
-      maxOpen = 0;
       connections = 0;
     },
     close: () =>
@@ -122,6 +112,24 @@ export function processCpuMs(pid: number | undefined): number | null {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** An inbound text row as the carrier callback writes it: the event every scenario delivers. */
+export function inboundText(tenantId: string, from: string, label: string, now = new Date()): Message {
+  return {
+    id: uuidv7(now),
+    tenantId,
+    direction: 'inbound',
+    fromNumber: from,
+    toNumber: '+15005550999',
+    counterpartNumber: from,
+    body: `Bench ${label}`,
+    status: 'received',
+    messageSid: `SM${label}`,
+    agentId: null,
+    isRead: false,
+    createdAt: now.toISOString(),
+  };
+}
+
 async function scenario(
   db: ReturnType<typeof bareClient>['client'],
   receiver: Receiver,
@@ -143,22 +151,7 @@ async function scenario(
   const jvmBefore = processCpuMs(dynamodbPid);
   const started = performance.now();
   const write = async (i: number) => {
-    const now = new Date();
-    const from = `+1303${String(serial).padStart(2, '0')}${String(i).padStart(5, '0')}`;
-    const message: Message = {
-      id: uuidv7(now),
-      tenantId: tenant.id,
-      direction: 'inbound',
-      fromNumber: from,
-      toNumber: '+15005550999',
-      counterpartNumber: from,
-      body: `Webhook bench ${i}`,
-      status: 'received',
-      messageSid: `SMwebhookbench${serial}x${i}`,
-      agentId: null,
-      isRead: false,
-      createdAt: now.toISOString(),
-    };
+    const message = inboundText(tenant.id, `+1303${String(serial).padStart(2, '0')}${String(i).padStart(5, '0')}`, `webhookbench${serial}x${i}`);
     await db.send(new PutCommand({ TableName: TABLE_NAME, Item: messageItem(message) }));
     written.set(message.id, performance.now());
   };
@@ -213,7 +206,6 @@ async function scenario(
     senderDeliveriesPerSecond: senderSpanS > 0 ? round(verified / senderSpanS, 1) : Number.NaN,
     nodeCpuMsPerDelivery: round((cpu.user + cpu.system) / 1000 / Math.max(1, verified), 2),
     dynamodbCpuMsPerDelivery: jvmBefore === null || jvmAfter === null ? null : round((jvmAfter - jvmBefore) / Math.max(1, verified), 2),
-    maxConcurrentAtReceiver: receiver.maxOpen(),
     connections: receiver.connections(),
     timedOut: countReceived() < expected,
   };
