@@ -28,7 +28,7 @@ const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
 
 const SETTINGS = {
-  initRounds: QUICK ? 3 : 7,
+  initRounds: QUICK ? 3 : 15,
   invocations: QUICK ? 30 : 120,
   latency: QUICK
     ? { concurrency: 8, readRequests: 200, writeRequests: 100, warmup: 20, chunks: 2 }
