@@ -6,14 +6,15 @@
  *   3. latency of each endpoint through the local runtime vs its bare DynamoDB operations;
  *   4. the webhook pipeline with 1, 10 and 100 endpoints;
  *   5. memory: the runtime's peak RSS under load and each function's footprint after init.
- * Prints a table and writes bench/results.json. Traffic goes to 127.0.0.1 only.
+ * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
+ * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
  *
  * Options: --quick (a short smoke run, not for the record), --bundles-only, --skip-bundles, --skip-webhooks,
  * --webhooks-only (section 4 alone, written to bench/out/webhooks-only.json: for iterating on the pipeline).
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { SenderScenario } from './support/sender-bench';
 import type { WebhookScenario } from './support/webhook-bench';
 
@@ -26,6 +27,7 @@ const BENCH_DIR = resolve(__dirname);
 const OUT_DIR = join(BENCH_DIR, 'out');
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
+const RESULTS_FILE = QUICK ? join(OUT_DIR, 'results-quick.json') : join(BENCH_DIR, 'results.json');
 
 const SETTINGS = {
   initRounds: QUICK ? 3 : 15,
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const phase = (name: string) => log(`\n[${((performance.now() - t0) / 1000).toFixed(0)} s] ${name} (load average ${load().join(' ')})`);
   const loads: Record<string, number[]> = { start: load() };
+  await mkdir(OUT_DIR, { recursive: true });
 
   const { table, kib, mib, round } = await import('./support/stats');
   const results: Record<string, unknown> = {
@@ -165,7 +168,7 @@ async function main(): Promise<void> {
     loads.end = load();
     results.durationS = Math.round((performance.now() - t0) / 1000);
 
-    await writeFile(join(BENCH_DIR, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
     // ---------- the report ----------
     log(`\n==== Results (${startedAt.toISOString()}, ${(results.machine as { cpu: string }).cpu}, ${cpus().length} cores, Node ${process.version}) ====`);
@@ -242,7 +245,7 @@ async function main(): Promise<void> {
       `\n5. Memory: runtime RSS idle ${memory.runtimeRssIdleMiB} MiB, peak under load ${memory.runtimePeakRssMiB} MiB ` +
         `(all handlers in one process); per function after init: see the RSS column above`,
     );
-    log(`\nWrote bench/results.json in ${results.durationS} s`);
+    log(`\nWrote ${relative(process.cwd(), RESULTS_FILE)} in ${results.durationS} s`);
   } finally {
     for (const stop of stopAll) await stop().catch(() => undefined);
   }
