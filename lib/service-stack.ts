@@ -1,7 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { RouteSpec } from '../lambdas/api/routes';
-import { CARRIER_PREFIX, CARRIER_ROUTES, type CarrierRouteSpec } from '../lambdas/carrier/routes';
+import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
+import { CARRIER_PREFIX, CARRIER_ROUTES, type CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
 import type { ServiceConfig } from './config';
 import { Carrier, CARRIER_SENDER_FUNCTION_OPTIONS } from './constructs/carrier';
 import { FunctionFactory } from './constructs/function-factory';
@@ -10,7 +10,7 @@ import { METRIC_NAMESPACE, PublicApi } from './constructs/public-api';
 import { ServiceTable } from './constructs/table';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
 import { CARRIER_CALLBACK_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
-import { ROUTER_FILTER_PATTERNS } from '../lambdas/core/webhooks/filter-criteria';
+import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
 
 /** Where the webhook handlers live and which stream records reach the router. */
 export type WebhookSources = {
@@ -31,8 +31,8 @@ export type ServiceStackProps = StackProps & {
 
 /** The service's own webhook handlers and the stream records that may raise an event. */
 export const WEBHOOK_SOURCES: WebhookSources = {
-  routerEntry: 'lambdas/webhooks/router.ts',
-  senderEntry: 'lambdas/webhooks/sender.ts',
+  routerEntry: 'lambdas/handlers/webhooks/router.ts',
+  senderEntry: 'lambdas/handlers/webhooks/sender.ts',
   routerFilterPatterns: ROUTER_FILTER_PATTERNS,
 };
 

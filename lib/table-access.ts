@@ -1,11 +1,12 @@
-import type { RouteId, RouteSpec } from '../lambdas/api/routes';
-import type { CarrierRouteId } from '../lambdas/carrier/routes';
-import { PREFIX, tenantScopedPk } from '../lambdas/core/keys';
+import type { RouteId } from '../lambdas/handlers/api/routes';
+import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
+import type { CarrierRouteId } from '../lambdas/handlers/carrier/routes';
+import { PREFIX, tenantScopedPk } from '../lambdas/shared/table/keys';
 import type { TableAccess } from './constructs/table';
 
 /**
  * What each function does to the table, and so exactly what it may do. Derived from the DynamoDB
- * commands the code sends (lambdas/core/*.ts); the `satisfies` clause makes `tsc` fail when a
+ * commands the code sends (the modules of lambdas/contexts/); the `satisfies` clause makes `tsc` fail when a
  * route is added to the manifest without saying what it needs.
  */
 const NONE: TableAccess = { actions: [] };
@@ -76,7 +77,7 @@ export function tableAccessOf(route: Pick<RouteSpec, 'operationId' | 'auth'>): T
 }
 
 /**
- * The webhook router (`lambdas/webhooks/router.ts`): lists the organization's endpoints (Query on
+ * The webhook router (`lambdas/handlers/webhooks/router.ts`): lists the organization's endpoints (Query on
  * the base table), writes each delivery once (conditional PutItem), notes it queued (UpdateItem)
  * and re-reads a delivery an operator asked to redeliver (GetItem).
  */
@@ -85,7 +86,7 @@ export const WEBHOOK_ROUTER_TABLE_ACCESS: TableAccess = {
 };
 
 /**
- * The webhook sender (`lambdas/webhooks/sender.ts`): reads delivery, endpoint and organization in
+ * The webhook sender (`lambdas/handlers/webhooks/sender.ts`): reads delivery, endpoint and organization in
  * one BatchGetItem (`attempt-state.readAttemptState`), records each attempt (UpdateItem).
  */
 export const WEBHOOK_SENDER_TABLE_ACCESS: TableAccess = {
@@ -93,7 +94,7 @@ export const WEBHOOK_SENDER_TABLE_ACCESS: TableAccess = {
 };
 
 /**
- * The carrier's callback functions (lambdas/carrier/*.ts through lambdas/core/carrier-callbacks/).
+ * The carrier's callback functions (lambdas/handlers/carrier/*.ts through lambdas/contexts/carrier/).
  * Every one first finds the organization: GetItem of the number-owner rows, the call-owner row and
  * (with `?tenantId=`) the organization row (`organization.resolveOrganization`). Transactions are
  * authorized per item, so each lists the item actions inside its transactions; none uses Query,

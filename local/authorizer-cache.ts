@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AuthDecision } from '../lambdas/core/auth';
+import type { AuthDecision } from '../lambdas/contexts/tenants/auth';
 
 /**
  * API Gateway's authorizer result cache, for the local runtime. Like API Gateway it reuses a

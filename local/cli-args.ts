@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { LOCAL_TWILIO_AUTH_TOKEN, normalizePublicBaseUrl } from '../lambdas/core/carrier-callbacks/config';
-import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/core/webhooks/backoff';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/core/webhooks/http-post';
+import { LOCAL_TWILIO_AUTH_TOKEN, normalizePublicBaseUrl } from '../lambdas/contexts/carrier/callback-config';
+import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
 import { UsageError } from './usage-error';
 
 /** What `npm start -- ...` accepts; see RUNTIME_USAGE for the meaning of each option. */

@@ -5,7 +5,7 @@ import {
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../lambdas/core/table-schema';
+import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../lambdas/shared/table/table-schema';
 
 /**
  * Creates the single table on DynamoDB Local from the same key schema the CDK table construct

@@ -1,6 +1,6 @@
 import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { TENANT_SK } from '../lambdas/core/keys';
-import { SCOPES } from '../lambdas/core/scopes';
+import { TENANT_SK } from '../lambdas/shared/table/keys';
+import { SCOPES } from '../lambdas/contexts/tenants/scopes';
 
 /**
  * The demo organization and key an empty local store starts with, so `npm start` gives a working
@@ -45,8 +45,8 @@ export async function ensureDemoOrganization(
   previousDemoTenantId: string | null,
 ): Promise<DemoOutcome> {
   const [{ createTenant, getTenant }, { createApiKey }] = await Promise.all([
-    import('../lambdas/core/tenants'),
-    import('../lambdas/core/api-keys'),
+    import('../lambdas/contexts/tenants/tenants'),
+    import('../lambdas/contexts/tenants/api-keys'),
   ]);
   if (await hasAnyTenant(client, tableName)) {
     const stillThere = previousDemoTenantId !== null && (await getTenant(previousDemoTenantId)) !== undefined;

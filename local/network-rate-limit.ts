@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import { windowOf, type RateLimitState } from '../lambdas/core/rate-limit-window';
+import { windowOf, type RateLimitState } from '../lambdas/contexts/tenants/rate-limit-window';
 
 /**
  * The per-network limit before authentication (spec section 8: 600 per minute, IPv6 grouped per

@@ -2,8 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { API_PREFIX, ROUTES } from '../lambdas/api/routes';
-import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/carrier/routes';
+import { ROUTES } from '../lambdas/handlers/api/routes';
+import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
+import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
 import { createAuthorizerCache } from './authorizer-cache';
 import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
@@ -154,11 +155,11 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.CARRIER ??= 'loopback';
   const [handlers, { authorizeAuthorizationHeader, principalToContext }, { NetworkRateLimiter }] = await Promise.all([
     loadHandlers(ROUTES, REPO_ROOT),
-    import('../lambdas/core/auth'),
-    import('./network-rate-limit'), // imports lambdas/core/rate-limit, which opens the table
+    import('../lambdas/contexts/tenants/auth'),
+    import('./network-rate-limit'), // imports lambdas/contexts/tenants/rate-limit, which opens the table
   ]);
   // The loopback carrier (CARRIER=loopback) plays message statuses back on timers: they stop with us.
-  const { stopLoopbackCarriers } = await import('../lambdas/core/carrier/loopback');
+  const { stopLoopbackCarriers } = await import('../lambdas/contexts/carrier/loopback');
   cleanup.push(stopLoopbackCarriers);
   const demo = await ensureDemoOrganization(client, LOCAL_TABLE_NAME, previous?.demoTenantId ?? null);
 

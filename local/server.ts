@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { RouteSpec } from '../lambdas/api/routes';
-import type { CarrierRouteSpec } from '../lambdas/carrier/routes';
-import type { AuthDecision, AuthorizerContext, Principal } from '../lambdas/core/auth';
-import { GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/http/gateway-responses';
+import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
+import type { CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
+import type { AuthDecision, AuthorizerContext, Principal } from '../lambdas/contexts/tenants/auth';
+import { GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
 import type { ProxyHandler } from './handlers';
 import { lambdaContext, toProxyEvent, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';

@@ -8,15 +8,15 @@ import {
   type _Record as StreamRecord,
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
-import { logger, TABLE_NAME } from '../lambdas/core/aws';
-import { DEFAULT_BACKOFF_BASE_MS, MAX_QUEUE_DELAY_MS } from '../lambdas/core/webhooks/backoff';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/core/webhooks/http-post';
-import { DeliveryMessageSchema, type DeliveryMessage, type DeliveryQueue } from '../lambdas/core/webhooks/queue';
-import { toStreamChange } from '../lambdas/core/webhooks/stream-change';
-import { processDeliveryMessage } from '../lambdas/webhooks/deliver';
-import { endpointCache, routeChange } from '../lambdas/webhooks/route';
+import { logger, TABLE_NAME } from '../lambdas/shared/aws';
+import { DEFAULT_BACKOFF_BASE_MS, MAX_QUEUE_DELAY_MS } from '../lambdas/contexts/webhooks/backoff';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
+import { DeliveryMessageSchema, type DeliveryMessage, type DeliveryQueue } from '../lambdas/contexts/webhooks/queue';
+import { toStreamChange } from '../lambdas/contexts/webhooks/stream-change';
+import { processDeliveryMessage } from '../lambdas/contexts/webhooks/deliver';
+import { endpointCache, routeChange } from '../lambdas/contexts/webhooks/route-change';
 import { localDynamoClient } from './dynamodb-local';
-import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/core/config';
+import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/shared/config';
 
 /**
  * The webhook pipeline of the local runtime: what DynamoDB Streams -> router Lambda -> SQS ->

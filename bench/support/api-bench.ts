@@ -7,22 +7,22 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLE_NAME } from '../../lambdas/core/aws';
-import { createApiKey } from '../../lambdas/core/api-keys';
-import { recordCall } from '../../lambdas/core/calls';
-import { contactKey, createContact, numberClaimKey, toItem as contactItem } from '../../lambdas/core/contacts';
-import { uuidv7 } from '../../lambdas/core/ids';
-import { PREFIX, tenantPk, tenantScopedPk } from '../../lambdas/core/keys';
-import type { Message } from '../../lambdas/core/message-schemas';
-import { messageKey, messageSidKey, toItem as messageItem } from '../../lambdas/core/messages';
-import { rateWindowKey } from '../../lambdas/core/rate-limit';
-import { WINDOW_MS, windowOf } from '../../lambdas/core/rate-limit-window';
-import type { Contact } from '../../lambdas/core/schemas';
-import { SCOPES } from '../../lambdas/core/scopes';
-import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/core/table-schema';
-import { createTenant, tenantKey } from '../../lambdas/core/tenants';
-import { receiveInboundMessage } from '../../lambdas/core/texting';
-import { threadUpdateFor } from '../../lambdas/core/threads';
+import { TABLE_NAME } from '../../lambdas/shared/aws';
+import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
+import { recordCall } from '../../lambdas/contexts/calls/calls';
+import { contactKey, createContact, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contacts';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import { PREFIX, tenantPk, tenantScopedPk } from '../../lambdas/shared/table/keys';
+import type { Message } from '../../lambdas/contexts/texting/schemas';
+import { messageKey, messageSidKey, toItem as messageItem } from '../../lambdas/contexts/texting/messages';
+import { rateWindowKey } from '../../lambdas/contexts/tenants/rate-limit';
+import { WINDOW_MS, windowOf } from '../../lambdas/contexts/tenants/rate-limit-window';
+import type { Contact } from '../../lambdas/contexts/contacts/schemas';
+import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
+import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
+import { createTenant, tenantKey } from '../../lambdas/contexts/tenants/tenants';
+import { receiveInboundMessage } from '../../lambdas/contexts/texting/texting';
+import { threadUpdateFor } from '../../lambdas/contexts/texting/threads';
 import { localDynamoClient } from '../../local/dynamodb-local';
 import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';
 import type { RuntimeProcess } from './runtime-process';
@@ -126,7 +126,7 @@ export async function seed(): Promise<Fixture> {
 
 // ---------- the bare operations ----------
 
-/** The benchmark's own document client: configured like lambdas/core/aws.ts, counted like the runtime's. */
+/** The benchmark's own document client: configured like lambdas/shared/aws.ts, counted like the runtime's. */
 export function bareClient(endpoint: string) {
   const client = DynamoDBDocumentClient.from(localDynamoClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
   const counter = attachTableCallCounter(client.middlewareStack);

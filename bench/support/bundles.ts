@@ -3,12 +3,12 @@ import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { ROUTES } from '../../lambdas/api/routes';
-import { CARRIER_ROUTES } from '../../lambdas/carrier/routes';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { CARRIER_ROUTES } from '../../lambdas/handlers/carrier/routes';
 import { CARRIER_SENDER_FUNCTION_OPTIONS, TWILIO_SECRET_PRELOAD } from '../../lib/constructs/carrier';
 import { LAMBDA_BUNDLING } from '../../lib/constructs/function-factory';
 import { median, ratio, round, shuffled } from './stats';
-import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/core/config';
+import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/shared/config';
 
 /**
  * 1. Bundle size and cold init of every Lambda of the stack, next to a reference bundle built
@@ -33,9 +33,9 @@ export function lambdaEntries(): LambdaEntry[] {
       kind: 'api' as const,
       ...(route.operationId === 'sendMessage' && { preload: CARRIER_SENDER_FUNCTION_OPTIONS.preload }),
     })),
-    { name: 'authorizer', entry: 'lambdas/authorizer/handler.ts', kind: 'authorizer' },
-    { name: 'webhookRouter', entry: 'lambdas/webhooks/router.ts', kind: 'webhooks' },
-    { name: 'webhookSender', entry: 'lambdas/webhooks/sender.ts', kind: 'webhooks' },
+    { name: 'authorizer', entry: 'lambdas/handlers/authorizer/handler.ts', kind: 'authorizer' },
+    { name: 'webhookRouter', entry: 'lambdas/handlers/webhooks/router.ts', kind: 'webhooks' },
+    { name: 'webhookSender', entry: 'lambdas/handlers/webhooks/sender.ts', kind: 'webhooks' },
     ...CARRIER_ROUTES.map((route) => ({ name: route.operationId, entry: route.handler, kind: 'carrier' as const, preload: [TWILIO_SECRET_PRELOAD] })),
   ];
 }

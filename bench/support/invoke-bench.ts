@@ -2,16 +2,17 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { API_PREFIX, ROUTES, type RouteSpec } from '../../lambdas/api/routes';
-import { authorizeAuthorizationHeader, principalToContext } from '../../lambdas/core/auth';
-import { callKey } from '../../lambdas/core/calls';
-import { createContact } from '../../lambdas/core/contacts';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
+import { authorizeAuthorizationHeader, principalToContext } from '../../lambdas/contexts/tenants/auth';
+import { callKey } from '../../lambdas/contexts/calls/calls';
+import { createContact } from '../../lambdas/contexts/contacts/contacts';
 import { toProxyEvent } from '../../local/proxy-event';
 import type { Fixture } from './api-bench';
 import type { BuiltBundle } from './bundles';
 import { inPool } from './load';
 import { distribution, round, type Distribution } from './stats';
-import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/core/config';
+import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/shared/config';
 
 /**
  * 5. The functions as deployed: each bundle (the same file as in section 1) in a fresh Node

@@ -3,7 +3,7 @@
  *
  *   node --import tsx --import ./bench/support/runtime-preload.ts bin/local.ts ...
  *
- * Attaches the table-call counter to the process-wide DynamoDB client of lambdas/core/aws.ts (the
+ * Attaches the table-call counter to the process-wide DynamoDB client of lambdas/shared/aws.ts (the
  * document client shares the base client's middleware stack, so every command of every handler,
  * of the authorizer and of Powertools' idempotency layer passes through it) and serves the tallies
  * on 127.0.0.1:$BENCH_CONTROL_PORT. Production code is untouched: nothing in lambdas/ knows of it.
@@ -12,7 +12,7 @@
  *   POST /reset -> the same, then zeroes the tallies (CPU time and the memory peak are cumulative)
  */
 import { createServer } from 'node:http';
-import { dynamo } from '../../lambdas/core/aws';
+import { dynamo } from '../../lambdas/shared/aws';
 import { attachTableCallCounter, type CallTally, type CounterStats } from './table-call-counter';
 
 const counter = attachTableCallCounter(dynamo.middlewareStack);

@@ -46,7 +46,7 @@ export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: st
       env: {
         ...process.env,
         BENCH_CONTROL_PORT: String(controlPort),
-        // The counter imports lambdas/core/aws before the runtime sets these; same values.
+        // The counter imports lambdas/shared/aws before the runtime sets these; same values.
         TABLE_NAME: process.env.TABLE_NAME,
         DYNAMODB_ENDPOINT: dynamodbEndpoint,
         // The loopback carrier's status steps would write during later measurements: far away.

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/carrier/routes';
+import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
 import type { FunctionFactory, FunctionSpec } from './function-factory';
 import { functionId, type MethodThrottle, type PublicApi, type RouteFunctionOptions } from './public-api';
 import type { ServiceTable, TableAccess } from './table';
@@ -12,7 +12,7 @@ import type { ServiceTable, TableAccess } from './table';
  * The module that reads the Twilio secret while a function initialises (top-level await in the
  * ES module bundle); every function that reads the secret is bundled with it.
  */
-export const TWILIO_SECRET_PRELOAD = 'lambdas/core/secrets-preload.ts';
+export const TWILIO_SECRET_PRELOAD = 'lambdas/contexts/carrier/twilio-secret-preload.ts';
 
 /** What the sending function (POST /messages) needs at bundling time: the secret's preload. */
 export const CARRIER_SENDER_FUNCTION_OPTIONS: RouteFunctionOptions = { preload: [TWILIO_SECRET_PRELOAD] };
@@ -45,7 +45,7 @@ export type CarrierProps = {
  * The carrier side in AWS: the Twilio credentials' secret, one function per provider callback
  * (signed, form-encoded POSTs under /carrier/twilio, outside /api/v1 and without an API key),
  * and the wiring of the function that sends texts. Every function that talks to Twilio or checks
- * its signatures reads the one secret, at init and then through a cache (lambdas/core/secrets.ts).
+ * its signatures reads the one secret, at init and then through a cache (lambdas/contexts/carrier/twilio-secret.ts).
  */
 export class Carrier extends Construct {
   readonly secret: secretsmanager.ISecret;

@@ -67,7 +67,7 @@ export type FunctionSpec = {
    * Modules (relative to the project root) evaluated before the handler module, in the Lambda
    * bundle only: see `FunctionFactory.entryWithPreload`. The bundle is an ES module, so they may
    * await at top level: the function's init waits for them, and a rejection fails the init. For
-   * reading a secret at init (lambdas/core/secrets-preload.ts) while the handler modules stay
+   * reading a secret at init (lambdas/contexts/carrier/twilio-secret-preload.ts) while the handler modules stay
    * synchronous for the local runtime and the tests, which load them as CommonJS.
    */
   preload?: readonly string[];

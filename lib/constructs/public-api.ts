@@ -6,8 +6,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { API_PREFIX, ROUTES, type HttpMethod, type RouteSpec } from '../../lambdas/api/routes';
-import { GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/http/gateway-responses';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
+import { GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
 import type { ServiceConfig } from '../config';
 import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
 import type { FunctionFactory, FunctionSpec } from './function-factory';
@@ -181,7 +182,7 @@ export class PublicApi extends Construct {
     this.stage = this.api.deploymentStage;
 
     this.authorizerFunction = functions.create('Authorizer', {
-      entry: props.authorizerEntry ?? 'lambdas/authorizer/handler.ts',
+      entry: props.authorizerEntry ?? 'lambdas/handlers/authorizer/handler.ts',
       description: 'TOKEN authorizer: API key -> organization, key and scopes',
       // Two GetItems; a stuck authorizer holds every request, so fail fast.
       timeout: Duration.seconds(5),

@@ -2,7 +2,7 @@ import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE, type GsiName } from '../../lambdas/core/table-schema';
+import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE, type GsiName } from '../../lambdas/shared/table/table-schema';
 
 /**
  * The only DynamoDB actions a function of this service may be granted. A closed list keeps
@@ -45,7 +45,7 @@ export type ServiceTableProps = {
 };
 
 /**
- * The single table, built from `lambdas/core/table-schema.ts` (the schema DynamoDB Local is also
+ * The single table, built from `lambdas/shared/table/table-schema.ts` (the schema DynamoDB Local is also
  * created from, so the two cannot drift).
  */
 export class ServiceTable extends Construct {

@@ -10,12 +10,12 @@ import type { ServiceTable, TableAccess } from './table';
 export type WebhookPipelineProps = {
   table: ServiceTable;
   functions: FunctionFactory;
-  /** Handler modules relative to the project root (`lambdas/webhooks/router.ts`, `.../sender.ts`). */
+  /** Handler modules relative to the project root (`lambdas/handlers/webhooks/router.ts`, `.../sender.ts`). */
   routerEntry: string;
   senderEntry: string;
   /**
    * Event-source filter patterns, so only row changes that can raise an event invoke the router
-   * (`ROUTER_FILTER_PATTERNS` of lambdas/core/webhooks/filter-criteria.ts).
+   * (`ROUTER_FILTER_PATTERNS` of lambdas/contexts/webhooks/filter-criteria.ts).
    */
   routerFilterPatterns: readonly Record<string, unknown>[];
   routerTableAccess: TableAccess;

@@ -33,7 +33,7 @@ export async function simulateSms(args: SimulateSmsArgs) {
   const to = await organizationNumber(args.tenantId, args.to, 'sms');
   const { messageSid, post } = inboundSmsCallback({ from: args.from, to, body: args.body });
   await postCallbacks(await resolveCallbackTarget(args.target), [post]);
-  const { findMessageIdBySid, getMessage } = await import('../../lambdas/core/messages');
+  const { findMessageIdBySid, getMessage } = await import('../../lambdas/contexts/texting/messages');
   const messageId = await findMessageIdBySid(args.tenantId, messageSid);
   if (!messageId) throw new Error('The runtime accepted the text but stored nothing: is it serving the same table?');
   return { message: await getMessage(args.tenantId, messageId) };
@@ -60,7 +60,7 @@ export async function simulateVoicemail(args: SimulateVoicemailArgs) {
   const to = await organizationNumber(args.tenantId, args.to, 'voice');
   const { callSid, posts } = voicemailSequence({ tenantId: args.tenantId, from: args.from, to, startedAt: new Date(), transcript: args.transcript, durationSec: 14 });
   await postCallbacks(await resolveCallbackTarget(args.target), posts);
-  const { getVoicemail } = await import('../../lambdas/core/carrier-callbacks/voicemails');
+  const { getVoicemail } = await import('../../lambdas/contexts/calls/voicemails');
   const voicemail = await getVoicemail(args.tenantId, callSid);
   if (!voicemail) throw new Error('The runtime accepted the callbacks but stored no voicemail: is it serving the same table?');
   const { tenantId: _tenantId, ...shown } = voicemail;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { API_PREFIX } from '../../lambdas/api/routes';
-import { LOCAL_TWILIO_AUTH_TOKEN } from '../../lambdas/core/carrier-callbacks/config';
-import { computeTwilioSignature } from '../../lambdas/core/carrier-callbacks/signature';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
+import { LOCAL_TWILIO_AUTH_TOKEN } from '../../lambdas/contexts/carrier/callback-config';
+import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
 import { DEFAULT_STATE_DIR } from '../cli-args';
 import { isProcessAlive, readRuntimeInfo } from '../runtime-file';
 import type { CallbackPost } from './carrier-sequences';
@@ -122,7 +122,7 @@ export const targetOf = (o: TargetValues): TargetInput => ({ callbackUrl: o['cal
 
 /** The organization and the number the simulated carrier traffic reaches (its first, or its SMS number). */
 export async function organizationNumber(tenantId: string, given: string | undefined, kind: 'voice' | 'sms'): Promise<string> {
-  const { getTenant } = await import('../../lambdas/core/tenants');
+  const { getTenant } = await import('../../lambdas/contexts/tenants/tenants');
   const tenant = await getTenant(tenantId);
   if (!tenant) throw new Error(`No organization with id ${tenantId}`);
   const number = given ?? (kind === 'sms' ? (tenant.smsNumber ?? tenant.numbers[0]) : tenant.numbers[0]);

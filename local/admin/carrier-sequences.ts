@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/carrier/routes';
-import { TENANT_HINT_PARAM } from '../../lambdas/carrier/routes';
+import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
+import { TENANT_HINT_PARAM } from '../../lambdas/contexts/carrier/tenant-hint';
 
 /**
  * The callbacks Twilio would send for a simulated call, voicemail or text: form fields as the

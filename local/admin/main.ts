@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_STATE_DIR } from '../cli-args';
 import { isProcessAlive, readRuntimeInfo, type RuntimeInfo } from '../runtime-file';
 import { USAGE_EXIT_CODE, UsageError } from '../usage-error';
-import { ADMIN_COMMANDS } from './commands';
+import { ADMIN_COMMANDS } from './commands/index';
 import { commandName, commandUsage, findCommand, type AdminCommand, type CommandContext, type OptionSpecs } from './registry';
 import { applyTarget, resolveTarget, type Target } from './target';
 

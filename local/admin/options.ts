@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { E164_PATTERN } from '../../lambdas/core/phone';
-import { PLANS, SCOPES, isScope } from '../../lambdas/core/scopes';
-import type { BillingStatus } from '../../lambdas/core/tenants';
+import { E164_PATTERN } from '../../lambdas/shared/phone';
+import { PLANS, SCOPES, isScope } from '../../lambdas/contexts/tenants/scopes';
+import type { BillingStatus } from '../../lambdas/contexts/tenants/tenants';
 import { UsageError } from '../usage-error';
 import type { OptionValues } from './registry';
 

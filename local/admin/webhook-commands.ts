@@ -1,6 +1,6 @@
-import { addWebhookEndpoint, listWebhookEndpoints } from '../../lambdas/core/webhooks/endpoints';
-import { getDeliveryView, listDeliveries, redeliver, sendTestEvent } from '../../lambdas/core/webhooks/operator';
-import type { DeliveryView } from '../../lambdas/core/webhooks/deliveries';
+import { addWebhookEndpoint, listWebhookEndpoints } from '../../lambdas/contexts/webhooks/endpoints';
+import { getDeliveryView, listDeliveries, redeliver, sendTestEvent } from '../../lambdas/contexts/webhooks/operator';
+import type { DeliveryView } from '../../lambdas/contexts/webhooks/deliveries';
 
 /**
  * The operator CLI's `webhook` commands (bin/admin.ts registers them). Each returns the JSON

@@ -1,6 +1,7 @@
-import { ROUTES, type RouteSpec } from '../../lambdas/api/routes';
-import { SCOPES } from '../../lambdas/core/scopes';
-import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import type { RouteSpec } from '../../lambdas/handlers/http/route-spec';
+import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
+import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { unknownId, useLocalRuntime } from './support/e2e';
 
 /** GET /openapi.json, GET /me, and the key checks every authenticated endpoint shares (spec section 5). */

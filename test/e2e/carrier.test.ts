@@ -1,5 +1,5 @@
-import { carrierRoutes } from '../../lambdas/carrier/routes';
-import { verifyDelivery } from '../../lambdas/core/webhooks/verify';
+import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
+import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
 import { inboundCallSequence, newSid, outboundCallSequence, type CallSequence } from '../../local/admin/carrier-sequences';
 import { useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';

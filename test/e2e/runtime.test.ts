@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
+import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { JAVA_HELP, localDynamoClient, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import { isProcessAlive } from '../../local/runtime-file';
 import { REPO_ROOT, startLocalRuntime, tsxNode, type LocalRuntimeHandle } from '../support/local-runtime';

@@ -1,6 +1,7 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { API_PREFIX, ROUTES } from '../../lambdas/api/routes';
-import { GATEWAY_RESPONSES } from '../../lambdas/http/gateway-responses';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
+import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
 import { INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanThrottle } from '../../lib/constructs/public-api';
 import { buildStack, logicalIdOf, resourcePaths, synth } from './support';

@@ -1,6 +1,6 @@
 import { Template } from 'aws-cdk-lib/assertions';
-import { ROUTES } from '../../lambdas/api/routes';
-import { CARRIER_PREFIX, CARRIER_ROUTES, carrierRoutes } from '../../lambdas/carrier/routes';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { CARRIER_PREFIX, CARRIER_ROUTES, carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import { TWILIO_SECRET_PRELOAD, TWILIO_SECRET_TEMPLATE } from '../../lib/constructs/carrier';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
 import { CARRIER_CALLBACK_TABLE_ACCESS } from '../../lib/table-access';

@@ -1,5 +1,5 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { ROUTES } from '../../lambdas/api/routes';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { logicalIdOf, synth } from './support';
 
 /** The logical ids of the functions the factory made (every function of the service). */

@@ -1,4 +1,4 @@
-import { ROUTES, type RouteId } from '../../lambdas/api/routes';
+import { ROUTES, type RouteId } from '../../lambdas/handlers/api/routes';
 import { WRITE_ACTIONS } from '../../lib/constructs/table';
 import { actionsOf, dynamoStatements, logicalIdOf, statementsOfFunction, synth, type Statement } from './support';
 

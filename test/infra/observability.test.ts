@@ -1,5 +1,5 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { ROUTES } from '../../lambdas/api/routes';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_5XX_RATE_PERCENT } from '../../lib/constructs/observability';
 import { logicalIdOf, synth } from './support';
 

@@ -4,11 +4,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ROUTES } from '../../lambdas/api/routes';
-import { CARRIER_ROUTES, carrierRoutes } from '../../lambdas/carrier/routes';
-import { computeTwilioSignature } from '../../lambdas/core/carrier-callbacks/signature';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { CARRIER_ROUTES, carrierRoutes } from '../../lambdas/handlers/carrier/routes';
+import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
 import { REPO_ROOT } from '../../lib/constructs/function-factory';
-import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/core/config';
+import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/shared/config';
 
 /**
  * The real thing: `cdk synth` of bin/app.ts through the CLI, with esbuild bundling every function

@@ -1,4 +1,4 @@
-import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../../lambdas/core/table-schema';
+import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { synth } from './support';
 
 const tableOf = (stage: string) => {

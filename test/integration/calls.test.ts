@@ -1,9 +1,9 @@
 import { createTestTable } from '../support/table';
-import { getCall, listCalls, recordCall, type RecordCallInput } from '../../lambdas/core/calls';
-import { getContact } from '../../lambdas/core/contacts';
-import { NotFoundError } from '../../lambdas/core/errors';
-import { uuidv7 } from '../../lambdas/core/ids';
-import type { Call } from '../../lambdas/core/schemas';
+import { getCall, listCalls, recordCall, type RecordCallInput } from '../../lambdas/contexts/calls/calls';
+import { getContact } from '../../lambdas/contexts/contacts/contacts';
+import { NotFoundError } from '../../lambdas/shared/errors';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import type { Call } from '../../lambdas/contexts/contacts/schemas';
 
 const tenantId = uuidv7();
 const otherTenantId = uuidv7();

@@ -2,17 +2,17 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestTable } from '../support/table';
 import { lambdaContext } from '../support/api-event';
-import { callbackHandler } from '../../lambdas/carrier/callback-handler';
-import { carrierRoutes } from '../../lambdas/carrier/routes';
+import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
+import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import {
   recordingCallback,
   smsInboundCallback,
   smsStatusCallback,
   transcriptionCallback,
   voiceStatusCallback,
-} from '../../lambdas/core/carrier-callbacks/callbacks';
-import { getContact } from '../../lambdas/core/contacts';
-import { createTenant } from '../../lambdas/core/tenants';
+} from '../../lambdas/contexts/carrier/callbacks';
+import { getContact } from '../../lambdas/contexts/contacts/contacts';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { toProxyEvent } from '../../local/proxy-event';
 import { postSignedCallback, simulateCallViaCallbacks, simulateSms, simulateVoicemail, type TargetInput } from '../../local/admin/carrier-commands';
 
@@ -29,7 +29,7 @@ let tenantId: string;
 
 type Handler = ReturnType<typeof callbackHandler>;
 type Config = { authToken: string; publicBaseUrl: string };
-/** One handler per route, built like the Lambda modules (lambdas/carrier/*.ts) but with the test's configuration. */
+/** One handler per route, built like the Lambda modules (lambdas/handlers/carrier/*.ts) but with the test's configuration. */
 const handlerFactories: Record<string, (config: Config) => Handler> = {
   [carrierRoutes.twilioVoiceStatus.path]: (config) => callbackHandler(carrierRoutes.twilioVoiceStatus, voiceStatusCallback, { config }),
   [carrierRoutes.twilioVoiceRecording.path]: (config) => callbackHandler(carrierRoutes.twilioVoiceRecording, recordingCallback, { config }),

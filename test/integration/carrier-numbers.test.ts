@@ -1,10 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
-import { dynamo, TABLE_NAME } from '../../lambdas/core/aws';
-import { resolveOrganization } from '../../lambdas/core/carrier-callbacks/organization';
-import { NumberTakenError } from '../../lambdas/core/errors';
-import { uuidv7 } from '../../lambdas/core/ids';
-import { createTenant, findTenantIdByNumber, getTenant, numberOwnerKey, tenantKey, toItem, updateTenant } from '../../lambdas/core/tenants';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { resolveOrganization } from '../../lambdas/contexts/carrier/organization';
+import { NumberTakenError } from '../../lambdas/shared/errors';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import { createTenant, findTenantIdByNumber, getTenant, numberOwnerKey, tenantKey, toItem, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 
 let seq = 0;
 /** A number no other test of this file uses. */

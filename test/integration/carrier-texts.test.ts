@@ -1,14 +1,14 @@
 import { createTestTable } from '../support/table';
 import { lambdaContext } from '../support/api-event';
-import { callbackHandler } from '../../lambdas/carrier/callback-handler';
-import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/carrier/routes';
-import type { Carrier } from '../../lambdas/core/carrier';
-import { smsInboundCallback, smsStatusCallback, type CallbackKind } from '../../lambdas/core/carrier-callbacks/callbacks';
-import { consentOfNumber } from '../../lambdas/core/consent';
-import { listMessages } from '../../lambdas/core/messages';
-import { createTenant } from '../../lambdas/core/tenants';
-import { sendMessage } from '../../lambdas/core/texting';
-import { listThreads } from '../../lambdas/core/threads';
+import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
+import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
+import type { Carrier } from '../../lambdas/contexts/carrier/create-carrier';
+import { smsInboundCallback, smsStatusCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
+import { consentOfNumber } from '../../lambdas/contexts/texting/consent';
+import { listMessages } from '../../lambdas/contexts/texting/messages';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
+import { sendMessage } from '../../lambdas/contexts/texting/texting';
+import { listThreads } from '../../lambdas/contexts/texting/threads';
 import { sid, smsInbound, smsStatus, type Form } from '../fixtures/twilio/callbacks';
 import { signedCallbackEvent, TEST_PUBLIC_BASE_URL, TEST_TOKEN } from '../fixtures/twilio/events';
 

@@ -1,13 +1,13 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
 import { lambdaContext } from '../support/api-event';
-import { callbackHandler } from '../../lambdas/carrier/callback-handler';
-import { carrierRoutes } from '../../lambdas/carrier/routes';
-import { dynamo, TABLE_NAME } from '../../lambdas/core/aws';
-import { callKey, findCallByProviderSid, findCallIdByProviderSid, getCall, listCalls } from '../../lambdas/core/calls';
-import { voiceStatusCallback } from '../../lambdas/core/carrier-callbacks/callbacks';
-import { getContact } from '../../lambdas/core/contacts';
-import { createTenant } from '../../lambdas/core/tenants';
+import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
+import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { callKey, findCallByProviderSid, findCallIdByProviderSid, getCall, listCalls } from '../../lambdas/contexts/calls/calls';
+import { voiceStatusCallback } from '../../lambdas/contexts/carrier/callbacks';
+import { getContact } from '../../lambdas/contexts/contacts/contacts';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { dialLeg, pstnInboundLeg, sid, softphoneLeg, type Form, type LegEvent } from '../fixtures/twilio/callbacks';
 import { signedCallbackEvent, TEST_PUBLIC_BASE_URL, TEST_TOKEN } from '../fixtures/twilio/events';
 

@@ -1,15 +1,15 @@
 import { createTestTable } from '../support/table';
 import { lambdaContext } from '../support/api-event';
-import { callbackHandler } from '../../lambdas/carrier/callback-handler';
-import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/carrier/routes';
-import { findCallByProviderSid } from '../../lambdas/core/calls';
-import { recordingCallback, transcriptionCallback, voiceStatusCallback, type CallbackKind } from '../../lambdas/core/carrier-callbacks/callbacks';
+import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
+import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
+import { findCallByProviderSid } from '../../lambdas/contexts/calls/calls';
+import { recordingCallback, transcriptionCallback, voiceStatusCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../lambdas/core/aws';
-import { getVoicemail, voicemailKey } from '../../lambdas/core/carrier-callbacks/voicemails';
-import { EVENT_SCHEMAS } from '../../lambdas/core/webhooks/event-schemas';
-import { deriveEvent } from '../../lambdas/core/webhooks/events';
-import { createTenant } from '../../lambdas/core/tenants';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { getVoicemail, voicemailKey } from '../../lambdas/contexts/calls/voicemails';
+import { EVENT_SCHEMAS } from '../../lambdas/contexts/webhooks/event-schemas';
+import { deriveEvent } from '../../lambdas/contexts/webhooks/events';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { pstnInboundLeg, recordingStatus, sid, transcription, type Form } from '../fixtures/twilio/callbacks';
 import { signedCallbackEvent, TEST_PUBLIC_BASE_URL, TEST_TOKEN } from '../fixtures/twilio/events';
 

@@ -1,8 +1,8 @@
 import { createTestTable } from '../support/table';
-import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/core/contacts';
-import { recordCall } from '../../lambdas/core/calls';
-import { ContactConflictError, NotFoundError } from '../../lambdas/core/errors';
-import { uuidv7 } from '../../lambdas/core/ids';
+import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { recordCall } from '../../lambdas/contexts/calls/calls';
+import { ContactConflictError, NotFoundError } from '../../lambdas/shared/errors';
+import { uuidv7 } from '../../lambdas/shared/ids';
 
 const tenantId = uuidv7();
 const otherTenantId = uuidv7();

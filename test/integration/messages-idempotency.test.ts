@@ -2,14 +2,14 @@ import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
-import { handler as createContactHandler } from '../../lambdas/api/create-contact';
-import { dynamo, TABLE_NAME } from '../../lambdas/core/aws';
-import { stopLoopbackCarriers } from '../../lambdas/core/carrier';
-import { listContacts } from '../../lambdas/core/contacts';
-import { IdempotencyConflictError } from '../../lambdas/core/errors';
-import { withIdempotency } from '../../lambdas/core/idempotency';
-import { listMessages } from '../../lambdas/core/messages';
-import { createTenant, getTenant } from '../../lambdas/core/tenants';
+import { handler as createContactHandler } from '../../lambdas/handlers/api/create-contact';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { stopLoopbackCarriers } from '../../lambdas/contexts/carrier/create-carrier';
+import { listContacts } from '../../lambdas/contexts/contacts/contacts';
+import { IdempotencyConflictError } from '../../lambdas/shared/errors';
+import { withIdempotency } from '../../lambdas/handlers/http/idempotency';
+import { listMessages } from '../../lambdas/contexts/texting/messages';
+import { createTenant, getTenant } from '../../lambdas/contexts/tenants/tenants';
 
 type Handler = (event: ReturnType<typeof apiEvent>, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   process.env.CARRIER = 'loopback';
   process.env.LOOPBACK_STATUS_DELAY_MS = '0';
   process.env.LOOPBACK_FAIL_TO = FAILING_NUMBER;
-  ({ handler: sendMessageHandler } = await import('../../lambdas/api/send-message'));
+  ({ handler: sendMessageHandler } = await import('../../lambdas/handlers/api/send-message'));
   tenantId = (await createTenant({ name: 'Idempotent Org', smsNumber: '+14155550000' })).id;
   otherTenantId = (await createTenant({ name: 'Other Org', smsNumber: '+14155550001' })).id;
 });

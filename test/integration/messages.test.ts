@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
-import { dynamo, TABLE_NAME } from '../../lambdas/core/aws';
-import { CarrierError, LoopbackCarrier, type Carrier, type OutboundText } from '../../lambdas/core/carrier';
-import { getContact } from '../../lambdas/core/contacts';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { CarrierError, LoopbackCarrier, type Carrier, type OutboundText } from '../../lambdas/contexts/carrier/create-carrier';
+import { getContact } from '../../lambdas/contexts/contacts/contacts';
 import {
   BillingBlockedError,
   CarrierUnavailableError,
   NoSmsNumberError,
   RecipientOptedOutError,
   SpendingLimitReachedError,
-} from '../../lambdas/core/errors';
-import { getMessage, listMessages, updateMessageStatus } from '../../lambdas/core/messages';
-import { receiveInboundMessage, sendMessage } from '../../lambdas/core/texting';
-import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/core/tenants';
-import { listThreads, threadKey } from '../../lambdas/core/threads';
+} from '../../lambdas/shared/errors';
+import { getMessage, listMessages, updateMessageStatus } from '../../lambdas/contexts/texting/messages';
+import { receiveInboundMessage, sendMessage } from '../../lambdas/contexts/texting/texting';
+import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/contexts/tenants/tenants';
+import { listThreads, threadKey } from '../../lambdas/contexts/texting/threads';
 
 const ORG_NUMBER = '+14155550000';
 const base = Date.parse('2026-10-01T09:00:00.000Z');

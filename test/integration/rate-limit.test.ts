@@ -1,5 +1,5 @@
 import { createTestTable } from '../support/table';
-import { consumeKeyBudget } from '../../lambdas/core/rate-limit';
+import { consumeKeyBudget } from '../../lambdas/contexts/tenants/rate-limit';
 
 beforeAll(createTestTable);
 

@@ -1,14 +1,14 @@
 import { createTestTable } from '../support/table';
-import { NotFoundError, ValidationError } from '../../lambdas/core/errors';
-import { uuidv7 } from '../../lambdas/core/ids';
-import { createTenant, updateTenant } from '../../lambdas/core/tenants';
+import { NotFoundError, ValidationError } from '../../lambdas/shared/errors';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import {
   addWebhookEndpoint,
   endpointsSubscribedTo,
   findWebhookEndpoint,
   getWebhookEndpoint,
   listWebhookEndpoints,
-} from '../../lambdas/core/webhooks/endpoints';
+} from '../../lambdas/contexts/webhooks/endpoints';
 import { webhookAdd, webhookList } from '../../local/admin/webhook-commands';
 
 let tenantId: string;

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { postPinned } from '../../lambdas/core/webhooks/http-post';
-import { resolveTarget } from '../../lambdas/core/webhooks/ssrf';
+import { postPinned } from '../../lambdas/contexts/webhooks/http-post';
+import { resolveTarget } from '../../lambdas/contexts/webhooks/ssrf';
 
 /**
  * The sender's HTTP attempt against real servers on loopback addresses: connections are kept

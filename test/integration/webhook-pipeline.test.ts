@@ -2,11 +2,11 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
-import { dynamo, TABLE_NAME } from '../../lambdas/core/aws';
-import { callKey, recordCall } from '../../lambdas/core/calls';
-import { uuidv7 } from '../../lambdas/core/ids';
-import { createTenant, updateTenant } from '../../lambdas/core/tenants';
-import { verifyDelivery } from '../../lambdas/core/webhooks/verify';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { callKey, recordCall } from '../../lambdas/contexts/calls/calls';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
+import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
 import { startWebhookPipeline, type WebhookPipeline } from '../../local/webhook-pipeline';
 import { webhookAdd, webhookDeliveries, webhookRedeliver, webhookTest } from '../../local/admin/webhook-commands';
 

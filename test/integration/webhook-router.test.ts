@@ -5,16 +5,16 @@ import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { createTestTable } from '../support/table';
-import { dynamo, TABLE_NAME } from '../../lambdas/core/aws';
-import { toItem as callToItem } from '../../lambdas/core/calls';
-import type { Item } from '../../lambdas/core/dynamo';
-import { uuidv7 } from '../../lambdas/core/ids';
-import type { Call } from '../../lambdas/core/schemas';
-import { createTenant, updateTenant } from '../../lambdas/core/tenants';
-import { deliveryKey, getDelivery } from '../../lambdas/core/webhooks/deliveries';
-import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/core/webhooks/endpoints';
-import { listDeliveries, redeliver } from '../../lambdas/core/webhooks/operator';
-import { DeliveryMessageSchema } from '../../lambdas/core/webhooks/queue';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
+import type { Item } from '../../lambdas/shared/table/dynamo';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import type { Call } from '../../lambdas/contexts/contacts/schemas';
+import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
+import { deliveryKey, getDelivery } from '../../lambdas/contexts/webhooks/deliveries';
+import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
+import { listDeliveries, redeliver } from '../../lambdas/contexts/webhooks/operator';
+import { DeliveryMessageSchema } from '../../lambdas/contexts/webhooks/queue';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/webhook-deliveries';
 const sqs = mockClient(SQSClient);
@@ -76,7 +76,7 @@ const sentMessages = () =>
 beforeAll(async () => {
   process.env.WEBHOOK_QUEUE_URL = QUEUE_URL;
   await createTestTable();
-  ({ handler } = (await import('../../lambdas/webhooks/router')) as unknown as { handler: Handler });
+  ({ handler } = (await import('../../lambdas/handlers/webhooks/router')) as unknown as { handler: Handler });
   tenantId = (await createTenant({ name: 'Router Org' })).id;
   await updateTenant(tenantId, { approveHosts: ['hooks.example.com'] });
   callsAndTexts = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/all' });

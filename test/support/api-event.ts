@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { principalToContext, type Principal } from '../../lambdas/core/auth';
-import { SCOPES, type Scope } from '../../lambdas/core/scopes';
+import { principalToContext, type Principal } from '../../lambdas/contexts/tenants/auth';
+import { SCOPES, type Scope } from '../../lambdas/contexts/tenants/scopes';
 
 /** A caller as the authorizer would describe it. */
 export function aPrincipal(overrides: { scopes?: readonly Scope[]; plan?: string; expiresAt?: string | null; tenantId?: string } = {}): Principal {

@@ -3,11 +3,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { handler as getMe } from '../../lambdas/api/get-me';
-import { handler as getContact } from '../../lambdas/api/get-contact';
-import { handler as createContact } from '../../lambdas/api/create-contact';
-import { handler as updateContact } from '../../lambdas/api/update-contact';
-import { handler as listCalls } from '../../lambdas/api/list-calls';
+import { handler as getMe } from '../../lambdas/handlers/api/get-me';
+import { handler as getContact } from '../../lambdas/handlers/api/get-contact';
+import { handler as createContact } from '../../lambdas/handlers/api/create-contact';
+import { handler as updateContact } from '../../lambdas/handlers/api/update-contact';
+import { handler as listCalls } from '../../lambdas/handlers/api/list-calls';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 
 const ddb = mockClient(DynamoDBDocumentClient);

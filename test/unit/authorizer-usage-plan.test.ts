@@ -1,8 +1,8 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { handler } from '../../lambdas/authorizer/handler';
-import { generateApiKey, usagePlanKeyValueOf } from '../../lambdas/core/api-keys';
+import { handler } from '../../lambdas/handlers/authorizer/handler';
+import { generateApiKey, usagePlanKeyValueOf } from '../../lambdas/contexts/tenants/api-keys';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());

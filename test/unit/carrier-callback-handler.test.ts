@@ -3,10 +3,10 @@ import { createHmac } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { callbackHandler, EMPTY_TWIML } from '../../lambdas/carrier/callback-handler';
-import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/carrier/routes';
-import { smsInboundCallback, type CallbackKind } from '../../lambdas/core/carrier-callbacks/callbacks';
-import type { SmsInboundParams } from '../../lambdas/core/carrier-callbacks/params';
+import { callbackHandler, EMPTY_TWIML } from '../../lambdas/handlers/carrier/callback-handler';
+import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
+import { smsInboundCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
+import type { SmsInboundParams } from '../../lambdas/contexts/carrier/callback-params';
 import { lambdaContext } from '../support/api-event';
 import { sid, smsInbound, type Form } from '../fixtures/twilio/callbacks';
 

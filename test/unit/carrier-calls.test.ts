@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { upsertCallByProviderSid, type CallLegChange } from '../../lambdas/core/calls';
+import { upsertCallByProviderSid, type CallLegChange } from '../../lambdas/contexts/calls/calls';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());

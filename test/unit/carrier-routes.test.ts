@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { API_PREFIX } from '../../lambdas/api/routes';
-import { CARRIER_ROUTES } from '../../lambdas/carrier/routes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
+import { CARRIER_ROUTES } from '../../lambdas/handlers/carrier/routes';
 
 const root = join(__dirname, '..', '..');
 
@@ -38,7 +38,7 @@ describe('a callback function at init', () => {
     const load = async () => {
       let loaded: { handler?: unknown } = {};
       await jest.isolateModulesAsync(async () => {
-        loaded = await import('../../lambdas/carrier/sms-inbound');
+        loaded = await import('../../lambdas/handlers/carrier/sms-inbound');
       });
       return loaded;
     };

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { computeTwilioSignature, verifyTwilioSignature, type FormPair } from '../../lambdas/core/carrier-callbacks/signature';
+import { computeTwilioSignature, verifyTwilioSignature, type FormPair } from '../../lambdas/contexts/carrier/signature';
 
 /**
  * Expected values are not produced by the code under test: the two documentation vectors were

@@ -1,4 +1,4 @@
-import { uuidv7, uuidv7LowerBound, uuidv7Time } from '../../lambdas/core/ids';
+import { uuidv7, uuidv7LowerBound, uuidv7Time } from '../../lambdas/shared/ids';
 import { z } from 'zod';
 
 describe('uuidv7', () => {

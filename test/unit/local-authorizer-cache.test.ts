@@ -1,4 +1,4 @@
-import type { AuthDecision, Principal } from '../../lambdas/core/auth';
+import type { AuthDecision, Principal } from '../../lambdas/contexts/tenants/auth';
 import { createAuthorizerCache } from '../../local/authorizer-cache';
 
 const principal = { tenant: { id: 't1' } } as Principal;

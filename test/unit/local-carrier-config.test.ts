@@ -1,4 +1,4 @@
-import { LOCAL_TWILIO_AUTH_TOKEN } from '../../lambdas/core/carrier-callbacks/config';
+import { LOCAL_TWILIO_AUTH_TOKEN } from '../../lambdas/contexts/carrier/callback-config';
 import { applyCarrierCallbackEnv, carrierCallbackSettings } from '../../local/carrier-config';
 
 describe('the carrier callback settings of the local runtime', () => {

@@ -1,4 +1,4 @@
-import { carrierRoutes } from '../../lambdas/carrier/routes';
+import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import {
   apiOutboundSequence,
   directInboundSequence,

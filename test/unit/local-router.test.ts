@@ -1,4 +1,5 @@
-import { API_PREFIX, ROUTES } from '../../lambdas/api/routes';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { createRouter } from '../../local/router';
 
 const routes = [

@@ -3,8 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { chargeForText, costCentsOf, DEFAULT_SMS_RATE_CENTS, refundText, segmentsOf, smsRateCentsOf } from '../../lambdas/core/billing';
-import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/core/errors';
+import { chargeForText, costCentsOf, DEFAULT_SMS_RATE_CENTS, refundText, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
+import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/shared/errors';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());

@@ -2,7 +2,7 @@ import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { applyConsentKeyword, consentKeywordOf, consentOfNumber } from '../../lambdas/core/consent';
+import { applyConsentKeyword, consentKeywordOf, consentOfNumber } from '../../lambdas/contexts/texting/consent';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());

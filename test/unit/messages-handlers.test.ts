@@ -4,19 +4,19 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { ConditionalCheckFailedException, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { handler as listThreads } from '../../lambdas/api/list-threads';
-import { handler as listMessages } from '../../lambdas/api/list-messages';
-import { handler as sendMessage } from '../../lambdas/api/send-message';
-import { CarrierError } from '../../lambdas/core/carrier/types';
-import { metrics } from '../../lambdas/core/aws';
+import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
+import { handler as listMessages } from '../../lambdas/handlers/api/list-messages';
+import { handler as sendMessage } from '../../lambdas/handlers/api/send-message';
+import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
+import { metrics } from '../../lambdas/shared/aws';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 
 // The handler builds its carrier at load; this one is a jest.fn the tests drive.
-jest.mock('../../lambdas/core/carrier', () => {
+jest.mock('../../lambdas/contexts/carrier/create-carrier', () => {
   const send = jest.fn();
   return { createCarrier: () => ({ name: 'twilio', send }), mockSend: send };
 });
-const carrierSend = (jest.requireMock('../../lambdas/core/carrier') as { mockSend: jest.Mock }).mockSend;
+const carrierSend = (jest.requireMock('../../lambdas/contexts/carrier/create-carrier') as { mockSend: jest.Mock }).mockSend;
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const principal = aPrincipal();

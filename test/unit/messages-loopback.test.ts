@@ -1,5 +1,5 @@
-import { CarrierError, LoopbackCarrier, stopLoopbackCarriers } from '../../lambdas/core/carrier';
-import type { updateMessageStatus } from '../../lambdas/core/messages';
+import { CarrierError, LoopbackCarrier, stopLoopbackCarriers } from '../../lambdas/contexts/carrier/create-carrier';
+import type { updateMessageStatus } from '../../lambdas/contexts/texting/messages';
 
 const text = { tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'Hi' };
 

@@ -3,8 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { storeMessage, updateMessageStatus } from '../../lambdas/core/messages';
-import type { Message } from '../../lambdas/core/message-schemas';
+import { storeMessage, updateMessageStatus } from '../../lambdas/contexts/texting/messages';
+import type { Message } from '../../lambdas/contexts/texting/schemas';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CarrierError, createCarrier, deliveryStatusOfTwilio, LoopbackCarrier, TwilioCarrier } from '../../lambdas/core/carrier';
+import { CarrierError, createCarrier, deliveryStatusOfTwilio, LoopbackCarrier, TwilioCarrier } from '../../lambdas/contexts/carrier/create-carrier';
 
 /** A stand-in for api.twilio.com on 127.0.0.1: records each request, answers as each test says. */
 type Recorded = { method?: string; url?: string; headers: IncomingMessage['headers']; body: string };

@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { handler } from '../../lambdas/api/get-openapi';
-import { buildOpenApiDocument, openApiJson } from '../../lambdas/core/openapi';
+import { handler } from '../../lambdas/handlers/api/get-openapi';
+import { buildOpenApiDocument, openApiJson } from '../../lambdas/handlers/api/openapi/generator';
 import { apiEvent, lambdaContext } from '../support/api-event';
 
 /**
  * GET /openapi.json serves a document generated at build time (`npm run openapi`, bin/openapi.ts):
  * these tests fail when a route or a schema changed and the generated files were not rewritten.
  */
-const JSON_FILE = join(__dirname, '..', '..', 'lambdas', 'api', 'openapi.json');
-const REGENERATE = 'Run `npm run openapi` and commit lambdas/api/openapi.json and lambdas/api/openapi-document.ts with your change.';
+const JSON_FILE = join(__dirname, '..', '..', 'lambdas', 'handlers', 'api', 'openapi', 'openapi.json');
+const REGENERATE = 'Run `npm run openapi` and commit lambdas/handlers/api/openapi/openapi.json and lambdas/handlers/api/openapi/openapi-document.ts with your change.';
 
 /** The first line where two texts differ, so the failure shows what changed. */
 function firstDifference(committed: string, generated: string): string {
@@ -21,7 +21,7 @@ function firstDifference(committed: string, generated: string): string {
 }
 
 describe('the generated OpenAPI document', () => {
-  it('is committed in lambdas/api/openapi.json as the generator builds it from the routes and schemas now', () => {
+  it('is committed in lambdas/handlers/api/openapi/openapi.json as the generator builds it from the routes and schemas now', () => {
     // Arrange
     const generated = openApiJson();
 
@@ -30,7 +30,7 @@ describe('the generated OpenAPI document', () => {
 
     // Assess
     if (committed !== generated) {
-      throw new Error(`lambdas/api/openapi.json is not what lambdas/core/openapi.ts generates now. ${REGENERATE}\n${firstDifference(committed, generated)}`);
+      throw new Error(`lambdas/handlers/api/openapi/openapi.json is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}\n${firstDifference(committed, generated)}`);
     }
   });
 
@@ -47,7 +47,7 @@ describe('the generated OpenAPI document', () => {
       headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
     });
     if (result.body !== expectedBody) {
-      throw new Error(`The document GET /openapi.json serves (lambdas/api/openapi-document.ts) is not what lambdas/core/openapi.ts generates now. ${REGENERATE}`);
+      throw new Error(`The document GET /openapi.json serves (lambdas/handlers/api/openapi/openapi-document.ts) is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}`);
     }
   });
 });

@@ -1,8 +1,9 @@
 import { validate } from '@readme/openapi-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { buildOpenApiDocument } from '../../lambdas/core/openapi';
-import { API_PREFIX, ROUTES } from '../../lambdas/api/routes';
+import { buildOpenApiDocument } from '../../lambdas/handlers/api/openapi/generator';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 
 const document = buildOpenApiDocument();
 

@@ -3,12 +3,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { clearCaches } from '@aws-lambda-powertools/parameters';
-import { carrierRoutes } from '../../lambdas/carrier/routes';
-import { callbackHandler } from '../../lambdas/carrier/callback-handler';
-import { CarrierError, createCarrier, TwilioCarrier } from '../../lambdas/core/carrier';
-import { callbackConfigFromEnv } from '../../lambdas/core/carrier-callbacks/config';
-import { smsStatusCallback } from '../../lambdas/core/carrier-callbacks/callbacks';
-import { computeTwilioSignature } from '../../lambdas/core/carrier-callbacks/signature';
+import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
+import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
+import { CarrierError, createCarrier, TwilioCarrier } from '../../lambdas/contexts/carrier/create-carrier';
+import { callbackConfigFromEnv } from '../../lambdas/contexts/carrier/callback-config';
+import { smsStatusCallback } from '../../lambdas/contexts/carrier/callbacks';
+import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
 import {
   parseTwilioSecret,
   pendingTwilioSecretRefresh,
@@ -18,7 +18,7 @@ import {
   SECRET_MAX_AGE_SECONDS,
   twilioCredentialSource,
   twilioSecretNow,
-} from '../../lambdas/core/secrets';
+} from '../../lambdas/contexts/carrier/twilio-secret';
 
 const secrets = mockClient(SecretsManagerClient);
 const ddb = mockClient(DynamoDBDocumentClient);

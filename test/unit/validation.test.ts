@@ -1,6 +1,6 @@
-import { parseOrThrow } from '../../lambdas/http/validation';
-import { CreateContactBody, ListCallsQuery, UpdateContactBody } from '../../lambdas/core/schemas';
-import { ValidationError } from '../../lambdas/core/errors';
+import { parseOrThrow } from '../../lambdas/handlers/http/validation';
+import { CreateContactBody, ListCallsQuery, UpdateContactBody } from '../../lambdas/contexts/contacts/schemas';
+import { ValidationError } from '../../lambdas/shared/errors';
 
 const messageOf = (fn: () => unknown): string => {
   try {

@@ -1,11 +1,11 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { TABLE_NAME } from '../../lambdas/core/aws';
-import { tenantKey, toItem as tenantItem, type Tenant } from '../../lambdas/core/tenants';
-import { readAttemptState } from '../../lambdas/core/webhooks/attempt-state';
-import { deliveryKey, newDelivery, toItem as deliveryItem } from '../../lambdas/core/webhooks/deliveries';
-import { endpointKey, toItem as endpointItem, type WebhookEndpoint } from '../../lambdas/core/webhooks/endpoints';
+import { TABLE_NAME } from '../../lambdas/shared/aws';
+import { tenantKey, toItem as tenantItem, type Tenant } from '../../lambdas/contexts/tenants/tenants';
+import { readAttemptState } from '../../lambdas/contexts/webhooks/attempt-state';
+import { deliveryKey, newDelivery, toItem as deliveryItem } from '../../lambdas/contexts/webhooks/deliveries';
+import { endpointKey, toItem as endpointItem, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());

@@ -1,4 +1,4 @@
-import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS, nextHop, retryDelayMs, retrySchedule } from '../../lambdas/core/webhooks/backoff';
+import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS, nextHop, retryDelayMs, retrySchedule } from '../../lambdas/contexts/webhooks/backoff';
 
 const MINUTE = 60_000;
 

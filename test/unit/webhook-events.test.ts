@@ -1,14 +1,14 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { toItem as callToItem } from '../../lambdas/core/calls';
-import type { Item } from '../../lambdas/core/dynamo';
-import { uuidv7 } from '../../lambdas/core/ids';
-import type { Call } from '../../lambdas/core/schemas';
-import { enqueueRequestOf } from '../../lambdas/core/webhooks/deliveries';
-import { EVENT_SCHEMAS } from '../../lambdas/core/webhooks/event-schemas';
-import { deriveEvent } from '../../lambdas/core/webhooks/events';
-import type { StreamChange } from '../../lambdas/core/webhooks/stream-change';
-import { fromLambdaRecord } from '../../lambdas/webhooks/stream-records';
+import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
+import type { Item } from '../../lambdas/shared/table/dynamo';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import type { Call } from '../../lambdas/contexts/contacts/schemas';
+import { enqueueRequestOf } from '../../lambdas/contexts/webhooks/deliveries';
+import { EVENT_SCHEMAS } from '../../lambdas/contexts/webhooks/event-schemas';
+import { deriveEvent } from '../../lambdas/contexts/webhooks/events';
+import type { StreamChange } from '../../lambdas/contexts/webhooks/stream-change';
+import { fromLambdaRecord } from '../../lambdas/handlers/webhooks/stream-records';
 
 const tenantId = uuidv7();
 const at = Date.parse('2026-11-21T10:00:05Z');

@@ -1,12 +1,12 @@
 import { validate } from '@readme/openapi-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { buildOpenApiDocument } from '../../lambdas/core/openapi';
-import { deriveEvent } from '../../lambdas/core/webhooks/events';
-import { toItem as callToItem } from '../../lambdas/core/calls';
-import { uuidv7 } from '../../lambdas/core/ids';
-import { ROUTER_FILTER_PATTERNS } from '../../lambdas/core/webhooks/filter-criteria';
-import { TERMINAL_CALL_STATUSES } from '../../lambdas/core/webhooks/row-types';
+import { buildOpenApiDocument } from '../../lambdas/handlers/api/openapi/generator';
+import { deriveEvent } from '../../lambdas/contexts/webhooks/events';
+import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import { ROUTER_FILTER_PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';
+import { TERMINAL_CALL_STATUSES } from '../../lambdas/shared/table/row-types';
 
 type WebhookOperation = {
   post: { parameters: { name: string; in: string; deprecated?: boolean }[]; requestBody: { content: Record<string, { schema: { $ref: string } }> } };

@@ -1,12 +1,12 @@
 import type { Context, SQSEvent } from 'aws-lambda';
-import { metrics } from '../../lambdas/core/aws';
+import { metrics } from '../../lambdas/shared/aws';
 
 // The sender reads its queue at load; the attempt itself is the deliver module's (tested elsewhere).
 process.env.WEBHOOK_QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/deliveries';
-jest.mock('../../lambdas/webhooks/deliver', () => ({ processDeliveryMessage: jest.fn() }));
-const { processDeliveryMessage } = jest.requireMock('../../lambdas/webhooks/deliver') as { processDeliveryMessage: jest.Mock };
+jest.mock('../../lambdas/contexts/webhooks/deliver', () => ({ processDeliveryMessage: jest.fn() }));
+const { processDeliveryMessage } = jest.requireMock('../../lambdas/contexts/webhooks/deliver') as { processDeliveryMessage: jest.Mock };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { handler } = require('../../lambdas/webhooks/sender') as typeof import('../../lambdas/webhooks/sender');
+const { handler } = require('../../lambdas/handlers/webhooks/sender') as typeof import('../../lambdas/handlers/webhooks/sender');
 
 const context = { awsRequestId: 'req-1', functionName: 'sender', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
 

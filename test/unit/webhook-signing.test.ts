@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { deliveryHeaders, generateSecret, serviceSignature, standardWebhooksSignature, USER_AGENT } from '../../lambdas/core/webhooks/signing';
-import { verifyDelivery } from '../../lambdas/core/webhooks/verify';
+import { deliveryHeaders, generateSecret, serviceSignature, standardWebhooksSignature, USER_AGENT } from '../../lambdas/contexts/webhooks/signing';
+import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
 
 // The Standard Webhooks published test vector (used by the reference libraries' own tests).
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

@@ -1,6 +1,6 @@
-import { ValidationError } from '../../lambdas/core/errors';
-import { refusalReason } from '../../lambdas/core/webhooks/ip-ranges';
-import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from '../../lambdas/core/webhooks/ssrf';
+import { ValidationError } from '../../lambdas/shared/errors';
+import { refusalReason } from '../../lambdas/contexts/webhooks/ip-ranges';
+import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from '../../lambdas/contexts/webhooks/ssrf';
 
 const lookupTo =
   (...addresses: string[]): LookupAll =>

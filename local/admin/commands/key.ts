@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CreateApiKeyInput } from '../../../lambdas/core/api-keys';
+import type { CreateApiKeyInput } from '../../../lambdas/contexts/tenants/api-keys';
 import { option, parseOptions, parsePositional } from '../options';
 import { defineCommand } from '../registry';
 import { appliedTarget, isAwsTable } from '../target';
@@ -8,7 +8,7 @@ import { requireTenant } from './require-tenant';
 /**
  * `key create` and `key revoke`: the portal's Settings, API Keys. Against a deployed stack
  * (`--stack`) each service key also has an API Gateway API key in the stack's usage plan, whose
- * value the authorizer returns as `usageIdentifierKey` (lambdas/core/api-keys.ts,
+ * value the authorizer returns as `usageIdentifierKey` (lambdas/contexts/tenants/api-keys.ts,
  * `usagePlanKeyValueOf`): `key create` makes it, `key revoke` deletes it. The local runtime has
  * no usage plans, so there a key is only its table row.
  */
@@ -38,7 +38,7 @@ export const keyCreate = defineCommand({
       throw new Error('A key for a deployed stack needs its API Gateway usage-plan key: give --stack <name> [--region <r>] instead of --table-name');
     }
     await requireTenant(input.tenantId);
-    const { createApiKey, publicApiKey, revokeApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/core/api-keys');
+    const { createApiKey, publicApiKey, revokeApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
     const { key, apiKey } = await createApiKey(input);
     if (!target?.stack) return { key, apiKey: publicApiKey(apiKey) };
 
@@ -72,7 +72,7 @@ export const keyRevoke = defineCommand({
   options: {},
   parse: ({ positionals }) => parsePositional(option.uuid, 'keyId', positionals[0]),
   run: async (keyId) => {
-    const { revokeApiKey, publicApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/core/api-keys');
+    const { revokeApiKey, publicApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
     const record = await revokeApiKey(keyId);
     const apiKey = { ...publicApiKey(record), revokedAt: record.revokedAt };
     const stack = appliedTarget()?.stack;

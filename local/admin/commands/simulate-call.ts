@@ -116,7 +116,7 @@ async function sequenceOf(args: SimulateCallArgs): Promise<CallSequence> {
 export async function simulateCallViaCallbacks(args: SimulateCallArgs) {
   const sequence = await sequenceOf(args);
   await postCallbacks(await resolveCallbackTarget(args.target), sequence.posts);
-  const { findCallByProviderSid } = await import('../../../lambdas/core/calls');
+  const { findCallByProviderSid } = await import('../../../lambdas/contexts/calls/calls');
   const call = await findCallByProviderSid(args.tenantId, sequence.callSid);
   if (!call) throw new Error('The runtime accepted the callbacks but stored no call: is it serving the same table?');
   return { call };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { TenantInput, TenantUpdate } from '../../../lambdas/core/tenants';
+import type { TenantInput, TenantUpdate } from '../../../lambdas/contexts/tenants/tenants';
 import { UsageError } from '../../usage-error';
 import { option, parseOptions, parsePositional } from '../options';
 import { defineCommand, type OptionSpecs } from '../registry';
@@ -46,7 +46,7 @@ export const tenantCreate = defineCommand({
     };
   },
   run: async (input) => {
-    const { createTenant } = await import('../../../lambdas/core/tenants');
+    const { createTenant } = await import('../../../lambdas/contexts/tenants/tenants');
     return { tenant: await createTenant(input) };
   },
 });
@@ -88,7 +88,7 @@ export const tenantUpdate = defineCommand({
     return { tenantId, change };
   },
   run: async ({ tenantId, change }) => {
-    const { updateTenant } = await import('../../../lambdas/core/tenants');
+    const { updateTenant } = await import('../../../lambdas/contexts/tenants/tenants');
     return { tenant: await updateTenant(tenantId, change) };
   },
 });

@@ -1,6 +1,6 @@
 import { startLocalRuntime, type LocalRuntimeHandle, type LocalRuntimeOptions } from '../../support/local-runtime';
 import { createOpenApiValidator, type OpenApiDocument } from '../../support/openapi-validator';
-import { uuidv7 } from '../../../lambdas/core/ids';
+import { uuidv7 } from '../../../lambdas/shared/ids';
 import { createApi, type Api } from './api';
 
 /** A well-formed id that names no row: a fresh UUIDv7. */

@@ -1,4 +1,4 @@
-import type { RecordCallInput } from '../../../lambdas/core/calls';
+import type { RecordCallInput } from '../../../lambdas/contexts/calls/calls';
 import type { RuntimeInfo } from '../../../local/runtime-file';
 
 /**
@@ -12,7 +12,7 @@ export async function recordCalls(info: RuntimeInfo, tenantId: string, calls: Re
   process.env.DYNAMODB_ENDPOINT = info.dynamodbEndpoint;
   try {
     // The shared module reads the two variables when first imported, which is now.
-    const { recordCall } = await import('../../../lambdas/core/calls');
+    const { recordCall } = await import('../../../lambdas/contexts/calls/calls');
     for (let i = 0; i < calls.length; i += 10) await Promise.all(calls.slice(i, i + 10).map((call) => recordCall(tenantId, call)));
   } finally {
     // Later runtimes spawned by this worker inherit its environment; leave it as it was.

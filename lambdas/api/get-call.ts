@@ -1,8 +1,0 @@
-import { getCall } from '../core/calls';
-import { apiHandler } from '../http/api-handler';
-import { getCallRoute } from './operations/get-call';
-
-export const handler = apiHandler(getCallRoute, async ({ principal, path }) => ({
-  statusCode: 200,
-  body: { call: await getCall(principal.tenant.id, path.id) },
-}));

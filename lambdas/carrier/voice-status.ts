@@ -1,5 +1,0 @@
-import { voiceStatusCallback } from '../core/carrier-callbacks/callbacks';
-import { callbackHandler } from './callback-handler';
-import { carrierRoutes } from './routes';
-
-export const handler = callbackHandler(carrierRoutes.twilioVoiceStatus, voiceStatusCallback);

@@ -1,5 +1,0 @@
-import { transcriptionCallback } from '../core/carrier-callbacks/callbacks';
-import { callbackHandler } from './callback-handler';
-import { carrierRoutes } from './routes';
-
-export const handler = callbackHandler(carrierRoutes.twilioVoiceTranscription, transcriptionCallback);

@@ -1,0 +1,454 @@
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
+import { NotFoundError } from '../../shared/errors';
+import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
+import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import { queryPage, type Page } from '../../shared/table/paging';
+import { isE164 } from '../../shared/phone';
+import { ensureContactForNumber } from '../contacts/contacts';
+import type { Call, ListCallsInput } from '../contacts/schemas';
+import { GSIS } from '../../shared/table/table-schema';
+import { TERMINAL_CALL_STATUSES } from '../../shared/table/row-types';
+
+/**
+ * Calls. Read-only through the API; written by `recordCall` (a whole call at once: the operator's
+ * `simulate call`) and by `upsertCallByProviderSid` (the carrier's status callbacks, one leg event
+ * at a time). Ids are UUIDv7 from `startedAt`, so the id order is the time order the list
+ * promises and `since` is a key condition.
+ */
+export const callKey = (tenantId: string, callId: string) => ({ pk: tenantPk(tenantId), sk: `${PREFIX.call}${callId}` });
+
+const byDirectionPk = (tenantId: string, direction: Call['direction']) =>
+  tenantScopedPk(tenantId, PREFIX.callsByDirection, direction);
+
+/** Upper bound of every call sort key: `~` sorts after all hex digits and `-`. */
+const LAST_CALL_SK_SUFFIX = '~';
+
+export function toItem(tenantId: string, call: Call): Item {
+  return {
+    ...callKey(tenantId, call.id),
+    [GSIS.gsi1.partitionKey]: byDirectionPk(tenantId, call.direction),
+    [GSIS.gsi1.sortKey]: `${PREFIX.call}${call.id}`,
+    type: 'call',
+    tenantId,
+    ...call,
+  };
+}
+
+export function fromItem(item: Item): Call {
+  return {
+    id: item.id as string,
+    direction: item.direction as Call['direction'],
+    fromNumber: item.fromNumber as string,
+    toNumber: item.toNumber as string,
+    status: item.status as string,
+    startedAt: item.startedAt as string,
+    answeredAt: str(item.answeredAt),
+    endedAt: str(item.endedAt),
+    durationSec: num(item.durationSec),
+    isInternal: item.isInternal === true,
+    agentId: str(item.agentId),
+    contactId: str(item.contactId),
+  };
+}
+
+export type RecordCallInput = {
+  direction: Call['direction'];
+  fromNumber: string;
+  toNumber: string;
+  status: string;
+  startedAt: Date;
+  answeredAt?: Date | null;
+  endedAt?: Date | null;
+  durationSec?: number | null;
+  isInternal?: boolean;
+  agentId?: string | null;
+};
+
+/** The external party of a call, when there is one on the public network. */
+export function externalNumberOf(input: Pick<RecordCallInput, 'direction' | 'fromNumber' | 'toNumber' | 'isInternal'>): string | null {
+  if (input.isInternal) return null;
+  const number = input.direction === 'inbound' ? input.fromNumber : input.toNumber;
+  return isE164(number) ? number : null;
+}
+
+/** The contact of the call's external party (auto-created when new), or null when there is none. */
+async function contactOfCall(
+  tenantId: string,
+  call: Pick<RecordCallInput, 'direction' | 'fromNumber' | 'toNumber' | 'isInternal'>,
+  at: Date,
+): Promise<string | null> {
+  const external = externalNumberOf(call);
+  return external ? ensureContactForNumber(tenantId, external, call.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound', at) : null;
+}
+
+/**
+ * Records a call, making sure its external number has a contact (auto-created, `auto_inbound` or
+ * `auto_outbound`, reusing whichever contact already holds the number).
+ */
+export async function recordCall(tenantId: string, input: RecordCallInput): Promise<Call> {
+  const contactId = await contactOfCall(tenantId, input, input.startedAt);
+  const call: Call = {
+    id: uuidv7(input.startedAt),
+    direction: input.direction,
+    fromNumber: input.fromNumber,
+    toNumber: input.toNumber,
+    status: input.status,
+    startedAt: input.startedAt.toISOString(),
+    answeredAt: input.answeredAt?.toISOString() ?? null,
+    endedAt: input.endedAt?.toISOString() ?? null,
+    durationSec: input.durationSec ?? null,
+    isInternal: input.isInternal ?? false,
+    agentId: input.agentId ?? null,
+    contactId,
+  };
+  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(tenantId, call), ConditionExpression: CONDITION.rowIsNew }));
+  return call;
+}
+
+export async function getCall(tenantId: string, callId: string): Promise<Call> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: callKey(tenantId, callId) }));
+  if (!Item) throw new NotFoundError('Call');
+  return fromItem(Item);
+}
+
+/** GET /calls: newest first; `direction` picks the per-direction index, `since` bounds the key range. */
+export async function listCalls(tenantId: string, input: ListCallsInput): Promise<Page<Call>> {
+  const useIndex = input.direction !== undefined;
+  const pk = useIndex ? byDirectionPk(tenantId, input.direction!) : tenantPk(tenantId);
+  const lower = `${PREFIX.call}${input.since ? uuidv7LowerBound(Date.parse(input.since)) : ''}`;
+  const upper = `${PREFIX.call}${LAST_CALL_SK_SUFFIX}`;
+  const cursorSk = input.cursor ? `${PREFIX.call}${input.cursor}` : undefined;
+  // A cursor older than `since` has nothing after it (and DynamoDB refuses a start key outside the range).
+  if (cursorSk && cursorSk < lower) return { items: [], nextCursor: null };
+  const skName = useIndex ? GSIS.gsi1.sortKey : 'sk';
+  return queryPage({
+    query: {
+      TableName: TABLE_NAME,
+      ...(useIndex && { IndexName: GSIS.gsi1.indexName }),
+      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lower AND :upper',
+      ExpressionAttributeNames: { '#pk': useIndex ? GSIS.gsi1.partitionKey : 'pk', '#sk': skName },
+      ExpressionAttributeValues: { ':pk': pk, ':lower': lower, ':upper': upper },
+      ScanIndexForward: false,
+    },
+    limit: input.limit,
+    startKey: !cursorSk
+      ? undefined
+      : (useIndex
+        ? { ...callKey(tenantId, input.cursor!), [GSIS.gsi1.partitionKey]: pk, [GSIS.gsi1.sortKey]: cursorSk }
+        : callKey(tenantId, input.cursor!)),
+    fromItem,
+    idOf: (call) => call.id,
+  });
+}
+
+// ---------- calls from the carrier: one row per logical call, across its legs ----------
+
+/** Provider call sid of the parent leg -> our call id, inside the tenant (sids stay internal). */
+export const callSidKey = (tenantId: string, providerCallSid: string) => ({
+  pk: tenantPk(tenantId),
+  sk: `${PREFIX.callSid}${providerCallSid}`,
+});
+
+/** Outside every tenant: which organization a provider call belongs to (callbacks naming no number). */
+export const callSidOwnerKey = (providerCallSid: string) => ({ pk: `${PREFIX.callSidOwner}${providerCallSid}`, sk: OWNER_SK });
+
+/** Consistent: the row may have been written a moment ago by a concurrent callback of the same call. */
+export async function findCallIdByProviderSid(tenantId: string, providerCallSid: string): Promise<string | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: callSidKey(tenantId, providerCallSid), ConsistentRead: true }));
+  return typeof Item?.callId === 'string' ? Item.callId : undefined;
+}
+
+export async function findCallByProviderSid(tenantId: string, providerCallSid: string): Promise<Call | undefined> {
+  const callId = await findCallIdByProviderSid(tenantId, providerCallSid);
+  if (!callId) return undefined;
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: callKey(tenantId, callId), ConsistentRead: true }));
+  return Item ? fromItem(Item) : undefined;
+}
+
+export async function findTenantIdByProviderCallSid(providerCallSid: string): Promise<string | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: callSidOwnerKey(providerCallSid) }));
+  return typeof Item?.tenantId === 'string' ? Item.tenantId : undefined;
+}
+
+/** queued < ringing < in-progress < terminal. A call only moves up; terminal is final. */
+const TERMINAL_RANK = 3;
+const PROGRESS_RANK: Record<string, number> = { queued: 0, initiated: 0, ringing: 1, 'in-progress': 2 };
+
+export const isTerminalCallStatus = (status: string): boolean => (TERMINAL_CALL_STATUSES as readonly string[]).includes(status);
+
+export const callStatusRank = (status: string): number => (isTerminalCallStatus(status) ? TERMINAL_RANK : (PROGRESS_RANK[status] ?? 0));
+
+/**
+ * Whose end is the call's end. `parent`: the leg that reached the organization (a PSTN caller);
+ * its children (agents, a transfer) come and go inside it. `child`: the softphone placed the
+ * call, so the dialled leg's outcome (no-answer, busy, completed) is the call's.
+ */
+export type OutcomeLeg = 'parent' | 'child';
+
+/** What one leg says the call is. A higher rank (a leg that knows more) replaces a lower one. */
+export type CallClassification = {
+  rank: number;
+  direction: Call['direction'];
+  isInternal: boolean;
+  fromNumber: string;
+  toNumber: string;
+  outcomeLeg: OutcomeLeg;
+};
+
+/** One provider callback about one leg, in the call's terms. */
+export type CallLegChange = {
+  /** When the provider says it happened. */
+  at: Date;
+  classification: CallClassification;
+  /** A non-terminal status (ringing, in-progress) of a leg that speaks for the call. */
+  progress?: string;
+  /** The far end picked up; the earliest answer stays. */
+  answeredAt?: Date;
+  /** The organization's person on the call, seen at `answeredAt` (else `at`); the earliest stays. */
+  agentId?: string;
+  end?: {
+    status: string;
+    durationSec: number | null;
+    endedAt: Date;
+    /** Only when the row says this kind of leg carries the outcome (see OutcomeLeg). */
+    onlyIfOutcomeLeg?: OutcomeLeg;
+    /** Ends with this instead when nobody answered (a softphone's own leg 'completes' either way). */
+    unansweredStatus?: string;
+  };
+  /** Every external number the leg showed: each gets its auto-created contact. */
+  externalNumbers: string[];
+};
+
+export type UpsertedCall = { callId: string; created: boolean };
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Applies one leg's callback to the call of `providerCallSid` (the parent leg's sid), creating
+ * the call on the first callback of any of its legs. Every write is conditional on the row's own
+ * state (ranks, earliest times) rather than on something read before (the one read is the sid
+ * row, which never changes), so callbacks arriving twice, out of order or concurrently converge
+ * on the same row and never move it backwards.
+ */
+export async function upsertCallByProviderSid(tenantId: string, providerCallSid: string, change: CallLegChange): Promise<UpsertedCall> {
+  const contactId = await ensureContactsOf(tenantId, change);
+  for (let attempt = 1; attempt <= 8; attempt += 1) {
+    const known = await findCallIdByProviderSid(tenantId, providerCallSid);
+    if (known) {
+      await applyLegChange(tenantId, known, change, contactId, false);
+      return { callId: known, created: false };
+    }
+    const inserted = await insertCall(tenantId, providerCallSid, change, contactId);
+    if (inserted.kind === 'conflict') {
+      // Another first callback of this call is being written right now; look again shortly.
+      await pause(Math.random() * 20 * attempt);
+      continue;
+    }
+    const created = inserted.kind === 'created';
+    await applyLegChange(tenantId, inserted.callId, change, contactId, created);
+    return { callId: inserted.callId, created };
+  }
+  throw new Error('upsertCallByProviderSid: the call kept being written concurrently; giving up');
+}
+
+/** Contacts for every external number; returns the one of the classification's external party. */
+async function ensureContactsOf(tenantId: string, change: CallLegChange): Promise<string | null> {
+  const { classification: c, at } = change;
+  const source = c.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound';
+  const numbers = [...new Set(change.externalNumbers.filter(isE164))];
+  const ids = new Map(await Promise.all(numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at)] as const)));
+  const external = externalNumberOf(c);
+  return external ? (ids.get(external) ?? (await contactOfCall(tenantId, c, at))) : null;
+}
+
+type Inserted = { kind: 'created' | 'exists'; callId: string } | { kind: 'conflict' };
+
+/** The call, its sid row and its owner row in one transaction: two first callbacks make one call. */
+async function insertCall(tenantId: string, providerCallSid: string, change: CallLegChange, contactId: string | null): Promise<Inserted> {
+  const { classification: c } = change;
+  const status = change.progress ?? 'queued';
+  // The earliest instant this callback knows of (a child's `completed` implies its earlier answer).
+  const startedAt = change.answeredAt && change.answeredAt < change.at ? change.answeredAt : change.at;
+  const call: Call = {
+    id: uuidv7(startedAt),
+    direction: c.direction,
+    fromNumber: c.fromNumber,
+    toNumber: c.toNumber,
+    status,
+    startedAt: startedAt.toISOString(),
+    answeredAt: null,
+    endedAt: null,
+    durationSec: null,
+    isInternal: c.isInternal,
+    agentId: null,
+    contactId,
+  };
+  // Unknown facts are absent rather than null, so "not yet known" is `attribute_not_exists`.
+  const callItem = Object.fromEntries(
+    Object.entries({ ...toItem(tenantId, call), statusRank: callStatusRank(status), classRank: c.rank, outcomeLeg: c.outcomeLeg, providerCallSid }).filter(
+      ([, v]) => v !== null,
+    ),
+  );
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: { ...callSidKey(tenantId, providerCallSid), type: 'callSid', callId: call.id },
+              ConditionExpression: CONDITION.rowIsNew,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: { ...callSidOwnerKey(providerCallSid), type: 'callSidOwner', tenantId },
+              ConditionExpression: `${CONDITION.rowIsNew} OR tenantId = :tenantId`,
+              ExpressionAttributeValues: { ':tenantId': tenantId },
+            },
+          },
+          { Put: { TableName: TABLE_NAME, Item: callItem, ConditionExpression: CONDITION.rowIsNew } },
+        ],
+      }),
+    );
+    return { kind: 'created', callId: call.id };
+  } catch (err) {
+    const reasons = cancellationReasons(err);
+    if (!reasons) throw err;
+    const existing = failedCondition(reasons, 0)?.item;
+    if (existing) return { kind: 'exists', callId: existing.callId as string };
+    if (failedCondition(reasons, 1)) throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', { cause: err });
+    if (reasons.some((r) => r.code === 'TransactionConflict')) return { kind: 'conflict' };
+    throw err;
+  }
+}
+
+/** Each fact is its own conditional update: a failed condition means "already known or newer". */
+async function applyLegChange(tenantId: string, callId: string, change: CallLegChange, contactId: string | null, fresh: boolean): Promise<void> {
+  const key = callKey(tenantId, callId);
+  if (!fresh) {
+    await updateIf(key, classificationUpdate(tenantId, change.classification, contactId));
+    if (change.progress) {
+      await updateIf(key, {
+        UpdateExpression: 'SET #status = :status, #statusRank = :rank',
+        ConditionExpression: '#statusRank < :rank',
+        ExpressionAttributeNames: { '#status': 'status', '#statusRank': 'statusRank' },
+        ExpressionAttributeValues: { ':status': change.progress, ':rank': callStatusRank(change.progress) },
+      });
+    }
+  }
+  if (change.answeredAt) {
+    const answered = await updateIf(key, {
+      UpdateExpression: 'SET #answeredAt = :at',
+      ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#answeredAt) OR #answeredAt > :at)`,
+      ExpressionAttributeNames: { '#answeredAt': 'answeredAt' },
+      ExpressionAttributeValues: { ':at': change.answeredAt.toISOString() },
+    });
+    // The call had ended as unanswered before this (concurrent) proof of an answer arrived: the
+    // row takes the status the provider reported. Terminal to terminal, so no second event.
+    if (answered) {
+      await updateIf(key, {
+        UpdateExpression: 'SET #status = #statusIfAnswered REMOVE #statusIfAnswered',
+        ConditionExpression: 'attribute_exists(#statusIfAnswered)',
+        ExpressionAttributeNames: { '#status': 'status', '#statusIfAnswered': 'statusIfAnswered' },
+      });
+    }
+  }
+  if (change.agentId) {
+    await updateIf(key, {
+      UpdateExpression: 'SET #agentId = :agentId, #agentAt = :at',
+      ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#agentAt) OR #agentAt > :at)`,
+      ExpressionAttributeNames: { '#agentId': 'agentId', '#agentAt': 'agentAt' },
+      ExpressionAttributeValues: { ':agentId': change.agentId, ':at': (change.answeredAt ?? change.at).toISOString() },
+    });
+  }
+  if (change.end) await endCall(key, change.end);
+}
+
+function classificationUpdate(tenantId: string, c: CallClassification, contactId: string | null): Omit<UpdateCommandInput, 'TableName' | 'Key'> {
+  return {
+    UpdateExpression:
+      'SET #direction = :direction, #isInternal = :isInternal, #fromNumber = :fromNumber, #toNumber = :toNumber, ' +
+      `#gsi1pk = :gsi1pk, #classRank = :rank, #outcomeLeg = :outcomeLeg${contactId ? ', #contactId = :contactId' : ' REMOVE #contactId'}`,
+    ConditionExpression: '#classRank < :rank',
+    ExpressionAttributeNames: {
+      '#direction': 'direction',
+      '#isInternal': 'isInternal',
+      '#fromNumber': 'fromNumber',
+      '#toNumber': 'toNumber',
+      '#gsi1pk': GSIS.gsi1.partitionKey,
+      '#classRank': 'classRank',
+      '#outcomeLeg': 'outcomeLeg',
+      '#contactId': 'contactId',
+    },
+    ExpressionAttributeValues: {
+      ':direction': c.direction,
+      ':isInternal': c.isInternal,
+      ':fromNumber': c.fromNumber,
+      ':toNumber': c.toNumber,
+      ':gsi1pk': byDirectionPk(tenantId, c.direction),
+      ':rank': c.rank,
+      ':outcomeLeg': c.outcomeLeg,
+      ...(contactId && { ':contactId': contactId }),
+    },
+  };
+}
+
+/**
+ * The terminal status lands once (`statusRank < terminal`), which is what makes the webhook
+ * router emit `call.completed` exactly once. "Answered or not" is decided by the row itself.
+ */
+async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLegChange['end']>): Promise<void> {
+  const at = end.endedAt.toISOString();
+  const write = (status: string, answered?: boolean) =>
+    updateIf(key, {
+      UpdateExpression:
+        `SET #status = :status, #statusRank = :terminal, #endedAt = :at${end.durationSec === null ? '' : ', #durationSec = :durationSec'}` +
+        (answered === false ? ', #statusIfAnswered = :reported' : ''),
+      ConditionExpression: [
+        '#statusRank < :terminal',
+        ...(end.onlyIfOutcomeLeg ? ['#outcomeLeg = :outcomeLeg'] : []),
+        ...(answered === undefined ? [] : [answered ? 'attribute_exists(#answeredAt)' : 'attribute_not_exists(#answeredAt)']),
+      ].join(' AND '),
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#statusRank': 'statusRank',
+        '#endedAt': 'endedAt',
+        ...(end.durationSec !== null && { '#durationSec': 'durationSec' }),
+        ...(end.onlyIfOutcomeLeg && { '#outcomeLeg': 'outcomeLeg' }),
+        ...(answered !== undefined && { '#answeredAt': 'answeredAt' }),
+        ...(answered === false && { '#statusIfAnswered': 'statusIfAnswered' }),
+      },
+      ExpressionAttributeValues: {
+        ':status': status,
+        ':terminal': TERMINAL_RANK,
+        ':at': at,
+        ...(end.durationSec !== null && { ':durationSec': end.durationSec }),
+        ...(end.onlyIfOutcomeLeg && { ':outcomeLeg': end.onlyIfOutcomeLeg }),
+        ...(answered === false && { ':reported': end.status }),
+      },
+    });
+  if (!end.unansweredStatus) {
+    await write(end.status);
+    return;
+  }
+  // Two rounds: an answer landing between the two writes fails both conditions once.
+  for (let round = 0; round < 2; round += 1) {
+    if ((await write(end.status, true)) || (await write(end.unansweredStatus, false))) return;
+  }
+}
+
+/** True when written; false when the condition said the row already knows as much or more. */
+async function updateIf(key: ReturnType<typeof callKey>, update: Omit<UpdateCommandInput, 'TableName' | 'Key'>): Promise<boolean> {
+  try {
+    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, ...update }));
+    return true;
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,154 @@
+import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
+import { uuidv7 } from '../../shared/ids';
+import { PREFIX, tenantPk } from '../../shared/table/keys';
+import { ROW_TYPES } from '../../shared/table/row-types';
+
+/**
+ * Voicemails: one row per recorded call leg, keyed by that leg's provider sid so the recording
+ * and the transcription callbacks (which arrive in either order, and may repeat) find the same
+ * row. The webhook router raises `voicemail.received` when `recordingReady` turns true, which
+ * happens exactly once (a conditional flip) and only when the recording is complete and the
+ * row knows both numbers; a transcript stored before that travels with the event, one stored
+ * after stays on the row. Every write is an upsert (UpdateItem), so nothing reads first.
+ */
+export const voicemailKey = (tenantId: string, providerCallSid: string) => ({
+  pk: tenantPk(tenantId),
+  sk: `${PREFIX.voicemail}${providerCallSid}`,
+});
+
+/** The row's fields as the webhook events module reads them (lambdas/contexts/webhooks/events.ts). */
+export type Voicemail = {
+  id: string;
+  tenantId: string;
+  callId: string | null;
+  fromNumber: string | null;
+  toNumber: string | null;
+  recordingReady: boolean;
+  transcript: string | null;
+  createdAt: string;
+  durationSec: number | null;
+};
+
+export function fromItem(item: Item): Voicemail {
+  return {
+    id: item.id as string,
+    tenantId: item.tenantId as string,
+    callId: str(item.callId),
+    fromNumber: str(item.fromNumber),
+    toNumber: str(item.toNumber),
+    recordingReady: item.recordingReady === true,
+    transcript: str(item.transcript),
+    createdAt: item.createdAt as string,
+    durationSec: num(item.durationSec),
+  };
+}
+
+/** Who the voicemail is from and to, and its call when the call is known. */
+export type VoicemailParties = { fromNumber: string; toNumber: string; callId: string | null };
+
+export async function getVoicemail(tenantId: string, providerCallSid: string): Promise<Voicemail | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ConsistentRead: true }));
+  return Item ? fromItem(Item) : undefined;
+}
+
+type Fields = Record<string, unknown>;
+
+/** SET a = :a for `set`, a = if_not_exists(a, :a) for `keep` (first writer wins: id, createdAt). */
+function upsertExpression(set: Fields, keep: Fields): Pick<UpdateCommandInput, 'UpdateExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> {
+  const defined = (fields: Fields) => Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);
+  const s = defined(set);
+  const k = defined(keep);
+  return {
+    UpdateExpression: `SET ${[...s.map(([n]) => `#${n} = :${n}`), ...k.map(([n]) => `#${n} = if_not_exists(#${n}, :${n})`)].join(', ')}`,
+    ExpressionAttributeNames: Object.fromEntries([...s, ...k].map(([n]) => [`#${n}`, n])),
+    ExpressionAttributeValues: Object.fromEntries([...s, ...k].map(([n, v]) => [`:${n}`, v])),
+  };
+}
+
+async function upsert(tenantId: string, providerCallSid: string, set: Fields, keep: Fields, createdAt: Date): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: voicemailKey(tenantId, providerCallSid),
+      ...upsertExpression(
+        { type: ROW_TYPES.voicemail, tenantId, ...set },
+        { id: uuidv7(createdAt), createdAt: createdAt.toISOString(), recordingReady: false, ...keep },
+      ),
+    }),
+  );
+}
+
+const partyFields = (parties: VoicemailParties | undefined) => ({
+  set: { callId: parties?.callId ?? undefined },
+  keep: { fromNumber: parties?.fromNumber, toNumber: parties?.toNumber },
+});
+
+/** The recording is complete (Twilio's RecordingStatus `completed`). */
+export async function recordVoicemailRecording(
+  tenantId: string,
+  input: { providerCallSid: string; recordingSid: string; durationSec: number | null; createdAt: Date; parties?: VoicemailParties },
+): Promise<void> {
+  const parties = partyFields(input.parties);
+  await upsert(
+    tenantId,
+    input.providerCallSid,
+    { recordingSid: input.recordingSid, recordingCompleted: true, durationSec: input.durationSec, ...parties.set },
+    parties.keep,
+    input.createdAt,
+  );
+  await markReadyIfComplete(tenantId, input.providerCallSid);
+}
+
+/** The transcript, whenever it arrives: before the recording is ready it goes out with the event. */
+export async function recordVoicemailTranscript(
+  tenantId: string,
+  input: { providerCallSid: string; transcript: string; receivedAt: Date; parties?: VoicemailParties },
+): Promise<void> {
+  const parties = partyFields(input.parties);
+  await upsert(tenantId, input.providerCallSid, { transcript: input.transcript, ...parties.set }, parties.keep, input.receivedAt);
+  await markReadyIfComplete(tenantId, input.providerCallSid);
+}
+
+/**
+ * A call just became known: a voicemail recorded before it (whose callback named no numbers)
+ * learns its numbers and call id now. Touches only an existing row.
+ */
+export async function attachCallToVoicemail(tenantId: string, providerCallSid: string, parties: VoicemailParties): Promise<void> {
+  const fields = partyFields(parties);
+  const expression = upsertExpression(fields.set, fields.keep);
+  try {
+    await dynamo.send(
+      new UpdateCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ...expression, ConditionExpression: CONDITION.rowExists }),
+    );
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return; // no voicemail on this call
+    throw err;
+  }
+  await markReadyIfComplete(tenantId, providerCallSid);
+}
+
+/** The one false -> true flip of `recordingReady`; whoever completes the row last makes it. */
+async function markReadyIfComplete(tenantId: string, providerCallSid: string): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: voicemailKey(tenantId, providerCallSid),
+        UpdateExpression: 'SET #recordingReady = :true',
+        ConditionExpression:
+          '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND #recordingReady = :false',
+        ExpressionAttributeNames: {
+          '#recordingReady': 'recordingReady',
+          '#recordingCompleted': 'recordingCompleted',
+          '#fromNumber': 'fromNumber',
+          '#toNumber': 'toNumber',
+        },
+        ExpressionAttributeValues: { ':true': true, ':false': false },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err; // not complete yet, or already ready
+  }
+}

@@ -1,0 +1,137 @@
+import type { z } from 'zod/mini';
+import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
+import { deliveryStatusOfTwilio } from './twilio';
+import { NotFoundError, ValidationError } from '../../shared/errors';
+import { updateMessageStatus } from '../texting/messages';
+import type { Call } from '../contacts/schemas';
+import { receiveInboundMessage } from '../texting/texting';
+import type { Organization, OrganizationClues } from './organization';
+import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './callback-params';
+import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './voice-legs';
+import { attachCallToVoicemail, recordVoicemailRecording, recordVoicemailTranscript, type VoicemailParties } from '../calls/voicemails';
+
+/**
+ * Each callback kind: its fields, where its organization is found, and what it changes. The
+ * handler wrapper (lambdas/handlers/carrier/callback-handler.ts) verifies the signature first and calls
+ * these; the operator CLI's simulations go through the very same objects.
+ */
+export type Outcome = { handled: true } | { handled: false; reason: string };
+
+export type CallbackKind<P> = {
+  params: z.ZodMiniType<P>;
+  clues: (params: P, tenantHint: string | undefined) => OrganizationClues;
+  ingest: (params: P, organization: Organization, receivedAt: Date) => Promise<Outcome>;
+};
+
+const HANDLED: Outcome = { handled: true };
+/** Reasons are logged: they never carry a body, a number or a credential. */
+const ignored = (reason: string): Outcome => ({ handled: false, reason });
+
+export const voiceStatusCallback: CallbackKind<VoiceStatusParams> = {
+  params: VoiceStatusParams,
+  clues: voiceClues,
+  async ingest(p, organization, receivedAt) {
+    const change = callChangeOfLeg(p, organization.orgNumbers, receivedAt);
+    const providerCallSid = rootCallSidOf(p);
+    const { callId, created } = await upsertCallByProviderSid(organization.tenantId, providerCallSid, change);
+    if (created) {
+      // A voicemail recorded before its call was known waits for the call's numbers (voicemails.ts).
+      const { fromNumber, toNumber } = change.classification;
+      await attachCallToVoicemail(organization.tenantId, providerCallSid, { fromNumber, toNumber, callId });
+    }
+    return HANDLED;
+  },
+};
+
+/** Recording and transcription callbacks name the call; `<Record action>` requests also its numbers. */
+const recordedCallClues = (p: { CallSid: string; From?: string; To?: string }, tenantHint: string | undefined): OrganizationClues => ({
+  // A voicemail is left on an inbound call: `To` is the organization's number, `From` the caller's.
+  ownNumbers: p.To ? [p.To] : [],
+  legNumbers: [p.To, p.From].filter((n): n is string => n !== undefined),
+  callSid: p.CallSid,
+  callFirst: true,
+  tenantHint,
+});
+
+const partiesOf = (call: Call | undefined, p: { From?: string; To?: string }): VoicemailParties | undefined =>
+  call
+    ? { fromNumber: call.fromNumber, toNumber: call.toNumber, callId: call.id }
+    : p.From && p.To
+      ? { fromNumber: p.From, toNumber: p.To, callId: null }
+      : undefined;
+
+/**
+ * After writing a voicemail that knew no numbers, look for the call once more: the call may have
+ * been created meanwhile, after its own callback looked for this row. One of the two sides
+ * always sees the other, so the voicemail cannot be left waiting.
+ */
+async function attachIfCallAppeared(tenantId: string, providerCallSid: string, parties: VoicemailParties | undefined): Promise<void> {
+  if (parties) return;
+  const call = await findCallByProviderSid(tenantId, providerCallSid);
+  if (call) await attachCallToVoicemail(tenantId, providerCallSid, { fromNumber: call.fromNumber, toNumber: call.toNumber, callId: call.id });
+}
+
+export const recordingCallback: CallbackKind<RecordingParams> = {
+  params: RecordingParams,
+  clues: recordedCallClues,
+  async ingest(p, { tenantId }, receivedAt) {
+    const status = p.RecordingStatus?.toLowerCase();
+    if (status !== undefined && status !== 'completed') return ignored(`recording status ${status}`);
+    const parties = partiesOf(await findCallByProviderSid(tenantId, p.CallSid), p);
+    await recordVoicemailRecording(tenantId, {
+      providerCallSid: p.CallSid,
+      recordingSid: p.RecordingSid,
+      durationSec: p.RecordingDuration ?? null,
+      createdAt: eventTime(p.RecordingStartTime, receivedAt),
+      parties,
+    });
+    await attachIfCallAppeared(tenantId, p.CallSid, parties);
+    return HANDLED;
+  },
+};
+
+export const transcriptionCallback: CallbackKind<TranscriptionParams> = {
+  params: TranscriptionParams,
+  clues: recordedCallClues,
+  async ingest(p, { tenantId }, receivedAt) {
+    const status = p.TranscriptionStatus.toLowerCase();
+    if (status !== 'completed' || p.TranscriptionText === undefined) return ignored(`transcription status ${status}`);
+    const parties = partiesOf(await findCallByProviderSid(tenantId, p.CallSid), p);
+    await recordVoicemailTranscript(tenantId, { providerCallSid: p.CallSid, transcript: p.TranscriptionText, receivedAt, parties });
+    await attachIfCallAppeared(tenantId, p.CallSid, parties);
+    return HANDLED;
+  },
+};
+
+export const smsInboundCallback: CallbackKind<SmsInboundParams> = {
+  params: SmsInboundParams,
+  clues: (p, tenantHint) => ({ ownNumbers: [p.to], legNumbers: [p.from, p.to], tenantHint }),
+  async ingest(p, { tenantId }, receivedAt) {
+    try {
+      // Idempotent per MessageSid: Twilio's retries store nothing twice (texting.ts).
+      await receiveInboundMessage(tenantId, { from: p.from, to: p.to, body: p.body, messageSid: p.messageSid, receivedAt });
+      return HANDLED;
+    } catch (err) {
+      // A sender that is no phone number (alphanumeric ids, short codes): a retry cannot help.
+      if (err instanceof ValidationError) return ignored('sender is not an E.164 number');
+      throw err;
+    }
+  },
+};
+
+export const smsStatusCallback: CallbackKind<SmsStatusParams> = {
+  params: SmsStatusParams,
+  clues: (p, tenantHint) => ({ ownNumbers: p.from ? [p.from] : [], legNumbers: [p.from, p.to].filter((n): n is string => !!n), tenantHint }),
+  async ingest(p, { tenantId }) {
+    const status = deliveryStatusOfTwilio(p.status.toLowerCase());
+    if (!status) return ignored(`message status ${p.status.toLowerCase()} says nothing new`);
+    try {
+      await updateMessageStatus(tenantId, { messageSid: p.messageSid }, status);
+      return HANDLED;
+    } catch (err) {
+      // Not ours (sent outside the service) or its sid is not recorded yet: nothing to move.
+      if (err instanceof NotFoundError) return ignored('no message with this sid');
+      throw err;
+    }
+  },
+};

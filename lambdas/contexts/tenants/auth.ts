@@ -1,0 +1,96 @@
+import { findApiKeyByHash, hashApiKey, looksLikeApiKey } from './api-keys';
+import { ApiAccessDisabledError, UnauthorizedError } from '../../shared/errors';
+import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
+import { getTenant } from './tenants';
+
+/** Who is calling: resolved from the key alone, never from anything else in the request. */
+export type Principal = {
+  tenant: { id: string; name: string; slug: string; plan: string };
+  apiKey: { id: string; name: string; prefix: string; expiresAt: string | null; createdAt: string };
+  scopes: Scope[];
+};
+
+export type AuthDecision =
+  | { effect: 'allow'; principal: Principal }
+  | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
+
+const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
+
+/** The key of `Authorization: Bearer <key>`, or undefined when the header is not that. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header ?? '');
+  return match?.[1];
+}
+
+export const isExpired = (expiresAt: string | null, now: Date): boolean =>
+  expiresAt !== null && Date.parse(expiresAt) <= now.getTime();
+
+/**
+ * The whole authorizer decision: key hash -> key row -> organization. Missing, malformed,
+ * unknown, revoked and expired keys are all "unauthorized" (401) and indistinguishable to the
+ * caller; a plan without API access is 403.
+ */
+export async function authorizeAuthorizationHeader(header: string | undefined, now = new Date()): Promise<AuthDecision> {
+  const key = bearerToken(header);
+  if (!key || !looksLikeApiKey(key)) return UNAUTHORIZED;
+  const record = await findApiKeyByHash(hashApiKey(key));
+  if (!record || record.revokedAt !== null || isExpired(record.expiresAt, now)) return UNAUTHORIZED;
+  const tenant = await getTenant(record.tenantId);
+  if (!tenant) return UNAUTHORIZED;
+  if (!planHasApiAccess(tenant.plan)) return { effect: 'deny', reason: 'api_access_disabled' };
+  return {
+    effect: 'allow',
+    principal: {
+      tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, plan: tenant.plan },
+      apiKey: { id: record.id, name: record.name, prefix: record.prefix, expiresAt: record.expiresAt, createdAt: record.createdAt },
+      scopes: record.scopes,
+    },
+  };
+}
+
+/**
+ * API Gateway passes an authorizer's context to the integration as flat string values; these two
+ * functions are the only encoding and decoding of it.
+ */
+export type AuthorizerContext = Record<string, string>;
+
+export function principalToContext(principal: Principal): AuthorizerContext {
+  return {
+    tenantId: principal.tenant.id,
+    tenantName: principal.tenant.name,
+    tenantSlug: principal.tenant.slug,
+    tenantPlan: principal.tenant.plan,
+    keyId: principal.apiKey.id,
+    keyName: principal.apiKey.name,
+    keyPrefix: principal.apiKey.prefix,
+    keyExpiresAt: principal.apiKey.expiresAt ?? '',
+    keyCreatedAt: principal.apiKey.createdAt,
+    scopes: principal.scopes.join(' '),
+  };
+}
+
+/** Rebuilds the principal in a handler; anything incomplete is treated as no authentication. */
+export function principalFromContext(context: Record<string, unknown> | null | undefined, now = new Date()): Principal {
+  const value = (name: string): string => {
+    const v = context?.[name];
+    if (typeof v !== 'string') throw new UnauthorizedError();
+    return v;
+  };
+  const principal: Principal = {
+    tenant: { id: value('tenantId'), name: value('tenantName'), slug: value('tenantSlug'), plan: value('tenantPlan') },
+    apiKey: {
+      id: value('keyId'),
+      name: value('keyName'),
+      prefix: value('keyPrefix'),
+      expiresAt: value('keyExpiresAt') || null,
+      createdAt: value('keyCreatedAt'),
+    },
+    scopes: effectiveScopes(value('scopes').split(' ')),
+  };
+  if (!principal.tenant.id) throw new UnauthorizedError();
+  // The authorizer's cached decision may outlive the key's expiry; the handler has the last word.
+  if (isExpired(principal.apiKey.expiresAt, now)) throw new UnauthorizedError();
+  // Also re-checked here so a cached decision cannot outlast a plan change by more than the TTL.
+  if (!planHasApiAccess(principal.tenant.plan)) throw new ApiAccessDisabledError();
+  return principal;
+}

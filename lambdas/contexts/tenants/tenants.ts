@@ -1,0 +1,194 @@
+import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item } from '../../shared/table/dynamo';
+import { NotFoundError, NumberTakenError, ValidationError } from '../../shared/errors';
+import { uuidv7 } from '../../shared/ids';
+import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
+import { isE164 } from '../../shared/phone';
+import type { Plan } from './scopes';
+
+export const BILLING_STATUSES = ['active', 'past_due', 'suspended'] as const;
+export type BillingStatus = (typeof BILLING_STATUSES)[number];
+
+/** An organization: the row every other row of its data hangs under. */
+export type Tenant = {
+  id: string;
+  name: string;
+  slug: string;
+  plan: Plan;
+  smsNumber: string | null;
+  numbers: string[];
+  billingStatus: BillingStatus;
+  spendingLimitCents: number | null;
+  spendCents: number;
+  approvedHosts: string[];
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type TenantInput = {
+  name: string;
+  slug?: string;
+  plan?: Plan;
+  smsNumber?: string | null;
+  numbers?: string[];
+  billingStatus?: BillingStatus;
+  spendingLimitCents?: number | null;
+};
+
+export type TenantUpdate = Partial<Omit<TenantInput, 'numbers'>> & { addNumbers?: string[]; approveHosts?: string[] };
+
+export const tenantKey = (tenantId: string) => ({ pk: tenantPk(tenantId), sk: TENANT_SK });
+
+export const slugify = (name: string): string =>
+  name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60) || 'org';
+
+export function toItem(tenant: Tenant): Item {
+  return { ...tenantKey(tenant.id), type: 'tenant', ...tenant };
+}
+
+export function fromItem(item: Item): Tenant {
+  return {
+    id: item.id as string,
+    name: item.name as string,
+    slug: item.slug as string,
+    plan: item.plan as Plan,
+    smsNumber: str(item.smsNumber),
+    numbers: (item.numbers as string[] | undefined) ?? [],
+    billingStatus: item.billingStatus as BillingStatus,
+    spendingLimitCents: num(item.spendingLimitCents),
+    spendCents: num(item.spendCents) ?? 0,
+    approvedHosts: (item.approvedHosts as string[] | undefined) ?? [],
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+  };
+}
+
+export async function createTenant(input: TenantInput, now = new Date()): Promise<Tenant> {
+  const at = nowIso(now);
+  const numbers = [...new Set([...(input.numbers ?? []), ...(input.smsNumber ? [input.smsNumber] : [])])];
+  const tenant: Tenant = {
+    id: uuidv7(now),
+    name: input.name,
+    slug: input.slug ?? slugify(input.name),
+    plan: input.plan ?? 'pro',
+    smsNumber: input.smsNumber ?? null,
+    numbers,
+    billingStatus: input.billingStatus ?? 'active',
+    spendingLimitCents: input.spendingLimitCents ?? null,
+    spendCents: 0,
+    approvedHosts: [],
+    createdAt: at,
+    updatedAt: at,
+  };
+  await writeWithNumbers({ Put: { TableName: TABLE_NAME, Item: toItem(tenant), ConditionExpression: CONDITION.rowIsNew } }, tenant);
+  return tenant;
+}
+
+export async function getTenant(tenantId: string): Promise<Tenant | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId) }));
+  return Item ? fromItem(Item) : undefined;
+}
+
+/** Applies an operator's change (the portal's job) in one conditional update. */
+export async function updateTenant(tenantId: string, change: TenantUpdate, now = new Date()): Promise<Tenant> {
+  const current = await getTenant(tenantId);
+  if (!current) throw new NotFoundError('Tenant');
+  const next: Tenant = {
+    ...current,
+    ...(change.name !== undefined && { name: change.name }),
+    ...(change.slug !== undefined && { slug: change.slug }),
+    ...(change.plan !== undefined && { plan: change.plan }),
+    ...(change.smsNumber !== undefined && { smsNumber: change.smsNumber }),
+    ...(change.billingStatus !== undefined && { billingStatus: change.billingStatus }),
+    ...(change.spendingLimitCents !== undefined && { spendingLimitCents: change.spendingLimitCents }),
+    numbers: [...new Set([...current.numbers, ...(change.addNumbers ?? []), ...(change.smsNumber ? [change.smsNumber] : [])])],
+    approvedHosts: [...new Set([...current.approvedHosts, ...(change.approveHosts ?? []).map((h) => h.toLowerCase())])],
+    updatedAt: nowIso(now),
+  };
+  // Spend is changed only by sends; everything else is the operator's. Guarding on updatedAt
+  // makes a concurrent operator change fail loudly instead of being silently overwritten.
+  const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
+  try {
+    await writeWithNumbers(
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: tenantKey(tenantId),
+          UpdateExpression: `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}`,
+          ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
+          ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])),
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
+            ':previousUpdatedAt': current.updatedAt,
+          },
+        },
+      },
+      next,
+    );
+  } catch (err) {
+    if (err instanceof TenantRowConflict) throw new Error('The organization changed concurrently; try again', { cause: err });
+    throw err;
+  }
+  return next;
+}
+
+// ---------- number -> organization lookup rows (carrier callbacks) ----------
+
+/**
+ * `NUMBER_OWNER#<e164>` -> tenantId: how a carrier callback, which names only phone numbers,
+ * finds its organization. Outside every tenant partition by necessity, like the API-key rows.
+ */
+export const numberOwnerKey = (number: string) => ({ pk: `${PREFIX.numberOwner}${number}`, sk: OWNER_SK });
+
+/** The organization that registered this number, if any. */
+export async function findTenantIdByNumber(number: string): Promise<string | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberOwnerKey(number) }));
+  return typeof Item?.tenantId === 'string' ? Item.tenantId : undefined;
+}
+
+/** One transaction holds the tenant row and one lookup row per number (the rest of 100 items). */
+const MAX_NUMBERS = 99;
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+class TenantRowConflict extends Error {}
+
+/**
+ * Writes the tenant row and (re)asserts a lookup row for each of its numbers in one transaction,
+ * so a number is never registered without its owner row, nor claimed by two organizations under
+ * concurrency. Re-asserting every number (not only added ones) also backfills rows for
+ * organizations registered before the lookup rows existed.
+ */
+async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Promise<void> {
+  const invalid = tenant.numbers.find((n) => !isE164(n));
+  if (invalid !== undefined) throw new ValidationError('numbers: each must be an E.164 phone number such as +14155550123');
+  if (tenant.numbers.length > MAX_NUMBERS) throw new ValidationError(`numbers: at most ${MAX_NUMBERS} per organization`);
+  const owners: TransactItem[] = tenant.numbers.map((number) => ({
+    Put: {
+      TableName: TABLE_NAME,
+      Item: { ...numberOwnerKey(number), type: 'numberOwner', tenantId: tenant.id, number },
+      ConditionExpression: 'attribute_not_exists(pk) OR tenantId = :tenantId',
+      ExpressionAttributeValues: { ':tenantId': tenant.id },
+    },
+  }));
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await dynamo.send(new TransactWriteCommand({ TransactItems: [tenantWrite, ...owners] }));
+      return;
+    } catch (err) {
+      const reasons = cancellationReasons(err);
+      if (failedCondition(reasons, 0)) throw new TenantRowConflict('tenant row condition failed', { cause: err });
+      const taken = tenant.numbers.findIndex((_, i) => failedCondition(reasons, i + 1));
+      if (taken !== -1) throw new NumberTakenError(tenant.numbers[taken]);
+      // Another transaction on the same number was in flight: the retry sees its outcome.
+      if (!reasons?.some((r) => r.code === 'TransactionConflict') || attempt >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    }
+  }
+}

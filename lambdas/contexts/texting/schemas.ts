@@ -1,0 +1,71 @@
+import * as z from 'zod/mini';
+import '../../shared/schemas/zod-english';
+import type { ListMessagesQuery } from './requests/list-messages';
+import type { SendMessageBody } from './requests/send-message';
+
+/**
+ * The shapes of texts: threads, messages and the send request. Like `schemas.ts`, they validate
+ * requests, type the domain and generate the OpenAPI components (`.register(z.globalRegistry, { id })`).
+ */
+const dateTime = z.iso.datetime({ offset: true });
+const uuid = z.uuid();
+
+export const MESSAGE_DIRECTIONS = ['inbound', 'outbound'] as const;
+export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'failed', 'received'] as const;
+export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+export const MessageSchema = z
+  .object({
+    id: uuid,
+    tenantId: uuid,
+    direction: z.enum(MESSAGE_DIRECTIONS),
+    fromNumber: z.string(),
+    toNumber: z.string(),
+    counterpartNumber: z.string().register(z.globalRegistry, {
+      description: 'The external number (E.164); the conversation this message belongs to',
+    }),
+    body: z.string(),
+    status: z.enum(MESSAGE_STATUSES),
+    messageSid: z.string().register(z.globalRegistry, {
+      description: "The telephony provider's message identifier; empty while a new outbound message waits for the carrier's answer",
+    }),
+    agentId: z.nullable(uuid).register(z.globalRegistry, { description: 'The sender, outbound only; null when sent through the API' }),
+    isRead: z.boolean(),
+    createdAt: dateTime,
+  })
+  .register(z.globalRegistry, { id: 'Message' });
+
+export const ThreadSchema = z
+  .object({
+    counterpartNumber: z.string().register(z.globalRegistry, { description: 'External number, E.164; used as `{counterpart}` in paths' }),
+    lastMessage: z.string(),
+    lastDirection: z.enum(MESSAGE_DIRECTIONS),
+    lastStatus: z.string(),
+    lastAt: dateTime,
+    messageCount: z.int(),
+    hasUnread: z.boolean(),
+  })
+  .register(z.globalRegistry, { id: 'Thread' });
+
+export const ThreadListSchema = z.object({ threads: z.array(ThreadSchema) }).register(z.globalRegistry, { id: 'ThreadList' });
+export const MessageListSchema = z
+  .object({
+    messages: z.array(MessageSchema),
+    nextCursor: z
+      .nullable(uuid)
+      .register(z.globalRegistry, { description: 'Pass as `cursor` to get older messages; null on the last page' }),
+  })
+  .register(z.globalRegistry, { id: 'MessageList' });
+export const MessageEnvelopeSchema = z.object({ message: MessageSchema }).register(z.globalRegistry, { id: 'MessageEnvelope' });
+
+// ---------- requests ----------
+
+// In their own modules, like the other request schemas (schemas.ts says why).
+export { MAX_BODY_LENGTH, SendMessageBody } from './requests/send-message';
+export { CounterpartPath, ListMessagesQuery } from './requests/list-messages';
+
+export type Message = z.infer<typeof MessageSchema>;
+export type Thread = z.infer<typeof ThreadSchema>;
+export type SendMessageInput = z.infer<typeof SendMessageBody>;
+export type ListMessagesInput = z.infer<typeof ListMessagesQuery>;

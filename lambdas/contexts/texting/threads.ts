@@ -1,0 +1,125 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { num, type Item } from '../../shared/table/dynamo';
+import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import type { Message, Thread } from './schemas';
+import { GSIS } from '../../shared/table/table-schema';
+
+/**
+ * Threads: one row per external number, changed in the same transaction as each of its
+ * messages. Counters use ADD, so concurrent inbound and outbound texts never lose a count; the
+ * `last*` fields move only forward (guarded on the id of the newest message, which is a UUIDv7
+ * and so sorts by time). gsi2 lists an organization's threads by last activity.
+ */
+export const threadKey = (tenantId: string, counterpart: string) => ({
+  pk: tenantPk(tenantId),
+  sk: `${PREFIX.thread}${counterpart}`,
+});
+
+const activityPk = (tenantId: string) => tenantScopedPk(tenantId, PREFIX.threadsByActivity);
+
+export function fromItem(item: Item): Thread {
+  return {
+    counterpartNumber: item.counterpartNumber as string,
+    lastMessage: item.lastMessage as string,
+    lastDirection: item.lastDirection as Thread['lastDirection'],
+    lastStatus: item.lastStatus as string,
+    lastAt: item.lastAt as string,
+    messageCount: num(item.messageCount) ?? 0,
+    hasUnread: (num(item.unreadCount) ?? 0) > 0,
+  };
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/**
+ * The thread's share of writing `message`. `asLatest`: the message is newer than everything the
+ * thread has seen, so it also becomes the thread's last message (guarded, so a lost race fails the
+ * transaction and the caller retries with `asLatest: false`, which only counts).
+ */
+export function threadUpdateFor(tenantId: string, message: Message, asLatest: boolean): TransactItem {
+  const unread = message.direction === 'inbound' && !message.isRead ? 1 : 0;
+  const counters = 'ADD #messageCount :one, #unreadCount :unread';
+  const names = { '#messageCount': 'messageCount', '#unreadCount': 'unreadCount', '#type': 'type', '#counterpart': 'counterpartNumber' };
+  const values = { ':one': 1, ':unread': unread, ':type': 'thread', ':counterpart': message.counterpartNumber };
+  if (!asLatest) {
+    return {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: threadKey(tenantId, message.counterpartNumber),
+        UpdateExpression: `SET #type = :type, #counterpart = :counterpart ${counters}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+    };
+  }
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: threadKey(tenantId, message.counterpartNumber),
+      UpdateExpression:
+        'SET #type = :type, #counterpart = :counterpart, #lastMessage = :body, #lastDirection = :direction, ' +
+        '#lastStatus = :status, #lastAt = :at, #lastMessageId = :id, #gsi2pk = :gsi2pk, #gsi2sk = :gsi2sk ' +
+        counters,
+      ConditionExpression: 'attribute_not_exists(#lastMessageId) OR #lastMessageId < :id',
+      ExpressionAttributeNames: {
+        ...names,
+        '#lastMessage': 'lastMessage',
+        '#lastDirection': 'lastDirection',
+        '#lastStatus': 'lastStatus',
+        '#lastAt': 'lastAt',
+        '#lastMessageId': 'lastMessageId',
+        '#gsi2pk': GSIS.gsi2.partitionKey,
+        '#gsi2sk': GSIS.gsi2.sortKey,
+      },
+      ExpressionAttributeValues: {
+        ...values,
+        ':body': message.body,
+        ':direction': message.direction,
+        ':status': message.status,
+        ':at': message.createdAt,
+        ':id': message.id,
+        ':gsi2pk': activityPk(tenantId),
+        // lastAt orders the index; the message id makes the key unique and breaks same-instant ties.
+        ':gsi2sk': `${message.createdAt}#${message.id}`,
+      },
+    },
+  };
+}
+
+/** The thread's `lastStatus`, changed only while `messageId` is still its newest message. */
+export function threadStatusUpdate(tenantId: string, counterpart: string, messageId: string, status: string): TransactItem {
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: threadKey(tenantId, counterpart),
+      UpdateExpression: 'SET #lastStatus = :status',
+      ConditionExpression: '#lastMessageId = :id',
+      ExpressionAttributeNames: { '#lastStatus': 'lastStatus', '#lastMessageId': 'lastMessageId' },
+      ExpressionAttributeValues: { ':status': status, ':id': messageId },
+    },
+  };
+}
+
+/** GET /messages: every thread of the organization, newest activity first (the spec has no paging here). */
+export async function listThreads(tenantId: string): Promise<Thread[]> {
+  const threads: Thread[] = [];
+  let startKey: Item | undefined;
+  do {
+    const result = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        IndexName: GSIS.gsi2.indexName,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
+        ExpressionAttributeValues: { ':pk': activityPk(tenantId) },
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of result.Items ?? []) threads.push(fromItem(item));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return threads;
+}

@@ -1,0 +1,93 @@
+import { logger } from '../../shared/aws';
+import { ValidationError } from '../../shared/errors';
+import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryDelayMs } from './backoff';
+import { readAttemptState } from './attempt-state';
+import { recordAttempt, type Delivery } from './deliveries';
+import type { WebhookEndpoint } from './endpoints';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
+import type { DeliveryMessage, DeliveryQueue } from './queue';
+import { deliveryHeaders } from './signing';
+import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from './ssrf';
+
+/**
+ * The sender's logic, shared by the Lambda (SQS) and the local pipeline (timer queue): one
+ * message is one attempt. A wait longer than the queue allows comes back as another hop; a
+ * failure queues the next attempt after the backoff, then records it on the row.
+ */
+export type SenderDeps = {
+  queue: DeliveryQueue;
+  backoffBaseMs?: number;
+  timeoutMs?: number;
+  allowInsecureTargets?: boolean;
+  lookup?: LookupAll;
+  now?: () => number;
+};
+
+export type SendResult = 'deferred' | 'stale' | 'succeeded' | 'retrying' | 'failed';
+
+/** Sends the message's body: the bytes the router froze into the queue message (the row holds the same). */
+async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoint, approvedHosts: string[], deps: SenderDeps): Promise<AttemptOutcome> {
+  try {
+    // Checked on every attempt, not only at registration: approvals and DNS answers change.
+    const url = checkTargetUrl(endpoint.url, approvedHosts, deps);
+    const target = await resolveTarget(url, deps);
+    const headers = deliveryHeaders({
+      secret: endpoint.secret,
+      deliveryId: delivery.id,
+      eventType: delivery.event,
+      body,
+      nowMs: (deps.now ?? Date.now)(),
+    });
+    return await postPinned(target, headers, body, deps.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS);
+  } catch (err) {
+    if (err instanceof TargetRefusedError || err instanceof ValidationError) return { ok: false, error: excerpt(`refused target: ${err.message}`) };
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code) return { ok: false, error: excerpt(`network error: ${code}`) }; // DNS: ENOTFOUND, EAI_AGAIN
+    throw err;
+  }
+}
+
+export async function processDeliveryMessage(message: DeliveryMessage, deps: SenderDeps): Promise<SendResult> {
+  const now = deps.now ?? Date.now;
+  if (message.notBefore !== undefined && message.notBefore > now()) {
+    const hop = nextHop(message.notBefore, now());
+    await deps.queue.send({ ...message, notBefore: hop.notBefore }, hop.delayMs);
+    return 'deferred';
+  }
+
+  const { delivery, endpoint, tenant } = await readAttemptState(message.tenantId, message.endpointId, message.deliveryId);
+  // A duplicate message, an older cycle, or a delivery already settled: nothing to do.
+  if (!delivery || delivery.cycle !== message.cycle || delivery.status !== 'pending' || delivery.attempts >= message.attempt) {
+    return 'stale';
+  }
+  const base = { cycle: message.cycle, attempt: message.attempt };
+  if (!endpoint) {
+    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError: 'endpoint deleted', now: new Date(now()) });
+    return 'failed';
+  }
+
+  const outcome = await attempt(delivery, message.body, endpoint, tenant?.approvedHosts ?? [], deps);
+  const log = { deliveryId: delivery.id, endpointId: endpoint.id, attempt: message.attempt, status: outcome.status ?? null };
+  // The receiver's response text stays in the delivery log only; logs get the status or the network cause.
+  const cause = outcome.ok ? undefined : outcome.status === undefined ? outcome.error : `HTTP ${outcome.status}`;
+  if (outcome.ok) {
+    await recordAttempt(delivery, { ...base, status: 'succeeded', nextRetryAt: null, now: new Date(now()) });
+    logger.info('Webhook delivered', log);
+    return 'succeeded';
+  }
+
+  const waitMs = retryDelayMs(message.attempt, deps.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS);
+  if (waitMs === undefined) {
+    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError: outcome.error, now: new Date(now()) });
+    logger.warn('Webhook delivery failed for good', { ...log, cause });
+    return 'failed';
+  }
+  const dueAt = now() + waitMs;
+  const hop = nextHop(dueAt, now());
+  // Queue first, record second: if recording fails the message is retried and the attempt
+  // repeats (at least once); the other order could leave a pending row with nothing queued.
+  await deps.queue.send({ ...message, attempt: message.attempt + 1, notBefore: hop.notBefore }, hop.delayMs);
+  await recordAttempt(delivery, { ...base, status: 'pending', nextRetryAt: new Date(dueAt).toISOString(), lastError: outcome.error, now: new Date(now()) });
+  logger.info('Webhook attempt failed; retry queued', { ...log, cause, nextRetryAt: new Date(dueAt).toISOString() });
+  return 'retrying';
+}

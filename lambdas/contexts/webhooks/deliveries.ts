@@ -1,0 +1,256 @@
+import type { AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
+import { NotFoundError } from '../../shared/errors';
+import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
+import type { DeliveredEventType } from './event-types';
+import { ROW_TYPES } from '../../shared/table/row-types';
+import type { StreamChange } from './stream-change';
+import { findByIdIndex } from '../../shared/table/id-index';
+
+/**
+ * Deliveries: one row per (event, endpoint), the delivery log the portal shows. Rows live in a
+ * per-endpoint partition inside the tenant's space, ids sort by event time (newest first is a
+ * reverse query), and rows expire 30 days after the last operator action.
+ *
+ * Enqueueing is tracked on the row so that nothing is queued twice and nothing is lost:
+ * `cycle` counts attempt cycles (1, then +1 per redelivery); `enqueuedCycle` says which cycle
+ * has its first message on the queue. Operator actions (redeliver, test) set `enqueueRequested`
+ * and the router, which sees that change on the stream, does the enqueueing in AWS and locally.
+ */
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export const DELIVERY_ROW_TYPE = ROW_TYPES.delivery;
+export const DELIVERY_RETENTION_SECONDS = 30 * 24 * 3600;
+
+export type Delivery = {
+  id: string;
+  tenantId: string;
+  endpointId: string;
+  event: DeliveredEventType;
+  eventId: string;
+  /** The frozen body: every attempt and every redelivery sends exactly these bytes. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  cycle: number;
+  enqueuedCycle: number;
+  nextRetryAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
+/** What the operator sees: everything but the body. */
+export type DeliveryView = Omit<Delivery, 'body' | 'enqueuedCycle' | 'tenantId'>;
+
+export const deliveryKey = (tenantId: string, endpointId: string, deliveryId: string) => ({
+  pk: tenantScopedPk(tenantId, `${PREFIX.webhookDeliveries}${endpointId}`),
+  sk: `${PREFIX.webhookDelivery}${deliveryId}`,
+});
+
+const expiresAt = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECONDS;
+
+export function toItem(delivery: Delivery, extra: { enqueueRequested?: boolean } = {}): Item {
+  return {
+    ...deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+    [GSIS.gsi1.partitionKey]: `${PREFIX.webhookDeliveryId}${delivery.id}`,
+    [GSIS.gsi1.sortKey]: PREFIX.webhookDeliveryId,
+    type: DELIVERY_ROW_TYPE,
+    ...delivery,
+    ...(extra.enqueueRequested && { enqueueRequested: true }),
+    [TTL_ATTRIBUTE]: expiresAt(new Date(delivery.updatedAt)),
+  };
+}
+
+export function fromItem(item: Item): Delivery {
+  return {
+    id: item.id as string,
+    tenantId: item.tenantId as string,
+    endpointId: item.endpointId as string,
+    event: item.event as DeliveredEventType,
+    eventId: item.eventId as string,
+    body: item.body as string,
+    status: item.status as DeliveryStatus,
+    attempts: (item.attempts as number | undefined) ?? 0,
+    cycle: (item.cycle as number | undefined) ?? 1,
+    enqueuedCycle: (item.enqueuedCycle as number | undefined) ?? 0,
+    nextRetryAt: str(item.nextRetryAt),
+    lastError: str(item.lastError),
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+  };
+}
+
+export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView => view;
+
+/** A delivery whose current cycle has no message on the queue yet. */
+export const needsEnqueue = (delivery: Delivery): boolean => delivery.status === 'pending' && delivery.enqueuedCycle < delivery.cycle;
+
+export function newDelivery(
+  fields: Pick<Delivery, 'id' | 'tenantId' | 'endpointId' | 'event' | 'eventId' | 'body'>,
+  now: Date,
+): Delivery {
+  const at = nowIso(now);
+  return { ...fields, status: 'pending', attempts: 0, cycle: 1, enqueuedCycle: 0, nextRetryAt: at, lastError: null, createdAt: at, updatedAt: at };
+}
+
+/**
+ * Writes a delivery unless its id exists. Returns the row as stored: the new one, or the one a
+ * previous run wrote (read in the same call), so a replay can tell whether it was enqueued.
+ */
+export async function insertDelivery(
+  delivery: Delivery,
+  extra: { enqueueRequested?: boolean } = {},
+): Promise<{ delivery: Delivery; created: boolean }> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: toItem(delivery, extra),
+        ConditionExpression: CONDITION.rowIsNew,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { delivery, created: true };
+  } catch (err) {
+    const old = (err as ConditionalCheckFailedException).Item;
+    if (!isConditionalCheckFailed(err) || !old) throw err;
+    return { delivery: fromItem(unmarshall(old as Record<string, AttributeValue>)), created: false };
+  }
+}
+
+/** Records that `cycle` is on the queue; a redelivery that started meanwhile is left alone. */
+export async function markEnqueued(delivery: Pick<Delivery, 'tenantId' | 'endpointId' | 'id'>, cycle: number): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+        UpdateExpression: 'SET enqueuedCycle = :cycle REMOVE enqueueRequested',
+        ConditionExpression: `${CONDITION.rowExists} AND #cycle = :cycle`,
+        ExpressionAttributeNames: { '#cycle': 'cycle' },
+        ExpressionAttributeValues: { ':cycle': cycle },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err;
+  }
+}
+
+export async function getDelivery(tenantId: string, endpointId: string, deliveryId: string): Promise<Delivery | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, endpointId, deliveryId), ConsistentRead: true }),
+  );
+  return Item ? fromItem(Item) : undefined;
+}
+
+/** The operator's lookup by bare id. */
+export async function findDelivery(deliveryId: string): Promise<Delivery> {
+  const item = await findByIdIndex(PREFIX.webhookDeliveryId, deliveryId);
+  if (!item) throw new NotFoundError('Delivery');
+  return fromItem(item);
+}
+
+export type AttemptRecord = {
+  cycle: number;
+  attempt: number;
+  status: DeliveryStatus;
+  nextRetryAt: string | null;
+  /** Undefined keeps the previous error (a success after failures still shows what failed). */
+  lastError?: string;
+  now: Date;
+};
+
+/**
+ * Records the result of attempt `attempt`. Guarded so that a duplicate or stale message (an
+ * older cycle, an attempt already recorded) changes nothing; returns whether it applied.
+ */
+export async function recordAttempt(delivery: Pick<Delivery, 'tenantId' | 'endpointId' | 'id'>, record: AttemptRecord): Promise<boolean> {
+  const sets = ['attempts = :attempt', '#status = :status', 'nextRetryAt = :next', 'updatedAt = :now'];
+  if (record.lastError !== undefined) sets.push('lastError = :error');
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: `${CONDITION.rowExists} AND #cycle = :cycle AND attempts < :attempt AND #status = :pending`,
+        ExpressionAttributeNames: { '#status': 'status', '#cycle': 'cycle' },
+        ExpressionAttributeValues: {
+          ':attempt': record.attempt,
+          ':status': record.status,
+          ':next': record.nextRetryAt,
+          ':now': nowIso(record.now),
+          ':cycle': record.cycle,
+          ':pending': 'pending',
+          ...(record.lastError !== undefined && { ':error': record.lastError }),
+        },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return false;
+    throw err;
+  }
+}
+
+/** The endpoint's deliveries, newest first. */
+export async function listDeliveriesOf(tenantId: string, endpointId: string, limit = 50): Promise<Delivery[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': deliveryKey(tenantId, endpointId, '').pk, ':prefix': PREFIX.webhookDelivery },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return (Items ?? []).map(fromItem);
+}
+
+/**
+ * Starts a new attempt cycle of a delivery, same id and same body: attempts from 1 again, with
+ * the full backoff. The router sees `enqueueRequested` on the stream and queues attempt 1.
+ */
+export async function requestRedelivery(deliveryId: string, now = new Date()): Promise<Delivery> {
+  const current = await findDelivery(deliveryId);
+  const { Attributes } = await dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: deliveryKey(current.tenantId, current.endpointId, current.id),
+      UpdateExpression:
+        'SET #cycle = #cycle + :one, #status = :pending, attempts = :zero, nextRetryAt = :now, lastError = :null, ' +
+        'enqueueRequested = :true, updatedAt = :now, #ttl = :ttl',
+      ConditionExpression: CONDITION.rowExists,
+      ExpressionAttributeNames: { '#cycle': 'cycle', '#status': 'status', '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':pending': 'pending',
+        ':zero': 0,
+        ':now': nowIso(now),
+        ':null': null,
+        ':true': true,
+        ':ttl': expiresAt(now),
+      },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return fromItem(Attributes!);
+}
+
+/**
+ * Whether a stream change is an operator's request to enqueue a delivery: the moment
+ * `enqueueRequested` appears (a test delivery inserted, or a redelivery started). Later writes
+ * while the flag is still set (the sender recording attempts) are not new requests.
+ */
+export function enqueueRequestOf(change: StreamChange): Pick<Delivery, 'tenantId' | 'endpointId' | 'id'> | undefined {
+  const { newImage, oldImage } = change;
+  if (change.eventName === 'REMOVE' || newImage?.type !== DELIVERY_ROW_TYPE || newImage.enqueueRequested !== true) return undefined;
+  const isNewRequest = change.eventName === 'INSERT' || oldImage?.enqueueRequested !== true || oldImage.cycle !== newImage.cycle;
+  if (!isNewRequest) return undefined;
+  return { tenantId: newImage.tenantId as string, endpointId: newImage.endpointId as string, id: newImage.id as string };
+}

@@ -1,0 +1,81 @@
+import { fromItem as callFromItem } from '../calls/calls';
+import { fromItem as messageFromItem } from '../texting/messages';
+import { num, str, type Item } from '../../shared/table/dynamo';
+import { PREFIX } from '../../shared/table/keys';
+import { derivedUuid } from './derived-ids';
+import type { WebhookVoicemail } from './event-schemas';
+import type { WebhookEventType } from './event-types';
+import { ROW_TYPES, TERMINAL_CALL_STATUSES } from '../../shared/table/row-types';
+import type { StreamChange } from './stream-change';
+
+/**
+ * Which row changes are events. Pure functions over stream changes: no reads, no clock, so a
+ * replayed record derives byte-for-byte the same event (same id, same body).
+ */
+export type DerivedEvent = {
+  id: string;
+  tenantId: string;
+  type: WebhookEventType;
+  createdAt: string;
+  /** The exact bytes every delivery of this event sends and signs. */
+  body: string;
+};
+
+const isTerminal = (status: unknown): boolean =>
+  typeof status === 'string' && (TERMINAL_CALL_STATUSES as readonly string[]).includes(status);
+
+/** The tenant of a row: its `tenantId`, or the `T#<id>` its key starts with. */
+function tenantOf(item: Item): string | undefined {
+  if (typeof item.tenantId === 'string') return item.tenantId;
+  const pk = typeof item.pk === 'string' ? item.pk : '';
+  return pk.startsWith(PREFIX.tenant) ? pk.slice(PREFIX.tenant.length).split('#')[0] : undefined;
+}
+
+function voicemailFromItem(item: Item): WebhookVoicemail {
+  return {
+    id: item.id as string,
+    callId: str(item.callId),
+    fromNumber: item.fromNumber as string,
+    toNumber: item.toNumber as string,
+    durationSec: num(item.durationSec),
+    transcript: str(item.transcript),
+    createdAt: item.createdAt as string,
+  };
+}
+
+/** The event type and `data` of a change, or undefined when the change is no event. */
+function classify(change: StreamChange): { type: WebhookEventType; data: Record<string, unknown> } | undefined {
+  const { newImage, oldImage, eventName } = change;
+  if (!newImage || eventName === 'REMOVE') return undefined;
+  switch (newImage.type) {
+    case ROW_TYPES.call:
+      // Terminal on insert, or non-terminal -> terminal; a later edit of an ended call is no new event.
+      if (isTerminal(newImage.status) && (eventName === 'INSERT' || !isTerminal(oldImage?.status))) {
+        return { type: 'call.completed', data: { call: callFromItem(newImage) } };
+      }
+      return undefined;
+    case ROW_TYPES.message:
+      if (eventName === 'INSERT' && newImage.direction === 'inbound') {
+        return { type: 'sms.received', data: { message: messageFromItem(newImage) } };
+      }
+      return undefined;
+    case ROW_TYPES.voicemail:
+      if (newImage.recordingReady === true && (eventName === 'INSERT' || oldImage?.recordingReady !== true)) {
+        return { type: 'voicemail.received', data: { voicemail: voicemailFromItem(newImage) } };
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The event a row change raises, if any. */
+export function deriveEvent(change: StreamChange): DerivedEvent | undefined {
+  const classified = classify(change);
+  const tenantId = change.newImage && tenantOf(change.newImage);
+  if (!classified || !tenantId) return undefined;
+  const id = derivedUuid(change.approximateCreationMs, 'event', change.eventId);
+  const createdAt = new Date(change.approximateCreationMs).toISOString();
+  const body = JSON.stringify({ id, type: classified.type, createdAt, data: classified.data });
+  return { id, tenantId, type: classified.type, createdAt, body };
+}

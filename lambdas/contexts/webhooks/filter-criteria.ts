@@ -1,0 +1,30 @@
+import { ROW_TYPES, TERMINAL_CALL_STATUSES } from '../../shared/table/row-types';
+
+/**
+ * Lambda event-source filter patterns for the router: only the row changes that can raise an
+ * event or an enqueue request invoke it (rate-limit windows, contacts and the sender's own
+ * attempt updates do not). A coarse pre-filter: the router's code makes the exact decision
+ * (e.g. "non-terminal -> terminal"), which a pattern cannot express. Built from the same
+ * constants as the derivation, so the two cannot drift. The CDK construct passes each string
+ * to `FilterCriteria.filter` (parsed) or `{ Pattern }` as is.
+ */
+export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
+  {
+    eventName: ['INSERT', 'MODIFY'],
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.call] }, status: { S: [...TERMINAL_CALL_STATUSES] } } },
+  },
+  {
+    eventName: ['INSERT'],
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] } } },
+  },
+  {
+    eventName: ['INSERT', 'MODIFY'],
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.voicemail] }, recordingReady: { BOOL: [true] } } },
+  },
+  {
+    eventName: ['INSERT', 'MODIFY'],
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.delivery] }, enqueueRequested: { BOOL: [true] } } },
+  },
+];
+
+export const routerFilterPatternStrings = (): string[] => ROUTER_FILTER_PATTERNS.map((p) => JSON.stringify(p));

@@ -1,0 +1,104 @@
+import { logger } from '../../shared/aws';
+import { derivedUuid } from './derived-ids';
+import {
+  enqueueRequestOf,
+  getDelivery,
+  insertDelivery,
+  markEnqueued,
+  needsEnqueue,
+  newDelivery,
+  type Delivery,
+} from './deliveries';
+import { endpointsSubscribedTo, type WebhookEndpoint } from './endpoints';
+import type { WebhookEventType } from './event-types';
+import { deriveEvent, type DerivedEvent } from './events';
+import type { DeliveryQueue } from './queue';
+import type { StreamChange } from './stream-change';
+
+/**
+ * The router's logic, shared by the Lambda (DynamoDB Streams) and the local pipeline (stream
+ * poller): a row change -> an event -> one delivery per subscribed endpoint -> one queue message
+ * per delivery not yet queued. Every step is safe to repeat: a replayed record derives the same
+ * ids, the conditional write refuses a second row, and the row says whether it was queued.
+ */
+export type RouterDeps = {
+  queue: DeliveryQueue;
+  /** Endpoint lookups shared by the records of one batch (tenants repeat within a batch). */
+  endpoints?: EndpointCache;
+  now?: () => Date;
+};
+
+export type RouteResult = { eventId?: string; deliveriesCreated: number; enqueued: number };
+
+export type EndpointCache = (tenantId: string, type: WebhookEventType) => Promise<WebhookEndpoint[]>;
+
+export function endpointCache(): EndpointCache {
+  const cache = new Map<string, Promise<WebhookEndpoint[]>>();
+  return (tenantId, type) => {
+    const key = `${tenantId} ${type}`;
+    if (!cache.has(key)) cache.set(key, endpointsSubscribedTo(tenantId, type));
+    return cache.get(key)!;
+  };
+}
+
+/** Queues attempt 1 of the delivery's current cycle, then notes on the row that it did. */
+async function enqueue(delivery: Delivery, queue: DeliveryQueue): Promise<void> {
+  await queue.send(
+    {
+      deliveryId: delivery.id,
+      tenantId: delivery.tenantId,
+      endpointId: delivery.endpointId,
+      cycle: delivery.cycle,
+      attempt: 1,
+      body: delivery.body,
+    },
+    0,
+  );
+  // After the send: a crash in between means a replay sends again (at least once), never zero times.
+  await markEnqueued(delivery, delivery.cycle);
+}
+
+async function fanOut(event: DerivedEvent, endpoint: WebhookEndpoint, deps: RouterDeps): Promise<{ created: boolean; enqueued: boolean }> {
+  const now = deps.now?.() ?? new Date();
+  const candidate = newDelivery(
+    {
+      id: derivedUuid(Date.parse(event.createdAt), 'delivery', event.id, endpoint.id),
+      tenantId: event.tenantId,
+      endpointId: endpoint.id,
+      event: event.type,
+      eventId: event.id,
+      body: event.body,
+    },
+    now,
+  );
+  const { delivery, created } = await insertDelivery(candidate);
+  if (!needsEnqueue(delivery)) return { created, enqueued: false };
+  await enqueue(delivery, deps.queue);
+  return { created, enqueued: true };
+}
+
+export async function routeChange(change: StreamChange, deps: RouterDeps): Promise<RouteResult> {
+  const event = deriveEvent(change);
+  if (event) {
+    const endpoints = await (deps.endpoints ?? endpointCache())(event.tenantId, event.type);
+    const results = await Promise.all(endpoints.map((endpoint) => fanOut(event, endpoint, deps)));
+    const result = {
+      eventId: event.id,
+      deliveriesCreated: results.filter((r) => r.created).length,
+      enqueued: results.filter((r) => r.enqueued).length,
+    };
+    logger.info('Webhook event routed', { eventType: event.type, tenantId: event.tenantId, ...result });
+    return result;
+  }
+  const request = enqueueRequestOf(change);
+  if (request) {
+    // The image may be stale (the request already served); the row decides.
+    const delivery = await getDelivery(request.tenantId, request.endpointId, request.id);
+    if (delivery && needsEnqueue(delivery)) {
+      await enqueue(delivery, deps.queue);
+      logger.info('Webhook delivery queued on request', { deliveryId: delivery.id, cycle: delivery.cycle });
+      return { deliveriesCreated: 0, enqueued: 1 };
+    }
+  }
+  return { deliveriesCreated: 0, enqueued: 0 };
+}

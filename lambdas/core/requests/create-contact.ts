@@ -1,5 +1,0 @@
-import * as z from 'zod/mini';
-import '../zod-english';
-import { contactFields } from './contact-fields';
-
-export const CreateContactBody = z.strictObject(contactFields).register(z.globalRegistry, { id: 'CreateContactRequest' });

@@ -1,0 +1,12 @@
+import { createContact } from '../../contexts/contacts/contacts';
+import { withIdempotency } from '../http/idempotency';
+import { apiHandler } from '../http/api-handler';
+import { createContactRoute } from './operations/create-contact';
+
+/** 201 for a new contact, 200 when the auto-created contact of the number was adopted. */
+export const handler = apiHandler(createContactRoute, async ({ principal, body, headers }) =>
+  withIdempotency({ tenantId: principal.tenant.id, operation: createContactRoute.operationId, headers, request: body }, async () => {
+    const { contact, adopted } = await createContact(principal.tenant.id, body);
+    return { statusCode: adopted ? 200 : 201, body: { contact, adopted } };
+  }),
+);

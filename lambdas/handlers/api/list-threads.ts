@@ -1,0 +1,9 @@
+import { listThreads } from '../../contexts/texting/threads';
+import { apiHandler } from '../http/api-handler';
+import { listThreadsRoute } from './operations/list-threads';
+
+/** Reading never marks a thread read: that happens only when a person opens it in the softphone. */
+export const handler = apiHandler(listThreadsRoute, async ({ principal }) => ({
+  statusCode: 200,
+  body: { threads: await listThreads(principal.tenant.id) },
+}));

@@ -1,0 +1,15 @@
+import { IdPath } from '../../../shared/schemas/id-path';
+import type { RouteSpec } from '../../http/route-spec';
+
+export const getCallRoute = {
+  operationId: 'getCall',
+  method: 'GET',
+  path: '/calls/{id}',
+  handler: 'lambdas/handlers/api/get-call.ts',
+  auth: 'apiKey',
+  scope: 'calls.view.team',
+  summary: 'One call',
+  path_params: IdPath,
+  responses: { 200: 'CallEnvelope' },
+  errors: [404],
+} satisfies RouteSpec;

@@ -1,0 +1,5 @@
+import { voiceStatusCallback } from '../../contexts/carrier/callbacks';
+import { callbackHandler } from './callback-handler';
+import { carrierRoutes } from './routes';
+
+export const handler = callbackHandler(carrierRoutes.twilioVoiceStatus, voiceStatusCallback);

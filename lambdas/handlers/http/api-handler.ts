@@ -1,0 +1,180 @@
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod/mini';
+import { logger, metrics, MetricUnit } from '../../shared/aws';
+import { principalFromContext, type Principal } from '../../contexts/tenants/auth';
+import { rateLimitPerKey } from '../../shared/config';
+import { DomainError, InsufficientScopeError, NotFoundError, RateLimitedError } from '../../shared/errors';
+import { consumeKeyBudget } from '../../contexts/tenants/rate-limit';
+import { rateLimitHeaders, type RateLimitState } from '../../contexts/tenants/rate-limit-window';
+import type { RouteSpec } from './route-spec';
+import { toErrorResponse } from './error-mapper';
+import { toProxyResult, type ApiResponse } from './responses';
+import { parseOrThrow } from './validation';
+
+type Out<T> = T extends z.ZodMiniType ? z.output<T> : undefined;
+
+/** What a handler receives: the caller and its already-validated input. Nothing else. */
+export type ApiRequest<R extends RouteSpec> = {
+  principal: R['auth'] extends null ? undefined : Principal;
+  query: Out<R['query']>;
+  path: Out<R['path_params']>;
+  body: Out<R['body']>;
+  headers: Record<string, string | undefined>;
+  requestId: string;
+};
+
+type ApiContext = Context & {
+  principal?: Principal;
+  input?: { query: unknown; path: unknown; body: unknown };
+  /** The key's rate-limit verdict, started as soon as the caller is known. */
+  rateLimit?: Promise<RateLimitState>;
+};
+type ApiMiddlewareRequest = Request<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext>;
+
+/** A body larger than this is refused with 413 before it is parsed. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const requestsPerKeyPerMinute = rateLimitPerKey();
+
+const withRateLimit = (response: ApiResponse, state: RateLimitState | undefined): ApiResponse =>
+  state ? { ...response, headers: { ...rateLimitHeaders(state), ...response.headers } } : response;
+
+/** The verdict if one was started; a limiter failure is the request's failure (a 500). */
+const verdictOf = (request: ApiMiddlewareRequest): Promise<RateLimitState | undefined> =>
+  request.context.rateLimit ?? Promise.resolve(undefined);
+
+/** True when the key is over its limit; counted, so operators see who runs into the limit. */
+function countRefusal(state: RateLimitState | undefined): boolean {
+  const refused = state !== undefined && !state.allowed;
+  if (refused) metrics.addMetric('RateLimitedRequests', MetricUnit.Count, 1);
+  return refused;
+}
+
+/**
+ * Last in, first out: shapes every success and every error into the JSON response, with the
+ * rate-limit headers on every response to an identified key. A read that ran alongside an
+ * over-limit verdict is discarded for the 429.
+ */
+const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext> => ({
+  after: async (request) => {
+    const state = await verdictOf(request);
+    const refused = countRefusal(state);
+    const response = refused ? toErrorResponse(new RateLimitedError(state!.resetSeconds)) : (request.response as ApiResponse);
+    request.response = toProxyResult(withRateLimit(response, state));
+  },
+  onError: async (request) => {
+    const state = await verdictOf(request).catch(() => undefined);
+    const error = countRefusal(state) ? new RateLimitedError(state!.resetSeconds) : request.error;
+    request.response = toProxyResult(withRateLimit(toErrorResponse(error, request.context.awsRequestId), state));
+  },
+});
+
+/**
+ * Counts the request against its key's minute. Reads (GET) overlap the counter update with their
+ * own query; every other method waits for the verdict first, so an over-limit write changes nothing.
+ */
+const limitRate = (route: RouteSpec) => ({
+  before: async (request: ApiMiddlewareRequest) => {
+    const { tenant, apiKey } = request.context.principal!;
+    const verdict = consumeKeyBudget(tenant.id, apiKey.id, requestsPerKeyPerMinute);
+    verdict.catch(() => undefined); // observed later; keeps an early failure from being "unhandled"
+    request.context.rateLimit = verdict;
+    if (route.method !== 'GET') {
+      const state = await verdict;
+      if (!state.allowed) throw new RateLimitedError(state.resetSeconds);
+    }
+  },
+});
+
+/** The caller comes from the authorizer's context only, never from the request. */
+const authenticate = () => ({
+  before: (request: ApiMiddlewareRequest) => {
+    const principal = principalFromContext(request.event.requestContext?.authorizer);
+    logger.appendKeys({ tenantId: principal.tenant.id, keyId: principal.apiKey.id });
+    request.context.principal = principal;
+  },
+});
+
+/** After the limiter, so a request refused for its scope is counted and carries the rate-limit headers too. */
+const requireScope = (route: RouteSpec) => ({
+  before: (request: ApiMiddlewareRequest) => {
+    if (route.scope && !request.context.principal!.scopes.includes(route.scope)) throw new InsufficientScopeError(route.scope);
+  },
+});
+
+/**
+ * Before the JSON body parser: refuses an oversized body (413), and gives the parser the
+ * content type under the name it looks for, since API Gateway REST keeps the client's header
+ * case (`CONTENT-TYPE` is as valid as `content-type`).
+ */
+const prepareBody = () => ({
+  before: (request: ApiMiddlewareRequest) => {
+    const headers = (request.event.headers ??= {});
+    const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    if (contentType !== undefined) headers['content-type'] = contentType;
+    const body = request.event.body ?? '';
+    const bytes = request.event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
+    if (bytes > MAX_BODY_BYTES) {
+      throw new DomainError(413, 'payload_too_large', `body: must be at most ${MAX_BODY_BYTES} bytes`);
+    }
+  },
+});
+
+/**
+ * Query, path and body through the route's zod schemas. A path parameter that cannot name a row
+ * (a malformed id) is 404, not 400: no such row can exist, and the spec lists no 400 there.
+ */
+const validate = (route: RouteSpec) => ({
+  before: (request: ApiMiddlewareRequest) => {
+    const { event } = request;
+    let path: unknown;
+    if (route.path_params && route.invalidPathStatus === 400) {
+      // A path that is a value rather than an id (a phone number): 400 naming the parameter.
+      path = parseOrThrow(route.path_params, event.pathParameters ?? {}, 'path');
+    } else if (route.path_params) {
+      const parsed = route.path_params.safeParse(event.pathParameters ?? {});
+      if (!parsed.success) throw new NotFoundError(route.operationId.replace(/^(get|update|delete)/, '') || 'Resource');
+      path = parsed.data;
+    }
+    request.context.input = {
+      query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : undefined,
+      path,
+      body: route.body ? parseOrThrow(route.body, event.body, 'body') : undefined,
+    };
+  },
+});
+
+/**
+ * Builds a Lambda handler for one route of the manifest: the middleware chain owns logging
+ * context, authentication, scope, body parsing, validation, error mapping and headers, so the
+ * handler function only calls the domain and shapes the result.
+ */
+export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiRequest<R>) => Promise<ApiResponse>) {
+  const chain = middy<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext>({
+    timeoutEarlyInMillis: 0,
+  })
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics))
+    .use(respond());
+  if (route.auth !== null) chain.use(authenticate()).use(limitRate(route)).use(requireScope(route));
+  if (route.body) {
+    chain.use(prepareBody());
+    chain.use(httpJsonBodyParser({ disableContentTypeError: false }));
+  }
+  chain.use(validate(route));
+  return chain.handler(async (event, context) => {
+    const input = context.input!;
+    return fn({
+      principal: context.principal as ApiRequest<R>['principal'],
+      query: input.query as Out<R['query']>,
+      path: input.path as Out<R['path_params']>,
+      body: input.body as Out<R['body']>,
+      headers: event.headers ?? {},
+      requestId: context.awsRequestId,
+    });
+  }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+}

@@ -1,0 +1,33 @@
+import { DomainError } from '../../shared/errors';
+import { logger } from '../../shared/aws';
+import type { ApiResponse } from './responses';
+
+type HttpErrorLike = { statusCode?: number; expose?: boolean; message?: string };
+
+/**
+ * The one place errors become HTTP. Domain errors carry their status and code; the JSON body
+ * parser's errors are re-expressed in the spec's terms; anything else is a 500 that says nothing
+ * about internals and is logged with the request id.
+ */
+export function toErrorResponse(err: unknown, requestId?: string): ApiResponse {
+  if (err instanceof DomainError) {
+    return {
+      statusCode: err.status,
+      body: { error: err.message, code: err.code, ...err.details },
+      headers: err.headers,
+    };
+  }
+  const http = err as HttpErrorLike;
+  if (typeof http?.statusCode === 'number' && http.statusCode >= 400 && http.statusCode < 500) {
+    // From @middy/http-json-body-parser: 415 for a non-JSON content type, 422 for malformed JSON.
+    if (http.statusCode === 415) {
+      return { statusCode: 415, body: { error: 'Content-Type must be application/json', code: 'unsupported_media_type' } };
+    }
+    return { statusCode: 400, body: { error: 'body: must be a valid JSON object', code: 'validation_failed' } };
+  }
+  logger.error('Unhandled error', { requestId, error: err as Error });
+  return {
+    statusCode: 500,
+    body: { error: `Internal error${requestId ? ` (request ${requestId})` : ''}`, code: 'internal' },
+  };
+}

@@ -1,0 +1,56 @@
+import type { z } from 'zod/mini';
+import type { Scope } from '../../contexts/tenants/scopes';
+
+/**
+ * What one operation of the JSON API is: the shape of every entry of the route manifest
+ * (lambdas/handlers/api/routes.ts), and what the middleware chain (./api-handler.ts), the CDK API
+ * construct, the local runtime and the OpenAPI generator read. Apart from the manifest so that an
+ * operation module can name its type without importing the manifest that imports it.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export type RouteSpec = {
+  operationId: string;
+  method: HttpMethod;
+  /** Relative to `/api/v1`, with `{name}` path parameters as API Gateway writes them. */
+  path: string;
+  /** The handler module, relative to the repository root; it exports `handler`. */
+  handler: string;
+  /** null: no API key at all (only `GET /openapi.json`). */
+  auth: 'apiKey' | null;
+  /** The scope the key must hold; null for any valid key. */
+  scope: Scope | null;
+  summary: string;
+  query?: z.ZodMiniType;
+  path_params?: z.ZodMiniType;
+  /**
+   * Status for path parameters that fail validation: 404 by default (a malformed id cannot name
+   * a row), 400 where the spec lists a 400 for the path (`/messages/{counterpart}`).
+   */
+  invalidPathStatus?: 400 | 404;
+  body?: z.ZodMiniType;
+  /** Success status -> the response body's OpenAPI component (null: no body). */
+  responses: Record<number, ResponseComponent | null>;
+  /** Error statuses this operation can answer, besides 401/403/429 on authenticated routes. */
+  errors: number[];
+  /** Supports the `Idempotency-Key` header. */
+  idempotent?: boolean;
+};
+
+/**
+ * A response body, named by its component in lambdas/handlers/api/openapi/generator.ts: a name, not the schema,
+ * since responses are only documented (never validated), and a schema here would be built in
+ * every handler's bundle.
+ */
+export type ResponseComponent =
+  | 'Me'
+  | 'CallList'
+  | 'CallEnvelope'
+  | 'ContactList'
+  | 'ContactEnvelope'
+  | 'ContactCreated'
+  | 'ThreadList'
+  | 'MessageList'
+  | 'MessageEnvelope';
+
+export const API_PREFIX = '/api/v1';
