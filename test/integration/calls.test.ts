@@ -3,7 +3,7 @@ import { getCall, listCalls, recordCall, type RecordCallInput } from '../../lamb
 import { getContact } from '../../lambdas/contexts/contacts/contacts';
 import { NotFoundError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import type { Call } from '../../lambdas/contexts/contacts/schemas';
+import type { Call } from '../../lambdas/contexts/calls/schemas';
 
 const tenantId = uuidv7();
 const otherTenantId = uuidv7();

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { resolveOrganization } from '../../lambdas/contexts/carrier/organization';
-import { NumberTakenError } from '../../lambdas/shared/errors';
+import { NumberTakenError } from '../../lambdas/contexts/tenants/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { createTenant, findTenantIdByNumber, getTenant, numberOwnerKey, tenantKey, toItem, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 

@@ -2,7 +2,7 @@ import { createTestTable } from '../support/table';
 import { lambdaContext } from '../support/api-event';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
-import type { Carrier } from '../../lambdas/contexts/carrier/create-carrier';
+import type { Carrier } from '../../lambdas/contexts/texting/carrier-port';
 import { smsInboundCallback, smsStatusCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
 import { consentOfNumber } from '../../lambdas/contexts/texting/consent';
 import { listMessages } from '../../lambdas/contexts/texting/messages';

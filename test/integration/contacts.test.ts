@@ -1,7 +1,8 @@
 import { createTestTable } from '../support/table';
 import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
-import { ContactConflictError, NotFoundError } from '../../lambdas/shared/errors';
+import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';
+import { NotFoundError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
 
 const tenantId = uuidv7();

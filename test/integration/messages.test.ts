@@ -2,15 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { CarrierError, LoopbackCarrier, type Carrier, type OutboundText } from '../../lambdas/contexts/carrier/create-carrier';
+import { CarrierError, type Carrier, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
+import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
 import { getContact } from '../../lambdas/contexts/contacts/contacts';
-import {
-  BillingBlockedError,
-  CarrierUnavailableError,
-  NoSmsNumberError,
-  RecipientOptedOutError,
-  SpendingLimitReachedError,
-} from '../../lambdas/shared/errors';
+import { BillingBlockedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
 import { getMessage, listMessages, updateMessageStatus } from '../../lambdas/contexts/texting/messages';
 import { receiveInboundMessage, sendMessage } from '../../lambdas/contexts/texting/texting';
 import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/contexts/tenants/tenants';

@@ -9,7 +9,7 @@ import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
 import type { Item } from '../../lambdas/shared/table/dynamo';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import type { Call } from '../../lambdas/contexts/contacts/schemas';
+import type { Call } from '../../lambdas/contexts/calls/schemas';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import { deliveryKey, getDelivery } from '../../lambdas/contexts/webhooks/deliveries';
 import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';

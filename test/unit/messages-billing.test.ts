@@ -4,7 +4,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { chargeForText, costCentsOf, DEFAULT_SMS_RATE_CENTS, refundText, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
-import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/shared/errors';
+import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());

@@ -1,4 +1,5 @@
-import { CarrierError, LoopbackCarrier, stopLoopbackCarriers } from '../../lambdas/contexts/carrier/create-carrier';
+import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
+import { LoopbackCarrier, stopLoopbackCarriers } from '../../lambdas/contexts/carrier/loopback';
 import type { updateMessageStatus } from '../../lambdas/contexts/texting/messages';
 
 const text = { tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'Hi' };

@@ -1,6 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CarrierError, createCarrier, deliveryStatusOfTwilio, LoopbackCarrier, TwilioCarrier } from '../../lambdas/contexts/carrier/create-carrier';
+import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
+import { createCarrier } from '../../lambdas/contexts/carrier/create-carrier';
+import { deliveryStatusOfTwilio, TwilioCarrier } from '../../lambdas/contexts/carrier/twilio';
+import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
 
 /** A stand-in for api.twilio.com on 127.0.0.1: records each request, answers as each test says. */
 type Recorded = { method?: string; url?: string; headers: IncomingMessage['headers']; body: string };

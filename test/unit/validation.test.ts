@@ -1,5 +1,7 @@
 import { parseOrThrow } from '../../lambdas/handlers/http/validation';
-import { CreateContactBody, ListCallsQuery, UpdateContactBody } from '../../lambdas/contexts/contacts/schemas';
+import { CreateContactBody } from '../../lambdas/contexts/contacts/requests/create-contact';
+import { ListCallsQuery } from '../../lambdas/contexts/calls/requests/list-calls';
+import { UpdateContactBody } from '../../lambdas/contexts/contacts/requests/update-contact';
 import { ValidationError } from '../../lambdas/shared/errors';
 
 const messageOf = (fn: () => unknown): string => {

@@ -3,7 +3,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
 import type { Item } from '../../lambdas/shared/table/dynamo';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import type { Call } from '../../lambdas/contexts/contacts/schemas';
+import type { Call } from '../../lambdas/contexts/calls/schemas';
 import { enqueueRequestOf } from '../../lambdas/contexts/webhooks/deliveries';
 import { EVENT_SCHEMAS } from '../../lambdas/contexts/webhooks/event-schemas';
 import { deriveEvent } from '../../lambdas/contexts/webhooks/events';

@@ -6,7 +6,7 @@ import { deriveEvent } from '../../lambdas/contexts/webhooks/events';
 import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { ROUTER_FILTER_PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';
-import { TERMINAL_CALL_STATUSES } from '../../lambdas/shared/table/row-types';
+import { TERMINAL_CALL_STATUSES } from '../../lambdas/contexts/calls/call-statuses';
 
 type WebhookOperation = {
   post: { parameters: { name: string; in: string; deprecated?: boolean }[]; requestBody: { content: Record<string, { schema: { $ref: string } }> } };

@@ -7,9 +7,10 @@ import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/k
 import { queryPage, type Page } from '../../shared/table/paging';
 import { isE164 } from '../../shared/phone';
 import { ensureContactForNumber } from '../contacts/contacts';
-import type { Call, ListCallsInput } from '../contacts/schemas';
+import type { Call, ListCallsInput } from './schemas';
 import { GSIS } from '../../shared/table/table-schema';
-import { TERMINAL_CALL_STATUSES } from '../../shared/table/row-types';
+import { ROW_TYPES } from '../../shared/table/row-types';
+import { TERMINAL_CALL_STATUSES } from './call-statuses';
 
 /**
  * Calls. Read-only through the API; written by `recordCall` (a whole call at once: the operator's
@@ -30,7 +31,7 @@ export function toItem(tenantId: string, call: Call): Item {
     ...callKey(tenantId, call.id),
     [GSIS.gsi1.partitionKey]: byDirectionPk(tenantId, call.direction),
     [GSIS.gsi1.sortKey]: `${PREFIX.call}${call.id}`,
-    type: 'call',
+    type: ROW_TYPES.call,
     tenantId,
     ...call,
   };

@@ -3,7 +3,7 @@ import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
 import { deliveryStatusOfTwilio } from './twilio';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { updateMessageStatus } from '../texting/messages';
-import type { Call } from '../contacts/schemas';
+import type { Call } from '../calls/schemas';
 import { receiveInboundMessage } from '../texting/texting';
 import type { Organization, OrganizationClues } from './organization';
 import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './callback-params';

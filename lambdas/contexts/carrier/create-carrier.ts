@@ -4,10 +4,6 @@ import { LoopbackCarrier } from './loopback';
 import { TwilioCarrier } from './twilio';
 import type { Carrier } from '../texting/carrier-port';
 
-export { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../texting/carrier-port';
-export { LoopbackCarrier, stopLoopbackCarriers } from './loopback';
-export { TwilioCarrier, deliveryStatusOfTwilio } from './twilio';
-
 /**
  * The carrier named by `CARRIER`, built once at init. Anything else, or a missing credential,
  * throws while the module loads, so a misconfigured function fails loudly instead of at the first

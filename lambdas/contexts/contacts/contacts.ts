@@ -1,7 +1,8 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, retryOnTransactionConflict, str, type Item } from '../../shared/table/dynamo';
-import { ContactConflictError, NotFoundError } from '../../shared/errors';
+import { ContactConflictError } from './errors';
+import { NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';

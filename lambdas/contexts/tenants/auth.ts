@@ -1,5 +1,5 @@
 import { findApiKeyByHash, hashApiKey, looksLikeApiKey } from './api-keys';
-import { ApiAccessDisabledError, UnauthorizedError } from '../../shared/errors';
+import { ApiAccessDisabledError, UnauthorizedError } from './errors';
 import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
 import { getTenant } from './tenants';
 

@@ -1,7 +1,8 @@
 import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item } from '../../shared/table/dynamo';
-import { NotFoundError, NumberTakenError, ValidationError } from '../../shared/errors';
+import { NotFoundError, ValidationError } from '../../shared/errors';
+import { NumberTakenError } from './errors';
 import { uuidv7 } from '../../shared/ids';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
 import { isE164 } from '../../shared/phone';

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, isConditionalCheckFailed, num, type Item } from '../../shared/table/dynamo';
-import { BillingBlockedError, SpendingLimitReachedError } from '../../shared/errors';
+import { BillingBlockedError, SpendingLimitReachedError } from './errors';
 import { tenantKey } from '../tenants/tenants';
 
 /**

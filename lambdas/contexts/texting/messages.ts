@@ -3,6 +3,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, str, type CancellationReason, type Item } from '../../shared/table/dynamo';
 import { NotFoundError } from '../../shared/errors';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import { ROW_TYPES } from '../../shared/table/row-types';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
@@ -34,7 +35,7 @@ export function toItem(message: Message, charge?: MessageCharge): Item {
     ...messageKey(message.tenantId, message.id),
     [GSIS.gsi1.partitionKey]: conversationPk(message.tenantId, message.counterpartNumber),
     [GSIS.gsi1.sortKey]: `${PREFIX.message}${message.id}`,
-    type: 'message',
+    type: ROW_TYPES.message,
     ...message,
     ...charge,
   };

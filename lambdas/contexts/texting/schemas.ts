@@ -59,12 +59,6 @@ export const MessageListSchema = z
   .register(z.globalRegistry, { id: 'MessageList' });
 export const MessageEnvelopeSchema = z.object({ message: MessageSchema }).register(z.globalRegistry, { id: 'MessageEnvelope' });
 
-// ---------- requests ----------
-
-// In their own modules, like the other request schemas (schemas.ts says why).
-export { MAX_BODY_LENGTH, SendMessageBody } from './requests/send-message';
-export { CounterpartPath, ListMessagesQuery } from './requests/list-messages';
-
 export type Message = z.infer<typeof MessageSchema>;
 export type Thread = z.infer<typeof ThreadSchema>;
 export type SendMessageInput = z.infer<typeof SendMessageBody>;

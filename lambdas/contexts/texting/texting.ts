@@ -4,7 +4,8 @@ import { chargeForText, refundText, segmentsOf, smsRateCentsOf } from './billing
 import { CarrierError, type Carrier } from './carrier-port';
 import { applyConsentKeyword, consentKeywordOf, consentOfNumber, type ConsentKeyword } from './consent';
 import { ensureContactForNumber } from '../contacts/contacts';
-import { CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, ValidationError } from '../../shared/errors';
+import { CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError } from './errors';
+import { ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import type { Message, SendMessageInput } from './schemas';
 import { getMessage, recordMessageSid, storeMessage, updateMessageStatus } from './messages';

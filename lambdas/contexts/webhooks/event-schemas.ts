@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
-import { CallSchema } from '../contacts/schemas';
+import { CallSchema } from '../calls/schemas';
 import { MessageSchema } from '../texting/schemas';
 import { TEST_EVENT_TYPE } from './event-types';
 

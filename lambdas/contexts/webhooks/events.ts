@@ -5,7 +5,8 @@ import { PREFIX } from '../../shared/table/keys';
 import { derivedUuid } from './derived-ids';
 import type { WebhookVoicemail } from './event-schemas';
 import type { WebhookEventType } from './event-types';
-import { ROW_TYPES, TERMINAL_CALL_STATUSES } from '../../shared/table/row-types';
+import { ROW_TYPES } from '../../shared/table/row-types';
+import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import type { StreamChange } from './stream-change';
 
 /**

@@ -1,4 +1,5 @@
-import { ROW_TYPES, TERMINAL_CALL_STATUSES } from '../../shared/table/row-types';
+import { ROW_TYPES } from '../../shared/table/row-types';
+import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 
 /**
  * Lambda event-source filter patterns for the router: only the row changes that can raise an

@@ -7,9 +7,21 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { IdempotencyConflictError, IdempotencyMismatchError, ValidationError } from '../../shared/errors';
+import { DomainError, ValidationError } from '../../shared/errors';
 import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
+
+export class IdempotencyConflictError extends DomainError {
+  constructor() {
+    super(409, 'idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry later');
+  }
+}
+
+export class IdempotencyMismatchError extends DomainError {
+  constructor() {
+    super(422, 'idempotency_mismatch', 'This Idempotency-Key was already used with a different request body');
+  }
+}
 
 /**
  * The `Idempotency-Key` request header, on Powertools' idempotency utility:

@@ -1,8 +1,6 @@
 /**
- * The row types and values that raise events, with no imports, so that the CDK construct can
- * read them (for the router's filter criteria) without loading the data-access modules.
+ * The `type` attribute of the rows whose changes the webhook router reacts to, defined once: the
+ * entity modules write it and the router's filter criteria and event derivation read it. No
+ * imports, so that the CDK construct can read them without loading the data-access modules.
  */
-export const TERMINAL_CALL_STATUSES = ['completed', 'failed', 'no-answer', 'busy', 'canceled'] as const;
-
-/** The `type` attribute of the rows the router reacts to. */
 export const ROW_TYPES = { call: 'call', message: 'message', voicemail: 'voicemail', delivery: 'webhookDelivery' } as const;

@@ -1,23 +1,15 @@
 import * as z from 'zod/mini';
-import { ROUTES } from '../routes';
-import { API_PREFIX, type RouteSpec } from '../../http/route-spec';
-import {
-  ApiKeyInfoSchema,
-  CallEnvelopeSchema,
-  CallListSchema,
-  CallSchema,
-  ContactCreatedSchema,
-  ContactEnvelopeSchema,
-  ContactListSchema,
-  ContactSchema,
-  CreateContactBody,
-  ErrorSchema,
-  MeSchema,
-  TenantSchema,
-  UpdateContactBody,
-} from '../../../contexts/contacts/schemas';
-import { MessageEnvelopeSchema, MessageListSchema, MessageSchema, SendMessageBody, ThreadListSchema, ThreadSchema } from '../../../contexts/texting/schemas';
+import { CallEnvelopeSchema, CallListSchema, CallSchema } from '../../../contexts/calls/schemas';
+import { CreateContactBody } from '../../../contexts/contacts/requests/create-contact';
+import { UpdateContactBody } from '../../../contexts/contacts/requests/update-contact';
+import { ContactCreatedSchema, ContactEnvelopeSchema, ContactListSchema, ContactSchema } from '../../../contexts/contacts/schemas';
+import { ApiKeyInfoSchema, MeSchema, TenantSchema } from '../../../contexts/tenants/schemas';
+import { SendMessageBody } from '../../../contexts/texting/requests/send-message';
+import { MessageEnvelopeSchema, MessageListSchema, MessageSchema, ThreadListSchema, ThreadSchema } from '../../../contexts/texting/schemas';
 import { EVENT_SCHEMAS } from '../../../contexts/webhooks/event-schemas';
+import { ErrorSchema } from '../../http/error-schema';
+import { API_PREFIX, type RouteSpec } from '../../http/route-spec';
+import { ROUTES } from '../routes';
 import { webhooksSection } from './webhooks-section';
 
 /**
