@@ -32,18 +32,6 @@ export default tseslint.config(
     },
   },
   {
-    // A handler's bundle builds the schemas of every route it imports: its own entry, never the
-    // whole manifest (~10 ms more cold init per function; lambdas/handlers/api/routes.ts).
-    files: ['lambdas/api/*.ts'],
-    ignores: ['lambdas/handlers/api/routes.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { paths: [{ name: './routes', allowTypeImports: true, message: 'Import the route from ./operations/<name> (lambdas/handlers/api/routes.ts says why).' }] },
-      ],
-    },
-  },
-  {
     files: ['**/*.js', '**/*.cjs'],
     languageOptions: { globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

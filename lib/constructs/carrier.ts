@@ -45,7 +45,7 @@ export type CarrierProps = {
  * The carrier side in AWS: the Twilio credentials' secret, one function per provider callback
  * (signed, form-encoded POSTs under /carrier/twilio, outside /api/v1 and without an API key),
  * and the wiring of the function that sends texts. Every function that talks to Twilio or checks
- * its signatures reads the one secret, at init and then through a cache (lambdas/contexts/carrier/twilio-secret.ts).
+ * its signatures reads the one secret, at init and then through a cache (lambdas/contexts/carrier/internal/twilio-secret.ts).
  */
 export class Carrier extends Construct {
   readonly secret: secretsmanager.ISecret;

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { postPinned } from '../../lambdas/contexts/webhooks/http-post';
-import { resolveTarget } from '../../lambdas/contexts/webhooks/ssrf';
+import { resolveTarget } from '../../lambdas/contexts/webhooks/internal/ssrf';
 
 /**
  * The sender's HTTP attempt against real servers on loopback addresses: connections are kept

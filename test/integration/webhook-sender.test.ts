@@ -9,7 +9,7 @@ import { getDelivery, insertDelivery, newDelivery } from '../../lambdas/contexts
 import { MAX_QUEUE_DELAY_MS } from '../../lambdas/contexts/webhooks/backoff';
 import { postPinned } from '../../lambdas/contexts/webhooks/http-post';
 import type { DeliveryMessage, DeliveryQueue } from '../../lambdas/contexts/webhooks/queue';
-import { resolveTarget } from '../../lambdas/contexts/webhooks/ssrf';
+import { resolveTarget } from '../../lambdas/contexts/webhooks/internal/ssrf';
 import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
 import { processDeliveryMessage, type SenderDeps } from '../../lambdas/contexts/webhooks/deliver';
 

@@ -6,7 +6,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callbackHandler, EMPTY_TWIML } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
 import { smsInboundCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
-import type { SmsInboundParams } from '../../lambdas/contexts/carrier/callback-params';
+import type { SmsInboundParams } from '../../lambdas/contexts/carrier/internal/callback-params';
 import { lambdaContext } from '../support/api-event';
 import { sid, smsInbound, type Form } from '../fixtures/twilio/callbacks';
 

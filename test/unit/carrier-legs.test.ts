@@ -1,5 +1,5 @@
-import { agentIdOf, callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from '../../lambdas/contexts/carrier/voice-legs';
-import { VoiceStatusParams } from '../../lambdas/contexts/carrier/callback-params';
+import { agentIdOf, callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from '../../lambdas/contexts/carrier/internal/voice-legs';
+import { VoiceStatusParams } from '../../lambdas/contexts/carrier/internal/callback-params';
 import { dialLeg, pstnInboundLeg, sid, softphoneLeg, twilioTime } from '../fixtures/twilio/callbacks';
 
 const ORG = '+14155550000';

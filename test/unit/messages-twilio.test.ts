@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { createCarrier } from '../../lambdas/contexts/carrier/create-carrier';
-import { deliveryStatusOfTwilio, TwilioCarrier } from '../../lambdas/contexts/carrier/twilio';
+import { deliveryStatusOfTwilio, TwilioCarrier } from '../../lambdas/contexts/carrier/internal/twilio';
 import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
 
 /** A stand-in for api.twilio.com on 127.0.0.1: records each request, answers as each test says. */

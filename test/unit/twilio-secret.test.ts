@@ -7,7 +7,7 @@ import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { createCarrier } from '../../lambdas/contexts/carrier/create-carrier';
-import { TwilioCarrier } from '../../lambdas/contexts/carrier/twilio';
+import { TwilioCarrier } from '../../lambdas/contexts/carrier/internal/twilio';
 import { callbackConfigFromEnv } from '../../lambdas/contexts/carrier/callback-config';
 import { smsStatusCallback } from '../../lambdas/contexts/carrier/callbacks';
 import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
@@ -20,7 +20,7 @@ import {
   SECRET_MAX_AGE_SECONDS,
   twilioCredentialSource,
   twilioSecretNow,
-} from '../../lambdas/contexts/carrier/twilio-secret';
+} from '../../lambdas/contexts/carrier/internal/twilio-secret';
 
 const secrets = mockClient(SecretsManagerClient);
 const ddb = mockClient(DynamoDBDocumentClient);

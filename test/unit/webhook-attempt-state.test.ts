@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { tenantKey, toItem as tenantItem, type Tenant } from '../../lambdas/contexts/tenants/tenants';
-import { readAttemptState } from '../../lambdas/contexts/webhooks/attempt-state';
+import { readAttemptState } from '../../lambdas/contexts/webhooks/internal/attempt-state';
 import { deliveryKey, newDelivery, toItem as deliveryItem } from '../../lambdas/contexts/webhooks/deliveries';
 import { endpointKey, toItem as endpointItem, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 

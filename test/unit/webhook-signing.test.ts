@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { deliveryHeaders, generateSecret, serviceSignature, standardWebhooksSignature, USER_AGENT } from '../../lambdas/contexts/webhooks/signing';
+import { deliveryHeaders, generateSecret, serviceSignature, standardWebhooksSignature, USER_AGENT } from '../../lambdas/contexts/webhooks/internal/signing';
 import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
 
 // The Standard Webhooks published test vector (used by the reference libraries' own tests).

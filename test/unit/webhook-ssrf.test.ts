@@ -1,6 +1,6 @@
 import { ValidationError } from '../../lambdas/shared/errors';
-import { refusalReason } from '../../lambdas/contexts/webhooks/ip-ranges';
-import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from '../../lambdas/contexts/webhooks/ssrf';
+import { refusalReason } from '../../lambdas/contexts/webhooks/internal/ip-ranges';
+import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from '../../lambdas/contexts/webhooks/internal/ssrf';
 
 const lookupTo =
   (...addresses: string[]): LookupAll =>

@@ -1,11 +1,11 @@
 import { requireEnv } from '../../shared/config';
-import { twilioCredentialSource, twilioSecretNow } from './twilio-secret';
+import { twilioCredentialSource, twilioSecretNow } from './internal/twilio-secret';
 
 /**
  * What the callback functions need to check a signature, read once at init so a function missing
  * either fails its first invocation loudly:
  *   auth token       with TWILIO_SECRET_ARN: the secret's `authToken` (AWS; read at init by the
- *                    preload of lambdas/contexts/carrier/twilio-secret.ts and re-read every few minutes), else
+ *                    preload of lambdas/contexts/carrier/internal/twilio-secret.ts and re-read every few minutes), else
  *                    TWILIO_AUTH_TOKEN (the local runtime and the tests; refused inside Lambda)
  *   PUBLIC_BASE_URL  the API root as Twilio calls it (scheme, host and any stage or base path,
  *                    no trailing slash); the route's path is appended. Configurable because a

@@ -1,13 +1,13 @@
 import type { z } from 'zod/mini';
 import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
-import { deliveryStatusOfTwilio } from './twilio';
+import { deliveryStatusOfTwilio } from './internal/twilio';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { updateMessageStatus } from '../texting/messages';
 import type { Call } from '../calls/schemas';
 import { receiveInboundMessage } from '../texting/texting';
 import type { Organization, OrganizationClues } from './organization';
-import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './callback-params';
-import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './voice-legs';
+import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './internal/callback-params';
+import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './internal/voice-legs';
 import { attachCallToVoicemail, recordVoicemailRecording, recordVoicemailTranscript, type VoicemailParties } from '../calls/voicemails';
 
 /**

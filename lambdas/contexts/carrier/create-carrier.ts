@@ -1,7 +1,7 @@
 import { intEnv, optionalEnv, requireEnv } from '../../shared/config';
-import { readTwilioSecret, runsInLambda, twilioCredentialSource, twilioSecretNow } from './twilio-secret';
+import { readTwilioSecret, runsInLambda, twilioCredentialSource, twilioSecretNow } from './internal/twilio-secret';
 import { LoopbackCarrier } from './loopback';
-import { TwilioCarrier } from './twilio';
+import { TwilioCarrier } from './internal/twilio';
 import type { Carrier } from '../texting/carrier-port';
 
 /**

@@ -1,4 +1,4 @@
-import { preloadTwilioSecret } from './twilio-secret';
+import { preloadTwilioSecret } from './internal/twilio-secret';
 
 /**
  * Evaluated before the handler module in the Lambda bundles of the functions that use the Twilio

@@ -7,8 +7,8 @@ import { PREFIX, tenantPk } from '../../shared/table/keys';
 import { GSIS } from '../../shared/table/table-schema';
 import { getTenant } from '../tenants/tenants';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
-import { generateSecret } from './signing';
-import { checkTargetUrl, type TargetOptions } from './ssrf';
+import { generateSecret } from './internal/signing';
+import { checkTargetUrl, type TargetOptions } from './internal/ssrf';
 import { findByIdIndex } from '../../shared/table/id-index';
 
 /**

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { ResolvedTarget } from './ssrf';
+import type { ResolvedTarget } from './internal/ssrf';
 
 /**
  * One HTTP attempt, over a connection to the address the SSRF guard checked for this very

@@ -1,5 +1,5 @@
 import { uuidv7 } from '../../shared/ids';
-import { derivedUuid } from './derived-ids';
+import { derivedUuid } from './internal/derived-ids';
 import { findWebhookEndpoint } from './endpoints';
 import type { TestEvent } from './event-schemas';
 import { TEST_EVENT_TYPE } from './event-types';

@@ -1,5 +1,5 @@
 import { logger } from '../../shared/aws';
-import { derivedUuid } from './derived-ids';
+import { derivedUuid } from './internal/derived-ids';
 import {
   enqueueRequestOf,
   getDelivery,

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { ValidationError } from '../../shared/errors';
+import { ValidationError } from '../../../shared/errors';
 import { isLoopback, refusalReason } from './ip-ranges';
 
 /**

@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { optionalEnv } from '../../shared/config';
+import { optionalEnv } from '../../../shared/config';
 
 /**
  * The Twilio credentials (Account SID and Auth Token), from one of two places:

@@ -1,6 +1,6 @@
-import { isTerminalCallStatus, type CallClassification, type CallLegChange } from '../calls/calls';
-import { isE164 } from '../../shared/phone';
-import type { OrganizationClues } from './organization';
+import { isTerminalCallStatus, type CallClassification, type CallLegChange } from '../../calls/calls';
+import { isE164 } from '../../../shared/phone';
+import type { OrganizationClues } from '../organization';
 import type { VoiceStatusParams } from './callback-params';
 
 /**

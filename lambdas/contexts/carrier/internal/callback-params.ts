@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import '../../shared/schemas/zod-english';
+import '../../../shared/schemas/zod-english';
 
 /**
  * The form fields of each Twilio callback this service reads, as zod schemas: the handler

@@ -1,9 +1,9 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../shared/aws';
-import type { Item } from '../../shared/table/dynamo';
-import { fromItem as tenantFromItem, tenantKey, type Tenant } from '../tenants/tenants';
-import { deliveryKey, fromItem as deliveryFromItem, type Delivery } from './deliveries';
-import { endpointKey, fromItem as endpointFromItem, type WebhookEndpoint } from './endpoints';
+import { dynamo, TABLE_NAME } from '../../../shared/aws';
+import type { Item } from '../../../shared/table/dynamo';
+import { fromItem as tenantFromItem, tenantKey, type Tenant } from '../../tenants/tenants';
+import { deliveryKey, fromItem as deliveryFromItem, type Delivery } from '../deliveries';
+import { endpointKey, fromItem as endpointFromItem, type WebhookEndpoint } from '../endpoints';
 
 /**
  * What one delivery attempt must know, read fresh for every attempt in ONE round trip: the
