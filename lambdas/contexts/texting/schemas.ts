@@ -4,8 +4,9 @@ import type { ListMessagesQuery } from './requests/list-messages';
 import type { SendMessageBody } from './requests/send-message';
 
 /**
- * The shapes of texts: threads, messages and the send request. Like `schemas.ts`, they validate
- * requests, type the domain and generate the OpenAPI components (`.register(z.globalRegistry, { id })`).
+ * The shapes of texts: threads and messages (responses), and the input types of the request
+ * schemas (./requests/, one module per route). Like every context's schemas, they type the domain
+ * and generate the OpenAPI components (`.register(z.globalRegistry, { id })`).
  */
 const dateTime = z.iso.datetime({ offset: true });
 const uuid = z.uuid();
