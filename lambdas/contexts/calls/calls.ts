@@ -1,16 +1,16 @@
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
+import { isE164 } from '../../shared/phone';
+import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
-import { isE164 } from '../../shared/phone';
-import { ensureContactForNumber } from '../contacts/contacts';
-import type { Call, ListCallsInput } from './schemas';
-import { GSIS } from '../../shared/table/table-schema';
 import { ROW_TYPES } from '../../shared/table/row-types';
+import { GSIS } from '../../shared/table/table-schema';
+import { ensureContactForNumber } from '../contacts/contacts';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
+import type { Call, ListCallsInput } from './schemas';
 
 /**
  * Calls. Read-only through the API; written by `recordCall` (a whole call at once: the operator's

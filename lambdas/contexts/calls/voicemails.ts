@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { uuidv7 } from '../../shared/ids';
+import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 import { ROW_TYPES } from '../../shared/table/row-types';
 

@@ -1,14 +1,14 @@
 import type { z } from 'zod/mini';
-import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
-import { deliveryStatusOfTwilio } from './internal/twilio';
 import { NotFoundError, ValidationError } from '../../shared/errors';
-import { updateMessageStatus } from '../texting/messages';
+import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
 import type { Call } from '../calls/schemas';
-import { receiveInboundMessage } from '../texting/texting';
-import type { Organization, OrganizationClues } from './organization';
-import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './internal/callback-params';
-import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './internal/voice-legs';
 import { attachCallToVoicemail, recordVoicemailRecording, recordVoicemailTranscript, type VoicemailParties } from '../calls/voicemails';
+import { updateMessageStatus } from '../texting/messages';
+import { receiveInboundMessage } from '../texting/texting';
+import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './internal/callback-params';
+import { deliveryStatusOfTwilio } from './internal/twilio';
+import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './internal/voice-legs';
+import type { Organization, OrganizationClues } from './organization';
 
 /**
  * Each callback kind: its fields, where its organization is found, and what it changes. The

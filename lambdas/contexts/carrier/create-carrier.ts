@@ -1,8 +1,8 @@
 import { intEnv, optionalEnv, requireEnv } from '../../shared/config';
+import type { Carrier } from '../texting/carrier-port';
+import { TwilioCarrier } from './internal/twilio';
 import { readTwilioSecret, runsInLambda, twilioCredentialSource, twilioSecretNow } from './internal/twilio-secret';
 import { LoopbackCarrier } from './loopback';
-import { TwilioCarrier } from './internal/twilio';
-import type { Carrier } from '../texting/carrier-port';
 
 /**
  * The carrier named by `CARRIER`, built once at init. Anything else, or a missing credential,

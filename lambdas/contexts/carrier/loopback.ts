@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { logger } from '../../shared/aws';
-import { updateMessageStatus } from '../texting/messages';
 import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../texting/carrier-port';
+import { updateMessageStatus } from '../texting/messages';
 
 /**
  * The local runtime's carrier: accepts every text with a provider-style sid ('SM' + 32 hex) and

@@ -1,5 +1,5 @@
-import { findTenantIdByProviderCallSid } from '../calls/calls';
 import { isE164 } from '../../shared/phone';
+import { findTenantIdByProviderCallSid } from '../calls/calls';
 import { findTenantIdByNumber, getTenant } from '../tenants/tenants';
 
 /**

@@ -1,14 +1,14 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, retryOnTransactionConflict, str, type Item } from '../../shared/table/dynamo';
-import { ContactConflictError } from './errors';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
+import { digitsOf } from '../../shared/phone';
+import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, retryOnTransactionConflict, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
-import { digitsOf } from '../../shared/phone';
-import type { Contact, CreateContactInput, ListContactsInput, UpdateContactInput } from './schemas';
 import { GSIS } from '../../shared/table/table-schema';
+import { ContactConflictError } from './errors';
+import type { Contact, CreateContactInput, ListContactsInput, UpdateContactInput } from './schemas';
 
 /**
  * Contacts and their number claims. A claim row (`NUMBER#<e164>` -> contactId) is written in the

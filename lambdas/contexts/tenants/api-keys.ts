@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
+import { CONDITION, nowIso, str, type Item } from '../../shared/table/dynamo';
+import { findByIdIndex } from '../../shared/table/id-index';
 import { API_KEY_SK, PREFIX } from '../../shared/table/keys';
 import { GSIS } from '../../shared/table/table-schema';
 import { effectiveScopes, SCOPES, type Scope } from './scopes';
-import { findByIdIndex } from '../../shared/table/id-index';
 
 /** Visible marker of our keys, so a leaked key is recognisable by secret scanners. */
 export const API_KEY_MARKER = 'cct_';

@@ -1,11 +1,11 @@
 import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item } from '../../shared/table/dynamo';
 import { NotFoundError, ValidationError } from '../../shared/errors';
-import { NumberTakenError } from './errors';
 import { uuidv7 } from '../../shared/ids';
-import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
 import { isE164 } from '../../shared/phone';
+import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item } from '../../shared/table/dynamo';
+import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
+import { NumberTakenError } from './errors';
 import type { Plan } from './scopes';
 
 export const BILLING_STATUSES = ['active', 'past_due', 'suspended'] as const;

@@ -2,8 +2,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, isConditionalCheckFailed, num, type Item } from '../../shared/table/dynamo';
-import { BillingBlockedError, SpendingLimitReachedError } from './errors';
 import { tenantKey } from '../tenants/tenants';
+import { BillingBlockedError, SpendingLimitReachedError } from './errors';
 
 /**
  * What a text costs and the one place spend changes. Cost = segments x the organization's rate.

@@ -1,8 +1,8 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { contactKey, getContact, numberClaimKey } from '../contacts/contacts';
-import { CONDITION, isConditionalCheckFailed } from '../../shared/table/dynamo';
 import { NotFoundError } from '../../shared/errors';
+import { CONDITION, isConditionalCheckFailed } from '../../shared/table/dynamo';
+import { contactKey, getContact, numberClaimKey } from '../contacts/contacts';
 import type { Contact } from '../contacts/schemas';
 
 /**

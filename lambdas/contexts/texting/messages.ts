@@ -1,12 +1,12 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, str, type CancellationReason, type Item } from '../../shared/table/dynamo';
 import { NotFoundError } from '../../shared/errors';
+import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, str, type CancellationReason, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
-import { ROW_TYPES } from '../../shared/table/row-types';
-import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { queryPage, type Page } from '../../shared/table/paging';
+import { ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
+import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { threadStatusUpdate, threadUpdateFor } from './threads';
 
 /**

@@ -1,16 +1,16 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
+import { ValidationError } from '../../shared/errors';
+import { uuidv7 } from '../../shared/ids';
+import { isE164 } from '../../shared/phone';
+import { ensureContactForNumber } from '../contacts/contacts';
+import { fromItem as tenantFromItem, tenantKey } from '../tenants/tenants';
 import { chargeForText, refundText, segmentsOf, smsRateCentsOf } from './billing';
 import { CarrierError, type Carrier } from './carrier-port';
 import { applyConsentKeyword, consentKeywordOf, consentOfNumber, type ConsentKeyword } from './consent';
-import { ensureContactForNumber } from '../contacts/contacts';
 import { CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError } from './errors';
-import { ValidationError } from '../../shared/errors';
-import { uuidv7 } from '../../shared/ids';
-import type { Message, SendMessageInput } from './schemas';
 import { getMessage, recordMessageSid, storeMessage, updateMessageStatus } from './messages';
-import { isE164 } from '../../shared/phone';
-import { fromItem as tenantFromItem, tenantKey } from '../tenants/tenants';
+import type { Message, SendMessageInput } from './schemas';
 
 /**
  * The two ways a text enters the service: sent by the organization (POST /messages) and received

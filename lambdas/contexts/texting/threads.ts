@@ -3,8 +3,8 @@ import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { num, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
-import type { Message, Thread } from './schemas';
 import { GSIS } from '../../shared/table/table-schema';
+import type { Message, Thread } from './schemas';
 
 /**
  * Threads: one row per external number, changed in the same transaction as each of its

@@ -1,13 +1,13 @@
 import { logger } from '../../shared/aws';
 import { ValidationError } from '../../shared/errors';
 import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryDelayMs } from './backoff';
-import { readAttemptState } from './internal/attempt-state';
 import { recordAttempt, type Delivery } from './deliveries';
 import type { WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
-import type { DeliveryMessage, DeliveryQueue } from './queue';
+import { readAttemptState } from './internal/attempt-state';
 import { deliveryHeaders } from './internal/signing';
 import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from './internal/ssrf';
+import type { DeliveryMessage, DeliveryQueue } from './queue';
 
 /**
  * The sender's logic, shared by the Lambda (SQS) and the local pipeline (timer queue): one

@@ -2,14 +2,14 @@ import type { AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/c
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { NotFoundError } from '../../shared/errors';
+import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
+import { findByIdIndex } from '../../shared/table/id-index';
 import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
 import type { DeliveredEventType } from './event-types';
-import { ROW_TYPES } from '../../shared/table/row-types';
 import type { StreamChange } from './stream-change';
-import { findByIdIndex } from '../../shared/table/id-index';
 
 /**
  * Deliveries: one row per (event, endpoint), the delivery log the portal shows. Rows live in a

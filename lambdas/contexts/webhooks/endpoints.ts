@@ -1,15 +1,15 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, nowIso, type Item } from '../../shared/table/dynamo';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
+import { CONDITION, nowIso, type Item } from '../../shared/table/dynamo';
+import { findByIdIndex } from '../../shared/table/id-index';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 import { GSIS } from '../../shared/table/table-schema';
 import { getTenant } from '../tenants/tenants';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
 import { generateSecret } from './internal/signing';
 import { checkTargetUrl, type TargetOptions } from './internal/ssrf';
-import { findByIdIndex } from '../../shared/table/id-index';
 
 /**
  * Webhook endpoints: where an organization receives events, which events, and the secret that

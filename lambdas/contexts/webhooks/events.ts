@@ -1,12 +1,12 @@
-import { fromItem as callFromItem } from '../calls/calls';
-import { fromItem as messageFromItem } from '../texting/messages';
 import { num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX } from '../../shared/table/keys';
-import { derivedUuid } from './internal/derived-ids';
-import type { WebhookVoicemail } from './event-schemas';
-import type { WebhookEventType } from './event-types';
 import { ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
+import { fromItem as callFromItem } from '../calls/calls';
+import { fromItem as messageFromItem } from '../texting/messages';
+import type { WebhookVoicemail } from './event-schemas';
+import type { WebhookEventType } from './event-types';
+import { derivedUuid } from './internal/derived-ids';
 import type { StreamChange } from './stream-change';
 
 /**

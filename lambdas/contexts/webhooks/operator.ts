@@ -1,8 +1,4 @@
 import { uuidv7 } from '../../shared/ids';
-import { derivedUuid } from './internal/derived-ids';
-import { findWebhookEndpoint } from './endpoints';
-import type { TestEvent } from './event-schemas';
-import { TEST_EVENT_TYPE } from './event-types';
 import {
   findDelivery,
   insertDelivery,
@@ -12,6 +8,10 @@ import {
   toView,
   type DeliveryView,
 } from './deliveries';
+import { findWebhookEndpoint } from './endpoints';
+import type { TestEvent } from './event-schemas';
+import { TEST_EVENT_TYPE } from './event-types';
+import { derivedUuid } from './internal/derived-ids';
 
 /**
  * The delivery log as the operator (portal or CLI) uses it. Nothing here talks to a queue: an

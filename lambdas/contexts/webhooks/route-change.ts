@@ -1,5 +1,4 @@
 import { logger } from '../../shared/aws';
-import { derivedUuid } from './internal/derived-ids';
 import {
   enqueueRequestOf,
   getDelivery,
@@ -12,6 +11,7 @@ import {
 import { endpointsSubscribedTo, type WebhookEndpoint } from './endpoints';
 import type { WebhookEventType } from './event-types';
 import { deriveEvent, type DerivedEvent } from './events';
+import { derivedUuid } from './internal/derived-ids';
 import type { DeliveryQueue } from './queue';
 import type { StreamChange } from './stream-change';
 

@@ -1,6 +1,6 @@
 import { createContact } from '../../contexts/contacts/contacts';
-import { withIdempotency } from '../http/idempotency';
 import { apiHandler } from '../http/api-handler';
+import { withIdempotency } from '../http/idempotency';
 import { createContactRoute } from './operations/create-contact';
 
 /** 201 for a new contact, 200 when the auto-created contact of the number was adopted. */

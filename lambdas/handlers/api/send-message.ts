@@ -1,7 +1,7 @@
 import { createCarrier } from '../../contexts/carrier/create-carrier';
-import { withIdempotency } from '../http/idempotency';
 import { sendMessage } from '../../contexts/texting/texting';
 import { apiHandler } from '../http/api-handler';
+import { withIdempotency } from '../http/idempotency';
 import { sendMessageRoute } from './operations/send-message';
 
 /** Built at init: a missing or unknown CARRIER fails the function's first invocation loudly. */

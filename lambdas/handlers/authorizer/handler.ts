@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { usagePlanKeyValueOf } from '../../contexts/tenants/api-keys';
-import { logger } from '../../shared/aws';
 import { authorizeAuthorizationHeader, principalToContext } from '../../contexts/tenants/auth';
+import { logger } from '../../shared/aws';
 
 /**
  * TOKEN authorizer. API Gateway caches the result per token for the configured TTL, so the policy

@@ -2,13 +2,13 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod/mini';
-import { logger } from '../../shared/aws';
 import '../../shared/schemas/zod-english';
-import type { CallbackKind } from '../../contexts/carrier/callbacks';
 import { callbackConfigFromEnv, type CallbackConfig } from '../../contexts/carrier/callback-config';
+import type { CallbackKind } from '../../contexts/carrier/callbacks';
 import { resolveOrganization } from '../../contexts/carrier/organization';
-import { TENANT_HINT_PARAM } from '../../contexts/carrier/tenant-hint';
 import { verifyTwilioSignature, type FormPair } from '../../contexts/carrier/signature';
+import { TENANT_HINT_PARAM } from '../../contexts/carrier/tenant-hint';
+import { logger } from '../../shared/aws';
 import type { CarrierRouteSpec } from './routes';
 
 /**

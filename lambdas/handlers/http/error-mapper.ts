@@ -1,5 +1,5 @@
-import { DomainError } from '../../shared/errors';
 import { logger } from '../../shared/aws';
+import { DomainError } from '../../shared/errors';
 import type { ApiResponse } from './responses';
 
 type HttpErrorLike = { statusCode?: number; expose?: boolean; message?: string };

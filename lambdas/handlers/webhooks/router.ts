@@ -3,10 +3,10 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { logger } from '../../shared/aws';
-import { requireEnv } from '../../shared/config';
 import { sqsDeliveryQueue } from '../../contexts/webhooks/queue';
 import { endpointCache, routeChange, type EndpointCache } from '../../contexts/webhooks/route-change';
+import { logger } from '../../shared/aws';
+import { requireEnv } from '../../shared/config';
 import { fromLambdaRecord } from './stream-records';
 
 /**

@@ -4,12 +4,12 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger, metrics, MetricUnit } from '../../shared/aws';
-import { intEnv, requireEnv } from '../../shared/config';
 import { DEFAULT_BACKOFF_BASE_MS } from '../../contexts/webhooks/backoff';
+import { processDeliveryMessage, type SenderDeps } from '../../contexts/webhooks/deliver';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../../contexts/webhooks/http-post';
 import { DeliveryMessageSchema, sqsDeliveryQueue } from '../../contexts/webhooks/queue';
-import { processDeliveryMessage, type SenderDeps } from '../../contexts/webhooks/deliver';
+import { logger, metrics, MetricUnit } from '../../shared/aws';
+import { intEnv, requireEnv } from '../../shared/config';
 
 /**
  * Sender: SQS -> one signed HTTPS attempt per message. Partial batch failures: only a message

@@ -1,5 +1,5 @@
-import type { DeliveryStatus } from '../../texting/messages';
 import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../../texting/carrier-port';
+import type { DeliveryStatus } from '../../texting/messages';
 
 /**
  * Twilio's Programmable Messaging API over plain fetch (no SDK: one endpoint, form-encoded).

@@ -1,5 +1,5 @@
-import { isTerminalCallStatus, type CallClassification, type CallLegChange } from '../../calls/calls';
 import { isE164 } from '../../../shared/phone';
+import { isTerminalCallStatus, type CallClassification, type CallLegChange } from '../../calls/calls';
 import type { OrganizationClues } from '../organization';
 import type { VoiceStatusParams } from './callback-params';
 

@@ -1,5 +1,5 @@
-import { IdPath } from '../../../shared/schemas/id-path';
 import { UpdateContactBody } from '../../../contexts/contacts/requests/update-contact';
+import { IdPath } from '../../../shared/schemas/id-path';
 import type { RouteSpec } from '../../http/route-spec';
 
 export const updateContactRoute = {
