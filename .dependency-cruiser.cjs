@@ -5,7 +5,8 @@
 
 /**
  * Which other contexts each bounded context may import (a directed acyclic graph, lowest first).
- * A context not listed here is refused by every other rule until it is added.
+ * A folder of lambdas/contexts/ not listed here may import nothing (rule context-in-the-map), and no
+ * listed context may import it, until it is added.
  */
 const CONTEXT_DEPENDENCIES = {
   tenants: [],
@@ -56,6 +57,13 @@ const config = {
       to: { path: `^lambdas/handlers/|${TOOLING}` },
     },
     ...contextRules,
+    {
+      name: 'context-in-the-map',
+      severity: 'error',
+      comment: 'Every folder of lambdas/contexts/ is a context of CONTEXT_DEPENDENCIES (.dependency-cruiser.cjs): add it there, with what it may import.',
+      from: { path: `^lambdas/contexts/(?!(${Object.keys(CONTEXT_DEPENDENCIES).join('|')})/)` },
+      to: {},
+    },
     {
       name: 'context-internals-between-contexts',
       severity: 'error',
@@ -132,8 +140,8 @@ const config = {
   },
 };
 
-// For test/unit/architecture-rules.test.ts, which checks docs/architecture.md against the map; not
-// enumerable, because dependency-cruiser refuses configuration keys it does not know.
+// For the tests (test/unit/architecture-*.test.ts: a wrong import per context, and docs/architecture.md
+// against the map); not enumerable, because dependency-cruiser refuses configuration keys it does not know.
 Object.defineProperty(config, 'contextDependencies', { value: CONTEXT_DEPENDENCIES, enumerable: false });
 
 module.exports = config;

@@ -55,6 +55,8 @@ const TREE: Record<string, string> = {
     'export const events = [calls, costOf];',
   ].join('\n'),
   'lambdas/contexts/webhooks/filter-criteria.ts': 'export const PATTERNS = [];\n',
+  // WRONG: a context folder that CONTEXT_DEPENDENCIES does not know
+  'lambdas/contexts/ledger/ledger.ts': "import { dynamo } from '../../shared/aws';\nexport const ledger = dynamo;\n",
 
   // handlers/
   'lambdas/handlers/http/route-spec.ts': "import type { Scope } from '../../contexts/tenants/scopes';\nexport type RouteSpec = { scope: Scope | null };\n",
@@ -130,6 +132,7 @@ const contextViolations = CONTEXTS.map((context) => {
 const EXPECTED = [
   ...contextViolations,
   'shared-is-the-floor: lambdas/shared/config.ts -> lambdas/contexts/tenants/tenants.ts',
+  'context-in-the-map: lambdas/contexts/ledger/ledger.ts -> lambdas/shared/aws.ts',
   'contexts-point-inward: lambdas/contexts/contacts/contacts.ts -> lambdas/handlers/api/routes.ts',
   'context-contacts: lambdas/contexts/contacts/contacts.ts -> lambdas/contexts/calls/requests/list-calls.ts',
   'no-circular: lambdas/contexts/contacts/cycle-a.ts -> lambdas/contexts/contacts/cycle-b.ts',
