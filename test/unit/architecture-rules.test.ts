@@ -118,13 +118,10 @@ const TREE: Record<string, string> = {
  * does not allow it (a leaf module, so nothing else is broken), e.g. tenants -> contacts.
  */
 const CONTEXTS = Object.keys(config.contextDependencies);
-for (const context of CONTEXTS) {
+const contextViolations = CONTEXTS.map((context) => {
   const forbidden = CONTEXTS.find((other) => other !== context && !config.contextDependencies[context].includes(other))!;
   TREE[`lambdas/contexts/${forbidden}/leaf.ts`] = 'export const leaf = 1;\n';
   TREE[`lambdas/contexts/${context}/uses-${forbidden}.ts`] = `import { leaf } from '../${forbidden}/leaf'; // WRONG: not in the map\nexport const x = leaf;\n`;
-}
-const contextViolations = CONTEXTS.map((context) => {
-  const forbidden = CONTEXTS.find((other) => other !== context && !config.contextDependencies[context].includes(other))!;
   return `context-${context}: lambdas/contexts/${context}/uses-${forbidden}.ts -> lambdas/contexts/${forbidden}/leaf.ts`;
 });
 
