@@ -6,10 +6,7 @@ import type { ListCallsQuery } from './requests/list-calls';
 /**
  * The shapes of calls: the resource, its list and envelope (responses), and the input types of
  * the request schemas (./requests/). They type the domain and generate the OpenAPI components.
- * `zod/mini`, not classic zod: a quarter of the size and no per-instance methods to build at init
- * (bench/README.md). `.register(z.globalRegistry, { id })` names a schema as an OpenAPI component.
- * `register` annotates the instance itself, so it is only called on a schema built in place; a
- * shared one (`uuid`, `dateTime`, `e164`) is cloned first, or every use would carry the text.
+ * Written as lambdas/shared/schemas/zod-english.ts says (zod/mini; `register` only in place).
  */
 const dateTime = z.iso.datetime({ offset: true });
 const uuid = z.uuid();

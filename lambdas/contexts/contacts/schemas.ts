@@ -9,10 +9,7 @@ import type { UpdateContactBody } from './requests/update-contact';
  * The shapes of contacts: the resource, its list and envelopes (responses), and the input types of
  * the request schemas (./requests/, one module per route so a handler's bundle builds only its
  * own). They type the domain and generate the OpenAPI components.
- * `zod/mini`, not classic zod: a quarter of the size and no per-instance methods to build at init
- * (bench/README.md). `.register(z.globalRegistry, { id })` names a schema as an OpenAPI component.
- * `register` annotates the instance itself, so it is only called on a schema built in place; a
- * shared one (`uuid`, `dateTime`, `e164`) is cloned first, or every use would carry the text.
+ * Written as lambdas/shared/schemas/zod-english.ts says (zod/mini; `register` only in place).
  */
 const dateTime = z.iso.datetime({ offset: true });
 const uuid = z.uuid();

@@ -6,10 +6,7 @@ import { SCOPES } from './scopes';
  * The response shapes of the tenants context: the organization and key a request runs as
  * (`GET /me`). Like every context's schemas, they type the code and generate the OpenAPI
  * components, so the two cannot disagree.
- * `zod/mini`, not classic zod: a quarter of the size and no per-instance methods to build at init
- * (bench/README.md). `.register(z.globalRegistry, { id })` names a schema as an OpenAPI component.
- * `register` annotates the instance itself, so it is only called on a schema built in place; a
- * shared one (`uuid`, `dateTime`, `e164`) is cloned first, or every use would carry the text.
+ * Written as lambdas/shared/schemas/zod-english.ts says (zod/mini; `register` only in place).
  */
 const dateTime = z.iso.datetime({ offset: true });
 const uuid = z.uuid();
