@@ -10,11 +10,12 @@
  */
 const CONTEXT_DEPENDENCIES = {
   tenants: [],
-  contacts: [],
+  consent: [],
+  contacts: ['consent'],
   calls: ['contacts'],
-  texting: ['contacts', 'tenants'],
+  texting: ['consent', 'contacts', 'tenants'],
   webhooks: ['calls', 'texting', 'tenants'],
-  carrier: ['calls', 'contacts', 'texting', 'tenants'],
+  carrier: ['calls', 'consent', 'contacts', 'texting', 'tenants'],
 };
 
 const TOOLING = '^(lib|local|bin|bench|test)/';

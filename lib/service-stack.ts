@@ -8,8 +8,9 @@ import { FunctionFactory } from './constructs/function-factory';
 import { Observability } from './constructs/observability';
 import { METRIC_NAMESPACE, PublicApi } from './constructs/public-api';
 import { ServiceTable } from './constructs/table';
+import { TextSettlement } from './constructs/text-settlement';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
-import { CARRIER_CALLBACK_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
+import { CARRIER_CALLBACK_TABLE_ACCESS, TEXT_SETTLEMENT_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
 
 /** Where the webhook handlers live and which stream records reach the router. */
@@ -49,6 +50,7 @@ export class ServiceStack extends Stack {
   readonly api: PublicApi;
   readonly observability: Observability;
   readonly carrier: Carrier;
+  readonly textSettlement: TextSettlement;
   readonly webhooks?: WebhookPipeline;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
@@ -96,6 +98,12 @@ export class ServiceStack extends Stack {
     });
     const sender = this.api.routeFunctions.sendMessage;
     if (sender) this.carrier.connectSender(sender);
+    this.textSettlement = new TextSettlement(this, 'TextSettlement', {
+      table: this.table,
+      functions: this.functions,
+      entry: 'lambdas/handlers/scheduled/settle-texts.ts',
+      tableAccess: TEXT_SETTLEMENT_TABLE_ACCESS,
+    });
 
     this.observability = new Observability(this, 'Observability', {
       stage: config.stage,
@@ -110,6 +118,7 @@ export class ServiceStack extends Stack {
     for (const [operationId, fn] of Object.entries(this.carrier.callbackFunctions)) {
       this.observability.monitorFunction(operationId, fn);
     }
+    this.observability.monitorFunction('SettleTexts', this.textSettlement.sweeper);
 
     const webhookSources = props.webhooks ?? WEBHOOK_SOURCES;
     if (webhookSources) {

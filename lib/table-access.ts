@@ -49,11 +49,13 @@ export const ROUTE_TABLE_ACCESS = {
   /** `messages.listMessages`: one conversation on gsi1. */
   listMessages: { actions: ['dynamodb:Query'], indexes: ['gsi1'] },
   /**
-   * `texting.sendMessage`: GetItem (organization, number claim, contact), UpdateItem (charge,
-   * refund, message status, thread), PutItem (message, sid row, in transactions); the
-   * Idempotency-Key records (Powertools) are Put, Get, Update and Delete.
+   * `sending.sendMessage`: GetItem (Idempotency-Key row, organization, message on a replay); one
+   * transaction of ConditionCheckItem (the number's consent), UpdateItem (charge, thread), PutItem
+   * (message, Idempotency-Key row); then the sid (UpdateItem + PutItem of the sid row), or a failure
+   * (UpdateItem: message, refund, thread; DeleteItem: the key of a text that reached no carrier),
+   * and the ledger's UpdateItem when the carrier reports an opt-out.
    */
-  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
 } satisfies Record<RouteId, TableAccess>;
 
 /**
@@ -117,14 +119,21 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
   /** `callbacks.transcriptionCallback`: as the recording, storing the transcript instead. */
   twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
   /**
-   * `texting.receiveInboundMessage`: the sender's contact and claim (transaction of two PutItems),
-   * the message with its sid row (PutItem x2) and its thread (UpdateItem) in one transaction,
-   * GetItem of the first copy on a carrier retry, and a consent keyword on the contact (UpdateItem).
+   * `receiving.receiveInboundMessage`: the sender's contact and claim (transaction of two PutItems),
+   * the message with its sid row (PutItem x2), its thread and a consent keyword's ledger row
+   * (UpdateItem) in one transaction, and GetItem of the first copy on a carrier retry.
    */
   twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
   /**
-   * `messages.updateMessageStatus`: GetItem (sid row, message), then the message and its thread's
-   * `lastStatus` in one transaction of two UpdateItems (or the message alone).
+   * `delivery-status.updateMessageStatus`: GetItem (sid row, message), then one transaction of
+   * UpdateItems (message, thread's `lastStatus`, the refund of a failed text) with the sid row's
+   * PutItem when the callback is the first to name the sid; an opt-out code updates the ledger.
    */
-  twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+  twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
 } satisfies Record<CarrierRouteId, TableAccess>;
+
+/**
+ * The settlement sweep (`settlement.settleUnknownOutcomes`): Query on gsi2 (the unsettled
+ * worklist), then per text GetItem and one transaction of UpdateItems (message, refund, thread).
+ */
+export const TEXT_SETTLEMENT_TABLE_ACCESS: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'] };

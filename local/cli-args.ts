@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { LOCAL_TWILIO_AUTH_TOKEN, normalizePublicBaseUrl } from '../lambdas/contexts/carrier/callback-config';
+import { SETTLEMENT_GRACE_MS } from '../lambdas/contexts/texting/settlement-grace';
 import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
 import { UsageError } from './usage-error';
@@ -21,6 +22,8 @@ export type RuntimeOptions = {
   webhookTimeoutMs: number;
   /** Local development only: webhook targets may be http and loopback addresses. */
   allowHttpWebhooks: boolean;
+  /** How long a text's carrier outcome may stay unknown before the sweep fails and refunds it. */
+  textGraceMs: number;
   /** The token carrier callbacks are signed with; undefined: TWILIO_AUTH_TOKEN, else LOCAL_TWILIO_AUTH_TOKEN. */
   twilioAuthToken: string | undefined;
   /** The API root as the carrier calls it (signatures cover it); undefined: http://127.0.0.1:<port>. */
@@ -64,6 +67,12 @@ Webhooks (the same router and sender code as in AWS, fed from DynamoDB Local's s
   --allow-http-webhooks          Local development only: allow http targets and loopback addresses
                                  (a receiver on this machine); the host must still be approved
 
+Texts:
+  --text-grace-ms <n>            How long a text's carrier outcome may stay unknown (no answer, no status
+                                 callback) before the settlement sweep fails and refunds it (default
+                                 ${SETTLEMENT_GRACE_MS}, one hour, as in AWS); the sweep runs every minute or
+                                 every quarter of this, whichever is shorter
+
 Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
   --twilio-auth-token <token>    The token signatures are checked with (default: the TWILIO_AUTH_TOKEN
                                  environment variable, else the local default "${LOCAL_TWILIO_AUTH_TOKEN}",
@@ -84,6 +93,7 @@ const OPTIONS = {
   'webhook-backoff-ms': { type: 'string' },
   'webhook-timeout-ms': { type: 'string' },
   'allow-http-webhooks': { type: 'boolean' },
+  'text-grace-ms': { type: 'string' },
   'twilio-auth-token': { type: 'string' },
   'public-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -157,6 +167,7 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
       webhookBackoffMs: positiveMs(values, 'webhook-backoff-ms', DEFAULT_BACKOFF_BASE_MS),
       webhookTimeoutMs: positiveMs(values, 'webhook-timeout-ms', DEFAULT_ATTEMPT_TIMEOUT_MS),
       allowHttpWebhooks: values['allow-http-webhooks'] ?? false,
+      textGraceMs: positiveMs(values, 'text-grace-ms', SETTLEMENT_GRACE_MS),
       twilioAuthToken: values['twilio-auth-token'],
       publicUrl: values['public-url'] === undefined ? undefined : parsePublicUrl(values['public-url']),
     },

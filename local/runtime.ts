@@ -195,6 +195,8 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   runtime.apiBaseUrl = `http://127.0.0.1:${port}${API_PREFIX}`;
   const carrier = await loadCallbackHandlers(options, port, callbackHandlers);
   cleanup.push((await startWebhooks(options, endpoint)).stop);
+  const { startTextSettlement } = await import('./text-settlement');
+  cleanup.push((await startTextSettlement(options.textGraceMs, out.error)).stop);
 
   await writeRuntimeInfo(stateDir, {
     pid: process.pid,

@@ -21,7 +21,7 @@ import type { Contact } from '../../lambdas/contexts/contacts/schemas';
 import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
 import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { createTenant, tenantKey } from '../../lambdas/contexts/tenants/tenants';
-import { receiveInboundMessage } from '../../lambdas/contexts/texting/texting';
+import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
 import { threadUpdateFor } from '../../lambdas/contexts/texting/threads';
 import { localDynamoClient } from '../../local/dynamodb-local';
 import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'billing_blocked'
   | 'spending_limit_reached'
   | 'carrier_unavailable'
+  | 'carrier_rejected'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'idempotency_conflict'
@@ -51,3 +52,18 @@ export class NotFoundError extends DomainError {
   }
 }
 
+
+/** The response header that marks an answer given again for a repeated Idempotency-Key. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
+export class IdempotencyConflictError extends DomainError {
+  constructor() {
+    super(409, 'idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry later');
+  }
+}
+
+export class IdempotencyMismatchError extends DomainError {
+  constructor() {
+    super(422, 'idempotency_mismatch', 'This Idempotency-Key was already used with a different request body');
+  }
+}

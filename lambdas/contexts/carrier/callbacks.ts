@@ -3,10 +3,11 @@ import { NotFoundError, ValidationError } from '../../shared/errors';
 import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
 import type { Call } from '../calls/schemas';
 import { attachCallToVoicemail, recordVoicemailRecording, recordVoicemailTranscript, type VoicemailParties } from '../calls/voicemails';
-import { updateMessageStatus } from '../texting/messages';
-import { receiveInboundMessage } from '../texting/texting';
+import { recordConsentChange } from '../consent/ledger';
+import { recordMessageSid, updateMessageStatus } from '../texting/delivery-status';
+import { receiveInboundMessage } from '../texting/receiving';
 import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './internal/callback-params';
-import { deliveryStatusOfTwilio } from './internal/twilio';
+import { deliveryStatusOfTwilio, isOptedOutCode } from './internal/twilio';
 import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './internal/voice-legs';
 import type { Organization, OrganizationClues } from './organization';
 
@@ -108,8 +109,8 @@ export const smsInboundCallback: CallbackKind<SmsInboundParams> = {
   clues: (p, tenantHint) => ({ ownNumbers: [p.to], legNumbers: [p.from, p.to], tenantHint }),
   async ingest(p, { tenantId }, receivedAt) {
     try {
-      // Idempotent per MessageSid: Twilio's retries store nothing twice (texting.ts).
-      await receiveInboundMessage(tenantId, { from: p.from, to: p.to, body: p.body, messageSid: p.messageSid, receivedAt });
+      // Idempotent per MessageSid: Twilio's retries store nothing twice (texting/receiving.ts).
+      await receiveInboundMessage(tenantId, { from: p.from, to: p.to, body: p.body, messageSid: p.messageSid, receivedAt, optOutType: p.optOutType });
       return HANDLED;
     } catch (err) {
       // A sender that is no phone number (alphanumeric ids, short codes): a retry cannot help.
@@ -122,11 +123,23 @@ export const smsInboundCallback: CallbackKind<SmsInboundParams> = {
 export const smsStatusCallback: CallbackKind<SmsStatusParams> = {
   params: SmsStatusParams,
   clues: (p, tenantHint) => ({ ownNumbers: p.from ? [p.from] : [], legNumbers: [p.from, p.to].filter((n): n is string => !!n), tenantHint }),
-  async ingest(p, { tenantId }) {
+  async ingest(p, { tenantId }, receivedAt) {
     const status = deliveryStatusOfTwilio(p.status.toLowerCase());
-    if (!status) return ignored(`message status ${p.status.toLowerCase()} says nothing new`);
+    const optedOut = isOptedOutCode(p.errorCode);
+    if (optedOut && p.to) {
+      // The carrier refused the text because the recipient opted out (a STOP we never received).
+      await recordConsentChange(tenantId, p.to, { status: 'opted_out', source: 'carrier_opt_out', at: receivedAt, note: `Carrier refused a send (error ${p.errorCode})` });
+    }
+    // Our id from the URL finds the message even when the send's answer (the sid) was lost.
+    const ref = p.messageId ? { messageId: p.messageId, messageSid: p.messageSid } : { messageSid: p.messageSid };
     try {
-      await updateMessageStatus(tenantId, { messageSid: p.messageSid }, status);
+      if (!status) {
+        // Says nothing new about delivery (accepted, queued, sending...), but it names the sid.
+        if (p.messageId) await recordMessageSid(tenantId, p.messageId, p.messageSid);
+        return ignored(`message status ${p.status.toLowerCase()} says nothing new`);
+      }
+      const errorCode = p.errorCode && /^\d+$/.test(p.errorCode) ? Number(p.errorCode) : undefined;
+      await updateMessageStatus(tenantId, ref, status, status === 'failed' ? { failureReason: optedOut ? 'recipient_opted_out' : 'carrier_failed', carrierCode: errorCode } : {});
       return HANDLED;
     } catch (err) {
       // Not ours (sent outside the service) or its sid is not recorded yet: nothing to move.

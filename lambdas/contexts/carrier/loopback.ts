@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { logger } from '../../shared/aws';
 import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../texting/carrier-port';
-import { updateMessageStatus } from '../texting/messages';
+import { updateMessageStatus } from '../texting/delivery-status';
 
 /**
  * The local runtime's carrier: accepts every text with a provider-style sid ('SM' + 32 hex) and
@@ -37,9 +37,9 @@ export class LoopbackCarrier implements Carrier {
   }
 
   async send(text: OutboundText): Promise<CarrierReceipt> {
-    if (this.#stopped) throw new CarrierError('The loopback carrier is stopped', { retryable: true });
+    if (this.#stopped) throw new CarrierError('The loopback carrier is stopped', { kind: 'not_sent' });
     if (this.#failTo.has(text.to)) {
-      throw new CarrierError('The loopback carrier refuses this number (configured to fail)', { httpStatus: 400, retryable: false });
+      throw new CarrierError('The loopback carrier refuses this number (configured to fail)', { kind: 'refused', httpStatus: 400, providerCode: 21211 });
     }
     const messageSid = `SM${randomBytes(16).toString('hex')}`;
     this.#track(this.#progress(text));

@@ -1,14 +1,14 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, isConditionalCheckFailed, num, type Item } from '../../shared/table/dynamo';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME } from '../../shared/aws';
+import { CONDITION, num, type Item } from '../../shared/table/dynamo';
 import { tenantKey } from '../tenants/tenants';
 import { BillingBlockedError, SpendingLimitReachedError } from './errors';
 
 /**
  * What a text costs and the one place spend changes. Cost = segments x the organization's rate.
- * The check (billing status, spending limit) and the charge are one conditional UpdateItem on the
- * organization row, so concurrent sends can never overspend: DynamoDB serialises updates of an item.
+ * Spend changes only inside the transactions that change a text's fate: the charge with the
+ * `queued` message, the refund with the status change that fails it. So charges minus refunds is
+ * always the cost of the texts that did not fail.
  */
 
 /** Cents per segment when the organization row has no `smsRateCents` of its own. */
@@ -67,70 +67,67 @@ export const costCentsOf = (body: string, rateCents: number): number => segments
 
 // ---------- charge and refund ----------
 
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
 /** What the send path read from the organization row; the charge is guarded on the limit it saw. */
 export type BillingSnapshot = { spendingLimitCents: number | null };
 
 /**
- * Charges a text to the organization: billing status active and spend + cost within the limit,
- * checked and added in one conditional update. DynamoDB cannot add inside a condition, so the
- * condition compares the current spend with `limit - cost`, guarded on the limit being the one
- * read; if the operator changed the limit meanwhile the charge is tried again with the new one.
+ * The charge's share of the send transaction: billing status active and spend + cost within the
+ * limit, checked and added in one conditional update of the organization row, so concurrent sends
+ * can never overspend (DynamoDB serialises a transaction's items with every other write of them).
+ * DynamoDB cannot add inside a condition, so the condition compares the current spend with
+ * `limit - cost`, guarded on the limit being the one read (`chargeRefusal` tells a changed limit
+ * from a reached one). The old row comes back on failure, to say which.
  */
-export async function chargeForText(tenantId: string, costCents: number, snapshot: BillingSnapshot): Promise<void> {
-  let limit = snapshot.spendingLimitCents;
-  for (let round = 0; round < 3; round += 1) {
-    const withinLimit =
-      limit === null
-        ? '(attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))'
-        : '#limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)';
-    try {
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: TABLE_NAME,
-          Key: tenantKey(tenantId),
-          UpdateExpression: 'ADD #spend :cost',
-          ConditionExpression: `${CONDITION.rowExists} AND #billingStatus = :active AND ${withinLimit}`,
-          ExpressionAttributeNames: { '#spend': 'spendCents', '#limit': 'spendingLimitCents', '#billingStatus': 'billingStatus' },
-          ExpressionAttributeValues: {
-            ':cost': costCents,
-            ':active': 'active',
-            ...(limit === null ? { ':nullType': 'NULL' } : { ':limit': limit, ':maxSpendBefore': limit - costCents }),
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return;
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      const current = oldItemOf(err);
-      if (!current) throw new Error('chargeForText: the organization row is missing', { cause: err });
-      if (current.billingStatus !== 'active') throw new BillingBlockedError();
-      const currentLimit = num(current.spendingLimitCents);
-      if (currentLimit === limit) throw new SpendingLimitReachedError();
-      limit = currentLimit; // the operator changed the limit between our read and the charge
-    }
-  }
-  throw new Error('chargeForText: the spending limit kept changing; giving up');
+export function chargeUpdate(tenantId: string, costCents: number, snapshot: BillingSnapshot): TransactItem {
+  const limit = snapshot.spendingLimitCents;
+  const withinLimit =
+    limit === null
+      ? '(attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))'
+      : '#limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)';
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: tenantKey(tenantId),
+      UpdateExpression: 'ADD #spend :cost',
+      ConditionExpression: `${CONDITION.rowExists} AND #billingStatus = :active AND ${withinLimit}`,
+      ExpressionAttributeNames: { '#spend': 'spendCents', '#limit': 'spendingLimitCents', '#billingStatus': 'billingStatus' },
+      ExpressionAttributeValues: {
+        ':cost': costCents,
+        ':active': 'active',
+        ...(limit === null ? { ':nullType': 'NULL' } : { ':limit': limit, ':maxSpendBefore': limit - costCents }),
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
 }
 
-/** Gives back a charge whose text never reached the carrier. Unconditional: ADD is atomic. */
-export async function refundText(tenantId: string, costCents: number): Promise<void> {
-  await dynamo.send(
-    new UpdateCommand({
+/**
+ * Why the organization row refused a charge, from the row it returned: billing blocked, limit
+ * reached, or `limitChanged` (the operator changed it after our read: charge again with the new one).
+ */
+export function chargeRefusal(oldRow: Item | undefined, snapshot: BillingSnapshot): Error | { limitChanged: BillingSnapshot } {
+  if (!oldRow) return new Error('charge: the organization row is missing');
+  if (oldRow.billingStatus !== 'active') return new BillingBlockedError();
+  const currentLimit = num(oldRow.spendingLimitCents);
+  if (currentLimit === snapshot.spendingLimitCents) return new SpendingLimitReachedError();
+  return { limitChanged: { spendingLimitCents: currentLimit } };
+}
+
+/**
+ * Gives back the charge of a text that failed, in the same transaction as the status change that
+ * fails it: the message's condition (it was not failed before) makes the refund happen once.
+ */
+export function refundUpdate(tenantId: string, costCents: number): TransactItem {
+  return {
+    Update: {
       TableName: TABLE_NAME,
       Key: tenantKey(tenantId),
       UpdateExpression: 'ADD #spend :refund',
       ConditionExpression: CONDITION.rowExists,
       ExpressionAttributeNames: { '#spend': 'spendCents' },
       ExpressionAttributeValues: { ':refund': -costCents },
-    }),
-  );
-}
-
-/** The row a failed conditional write saw (`ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`). */
-function oldItemOf(err: unknown): Item | undefined {
-  const raw = (err as { Item?: Record<string, unknown> }).Item;
-  if (!raw) return undefined;
-  // The document client does not translate errors: the old item arrives in wire format.
-  return unmarshall(raw as Parameters<typeof unmarshall>[0]);
+    },
+  };
 }

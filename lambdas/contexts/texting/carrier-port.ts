@@ -18,13 +18,25 @@ export interface Carrier {
   send(text: OutboundText): Promise<CarrierReceipt>;
 }
 
+/**
+ * What a failed send means for the text, the only thing the send path decides on:
+ * - `not_sent`: certainly nothing reached the carrier, or it created no message (connection
+ *   refused, DNS failure, TLS failure, 429, our credentials refused). Refund; a retry is safe.
+ * - `refused`: the carrier answered that it will not send this text (a 4xx about the text or
+ *   the recipient, e.g. an invalid number). Refund and fail; a retry would be refused again.
+ * - `unknown`: the request may have reached the carrier (timeout, reset, 5xx, an unreadable
+ *   answer). The text may be on its way: keep it queued and charged until the carrier says.
+ */
+export type CarrierFailureKind = 'not_sent' | 'refused' | 'unknown';
+
 export type CarrierErrorDetails = {
+  kind: CarrierFailureKind;
   /** The provider's HTTP status, when it answered at all. */
   httpStatus?: number;
-  /** The provider's own error code (Twilio: e.g. 21211 invalid "To" number). */
+  /** The provider's own error code (Twilio: e.g. 21211 invalid "To" number, 21610 opted out). */
   providerCode?: number;
-  /** Whether the same request may succeed later (timeouts, 429, 5xx). */
-  retryable: boolean;
+  /** The provider says the recipient opted out (Twilio 21610): the consent ledger records it. */
+  recipientOptedOut?: boolean;
 };
 
 /**

@@ -12,8 +12,9 @@ export class NoSmsNumberError extends DomainError {
 }
 
 export class RecipientOptedOutError extends DomainError {
-  constructor() {
-    super(409, 'recipient_opted_out', 'The recipient has opted out of text messages (replied STOP)');
+  /** `messageId`: the carrier reported the opt-out on this send (its message is failed, not billed). */
+  constructor(messageId?: string, headers: Record<string, string> = {}) {
+    super(409, 'recipient_opted_out', 'The recipient has opted out of text messages (replied STOP)', messageId ? { messageId } : {}, headers);
   }
 }
 
@@ -29,8 +30,30 @@ export class SpendingLimitReachedError extends DomainError {
   }
 }
 
+/**
+ * The carrier certainly did not take the text (it could not be reached, or it turned the request
+ * away before creating a message: 429, credentials). The message is failed and refunded, so
+ * sending again is safe; its Idempotency-Key keeps this outcome, so a new send needs a new key.
+ * Never raised when the outcome is unknown.
+ */
 export class CarrierUnavailableError extends DomainError {
-  constructor() {
-    super(502, 'carrier_unavailable', 'The carrier did not accept the message; nothing was billed, it is safe to retry');
+  constructor(headers: Record<string, string> = {}) {
+    super(
+      502,
+      'carrier_unavailable',
+      'The carrier did not take the message; nothing was billed and it is safe to send again (with a new Idempotency-Key)',
+      {},
+      headers,
+    );
+  }
+}
+
+/**
+ * The carrier refused this text for good (e.g. an invalid or unreachable number). The message is
+ * stored as `failed` and was not billed; retrying the same request would be refused again.
+ */
+export class CarrierRejectedError extends DomainError {
+  constructor(messageId: string, carrierCode: number | null, headers: Record<string, string> = {}) {
+    super(422, 'carrier_rejected', `The carrier refused this text${carrierCode ? ` (carrier error ${carrierCode})` : ''}; nothing was billed`, { messageId, carrierCode }, headers);
   }
 }

@@ -1,13 +1,13 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, str, type CancellationReason, type Item } from '../../shared/table/dynamo';
+import { cancellationReasons, CONDITION, failedCondition, num, str, type CancellationReason, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
-import { threadStatusUpdate, threadUpdateFor } from './threads';
+import { threadUpdateFor } from './threads';
 
 /**
  * Message rows and their storage. A message and its thread are written in one transaction; ids
@@ -30,16 +30,44 @@ const conversationPk = (tenantId: string, counterpart: string) => tenantScopedPk
 /** Billing facts kept on outbound rows (not part of the API's Message). */
 export type MessageCharge = { segments: number; costCents: number };
 
+/** Shards of the unsettled worklist: spreads a carrier outage's writes over partitions. */
+export const UNSETTLED_SHARDS = 8;
+
+export const unsettledPk = (shard: number): string => `${PREFIX.unsettled}${shard}`;
+
+/**
+ * An outbound text is unsettled from the moment it is charged until the carrier's answer (its
+ * sid) or a final status is recorded: it sits in gsi2 under `UNSETTLED#<shard>`, sorted by
+ * creation time, so the sweep finds the old ones without reading anything else
+ * (./settlement.ts). Written with the message, so even a send that crashed is found.
+ */
+function unsettledIndexKeys(message: Message): Item {
+  const shard = parseInt(message.id.slice(-2), 16) % UNSETTLED_SHARDS;
+  return {
+    [GSIS.gsi2.partitionKey]: unsettledPk(shard),
+    [GSIS.gsi2.sortKey]: `${message.createdAt}#${message.tenantId}#${message.id}`,
+  };
+}
+
+const isUnsettled = (message: Message) => message.direction === 'outbound' && message.status === 'queued' && message.messageSid === '';
+
 export function toItem(message: Message, charge?: MessageCharge): Item {
   return {
     ...messageKey(message.tenantId, message.id),
     [GSIS.gsi1.partitionKey]: conversationPk(message.tenantId, message.counterpartNumber),
     [GSIS.gsi1.sortKey]: `${PREFIX.message}${message.id}`,
+    ...(isUnsettled(message) && unsettledIndexKeys(message)),
     type: ROW_TYPES.message,
     ...message,
     ...charge,
   };
 }
+
+/** The cost charged for an outbound row (0 for inbound rows and rows written before billing). */
+export const costCentsOfItem = (item: Item): number => num(item.costCents) ?? 0;
+
+/** Why an outbound text failed, kept on the row (not part of the API's Message). */
+export type FailureReason = 'carrier_rejected' | 'carrier_unavailable' | 'recipient_opted_out' | 'carrier_failed' | 'carrier_outcome_unknown';
 
 export function fromItem(item: Item): Message {
   return {
@@ -58,14 +86,15 @@ export function fromItem(item: Item): Message {
   };
 }
 
-const sidItem = (message: Message): Item => ({
-  ...messageSidKey(message.tenantId, message.messageSid),
+export const sidItem = (message: Pick<Message, 'tenantId' | 'id' | 'counterpartNumber'>, messageSid: string): Item => ({
+  ...messageSidKey(message.tenantId, messageSid),
   type: 'messageSid',
   messageId: message.id,
   counterpartNumber: message.counterpartNumber,
 });
 
-type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
+export type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
+export type TransactItem = TransactItems[number];
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -74,7 +103,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * (`TransactionConflict`: concurrent texts of one thread). Any other cancellation is returned
  * for the caller to interpret; non-transaction errors are thrown.
  */
-async function transact(items: TransactItems): Promise<CancellationReason[] | undefined> {
+export async function transact(items: TransactItems): Promise<CancellationReason[] | undefined> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
@@ -91,27 +120,47 @@ async function transact(items: TransactItems): Promise<CancellationReason[] | un
   }
 }
 
-export type StoreResult = { stored: true } | { stored: false; duplicateOf: string };
+export type StoreResult =
+  | { stored: true }
+  | { stored: false; duplicateOf: string }
+  /** An item of `alongside` failed its condition: the reasons of those items, in their order. */
+  | { stored: false; refused: CancellationReason[] };
+
+export type StoreOptions = {
+  charge?: MessageCharge;
+  /**
+   * Writes and checks that must agree with the message, in the same transaction: the consent
+   * check, the charge and the Idempotency-Key row of a send; the consent change of an inbound
+   * keyword. When one fails its condition nothing is written and the caller decides.
+   */
+  alongside?: TransactItems;
+};
 
 /**
- * Writes a new message and its thread in one transaction; an inbound message also claims its
- * carrier sid in the same transaction, so a carrier retry of the same text is stored once.
+ * Writes a new message and its thread in one transaction, with `alongside`; an inbound message
+ * also claims its carrier sid in the same transaction, so a carrier retry of the same text is
+ * stored once.
  */
-export async function storeMessage(message: Message, charge?: MessageCharge): Promise<StoreResult> {
+export async function storeMessage(message: Message, options: StoreOptions = {}): Promise<StoreResult> {
+  const alongside = options.alongside ?? [];
   const withSid = message.messageSid !== '';
-  const items: TransactItems = [
-    { Put: { TableName: TABLE_NAME, Item: toItem(message, charge), ConditionExpression: CONDITION.rowIsNew } },
+  const own: TransactItems = [
+    { Put: { TableName: TABLE_NAME, Item: toItem(message, options.charge), ConditionExpression: CONDITION.rowIsNew } },
     ...(withSid
-      ? [{ Put: { TableName: TABLE_NAME, Item: sidItem(message), ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } }]
+      ? [{ Put: { TableName: TABLE_NAME, Item: sidItem(message, message.messageSid), ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } }]
       : []),
   ];
-  const threadIndex = items.length;
+  const sidIndex = alongside.length + 1;
+  const threadIndex = alongside.length + own.length;
   let asLatest = true;
   for (let round = 0; round < 3; round += 1) {
-    const reasons = await transact([...items, threadUpdateFor(message.tenantId, message, asLatest)]);
+    const reasons = await transact([...alongside, ...own, threadUpdateFor(message.tenantId, message, asLatest)]);
     if (!reasons) return { stored: true };
-    const sidTaken = withSid ? failedCondition(reasons, 1) : undefined;
+    const sidTaken = withSid ? failedCondition(reasons, sidIndex) : undefined;
     if (sidTaken?.item) return { stored: false, duplicateOf: sidTaken.item.messageId as string };
+    if (reasons.slice(0, alongside.length).some((r) => r.code === 'ConditionalCheckFailed')) {
+      return { stored: false, refused: reasons.slice(0, alongside.length) };
+    }
     if (asLatest && failedCondition(reasons, threadIndex)) {
       asLatest = false; // a newer message is already the thread's last: only count this one
       continue;
@@ -121,37 +170,20 @@ export async function storeMessage(message: Message, charge?: MessageCharge): Pr
   throw new Error(`storeMessage: could not write message ${message.id}`);
 }
 
-export async function getMessage(tenantId: string, messageId: string): Promise<Message> {
+/** The stored row, with the facts the API's Message leaves out (cost, failure reason). */
+export async function getMessageItem(tenantId: string, messageId: string): Promise<Item> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageKey(tenantId, messageId), ConsistentRead: true }));
   if (!Item) throw new NotFoundError('Message');
-  return fromItem(Item);
+  return Item;
+}
+
+export async function getMessage(tenantId: string, messageId: string): Promise<Message> {
+  return fromItem(await getMessageItem(tenantId, messageId));
 }
 
 export async function findMessageIdBySid(tenantId: string, messageSid: string): Promise<string | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageSidKey(tenantId, messageSid), ConsistentRead: true }));
   return Item ? (Item.messageId as string) : undefined;
-}
-
-/**
- * Stores the sid the carrier gave an outbound message, and its lookup row, together. Status
- * callbacks can arrive as soon as the carrier has answered; until this is written they find no
- * message by sid (the carrier retries them).
- */
-export async function recordMessageSid(message: Message, messageSid: string): Promise<void> {
-  const reasons = await transact([
-    {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: messageKey(message.tenantId, message.id),
-        UpdateExpression: 'SET #sid = :sid',
-        ConditionExpression: CONDITION.rowExists,
-        ExpressionAttributeNames: { '#sid': 'messageSid' },
-        ExpressionAttributeValues: { ':sid': messageSid },
-      },
-    },
-    { Put: { TableName: TABLE_NAME, Item: sidItem({ ...message, messageSid }), ConditionExpression: CONDITION.rowIsNew } },
-  ]);
-  if (reasons) throw new Error(`recordMessageSid: could not record the sid of message ${message.id}`);
 }
 
 /** GET /messages/{counterpart}: newest first; each page goes further back in time. */
@@ -173,56 +205,4 @@ export async function listMessages(tenantId: string, counterpart: string, input:
     fromItem,
     idOf: (message) => message.id,
   });
-}
-
-// ---------- delivery status ----------
-
-export type DeliveryStatus = Extract<MessageStatus, 'sent' | 'delivered' | 'failed'>;
-
-/** The statuses each status may follow: queued -> sent -> delivered | failed, never backwards. */
-const MAY_FOLLOW: Record<DeliveryStatus, MessageStatus[]> = {
-  sent: ['queued'],
-  delivered: ['queued', 'sent'],
-  failed: ['queued', 'sent'],
-};
-
-export type MessageRef = { messageSid: string } | { messageId: string };
-
-/**
- * Moves an outbound message forward (carrier status callbacks, the loopback carrier, a failed
- * send). A status that would go backwards, or repeats, changes nothing. The thread's `lastStatus`
- * follows in the same transaction while the message is still the thread's newest.
- */
-export async function updateMessageStatus(
-  tenantId: string,
-  ref: MessageRef,
-  status: DeliveryStatus,
-): Promise<{ message: Message; changed: boolean }> {
-  const messageId = 'messageId' in ref ? ref.messageId : await findMessageIdBySid(tenantId, ref.messageSid);
-  if (!messageId) throw new NotFoundError('Message');
-  const message = await getMessage(tenantId, messageId);
-  const previous = MAY_FOLLOW[status];
-  if (!previous.includes(message.status)) return { message, changed: false };
-
-  const messageUpdate = {
-    Update: {
-      TableName: TABLE_NAME,
-      Key: messageKey(tenantId, messageId),
-      UpdateExpression: 'SET #status = :status',
-      ConditionExpression: `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})`,
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':status': status, ...Object.fromEntries(previous.map((s, i) => [`:from${i}`, s])) },
-    },
-  };
-  const reasons = await transact([messageUpdate, threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status)]);
-  if (!reasons) return { message: { ...message, status }, changed: true };
-  if (failedCondition(reasons, 0)) return { message: await getMessage(tenantId, messageId), changed: false };
-  // Not the thread's newest message any more: the message alone changes.
-  try {
-    await dynamo.send(new UpdateCommand(messageUpdate.Update));
-    return { message: { ...message, status }, changed: true };
-  } catch (err) {
-    if (!isConditionalCheckFailed(err)) throw err;
-    return { message: await getMessage(tenantId, messageId), changed: false };
-  }
 }

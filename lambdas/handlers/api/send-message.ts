@@ -1,15 +1,18 @@
 import { createCarrier } from '../../contexts/carrier/create-carrier';
-import { sendMessage } from '../../contexts/texting/texting';
+import { sendMessage } from '../../contexts/texting/sending';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../../shared/errors';
 import { apiHandler } from '../http/api-handler';
-import { withIdempotency } from '../http/idempotency';
+import { idempotencyKeyOf } from '../http/idempotency';
 import { sendMessageRoute } from './operations/send-message';
 
 /** Built at init: a missing or unknown CARRIER fails the function's first invocation loudly. */
 const carrier = createCarrier();
 
-export const handler = apiHandler(sendMessageRoute, async ({ principal, body, headers }) =>
-  withIdempotency({ tenantId: principal.tenant.id, operation: sendMessageRoute.operationId, headers, request: body }, async () => ({
-    statusCode: 201,
-    body: { message: await sendMessage(principal.tenant.id, body, carrier) },
-  })),
-);
+/**
+ * The Idempotency-Key is kept by the send itself, in the transaction that charges the text
+ * (lambdas/contexts/texting/send-keys.ts), not by the HTTP wrapper: a key is one text.
+ */
+export const handler = apiHandler(sendMessageRoute, async ({ principal, body, headers }) => {
+  const { message, replayed } = await sendMessage(principal.tenant.id, body, carrier, { idempotencyKey: idempotencyKeyOf(headers) });
+  return { statusCode: 201, body: { message }, ...(replayed && { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } }) };
+});

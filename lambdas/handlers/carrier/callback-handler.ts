@@ -89,7 +89,9 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
       return errorResult(403, 'invalid_signature', 'X-Twilio-Signature is missing or does not match this request');
     }
 
-    const parsed = kind.params.safeParse(Object.fromEntries(params));
+    // The URL's own parameters (`tenantId`, `messageId`: ours, signed with the URL) sit beside
+    // Twilio's form fields, whose names never collide with them (Twilio's are PascalCase).
+    const parsed = kind.params.safeParse({ ...Object.fromEntries(query), ...Object.fromEntries(params) });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       return errorResult(400, 'validation_failed', `${issue.path.map(String).join('.') || 'body'}: ${issue.message}`);

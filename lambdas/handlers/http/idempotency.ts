@@ -7,24 +7,14 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { DomainError, ValidationError } from '../../shared/errors';
+import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyConflictError, IdempotencyMismatchError, ValidationError } from '../../shared/errors';
 import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
 
-export class IdempotencyConflictError extends DomainError {
-  constructor() {
-    super(409, 'idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry later');
-  }
-}
-
-export class IdempotencyMismatchError extends DomainError {
-  constructor() {
-    super(422, 'idempotency_mismatch', 'This Idempotency-Key was already used with a different request body');
-  }
-}
-
 /**
- * The `Idempotency-Key` request header, on Powertools' idempotency utility:
+ * The `Idempotency-Key` request header of the routes whose effects stay inside the table, on
+ * Powertools' idempotency utility (POST /messages keeps its keys in the send transaction instead:
+ * lambdas/contexts/texting/send-keys.ts):
  * - same key, same body (compared as parsed JSON): the first response, status and body, is
  *   returned again and nothing runs a second time (header `Idempotent-Replayed: true`);
  * - same key, another body: 422 `idempotency_mismatch`;
@@ -97,7 +87,7 @@ export async function withIdempotency<R extends ReplayableResponse>(scope: Idemp
     expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
     responseHook: (response) => {
       const stored = response as ReplayableResponse;
-      return { ...stored, headers: { ...stored.headers, 'Idempotent-Replayed': 'true' } } as unknown as typeof response;
+      return { ...stored, headers: { ...stored.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' } } as unknown as typeof response;
     },
   });
   // Powertools sizes the in-progress lock from the Lambda's remaining time; a fixed window is

@@ -21,6 +21,16 @@ export const PREFIX = {
   threadsByActivity: 'THREADS',
   /** Carrier message sid -> message id, so status callbacks find their message. */
   messageSid: 'MSGSID#',
+  /** The consent ledger: one row per (organization, number), whoever holds the number. */
+  consent: 'CONSENT#',
+  /** POST /messages Idempotency-Key rows, written in the send transaction (texting/send-keys.ts). */
+  sendKey: 'SENDKEY#',
+  /**
+   * Outbound texts whose carrier outcome is not known yet (gsi2 on the message row, sharded): the
+   * settlement sweep's worklist across organizations, like the owner lookups below it exists to
+   * find the organization of a row. Removed the moment the outcome is known.
+   */
+  unsettled: 'UNSETTLED#',
   /** Idempotency-Key records (Powertools rows under the tenant). */
   idempotency: 'IDEMPOTENCY',
   webhookEndpoint: 'WEBHOOK#',

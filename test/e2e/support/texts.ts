@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { InboundResult, InboundText } from '../../../lambdas/contexts/texting/texting';
+import type { InboundResult, InboundText } from '../../../lambdas/contexts/texting/receiving';
 import type { RuntimeInfo } from '../../../local/runtime-file';
 
 /** An inbound text to seed; the carrier's sid is made up when not given. */
@@ -20,7 +20,7 @@ export async function receiveTexts(info: RuntimeInfo, tenantId: string, texts: S
   process.env.DYNAMODB_ENDPOINT = info.dynamodbEndpoint;
   try {
     // The shared module reads the two variables when first imported, which is now.
-    const { receiveInboundMessage } = await import('../../../lambdas/contexts/texting/texting');
+    const { receiveInboundMessage } = await import('../../../lambdas/contexts/texting/receiving');
     const results: InboundResult[] = [];
     for (const text of texts) results.push(await receiveInboundMessage(tenantId, { ...text, messageSid: text.messageSid ?? newMessageSid() }));
     return results;

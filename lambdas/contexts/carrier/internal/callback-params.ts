@@ -59,12 +59,20 @@ const smsInboundFields = z
     From: z.string().check(z.minLength(1)),
     To: z.string().check(z.minLength(1)),
     Body: z._default(text, ''),
+    /** Advanced Opt-Out on a Messaging Service: STOP, START or HELP, custom keywords included. */
+    OptOutType: z.optional(text),
   })
   .check(z.refine((p) => messageSidOf(p) !== undefined, refineSid));
 
 export const SmsInboundParams = z.pipe(
   smsInboundFields,
-  z.transform((p: z.output<typeof smsInboundFields>) => ({ messageSid: messageSidOf(p)!, from: p.From, to: p.To, body: p.Body })),
+  z.transform((p: z.output<typeof smsInboundFields>) => ({
+    messageSid: messageSidOf(p)!,
+    from: p.From,
+    to: p.To,
+    body: p.Body,
+    optOutType: p.OptOutType,
+  })),
 );
 export type SmsInboundParams = z.output<typeof SmsInboundParams>;
 
@@ -76,6 +84,10 @@ const smsStatusFields = z
     SmsStatus: z.optional(text),
     From: z.optional(text),
     To: z.optional(text),
+    /** Twilio's error code on failed and undelivered texts, e.g. "21610" (the recipient opted out). */
+    ErrorCode: z.optional(text),
+    /** Our message id, from the StatusCallback URL each send gives Twilio. */
+    messageId: z.optional(z.uuid()),
   })
   .check(z.refine((p) => messageSidOf(p) !== undefined, refineSid))
   .check(z.refine((p) => (p.MessageStatus ?? p.SmsStatus) !== undefined, refineStatus));
@@ -87,6 +99,8 @@ export const SmsStatusParams = z.pipe(
     status: (p.MessageStatus ?? p.SmsStatus)!,
     from: p.From,
     to: p.To,
+    errorCode: p.ErrorCode,
+    messageId: p.messageId,
   })),
 );
 export type SmsStatusParams = z.output<typeof SmsStatusParams>;

@@ -1,5 +1,5 @@
 import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../../texting/carrier-port';
-import type { DeliveryStatus } from '../../texting/messages';
+import type { DeliveryStatus } from '../../texting/delivery-status';
 
 /**
  * Twilio's Programmable Messaging API over plain fetch (no SDK: one endpoint, form-encoded).
@@ -15,11 +15,65 @@ export type TwilioCredentialsConfig =
 
 export type TwilioConfig = TwilioCredentialsConfig & {
   baseUrl?: string;
-  /** Where Twilio posts status changes of each message; omitted when not configured. */
+  /**
+   * Where Twilio posts status changes of each message; omitted when not configured. Each text's
+   * URL also carries its message id (`messageId`), so a status callback settles the message even
+   * when the send's answer was lost.
+   */
   statusCallbackUrl?: string;
-  /** Stay well inside API Gateway's 29 s so a slow carrier becomes a 502, not a gateway timeout. */
+  /** The whole request, connect to last byte; default `TWILIO_SEND_TIMEOUT_MS`. */
   timeoutMs?: number;
 };
+
+/**
+ * The send's bound: well inside the send function's 10 s timeout (which leaves room for the
+ * table writes before and after it) and so inside API Gateway's 29 s. A send that hits it is an
+ * unknown outcome, never a failure (../../texting/carrier-port.ts).
+ */
+export const TWILIO_SEND_TIMEOUT_MS = 5_000;
+
+/** The query parameter of the StatusCallback URL that names our message. */
+export const MESSAGE_ID_PARAM = 'messageId';
+
+/** Twilio's error for a recipient who replied STOP (its blocklist): "Attempt to send to unsubscribed recipient". */
+export const TWILIO_OPTED_OUT_CODE = 21610;
+
+/**
+ * Network errors that prove the request never reached Twilio: no connection was made, or the
+ * TLS handshake failed before a byte of the request was sent. Anything else (a reset, a timeout,
+ * "other side closed") may have come after Twilio read the request.
+ */
+const NEVER_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** Answers that say Twilio created no message and would accept the same request later. */
+const NOT_SENT_STATUSES = new Set([401, 403, 429]);
+
+function networkCodeOf(err: unknown): string | undefined {
+  for (let cause: unknown = err; cause; cause = (cause as { cause?: unknown }).cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** The StatusCallback URL of one text: the configured URL plus our message id (a fragment stays last). */
+export function statusCallbackUrlFor(base: string, messageId: string): string {
+  const url = new URL(base);
+  url.searchParams.set(MESSAGE_ID_PARAM, messageId);
+  return url.toString();
+}
 
 type TwilioMessage = { sid?: unknown };
 type TwilioErrorBody = { code?: unknown };
@@ -45,7 +99,7 @@ export class TwilioCarrier implements Carrier {
           return endpointOf(await read());
         } catch (err) {
           // Nothing was sent: the caller refunds and answers 502, like any carrier outage.
-          throw new CarrierError('The Twilio credentials could not be read', { retryable: true }, { cause: err });
+          throw new CarrierError('The Twilio credentials could not be read', { kind: 'not_sent' }, { cause: err });
         }
       };
     } else {
@@ -53,12 +107,12 @@ export class TwilioCarrier implements Carrier {
       this.#endpoint = async () => fixed;
     }
     this.#statusCallbackUrl = config.statusCallbackUrl;
-    this.#timeoutMs = config.timeoutMs ?? 10_000;
+    this.#timeoutMs = config.timeoutMs ?? TWILIO_SEND_TIMEOUT_MS;
   }
 
   async send(text: OutboundText): Promise<CarrierReceipt> {
     const form = new URLSearchParams({ To: text.to, From: text.from, Body: text.body });
-    if (this.#statusCallbackUrl) form.set('StatusCallback', this.#statusCallbackUrl);
+    if (this.#statusCallbackUrl) form.set('StatusCallback', statusCallbackUrlFor(this.#statusCallbackUrl, text.messageId));
     const endpoint = await this.#endpoint();
     let response: Response;
     try {
@@ -75,23 +129,39 @@ export class TwilioCarrier implements Carrier {
       });
     } catch (err) {
       const timedOut = (err as Error)?.name === 'TimeoutError';
-      throw new CarrierError(timedOut ? 'Twilio did not answer in time' : 'Twilio could not be reached', { retryable: true }, { cause: err });
+      const code = networkCodeOf(err);
+      if (!timedOut && code && NEVER_CONNECTED.has(code)) {
+        throw new CarrierError(`Twilio could not be reached (${code})`, { kind: 'not_sent' }, { cause: err });
+      }
+      throw new CarrierError(timedOut ? 'Twilio did not answer in time' : `Twilio's answer was lost (${code ?? 'network error'})`, { kind: 'unknown' }, { cause: err });
     }
-    const payload = (await response.json().catch(() => undefined)) as (TwilioMessage & TwilioErrorBody) | undefined;
+    // A body that cannot be read (reset mid-answer, timeout) leaves an accepted text unknown.
+    let payload: (TwilioMessage & TwilioErrorBody) | undefined;
+    try {
+      payload = (await response.json()) as TwilioMessage & TwilioErrorBody;
+    } catch {
+      payload = undefined;
+    }
     if (!response.ok) {
       const providerCode = typeof payload?.code === 'number' ? payload.code : undefined;
-      throw new CarrierError(`Twilio refused the message: HTTP ${response.status}${providerCode ? `, error ${providerCode}` : ''}`, {
-        httpStatus: response.status,
+      const status = response.status;
+      const kind = status >= 500 ? 'unknown' : NOT_SENT_STATUSES.has(status) ? 'not_sent' : 'refused';
+      throw new CarrierError(`Twilio ${kind === 'refused' ? 'refused' : 'did not take'} the message: HTTP ${status}${providerCode ? `, error ${providerCode}` : ''}`, {
+        kind,
+        httpStatus: status,
         providerCode,
-        retryable: response.status === 429 || response.status >= 500,
+        ...(providerCode === TWILIO_OPTED_OUT_CODE && { recipientOptedOut: true }),
       });
     }
     if (typeof payload?.sid !== 'string' || payload.sid === '') {
-      throw new CarrierError('Twilio accepted the message but returned no sid', { httpStatus: response.status, retryable: false });
+      throw new CarrierError('Twilio answered without a readable message sid', { kind: 'unknown', httpStatus: response.status });
     }
     return { messageSid: payload.sid };
   }
 }
+
+/** Whether a status callback's `ErrorCode` says the recipient opted out. */
+export const isOptedOutCode = (errorCode: string | undefined): boolean => errorCode === String(TWILIO_OPTED_OUT_CODE);
 
 /**
  * Twilio's message statuses in this service's terms, for the status callback: undefined for

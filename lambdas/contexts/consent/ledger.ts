@@ -1,0 +1,135 @@
+import { BatchGetCommand, GetCommand, type BatchGetCommandOutput, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { isConditionalCheckFailed, str, type Item } from '../../shared/table/dynamo';
+import { PREFIX, tenantPk } from '../../shared/table/keys';
+
+/**
+ * The consent ledger: one row per (organization, number), the recipient's decision about their
+ * number for the whole organization. It is keyed by the number, never by a contact, so deleting,
+ * renumbering, adopting or re-creating contacts cannot change it (contacts only read it).
+ *
+ * A change carries the carrier's time (`at`); the row keeps the latest, so a keyword the carrier
+ * retried late never overrides a newer one and replaying a change is harmless. The send path
+ * checks the row in the same transaction that charges and stores the text
+ * (`notOptedOutCheck`), so a STOP that lands between a read and the charge cannot be missed.
+ */
+export type ConsentStatus = 'unknown' | 'opted_in' | 'opted_out';
+
+export type Consent = {
+  status: ConsentStatus;
+  /** What set it: `sms_keyword` (the number texted a keyword), `carrier_opt_out` (the carrier refused a send). */
+  source: string | null;
+  /** The carrier's time of the change (ISO 8601, milliseconds). */
+  at: string | null;
+  /** Human-readable, e.g. `Replied STOP`; never a message body. */
+  note: string | null;
+};
+
+export type ConsentChange = { status: Exclude<ConsentStatus, 'unknown'>; source: string; at: Date; note: string };
+
+export const NO_CONSENT_RECORDED: Consent = { status: 'unknown', source: null, at: null, note: null };
+
+export const consentKey = (tenantId: string, number: string) => ({
+  pk: tenantPk(tenantId),
+  sk: `${PREFIX.consent}${number}`,
+});
+
+export function fromItem(item: Item | undefined): Consent {
+  if (!item) return NO_CONSENT_RECORDED;
+  return {
+    status: (item.consentStatus as ConsentStatus) ?? 'unknown',
+    source: str(item.consentSource),
+    at: str(item.consentAt),
+    note: str(item.consentNote),
+  };
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Named conditions of the ledger. */
+const LATER_THAN_RECORDED = 'attribute_not_exists(#at) OR #at <= :at';
+const NOT_OPTED_OUT = 'attribute_not_exists(#status) OR #status <> :optedOut';
+
+/**
+ * The ledger's share of a transaction that records a change (an inbound keyword with its
+ * message). Fails its condition when a later change is on record: the caller drops this item
+ * and writes the rest (`consentChangeIsStale`).
+ */
+export function consentChangeUpdate(tenantId: string, number: string, change: ConsentChange): TransactItem {
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: consentKey(tenantId, number),
+      UpdateExpression: 'SET #type = :type, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note',
+      ConditionExpression: LATER_THAN_RECORDED,
+      ExpressionAttributeNames: {
+        '#type': 'type',
+        '#number': 'number',
+        '#status': 'consentStatus',
+        '#source': 'consentSource',
+        '#at': 'consentAt',
+        '#note': 'consentNote',
+      },
+      ExpressionAttributeValues: {
+        ':type': 'consent',
+        ':number': number,
+        ':status': change.status,
+        ':source': change.source,
+        ':at': change.at.toISOString(),
+        ':note': change.note,
+      },
+    },
+  };
+}
+
+/** Records a change on its own (a carrier's opt-out code). False when a later change is on record. */
+export async function recordConsentChange(tenantId: string, number: string, change: ConsentChange): Promise<boolean> {
+  try {
+    await dynamo.send(new UpdateCommand(consentChangeUpdate(tenantId, number, change).Update!));
+    return true;
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return false;
+    throw err;
+  }
+}
+
+/** The send transaction's guard: the number has not opted out (no row, `unknown` or `opted_in`). */
+export function notOptedOutCheck(tenantId: string, number: string): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: TABLE_NAME,
+      Key: consentKey(tenantId, number),
+      ConditionExpression: NOT_OPTED_OUT,
+      ExpressionAttributeNames: { '#status': 'consentStatus' },
+      ExpressionAttributeValues: { ':optedOut': 'opted_out' },
+    },
+  };
+}
+
+export async function consentOf(tenantId: string, number: string): Promise<Consent> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }));
+  return fromItem(Item);
+}
+
+/** BatchGetItem reads at most 100 keys per call; a page of contacts is at most 100. */
+const BATCH_GET_MAX_KEYS = 100;
+
+/**
+ * The consent of several numbers in one read per 100 numbers (a page of contacts): cost bounded
+ * by the page. Unprocessed keys are read again; numbers without a row are `unknown`.
+ */
+export async function consentsOf(tenantId: string, numbers: readonly string[]): Promise<Map<string, Consent>> {
+  const unique = [...new Set(numbers)];
+  const found = new Map<string, Consent>();
+  for (let start = 0; start < unique.length; start += BATCH_GET_MAX_KEYS) {
+    let keys: Record<string, unknown>[] | undefined = unique.slice(start, start + BATCH_GET_MAX_KEYS).map((n) => consentKey(tenantId, n));
+    for (let round = 0; keys && keys.length > 0; round += 1) {
+      if (round >= 8) throw new Error('consentsOf: DynamoDB kept returning unprocessed keys');
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const result: BatchGetCommandOutput = await dynamo.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: keys, ConsistentRead: true } } }));
+      for (const item of result.Responses?.[TABLE_NAME] ?? []) found.set(item.number as string, fromItem(item));
+      keys = result.UnprocessedKeys?.[TABLE_NAME]?.Keys;
+    }
+  }
+  return new Map(unique.map((n) => [n, found.get(n) ?? NO_CONSENT_RECORDED]));
+}

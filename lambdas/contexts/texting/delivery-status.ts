@@ -1,0 +1,174 @@
+import { TABLE_NAME } from '../../shared/aws';
+import { NotFoundError } from '../../shared/errors';
+import { CONDITION, failedCondition, num, str, type Item } from '../../shared/table/dynamo';
+import { GSIS } from '../../shared/table/table-schema';
+import { refundUpdate } from './billing';
+import {
+  costCentsOfItem,
+  findMessageIdBySid,
+  fromItem,
+  getMessageItem,
+  messageKey,
+  sidItem,
+  transact,
+  type FailureReason,
+  type TransactItem,
+} from './messages';
+import type { Message, MessageStatus } from './schemas';
+import { threadStatusUpdate } from './threads';
+
+/**
+ * An outbound text's fate after it was queued: the carrier's sid, and its status moving forward
+ * (carrier status callbacks in any order, the send's own outcome, the settlement sweep). Every
+ * change is one transaction guarded on the status it moves from, so duplicates and late arrivals
+ * change nothing, and a text that fails is refunded in the same transaction: exactly once.
+ */
+export type DeliveryStatus = Extract<MessageStatus, 'sent' | 'delivered' | 'failed'>;
+
+/** The statuses each status may follow: queued -> sent -> delivered | failed, never backwards. */
+const MAY_FOLLOW: Record<DeliveryStatus, MessageStatus[]> = {
+  sent: ['queued'],
+  delivered: ['queued', 'sent'],
+  failed: ['queued', 'sent'],
+};
+
+/** How a callback names its message: our id (from its URL) when it has it, the carrier's sid always. */
+export type MessageRef = { messageSid: string } | { messageId: string; messageSid?: string };
+
+export type StatusChangeOptions = {
+  /** Kept on a failed row: why it failed (the replay of a refused send reads it). */
+  failureReason?: FailureReason;
+  /** The carrier's error code of a refusal, kept with the reason. */
+  carrierCode?: number;
+  /** The sweep: change only a text still unsettled (no carrier answer recorded). */
+  onlyIfUnsettled?: boolean;
+};
+
+const UNSETTLED_INDEX = `REMOVE #gsi2pk, #gsi2sk`;
+const UNSETTLED_NAMES = { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey };
+
+/** Records the carrier's sid on a message and its lookup row; harmless when already recorded. */
+function sidWrites(row: Item, messageSid: string): TransactItem[] {
+  const message = fromItem(row);
+  return [
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: messageKey(message.tenantId, message.id),
+        UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
+        ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
+        ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
+        ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
+      },
+    },
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: sidItem(message, messageSid),
+        ConditionExpression: `${CONDITION.rowIsNew} OR messageId = :id`,
+        ExpressionAttributeValues: { ':id': message.id },
+      },
+    },
+  ];
+}
+
+/**
+ * The carrier accepted a text (or a callback named its sid first): store the sid, which settles
+ * the text's outcome (it leaves the sweep's worklist). Returns false when the row already holds
+ * another sid (nothing changes).
+ */
+export async function recordMessageSid(tenantId: string, messageId: string, messageSid: string): Promise<boolean> {
+  const row = await getMessageItem(tenantId, messageId);
+  const reasons = await transact(sidWrites(row, messageSid));
+  if (!reasons) return true;
+  if (failedCondition(reasons, 0)) return false;
+  throw new Error(`recordMessageSid: could not record the sid of message ${messageId}`);
+}
+
+async function messageIdOf(tenantId: string, ref: MessageRef): Promise<string> {
+  const messageId = 'messageId' in ref ? ref.messageId : await findMessageIdBySid(tenantId, ref.messageSid);
+  if (!messageId) throw new NotFoundError('Message');
+  return messageId;
+}
+
+/**
+ * Moves an outbound message forward; a status that would go backwards, or repeats, changes
+ * nothing. A callback's sid is recorded on the way if the send's answer never was. A text that
+ * fails gets its charge back in the same transaction. The thread's `lastStatus` follows while the
+ * message is still the thread's newest.
+ */
+export async function updateMessageStatus(
+  tenantId: string,
+  ref: MessageRef,
+  status: DeliveryStatus,
+  options: StatusChangeOptions = {},
+): Promise<{ message: Message; changed: boolean }> {
+  const messageId = await messageIdOf(tenantId, ref);
+  for (let round = 0; round < 3; round += 1) {
+    const row = await getMessageItem(tenantId, messageId);
+    const message = fromItem(row);
+    const callbackSid = 'messageSid' in ref ? ref.messageSid : undefined;
+    const recordSid = callbackSid !== undefined && message.direction === 'outbound' && message.messageSid === '';
+    const previous = MAY_FOLLOW[status];
+    const moves = previous.includes(message.status) && !(options.onlyIfUnsettled && row[GSIS.gsi2.partitionKey] === undefined);
+    if (!moves) {
+      if (recordSid && !options.onlyIfUnsettled) await recordMessageSid(tenantId, messageId, callbackSid);
+      return { message: recordSid ? { ...message, messageSid: callbackSid } : message, changed: false };
+    }
+
+    const refund = status === 'failed' && message.direction === 'outbound' ? costCentsOfItem(row) : 0;
+    const reason = status === 'failed' ? (options.failureReason ?? 'carrier_failed') : undefined;
+    const code = status === 'failed' ? options.carrierCode : undefined;
+    const messageUpdate: TransactItem = {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: messageKey(tenantId, messageId),
+        UpdateExpression: `SET #status = :status${reason ? ', #reason = :reason' : ''}${code !== undefined ? ', #code = :code' : ''} ${UNSETTLED_INDEX}`,
+        ConditionExpression:
+          `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` + (options.onlyIfUnsettled ? ' AND attribute_exists(#gsi2pk)' : ''),
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          ...UNSETTLED_NAMES,
+          ...(reason && { '#reason': 'failureReason' }),
+          ...(code !== undefined && { '#code': 'carrierCode' }),
+        },
+        ExpressionAttributeValues: {
+          ':status': status,
+          ...(reason && { ':reason': reason }),
+          ...(code !== undefined && { ':code': code }),
+          ...Object.fromEntries(previous.map((s, i) => [`:from${i}`, s])),
+        },
+      },
+    };
+    const items: TransactItem[] = [
+      messageUpdate,
+      ...(refund > 0 ? [refundUpdate(tenantId, refund)] : []),
+      ...(recordSid ? sidWrites(row, callbackSid).slice(1) : []),
+    ];
+    if (recordSid) {
+      // The sid goes on the row in the same update as the status.
+      const update = messageUpdate.Update!;
+      update.UpdateExpression = update.UpdateExpression!.replace('SET ', 'SET #sid = :sid, ');
+      update.ExpressionAttributeNames = { ...update.ExpressionAttributeNames, '#sid': 'messageSid' };
+      update.ExpressionAttributeValues = { ...update.ExpressionAttributeValues, ':sid': callbackSid };
+    }
+    // First with the thread's lastStatus; when the message is no longer the thread's newest, without.
+    for (const withThread of [true, false]) {
+      const all = withThread ? [...items, threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status)] : items;
+      const reasons = await transact(all);
+      const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
+      if (!reasons) return { message: changed, changed: true };
+      if (failedCondition(reasons, 0)) break; // moved meanwhile: read again and decide afresh
+      if (withThread && failedCondition(reasons, all.length - 1)) continue;
+      throw new Error(`updateMessageStatus: could not change message ${messageId} (${reasons.map((r) => r.code).join(', ')})`);
+    }
+  }
+  const message = fromItem(await getMessageItem(tenantId, messageId));
+  return { message, changed: false };
+}
+
+/** Why a failed row failed (undefined for rows failed before reasons were kept), and the carrier's code. */
+export const failureOf = (row: Item): { reason: FailureReason | undefined; carrierCode: number | null } => ({
+  reason: (str(row.failureReason) as FailureReason | null) ?? undefined,
+  carrierCode: num(row.carrierCode),
+});

@@ -1,0 +1,70 @@
+import { ValidationError } from '../../shared/errors';
+import { uuidv7 } from '../../shared/ids';
+import { isE164 } from '../../shared/phone';
+import { consentChangeUpdate } from '../consent/ledger';
+import { ensureContactForNumber } from '../contacts/contacts';
+import { consentChangeOf, consentKeywordOf, type ConsentKeyword } from './consent-keywords';
+import { getMessage, storeMessage, type StoreResult } from './messages';
+import type { Message } from './schemas';
+
+/**
+ * A text received from the carrier (its callback, or the operator's `simulate sms`); sending is
+ * ./sending.ts. Never log a body.
+ */
+
+export type InboundText = {
+  from: string;
+  to: string;
+  body: string;
+  messageSid: string;
+  /** The carrier's time of the text: orders consent keywords (the later wins). */
+  receivedAt: Date;
+  /** Twilio's `OptOutType` (Advanced Opt-Out: STOP, START, HELP), when it sent one. */
+  optOutType?: string;
+};
+
+export type InboundResult = {
+  message: Message;
+  /** True when this sid was already stored (a carrier retry): nothing new was written. */
+  duplicate: boolean;
+  /** The contact of the sender, auto-created (`auto_inbound`) when the number was new. */
+  contactId: string;
+  /** The consent keyword the body was, if any (recorded in the number's consent ledger). */
+  consent: ConsentKeyword | null;
+};
+
+/**
+ * An inbound text: stored as `received` and unread with its thread, the sender gets a contact,
+ * and a body that is a consent keyword (STOP, START...) sets the number's consent in the ledger
+ * in the same transaction as the message: there is never a stored STOP whose opt-out is missing.
+ * Idempotent per carrier sid, so the carrier's retries and the CLI can call it freely; a keyword
+ * older than the ledger's latest change is stored as a message and changes no consent.
+ */
+export async function receiveInboundMessage(tenantId: string, text: InboundText): Promise<InboundResult> {
+  if (!isE164(text.from)) throw new ValidationError('from: must be an E.164 phone number');
+  if (!text.messageSid) throw new ValidationError('messageSid: is required');
+  const contactId = await ensureContactForNumber(tenantId, text.from, 'auto_inbound', text.receivedAt);
+  const received: Message = {
+    id: uuidv7(text.receivedAt),
+    tenantId,
+    direction: 'inbound',
+    fromNumber: text.from,
+    toNumber: text.to,
+    counterpartNumber: text.from,
+    body: text.body,
+    status: 'received',
+    messageSid: text.messageSid,
+    agentId: null,
+    isRead: false,
+    createdAt: text.receivedAt.toISOString(),
+  };
+  const consent = consentKeywordOf(text.body, text.optOutType);
+  let stored: StoreResult = consent
+    ? await storeMessage(received, { alongside: [consentChangeUpdate(tenantId, text.from, consentChangeOf(consent, text.receivedAt))] })
+    : await storeMessage(received);
+  // A later change is already on record: the keyword is history, the message is still stored.
+  if (!stored.stored && 'refused' in stored) stored = await storeMessage(received);
+  if (stored.stored) return { message: received, duplicate: false, contactId, consent };
+  if ('refused' in stored) throw new Error(`receiveInboundMessage: could not store message ${received.id}`);
+  return { message: await getMessage(tenantId, stored.duplicateOf), duplicate: true, contactId, consent };
+}

@@ -1,0 +1,171 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
+import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
+import { uuidv7 } from '../../shared/ids';
+import { failedCondition } from '../../shared/table/dynamo';
+import { notOptedOutCheck, recordConsentChange } from '../consent/ledger';
+import { fromItem as tenantFromItem, tenantKey } from '../tenants/tenants';
+import { chargeRefusal, chargeUpdate, segmentsOf, smsRateCentsOf, type BillingSnapshot } from './billing';
+import { CarrierError, type Carrier } from './carrier-port';
+import { failureOf, recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
+import { CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError } from './errors';
+import { fromItem, getMessageItem, storeMessage, type MessageCharge } from './messages';
+import type { Message, SendMessageInput } from './schemas';
+import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
+
+/**
+ * POST /messages, designed like a payment: SMS number (409) -> one transaction that checks the
+ * number's consent (409), charges the organization (402), stores the `queued` message and its
+ * thread and claims the Idempotency-Key -> the carrier, at most once per key -> its outcome:
+ *   accepted   the sid is recorded; 201 with the message
+ *   unknown    (timeout, reset, 5xx) the text may be on its way: it stays queued and charged, 201
+ *              with the message as it stands; its status callback or the settlement sweep settles it
+ *   refused    failed and refunded in one transaction; 422 carrier_rejected (or 409 when the
+ *              carrier says the recipient opted out, which the consent ledger then records)
+ *   not sent   (nothing reached the carrier) failed and refunded; 502, and only then "safe to
+ *              retry" (with a new key: a key, like Stripe's, keeps its first outcome)
+ * Never log a body.
+ */
+export type SendOptions = { idempotencyKey?: string; now?: Date };
+export type SendResult = { message: Message; replayed: boolean };
+
+const REPLAYED = { [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
+
+/** How often the charge is tried again because the operator changed the limit meanwhile. */
+const CHARGE_ROUNDS = 3;
+
+export async function sendMessage(tenantId: string, input: SendMessageInput, carrier: Carrier, options: SendOptions = {}): Promise<SendResult> {
+  const now = options.now ?? new Date();
+  const { idempotencyKey } = options;
+  const requestHash = requestHashOf(input);
+  if (idempotencyKey) {
+    const earlier = await findSendKey(tenantId, idempotencyKey);
+    if (earlier) return replay(tenantId, earlier, requestHash);
+  }
+
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId) }));
+  if (!Item) throw new Error('sendMessage: the organization row is missing');
+  const tenant = tenantFromItem(Item);
+  if (!tenant.smsNumber) throw new NoSmsNumberError();
+
+  const { segments } = segmentsOf(input.body);
+  const charge: MessageCharge = { segments, costCents: segments * smsRateCentsOf(Item) };
+  const message: Message = {
+    id: uuidv7(now),
+    tenantId,
+    direction: 'outbound',
+    fromNumber: tenant.smsNumber,
+    toNumber: input.to,
+    counterpartNumber: input.to,
+    body: input.body,
+    status: 'queued',
+    messageSid: '', // the carrier names it; see recordMessageSid
+    agentId: null, // sent through the API: no agent
+    isRead: true,
+    createdAt: now.toISOString(),
+  };
+
+  let billing: BillingSnapshot = { spendingLimitCents: tenant.spendingLimitCents };
+  for (let round = 0; ; round += 1) {
+    const alongside = [
+      notOptedOutCheck(tenantId, input.to),
+      chargeUpdate(tenantId, charge.costCents, billing),
+      ...(idempotencyKey ? [sendKeyPut(tenantId, idempotencyKey, { messageId: message.id, requestHash }, now)] : []),
+    ];
+    const stored = await storeMessage(message, { charge, alongside });
+    if (stored.stored) break;
+    if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
+    const [consent, charged, key] = stored.refused;
+    const earlier = sendKeyOf(failedCondition(stored.refused, 2)?.item);
+    if (key && earlier) return replay(tenantId, earlier, requestHash); // a concurrent retry won the key
+    if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
+    const refusal = chargeRefusal(failedCondition([charged], 0)?.item, billing);
+    if (refusal instanceof Error) throw refusal;
+    if (round + 1 >= CHARGE_ROUNDS) throw new Error('sendMessage: the spending limit kept changing; giving up');
+    billing = refusal.limitChanged;
+  }
+
+  const handedOver = await handOver(message, carrier);
+  metrics.addMetric('TextsSent', MetricUnit.Count, 1);
+  metrics.addMetric('TextSegmentsBilled', MetricUnit.Count, segments);
+  return { message: handedOver, replayed: false };
+}
+
+/** The carrier's turn, once per stored message. Returns the message as it stands, or throws the outcome. */
+async function handOver(message: Message, carrier: Carrier): Promise<Message> {
+  const { tenantId } = message;
+  let messageSid: string;
+  try {
+    ({ messageSid } = await carrier.send({ tenantId, messageId: message.id, from: message.fromNumber, to: message.toNumber, body: message.body }));
+  } catch (err) {
+    const failure = err instanceof CarrierError ? err.details : undefined;
+    const log = { messageId: message.id, carrier: carrier.name, outcome: failure?.kind ?? 'unknown', error: (err as Error).message };
+    if (!failure || failure.kind === 'unknown') {
+      // The carrier may have the text: no refund, no failure, no "safe to retry".
+      logger.warn('The carrier outcome of a text is unknown; it stays queued until the carrier says', log);
+      metrics.addMetric('TextsOutcomeUnknown', MetricUnit.Count, 1);
+      return message;
+    }
+    logger.warn('The carrier did not take a text', log);
+    if (failure.kind === 'not_sent') {
+      // The key stays with this failed text, like every outcome: a key is one carrier request.
+      if (await failQuietly(message, { failureReason: 'carrier_unavailable' })) throw new CarrierUnavailableError();
+      return message; // could not record it: still queued, and the sweep settles it
+    }
+    if (failure.recipientOptedOut) {
+      // The carrier knows of an opt-out the ledger did not (a STOP we never received): record it.
+      await recordConsentChange(tenantId, message.toNumber, {
+        status: 'opted_out',
+        source: 'carrier_opt_out',
+        at: new Date(),
+        note: `Carrier refused a send (error ${failure.providerCode})`,
+      }).catch((ledgerErr: Error) => logger.error('Could not record a carrier opt-out', { messageId: message.id, error: ledgerErr.message }));
+      if (await failQuietly(message, { failureReason: 'recipient_opted_out', carrierCode: failure.providerCode })) throw new RecipientOptedOutError(message.id);
+      return message;
+    }
+    if (await failQuietly(message, { failureReason: 'carrier_rejected', carrierCode: failure.providerCode })) {
+      throw new CarrierRejectedError(message.id, failure.providerCode ?? null);
+    }
+    return message;
+  }
+
+  try {
+    await recordMessageSid(tenantId, message.id, messageSid);
+  } catch (err) {
+    // The text is with the carrier and billed: failing the request now would invite a retry that
+    // sends it twice. Its status callback names the message and records the sid.
+    logger.error('Could not record the carrier sid of a sent text', { messageId: message.id, messageSid, error: (err as Error).message });
+  }
+  return { ...message, messageSid };
+}
+
+/**
+ * Fails and refunds a text the carrier did not take. False when that could not be recorded (the
+ * table failed us): then the text is left queued and charged, and the sweep settles it later.
+ */
+async function failQuietly(message: Message, options: StatusChangeOptions): Promise<boolean> {
+  try {
+    const { changed, message: now } = await updateMessageStatus(message.tenantId, { messageId: message.id }, 'failed', options);
+    return changed || now.status === 'failed';
+  } catch (err) {
+    logger.error('Could not fail and refund a text the carrier did not take', { messageId: message.id, error: (err as Error).message });
+    return false;
+  }
+}
+
+/**
+ * A repeated Idempotency-Key: the message the key names, as it now stands; a send the carrier
+ * refused or never got answers with that outcome again. Never the carrier.
+ */
+async function replay(tenantId: string, key: SendKey, requestHash: string): Promise<SendResult> {
+  if (key.requestHash !== requestHash) throw new IdempotencyMismatchError();
+  const row = await getMessageItem(tenantId, key.messageId);
+  const message = fromItem(row);
+  if (message.status === 'failed') {
+    const { reason, carrierCode } = failureOf(row);
+    if (reason === 'carrier_rejected') throw new CarrierRejectedError(message.id, carrierCode, REPLAYED);
+    if (reason === 'recipient_opted_out') throw new RecipientOptedOutError(message.id, REPLAYED);
+    if (reason === 'carrier_unavailable') throw new CarrierUnavailableError(REPLAYED);
+  }
+  return { message, replayed: true };
+}

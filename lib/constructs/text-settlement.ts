@@ -1,0 +1,44 @@
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+import type { FunctionFactory } from './function-factory';
+import type { ServiceTable, TableAccess } from './table';
+
+export type TextSettlementProps = {
+  table: ServiceTable;
+  functions: FunctionFactory;
+  /** lambdas/handlers/scheduled/settle-texts.ts */
+  entry: string;
+  tableAccess: TableAccess;
+};
+
+/**
+ * How often the sweep runs. A text is failed at most this long after its grace period (one hour,
+ * lambdas/contexts/texting/settlement.ts) ends; each run reads only the unsettled worklist.
+ */
+export const SETTLEMENT_SCHEDULE = Duration.minutes(5);
+
+/**
+ * The settlement sweep of texts whose carrier outcome stayed unknown: one function on an
+ * EventBridge schedule. A minute of timeout covers a run of 500 texts (one transaction each).
+ */
+export class TextSettlement extends Construct {
+  readonly sweeper: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: TextSettlementProps) {
+    super(scope, id);
+    this.sweeper = props.functions.create('SettleTexts', {
+      entry: props.entry,
+      description: 'Fails and refunds texts whose carrier outcome stayed unknown past the grace period',
+      timeout: Duration.minutes(1),
+    });
+    props.table.grant(this.sweeper, props.tableAccess);
+    new events.Rule(this, 'Schedule', {
+      description: 'Runs the settlement sweep of texts with an unknown carrier outcome',
+      schedule: events.Schedule.rate(SETTLEMENT_SCHEDULE),
+      targets: [new targets.LambdaFunction(this.sweeper, { retryAttempts: 0 })],
+    });
+  }
+}

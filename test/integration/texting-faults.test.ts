@@ -1,0 +1,49 @@
+import { createTestTable } from '../support/table';
+import { runTextingFaults, type FaultRunFigures } from '../support/texting-fault-run';
+
+/**
+ * Texts under faults (docs/decisions.md, "Texts under faults"): 520 sends with retries against a
+ * fake Twilio that answers late, resets, answers 5xx and 429 and calls back early, late, twice
+ * and out of order, with DynamoDB throttling, transaction conflicts and lost answers injected.
+ */
+let figures: FaultRunFigures;
+
+beforeAll(async () => {
+  await createTestTable();
+  // Act (once for the whole file: every assertion below reads the same run)
+  figures = await runTextingFaults({ sends: 520, seed: 14 });
+}, 240_000);
+
+describe('a mixed run of sends under carrier and DynamoDB faults', () => {
+  it('injected every kind of fault it claims to survive', () => {
+    // Assess: the run is only evidence if the faults happened
+    for (const fault of ['ok', 'late', 'reset', 'created_500', 'not_created_503', 'throttled_429', 'invalid_number', 'opted_out']) {
+      expect(figures.carrierFaults[fault] ?? 0).toBeGreaterThan(0);
+    }
+    expect(figures.dynamoFaults.throttled).toBeGreaterThan(0);
+    expect(figures.dynamoFaults.conflict).toBeGreaterThan(0);
+    expect(figures.dynamoFaults.lostAnswer).toBeGreaterThan(0);
+    expect(figures.callbacks.duplicates).toBeGreaterThan(0);
+    expect(figures.callbacks.reordered).toBeGreaterThan(0);
+    expect(figures.callbacks.early).toBeGreaterThan(0);
+    expect(figures.sendCalls).toBeGreaterThan(figures.sends); // clients retried
+  });
+
+  it('never texts a number whose opt-out is on record', () => {
+    expect(figures.optedOutTexts).toBe(0);
+    expect(figures.outcomes['409 recipient_opted_out']).toBeGreaterThan(0);
+  });
+
+  it('makes at most one carrier request per Idempotency-Key', () => {
+    expect(figures.duplicateTexts).toBe(0);
+  });
+
+  it("ends every message in a final status matching the carrier's", () => {
+    expect(figures.statusMismatches).toBe(0);
+    expect(figures.outcomes['gave up'] ?? 0).toBe(0);
+  });
+
+  it('balances the money ledger to the cent: spend equals the cost of the texts that did not fail', () => {
+    expect(figures.ledgerDeltaCents).toBe(0);
+  });
+});
