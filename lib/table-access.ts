@@ -26,22 +26,26 @@ export const ROUTE_TABLE_ACCESS = {
   listCalls: LIST_PAGE,
   /** `calls.getCall`. */
   getCall: READ_ROWS,
-  /** `contacts.getContact`. */
-  getContact: READ_ROWS,
-  /** `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false. */
-  listContacts: LIST_PAGE,
+  /** `contacts.getContact`: the contact, then its number's consent ledger row (BatchGetItem, as for a page). */
+  getContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] },
+  /**
+   * `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false;
+   * then the page's consent ledger rows in one BatchGetItem.
+   */
+  listContacts: { ...LIST_PAGE, actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
   /**
    * `contacts.createContact`: a transaction of two Puts (claim + contact); adoption is a
-   * transaction of two Updates (claim + contact) followed by a GetItem of the adopted contact.
+   * transaction of two Updates (claim + contact) followed by a GetItem of the adopted contact; the
+   * number's consent ledger row is read with BatchGetItem.
    * No ConditionCheck item is used, so none is granted. The Idempotency-Key records (Powertools)
    * are Put, Get, Update and Delete: a failed request (a 409) deletes its record to free the key.
    */
-  createContact: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  createContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
   /**
    * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claim
    * (Update contact, Delete old claim, Put new claim).
    */
-  updateContact: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
+  updateContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
   /** `contacts.deleteContact`: GetItem, then a transaction deleting contact and claim. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
   /** `threads.listThreads`: every thread of the organization on gsi2 (by last activity). */
@@ -52,10 +56,10 @@ export const ROUTE_TABLE_ACCESS = {
    * `sending.sendMessage`: GetItem (Idempotency-Key row, organization, message on a replay); one
    * transaction of ConditionCheckItem (the number's consent), UpdateItem (charge, thread), PutItem
    * (message, Idempotency-Key row); then the sid (UpdateItem + PutItem of the sid row), or a failure
-   * (UpdateItem: message, refund, thread; DeleteItem: the key of a text that reached no carrier),
+   * (UpdateItem: message, refund, thread),
    * and the ledger's UpdateItem when the carrier reports an opt-out.
    */
-  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
 } satisfies Record<RouteId, TableAccess>;
 
 /**

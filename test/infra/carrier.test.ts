@@ -185,7 +185,7 @@ describe('the carrier side', () => {
       twilioVoiceRecording: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
       twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
       twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
-      twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+      twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
     });
   });
 

@@ -177,7 +177,7 @@ describe('cdk synth', () => {
     it('refuses the loopback carrier in the sending function, and starts it with Twilio and the secret', async () => {
       secretString = JSON.stringify({ accountSid: 'AC0123456789abcdef0123456789abcdef', authToken: 'token-in-the-secret' });
 
-      const loopback = await runBundle('sendMessage', { CARRIER: 'loopback' }, 'process.stdout.write("loaded");');
+      const loopback = await runBundle('sendMessage', { CARRIER: 'loopback', TWILIO_SECRET_ARN: SECRET_ARN }, 'process.stdout.write("loaded");');
       const twilio = await runBundle('sendMessage', { CARRIER: 'twilio', TWILIO_SECRET_ARN: SECRET_ARN }, 'process.stdout.write(typeof handler);');
 
       expect(loopback.stderr).toContain('CARRIER=loopback is for the local runtime and tests only');

@@ -7,6 +7,7 @@ import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFail
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
+import { consentsOf, NO_CONSENT_RECORDED, type Consent } from '../consent/ledger';
 import { ContactConflictError } from './errors';
 import type { Contact, CreateContactInput, ListContactsInput, UpdateContactInput } from './schemas';
 
@@ -46,15 +47,33 @@ const searchAttributes = (contact: Pick<Contact, 'displayName' | 'company' | 'no
 });
 
 export function toItem(contact: Contact): Item {
+  // Consent is not the contact's: it is read from the number's ledger row (withConsent).
+  const { consentStatus: _status, consentSource: _source, consentAt: _at, consentNote: _note, ...fields } = contact;
   return {
     ...contactKey(contact.tenantId, contact.id),
     // Sparse index: only named contacts appear in it, so includeAutoCreated=false is a plain query.
     ...(!contact.isAutoCreated && namedIndexKeys(contact.tenantId, contact.id)),
     type: 'contact',
-    ...contact,
+    ...fields,
     ...searchAttributes(contact),
   };
 }
+
+/**
+ * Contacts as the API shows them: each with the consent of its current number, from the consent
+ * ledger (one BatchGetItem per page), so deleting, renumbering or re-creating a contact can never
+ * change what a number decided.
+ */
+async function withConsent(tenantId: string, contacts: Contact[]): Promise<Contact[]> {
+  const numbers = contacts.map((c) => c.normalizedNumber).filter((n): n is string => n !== null);
+  const consents = numbers.length > 0 ? await consentsOf(tenantId, numbers) : new Map<string, Consent>();
+  return contacts.map((contact) => {
+    const consent = (contact.normalizedNumber && consents.get(contact.normalizedNumber)) || NO_CONSENT_RECORDED;
+    return { ...contact, consentStatus: consent.status, consentSource: consent.source, consentAt: consent.at, consentNote: consent.note };
+  });
+}
+
+const withConsentOne = async (tenantId: string, contact: Contact): Promise<Contact> => (await withConsent(tenantId, [contact]))[0];
 
 export function fromItem(item: Item): Contact {
   return {
@@ -99,7 +118,13 @@ function newContact(tenantId: string, fields: Partial<Contact> & Pick<Contact, '
   };
 }
 
+/** GET /contacts/{id}: the contact with its number's consent. */
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
+  return withConsentOne(tenantId, await readContact(tenantId, contactId));
+}
+
+/** The stored row alone, for read-then-write rounds that never show consent. */
+async function readContact(tenantId: string, contactId: string): Promise<Contact> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId) }));
   if (!Item) throw new NotFoundError('Contact');
   return fromItem(Item);
@@ -196,11 +221,16 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
     if (claim) throw new ClaimMoved();
     throw err;
   }
-  return getContact(tenantId, contactId);
+  return readContact(tenantId, contactId);
 }
 
 /** POST /contacts: create (201), adopt the auto-created row (200), or 409 naming the holder. */
-export async function createContact(
+export async function createContact(tenantId: string, input: CreateContactInput, now = new Date()): Promise<{ contact: Contact; adopted: boolean }> {
+  const { contact, adopted } = await createOrAdopt(tenantId, input, now);
+  return { contact: await withConsentOne(tenantId, contact), adopted };
+}
+
+async function createOrAdopt(
   tenantId: string,
   input: CreateContactInput,
   now = new Date(),
@@ -247,6 +277,11 @@ export async function ensureContactForNumber(
 }
 
 export async function listContacts(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
+  const page = await listContactRows(tenantId, input);
+  return { ...page, items: await withConsent(tenantId, page.items) };
+}
+
+async function listContactRows(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
   const named = !input.includeAutoCreated;
   const pk = tenantPk(tenantId);
   const namedPk = tenantScopedPk(tenantId, PREFIX.namedContacts);
@@ -295,8 +330,12 @@ function searchFilter(search: string) {
 
 /** PATCH /contacts/{id}: only the given fields change; a new number moves the claim atomically. */
 export async function updateContact(tenantId: string, contactId: string, patch: UpdateContactInput, now = new Date()): Promise<Contact> {
+  return withConsentOne(tenantId, await applyUpdate(tenantId, contactId, patch, now));
+}
+
+async function applyUpdate(tenantId: string, contactId: string, patch: UpdateContactInput, now: Date): Promise<Contact> {
   for (let round = 0; round < 4; round += 1) {
-    const current = await getContact(tenantId, contactId);
+    const current = await readContact(tenantId, contactId);
     const next: Contact = {
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -382,7 +421,7 @@ export async function updateContact(tenantId: string, contactId: string, patch: 
 /** DELETE /contacts/{id}: the contact and its claim go together, so the number is free again. */
 export async function deleteContact(tenantId: string, contactId: string): Promise<void> {
   for (let round = 0; round < 4; round += 1) {
-    const current = await getContact(tenantId, contactId);
+    const current = await readContact(tenantId, contactId);
     try {
       await dynamo.send(
         new TransactWriteCommand({

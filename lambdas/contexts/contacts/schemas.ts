@@ -32,7 +32,12 @@ export const ContactSchema = z
     normalizedNumber: z.nullable(z.string()),
     isAutoCreated: z.boolean(),
     source: z.enum(CONTACT_SOURCES),
-    consentStatus: z.enum(CONSENT_STATUSES),
+    consentStatus: z.enum(CONSENT_STATUSES).register(z.globalRegistry, {
+      description:
+        "The messaging consent of the contact's current number. Consent belongs to the number, for the whole organization: " +
+        'a STOP (or UNSUBSCRIBE, CANCEL, END, QUIT...) from the number sets `opted_out`, a START (UNSTOP, YES) `opted_in`, the later one wins. ' +
+        'Deleting, renumbering or re-creating contacts never changes it; a new contact for an opted-out number shows `opted_out`.',
+    }),
     consentSource: z.nullable(z.string()),
     consentAt: z.nullable(dateTime),
     consentNote: z.nullable(z.string()),
