@@ -1,6 +1,6 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { handler as getMe } from '../../lambdas/handlers/api/get-me';
@@ -15,6 +15,8 @@ beforeEach(() => {
   ddb.reset();
   // The per-key limiter counts every authenticated request; first request of the window by default.
   ddb.on(UpdateCommand).resolves({ Attributes: { count: 1 } });
+  // Contacts show their number's consent from the ledger: no row recorded by default.
+  ddb.on(BatchGetCommand).resolves({ Responses: {} });
 });
 
 /** Table calls other than the limiter's counter update. */
@@ -101,8 +103,13 @@ describe('the middleware chain', () => {
     expect(result.statusCode).toBe(200);
     expect(ddb).toHaveReceivedCommandTimes(GetCommand, 1);
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}`, sk: `CONTACT#${contactId}` } });
+    // The consent is its number's, read from the ledger in the caller's partition.
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems).toEqual({
+      [process.env.TABLE_NAME!]: { Keys: [{ pk: `T#${principal.tenant.id}`, sk: expect.stringMatching(/^CONSENT#\+/) }], ConsistentRead: true },
+    });
     const { contact } = bodyOf(result);
-    expect(contact).toMatchObject({ id: contactId, company: null, tag: null, notes: null, consentAt: null });
+    expect(contact).toMatchObject({ id: contactId, company: null, tag: null, notes: null, consentStatus: 'unknown', consentAt: null });
     expect(contact).not.toHaveProperty('pk');
     expect(contact).not.toHaveProperty('searchName');
   });
@@ -161,7 +168,8 @@ describe('contact writes', () => {
 
     expect(result.statusCode).toBe(201);
     expect(bodyOf(result)).toMatchObject({ adopted: false, contact: { displayName: 'Ada', isAutoCreated: false, source: 'manual', createdByAgentId: null } });
-    expect(dataCalls()).toHaveLength(1);
+    // One write (the transaction), then the read of the number's consent for the answer.
+    expect(dataCalls().map((call) => call.args[0].constructor.name)).toEqual(['TransactWriteCommand', 'BatchGetCommand']);
     const [claim, row] = (ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? []).map((item) => item.Put!);
     expect(claim).toMatchObject({
       Item: { pk: `T#${principal.tenant.id}`, sk: 'NUMBER#+14155550100', named: true },
@@ -169,6 +177,8 @@ describe('contact writes', () => {
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     expect(row).toMatchObject({ Item: { pk: `T#${principal.tenant.id}`, gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS` }, ConditionExpression: 'attribute_not_exists(pk)' });
+    // Consent is the number's: the contact row never stores it.
+    expect(row.Item).not.toHaveProperty('consentStatus');
   });
 
   it('answers 409 with the holder contactId when a named contact already has the number', async () => {

@@ -35,6 +35,10 @@ export type RouteSpec = {
   errors: number[];
   /** Supports the `Idempotency-Key` header. */
   idempotent?: boolean;
+  /** What the operation does beyond its summary (OpenAPI `description`, after the scope). */
+  description?: string;
+  /** The header's rules when the operation keeps its keys itself (OpenAPI parameter description). */
+  idempotencyRules?: string;
 };
 
 /**

@@ -110,13 +110,18 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'No such row in this organization',
   409:
     'Conflict: contact conflicts carry `contactId`; POST /messages: no SMS number (`no_sms_number`) or the recipient opted out ' +
-    '(`recipient_opted_out`); a request with the same Idempotency-Key is still running (`idempotency_conflict`)',
+    '(`recipient_opted_out`; with `messageId` when the carrier reported the opt-out on this send); a request with the same ' +
+    'Idempotency-Key is still running (`idempotency_conflict`)',
   413: 'Body larger than 64 KiB',
   415: 'Body is not application/json',
-  422: 'The Idempotency-Key was already used with a different body (`idempotency_mismatch`)',
+  422:
+    'The Idempotency-Key was already used with a different body (`idempotency_mismatch`); POST /messages: the carrier refused ' +
+    'the text for good, e.g. an invalid number (`carrier_rejected`, with `messageId` and `carrierCode`; the message is `failed`, nothing billed)',
   429: 'Rate limit exceeded',
   500: 'Internal error; the message carries a request id',
-  502: 'The carrier did not accept the message (`carrier_unavailable`); nothing was billed, retrying is safe',
+  502:
+    'The carrier certainly did not take the message (`carrier_unavailable`): nothing was billed and sending again is safe, with a ' +
+    'new Idempotency-Key. When the carrier may have taken it (a timeout, a reset, a carrier 5xx) the answer is 201 `queued` instead',
 };
 
 /** Routes marked `idempotent` accept the header (lambdas/handlers/http/idempotency.ts has the rules). */
@@ -171,12 +176,16 @@ function operation(route: RouteSpec) {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    ...(route.scope && { description: `Requires scope \`${route.scope}\`.` }),
+    ...((route.scope || route.description) && {
+      description: [route.scope && `Requires scope \`${route.scope}\`.`, route.description].filter(Boolean).join('\n\n'),
+    }),
     security: route.auth ? [{ bearerAuth: [] }] : [],
     parameters: [
       ...parameters(route.path_params, 'path'),
       ...parameters(route.query, 'query'),
-      ...(route.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+      ...(route.idempotent
+        ? [route.idempotencyRules ? { ...IDEMPOTENCY_KEY_PARAMETER, description: route.idempotencyRules } : IDEMPOTENCY_KEY_PARAMETER]
+        : []),
     ],
     ...(route.body && {
       requestBody: {
