@@ -5,12 +5,14 @@
  *   2. table round trips and consumed capacity per request (an SDK middleware in the runtime);
  *   3. latency of each endpoint through the local runtime vs its bare DynamoDB operations;
  *   4. the webhook pipeline with 1, 10 and 100 endpoints;
- *   5. memory: the runtime's peak RSS under load and each function's footprint after init.
+ *   5. memory: the runtime's peak RSS under load and each function's footprint after init;
+ *   6. texts under faults: the fault-injection run of the test suite, its figures reported.
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
  * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
  *
  * Options: --quick (a short smoke run, not for the record), --bundles-only, --skip-bundles, --skip-webhooks,
- * --webhooks-only (section 4 alone, written to bench/out/webhooks-only.json: for iterating on the pipeline).
+ * --webhooks-only (section 4 alone, written to bench/out/webhooks-only.json: for iterating on the pipeline),
+ * --faults-only (section 6 alone, written to bench/out/faults-only.json).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -66,7 +68,7 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  if (!args.has('--skip-bundles') && !args.has('--webhooks-only')) {
+  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only')) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));
@@ -113,6 +115,11 @@ async function main(): Promise<void> {
       bare.client.destroy();
       await writeFile(join(OUT_DIR, 'webhooks-only.json'), `${JSON.stringify({ ...results, webhooks, webhookSender, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       log(webhookTable(webhooks, webhookSender, table));
+      return;
+    }
+    if (args.has('--faults-only')) {
+      const faults = await measureFaults();
+      await writeFile(join(OUT_DIR, 'faults-only.json'), `${JSON.stringify({ ...results, textFaults: faults }, null, 2)}\n`);
       return;
     }
     const fixture = await api.seed();
@@ -165,6 +172,9 @@ async function main(): Promise<void> {
       results.webhookSender = webhookSender;
     }
     bare.client.destroy();
+
+    // ---------- 6. texts under faults ----------
+    results.textFaults = await measureFaults();
     loads.end = load();
     results.durationS = Math.round((performance.now() - t0) / 1000);
 
@@ -293,6 +303,52 @@ function webhookTable(webhooks: WebhookScenario[], sender: SenderScenario | unde
       w.dynamodbCpuMsPerDelivery ?? '-',
     ]),
   ])}${senderTable}`;
+}
+
+/**
+ * Section 6: the fault-injection run of test/integration/texting-faults.test.ts (same seed and
+ * size), reported rather than asserted: sends, faults injected, and the four figures that must be 0.
+ */
+async function measureFaults() {
+  log('\n6. Texts under faults: 520 sends with retries, fake Twilio over HTTP, DynamoDB faults at the client');
+  // The callback handlers import middy (ESM only), which tsx's CommonJS cannot require unaided.
+  const { resolveMiddyForRequire } = await import('../local/handlers');
+  resolveMiddyForRequire(join(BENCH_DIR, '..'));
+  const { runTextingFaults } = await import('../test/support/texting-fault-run');
+  // Every injected fault is logged by the code under test, as it should be, with its metrics (JSON
+  // lines); the report is the table.
+  const writes = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+  const quiet = (write: typeof writes.out) => ((chunk: string | Uint8Array, ...rest: never[]) =>
+    String(chunk).startsWith('{"level"') || String(chunk).startsWith('{"_aws"') ? true : write(chunk, ...rest)) as typeof process.stdout.write;
+  process.stdout.write = quiet(writes.out);
+  process.stderr.write = quiet(writes.err);
+  let figures;
+  try {
+    figures = await runTextingFaults({ sends: QUICK ? 200 : 520, seed: 14 });
+  } finally {
+    process.stdout.write = writes.out;
+    process.stderr.write = writes.err;
+  }
+  const { table } = await import('./support/stats');
+  log(
+    table([
+      ['sends (calls)', 'carrier requests', 'carrier faults', 'DynamoDB faults', 'callbacks (dup/reordered/early)', 'swept', 'duplicates', 'opted-out texts', 'status mismatches', 'ledger delta', 's'],
+      [
+        `${figures.sends} (${figures.sendCalls})`,
+        figures.carrierRequests,
+        Object.entries(figures.carrierFaults).filter(([k]) => k !== 'ok').reduce((sum, [, n]) => sum + n, 0),
+        Object.values(figures.dynamoFaults).reduce((sum, n) => sum + n, 0),
+        `${figures.callbacks.sent} (${figures.callbacks.duplicates}/${figures.callbacks.reordered}/${figures.callbacks.early})`,
+        figures.settledBySweep,
+        figures.duplicateTexts,
+        figures.optedOutTexts,
+        figures.statusMismatches,
+        `${figures.ledgerDeltaCents} cents`,
+        Math.round(figures.elapsedMs / 100) / 10,
+      ],
+    ]),
+  );
+  return figures;
 }
 
 main().then(

@@ -13,7 +13,7 @@ type ResolveFilename = (request: string, ...rest: unknown[]) => string;
  * `require` an ES module once it is given the file, so `@middy/<name>` is pointed at its
  * `index.js`: the same mapping jest.config.js makes with `moduleNameMapper`.
  */
-function resolveMiddyForRequire(repoRoot: string): void {
+export function resolveMiddyForRequire(repoRoot: string): void {
   const loader = Module as unknown as { _resolveFilename: ResolveFilename & { middyMapped?: true } };
   if (loader._resolveFilename.middyMapped) return;
   const original = loader._resolveFilename;
