@@ -350,11 +350,12 @@ describe('POST /messages', () => {
     expect(allowed.status).toBe(201);
   });
 
-  it('answers 502 carrier_unavailable when the carrier refuses the text; the text is failed', async () => {
+  it('answers 422 carrier_rejected naming the message when the carrier refuses the text; the text is failed', async () => {
     const response = await send(FAILING_NUMBER, 'Nobody home');
     const read = await conversation(FAILING_NUMBER);
 
-    expectError(response, 502, 'carrier_unavailable');
+    expectError(response, 422, 'carrier_rejected');
+    expect(response.body).toMatchObject({ messageId: read.messages[0].id, carrierCode: 21211 });
     expect(read.messages).toEqual([expect.objectContaining({ body: 'Nobody home', status: 'failed' })]);
   });
 
@@ -365,7 +366,7 @@ describe('POST /messages', () => {
     const accepted = await send(newNumber(), 'Paid for', frugal.key);
     const overLimit = await send(newNumber(), 'Over the limit', frugal.key);
 
-    expectError(refused, 502, 'carrier_unavailable');
+    expectError(refused, 422, 'carrier_rejected');
     expect(accepted.status).toBe(201);
     expectError(overLimit, 402, 'spending_limit_reached');
   });

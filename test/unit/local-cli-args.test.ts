@@ -19,6 +19,7 @@ describe('npm start options', () => {
         webhookBackoffMs: 60_000,
         webhookTimeoutMs: 10_000,
         allowHttpWebhooks: false,
+        textGraceMs: 3_600_000,
         twilioAuthToken: undefined,
         publicUrl: undefined,
       },
@@ -37,6 +38,7 @@ describe('npm start options', () => {
       '--webhook-backoff-ms', '20',
       '--webhook-timeout-ms', '500',
       '--allow-http-webhooks',
+      '--text-grace-ms', '2000',
       '--twilio-auth-token', 'a-token',
       '--public-url', 'https://abc.tunnel.example/',
     ]);
@@ -55,6 +57,7 @@ describe('npm start options', () => {
         webhookBackoffMs: 20,
         webhookTimeoutMs: 500,
         allowHttpWebhooks: true,
+        textGraceMs: 2000,
         twilioAuthToken: 'a-token',
         // As written, without the trailing slash: the carrier signs the URL it was configured with.
         publicUrl: 'https://abc.tunnel.example',
