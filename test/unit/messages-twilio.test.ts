@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { createCarrier } from '../../lambdas/contexts/carrier/create-carrier';
-import { deliveryStatusOfTwilio, TwilioCarrier } from '../../lambdas/contexts/carrier/internal/twilio';
+import { deliveryStatusOfTwilio, TWILIO_SEND_TIMEOUT_MS, TwilioCarrier } from '../../lambdas/contexts/carrier/internal/twilio';
 import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
 
 /** A stand-in for api.twilio.com on 127.0.0.1: records each request, answers as each test says. */
@@ -62,44 +62,72 @@ describe('the Twilio carrier', () => {
       To: '+14155550100',
       From: '+14155550000',
       Body: 'Hello & welcome = 100%',
-      StatusCallback: 'https://api.example.com/carrier/status',
+      // Our message id rides on the callback URL, so a callback settles the text even if this answer is lost.
+      StatusCallback: 'https://api.example.com/carrier/status?messageId=m1',
     });
   });
 
-  it('maps a refusal to a CarrierError with the provider code, not retryable, naming neither body nor token', async () => {
+  it('keeps a connection-override fragment last when it adds the message id to the StatusCallback URL', async () => {
+    answer = json(201, { sid: 'SM0123456789abcdef0123456789abcdef' });
+
+    await carrier({ statusCallbackUrl: 'https://api.example.com/prod/carrier/status#rc=5&rp=all' }).send(text);
+
+    expect(new URLSearchParams(requests[0].body).get('StatusCallback')).toBe('https://api.example.com/prod/carrier/status?messageId=m1#rc=5&rp=all');
+  });
+
+  it('maps a 4xx about the text to a refusal with the provider code, naming neither body nor token', async () => {
     answer = json(400, { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 });
 
     const error = await carrier().send(text).catch((err: unknown) => err);
 
     expect(error).toBeInstanceOf(CarrierError);
-    expect((error as CarrierError).details).toEqual({ httpStatus: 400, providerCode: 21211, retryable: false });
+    expect((error as CarrierError).details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21211 });
     expect((error as CarrierError).message).not.toContain(text.body);
     expect((error as CarrierError).message).not.toContain(AUTH_TOKEN);
   });
 
-  it('marks 429 and 5xx answers retryable', async () => {
-    answer = json(503, { code: 20503, message: 'Service unavailable' });
-    const unavailable = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
-    answer = json(429, { code: 20429, message: 'Too many requests' });
-    const throttled = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
+  it('says the recipient opted out on Twilio 21610', async () => {
+    answer = json(400, { code: 21610, message: 'Attempt to send to unsubscribed recipient', status: 400 });
 
-    expect([unavailable.details.retryable, throttled.details.retryable]).toEqual([true, true]);
+    const error = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
+
+    expect(error.details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21610, recipientOptedOut: true });
   });
 
-  it('refuses a success without a sid', async () => {
+  it('calls 429, 401 and 403 "not sent" (Twilio created nothing) and a 5xx "unknown" (it may have)', async () => {
+    const kinds: Record<number, string> = {};
+    for (const status of [429, 401, 403, 500, 503]) {
+      answer = json(status, { code: 20000 + status, message: 'no' });
+      kinds[status] = ((await carrier().send(text).catch((err: unknown) => err)) as CarrierError).details.kind;
+    }
+
+    expect(kinds).toEqual({ 429: 'not_sent', 401: 'not_sent', 403: 'not_sent', 500: 'unknown', 503: 'unknown' });
+  });
+
+  it('calls a success it cannot read (no sid, not JSON) unknown: the text may have been created', async () => {
     answer = (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>proxy</html>');
 
-    await expect(carrier().send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { httpStatus: 200, retryable: false } });
+    await expect(carrier().send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'unknown', httpStatus: 200 } });
   });
 
-  it('turns an unreachable or silent carrier into a retryable CarrierError', async () => {
+  it('calls a silent carrier or a reset unknown, and a refused connection not sent', async () => {
     answer = () => undefined; // never answers
-
     const silent = await carrier({ timeoutMs: 50 }).send(text).catch((err: CarrierError) => err);
-    const unreachable = await carrier({ baseUrl: 'http://127.0.0.1:1' }).send(text).catch((err: CarrierError) => err);
+    answer = (res) => res.socket?.destroy(); // reads the request, then resets
+    const reset = await carrier().send(text).catch((err: CarrierError) => err);
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve)); // nothing listens there now: the connection is refused
+    const unreachable = await carrier({ baseUrl: `http://127.0.0.1:${closedPort}` }).send(text).catch((err: CarrierError) => err);
 
-    expect(silent).toMatchObject({ name: 'CarrierError', message: 'Twilio did not answer in time', details: { retryable: true } });
-    expect(unreachable).toMatchObject({ name: 'CarrierError', message: 'Twilio could not be reached', details: { retryable: true } });
+    expect(silent).toMatchObject({ name: 'CarrierError', message: 'Twilio did not answer in time', details: { kind: 'unknown' } });
+    expect(reset).toMatchObject({ name: 'CarrierError', details: { kind: 'unknown' } });
+    expect(unreachable).toMatchObject({ name: 'CarrierError', message: 'Twilio could not be reached (ECONNREFUSED)', details: { kind: 'not_sent' } });
+  });
+
+  it('bounds a send at 5 s by default, well inside the 10 s function timeout', () => {
+    expect(TWILIO_SEND_TIMEOUT_MS).toBe(5_000);
   });
 
   it("maps Twilio's statuses onto the message statuses", () => {

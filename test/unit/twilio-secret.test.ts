@@ -254,7 +254,7 @@ describe('the carrier from configuration', () => {
     const sent = carrier.send({ tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'hi' });
 
     await expect(sent).rejects.toBeInstanceOf(CarrierError);
-    await expect(sent).rejects.toMatchObject({ message: 'The Twilio credentials could not be read', details: { retryable: true } });
+    await expect(sent).rejects.toMatchObject({ message: 'The Twilio credentials could not be read', details: { kind: 'not_sent' } });
     expect(fetch).not.toHaveBeenCalled();
   });
 });
