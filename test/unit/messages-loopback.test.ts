@@ -1,6 +1,6 @@
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { LoopbackCarrier, stopLoopbackCarriers } from '../../lambdas/contexts/carrier/loopback';
-import type { updateMessageStatus } from '../../lambdas/contexts/texting/messages';
+import type { updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 
 const text = { tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'Hi' };
 
@@ -63,11 +63,11 @@ describe('the loopback carrier', () => {
     await expect(two.send(text)).rejects.toBeInstanceOf(CarrierError);
   });
 
-  it('refuses numbers it is configured to fail, to exercise the 502 path locally', async () => {
+  it('refuses numbers it is configured to fail (an invalid number), to exercise the 422 path locally', async () => {
     const { steps, advance } = recorder();
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance, failTo: ['+14155550100'] });
 
-    await expect(carrier.send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { retryable: false } });
+    await expect(carrier.send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'refused', providerCode: 21211 } });
     await carrier.idle();
 
     expect(steps).toEqual([]);

@@ -240,7 +240,7 @@ describe('the carrier from configuration', () => {
     expect((init.headers as Record<string, string>).Authorization).toBe(
       `Basic ${Buffer.from(`${CREDENTIALS.accountSid}:${CREDENTIALS.authToken}`).toString('base64')}`,
     );
-    expect(new URLSearchParams(init.body as string).get('StatusCallback')).toBe('https://api.example.com/carrier/twilio/sms/status');
+    expect(new URLSearchParams(init.body as string).get('StatusCallback')).toBe('https://api.example.com/carrier/twilio/sms/status?messageId=m1');
     // The preload's read is the one and only Secrets Manager call.
     expect(secrets).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
   });
