@@ -1,19 +1,8 @@
-import 'aws-sdk-client-mock-jest';
-import { mockClient } from 'aws-sdk-client-mock';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import { chargeForText, costCentsOf, DEFAULT_SMS_RATE_CENTS, refundText, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
+import { chargeRefusal, chargeUpdate, costCentsOf, DEFAULT_SMS_RATE_CENTS, refundUpdate, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
 import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
-
-const ddb = mockClient(DynamoDBDocumentClient);
-beforeEach(() => ddb.reset());
 
 const tenantId = '0199a000-0000-7000-8000-000000000001';
 const tenantRowKey = { pk: `T#${tenantId}`, sk: 'TENANT' };
-
-const conditionFailed = (item: Record<string, unknown>) =>
-  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {}, Item: marshall(item) });
 
 describe('segments', () => {
   it.each([
@@ -60,13 +49,11 @@ describe('segments', () => {
 });
 
 describe('charging', () => {
-  it('checks status and limit and adds the cost in one conditional UpdateItem on the organization row', async () => {
-    ddb.on(UpdateCommand).resolves({});
-
-    await chargeForText(tenantId, 2, { spendingLimitCents: 10 });
-
-    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+  it("is the send transaction's conditional update of the organization row: status, limit and the added cost", () => {
+    // Act
+    const item = chargeUpdate(tenantId, 2, { spendingLimitCents: 10 }).Update!;
+    // Assess
+    expect(item).toMatchObject({
       Key: tenantRowKey,
       UpdateExpression: 'ADD #spend :cost',
       ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND #limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)',
@@ -75,47 +62,21 @@ describe('charging', () => {
     });
   });
 
-  it('has no spend bound when the organization has no limit', async () => {
-    ddb.on(UpdateCommand).resolves({});
-
-    await chargeForText(tenantId, 1, { spendingLimitCents: null });
-
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+  it('has no spend bound when the organization has no limit', () => {
+    expect(chargeUpdate(tenantId, 1, { spendingLimitCents: null }).Update).toMatchObject({
       ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND (attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))',
       ExpressionAttributeValues: { ':cost': 1, ':active': 'active', ':nullType': 'NULL' },
     });
   });
 
-  it('answers billing_blocked when the status is not active', async () => {
-    ddb.on(UpdateCommand).rejects(conditionFailed({ billingStatus: 'suspended', spendingLimitCents: null, spendCents: 0 }));
-
-    await expect(chargeForText(tenantId, 1, { spendingLimitCents: null })).rejects.toBeInstanceOf(BillingBlockedError);
+  it('reads a refusal from the row it returned: billing blocked, limit reached, or a limit the operator changed', () => {
+    expect(chargeRefusal({ billingStatus: 'suspended', spendingLimitCents: null, spendCents: 0 }, { spendingLimitCents: null })).toBeInstanceOf(BillingBlockedError);
+    expect(chargeRefusal({ billingStatus: 'active', spendingLimitCents: 5, spendCents: 5 }, { spendingLimitCents: 5 })).toBeInstanceOf(SpendingLimitReachedError);
+    expect(chargeRefusal({ billingStatus: 'active', spendingLimitCents: 20, spendCents: 5 }, { spendingLimitCents: 5 })).toEqual({ limitChanged: { spendingLimitCents: 20 } });
+    expect(chargeRefusal(undefined, { spendingLimitCents: 5 })).toEqual(new Error('charge: the organization row is missing'));
   });
 
-  it('answers spending_limit_reached when spend + cost would pass the limit it checked', async () => {
-    ddb.on(UpdateCommand).rejects(conditionFailed({ billingStatus: 'active', spendingLimitCents: 5, spendCents: 5 }));
-
-    await expect(chargeForText(tenantId, 1, { spendingLimitCents: 5 })).rejects.toBeInstanceOf(SpendingLimitReachedError);
-    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
-  });
-
-  it('tries again with the new limit when the operator changed it between the read and the charge', async () => {
-    ddb
-      .on(UpdateCommand)
-      .rejectsOnce(conditionFailed({ billingStatus: 'active', spendingLimitCents: 20, spendCents: 5 }))
-      .resolves({});
-
-    await chargeForText(tenantId, 1, { spendingLimitCents: 5 });
-
-    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 2);
-    expect(ddb.commandCalls(UpdateCommand)[1].args[0].input.ExpressionAttributeValues).toMatchObject({ ':limit': 20, ':maxSpendBefore': 19 });
-  });
-
-  it('refunds with an atomic ADD of the negative cost', async () => {
-    ddb.on(UpdateCommand).resolves({});
-
-    await refundText(tenantId, 3);
-
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: tenantRowKey, UpdateExpression: 'ADD #spend :refund', ExpressionAttributeValues: { ':refund': -3 } });
+  it('refunds with an atomic ADD of the negative cost, for the transaction that fails the text', () => {
+    expect(refundUpdate(tenantId, 3).Update).toMatchObject({ Key: tenantRowKey, UpdateExpression: 'ADD #spend :refund', ExpressionAttributeValues: { ':refund': -3 } });
   });
 });
