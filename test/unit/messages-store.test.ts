@@ -1,9 +1,10 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { storeMessage, updateMessageStatus } from '../../lambdas/contexts/texting/messages';
+import { updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
+import { storeMessage, toItem } from '../../lambdas/contexts/texting/messages';
 import type { Message } from '../../lambdas/contexts/texting/schemas';
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -83,8 +84,21 @@ describe('storing a message with its thread', () => {
   });
 });
 
+describe('the unsettled worklist', () => {
+  const queued: Message = { ...message, direction: 'outbound', status: 'queued', messageSid: '', isRead: true };
+
+  it('holds an outbound text from its queued row until the carrier answers, sorted by time under a shard', () => {
+    const item = toItem(queued, { segments: 1, costCents: 1 });
+
+    expect(item.gsi2pk).toMatch(/^UNSETTLED#[0-7]$/);
+    expect(item.gsi2sk).toBe(`${queued.createdAt}#${tenantId}#${queued.id}`);
+    expect(toItem({ ...queued, messageSid: 'SM1' })).not.toHaveProperty('gsi2pk');
+    expect(toItem(message)).not.toHaveProperty('gsi2pk'); // inbound
+  });
+});
+
 describe('delivery status', () => {
-  const outbound = { ...message, direction: 'outbound', status: 'sent', pk, sk: `MSG#${message.id}` };
+  const outbound = { ...message, direction: 'outbound', status: 'sent', pk, sk: `MSG#${message.id}`, costCents: 3, gsi2pk: 'UNSETTLED#1' };
 
   it('changes message and thread together, guarded on the statuses it may follow', async () => {
     ddb.on(GetCommand).resolves({ Item: outbound });
@@ -93,23 +107,53 @@ describe('delivery status', () => {
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'delivered');
 
     expect(result).toMatchObject({ changed: true, message: { status: 'delivered' } });
-    const [messageUpdate, threadUpdate] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(items).toHaveLength(2); // delivered: no refund
+    const [messageUpdate, threadUpdate] = items;
     expect(messageUpdate.Update).toMatchObject({
       ConditionExpression: '#status IN (:from0, :from1)',
       ExpressionAttributeValues: { ':status': 'delivered', ':from0': 'queued', ':from1': 'sent' },
     });
+    // A known outcome leaves the unsettled worklist.
+    expect(messageUpdate.Update!.UpdateExpression).toContain('REMOVE #gsi2pk, #gsi2sk');
     expect(threadUpdate.Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' }, ConditionExpression: '#lastMessageId = :id' });
   });
 
-  it('changes only the message when it is no longer the thread\'s newest', async () => {
+  it('refunds a failed outbound text in the same transaction, with the reason kept on the row', async () => {
     ddb.on(GetCommand).resolves({ Item: outbound });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }));
-    ddb.on(UpdateCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
+
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_failed', carrierCode: 30003 });
+
+    const [messageUpdate, refund] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_failed', ':code': 30003 });
+    expect(refund.Update).toMatchObject({ Key: { pk, sk: 'TENANT' }, UpdateExpression: 'ADD #spend :refund', ExpressionAttributeValues: { ':refund': -3 } });
+  });
+
+  it('changes only the message (and the refund) when it is no longer the thread\'s newest', async () => {
+    ddb.on(GetCommand).resolves({ Item: outbound });
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }))
+      .resolves({});
 
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
 
     expect(result.changed).toBe(true);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: { pk, sk: `MSG#${message.id}` }, ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed' }) });
+    const retry = ddb.commandCalls(TransactWriteCommand)[1].args[0].input.TransactItems!;
+    expect(retry.map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'TENANT' }]);
+  });
+
+  it('records the sid a callback names when the send never recorded it, in the same transaction as the status', async () => {
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'queued', messageSid: '' } });
+    ddb.on(TransactWriteCommand).resolves({});
+
+    const result = await updateMessageStatus(tenantId, { messageId: message.id, messageSid: 'SMfromcallback' }, 'sent');
+
+    expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
+    const [messageUpdate, sidRow] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':sid': 'SMfromcallback' });
+    expect(sidRow.Put).toMatchObject({ Item: { pk, sk: 'MSGSID#SMfromcallback', messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
   });
 
   it('never goes backwards: a late "sent" after "delivered" writes nothing', async () => {
