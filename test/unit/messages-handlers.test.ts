@@ -1,13 +1,13 @@
 import 'aws-sdk-client-mock-jest';
-import { createHash } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
-import { ConditionalCheckFailedException, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
 import { handler as listMessages } from '../../lambdas/handlers/api/list-messages';
 import { handler as sendMessage } from '../../lambdas/handlers/api/send-message';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
+import { requestHashOf } from '../../lambdas/contexts/texting/send-keys';
 import { metrics } from '../../lambdas/shared/aws';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 
@@ -114,56 +114,71 @@ describe('GET /messages/{counterpart}', () => {
 });
 
 describe('POST /messages', () => {
-  const chargeOk = () => ddb.on(UpdateCommand, { Key: tenantRow }).resolves({});
+  const request = { to: '+14155550101', body: 'Hello' };
+  /** The stored row of the message a test's send wrote (read back by the sid and failure writes). */
+  const storedRow = (fields: Record<string, unknown> = {}) => ({
+    tenantId,
+    direction: 'outbound',
+    fromNumber: '+14155550000',
+    toNumber: '+14155550101',
+    counterpartNumber: '+14155550101',
+    body: 'Hello',
+    status: 'queued',
+    messageSid: '',
+    isRead: true,
+    costCents: 1,
+    createdAt: '2026-10-01T10:00:00.000Z',
+    ...fields,
+  });
   const withOrganization = (fields: Record<string, unknown> = {}) => {
-    ddb.on(GetCommand, { Key: tenantRow }).resolves({ Item: organization(fields) });
-    ddb.on(GetCommand, { Key: { pk, sk: 'NUMBER#+14155550101' } }).resolves({});
-  };
-
-  it('charges, writes message and thread in one transaction, sends, stores the sid and answers 201', async () => {
-    withOrganization();
-    chargeOk();
+    ddb.on(GetCommand).callsFake(({ Key }: { Key: { sk: string } }) =>
+      Key.sk === 'TENANT'
+        ? { Item: organization(fields) }
+        : Key.sk.startsWith('MSG#')
+          ? { Item: { ...Key, id: Key.sk.slice(4), ...storedRow() } }
+          : {},
+    );
     ddb.on(TransactWriteCommand).resolves({});
+  };
+  const transactions = () => ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+  const cancelled = (...reasons: { Code: string; Item?: Record<string, unknown> }[]) =>
+    new TransactionCanceledException({
+      message: 'Transaction cancelled',
+      $metadata: {},
+      CancellationReasons: reasons.map((r) => ({ Code: r.Code, ...(r.Item && { Item: marshall(r.Item) }) })),
+    });
+
+  it('checks consent, charges, stores message and thread in one transaction, sends, stores the sid and answers 201', async () => {
+    // Prepare
+    withOrganization();
     carrierSend.mockResolvedValue({ messageSid: SID });
-
-    const result = await send({ to: '+14155550101', body: 'Hello' });
-
+    // Act
+    const result = await send(request);
+    // Assess
     expect(result.statusCode).toBe(201);
     const { message } = bodyOf(result);
-    expect(message).toMatchObject({
-      tenantId,
-      direction: 'outbound',
-      fromNumber: '+14155550000',
-      toNumber: '+14155550101',
-      counterpartNumber: '+14155550101',
-      body: 'Hello',
-      status: 'queued',
-      messageSid: SID,
-      agentId: null,
-      isRead: true,
-    });
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
-      Key: tenantRow,
-      UpdateExpression: 'ADD #spend :cost',
-      ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':limit': 100, ':maxSpendBefore': 99 }),
-    });
-    const [store, sid] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
-    expect(store[0].Put!.Item).toMatchObject({ pk, sk: `MSG#${message.id}`, gsi1pk: `${pk}#CONVERSATION#+14155550101`, segments: 1, costCents: 1 });
-    expect(store[1].Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' }, ConditionExpression: 'attribute_not_exists(#lastMessageId) OR #lastMessageId < :id' });
+    expect(message).toMatchObject({ tenantId, direction: 'outbound', toNumber: '+14155550101', status: 'queued', messageSid: SID, agentId: null, isRead: true });
+    const [store, sid] = transactions();
+    expect(store.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Update', 'Put', 'Update']);
+    expect(store[0].ConditionCheck).toMatchObject({ Key: { pk, sk: 'CONSENT#+14155550101' }, ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut' });
+    expect(store[1].Update).toMatchObject({ Key: tenantRow, UpdateExpression: 'ADD #spend :cost', ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':limit': 100, ':maxSpendBefore': 99 }) });
+    expect(store[2].Put!.Item).toMatchObject({ pk, sk: `MSG#${message.id}`, gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi2pk: expect.stringMatching(/^UNSETTLED#/), segments: 1, costCents: 1 });
+    expect(store[3].Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' } });
+    expect(sid[0].Update!.UpdateExpression).toBe('SET #sid = :sid REMOVE #gsi2pk, #gsi2sk');
     expect(sid[1].Put!.Item).toMatchObject({ pk, sk: `MSGSID#${SID}`, messageId: message.id });
     expect(carrierSend).toHaveBeenCalledWith({ tenantId, messageId: message.id, from: '+14155550000', to: '+14155550101', body: 'Hello' });
   });
 
-  it('counts the text and its billed segments as metrics, only once the carrier took it', async () => {
+  it('counts the text and its billed segments as metrics once the carrier may have it, not when it refused', async () => {
     withOrganization();
-    chargeOk();
-    ddb.on(TransactWriteCommand).resolves({});
-    carrierSend.mockResolvedValueOnce({ messageSid: SID }).mockRejectedValueOnce(new CarrierError('Twilio refused the message: HTTP 503', { httpStatus: 503, retryable: true }));
+    carrierSend
+      .mockResolvedValueOnce({ messageSid: SID })
+      .mockRejectedValueOnce(new CarrierError('Twilio refused the message: HTTP 400', { kind: 'refused', httpStatus: 400, providerCode: 21211 }));
     const addMetric = jest.spyOn(metrics, 'addMetric');
 
     await send({ to: '+14155550101', body: 'x'.repeat(161) });
     const sentCalls = addMetric.mock.calls.length;
-    await send({ to: '+14155550101', body: 'Hello' });
+    await send(request);
 
     expect(addMetric.mock.calls.slice(0, sentCalls)).toEqual([
       ['TextsSent', 'Count', 1],
@@ -174,122 +189,140 @@ describe('POST /messages', () => {
   });
 
   it('refuses unknown fields with 400 naming them, before any read', async () => {
-    const result = await send({ to: '+14155550101', body: 'Hello', from: '+14155550000' });
+    const result = await send({ ...request, from: '+14155550000' });
 
     expect([result.statusCode, bodyOf(result).error]).toEqual([400, 'body.from: unknown field']);
     expect(dataCalls()).toHaveLength(0);
   });
 
-  it('answers 409 no_sms_number without charging', async () => {
+  it('answers 409 no_sms_number without a transaction', async () => {
     withOrganization({ smsNumber: null });
 
-    const result = await send({ to: '+14155550101', body: 'Hello' });
+    const result = await send(request);
 
     expect([result.statusCode, bodyOf(result).code]).toEqual([409, 'no_sms_number']);
-    expect(ddb).not.toHaveReceivedCommandWith(UpdateCommand, { Key: tenantRow });
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('answers 409 recipient_opted_out without charging', async () => {
+  it("answers 409 recipient_opted_out when the transaction's consent check fails: nothing charged or sent", async () => {
     withOrganization();
-    const contactId = '0199a000-0000-7000-8000-0000000000c1';
-    ddb.on(GetCommand, { Key: { pk, sk: 'NUMBER#+14155550101' } }).resolves({ Item: { contactId } });
-    ddb.on(GetCommand, { Key: { pk, sk: `CONTACT#${contactId}` } }).resolves({ Item: { id: contactId, consentStatus: 'opted_out' } });
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }));
 
-    const result = await send({ to: '+14155550101', body: 'Hello' });
+    const result = await send(request);
 
     expect([result.statusCode, bodyOf(result).code]).toEqual([409, 'recipient_opted_out']);
-    expect(ddb).not.toHaveReceivedCommandWith(UpdateCommand, { Key: tenantRow });
-  });
-
-  it('answers 402 spending_limit_reached when the conditional charge fails, writing no message', async () => {
-    withOrganization({ spendingLimitCents: 10 });
-    ddb.on(UpdateCommand, { Key: tenantRow }).rejects(
-      new ConditionalCheckFailedException({
-        message: 'The conditional request failed',
-        $metadata: {},
-        Item: marshall({ billingStatus: 'active', spendingLimitCents: 10, spendCents: 10 }),
-      }),
-    );
-
-    const result = await send({ to: '+14155550101', body: 'Hello' });
-
-    expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
-    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('answers 502 carrier_unavailable, refunds the charge and marks the message failed when the carrier refuses', async () => {
-    // Marking it failed reads the message back (defined first: the more specific reads below take precedence).
-    ddb.on(GetCommand).callsFake(({ Key }) =>
-      Key.sk.startsWith('MSG#') ? { Item: { ...Key, id: Key.sk.slice(4), tenantId, counterpartNumber: '+14155550101', status: 'queued' } } : {},
-    );
-    withOrganization();
-    chargeOk();
-    ddb.on(TransactWriteCommand).resolves({});
-    carrierSend.mockRejectedValue(new CarrierError('Twilio refused the message: HTTP 503', { httpStatus: 503, retryable: true }));
+  it('answers 402 spending_limit_reached when the charge fails its condition, from the row it returned', async () => {
+    withOrganization({ spendingLimitCents: 10 });
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { billingStatus: 'active', spendingLimitCents: 10, spendCents: 10 } }, { Code: 'None' }, { Code: 'None' }));
 
-    const result = await send({ to: '+14155550101', body: 'Hello' });
+    const result = await send(request);
+
+    expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
+    expect(carrierSend).not.toHaveBeenCalled();
+  });
+
+  it('answers 201 with the message still queued and charged when the carrier outcome is unknown', async () => {
+    withOrganization();
+    carrierSend.mockRejectedValue(new CarrierError('Twilio did not answer in time', { kind: 'unknown' }));
+
+    const result = await send(request);
+
+    expect(result.statusCode).toBe(201);
+    expect(bodyOf(result).message).toMatchObject({ status: 'queued', messageSid: '' });
+    expect(transactions()).toHaveLength(1); // the send's own: no refund, no failure
+  });
+
+  it('answers 422 carrier_rejected naming the message when the carrier refuses it, failing and refunding it in one transaction', async () => {
+    withOrganization();
+    carrierSend.mockRejectedValue(new CarrierError('Twilio refused the message: HTTP 400', { kind: 'refused', httpStatus: 400, providerCode: 21211 }));
+
+    const result = await send(request);
+
+    const messageId = (transactions()[0][2].Put!.Item as { id: string }).id;
+    expect([result.statusCode, bodyOf(result)]).toEqual([422, expect.objectContaining({ code: 'carrier_rejected', messageId, carrierCode: 21211 })]);
+    const failed = transactions()[1];
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_rejected' });
+    expect(failed[1].Update).toMatchObject({ Key: tenantRow, ExpressionAttributeValues: { ':refund': -1 } });
+  });
+
+  it('answers 502 carrier_unavailable only when the carrier certainly never took the text', async () => {
+    withOrganization();
+    carrierSend.mockRejectedValue(new CarrierError('Twilio could not be reached (ECONNREFUSED)', { kind: 'not_sent' }));
+
+    const result = await send(request);
 
     expect([result.statusCode, bodyOf(result).code]).toEqual([502, 'carrier_unavailable']);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: tenantRow, UpdateExpression: 'ADD #spend :refund', ExpressionAttributeValues: { ':refund': -1 } });
-    const [, failed] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
-    expect(failed[0].Update).toMatchObject({ ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed' }) });
+    expect(transactions()[1][0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_unavailable' });
   });
 
   it('answers 400 naming Idempotency-Key when the header is malformed', async () => {
-    const result = await send({ to: '+14155550101', body: 'Hello' }, { 'Idempotency-Key': 'has spaces in it' });
+    const result = await send(request, { 'Idempotency-Key': 'has spaces in it' });
 
     expect([result.statusCode, bodyOf(result).error]).toEqual([400, expect.stringMatching(/^Idempotency-Key: /)]);
     expect(dataCalls()).toHaveLength(0);
   });
 
   describe('with an Idempotency-Key', () => {
-    const request = { to: '+14155550101', body: 'Hello' };
-    /** The payload hash Powertools stores: base64 md5 of the body as JSON with sorted keys. */
-    const hashOf = (sorted: Record<string, string>) => createHash('md5').update(JSON.stringify(sorted)).digest('base64');
-    const requestHash = hashOf({ body: 'Hello', to: '+14155550101' });
-    const existing = (fields: Record<string, unknown>) =>
-      ddb.on(PutItemCommand).rejects(
-        new ConditionalCheckFailedException({
-          message: 'The conditional request failed',
-          $metadata: {},
-          Item: marshall({ pk: `${pk}#IDEMPOTENCY`, sk: 'sendMessage#x', ttl: Math.round(Date.now() / 1000) + 3600, ...fields }),
-        }),
+    const keyRow = (fields: Record<string, unknown> = {}) => ({
+      messageId: '0199a000-0000-7000-8000-0000000000e1',
+      requestHash: requestHashOf(request),
+      ttl: Math.floor(Date.now() / 1000) + 3600,
+      ...fields,
+    });
+    const withEarlierSend = (key: Record<string, unknown>, message: Record<string, unknown>) =>
+      ddb.on(GetCommand).callsFake(({ Key }: { Key: { sk: string } }) =>
+        Key.sk.startsWith('SENDKEY#') ? { Item: key } : Key.sk.startsWith('MSG#') ? { Item: { ...Key, id: Key.sk.slice(4), ...storedRow(message) } } : {},
       );
 
-    it('claims the key in the tenant partition before doing anything', async () => {
+    it('claims the key, hashed, in the same transaction as the charge and the message', async () => {
       withOrganization();
-      chargeOk();
-      ddb.on(TransactWriteCommand).resolves({});
       carrierSend.mockResolvedValue({ messageSid: SID });
 
       const result = await send(request, { 'Idempotency-Key': 'key-1' });
 
       expect(result.statusCode).toBe(201);
-      const [claim] = ddb.commandCalls(PutItemCommand).map((c) => c.args[0].input);
-      expect(claim.Item).toMatchObject({ pk: { S: `${pk}#IDEMPOTENCY` }, sk: { S: expect.stringMatching(/^sendMessage#/) }, status: { S: 'INPROGRESS' } });
-      expect(claim.Item!.ttl.N).toBeDefined();
+      const store = transactions()[0];
+      const claim = store.find((item) => String(item.Put?.Item?.sk).startsWith('SENDKEY#'))!.Put!;
+      expect(claim).toMatchObject({ Item: { pk, type: 'sendKey', requestHash: requestHashOf(request) }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+      expect(JSON.stringify(claim.Item)).not.toContain('key-1'); // only its hash is stored
     });
 
-    it('replays a completed response without touching the organization', async () => {
-      existing({ status: 'COMPLETED', validation: requestHash, data: { statusCode: 201, body: { message: { id: 'first' } } } });
+    it('replays the message as it now stands, without a transaction or the carrier', async () => {
+      withEarlierSend(keyRow(), { status: 'delivered', messageSid: SID });
 
       const result = await send(request, { 'Idempotency-Key': 'key-1' });
 
-      expect([result.statusCode, bodyOf(result)]).toEqual([201, { message: { id: 'first' } }]);
+      expect([result.statusCode, bodyOf(result).message]).toEqual([201, expect.objectContaining({ id: keyRow().messageId, status: 'delivered' })]);
       expect(result.headers).toMatchObject({ 'Idempotent-Replayed': 'true' });
-      expect(ddb).not.toHaveReceivedCommandWith(GetCommand, { Key: tenantRow });
+      expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(carrierSend).not.toHaveBeenCalled();
     });
 
-    it('answers 422 idempotency_mismatch for another body and 409 idempotency_conflict while the first runs', async () => {
-      existing({ status: 'COMPLETED', validation: hashOf({ body: 'Other', to: '+14155550101' }), data: {} });
-      const mismatch = await send(request, { 'Idempotency-Key': 'key-1' });
-      existing({ status: 'INPROGRESS', validation: requestHash, in_progress_expiration: Date.now() + 60_000 });
-      const running = await send(request, { 'Idempotency-Key': 'key-1' });
+    it('replays a refusal as the same error, and answers 422 idempotency_mismatch for another body', async () => {
+      withEarlierSend(keyRow(), { status: 'failed', failureReason: 'carrier_rejected', carrierCode: 21211 });
+      const refused = await send(request, { 'Idempotency-Key': 'key-1' });
+      const mismatch = await send({ ...request, body: 'Other' }, { 'Idempotency-Key': 'key-1' });
 
+      expect([refused.statusCode, bodyOf(refused).code, refused.headers?.['Idempotent-Replayed']]).toEqual([422, 'carrier_rejected', 'true']);
       expect([mismatch.statusCode, bodyOf(mismatch).code]).toEqual([422, 'idempotency_mismatch']);
-      expect([running.statusCode, bodyOf(running).code]).toEqual([409, 'idempotency_conflict']);
+      expect(carrierSend).not.toHaveBeenCalled();
+    });
+
+    it('answers a retry that lost the race for the key with the winner\'s message', async () => {
+      withOrganization();
+      ddb
+        .on(TransactWriteCommand)
+        .rejects(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: keyRow() }, { Code: 'None' }, { Code: 'None' }));
+
+      const result = await send(request, { 'Idempotency-Key': 'key-1' });
+
+      expect([result.statusCode, bodyOf(result).message.id]).toEqual([201, keyRow().messageId]);
       expect(carrierSend).not.toHaveBeenCalled();
     });
   });
