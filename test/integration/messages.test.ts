@@ -4,12 +4,20 @@ import { createTestTable } from '../support/table';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { CarrierError, type Carrier, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
 import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
-import { getContact } from '../../lambdas/contexts/contacts/contacts';
-import { BillingBlockedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
-import { getMessage, listMessages, updateMessageStatus } from '../../lambdas/contexts/texting/messages';
-import { receiveInboundMessage, sendMessage } from '../../lambdas/contexts/texting/texting';
+import { consentOf } from '../../lambdas/contexts/consent/ledger';
+import { createContact, deleteContact, getContact, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { settleUnknownOutcomes } from '../../lambdas/contexts/texting/settlement';
+import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
+import { updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
+import { getMessage, listMessages } from '../../lambdas/contexts/texting/messages';
+import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
+import { sendMessage as sendText } from '../../lambdas/contexts/texting/sending';
 import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/contexts/tenants/tenants';
 import { listThreads, threadKey } from '../../lambdas/contexts/texting/threads';
+
+/** The send as most tests here need it: the message it answers with, at a given time. */
+const sendMessage = async (tenantId: string, input: { to: string; body: string }, carrier: Carrier, now?: Date) =>
+  (await sendText(tenantId, input, carrier, { now })).message;
 
 const ORG_NUMBER = '+14155550000';
 const base = Date.parse('2026-10-01T09:00:00.000Z');
@@ -32,7 +40,7 @@ function acceptingCarrier(): Carrier & { sent: OutboundText[] } {
 const refusingCarrier: Carrier = {
   name: 'twilio',
   send: async () => {
-    throw new CarrierError('Twilio refused the message: HTTP 503', { httpStatus: 503, retryable: true });
+    throw new CarrierError('Twilio refused the message: HTTP 400', { kind: 'refused', httpStatus: 400, providerCode: 21211 });
   },
 };
 
@@ -121,7 +129,7 @@ describe('sending a text', () => {
     const tenantId = await newOrg({ spendingLimitCents: 1 });
 
     await expect(sendMessage(tenantId, { to: '+14155550105', body: 'hello' }, refusingCarrier, minutes(3))).rejects.toBeInstanceOf(
-      CarrierUnavailableError,
+      CarrierRejectedError,
     );
 
     expect(await spendOf(tenantId)).toBe(0);
@@ -299,5 +307,134 @@ describe('delivery status', () => {
     expect(message.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
     expect((await getMessage(tenantId, message.id)).status).toBe('delivered');
     expect((await listThreads(tenantId))[0].lastStatus).toBe('delivered');
+  });
+});
+
+/** A carrier that fails each send as told. */
+const failingCarrier = (kind: 'unknown' | 'not_sent'): Carrier & { calls: number } => {
+  const carrier = {
+    name: 'twilio' as const,
+    calls: 0,
+    send: async () => {
+      carrier.calls += 1;
+      throw new CarrierError(kind === 'unknown' ? 'Twilio did not answer in time' : 'Twilio could not be reached (ECONNREFUSED)', { kind });
+    },
+  };
+  return carrier;
+};
+
+/** Charges minus refunds against the cost of the organization's texts that did not fail. */
+async function ledgerDelta(tenantId: string, counterparts: string[]): Promise<number> {
+  let cost = 0;
+  for (const counterpart of counterparts) {
+    for (const message of (await listMessages(tenantId, counterpart, { limit: 100 })).items) {
+      if (message.direction !== 'outbound' || message.status === 'failed') continue;
+      const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: `T#${tenantId}`, sk: `MSG#${message.id}` } }));
+      cost += Item!.costCents as number;
+    }
+  }
+  return (await spendOf(tenantId)) - cost;
+}
+
+describe('the consent ledger: a STOP belongs to the number, whatever happens to its contact', () => {
+  it('keeps refusing texts to an opted-out number after its contact is deleted, renumbered away or created anew', async () => {
+    // Prepare: three numbers reply STOP; each has a named contact
+    const tenantId = await newOrg();
+    const [deleted, renumbered, recreated] = ['+14155551001', '+14155551002', '+14155551003'];
+    for (const number of [deleted, renumbered, recreated]) await inbound(tenantId, number, 'STOP', minutes(1));
+    const contactOf = async (number: string) => (await createContact(tenantId, { displayName: `Contact ${number}`, phoneNumber: number })).contact;
+    // Act
+    await deleteContact(tenantId, (await contactOf(deleted)).id);
+    const moved = await updateContact(tenantId, (await contactOf(renumbered)).id, { phoneNumber: '+14155551099' });
+    const old = await contactOf(recreated);
+    await deleteContact(tenantId, old.id);
+    const fresh = (await createContact(tenantId, { displayName: 'Fresh', phoneNumber: recreated })).contact;
+    // Assess
+    for (const number of [deleted, renumbered, recreated]) {
+      await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, acceptingCarrier())).rejects.toBeInstanceOf(RecipientOptedOutError);
+      expect((await consentOf(tenantId, number)).status).toBe('opted_out');
+    }
+    expect(fresh).toMatchObject({ consentStatus: 'opted_out', consentSource: 'sms_keyword', consentNote: 'Replied STOP' });
+    // The renumbered contact shows its new number's consent, not the old one's.
+    expect(moved.consentStatus).toBe('unknown');
+    expect((await getContact(tenantId, moved.id)).consentStatus).toBe('unknown');
+    expect(await spendOf(tenantId)).toBe(0);
+  });
+
+  it('lets a later START re-allow texts, and a late older STOP change nothing', async () => {
+    const tenantId = await newOrg();
+    const number = '+14155551010';
+    await inbound(tenantId, number, 'STOP', minutes(1));
+    await inbound(tenantId, number, 'START', minutes(3));
+    await inbound(tenantId, number, 'STOP', minutes(2)); // the carrier retried an older text late
+
+    expect((await consentOf(tenantId, number)).status).toBe('opted_in');
+    await expect(sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
+  });
+});
+
+describe('carrier outcomes', () => {
+  it('keeps a text with an unknown outcome queued and charged, and the sweep fails and refunds it once after the grace period', async () => {
+    // Prepare
+    const tenantId = await newOrg();
+    const to = '+14155551020';
+    const carrier = failingCarrier('unknown');
+    // Act
+    const message = await sendMessage(tenantId, { to, body: 'Maybe sent' }, carrier, minutes(1));
+    const charged = await spendOf(tenantId);
+    const early = await settleUnknownOutcomes({ now: minutes(30) });
+    const sweeps = await Promise.all([settleUnknownOutcomes({ now: minutes(62) }), settleUnknownOutcomes({ now: minutes(62) })]);
+    // Assess
+    expect(message).toMatchObject({ status: 'queued', messageSid: '' });
+    expect(charged).toBe(1);
+    expect(early.failed).toBe(0);
+    expect(sweeps.reduce((sum, run) => sum + run.failed, 0)).toBe(1);
+    expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'failed' });
+    expect(await spendOf(tenantId)).toBe(0);
+    expect(await ledgerDelta(tenantId, [to])).toBe(0);
+  });
+
+  it('answers 502 and refunds only when nothing reached the carrier', async () => {
+    const tenantId = await newOrg();
+
+    await expect(sendMessage(tenantId, { to: '+14155551021', body: 'Not sent' }, failingCarrier('not_sent'))).rejects.toBeInstanceOf(CarrierUnavailableError);
+
+    expect(await spendOf(tenantId)).toBe(0);
+    expect((await listMessages(tenantId, '+14155551021', { limit: 5 })).items).toEqual([expect.objectContaining({ status: 'failed' })]);
+  });
+
+  it('applies a status callback that arrives before the send answer, by the message id in its URL; the late answer is harmless', async () => {
+    // Prepare: the carrier has not answered yet
+    const tenantId = await newOrg();
+    const to = '+14155551030';
+    const message = await sendMessage(tenantId, { to, body: 'Race' }, failingCarrier('unknown'));
+    const sid = newSid();
+    // Act: delivered arrives first, sent second (out of order), then the lost answer's sid is recorded
+    await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'delivered');
+    const late = await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'sent');
+    const { recordMessageSid } = await import('../../lambdas/contexts/texting/delivery-status');
+    await recordMessageSid(tenantId, message.id, sid);
+    const swept = await settleUnknownOutcomes({ now: minutes(24 * 60) });
+    // Assess
+    expect(late.changed).toBe(false);
+    expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'delivered', messageSid: sid });
+    expect(await updateMessageStatus(tenantId, { messageSid: sid }, 'failed')).toMatchObject({ changed: false });
+    expect(swept.failed).toBe(0); // settled: out of the worklist
+    expect(await ledgerDelta(tenantId, [to])).toBe(0);
+  });
+
+  it('refunds a text failed by two concurrent callbacks exactly once', async () => {
+    const tenantId = await newOrg();
+    const to = '+14155551040';
+    const message = await sendMessage(tenantId, { to, body: 'Doomed' }, acceptingCarrier());
+
+    await Promise.all([
+      updateMessageStatus(tenantId, { messageSid: message.messageSid }, 'failed'),
+      updateMessageStatus(tenantId, { messageSid: message.messageSid }, 'failed'),
+      updateMessageStatus(tenantId, { messageId: message.id }, 'failed'),
+    ]);
+
+    expect(await spendOf(tenantId)).toBe(0);
+    expect(await ledgerDelta(tenantId, [to])).toBe(0);
   });
 });
