@@ -6,8 +6,10 @@ import { handler as createContactHandler } from '../../lambdas/handlers/api/crea
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { stopLoopbackCarriers } from '../../lambdas/contexts/carrier/loopback';
 import { listContacts } from '../../lambdas/contexts/contacts/contacts';
-import { IdempotencyConflictError } from '../../lambdas/handlers/http/idempotency';
+import { IdempotencyConflictError } from '../../lambdas/shared/errors';
 import { withIdempotency } from '../../lambdas/handlers/http/idempotency';
+import type { Carrier, OutboundText } from '../../lambdas/contexts/texting/carrier-port';
+import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { listMessages } from '../../lambdas/contexts/texting/messages';
 import { createTenant, getTenant } from '../../lambdas/contexts/tenants/tenants';
 
@@ -43,7 +45,7 @@ const post = (handler: Handler, body: unknown, key?: string, tenant = tenantId) 
   );
 
 describe('Idempotency-Key on POST /messages', () => {
-  it('replays the first response for a retry with the same key and body, sending and billing once', async () => {
+  it('answers a retry with the same key and body with the same message, sending and billing once', async () => {
     // Prepare
     const request = { to: '+14155550601', body: 'Exactly once' };
     // Act
@@ -52,15 +54,20 @@ describe('Idempotency-Key on POST /messages', () => {
     // Assess
     expect(first.statusCode).toBe(201);
     expect(retry.statusCode).toBe(201);
-    expect(bodyOf(retry)).toEqual(bodyOf(first));
+    // The same message, as it now stands: the loopback carrier may have moved it on meanwhile.
+    expect(bodyOf(retry).message).toEqual({ ...bodyOf(first).message, status: expect.stringMatching(/^(queued|sent|delivered)$/) });
     expect(retry.headers).toMatchObject({ 'Idempotent-Replayed': 'true' });
     expect(first.headers?.['Idempotent-Replayed']).toBeUndefined();
     expect((await listMessages(tenantId, '+14155550601', { limit: 10 })).items).toHaveLength(1);
     expect((await getTenant(tenantId))!.spendCents).toBe(1);
     const { Items: records = [] } = await dynamo.send(
-      new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `T#${tenantId}#IDEMPOTENCY` } }),
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
+        ExpressionAttributeValues: { ':pk': `T#${tenantId}`, ':key': 'SENDKEY#' },
+      }),
     );
-    expect(records).toEqual([expect.objectContaining({ sk: expect.stringMatching(/^sendMessage#/), status: 'COMPLETED' })]);
+    expect(records).toEqual([expect.objectContaining({ type: 'sendKey', messageId: bodyOf(first).message.id })]);
     expect(records[0].ttl).toBeGreaterThan(Date.now() / 1000 + 23 * 3600);
     expect(JSON.stringify(records[0])).not.toContain('send-key-1'); // only a hash of the key is stored
   });
@@ -85,14 +92,14 @@ describe('Idempotency-Key on POST /messages', () => {
     expect(bodyOf(theirs).message.tenantId).toBe(otherTenantId);
   });
 
-  it('does not keep a failed request: a retry after a 502 runs again instead of replaying the failure', async () => {
+  it('keeps a refused send: a retry replays the refusal and never reaches the carrier again', async () => {
     const first = await post(sendMessageHandler, { to: FAILING_NUMBER, body: 'Will fail' }, 'send-key-4');
     const retry = await post(sendMessageHandler, { to: FAILING_NUMBER, body: 'Will fail' }, 'send-key-4');
 
-    expect([first.statusCode, retry.statusCode]).toEqual([502, 502]);
-    expect(bodyOf(first).code).toBe('carrier_unavailable');
-    expect(retry.headers?.['Idempotent-Replayed']).toBeUndefined();
-    expect((await listMessages(tenantId, FAILING_NUMBER, { limit: 10 })).items.map((m) => m.status)).toEqual(['failed', 'failed']);
+    expect([first.statusCode, retry.statusCode]).toEqual([422, 422]);
+    expect(bodyOf(retry)).toMatchObject({ code: 'carrier_rejected', messageId: bodyOf(first).messageId });
+    expect(retry.headers?.['Idempotent-Replayed']).toBe('true');
+    expect((await listMessages(tenantId, FAILING_NUMBER, { limit: 10 })).items.map((m) => m.status)).toEqual(['failed']);
   });
 });
 
@@ -112,13 +119,62 @@ describe('Idempotency-Key on POST /contacts', () => {
   });
 });
 
-describe('a retry while the first request still runs', () => {
+/** A carrier that holds each send until released, counting the requests it got. */
+function heldCarrier(): Carrier & { sent: OutboundText[]; release: () => void } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const sent: OutboundText[] = [];
+  return {
+    name: 'twilio',
+    sent,
+    release: () => release(),
+    send: async (text) => {
+      sent.push(text);
+      await held;
+      return { messageSid: `SM${text.messageId.replace(/-/g, '')}` };
+    },
+  };
+}
+
+describe('a retry of a send while the first still runs', () => {
+  it('answers with the in-flight message as it stands and never reaches the carrier; five at once send one text', async () => {
+    // Prepare
+    const carrier = heldCarrier();
+    const request = { to: '+14155550631', body: 'Held' };
+    const first = sendMessage(tenantId, request, carrier, { idempotencyKey: 'held-key' });
+    while (carrier.sent.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Act
+    const retries = await Promise.all(Array.from({ length: 5 }, () => sendMessage(tenantId, request, carrier, { idempotencyKey: 'held-key' })));
+    carrier.release();
+    const done = await first;
+    // Assess
+    expect(carrier.sent).toHaveLength(1);
+    expect(retries.map((r) => [r.replayed, r.message.id, r.message.status])).toEqual(Array(5).fill([true, done.message.id, 'queued']));
+    expect((await listMessages(tenantId, request.to, { limit: 10 })).items).toHaveLength(1);
+  });
+
+  it('lets only one of concurrent first sends with one key reach the carrier', async () => {
+    const carrier = heldCarrier();
+    carrier.release();
+    const request = { to: '+14155550632', body: 'Raced' };
+    const spendBefore = (await getTenant(tenantId))!.spendCents;
+
+    const results = await Promise.all(Array.from({ length: 6 }, () => sendMessage(tenantId, request, carrier, { idempotencyKey: 'raced-key' })));
+
+    expect(carrier.sent).toHaveLength(1);
+    expect(new Set(results.map((r) => r.message.id)).size).toBe(1);
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+    expect((await getTenant(tenantId))!.spendCents - spendBefore).toBe(1);
+  });
+});
+
+describe('a retry of POST /contacts while the first request still runs', () => {
   it('is refused with 409 idempotency_conflict, and the key is replayable once the first finishes', async () => {
     let release!: () => void;
     const running = new Promise<void>((resolve) => (release = resolve));
     let started!: () => void;
     const hasStarted = new Promise<void>((resolve) => (started = resolve));
-    const scope = { tenantId, operation: 'sendMessage', headers: { 'idempotency-key': 'slow-key' }, request: { to: '+14155550621', body: 'Slow' } };
+    const scope = { tenantId, operation: 'createContact', headers: { 'idempotency-key': 'slow-key' }, request: { displayName: 'Slow', phoneNumber: '+14155550621' } };
     const first = withIdempotency(scope, async () => {
       started();
       await running;
