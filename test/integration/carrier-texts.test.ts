@@ -4,10 +4,12 @@ import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
 import type { Carrier } from '../../lambdas/contexts/texting/carrier-port';
 import { smsInboundCallback, smsStatusCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
-import { consentOfNumber } from '../../lambdas/contexts/texting/consent';
+import { consentOf } from '../../lambdas/contexts/consent/ledger';
+import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
+import { RecipientOptedOutError } from '../../lambdas/contexts/texting/errors';
 import { listMessages } from '../../lambdas/contexts/texting/messages';
-import { createTenant } from '../../lambdas/contexts/tenants/tenants';
-import { sendMessage } from '../../lambdas/contexts/texting/texting';
+import { createTenant, getTenant } from '../../lambdas/contexts/tenants/tenants';
+import { sendMessage as sendText } from '../../lambdas/contexts/texting/sending';
 import { listThreads } from '../../lambdas/contexts/texting/threads';
 import { sid, smsInbound, smsStatus, type Form } from '../fixtures/twilio/callbacks';
 import { signedCallbackEvent, TEST_PUBLIC_BASE_URL, TEST_TOKEN } from '../fixtures/twilio/events';
@@ -22,14 +24,17 @@ const received = new Date('2026-11-21T10:00:00.000Z');
 
 function poster<P>(route: CarrierRouteSpec, kind: CallbackKind<P>) {
   const handler = callbackHandler(route, kind, { config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL }, now: () => received });
-  return (form: Form, tamper?: (event: ReturnType<typeof signedCallbackEvent>) => void) => {
-    const event = signedCallbackEvent(route, form);
+  return (form: Form, tamper?: (event: ReturnType<typeof signedCallbackEvent>) => void, query: Record<string, string> = {}) => {
+    const event = signedCallbackEvent(route, form, query);
     tamper?.(event);
     return handler(event, lambdaContext);
   };
 }
 const postInbound = poster(carrierRoutes.twilioSmsInbound, smsInboundCallback);
 const postStatus = poster(carrierRoutes.twilioSmsStatus, smsStatusCallback);
+const consentOfNumber = async (tenant: string, number: string) => (await consentOf(tenant, number)).status;
+const sendMessage = async (tenant: string, input: { to: string; body: string }, carrier: Carrier, now?: Date) =>
+  (await sendText(tenant, input, carrier, { now })).message;
 const conversation = async (counterpart: string) => (await listMessages(tenantId, counterpart, { limit: 50 })).items;
 
 beforeAll(async () => {
@@ -120,5 +125,31 @@ describe('a message status callback', () => {
     const result = await postStatus(smsStatus({ messageSid: nextSid(), status: 'delivered', from: ORG, to: nextCustomer() }));
     // Assess
     expect(result).toEqual({ statusCode: 200, headers: {}, body: '' });
+  });
+
+  it('settles a text whose send answer was lost, by the message id its StatusCallback URL carries', async () => {
+    // Prepare: the carrier took the text but its answer never arrived
+    const customer = nextCustomer();
+    const lost: Carrier = { name: 'twilio', send: async () => Promise.reject(new CarrierError('Twilio did not answer in time', { kind: 'unknown' })) };
+    const message = await sendMessage(tenantId, { to: customer, body: 'Lost answer' }, lost, received);
+    const messageSid = nextSid();
+    // Act: the callback URL carries ?messageId=<id>, signed with it
+    const result = await postStatus(smsStatus({ messageSid, status: 'delivered', from: ORG, to: customer }), undefined, { messageId: message.id });
+    // Assess
+    expect(result.statusCode).toBe(200);
+    expect((await conversation(customer))[0]).toMatchObject({ id: message.id, status: 'delivered', messageSid });
+  });
+
+  it('records an opt-out the carrier reports (21610), refunds the text, and refuses the next send', async () => {
+    // Prepare
+    const customer = nextCustomer();
+    const { messageSid } = await sendOne(customer);
+    const spend = (await getTenant(tenantId))!.spendCents;
+    // Act
+    await postStatus(smsStatus({ messageSid, status: 'undelivered', from: ORG, to: customer, errorCode: '21610' }));
+    // Assess
+    expect(await consentOfNumber(tenantId, customer)).toBe('opted_out');
+    expect((await getTenant(tenantId))!.spendCents).toBe(spend - 1);
+    await expect(sendOne(customer)).rejects.toBeInstanceOf(RecipientOptedOutError);
   });
 });
