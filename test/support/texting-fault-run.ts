@@ -219,10 +219,15 @@ export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultR
     const duplicateTexts = [...requestsPerBody.values()].reduce((sum, n) => sum + n - 1, 0);
 
     // A carrier request to a number whose opt-out was on record before the send began.
-    const optedOutTexts = twilio.requests.filter((r) => {
+    const offending = twilio.requests.filter((r) => {
       const at = optedOutAt.get(r.to);
       return at !== undefined && (startedAt.get(r.body) ?? 0) > at;
-    }).length;
+    });
+    const optedOutTexts = offending.length;
+    if (offending.length > 0) {
+      const why = offending.map((r) => ({ to: r.to, fault: r.fault, set: stopMidRun.has(r.to) ? 'mid-run STOP' : optedOutBefore.has(r.to) ? 'STOP before' : 'carrier 21610', startedAfterMs: startedAt.get(r.body)! - optedOutAt.get(r.to)! }));
+      process.stderr.write(`opted-out texts: ${JSON.stringify(why)}\n`);
+    }
     const texted = new Set(twilio.requests.map((r) => r.to));
     const mustBeOptedOut = [...optedOutBefore, ...stopMidRun, ...[...carrierOptedOut].filter((to) => texted.has(to))];
     for (const to of mustBeOptedOut) {

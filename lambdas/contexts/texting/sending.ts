@@ -113,13 +113,9 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
       return message; // could not record it: still queued, and the sweep settles it
     }
     if (failure.recipientOptedOut) {
-      // The carrier knows of an opt-out the ledger did not (a STOP we never received): record it.
-      await recordConsentChange(tenantId, message.toNumber, {
-        status: 'opted_out',
-        source: 'carrier_opt_out',
-        at: new Date(),
-        note: `Carrier refused a send (error ${failure.providerCode})`,
-      }).catch((ledgerErr: Error) => logger.error('Could not record a carrier opt-out', { messageId: message.id, error: ledgerErr.message }));
+      // The carrier knows of an opt-out the ledger did not (a STOP we never received): record it,
+      // trying harder than for anything else, since every send until then would reach the carrier.
+      await recordCarrierOptOut(message, failure.providerCode);
       if (await failQuietly(message, { failureReason: 'recipient_opted_out', carrierCode: failure.providerCode })) throw new RecipientOptedOutError(message.id);
       return message;
     }
@@ -137,6 +133,24 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
     logger.error('Could not record the carrier sid of a sent text', { messageId: message.id, messageSid, error: (err as Error).message });
   }
   return { ...message, messageSid };
+}
+
+const LEDGER_WRITE_TRIES = 5;
+
+async function recordCarrierOptOut(message: Message, providerCode: number | undefined): Promise<void> {
+  const change = { status: 'opted_out' as const, source: 'carrier_opt_out', at: new Date(), note: `Carrier refused a send (error ${providerCode})` };
+  for (let tryNumber = 1; ; tryNumber += 1) {
+    try {
+      await recordConsentChange(message.tenantId, message.toNumber, change);
+      return;
+    } catch (err) {
+      if (tryNumber >= LEDGER_WRITE_TRIES) {
+        logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** tryNumber));
+    }
+  }
 }
 
 /**
