@@ -1,7 +1,7 @@
 import { logger } from '../../shared/aws';
 import { ValidationError } from '../../shared/errors';
 import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryDelayMs } from './backoff';
-import { recordAttempt, type Delivery } from './deliveries';
+import { claimAttempt, recordAttempt, type Delivery } from './deliveries';
 import type { WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
 import { readAttemptState } from './internal/attempt-state';
@@ -24,6 +24,24 @@ export type SenderDeps = {
 };
 
 export type SendResult = 'deferred' | 'stale' | 'succeeded' | 'retrying' | 'failed';
+
+/**
+ * A claim younger than this may still be working (an attempt takes at most its timeout, plus the
+ * table writes around it); an older one belonged to a processor that crashed, and may be taken over.
+ */
+export const CLAIM_MARGIN_MS = 30_000;
+
+/**
+ * Another processor is working on this very attempt (a duplicate queue message). Thrown so the
+ * queue brings the message back after its visibility timeout: by then the attempt is recorded (the
+ * copy is dropped as stale) or its claimer crashed (the copy takes the claim over).
+ */
+export class AttemptInProgressError extends Error {
+  constructor(deliveryId: string, attempt: number) {
+    super(`Attempt ${attempt} of delivery ${deliveryId} is being made by another processor`);
+    this.name = 'AttemptInProgressError';
+  }
+}
 
 /** Sends the message's body: the bytes the router froze into the queue message (the row holds the same). */
 async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoint, approvedHosts: string[], deps: SenderDeps): Promise<AttemptOutcome> {
@@ -65,6 +83,15 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
     await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError: 'endpoint deleted', now: new Date(now()) });
     return 'failed';
   }
+
+  // One processor per attempt: a duplicate message must not post twice or start a second chain.
+  const claim = await claimAttempt(delivery, {
+    ...base,
+    nowMs: now(),
+    staleAfterMs: (deps.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS) + CLAIM_MARGIN_MS,
+  });
+  if (claim === 'stale') return 'stale';
+  if (claim === 'taken') throw new AttemptInProgressError(delivery.id, message.attempt);
 
   const outcome = await attempt(delivery, message.body, endpoint, tenant?.approvedHosts ?? [], deps);
   const log = { deliveryId: delivery.id, endpointId: endpoint.id, attempt: message.attempt, status: outcome.status ?? null };

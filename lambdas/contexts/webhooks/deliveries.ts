@@ -198,6 +198,53 @@ export async function recordAttempt(delivery: Pick<Delivery, 'tenantId' | 'endpo
   }
 }
 
+export type AttemptClaim = 'claimed' | 'taken' | 'stale';
+
+/**
+ * Claims attempt `attempt` of a delivery for one processor, before it posts: one conditional
+ * write, so of two copies of the same queue message (an SQS redelivery while the first still runs,
+ * a Lambda retry) exactly one posts and queues the next attempt; duplicate messages of a later
+ * attempt are refused the same way, so one delivery never has two chains of attempts.
+ * - `claimed`: this processor owns the attempt.
+ * - `taken`: another processor claimed it less than `staleAfterMs` ago; the caller lets the queue
+ *   bring the message back later (by then it is done, or its claimer crashed and the claim is stale).
+ * - `stale`: the attempt is already recorded, the cycle moved on, or the delivery settled.
+ */
+export async function claimAttempt(
+  delivery: Pick<Delivery, 'tenantId' | 'endpointId' | 'id'>,
+  claim: { cycle: number; attempt: number; nowMs: number; staleAfterMs: number },
+): Promise<AttemptClaim> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+        UpdateExpression: 'SET claimedCycle = :cycle, claimedAttempt = :attempt, claimedAt = :now',
+        // A redelivery starts a new cycle whose attempts count from 1 again: claims are per cycle.
+        ConditionExpression:
+          `${CONDITION.rowExists} AND #cycle = :cycle AND #status = :pending AND attempts < :attempt ` +
+          'AND (attribute_not_exists(claimedCycle) OR claimedCycle <> :cycle OR claimedAttempt < :attempt OR claimedAt < :staleBefore)',
+        ExpressionAttributeNames: { '#status': 'status', '#cycle': 'cycle' },
+        ExpressionAttributeValues: {
+          ':attempt': claim.attempt,
+          ':now': claim.nowMs,
+          ':cycle': claim.cycle,
+          ':pending': 'pending',
+          ':staleBefore': claim.nowMs - claim.staleAfterMs,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'claimed';
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err;
+    const raw = (err as ConditionalCheckFailedException).Item;
+    const old = raw ? unmarshall(raw as Record<string, AttributeValue>) : undefined;
+    const stillOpen = old && (old.cycle ?? 1) === claim.cycle && old.status === 'pending' && (old.attempts as number) < claim.attempt;
+    return stillOpen ? 'taken' : 'stale';
+  }
+}
+
 /** The endpoint's deliveries, newest first. */
 export async function listDeliveriesOf(tenantId: string, endpointId: string, limit = 50): Promise<Delivery[]> {
   const { Items } = await dynamo.send(
