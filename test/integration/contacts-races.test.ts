@@ -11,6 +11,8 @@ import { createTenant } from '../../lambdas/contexts/tenants/tenants';
  * scenario runs 25 rounds on fresh numbers, so a race that breaks an invariant would show.
  */
 const ROUNDS = 25;
+// Many rounds of real DynamoDB writes: seconds alone, longer when the whole suite shares 2 cores.
+jest.setTimeout(60_000);
 let tenantId: string;
 let serial = 0;
 const freshNumber = () => `+1415777${String((serial += 1)).padStart(4, '0')}`;

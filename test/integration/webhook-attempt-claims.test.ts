@@ -14,6 +14,8 @@ import { AttemptInProgressError, CLAIM_MARGIN_MS, processDeliveryMessage } from 
  * the next attempt. Every round uses a fresh delivery; 20 rounds so a race would show.
  */
 const ROUNDS = 20;
+// Many rounds of real DynamoDB writes: seconds alone, longer when the whole suite shares 2 cores.
+jest.setTimeout(60_000);
 let receiverUrl: string;
 let posts = 0;
 let failWith = 500;
