@@ -1,3 +1,4 @@
+import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
 import { lambdaContext } from '../support/api-event';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
@@ -36,6 +37,13 @@ const consentOfNumber = async (tenant: string, number: string) => (await consent
 const sendMessage = async (tenant: string, input: { to: string; body: string }, carrier: Carrier, now?: Date) =>
   (await sendText(tenant, input, carrier, { now })).message;
 const conversation = async (counterpart: string) => (await listMessages(tenantId, counterpart, { limit: 50 })).items;
+/** A carrier that accepts every text, counting them. */
+const countingCarrier = () => {
+  const carrier = { name: 'twilio' as const, calls: 0, send: async () => ({ messageSid: sid('SM', 100_000 + (carrier.calls += 1)) }) };
+  return carrier;
+};
+/** A carrier that took the text but whose answer never arrived. */
+const lostAnswer: Carrier = { name: 'twilio', send: async () => Promise.reject(new CarrierError('Twilio did not answer in time', { kind: 'unknown' })) };
 
 beforeAll(async () => {
   await createTestTable();
@@ -59,13 +67,16 @@ describe('an inbound text callback', () => {
     expect((await listThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({ messageCount: 1, hasUnread: true });
   });
 
-  it('applies a STOP keyword to the sender\'s consent', async () => {
+  it('records a STOP keyword in the consent ledger of the sender\'s number, and the next send is refused', async () => {
     // Prepare
     const customer = nextCustomer();
+    const carrier = countingCarrier();
     // Act
     await postInbound(smsInbound({ messageSid: nextSid(), from: customer, to: ORG, body: ' stop ' }));
     // Assess
-    expect(await consentOfNumber(tenantId, customer)).toBe('opted_out');
+    expect(await consentOf(tenantId, customer)).toEqual({ status: 'opted_out', source: 'sms_keyword', at: received.toISOString(), note: 'Replied STOP' });
+    await expect(sendMessage(tenantId, { to: customer, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    expect(carrier.calls).toBe(0);
   });
 
   it('writes nothing when unsigned, signed for another body, or sent to a number no organization registered', async () => {
@@ -110,14 +121,20 @@ describe('a message status callback', () => {
     expect((await listThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({ lastStatus: 'delivered' });
   });
 
-  it('marks an undelivered message failed', async () => {
+  it('marks an undelivered message failed and refunds it once, however often Twilio retries the callback', async () => {
     // Prepare
     const customer = nextCustomer();
     const { messageSid } = await sendOne(customer);
+    const before = await moneyLedgerOf(tenantId);
+    const form = smsStatus({ messageSid, status: 'undelivered', from: ORG, to: customer, errorCode: '30003' });
     // Act
-    await postStatus(smsStatus({ messageSid, status: 'undelivered', from: ORG, to: customer, errorCode: '30003' }));
+    await postStatus(form);
+    await postStatus(form);
     // Assess
     expect((await conversation(customer))[0]).toMatchObject({ status: 'failed' });
+    const after = await moneyLedgerOf(tenantId);
+    expect(after.spendCents).toBe(before.spendCents - 1);
+    expect(after.spendCents).toBe(after.owedCents);
   });
 
   it('answers 200 for a sid the service never sent', async () => {
@@ -130,26 +147,54 @@ describe('a message status callback', () => {
   it('settles a text whose send answer was lost, by the message id its StatusCallback URL carries', async () => {
     // Prepare: the carrier took the text but its answer never arrived
     const customer = nextCustomer();
-    const lost: Carrier = { name: 'twilio', send: async () => Promise.reject(new CarrierError('Twilio did not answer in time', { kind: 'unknown' })) };
-    const message = await sendMessage(tenantId, { to: customer, body: 'Lost answer' }, lost, received);
+    const message = await sendMessage(tenantId, { to: customer, body: 'Lost answer' }, lostAnswer, received);
     const messageSid = nextSid();
     // Act: the callback URL carries ?messageId=<id>, signed with it
     const result = await postStatus(smsStatus({ messageSid, status: 'delivered', from: ORG, to: customer }), undefined, { messageId: message.id });
     // Assess
     expect(result.statusCode).toBe(200);
     expect((await conversation(customer))[0]).toMatchObject({ id: message.id, status: 'delivered', messageSid });
+    expect(await unsettledMessageIds(tenantId)).not.toContain(message.id); // settled: the sweep will not refund a delivered text
+    const ledger = await moneyLedgerOf(tenantId);
+    expect(ledger.spendCents).toBe(ledger.owedCents);
   });
 
-  it('records an opt-out the carrier reports (21610), refunds the text, and refuses the next send', async () => {
+  it('refuses (403) a callback whose message id was changed after Twilio signed the URL, changing no message', async () => {
+    // Prepare: two texts whose answers were lost
+    const customer = nextCustomer();
+    const signedFor = await sendMessage(tenantId, { to: customer, body: 'Signed for' }, lostAnswer, received);
+    const other = await sendMessage(tenantId, { to: customer, body: 'Other' }, lostAnswer, received);
+    const swapId = (event: ReturnType<typeof signedCallbackEvent>) => {
+      event.queryStringParameters = { messageId: other.id };
+      event.multiValueQueryStringParameters = { messageId: [other.id] };
+    };
+    // Act
+    const result = await postStatus(smsStatus({ messageSid: nextSid(), status: 'failed', from: ORG, to: customer }), swapId, { messageId: signedFor.id });
+    // Assess
+    expect(result.statusCode).toBe(403);
+    expect((await conversation(customer)).map((m) => [m.status, m.messageSid])).toEqual([
+      ['queued', ''],
+      ['queued', ''],
+    ]);
+  });
+
+  it('records an opt-out the carrier reports (21610) in the ledger, refunds the text, and refuses the next send (409)', async () => {
     // Prepare
     const customer = nextCustomer();
     const { messageSid } = await sendOne(customer);
     const spend = (await getTenant(tenantId))!.spendCents;
+    const carrier = countingCarrier();
     // Act
     await postStatus(smsStatus({ messageSid, status: 'undelivered', from: ORG, to: customer, errorCode: '21610' }));
     // Assess
-    expect(await consentOfNumber(tenantId, customer)).toBe('opted_out');
+    expect(await consentOf(tenantId, customer)).toMatchObject({ status: 'opted_out', source: 'carrier_opt_out', at: received.toISOString() });
+    expect((await conversation(customer))[0]).toMatchObject({ status: 'failed' });
     expect((await getTenant(tenantId))!.spendCents).toBe(spend - 1);
-    await expect(sendOne(customer)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    const refusal = await sendMessage(tenantId, { to: customer, body: 'Again?' }, carrier).catch((err: unknown) => err);
+    expect(refusal).toBeInstanceOf(RecipientOptedOutError);
+    expect(refusal).toMatchObject({ status: 409, code: 'recipient_opted_out' });
+    expect(carrier.calls).toBe(0);
+    const ledger = await moneyLedgerOf(tenantId);
+    expect(ledger.spendCents).toBe(ledger.owedCents);
   });
 });

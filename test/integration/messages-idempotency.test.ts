@@ -1,14 +1,17 @@
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 import { handler as createContactHandler } from '../../lambdas/handlers/api/create-contact';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { stopLoopbackCarriers } from '../../lambdas/contexts/carrier/loopback';
 import { listContacts } from '../../lambdas/contexts/contacts/contacts';
-import { IdempotencyConflictError } from '../../lambdas/shared/errors';
+import { IdempotencyConflictError, IdempotencyMismatchError } from '../../lambdas/shared/errors';
 import { withIdempotency } from '../../lambdas/handlers/http/idempotency';
-import type { Carrier, OutboundText } from '../../lambdas/contexts/texting/carrier-port';
+import { consentOf } from '../../lambdas/contexts/consent/ledger';
+import { CarrierError, type Carrier, type CarrierErrorDetails, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
+import { CarrierRejectedError, CarrierUnavailableError, RecipientOptedOutError } from '../../lambdas/contexts/texting/errors';
 import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { listMessages } from '../../lambdas/contexts/texting/messages';
 import { createTenant, getTenant } from '../../lambdas/contexts/tenants/tenants';
@@ -136,35 +139,151 @@ function heldCarrier(): Carrier & { sent: OutboundText[]; release: () => void } 
   };
 }
 
+/** A carrier that answers each send with the next of `outcomes` (a sid, or a failure), counting the requests. */
+function scriptedCarrier(...outcomes: ('accept' | CarrierErrorDetails)[]): Carrier & { sent: OutboundText[] } {
+  const sent: OutboundText[] = [];
+  return {
+    name: 'twilio',
+    sent,
+    send: async (text) => {
+      const outcome = outcomes[sent.length] ?? 'accept';
+      sent.push(text);
+      if (outcome !== 'accept') throw new CarrierError(`Twilio failed the send (${outcome.kind})`, outcome);
+      return { messageSid: `SM${text.messageId.replace(/-/g, '')}` };
+    },
+  };
+}
+
+/** Each test its own organization, so its money and messages are its own. */
+let orgs = 0;
+const newOrg = async () => (await createTenant({ name: 'Keyed Org', smsNumber: `+1628555${String((orgs += 1)).padStart(4, '0')}` })).id;
+const statusesOf = async (tenant: string, to: string) => (await listMessages(tenant, to, { limit: 10 })).items.map((m) => m.status).sort();
+
+// The sends below run at the real time, as the handler's do: a key's 24 hours are counted from it.
+describe('the Idempotency-Key of a send: one key, one text, one carrier request', () => {
+  it('answers a sequential retry with the same message, replayed, without charging or reaching the carrier again', async () => {
+    // Prepare
+    const org = await newOrg();
+    const carrier = scriptedCarrier('accept');
+    const request = { to: '+14155550701', body: 'Once, please' };
+    // Act
+    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'seq-key' });
+    const retry = await sendMessage(org, request, carrier, { idempotencyKey: 'seq-key' });
+    // Assess
+    expect([first.replayed, retry.replayed]).toEqual([false, true]);
+    expect(retry.message).toEqual(first.message);
+    expect(carrier.sent).toHaveLength(1);
+    expect(await statusesOf(org, request.to)).toEqual(['queued']);
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+
+  it('lets exactly one of five concurrent identical sends reach the carrier and be charged; the others replay it', async () => {
+    // Prepare
+    const org = await newOrg();
+    const carrier = scriptedCarrier();
+    const request = { to: '+14155550702', body: 'Raced' };
+    // Act
+    const results = await Promise.all(Array.from({ length: 5 }, () => sendMessage(org, request, carrier, { idempotencyKey: 'raced-key' })));
+    // Assess
+    expect(carrier.sent).toHaveLength(1);
+    expect(new Set(results.map((r) => r.message.id))).toEqual(new Set([carrier.sent[0].messageId]));
+    expect(results.map((r) => r.replayed).sort()).toEqual([false, true, true, true, true]);
+    expect(await statusesOf(org, request.to)).toEqual(['queued']);
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+
+  it('answers a retry after an unknown outcome with the queued message, still charged, and never asks the carrier again', async () => {
+    // Prepare
+    const org = await newOrg();
+    const carrier = scriptedCarrier({ kind: 'unknown', httpStatus: 503 });
+    const request = { to: '+14155550703', body: 'Did it go?' };
+    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'unknown-key' });
+    // Act
+    const retry = await sendMessage(org, request, carrier, { idempotencyKey: 'unknown-key' });
+    // Assess
+    expect(first).toMatchObject({ replayed: false, message: { status: 'queued', messageSid: '' } });
+    expect(retry).toEqual({ replayed: true, message: first.message });
+    expect(carrier.sent).toHaveLength(1); // a second request could send the text twice
+    expect(await unsettledMessageIds(org)).toEqual([first.message.id]); // the sweep or a callback settles it
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+
+  it.each([
+    ['refused (422)', { kind: 'refused', httpStatus: 400, providerCode: 21211 } as const, CarrierRejectedError, 'unknown'],
+    ['refused as opted out (409)', { kind: 'refused', httpStatus: 400, providerCode: 21610, recipientOptedOut: true } as const, RecipientOptedOutError, 'opted_out'],
+  ])('answers a retry of a send the carrier %s with the same refusal, never asking the carrier again', async (_, refusal, Refusal, consent) => {
+    // Prepare
+    const org = await newOrg();
+    const carrier = scriptedCarrier(refusal);
+    const request = { to: '+14155550704', body: 'No thanks' };
+    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'refused-key' }).catch((err: unknown) => err);
+    // Act
+    const retry = await sendMessage(org, request, carrier, { idempotencyKey: 'refused-key' }).catch((err: unknown) => err);
+    // Assess
+    expect(first).toBeInstanceOf(Refusal);
+    expect(retry).toBeInstanceOf(Refusal);
+    expect(retry).toMatchObject({ details: (first as CarrierRejectedError).details, headers: { 'Idempotent-Replayed': 'true' } });
+    expect(carrier.sent).toHaveLength(1);
+    expect(await statusesOf(org, request.to)).toEqual(['failed']);
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 0, owedCents: 0 });
+    expect((await consentOf(org, request.to)).status).toBe(consent);
+  });
+
+  it('keeps a 502 with its key (send again with a new key, as the 502 says): one text failed and refunded, one sent, one charge', async () => {
+    // Prepare
+    const org = await newOrg();
+    const carrier = scriptedCarrier({ kind: 'not_sent', httpStatus: 429 }, 'accept');
+    const request = { to: '+14155550705', body: 'Second time lucky' };
+    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key' }).catch((err: unknown) => err);
+    // Act
+    const sameKey = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key' }).catch((err: unknown) => err);
+    const newKey = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key-2' });
+    // Assess
+    expect(first).toBeInstanceOf(CarrierUnavailableError);
+    expect(sameKey).toBeInstanceOf(CarrierUnavailableError);
+    expect(sameKey).toMatchObject({ headers: { 'Idempotent-Replayed': 'true' } });
+    expect(newKey).toMatchObject({ replayed: false, message: { status: 'queued' } });
+    expect(carrier.sent).toHaveLength(2);
+    expect(await statusesOf(org, request.to)).toEqual(['failed', 'queued']);
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+
+  it('refuses the same key with another body or recipient (IdempotencyMismatchError), sending and charging nothing more', async () => {
+    // Prepare
+    const org = await newOrg();
+    const carrier = scriptedCarrier();
+    await sendMessage(org, { to: '+14155550706', body: 'Original' }, carrier, { idempotencyKey: 'mismatch-key' });
+    // Act
+    const otherBody = sendMessage(org, { to: '+14155550706', body: 'Changed' }, carrier, { idempotencyKey: 'mismatch-key' });
+    const otherRecipient = sendMessage(org, { to: '+14155550707', body: 'Original' }, carrier, { idempotencyKey: 'mismatch-key' });
+    // Assess
+    await expect(otherBody).rejects.toBeInstanceOf(IdempotencyMismatchError);
+    await expect(otherRecipient).rejects.toBeInstanceOf(IdempotencyMismatchError);
+    expect(carrier.sent).toHaveLength(1);
+    expect((await listMessages(org, '+14155550706', { limit: 10 })).items.map((m) => m.body)).toEqual(['Original']);
+    expect(await listMessages(org, '+14155550707', { limit: 10 })).toEqual({ items: [], nextCursor: null });
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+});
+
 describe('a retry of a send while the first still runs', () => {
   it('answers with the in-flight message as it stands and never reaches the carrier; five at once send one text', async () => {
     // Prepare
+    const org = await newOrg();
     const carrier = heldCarrier();
     const request = { to: '+14155550631', body: 'Held' };
-    const first = sendMessage(tenantId, request, carrier, { idempotencyKey: 'held-key' });
+    const first = sendMessage(org, request, carrier, { idempotencyKey: 'held-key' });
     while (carrier.sent.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     // Act
-    const retries = await Promise.all(Array.from({ length: 5 }, () => sendMessage(tenantId, request, carrier, { idempotencyKey: 'held-key' })));
+    const retries = await Promise.all(Array.from({ length: 5 }, () => sendMessage(org, request, carrier, { idempotencyKey: 'held-key' })));
     carrier.release();
     const done = await first;
     // Assess
     expect(carrier.sent).toHaveLength(1);
     expect(retries.map((r) => [r.replayed, r.message.id, r.message.status])).toEqual(Array(5).fill([true, done.message.id, 'queued']));
-    expect((await listMessages(tenantId, request.to, { limit: 10 })).items).toHaveLength(1);
-  });
-
-  it('lets only one of concurrent first sends with one key reach the carrier', async () => {
-    const carrier = heldCarrier();
-    carrier.release();
-    const request = { to: '+14155550632', body: 'Raced' };
-    const spendBefore = (await getTenant(tenantId))!.spendCents;
-
-    const results = await Promise.all(Array.from({ length: 6 }, () => sendMessage(tenantId, request, carrier, { idempotencyKey: 'raced-key' })));
-
-    expect(carrier.sent).toHaveLength(1);
-    expect(new Set(results.map((r) => r.message.id)).size).toBe(1);
-    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
-    expect((await getTenant(tenantId))!.spendCents - spendBefore).toBe(1);
+    expect(done.replayed).toBe(false);
+    expect((await listMessages(org, request.to, { limit: 10 })).items).toHaveLength(1);
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
   });
 });
 

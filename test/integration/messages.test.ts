@@ -1,27 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { CarrierError, type Carrier, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
+import { CarrierError, type Carrier, type CarrierErrorDetails, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
 import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
 import { consentOf } from '../../lambdas/contexts/consent/ledger';
 import { createContact, deleteContact, getContact, updateContact } from '../../lambdas/contexts/contacts/contacts';
 import { settleUnknownOutcomes } from '../../lambdas/contexts/texting/settlement';
 import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
-import { updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
-import { getMessage, listMessages } from '../../lambdas/contexts/texting/messages';
+import { recordMessageSid, updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
+import { getMessage, getMessageItem, listMessages } from '../../lambdas/contexts/texting/messages';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
 import { sendMessage as sendText } from '../../lambdas/contexts/texting/sending';
 import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/contexts/tenants/tenants';
 import { listThreads, threadKey } from '../../lambdas/contexts/texting/threads';
 
-/** The send as most tests here need it: the message it answers with, at a given time. */
-const sendMessage = async (tenantId: string, input: { to: string; body: string }, carrier: Carrier, now?: Date) =>
-  (await sendText(tenantId, input, carrier, { now })).message;
-
 const ORG_NUMBER = '+14155550000';
 const base = Date.parse('2026-10-01T09:00:00.000Z');
 const minutes = (n: number) => new Date(base + n * 60_000);
+
+/** The send as most tests here need it: the message it answers with, at a given time. */
+const sendMessage = async (tenantId: string, input: { to: string; body: string }, carrier: Carrier, now = minutes(1)) =>
+  (await sendText(tenantId, input, carrier, { now })).message;
 const newSid = () => `SM${randomBytes(16).toString('hex')}`;
 
 /** A carrier that accepts everything and remembers what it was given. */
@@ -37,12 +38,18 @@ function acceptingCarrier(): Carrier & { sent: OutboundText[] } {
   };
 }
 
-const refusingCarrier: Carrier = {
-  name: 'twilio',
-  send: async () => {
-    throw new CarrierError('Twilio refused the message: HTTP 400', { kind: 'refused', httpStatus: 400, providerCode: 21211 });
-  },
-};
+/** A carrier that fails every send with `failure` (a CarrierError's details, or any other error), counting the calls. */
+function failingCarrier(failure: CarrierErrorDetails | Error): Carrier & { calls: number } {
+  const carrier = {
+    name: 'twilio' as const,
+    calls: 0,
+    send: async (): Promise<never> => {
+      carrier.calls += 1;
+      throw failure instanceof Error ? failure : new CarrierError(`Twilio failed the send (${failure.kind})`, failure);
+    },
+  };
+  return carrier;
+}
 
 /** Each organization its own SMS number: a number belongs to one organization only. */
 let orgNumbers = 0;
@@ -79,7 +86,8 @@ describe('sending a text', () => {
     expect(message.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
     expect(carrier.sent).toEqual([{ tenantId, messageId: message.id, from: orgNumber, to: '+14155550101', body: 'Your order shipped' }]);
     expect(await getMessage(tenantId, message.id)).toEqual(message);
-    expect(await spendOf(tenantId)).toBe(1);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
+    expect(await unsettledMessageIds(tenantId)).toEqual([]); // the sid settles it
     expect(await listThreads(tenantId)).toEqual([
       {
         counterpartNumber: '+14155550101',
@@ -105,7 +113,7 @@ describe('sending a text', () => {
 
     await sendMessage(tenantId, { to: '+14155550102', body: 'x'.repeat(161) }, acceptingCarrier());
 
-    expect(await spendOf(tenantId)).toBe(6);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 6, owedCents: 6 });
     const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(tenantId, '+14155550102') }));
     expect(Item).toMatchObject({ messageCount: 1, unreadCount: 0 });
   });
@@ -122,22 +130,7 @@ describe('sending a text', () => {
     await expect(sendMessage(blocked, { to: '+14155550104', body: 'hi' }, carrier)).rejects.toBeInstanceOf(BillingBlockedError);
 
     expect(carrier.sent).toHaveLength(0);
-    expect([await spendOf(noNumber), await spendOf(tenantId), await spendOf(blocked)]).toEqual([0, 0, 0]);
-  });
-
-  it('refunds the charge and marks the message failed when the carrier refuses it', async () => {
-    const tenantId = await newOrg({ spendingLimitCents: 1 });
-
-    await expect(sendMessage(tenantId, { to: '+14155550105', body: 'hello' }, refusingCarrier, minutes(3))).rejects.toBeInstanceOf(
-      CarrierRejectedError,
-    );
-
-    expect(await spendOf(tenantId)).toBe(0);
-    const [failed] = (await listMessages(tenantId, '+14155550105', { limit: 10 })).items;
-    expect(failed).toMatchObject({ status: 'failed', messageSid: '' });
-    expect((await listThreads(tenantId))[0]).toMatchObject({ lastStatus: 'failed', messageCount: 1 });
-    // The refund restored the budget: the one cent the limit allows is still there.
-    await expect(sendMessage(tenantId, { to: '+14155550105', body: 'hello' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
+    for (const org of [noNumber, tenantId, blocked]) expect(await moneyLedgerOf(org)).toEqual({ spendCents: 0, owedCents: 0 });
   });
 
   it('never overspends under concurrency: with a limit allowing exactly k sends, exactly k of N parallel sends succeed', async () => {
@@ -153,7 +146,7 @@ describe('sending a text', () => {
     const refused = attempts.filter((a) => a.status === 'rejected' && a.reason instanceof SpendingLimitReachedError);
     expect(succeeded).toHaveLength(k);
     expect(refused).toHaveLength(10 - k);
-    expect(await spendOf(tenantId)).toBe(k);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: k, owedCents: k });
     expect(carrier.sent).toHaveLength(k);
     expect((await listThreads(tenantId))[0].messageCount).toBe(k);
   });
@@ -254,17 +247,22 @@ describe('inbound texts and consent', () => {
     expect(stop.consent).toEqual({ keyword: 'STOP', status: 'opted_out' });
     expect(optedOut).toMatchObject({ consentStatus: 'opted_out', consentSource: 'sms_keyword', consentAt: minutes(52).toISOString(), consentNote: 'Replied STOP' });
     expect(optedIn).toMatchObject({ consentStatus: 'opted_in', consentSource: 'sms_keyword', consentNote: 'Replied START' });
+    // The contact only shows it: the number's row in the ledger holds it.
+    expect(await consentOf(tenantId, number)).toEqual({ status: 'opted_in', source: 'sms_keyword', at: minutes(53).toISOString(), note: 'Replied START' });
     await expect(sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
   });
 
-  it('lets a late, older keyword not override a newer one', async () => {
+  it('lets a late, older keyword not override a newer one: a late YES does not re-allow texts', async () => {
     const tenantId = await newOrg();
     const number = '+14155550402';
     const { contactId } = await inbound(tenantId, number, 'UNSUBSCRIBE', minutes(60));
 
-    await inbound(tenantId, number, 'yes', minutes(59));
+    const late = await inbound(tenantId, number, 'yes', minutes(59));
 
+    expect(late.duplicate).toBe(false); // stored as a message all the same
+    expect(await consentOf(tenantId, number)).toEqual({ status: 'opted_out', source: 'sms_keyword', at: minutes(60).toISOString(), note: 'Replied UNSUBSCRIBE' });
     expect(await getContact(tenantId, contactId)).toMatchObject({ consentStatus: 'opted_out', consentNote: 'Replied UNSUBSCRIBE' });
+    await expect(sendMessage(tenantId, { to: number, body: 'Hello?' }, acceptingCarrier())).rejects.toBeInstanceOf(RecipientOptedOutError);
   });
 
   it('stores a carrier retry of the same sid once', async () => {
@@ -294,6 +292,7 @@ describe('delivery status', () => {
     expect((await getMessage(tenantId, newer.id)).status).toBe('delivered');
     expect((await getMessage(tenantId, older.id)).status).toBe('failed');
     expect((await listThreads(tenantId))[0]).toMatchObject({ lastMessage: 'Second', lastStatus: 'delivered' });
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 }); // the failed one was refunded
   });
 
   it('plays the loopback carrier status progress back through the same ingestion', async () => {
@@ -310,131 +309,229 @@ describe('delivery status', () => {
   });
 });
 
-/** A carrier that fails each send as told. */
-const failingCarrier = (kind: 'unknown' | 'not_sent'): Carrier & { calls: number } => {
-  const carrier = {
-    name: 'twilio' as const,
-    calls: 0,
-    send: async () => {
-      carrier.calls += 1;
-      throw new CarrierError(kind === 'unknown' ? 'Twilio did not answer in time' : 'Twilio could not be reached (ECONNREFUSED)', { kind });
-    },
-  };
-  return carrier;
-};
-
-/** Charges minus refunds against the cost of the organization's texts that did not fail. */
-async function ledgerDelta(tenantId: string, counterparts: string[]): Promise<number> {
-  let cost = 0;
-  for (const counterpart of counterparts) {
-    for (const message of (await listMessages(tenantId, counterpart, { limit: 100 })).items) {
-      if (message.direction !== 'outbound' || message.status === 'failed') continue;
-      const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: `T#${tenantId}`, sk: `MSG#${message.id}` } }));
-      cost += Item!.costCents as number;
-    }
-  }
-  return (await spendOf(tenantId)) - cost;
-}
 
 describe('the consent ledger: a STOP belongs to the number, whatever happens to its contact', () => {
-  it('keeps refusing texts to an opted-out number after its contact is deleted, renumbered away or created anew', async () => {
-    // Prepare: three numbers reply STOP; each has a named contact
+  /** An organization whose `number` replied STOP (its contact auto-created), and that contact named. */
+  async function optedOut(number: string) {
     const tenantId = await newOrg();
-    const [deleted, renumbered, recreated] = ['+14155551001', '+14155551002', '+14155551003'];
-    for (const number of [deleted, renumbered, recreated]) await inbound(tenantId, number, 'STOP', minutes(1));
-    const contactOf = async (number: string) => (await createContact(tenantId, { displayName: `Contact ${number}`, phoneNumber: number })).contact;
+    await inbound(tenantId, number, 'STOP', minutes(1));
+    const { contact } = await createContact(tenantId, { displayName: 'Stopped Stella', phoneNumber: number });
+    return { tenantId, contact };
+  }
+
+  it('keeps refusing texts (409) to an opted-out number after its contact is deleted', async () => {
+    // Prepare
+    const number = '+14155551001';
+    const { tenantId, contact } = await optedOut(number);
+    const carrier = acceptingCarrier();
     // Act
-    await deleteContact(tenantId, (await contactOf(deleted)).id);
-    const moved = await updateContact(tenantId, (await contactOf(renumbered)).id, { phoneNumber: '+14155551099' });
-    const old = await contactOf(recreated);
-    await deleteContact(tenantId, old.id);
-    const fresh = (await createContact(tenantId, { displayName: 'Fresh', phoneNumber: recreated })).contact;
+    await deleteContact(tenantId, contact.id);
     // Assess
-    for (const number of [deleted, renumbered, recreated]) {
-      await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, acceptingCarrier())).rejects.toBeInstanceOf(RecipientOptedOutError);
-      expect((await consentOf(tenantId, number)).status).toBe('opted_out');
-    }
-    expect(fresh).toMatchObject({ consentStatus: 'opted_out', consentSource: 'sms_keyword', consentNote: 'Replied STOP' });
-    // The renumbered contact shows its new number's consent, not the old one's.
+    await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    expect(await consentOf(tenantId, number)).toMatchObject({ status: 'opted_out', source: 'sms_keyword', note: 'Replied STOP' });
+    expect(carrier.sent).toHaveLength(0);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+  });
+
+  it('keeps refusing texts to the old number after its contact is renumbered away; the new number is not opted out', async () => {
+    // Prepare
+    const [number, newNumber] = ['+14155551002', '+14155551092'];
+    const { tenantId, contact } = await optedOut(number);
+    const carrier = acceptingCarrier();
+    // Act
+    const moved = await updateContact(tenantId, contact.id, { phoneNumber: newNumber });
+    // Assess
+    await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    expect((await consentOf(tenantId, number)).status).toBe('opted_out');
+    // The contact shows its new number's consent, which nobody withdrew.
     expect(moved.consentStatus).toBe('unknown');
-    expect((await getContact(tenantId, moved.id)).consentStatus).toBe('unknown');
-    expect(await spendOf(tenantId)).toBe(0);
+    expect((await consentOf(tenantId, newNumber)).status).toBe('unknown');
+    await expect(sendMessage(tenantId, { to: newNumber, body: 'New number' }, carrier)).resolves.toMatchObject({ status: 'queued' });
+    expect(carrier.sent.map((t) => t.to)).toEqual([newNumber]);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+
+  it('keeps refusing texts to the number when a new contact is created for it', async () => {
+    // Prepare
+    const number = '+14155551003';
+    const { tenantId, contact } = await optedOut(number);
+    await deleteContact(tenantId, contact.id);
+    const carrier = acceptingCarrier();
+    // Act
+    const { contact: fresh } = await createContact(tenantId, { displayName: 'Fresh Fred', phoneNumber: number });
+    // Assess
+    expect(fresh).toMatchObject({ consentStatus: 'opted_out', consentSource: 'sms_keyword', consentNote: 'Replied STOP' });
+    await expect(sendMessage(tenantId, { to: number, body: 'Hi Fred' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    expect(carrier.sent).toHaveLength(0);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
   });
 
   it('lets a later START re-allow texts, and a late older STOP change nothing', async () => {
+    // Prepare
     const tenantId = await newOrg();
     const number = '+14155551010';
     await inbound(tenantId, number, 'STOP', minutes(1));
+    // Act
     await inbound(tenantId, number, 'START', minutes(3));
     await inbound(tenantId, number, 'STOP', minutes(2)); // the carrier retried an older text late
-
-    expect((await consentOf(tenantId, number)).status).toBe('opted_in');
-    await expect(sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
+    // Assess
+    expect(await consentOf(tenantId, number)).toEqual({ status: 'opted_in', source: 'sms_keyword', at: minutes(3).toISOString(), note: 'Replied START' });
+    await expect(sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier(), minutes(4))).resolves.toMatchObject({ status: 'queued' });
+    // Both STOPs are stored as messages all the same.
+    expect((await listMessages(tenantId, number, { limit: 10 })).items.map((m) => m.body)).toEqual(['Welcome back', 'START', 'STOP', 'STOP']);
   });
 });
 
 describe('carrier outcomes', () => {
-  it('keeps a text with an unknown outcome queued and charged, and the sweep fails and refunds it once after the grace period', async () => {
+  it('fails and refunds a text the carrier refused, answering 422 carrier_rejected', async () => {
+    // Prepare: the limit allows exactly one text
+    const tenantId = await newOrg({ spendingLimitCents: 1 });
+    const to = '+14155551020';
+    const carrier = failingCarrier({ kind: 'refused', httpStatus: 400, providerCode: 21211 });
+    // Act
+    const refusal = await sendMessage(tenantId, { to, body: 'hello' }, carrier).catch((err: unknown) => err);
+    // Assess
+    expect(refusal).toBeInstanceOf(CarrierRejectedError);
+    const [failed] = (await listMessages(tenantId, to, { limit: 10 })).items;
+    expect(refusal).toMatchObject({ status: 422, code: 'carrier_rejected', details: { messageId: failed.id, carrierCode: 21211 } });
+    expect(failed).toMatchObject({ status: 'failed', messageSid: '' });
+    expect(await getMessageItem(tenantId, failed.id)).toMatchObject({ failureReason: 'carrier_rejected', carrierCode: 21211 });
+    expect((await listThreads(tenantId))[0]).toMatchObject({ lastStatus: 'failed', messageCount: 1 });
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+    expect(await unsettledMessageIds(tenantId)).toEqual([]);
+    // The refund restored the budget: the one cent the limit allows is still there.
+    await expect(sendMessage(tenantId, { to, body: 'hello' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
+  });
+
+  it.each([
+    ['a refused connection', { kind: 'not_sent' } as const],
+    ['429 Too Many Requests', { kind: 'not_sent', httpStatus: 429 } as const],
+    ['401, our credentials refused', { kind: 'not_sent', httpStatus: 401 } as const],
+  ])('fails and refunds a text that never reached the carrier (%s), answering 502 carrier_unavailable', async (_, failure) => {
     // Prepare
     const tenantId = await newOrg();
-    const to = '+14155551020';
-    const carrier = failingCarrier('unknown');
+    const to = '+14155551021';
     // Act
+    const unavailable = await sendMessage(tenantId, { to, body: 'Not sent' }, failingCarrier(failure)).catch((err: unknown) => err);
+    // Assess
+    expect(unavailable).toBeInstanceOf(CarrierUnavailableError);
+    expect(unavailable).toMatchObject({ status: 502, code: 'carrier_unavailable' });
+    const [failed] = (await listMessages(tenantId, to, { limit: 5 })).items;
+    expect(failed.status).toBe('failed');
+    expect(await getMessageItem(tenantId, failed.id)).toMatchObject({ failureReason: 'carrier_unavailable' });
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+    expect(await unsettledMessageIds(tenantId)).toEqual([]);
+  });
+
+  const GRACE_MS = 10 * 60_000;
+
+  it.each([
+    ['a timeout', { kind: 'unknown' } as const],
+    ['a 503 from the carrier', { kind: 'unknown', httpStatus: 503 } as const],
+    ['an error that is no CarrierError', new Error('socket hang up')],
+  ])('keeps a text whose outcome is unknown (%s) queued and charged; the sweep fails and refunds it once after the grace period', async (_, failure) => {
+    // Prepare
+    const tenantId = await newOrg();
+    const to = '+14155551022';
+    const carrier = failingCarrier(failure);
     const message = await sendMessage(tenantId, { to, body: 'Maybe sent' }, carrier, minutes(1));
-    const charged = await spendOf(tenantId);
-    const early = await settleUnknownOutcomes({ now: minutes(30) });
-    const sweeps = await Promise.all([settleUnknownOutcomes({ now: minutes(62) }), settleUnknownOutcomes({ now: minutes(62) })]);
+    const charged = await moneyLedgerOf(tenantId);
+    const queued = await unsettledMessageIds(tenantId);
+    // Act
+    await settleUnknownOutcomes({ now: minutes(5), graceMs: GRACE_MS }); // within the grace period
+    const early = await getMessage(tenantId, message.id);
+    await settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS });
+    const afterFirst = await moneyLedgerOf(tenantId);
+    await settleUnknownOutcomes({ now: minutes(21), graceMs: GRACE_MS }); // a second run finds nothing to refund
     // Assess
     expect(message).toMatchObject({ status: 'queued', messageSid: '' });
-    expect(charged).toBe(1);
-    expect(early.failed).toBe(0);
-    expect(sweeps.reduce((sum, run) => sum + run.failed, 0)).toBe(1);
-    expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'failed' });
-    expect(await spendOf(tenantId)).toBe(0);
-    expect(await ledgerDelta(tenantId, [to])).toBe(0);
+    expect(carrier.calls).toBe(1);
+    expect(charged).toEqual({ spendCents: 1, owedCents: 1 });
+    expect(queued).toEqual([message.id]);
+    expect(early.status).toBe('queued');
+    expect(afterFirst).toEqual({ spendCents: 0, owedCents: 0 });
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+    expect(await getMessageItem(tenantId, message.id)).toMatchObject({ status: 'failed', failureReason: 'carrier_outcome_unknown' });
+    expect(await unsettledMessageIds(tenantId)).toEqual([]);
   });
 
-  it('answers 502 and refunds only when nothing reached the carrier', async () => {
+  it('refunds an unknown outcome once when two sweeps run at the same time', async () => {
     const tenantId = await newOrg();
+    const message = await sendMessage(tenantId, { to: '+14155551023', body: 'Swept twice' }, failingCarrier({ kind: 'unknown' }), minutes(1));
 
-    await expect(sendMessage(tenantId, { to: '+14155551021', body: 'Not sent' }, failingCarrier('not_sent'))).rejects.toBeInstanceOf(CarrierUnavailableError);
+    await Promise.all([settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }), settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS })]);
 
-    expect(await spendOf(tenantId)).toBe(0);
-    expect((await listMessages(tenantId, '+14155551021', { limit: 5 })).items).toEqual([expect.objectContaining({ status: 'failed' })]);
+    expect((await getMessage(tenantId, message.id)).status).toBe('failed');
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
   });
+});
 
-  it('applies a status callback that arrives before the send answer, by the message id in its URL; the late answer is harmless', async () => {
-    // Prepare: the carrier has not answered yet
+describe('status callbacks and the send answer, in any order', () => {
+  /** A text whose send answer never came: queued, charged, no sid. */
+  async function unanswered(to: string) {
     const tenantId = await newOrg();
-    const to = '+14155551030';
-    const message = await sendMessage(tenantId, { to, body: 'Race' }, failingCarrier('unknown'));
+    const message = await sendMessage(tenantId, { to, body: 'Race' }, failingCarrier({ kind: 'unknown' }), minutes(1));
+    return { tenantId, message };
+  }
+
+  it('applies a callback that arrives before the send answer by the message id in its URL, recording the sid with the status', async () => {
+    // Prepare
+    const { tenantId, message } = await unanswered('+14155551030');
     const sid = newSid();
-    // Act: delivered arrives first, sent second (out of order), then the lost answer's sid is recorded
-    await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'delivered');
-    const late = await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'sent');
-    const { recordMessageSid } = await import('../../lambdas/contexts/texting/delivery-status');
-    await recordMessageSid(tenantId, message.id, sid);
-    const swept = await settleUnknownOutcomes({ now: minutes(24 * 60) });
+    // Act
+    const applied = await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'sent');
     // Assess
-    expect(late.changed).toBe(false);
-    expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'delivered', messageSid: sid });
-    expect(await updateMessageStatus(tenantId, { messageSid: sid }, 'failed')).toMatchObject({ changed: false });
-    expect(swept.failed).toBe(0); // settled: out of the worklist
-    expect(await ledgerDelta(tenantId, [to])).toBe(0);
+    expect(applied).toMatchObject({ changed: true, message: { id: message.id, status: 'sent', messageSid: sid } });
+    expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'sent', messageSid: sid });
+    expect(await unsettledMessageIds(tenantId)).toEqual([]);
+    // The sid's lookup row was written too: a callback naming only the sid finds the message.
+    await expect(updateMessageStatus(tenantId, { messageSid: sid }, 'delivered')).resolves.toMatchObject({ changed: true });
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
   });
 
-  it('refunds a text failed by two concurrent callbacks exactly once', async () => {
+  it('takes the late send answer with the same sid harmlessly, and refuses another sid', async () => {
+    // Prepare
+    const { tenantId, message } = await unanswered('+14155551031');
+    const sid = newSid();
+    await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'delivered');
+    // Act
+    const sameSid = await recordMessageSid(tenantId, message.id, sid);
+    const otherSid = await recordMessageSid(tenantId, message.id, newSid());
+    // Assess
+    expect([sameSid, otherSid]).toEqual([true, false]);
+    expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'delivered', messageSid: sid });
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+
+  it('never moves a status backwards: sent after delivered, and failed after delivered, change nothing and refund nothing', async () => {
+    // Prepare
+    const { tenantId, message } = await unanswered('+14155551032');
+    const sid = newSid();
+    await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'delivered');
+    // Act
+    const lateSent = await updateMessageStatus(tenantId, { messageId: message.id, messageSid: sid }, 'sent');
+    const lateFailed = await updateMessageStatus(tenantId, { messageSid: sid }, 'failed');
+    await settleUnknownOutcomes({ now: minutes(24 * 60) }); // settled: out of the worklist, the sweep skips it
+    // Assess
+    expect([lateSent.changed, lateFailed.changed]).toEqual([false, false]);
+    expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'delivered', messageSid: sid });
+    expect((await listThreads(tenantId))[0].lastStatus).toBe('delivered');
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
+  });
+
+  it('refunds a queued text failed by concurrent callbacks exactly once', async () => {
+    // Prepare
     const tenantId = await newOrg();
-    const to = '+14155551040';
-    const message = await sendMessage(tenantId, { to, body: 'Doomed' }, acceptingCarrier());
-
-    await Promise.all([
+    const message = await sendMessage(tenantId, { to: '+14155551040', body: 'Doomed' }, acceptingCarrier());
+    // Act: Twilio retries the same callback, and a second one names our id
+    const results = await Promise.all([
       updateMessageStatus(tenantId, { messageSid: message.messageSid }, 'failed'),
       updateMessageStatus(tenantId, { messageSid: message.messageSid }, 'failed'),
-      updateMessageStatus(tenantId, { messageId: message.id }, 'failed'),
+      updateMessageStatus(tenantId, { messageId: message.id, messageSid: message.messageSid }, 'failed'),
     ]);
-
-    expect(await spendOf(tenantId)).toBe(0);
-    expect(await ledgerDelta(tenantId, [to])).toBe(0);
+    // Assess
+    expect(results.filter((r) => r.changed)).toHaveLength(1);
+    expect((await getMessage(tenantId, message.id)).status).toBe('failed');
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
   });
 });
