@@ -177,6 +177,24 @@ describe('the Idempotency-Key of a send: one key, one text, one carrier request'
     expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
   });
 
+  it("counts a key's 24 hours from the send's own clock: a retry at the same time replays, a retry after them sends anew", async () => {
+    // Prepare: a send whose clock is two days behind the machine's
+    const org = await newOrg();
+    const carrier = scriptedCarrier('accept', 'accept');
+    const request = { to: '+14155550709', body: 'Clocked' };
+    const then = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    // Act
+    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'clock-key', now: then });
+    const retry = await sendMessage(org, request, carrier, { idempotencyKey: 'clock-key', now: then });
+    const dayLater = await sendMessage(org, request, carrier, { idempotencyKey: 'clock-key', now: new Date(then.getTime() + 25 * 3600 * 1000) });
+    // Assess
+    expect([first.replayed, retry.replayed, dayLater.replayed]).toEqual([false, true, false]);
+    expect(retry.message.id).toBe(first.message.id);
+    expect(dayLater.message.id).not.toBe(first.message.id);
+    expect(carrier.sent).toHaveLength(2);
+    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 2, owedCents: 2 });
+  });
+
   it('lets exactly one of five concurrent identical sends reach the carrier and be charged; the others replay it', async () => {
     // Prepare
     const org = await newOrg();

@@ -50,12 +50,16 @@ export function sendKeyPut(tenantId: string, idempotencyKey: string, key: SendKe
   };
 }
 
-export const sendKeyOf = (item: Item | undefined): SendKey | undefined =>
-  item && typeof item.messageId === 'string' && (item[TTL_ATTRIBUTE] as number) * 1000 > Date.now()
+/**
+ * The key a row holds at `now`: held while its TTL second has not passed, exactly the rows the
+ * claim's condition (`ttl < now`) refuses to take over, so the two never disagree.
+ */
+export const sendKeyOf = (item: Item | undefined, now: Date): SendKey | undefined =>
+  item && typeof item.messageId === 'string' && (item[TTL_ATTRIBUTE] as number) >= Math.floor(now.getTime() / 1000)
     ? { messageId: item.messageId, requestHash: item.requestHash as string }
     : undefined;
 
-export async function findSendKey(tenantId: string, idempotencyKey: string): Promise<SendKey | undefined> {
+export async function findSendKey(tenantId: string, idempotencyKey: string, now: Date): Promise<SendKey | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: sendKeyKey(tenantId, idempotencyKey), ConsistentRead: true }));
-  return sendKeyOf(Item);
+  return sendKeyOf(Item, now);
 }

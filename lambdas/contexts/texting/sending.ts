@@ -39,7 +39,7 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
   const { idempotencyKey } = options;
   const requestHash = requestHashOf(input);
   if (idempotencyKey) {
-    const earlier = await findSendKey(tenantId, idempotencyKey);
+    const earlier = await findSendKey(tenantId, idempotencyKey, now);
     if (earlier) return replay(tenantId, earlier, requestHash);
   }
 
@@ -76,9 +76,15 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
     if (stored.stored) break;
     if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
     const [consent, charged, key] = stored.refused;
-    const earlier = sendKeyOf(failedCondition(stored.refused, 2)?.item);
-    if (key && earlier) return replay(tenantId, earlier, requestHash); // a concurrent retry won the key
+    const keyTaken = key ? failedCondition([key], 0) : undefined;
+    const earlier = sendKeyOf(keyTaken?.item, now);
+    if (earlier) return replay(tenantId, earlier, requestHash); // a concurrent retry won the key
     if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
+    if (keyTaken) {
+      // The key's row changed between our condition and its answer (expired and taken over): look again.
+      if (round + 1 >= CHARGE_ROUNDS) throw new Error('sendMessage: the Idempotency-Key kept changing hands; giving up');
+      continue;
+    }
     const refusal = chargeRefusal(failedCondition([charged], 0)?.item, billing);
     if (refusal instanceof Error) throw refusal;
     if (round + 1 >= CHARGE_ROUNDS) throw new Error('sendMessage: the spending limit kept changing; giving up');
