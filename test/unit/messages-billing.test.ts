@@ -31,16 +31,17 @@ describe('segments', () => {
   });
 
   it('never splits an escape pair or a surrogate pair across parts', () => {
-    // 152 septets, then an extension character that would straddle the 153-septet boundary.
+    // Prepare: 152 septets, then an extension character that would straddle the 153-septet boundary.
     const gsm = `${'a'.repeat(152)}€${'a'.repeat(152)}`;
     // 66 code units, then an emoji (2 units) that would straddle the 67-unit boundary.
     const ucs = `${'ж'.repeat(66)}😀${'ж'.repeat(66)}`;
-
+    // Act & Assess
     expect(segmentsOf(gsm)).toEqual({ encoding: 'GSM-7', segments: 3 });
     expect(segmentsOf(ucs)).toEqual({ encoding: 'UCS-2', segments: 3 });
   });
 
   it('costs segments x rate, with the default rate when the organization row has none', () => {
+    // Act & Assess
     expect(costCentsOf('a'.repeat(161), 4)).toBe(8);
     expect(smsRateCentsOf({ smsRateCents: 3 })).toBe(3);
     expect(smsRateCentsOf({})).toBe(DEFAULT_SMS_RATE_CENTS);
@@ -50,33 +51,78 @@ describe('segments', () => {
 
 describe('charging', () => {
   it("is the send transaction's conditional update of the organization row: status, limit and the added cost", () => {
+    // Prepare: the organization read a limit of 10 cents; the text costs 2
+    const snapshot = { spendingLimitCents: 10 };
     // Act
-    const item = chargeUpdate(tenantId, 2, { spendingLimitCents: 10 }).Update!;
+    const item = chargeUpdate(tenantId, 2, snapshot);
+    // Assess: the whole item, so a lost guard or a lost ALL_OLD fails here
+    expect(item).toEqual({
+      Update: {
+        TableName: process.env.TABLE_NAME,
+        Key: tenantRowKey,
+        UpdateExpression: 'ADD #spend :cost',
+        ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND #limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)',
+        ExpressionAttributeNames: { '#spend': 'spendCents', '#limit': 'spendingLimitCents', '#billingStatus': 'billingStatus' },
+        ExpressionAttributeValues: { ':cost': 2, ':active': 'active', ':limit': 10, ':maxSpendBefore': 8 },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    });
+  });
+
+  it('has no spend bound when the organization has no limit, but still requires the limit to be absent', () => {
+    // Act
+    const item = chargeUpdate(tenantId, 1, { spendingLimitCents: null }).Update!;
+    // Assess: a limit the operator set after the read refuses the charge (then read as limitChanged)
+    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #billingStatus = :active AND (attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))');
+    expect(item.ExpressionAttributeValues).toEqual({ ':cost': 1, ':active': 'active', ':nullType': 'NULL' });
+  });
+});
+
+describe('reading a refused charge from the row DynamoDB returned', () => {
+  it.each([
+    ['billing not active', { billingStatus: 'suspended', spendingLimitCents: null, spendCents: 0 }, { spendingLimitCents: null }, BillingBlockedError],
+    ['billing not active, even when the limit also changed', { billingStatus: 'suspended', spendingLimitCents: 50 }, { spendingLimitCents: 10 }, BillingBlockedError],
+    ['the limit read, reached', { billingStatus: 'active', spendingLimitCents: 5, spendCents: 5 }, { spendingLimitCents: 5 }, SpendingLimitReachedError],
+  ])('%s -> %p', (_name, oldRow, snapshot, expected) => {
+    // Act
+    const refusal = chargeRefusal(oldRow, snapshot);
     // Assess
-    expect(item).toMatchObject({
-      Key: tenantRowKey,
-      UpdateExpression: 'ADD #spend :cost',
-      ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND #limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)',
-      ExpressionAttributeValues: { ':cost': 2, ':active': 'active', ':limit': 10, ':maxSpendBefore': 8 },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    expect(refusal).toBeInstanceOf(expected);
+  });
+
+  it.each([
+    ['raised', { spendingLimitCents: 20 }, 5, 20],
+    ['removed', { spendingLimitCents: null }, 5, null],
+    ['set where there was none', { spendingLimitCents: 7 }, null, 7],
+  ])('tells a limit the operator %s since the read: charge again against the new one', (_name, row, readLimit, newLimit) => {
+    // Act
+    const refusal = chargeRefusal({ billingStatus: 'active', spendCents: 5, ...row }, { spendingLimitCents: readLimit });
+    // Assess
+    expect(refusal).toEqual({ limitChanged: { spendingLimitCents: newLimit } });
+  });
+
+  it('is an error when the organization row is gone', () => {
+    // Act
+    const refusal = chargeRefusal(undefined, { spendingLimitCents: 5 });
+    // Assess
+    expect(refusal).toEqual(new Error('charge: the organization row is missing'));
+  });
+});
+
+describe('refunding', () => {
+  it('gives the cost back with an atomic ADD of its negative, for the transaction that fails the text', () => {
+    // Act
+    const item = refundUpdate(tenantId, 3);
+    // Assess: no condition on spend, so a refund never fails because of a limit
+    expect(item).toEqual({
+      Update: {
+        TableName: process.env.TABLE_NAME,
+        Key: tenantRowKey,
+        UpdateExpression: 'ADD #spend :refund',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#spend': 'spendCents' },
+        ExpressionAttributeValues: { ':refund': -3 },
+      },
     });
-  });
-
-  it('has no spend bound when the organization has no limit', () => {
-    expect(chargeUpdate(tenantId, 1, { spendingLimitCents: null }).Update).toMatchObject({
-      ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND (attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))',
-      ExpressionAttributeValues: { ':cost': 1, ':active': 'active', ':nullType': 'NULL' },
-    });
-  });
-
-  it('reads a refusal from the row it returned: billing blocked, limit reached, or a limit the operator changed', () => {
-    expect(chargeRefusal({ billingStatus: 'suspended', spendingLimitCents: null, spendCents: 0 }, { spendingLimitCents: null })).toBeInstanceOf(BillingBlockedError);
-    expect(chargeRefusal({ billingStatus: 'active', spendingLimitCents: 5, spendCents: 5 }, { spendingLimitCents: 5 })).toBeInstanceOf(SpendingLimitReachedError);
-    expect(chargeRefusal({ billingStatus: 'active', spendingLimitCents: 20, spendCents: 5 }, { spendingLimitCents: 5 })).toEqual({ limitChanged: { spendingLimitCents: 20 } });
-    expect(chargeRefusal(undefined, { spendingLimitCents: 5 })).toEqual(new Error('charge: the organization row is missing'));
-  });
-
-  it('refunds with an atomic ADD of the negative cost, for the transaction that fails the text', () => {
-    expect(refundUpdate(tenantId, 3).Update).toMatchObject({ Key: tenantRowKey, UpdateExpression: 'ADD #spend :refund', ExpressionAttributeValues: { ':refund': -3 } });
   });
 });

@@ -1,43 +1,73 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { consentChangeUpdate, consentsOf, notOptedOutCheck, recordConsentChange } from '../../lambdas/contexts/consent/ledger';
+import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { consentChangeUpdate, consentOf, consentsOf, notOptedOutCheck, recordConsentChange } from '../../lambdas/contexts/consent/ledger';
 import { consentChangeOf, consentKeywordOf } from '../../lambdas/contexts/texting/consent-keywords';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());
 
 const tenantId = '0199a000-0000-7000-8000-000000000001';
+const table = process.env.TABLE_NAME!;
 const ledgerKey = (number: string) => ({ pk: `T#${tenantId}`, sk: `CONSENT#${number}` });
 
 describe('consent keywords', () => {
   it.each(['STOP', 'stopall', 'Unsubscribe', 'CANCEL', 'end', 'QUIT', 'revoke', 'OptOut', '  stop\n'])('"%s" opts out', (body) => {
+    // Act & Assess
     expect(consentKeywordOf(body)).toEqual({ keyword: body.trim().toUpperCase(), status: 'opted_out' });
   });
 
   it.each(['START', 'unstop', 'Yes', ' yes '])('"%s" opts in', (body) => {
+    // Act & Assess
     expect(consentKeywordOf(body)).toEqual({ keyword: body.trim().toUpperCase(), status: 'opted_in' });
   });
 
-  it.each(['stop please', 'STOP!', 'S T O P', '', 'yes please', 'STARTED', 'HELP', 'INFO'])('"%s" is not a keyword (the whole body must be one)', (body) => {
+  it.each(['stop please', 'STOP!', 'S T O P', '', 'yes please', 'STARTED', 'HELP', 'INFO'])('"%s" is not a keyword (the whole body must be one; HELP changes nothing)', (body) => {
+    // Act & Assess
     expect(consentKeywordOf(body)).toBeNull();
   });
 
-  it("lets Twilio's OptOutType decide when it is sent (Advanced Opt-Out's custom keywords)", () => {
-    expect(consentKeywordOf('ARRET', 'STOP')).toEqual({ keyword: 'ARRET', status: 'opted_out' });
-    expect(consentKeywordOf('COMMENCER', 'start')).toEqual({ keyword: 'COMMENCER', status: 'opted_in' });
+  it.each([
+    ['a custom opt-out keyword', 'ARRET', 'STOP', 'opted_out'],
+    ['a custom opt-in keyword, any case', 'COMMENCER', 'start', 'opted_in'],
+    ['a body that says the opposite', 'STOP', 'START', 'opted_in'],
+    ['a body that is no standard keyword', 'please stop', 'Stop', 'opted_out'],
+  ])("lets Twilio's OptOutType decide over the body when sent: %s", (_name, body, optOutType, status) => {
+    // Act
+    const keyword = consentKeywordOf(body, optOutType);
+    // Assess
+    expect(keyword).toEqual({ keyword: body.trim().toUpperCase(), status });
+  });
+
+  it('changes nothing for OptOutType HELP, even on a STOP body, and reads the body when OptOutType is empty', () => {
+    // Act & Assess
     expect(consentKeywordOf('STOP', 'HELP')).toBeNull();
+    expect(consentKeywordOf('STOP', '')).toEqual({ keyword: 'STOP', status: 'opted_out' });
   });
 
   it('becomes a ledger change at the carrier time, noted with the keyword', () => {
+    // Prepare
     const at = new Date('2026-10-01T10:00:00.000Z');
-    expect(consentChangeOf({ keyword: 'STOP', status: 'opted_out' }, at)).toEqual({ status: 'opted_out', source: 'sms_keyword', at, note: 'Replied STOP' });
+    // Act
+    const change = consentChangeOf({ keyword: 'STOP', status: 'opted_out' }, at);
+    // Assess
+    expect(change).toEqual({ status: 'opted_out', source: 'sms_keyword', at, note: 'Replied STOP' });
   });
 });
 
 describe('the consent ledger', () => {
   const change = { status: 'opted_out' as const, source: 'sms_keyword', at: new Date('2026-10-01T10:00:00.000Z'), note: 'Replied STOP' };
+  /** The ledger's update of one number: the same in a transaction and on its own. */
+  const ledgerUpdate = (number: string) => ({
+    TableName: table,
+    Key: ledgerKey(number),
+    UpdateExpression: 'SET #type = :type, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note',
+    // The later change wins: a keyword the carrier retried late never overrides a newer one.
+    ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
+    ExpressionAttributeNames: { '#type': 'type', '#number': 'number', '#status': 'consentStatus', '#source': 'consentSource', '#at': 'consentAt', '#note': 'consentNote' },
+    ExpressionAttributeValues: { ':type': 'consent', ':number': number, ':status': 'opted_out', ':source': 'sms_keyword', ':at': '2026-10-01T10:00:00.000Z', ':note': 'Replied STOP' },
+  });
 
   it('records a change on the number, in the organization partition, guarded so the later change wins', async () => {
     // Prepare
@@ -46,45 +76,107 @@ describe('the consent ledger', () => {
     const recorded = await recordConsentChange(tenantId, '+14155550100', change);
     // Assess
     expect(recorded).toBe(true);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
-      Key: ledgerKey('+14155550100'),
-      ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
-      ExpressionAttributeValues: expect.objectContaining({ ':status': 'opted_out', ':source': 'sms_keyword', ':at': '2026-10-01T10:00:00.000Z', ':number': '+14155550100' }),
-    });
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, ledgerUpdate('+14155550100'));
   });
 
   it('reports no change when a later change is on record', async () => {
+    // Prepare
     ddb.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'failed', $metadata: {} }));
-
-    await expect(recordConsentChange(tenantId, '+14155550100', change)).resolves.toBe(false);
+    // Act
+    const recorded = await recordConsentChange(tenantId, '+14155550100', change);
+    // Assess
+    expect(recorded).toBe(false);
   });
 
-  it("gives the inbound transaction the same guarded update, and the send transaction a check that the number has not opted out", () => {
-    expect(consentChangeUpdate(tenantId, '+14155550100', change).Update).toMatchObject({ Key: ledgerKey('+14155550100'), ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at' });
-    expect(notOptedOutCheck(tenantId, '+14155550100').ConditionCheck).toEqual({
-      TableName: process.env.TABLE_NAME,
-      Key: ledgerKey('+14155550100'),
-      ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut',
-      ExpressionAttributeNames: { '#status': 'consentStatus' },
-      ExpressionAttributeValues: { ':optedOut': 'opted_out' },
+  it('lets any other failure through: the caller retries a lost opt-out', async () => {
+    // Prepare
+    ddb.on(UpdateCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    // Act
+    const recorded = recordConsentChange(tenantId, '+14155550100', change);
+    // Assess
+    await expect(recorded).rejects.toBeInstanceOf(ProvisionedThroughputExceededException);
+  });
+
+  it('gives the inbound transaction the same guarded update', () => {
+    // Act
+    const item = consentChangeUpdate(tenantId, '+14155550100', change);
+    // Assess
+    expect(item).toEqual({ Update: ledgerUpdate('+14155550100') });
+  });
+
+  it('gives the send transaction a check that the number has not opted out (no row, unknown and opted_in pass)', () => {
+    // Act
+    const item = notOptedOutCheck(tenantId, '+14155550100');
+    // Assess
+    expect(item).toEqual({
+      ConditionCheck: {
+        TableName: table,
+        Key: ledgerKey('+14155550100'),
+        ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut',
+        ExpressionAttributeNames: { '#status': 'consentStatus' },
+        ExpressionAttributeValues: { ':optedOut': 'opted_out' },
+      },
     });
+  });
+
+  it('reads one number consistently, and calls a number without a row unknown', async () => {
+    // Prepare
+    ddb
+      .on(GetCommand)
+      .resolves({})
+      .on(GetCommand, { Key: ledgerKey('+14155550100') })
+      .resolves({ Item: { ...ledgerKey('+14155550100'), number: '+14155550100', consentStatus: 'opted_out', consentSource: 'carrier_opt_out', consentAt: '2026-10-01T10:00:00.000Z', consentNote: 'Carrier refused a send (error 21610)' } });
+    // Act
+    const known = await consentOf(tenantId, '+14155550100');
+    const unknown = await consentOf(tenantId, '+14155550199');
+    // Assess
+    expect(known).toEqual({ status: 'opted_out', source: 'carrier_opt_out', at: '2026-10-01T10:00:00.000Z', note: 'Carrier refused a send (error 21610)' });
+    expect(unknown).toEqual({ status: 'unknown', source: null, at: null, note: null });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { TableName: table, Key: ledgerKey('+14155550100'), ConsistentRead: true });
   });
 
   it('reads a page of numbers in one BatchGetItem, retries unprocessed keys, and calls numbers without a row unknown', async () => {
     // Prepare: the first answer leaves one key unprocessed
-    const table = process.env.TABLE_NAME!;
     ddb
       .on(BatchGetCommand)
       .resolvesOnce({
-        Responses: { [table]: [{ ...ledgerKey('+14155550100'), number: '+14155550100', consentStatus: 'opted_out', consentSource: 'sms_keyword', consentAt: 'x', consentNote: 'Replied STOP' }] },
+        Responses: { [table]: [{ ...ledgerKey('+14155550100'), number: '+14155550100', consentStatus: 'opted_out', consentSource: 'sms_keyword', consentAt: '2026-10-01T10:00:00.000Z', consentNote: 'Replied STOP' }] },
         UnprocessedKeys: { [table]: { Keys: [ledgerKey('+14155550101')] } },
       })
       .resolvesOnce({ Responses: { [table]: [{ ...ledgerKey('+14155550101'), number: '+14155550101', consentStatus: 'opted_in' }] } });
     // Act
     const consents = await consentsOf(tenantId, ['+14155550100', '+14155550101', '+14155550102', '+14155550100']);
-    // Assess
+    // Assess: duplicates read once; the retry asks for the unprocessed key only
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 2);
-    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![table].Keys).toHaveLength(3); // duplicates read once
-    expect(Object.fromEntries([...consents].map(([n, c]) => [n, c.status]))).toEqual({ '+14155550100': 'opted_out', '+14155550101': 'opted_in', '+14155550102': 'unknown' });
+    expect(ddb).toHaveReceivedNthSpecificCommandWith(1, BatchGetCommand, {
+      RequestItems: { [table]: { Keys: [ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')], ConsistentRead: true } },
+    });
+    expect(ddb).toHaveReceivedNthSpecificCommandWith(2, BatchGetCommand, { RequestItems: { [table]: { Keys: [ledgerKey('+14155550101')], ConsistentRead: true } } });
+    expect(Object.fromEntries(consents)).toEqual({
+      '+14155550100': { status: 'opted_out', source: 'sms_keyword', at: '2026-10-01T10:00:00.000Z', note: 'Replied STOP' },
+      '+14155550101': { status: 'opted_in', source: null, at: null, note: null },
+      '+14155550102': { status: 'unknown', source: null, at: null, note: null },
+    });
+  });
+
+  it('reads more than 100 numbers in batches of 100, the most BatchGetItem takes', async () => {
+    // Prepare
+    const numbers = Array.from({ length: 101 }, (_, i) => `+1415555${String(i).padStart(4, '0')}`);
+    ddb.on(BatchGetCommand).resolves({ Responses: { [table]: [] } });
+    // Act
+    const consents = await consentsOf(tenantId, numbers);
+    // Assess
+    const batches = ddb.commandCalls(BatchGetCommand).map((call) => call.args[0].input.RequestItems![table].Keys!.length);
+    expect(batches).toEqual([100, 1]);
+    expect(consents.size).toBe(101);
+  });
+
+  it('reads nothing for no numbers', async () => {
+    // Act
+    const consents = await consentsOf(tenantId, []);
+    // Assess
+    expect(consents.size).toBe(0);
+    expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
   });
 });

@@ -54,15 +54,16 @@ const send = (body: unknown, headers: Record<string, string> = {}) =>
 
 describe('GET /messages', () => {
   it('lists threads from gsi2 newest activity first, with hasUnread from the unread counter', async () => {
+    // Prepare
     ddb.on(QueryCommand).resolves({
       Items: [
         { counterpartNumber: '+14155550101', lastMessage: 'Hi', lastDirection: 'inbound', lastStatus: 'received', lastAt: '2026-10-01T10:00:00.000Z', messageCount: 3, unreadCount: 2 },
         { counterpartNumber: '+14155550102', lastMessage: 'Ok', lastDirection: 'outbound', lastStatus: 'sent', lastAt: '2026-10-01T09:00:00.000Z', messageCount: 1, unreadCount: 0 },
       ],
     });
-
+    // Act
     const result = await listThreads(apiEvent(), lambdaContext);
-
+    // Assess
     expect(result.statusCode).toBe(200);
     expect(bodyOf(result).threads.map((t: { hasUnread: boolean; messageCount: number }) => [t.hasUnread, t.messageCount])).toEqual([
       [true, 3],
@@ -78,30 +79,33 @@ describe('GET /messages', () => {
   });
 
   it('needs the sms.view scope', async () => {
+    // Act
     const result = await listThreads(apiEvent({ principal: aPrincipal({ scopes: ['sms.send'] }) }), lambdaContext);
-
+    // Assess
     expect([result.statusCode, bodyOf(result).requiredScope]).toEqual([403, 'sms.view']);
   });
 });
 
 describe('GET /messages/{counterpart}', () => {
   it('answers 400 naming counterpart when it is not E.164, without a read', async () => {
+    // Act
     const result = await listMessages(apiEvent({ pathParameters: { counterpart: '4155550101' } }), lambdaContext);
-
+    // Assess
     expect(result.statusCode).toBe(400);
     expect(bodyOf(result)).toEqual({ error: expect.stringMatching(/^counterpart: /), code: 'validation_failed' });
     expect(dataCalls()).toHaveLength(0);
   });
 
   it('queries the conversation newest first, one row more than the page, from the cursor', async () => {
+    // Prepare
     ddb.on(QueryCommand).resolves({ Items: [] });
     const cursor = '0199a000-0000-7000-8000-0000000000d1';
-
+    // Act
     const result = await listMessages(
       apiEvent({ pathParameters: { counterpart: '+14155550101' }, query: { limit: '2', cursor } }),
       lambdaContext,
     );
-
+    // Assess
     expect([result.statusCode, bodyOf(result)]).toEqual([200, { messages: [], nextCursor: null }]);
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi1',
@@ -130,23 +134,29 @@ describe('POST /messages', () => {
     createdAt: '2026-10-01T10:00:00.000Z',
     ...fields,
   });
-  const withOrganization = (fields: Record<string, unknown> = {}) => {
+  /** The organization row, the send's own message row, and `keyRow` for the Idempotency-Key when given. */
+  const withOrganization = (fields: Record<string, unknown> = {}, keyRow?: Record<string, unknown>) => {
     ddb.on(GetCommand).callsFake(({ Key }: { Key: { sk: string } }) =>
       Key.sk === 'TENANT'
         ? { Item: organization(fields) }
         : Key.sk.startsWith('MSG#')
           ? { Item: { ...Key, id: Key.sk.slice(4), ...storedRow() } }
-          : {},
+          : Key.sk.startsWith('SENDKEY#') && keyRow
+            ? { Item: keyRow }
+            : {},
     );
     ddb.on(TransactWriteCommand).resolves({});
   };
   const transactions = () => ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+  const storedMessageId = () => (transactions()[0][2].Put!.Item as { id: string }).id;
   const cancelled = (...reasons: { Code: string; Item?: Record<string, unknown> }[]) =>
     new TransactionCanceledException({
       message: 'Transaction cancelled',
       $metadata: {},
       CancellationReasons: reasons.map((r) => ({ Code: r.Code, ...(r.Item && { Item: marshall(r.Item) }) })),
     });
+  const refused = (providerCode: number, fields: Partial<CarrierError['details']> = {}) =>
+    new CarrierError(`Twilio refused the message: HTTP 400, error ${providerCode}`, { kind: 'refused', httpStatus: 400, providerCode, ...fields });
 
   it('checks consent, charges, stores message and thread in one transaction, sends, stores the sid and answers 201', async () => {
     // Prepare
@@ -156,6 +166,7 @@ describe('POST /messages', () => {
     const result = await send(request);
     // Assess
     expect(result.statusCode).toBe(201);
+    expect(result.headers?.['Idempotent-Replayed']).toBeUndefined();
     const { message } = bodyOf(result);
     expect(message).toMatchObject({ tenantId, direction: 'outbound', toNumber: '+14155550101', status: 'queued', messageSid: SID, agentId: null, isRead: true });
     const [store, sid] = transactions();
@@ -164,22 +175,23 @@ describe('POST /messages', () => {
     expect(store[1].Update).toMatchObject({ Key: tenantRow, UpdateExpression: 'ADD #spend :cost', ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':limit': 100, ':maxSpendBefore': 99 }) });
     expect(store[2].Put!.Item).toMatchObject({ pk, sk: `MSG#${message.id}`, gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi2pk: expect.stringMatching(/^UNSETTLED#/), segments: 1, costCents: 1 });
     expect(store[3].Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' } });
+    // The carrier's answer settles the text: its sid is recorded and it leaves the unsettled worklist.
     expect(sid[0].Update!.UpdateExpression).toBe('SET #sid = :sid REMOVE #gsi2pk, #gsi2sk');
     expect(sid[1].Put!.Item).toMatchObject({ pk, sk: `MSGSID#${SID}`, messageId: message.id });
+    expect(carrierSend).toHaveBeenCalledTimes(1);
     expect(carrierSend).toHaveBeenCalledWith({ tenantId, messageId: message.id, from: '+14155550000', to: '+14155550101', body: 'Hello' });
   });
 
   it('counts the text and its billed segments as metrics once the carrier may have it, not when it refused', async () => {
+    // Prepare
     withOrganization();
-    carrierSend
-      .mockResolvedValueOnce({ messageSid: SID })
-      .mockRejectedValueOnce(new CarrierError('Twilio refused the message: HTTP 400', { kind: 'refused', httpStatus: 400, providerCode: 21211 }));
+    carrierSend.mockResolvedValueOnce({ messageSid: SID }).mockRejectedValueOnce(refused(21211));
     const addMetric = jest.spyOn(metrics, 'addMetric');
-
+    // Act
     await send({ to: '+14155550101', body: 'x'.repeat(161) });
     const sentCalls = addMetric.mock.calls.length;
     await send(request);
-
+    // Assess
     expect(addMetric.mock.calls.slice(0, sentCalls)).toEqual([
       ['TextsSent', 'Count', 1],
       ['TextSegmentsBilled', 'Count', 2],
@@ -189,81 +201,160 @@ describe('POST /messages', () => {
   });
 
   it('refuses unknown fields with 400 naming them, before any read', async () => {
+    // Act
     const result = await send({ ...request, from: '+14155550000' });
-
+    // Assess
     expect([result.statusCode, bodyOf(result).error]).toEqual([400, 'body.from: unknown field']);
     expect(dataCalls()).toHaveLength(0);
   });
 
   it('answers 409 no_sms_number without a transaction', async () => {
+    // Prepare
     withOrganization({ smsNumber: null });
-
+    // Act
     const result = await send(request);
-
+    // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([409, 'no_sms_number']);
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
   it("answers 409 recipient_opted_out when the transaction's consent check fails: nothing charged or sent", async () => {
+    // Prepare
     withOrganization();
     ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }));
-
+    // Act
     const result = await send(request);
-
+    // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([409, 'recipient_opted_out']);
+    expect(bodyOf(result)).not.toHaveProperty('messageId'); // no message was stored
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('answers 402 spending_limit_reached when the charge fails its condition, from the row it returned', async () => {
+  it.each([
+    ['spending_limit_reached', { billingStatus: 'active', spendingLimitCents: 10, spendCents: 10 }],
+    ['billing_blocked', { billingStatus: 'suspended', spendingLimitCents: 10, spendCents: 0 }],
+  ])('answers 402 %s when the charge fails its condition, from the row it returned', async (code, oldRow) => {
+    // Prepare
     withOrganization({ spendingLimitCents: 10 });
-    ddb
-      .on(TransactWriteCommand)
-      .rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { billingStatus: 'active', spendingLimitCents: 10, spendCents: 10 } }, { Code: 'None' }, { Code: 'None' }));
-
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: oldRow }, { Code: 'None' }, { Code: 'None' }));
+    // Act
     const result = await send(request);
-
-    expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
+    // Assess
+    expect([result.statusCode, bodyOf(result).code]).toEqual([402, code]);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('answers 201 with the message still queued and charged when the carrier outcome is unknown', async () => {
-    withOrganization();
-    carrierSend.mockRejectedValue(new CarrierError('Twilio did not answer in time', { kind: 'unknown' }));
-
+  it('charges again against the new limit when the operator changed it between the read and the charge', async () => {
+    // Prepare: read with a limit of 10; the row now says 500
+    withOrganization({ spendingLimitCents: 10 });
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { billingStatus: 'active', spendingLimitCents: 500, spendCents: 10 } }, { Code: 'None' }, { Code: 'None' }))
+      .resolves({});
+    carrierSend.mockResolvedValue({ messageSid: SID });
+    // Act
     const result = await send(request);
+    // Assess
+    expect(result.statusCode).toBe(201);
+    const [first, second] = transactions();
+    expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':limit': 10 });
+    expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':limit': 500, ':maxSpendBefore': 499 });
+    expect(second[2].Put!.Item).toMatchObject({ id: (first[2].Put!.Item as { id: string }).id }); // the same message, once
+    expect(carrierSend).toHaveBeenCalledTimes(1);
+  });
 
+  it.each([
+    ['a timeout', new CarrierError('Twilio did not answer in time', { kind: 'unknown' })],
+    ['a 5xx', new CarrierError('Twilio did not take the message: HTTP 503', { kind: 'unknown', httpStatus: 503 })],
+    ['an error that is no CarrierError', new TypeError('a bug in the carrier client')],
+  ])('answers 201 with the message still queued and charged when the carrier outcome is unknown: %s', async (_name, error) => {
+    // Prepare
+    withOrganization();
+    carrierSend.mockRejectedValue(error);
+    // Act
+    const result = await send(request);
+    // Assess
     expect(result.statusCode).toBe(201);
     expect(bodyOf(result).message).toMatchObject({ status: 'queued', messageSid: '' });
-    expect(transactions()).toHaveLength(1); // the send's own: no refund, no failure
+    expect(transactions()).toHaveLength(1); // the send's own: no refund, no failure, still unsettled
+    expect(transactions()[0][2].Put!.Item).toHaveProperty('gsi2pk');
+  });
+
+  it('answers 201 with the sid when the carrier took the text but the sid could not be recorded: never invites a second send', async () => {
+    // Prepare
+    withOrganization();
+    ddb.on(TransactWriteCommand).resolvesOnce({}).rejects(new Error('ProvisionedThroughputExceeded'));
+    carrierSend.mockResolvedValue({ messageSid: SID });
+    // Act
+    const result = await send(request);
+    // Assess
+    expect([result.statusCode, bodyOf(result).message.messageSid]).toEqual([201, SID]);
+    expect(transactions()).toHaveLength(2); // the send, then the sid write that failed; no refund
   });
 
   it('answers 422 carrier_rejected naming the message when the carrier refuses it, failing and refunding it in one transaction', async () => {
+    // Prepare
     withOrganization();
-    carrierSend.mockRejectedValue(new CarrierError('Twilio refused the message: HTTP 400', { kind: 'refused', httpStatus: 400, providerCode: 21211 }));
-
+    carrierSend.mockRejectedValue(refused(21211));
+    // Act
     const result = await send(request);
-
-    const messageId = (transactions()[0][2].Put!.Item as { id: string }).id;
-    expect([result.statusCode, bodyOf(result)]).toEqual([422, expect.objectContaining({ code: 'carrier_rejected', messageId, carrierCode: 21211 })]);
+    // Assess
+    expect([result.statusCode, bodyOf(result)]).toEqual([422, expect.objectContaining({ code: 'carrier_rejected', messageId: storedMessageId(), carrierCode: 21211 })]);
     const failed = transactions()[1];
-    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_rejected' });
+    expect(failed[0].Update).toMatchObject({ Key: { pk, sk: `MSG#${storedMessageId()}` }, ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed', ':reason': 'carrier_rejected', ':code': 21211 }) });
+    expect(failed[1].Update).toMatchObject({ Key: tenantRow, ExpressionAttributeValues: { ':refund': -1 } });
+    expect(ddb).not.toHaveReceivedCommandWith(UpdateCommand, { Key: { pk, sk: 'CONSENT#+14155550101' } });
+  });
+
+  it('answers 409 recipient_opted_out naming the message when the carrier says the recipient opted out, and records it in the ledger', async () => {
+    // Prepare
+    withOrganization();
+    carrierSend.mockRejectedValue(refused(21610, { recipientOptedOut: true }));
+    // Act
+    const result = await send(request);
+    // Assess
+    expect([result.statusCode, bodyOf(result)]).toEqual([409, expect.objectContaining({ code: 'recipient_opted_out', messageId: storedMessageId() })]);
+    // The ledger learns the opt-out, so the next send is refused before any charge.
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: { pk, sk: 'CONSENT#+14155550101' },
+      ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
+      ExpressionAttributeValues: expect.objectContaining({ ':status': 'opted_out', ':source': 'carrier_opt_out', ':note': 'Carrier refused a send (error 21610)' }),
+    });
+    const failed = transactions()[1];
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'recipient_opted_out', ':code': 21610 });
     expect(failed[1].Update).toMatchObject({ Key: tenantRow, ExpressionAttributeValues: { ':refund': -1 } });
   });
 
-  it('answers 502 carrier_unavailable only when the carrier certainly never took the text', async () => {
+  it('answers 502 carrier_unavailable only when the carrier certainly never took the text, failing and refunding it', async () => {
+    // Prepare
     withOrganization();
     carrierSend.mockRejectedValue(new CarrierError('Twilio could not be reached (ECONNREFUSED)', { kind: 'not_sent' }));
-
+    // Act
     const result = await send(request);
-
+    // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([502, 'carrier_unavailable']);
-    expect(transactions()[1][0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_unavailable' });
+    const failed = transactions()[1];
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_unavailable' });
+    expect(failed[1].Update).toMatchObject({ Key: tenantRow, ExpressionAttributeValues: { ':refund': -1 } });
+  });
+
+  it('answers 201 queued, not 502, when a text the carrier did not take could not be failed: without a refund, a retry is not safe', async () => {
+    // Prepare
+    withOrganization();
+    ddb.on(TransactWriteCommand).resolvesOnce({}).rejects(new Error('ProvisionedThroughputExceeded'));
+    carrierSend.mockRejectedValue(new CarrierError('Twilio could not be reached (ECONNREFUSED)', { kind: 'not_sent' }));
+    // Act
+    const result = await send(request);
+    // Assess: still charged and unsettled, so the sweep fails and refunds it later
+    expect([result.statusCode, bodyOf(result).message.status]).toEqual([201, 'queued']);
   });
 
   it('answers 400 naming Idempotency-Key when the header is malformed', async () => {
+    // Act
     const result = await send(request, { 'Idempotency-Key': 'has spaces in it' });
-
+    // Assess
     expect([result.statusCode, bodyOf(result).error]).toEqual([400, expect.stringMatching(/^Idempotency-Key: /)]);
     expect(dataCalls()).toHaveLength(0);
   });
@@ -281,48 +372,79 @@ describe('POST /messages', () => {
       );
 
     it('claims the key, hashed, in the same transaction as the charge and the message', async () => {
+      // Prepare
       withOrganization();
       carrierSend.mockResolvedValue({ messageSid: SID });
-
+      // Act
       const result = await send(request, { 'Idempotency-Key': 'key-1' });
-
+      // Assess
       expect(result.statusCode).toBe(201);
       const store = transactions()[0];
+      expect(store.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Update', 'Put', 'Put', 'Update']);
       const claim = store.find((item) => String(item.Put?.Item?.sk).startsWith('SENDKEY#'))!.Put!;
-      expect(claim).toMatchObject({ Item: { pk, type: 'sendKey', requestHash: requestHashOf(request) }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+      expect(claim).toMatchObject({ Item: { pk, type: 'sendKey', messageId: bodyOf(result).message.id, requestHash: requestHashOf(request) }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
       expect(JSON.stringify(claim.Item)).not.toContain('key-1'); // only its hash is stored
     });
 
     it('replays the message as it now stands, without a transaction or the carrier', async () => {
+      // Prepare
       withEarlierSend(keyRow(), { status: 'delivered', messageSid: SID });
-
+      // Act
       const result = await send(request, { 'Idempotency-Key': 'key-1' });
-
+      // Assess
       expect([result.statusCode, bodyOf(result).message]).toEqual([201, expect.objectContaining({ id: keyRow().messageId, status: 'delivered' })]);
       expect(result.headers).toMatchObject({ 'Idempotent-Replayed': 'true' });
       expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(carrierSend).not.toHaveBeenCalled();
     });
 
-    it('replays a refusal as the same error, and answers 422 idempotency_mismatch for another body', async () => {
-      withEarlierSend(keyRow(), { status: 'failed', failureReason: 'carrier_rejected', carrierCode: 21211 });
-      const refused = await send(request, { 'Idempotency-Key': 'key-1' });
-      const mismatch = await send({ ...request, body: 'Other' }, { 'Idempotency-Key': 'key-1' });
-
-      expect([refused.statusCode, bodyOf(refused).code, refused.headers?.['Idempotent-Replayed']]).toEqual([422, 'carrier_rejected', 'true']);
-      expect([mismatch.statusCode, bodyOf(mismatch).code]).toEqual([422, 'idempotency_mismatch']);
+    it.each([
+      ['carrier_rejected', { failureReason: 'carrier_rejected', carrierCode: 21211 }, 422, { messageId: '0199a000-0000-7000-8000-0000000000e1', carrierCode: 21211 }],
+      ['recipient_opted_out', { failureReason: 'recipient_opted_out', carrierCode: 21610 }, 409, { messageId: '0199a000-0000-7000-8000-0000000000e1' }],
+      ['carrier_unavailable', { failureReason: 'carrier_unavailable' }, 502, {}],
+    ])('replays a %s outcome as the same error, marked replayed, without the carrier', async (code, failure, status, details) => {
+      // Prepare
+      withEarlierSend(keyRow(), { status: 'failed', ...failure });
+      // Act
+      const result = await send(request, { 'Idempotency-Key': 'key-1' });
+      // Assess
+      expect([result.statusCode, bodyOf(result), result.headers?.['Idempotent-Replayed']]).toEqual([status, expect.objectContaining({ code, ...details }), 'true']);
+      expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(carrierSend).not.toHaveBeenCalled();
     });
 
-    it('answers a retry that lost the race for the key with the winner\'s message', async () => {
+    it('answers 422 idempotency_mismatch for another body under the same key', async () => {
+      // Prepare
+      withEarlierSend(keyRow(), { status: 'delivered', messageSid: SID });
+      // Act
+      const result = await send({ ...request, body: 'Other' }, { 'Idempotency-Key': 'key-1' });
+      // Assess
+      expect([result.statusCode, bodyOf(result).code]).toEqual([422, 'idempotency_mismatch']);
+      expect(carrierSend).not.toHaveBeenCalled();
+    });
+
+    it('sends anew under a key whose row has expired but not yet been removed by TTL', async () => {
+      // Prepare
+      withOrganization({}, keyRow({ ttl: Math.floor(Date.now() / 1000) - 10 }));
+      carrierSend.mockResolvedValue({ messageSid: SID });
+      // Act
+      const result = await send(request, { 'Idempotency-Key': 'key-1' });
+      // Assess
+      expect([result.statusCode, result.headers?.['Idempotent-Replayed']]).toEqual([201, undefined]);
+      expect(bodyOf(result).message.id).not.toBe(keyRow().messageId);
+      expect(carrierSend).toHaveBeenCalledTimes(1);
+    });
+
+    it("answers a retry that lost the race for the key with the winner's message", async () => {
+      // Prepare
       withOrganization();
       ddb
         .on(TransactWriteCommand)
         .rejects(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: keyRow() }, { Code: 'None' }, { Code: 'None' }));
-
+      // Act
       const result = await send(request, { 'Idempotency-Key': 'key-1' });
-
-      expect([result.statusCode, bodyOf(result).message.id]).toEqual([201, keyRow().messageId]);
+      // Assess
+      expect([result.statusCode, bodyOf(result).message.id, result.headers?.['Idempotent-Replayed']]).toEqual([201, keyRow().messageId, 'true']);
       expect(carrierSend).not.toHaveBeenCalled();
     });
   });

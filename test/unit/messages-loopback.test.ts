@@ -15,13 +15,14 @@ function recorder() {
 }
 
 describe('the loopback carrier', () => {
-  it('answers with a provider-style sid and then moves the message to sent, then delivered', async () => {
+  it('answers with a provider-style sid and then moves the message, named by its id, to sent, then delivered', async () => {
+    // Prepare
     const { steps, advance } = recorder();
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
-
+    // Act
     const receipt = await carrier.send(text);
     await carrier.idle();
-
+    // Assess
     expect(receipt.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
     expect(steps).toEqual([
       ['t1', { messageId: 'm1' }, 'sent'],
@@ -31,56 +32,62 @@ describe('the loopback carrier', () => {
   });
 
   it('gives each message its own sid', async () => {
+    // Prepare
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance: recorder().advance });
-
+    // Act
     const sids = new Set(await Promise.all(Array.from({ length: 20 }, () => carrier.send(text).then((r) => r.messageSid))));
-
+    // Assess
     expect(sids.size).toBe(20);
     await carrier.stop();
   });
 
-  it('stops: pending status steps are cancelled and later sends refused', async () => {
+  it('stops: pending status steps are cancelled and later sends refused as not sent (a safe retry)', async () => {
+    // Prepare
     const { steps, advance } = recorder();
     const carrier = new LoopbackCarrier({ statusDelayMs: 60_000, advance });
     await carrier.send(text);
-
+    // Act
     await carrier.stop();
-
+    // Assess
     expect(steps).toEqual([]);
-    await expect(carrier.send(text)).rejects.toBeInstanceOf(CarrierError);
+    await expect(carrier.send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'not_sent' } });
   });
 
   it('stops every live loopback carrier at once (runtime shutdown)', async () => {
+    // Prepare
     const { steps, advance } = recorder();
     const one = new LoopbackCarrier({ statusDelayMs: 60_000, advance });
     const two = new LoopbackCarrier({ statusDelayMs: 60_000, advance });
     await one.send(text);
     await two.send(text);
-
+    // Act
     await stopLoopbackCarriers();
-
+    // Assess
     expect(steps).toEqual([]);
     await expect(two.send(text)).rejects.toBeInstanceOf(CarrierError);
   });
 
   it('refuses numbers it is configured to fail (an invalid number), to exercise the 422 path locally', async () => {
+    // Prepare
     const { steps, advance } = recorder();
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance, failTo: ['+14155550100'] });
-
-    await expect(carrier.send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'refused', providerCode: 21211 } });
+    // Act
+    const sent = carrier.send(text);
+    // Assess
+    await expect(sent).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'refused', httpStatus: 400, providerCode: 21211 } });
     await carrier.idle();
-
     expect(steps).toEqual([]);
     await carrier.stop();
   });
 
   it('keeps going when a status step fails (the row may be gone)', async () => {
+    // Prepare
     const advance = jest.fn().mockRejectedValue(new Error('Message not found'));
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
-
+    // Act
     await carrier.send(text);
     await carrier.idle();
-
+    // Assess
     expect(advance).toHaveBeenCalledTimes(1); // gave up on this message after the failed step
     await carrier.stop();
   });

@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
+import { recordMessageSid, updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { storeMessage, toItem } from '../../lambdas/contexts/texting/messages';
 import type { Message } from '../../lambdas/contexts/texting/schemas';
 
@@ -39,10 +39,12 @@ const threadItemOf = (call: number) => ddb.commandCalls(TransactWriteCommand)[ca
 
 describe('storing a message with its thread', () => {
   it('writes message, sid claim and thread (counters by ADD) in one transaction', async () => {
+    // Prepare
     ddb.on(TransactWriteCommand).resolves({});
-
-    await expect(storeMessage(message)).resolves.toEqual({ stored: true });
-
+    // Act
+    const result = await storeMessage(message);
+    // Assess
+    expect(result).toEqual({ stored: true });
     const [put, sid, thread] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(put.Put).toMatchObject({ Item: { pk, sk: `MSG#${message.id}`, type: 'message', isRead: false }, ConditionExpression: 'attribute_not_exists(pk)' });
     expect(sid.Put).toMatchObject({ Item: { pk, sk: `MSGSID#${message.messageSid}`, messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk)' });
@@ -51,13 +53,14 @@ describe('storing a message with its thread', () => {
   });
 
   it('only counts a message older than the thread\'s last one', async () => {
+    // Prepare
     ddb
       .on(TransactWriteCommand)
       .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }))
       .resolves({});
-
+    // Act
     await storeMessage(message);
-
+    // Assess
     const retry = threadItemOf(1);
     expect(retry.UpdateExpression).not.toContain('#lastMessage');
     expect(retry.ConditionExpression).toBeUndefined();
@@ -65,22 +68,58 @@ describe('storing a message with its thread', () => {
   });
 
   it('retries a transaction that lost a race with another one on the thread', async () => {
+    // Prepare
     ddb
       .on(TransactWriteCommand)
       .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'TransactionConflict' }))
       .resolves({});
-
-    await expect(storeMessage(message)).resolves.toEqual({ stored: true });
-
+    // Act
+    const result = await storeMessage(message);
+    // Assess
+    expect(result).toEqual({ stored: true });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 2);
     expect(threadItemOf(1).UpdateExpression).toContain('#lastMessage');
   });
 
   it('reports a carrier retry of a stored sid as a duplicate', async () => {
+    // Prepare
     const firstId = '0199a000-0000-7000-8000-0000000000e0';
     ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { messageId: firstId } }, { Code: 'None' }));
+    // Act
+    const result = await storeMessage(message);
+    // Assess
+    expect(result).toEqual({ stored: false, duplicateOf: firstId });
+  });
+});
 
-    await expect(storeMessage(message)).resolves.toEqual({ stored: false, duplicateOf: firstId });
+describe('storing a message with writes that must agree with it', () => {
+  const queued: Message = { ...message, direction: 'outbound', status: 'queued', messageSid: '', isRead: true };
+  const check = { ConditionCheck: { TableName: process.env.TABLE_NAME, Key: { pk, sk: 'CONSENT#+14155550101' }, ConditionExpression: 'attribute_not_exists(consentStatus)' } };
+  const charge = { Update: { TableName: process.env.TABLE_NAME, Key: { pk, sk: 'TENANT' }, UpdateExpression: 'ADD spendCents :cost', ExpressionAttributeValues: { ':cost': 1 } } };
+
+  it('puts them first in the same transaction, then the message with its charge and unsettled keys, then the thread', async () => {
+    // Prepare
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    const result = await storeMessage(queued, { charge: { segments: 1, costCents: 1 }, alongside: [check, charge] });
+    // Assess
+    expect(result).toEqual({ stored: true });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(items.slice(0, 2)).toEqual([check, charge]);
+    expect(items[2].Put!.Item).toMatchObject({ sk: `MSG#${queued.id}`, segments: 1, costCents: 1, gsi2pk: expect.stringMatching(/^UNSETTLED#[0-7]$/) });
+    expect(items[3].Update!.Key).toEqual({ pk, sk: 'THREAD#+14155550101' });
+    expect(items).toHaveLength(4); // no sid yet: no sid claim
+  });
+
+  it('writes nothing and hands back the reasons of those writes, in order, when one fails its condition', async () => {
+    // Prepare
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { spendCents: 100 } }, { Code: 'None' }, { Code: 'None' }));
+    // Act
+    const result = await storeMessage(queued, { alongside: [check, charge] });
+    // Assess: the caller decides (the send reads which check refused); not retried here
+    expect(result).toEqual({ stored: false, refused: [{ code: 'None' }, { code: 'ConditionalCheckFailed', item: { spendCents: 100 } }] });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   });
 });
 
@@ -88,84 +127,178 @@ describe('the unsettled worklist', () => {
   const queued: Message = { ...message, direction: 'outbound', status: 'queued', messageSid: '', isRead: true };
 
   it('holds an outbound text from its queued row until the carrier answers, sorted by time under a shard', () => {
+    // Act
     const item = toItem(queued, { segments: 1, costCents: 1 });
-
+    // Assess
     expect(item.gsi2pk).toMatch(/^UNSETTLED#[0-7]$/);
     expect(item.gsi2sk).toBe(`${queued.createdAt}#${tenantId}#${queued.id}`);
-    expect(toItem({ ...queued, messageSid: 'SM1' })).not.toHaveProperty('gsi2pk');
-    expect(toItem(message)).not.toHaveProperty('gsi2pk'); // inbound
+  });
+
+  it.each([
+    ['an outbound text that already has its sid', { messageSid: 'SM1' }],
+    ['an outbound text past queued', { status: 'sent' as const }],
+    ['an inbound text', { direction: 'inbound' as const, status: 'received' as const, messageSid: 'SM1' }],
+  ])('leaves out %s', (_name, fields) => {
+    // Act
+    const item = toItem({ ...queued, ...fields });
+    // Assess
+    expect(item).not.toHaveProperty('gsi2pk');
+    expect(item).not.toHaveProperty('gsi2sk');
   });
 });
 
 describe('delivery status', () => {
-  const outbound = { ...message, direction: 'outbound', status: 'sent', pk, sk: `MSG#${message.id}`, costCents: 3, gsi2pk: 'UNSETTLED#1' };
+  const outbound = { ...message, direction: 'outbound', status: 'sent', pk, sk: `MSG#${message.id}`, costCents: 3, gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
+  const itemsOf = (call: number) => ddb.commandCalls(TransactWriteCommand)[call].args[0].input.TransactItems!;
+  const refundItem = { Update: { TableName: process.env.TABLE_NAME, Key: { pk, sk: 'TENANT' }, UpdateExpression: 'ADD #spend :refund', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#spend': 'spendCents' }, ExpressionAttributeValues: { ':refund': -3 } } };
 
-  it('changes message and thread together, guarded on the statuses it may follow', async () => {
+  it('changes message and thread together, guarded on the statuses it may follow, and takes the text off the unsettled worklist', async () => {
+    // Prepare
     ddb.on(GetCommand).resolves({ Item: outbound });
     ddb.on(TransactWriteCommand).resolves({});
-
+    // Act
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'delivered');
-
+    // Assess
     expect(result).toMatchObject({ changed: true, message: { status: 'delivered' } });
-    const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(items).toHaveLength(2); // delivered: no refund
-    const [messageUpdate, threadUpdate] = items;
-    expect(messageUpdate.Update).toMatchObject({
+    const [messageUpdate, threadUpdate] = itemsOf(0);
+    expect(messageUpdate.Update).toEqual({
+      TableName: process.env.TABLE_NAME,
+      Key: { pk, sk: `MSG#${message.id}` },
+      // A known outcome leaves the unsettled worklist.
+      UpdateExpression: 'SET #status = :status REMOVE #gsi2pk, #gsi2sk',
       ConditionExpression: '#status IN (:from0, :from1)',
+      ExpressionAttributeNames: { '#status': 'status', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk' },
       ExpressionAttributeValues: { ':status': 'delivered', ':from0': 'queued', ':from1': 'sent' },
     });
-    // A known outcome leaves the unsettled worklist.
-    expect(messageUpdate.Update!.UpdateExpression).toContain('REMOVE #gsi2pk, #gsi2sk');
     expect(threadUpdate.Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' }, ConditionExpression: '#lastMessageId = :id' });
   });
 
-  it('refunds a failed outbound text in the same transaction, with the reason kept on the row', async () => {
-    ddb.on(GetCommand).resolves({ Item: outbound });
+  it.each(['sent', 'delivered'] as const)('never refunds a text that is %s', async (status) => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'queued' } });
     ddb.on(TransactWriteCommand).resolves({});
-
-    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_failed', carrierCode: 30003 });
-
-    const [messageUpdate, refund] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_failed', ':code': 30003 });
-    expect(refund.Update).toMatchObject({ Key: { pk, sk: 'TENANT' }, UpdateExpression: 'ADD #spend :refund', ExpressionAttributeValues: { ':refund': -3 } });
+    // Act
+    await updateMessageStatus(tenantId, { messageId: message.id }, status);
+    // Assess: the message and its thread, nothing on the organization row
+    const items = itemsOf(0);
+    expect(items.map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'THREAD#+14155550101' }]);
   });
 
-  it('changes only the message (and the refund) when it is no longer the thread\'s newest', async () => {
+  it('refunds a failed outbound text in the same transaction, with the reason kept on the row', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: outbound });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_failed', carrierCode: 30003 });
+    // Assess: one transaction, so the refund happens exactly when the status changes
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    const [messageUpdate, refund, thread] = itemsOf(0);
+    expect(messageUpdate.Update).toMatchObject({
+      UpdateExpression: 'SET #status = :status, #reason = :reason, #code = :code REMOVE #gsi2pk, #gsi2sk',
+      ConditionExpression: '#status IN (:from0, :from1)',
+      ExpressionAttributeValues: { ':status': 'failed', ':reason': 'carrier_failed', ':code': 30003, ':from0': 'queued', ':from1': 'sent' },
+    });
+    expect(refund).toEqual(refundItem);
+    expect(thread.Update!.Key).toEqual({ pk, sk: 'THREAD#+14155550101' });
+  });
+
+  it('refunds nothing for a failed row that was never charged (written before billing)', async () => {
+    // Prepare
+    const { costCents: _cost, ...uncharged } = outbound;
+    ddb.on(GetCommand).resolves({ Item: uncharged });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
+    // Assess
+    expect(itemsOf(0).map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'THREAD#+14155550101' }]);
+  });
+
+  it('changes nothing, and so refunds nothing, for a text already failed', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'failed' } });
+    // Act
+    const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
+    // Assess
+    expect(result).toMatchObject({ changed: false, message: { status: 'failed' } });
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  it("changes only the message (and the refund) when it is no longer the thread's newest", async () => {
+    // Prepare
     ddb.on(GetCommand).resolves({ Item: outbound });
     ddb
       .on(TransactWriteCommand)
       .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }))
       .resolves({});
-
+    // Act
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
-
+    // Assess
     expect(result.changed).toBe(true);
-    const retry = ddb.commandCalls(TransactWriteCommand)[1].args[0].input.TransactItems!;
-    expect(retry.map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'TENANT' }]);
+    expect(itemsOf(1).map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'TENANT' }]);
+  });
+
+  it('reads again and decides afresh when the status moved between its read and its write', async () => {
+    // Prepare: a callback failed the text meanwhile
+    ddb
+      .on(GetCommand)
+      .resolvesOnce({ Item: outbound })
+      .resolves({ Item: { ...outbound, status: 'failed' } });
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }));
+    // Act
+    const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
+    // Assess: the refund went with the other writer's change, not with this one
+    expect(result).toMatchObject({ changed: false, message: { status: 'failed' } });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+  });
+
+  it('lets the sweep fail only a text still unsettled', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'queued', messageSid: '' } });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_outcome_unknown', onlyIfUnsettled: true });
+    // Assess: guarded on the worklist keys, so a callback that settled it first wins
+    expect(itemsOf(0)[0].Update!.ConditionExpression).toBe('#status IN (:from0, :from1) AND attribute_exists(#gsi2pk)');
+    expect(itemsOf(0)[1]).toEqual(refundItem);
+  });
+
+  it('leaves a settled text alone when the sweep comes late', async () => {
+    // Prepare: the send recorded the sid, which took the text off the worklist
+    const { gsi2pk: _pk, gsi2sk: _sk, ...settled } = { ...outbound, status: 'queued', messageSid: 'SM1' };
+    ddb.on(GetCommand).resolves({ Item: settled });
+    // Act
+    const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_outcome_unknown', onlyIfUnsettled: true });
+    // Assess
+    expect(result).toMatchObject({ changed: false, message: { status: 'queued' } });
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
   it('records the sid a callback names when the send never recorded it, in the same transaction as the status', async () => {
+    // Prepare
     ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'queued', messageSid: '' } });
     ddb.on(TransactWriteCommand).resolves({});
-
+    // Act
     const result = await updateMessageStatus(tenantId, { messageId: message.id, messageSid: 'SMfromcallback' }, 'sent');
-
+    // Assess
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
-    const [messageUpdate, sidRow] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    const [messageUpdate, sidRow] = itemsOf(0);
+    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #sid = :sid, #status = :status REMOVE #gsi2pk, #gsi2sk');
     expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':sid': 'SMfromcallback' });
     expect(sidRow.Put).toMatchObject({ Item: { pk, sk: 'MSGSID#SMfromcallback', messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
   });
 
   it('never goes backwards: a late "sent" after "delivered" writes nothing', async () => {
+    // Prepare
     ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'delivered' } });
-
+    // Act
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'sent');
-
+    // Assess
     expect(result).toMatchObject({ changed: false, message: { status: 'delivered' } });
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
   it('finds the message by carrier sid through the lookup row, and 404s an unknown sid', async () => {
+    // Prepare
     ddb
       .on(GetCommand)
       .resolves({})
@@ -174,8 +307,58 @@ describe('delivery status', () => {
       .on(GetCommand, { Key: { pk, sk: `MSG#${message.id}` } })
       .resolves({ Item: { ...outbound, status: 'queued' } });
     ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    const known = updateMessageStatus(tenantId, { messageSid: 'SMknown' }, 'sent');
+    const unknown = updateMessageStatus(tenantId, { messageSid: 'SMunknown' }, 'sent');
+    // Assess
+    await expect(known).resolves.toMatchObject({ changed: true });
+    await expect(unknown).rejects.toMatchObject({ status: 404 });
+  });
+});
 
-    await expect(updateMessageStatus(tenantId, { messageSid: 'SMknown' }, 'sent')).resolves.toMatchObject({ changed: true });
-    await expect(updateMessageStatus(tenantId, { messageSid: 'SMunknown' }, 'sent')).rejects.toMatchObject({ status: 404 });
+describe("recording the carrier's sid", () => {
+  const queuedRow = { ...message, direction: 'outbound', status: 'queued', messageSid: '', pk, sk: `MSG#${message.id}`, gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
+
+  it('stores the sid on the row and its lookup row in one transaction, which settles the text', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: queuedRow });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
+    // Assess
+    expect(recorded).toBe(true);
+    expect(ddb).toHaveReceivedCommandWith(TransactWriteCommand, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: process.env.TABLE_NAME,
+            Key: { pk, sk: `MSG#${message.id}` },
+            UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk',
+            // The same sid again (a callback first, then the send's answer) is harmless.
+            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))',
+            ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk' },
+            ExpressionAttributeValues: { ':sid': 'SM1', ':empty': '' },
+          },
+        },
+        {
+          Put: {
+            TableName: process.env.TABLE_NAME,
+            Item: { pk, sk: 'MSGSID#SM1', type: 'messageSid', messageId: message.id, counterpartNumber: '+14155550101' },
+            ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id',
+            ExpressionAttributeValues: { ':id': message.id },
+          },
+        },
+      ],
+    });
+  });
+
+  it('reports false, changing nothing, when the row already holds another sid', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...queuedRow, messageSid: 'SMother' } });
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }));
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
+    // Assess
+    expect(recorded).toBe(false);
   });
 });

@@ -47,10 +47,11 @@ const carrier = (overrides: Partial<ConstructorParameters<typeof TwilioCarrier>[
 
 describe('the Twilio carrier', () => {
   it('posts a form-encoded message with Basic auth to the account Messages resource and returns the sid', async () => {
+    // Prepare
     answer = json(201, { sid: 'SM0123456789abcdef0123456789abcdef', status: 'queued' });
-
+    // Act
     const receipt = await carrier({ statusCallbackUrl: 'https://api.example.com/carrier/status' }).send(text);
-
+    // Assess
     expect(receipt).toEqual({ messageSid: 'SM0123456789abcdef0123456789abcdef' });
     expect(requests).toHaveLength(1);
     const [request] = requests;
@@ -68,79 +69,165 @@ describe('the Twilio carrier', () => {
   });
 
   it('keeps a connection-override fragment last when it adds the message id to the StatusCallback URL', async () => {
+    // Prepare
     answer = json(201, { sid: 'SM0123456789abcdef0123456789abcdef' });
-
+    // Act
     await carrier({ statusCallbackUrl: 'https://api.example.com/prod/carrier/status#rc=5&rp=all' }).send(text);
-
+    // Assess: Twilio reads the fragment as its connection overrides, so it must stay a fragment
     expect(new URLSearchParams(requests[0].body).get('StatusCallback')).toBe('https://api.example.com/prod/carrier/status?messageId=m1#rc=5&rp=all');
   });
 
+  it("keeps the StatusCallback URL's own query parameters next to the message id", async () => {
+    // Prepare
+    answer = json(201, { sid: 'SM0123456789abcdef0123456789abcdef' });
+    // Act
+    await carrier({ statusCallbackUrl: 'https://api.example.com/carrier/status?stage=prod' }).send(text);
+    // Assess
+    expect(new URLSearchParams(requests[0].body).get('StatusCallback')).toBe('https://api.example.com/carrier/status?stage=prod&messageId=m1');
+  });
+
+  it('sends no StatusCallback when none is configured', async () => {
+    // Prepare
+    answer = json(201, { sid: 'SM0123456789abcdef0123456789abcdef' });
+    // Act
+    await carrier().send(text);
+    // Assess
+    expect(new URLSearchParams(requests[0].body).has('StatusCallback')).toBe(false);
+  });
+
   it('maps a 4xx about the text to a refusal with the provider code, naming neither body nor token', async () => {
+    // Prepare
     answer = json(400, { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 });
-
+    // Act
     const error = await carrier().send(text).catch((err: unknown) => err);
-
+    // Assess
     expect(error).toBeInstanceOf(CarrierError);
     expect((error as CarrierError).details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21211 });
     expect((error as CarrierError).message).not.toContain(text.body);
     expect((error as CarrierError).message).not.toContain(AUTH_TOKEN);
   });
 
-  it('says the recipient opted out on Twilio 21610', async () => {
-    answer = json(400, { code: 21610, message: 'Attempt to send to unsubscribed recipient', status: 400 });
-
+  it('maps a 4xx it cannot read to a refusal without a provider code', async () => {
+    // Prepare
+    answer = (res) => res.writeHead(404, { 'Content-Type': 'text/html' }).end('<html>not found</html>');
+    // Act
     const error = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
+    // Assess
+    expect(error.details).toEqual({ kind: 'refused', httpStatus: 404, providerCode: undefined });
+  });
 
+  it('says the recipient opted out on Twilio 21610', async () => {
+    // Prepare
+    answer = json(400, { code: 21610, message: 'Attempt to send to unsubscribed recipient', status: 400 });
+    // Act
+    const error = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
+    // Assess
     expect(error.details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21610, recipientOptedOut: true });
   });
 
   it('calls 429, 401 and 403 "not sent" (Twilio created nothing) and a 5xx "unknown" (it may have)', async () => {
+    // Prepare
     const kinds: Record<number, string> = {};
-    for (const status of [429, 401, 403, 500, 503]) {
+    // Act
+    for (const status of [429, 401, 403, 500, 502, 503]) {
       answer = json(status, { code: 20000 + status, message: 'no' });
       kinds[status] = ((await carrier().send(text).catch((err: unknown) => err)) as CarrierError).details.kind;
     }
-
-    expect(kinds).toEqual({ 429: 'not_sent', 401: 'not_sent', 403: 'not_sent', 500: 'unknown', 503: 'unknown' });
+    // Assess
+    expect(kinds).toEqual({ 429: 'not_sent', 401: 'not_sent', 403: 'not_sent', 500: 'unknown', 502: 'unknown', 503: 'unknown' });
   });
 
-  it('calls a success it cannot read (no sid, not JSON) unknown: the text may have been created', async () => {
-    answer = (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>proxy</html>');
-
-    await expect(carrier().send(text)).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'unknown', httpStatus: 200 } });
+  it.each([
+    ['not JSON', (res: ServerResponse) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>proxy</html>'), 200],
+    ['JSON without a sid', json(201, { status: 'queued' }), 201],
+    ['an empty sid', json(201, { sid: '' }), 201],
+  ])('calls a success it cannot read (%s) unknown: the text may have been created', async (_name, reply, httpStatus) => {
+    // Prepare
+    answer = reply;
+    // Act
+    const sent = carrier().send(text);
+    // Assess
+    await expect(sent).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'unknown', httpStatus } });
   });
 
-  it('calls a silent carrier or a reset unknown, and a refused connection not sent', async () => {
-    answer = () => undefined; // never answers
-    const silent = await carrier({ timeoutMs: 50 }).send(text).catch((err: CarrierError) => err);
+  it('calls a carrier that does not answer in time unknown', async () => {
+    // Prepare
+    answer = () => undefined; // reads the request, never answers
+    // Act
+    const error = await carrier({ timeoutMs: 50 }).send(text).catch((err: CarrierError) => err);
+    // Assess
+    expect(error).toMatchObject({ name: 'CarrierError', message: 'Twilio did not answer in time', details: { kind: 'unknown' } });
+    expect(requests).toHaveLength(1); // it did reach the carrier
+  });
+
+  it('calls a connection closed after the request was read ("other side closed") unknown', async () => {
+    // Prepare
     answer = (res) => res.socket?.destroy(); // reads the request, then resets
-    const reset = await carrier().send(text).catch((err: CarrierError) => err);
+    // Act
+    const error = await carrier().send(text).catch((err: CarrierError) => err);
+    // Assess
+    expect(error).toMatchObject({ name: 'CarrierError', message: "Twilio's answer was lost (UND_ERR_SOCKET)", details: { kind: 'unknown' } });
+    expect(requests).toHaveLength(1);
+  });
+
+  it('calls a refused connection not sent', async () => {
+    // Prepare: a port nothing listens on any more
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve)); // nothing listens there now: the connection is refused
-    const unreachable = await carrier({ baseUrl: `http://127.0.0.1:${closedPort}` }).send(text).catch((err: CarrierError) => err);
+    await new Promise((resolve) => closed.close(resolve));
+    // Act
+    const error = await carrier({ baseUrl: `http://127.0.0.1:${closedPort}` }).send(text).catch((err: CarrierError) => err);
+    // Assess
+    expect(error).toMatchObject({ name: 'CarrierError', message: 'Twilio could not be reached (ECONNREFUSED)', details: { kind: 'not_sent' } });
+  });
 
-    expect(silent).toMatchObject({ name: 'CarrierError', message: 'Twilio did not answer in time', details: { kind: 'unknown' } });
-    expect(reset).toMatchObject({ name: 'CarrierError', details: { kind: 'unknown' } });
-    expect(unreachable).toMatchObject({ name: 'CarrierError', message: 'Twilio could not be reached (ECONNREFUSED)', details: { kind: 'not_sent' } });
+  describe('network failures, by the code fetch reports under its cause', () => {
+    afterEach(() => jest.restoreAllMocks());
+    const fetchFailing = (code: string) =>
+      jest.spyOn(globalThis, 'fetch').mockRejectedValue(new TypeError('fetch failed', { cause: Object.assign(new Error(code), { code }) }));
+
+    it.each(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID'])(
+      '%s (no connection, or no request sent) is not sent',
+      async (code) => {
+        // Prepare
+        fetchFailing(code);
+        // Act
+        const error = await carrier().send(text).catch((err: CarrierError) => err);
+        // Assess
+        expect(error).toMatchObject({ name: 'CarrierError', message: `Twilio could not be reached (${code})`, details: { kind: 'not_sent' } });
+      },
+    );
+
+    it.each(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])('%s (the request may have arrived) is unknown', async (code) => {
+      // Prepare
+      fetchFailing(code);
+      // Act
+      const error = await carrier().send(text).catch((err: CarrierError) => err);
+      // Assess
+      expect(error).toMatchObject({ name: 'CarrierError', message: `Twilio's answer was lost (${code})`, details: { kind: 'unknown' } });
+    });
+
+    it('an error without any code is unknown', async () => {
+      // Prepare
+      jest.spyOn(globalThis, 'fetch').mockRejectedValue(new TypeError('fetch failed'));
+      // Act
+      const error = await carrier().send(text).catch((err: CarrierError) => err);
+      // Assess
+      expect(error).toMatchObject({ message: "Twilio's answer was lost (network error)", details: { kind: 'unknown' } });
+    });
   });
 
   it('bounds a send at 5 s by default, well inside the 10 s function timeout', () => {
+    // Assess
     expect(TWILIO_SEND_TIMEOUT_MS).toBe(5_000);
   });
 
   it("maps Twilio's statuses onto the message statuses", () => {
-    expect(['queued', 'sending', 'sent', 'delivered', 'read', 'undelivered', 'failed', 'canceled'].map(deliveryStatusOfTwilio)).toEqual([
-      undefined,
-      undefined,
-      'sent',
-      'delivered',
-      'delivered',
-      'failed',
-      'failed',
-      'failed',
-    ]);
+    // Act
+    const statuses = ['queued', 'sending', 'sent', 'delivered', 'read', 'undelivered', 'failed', 'canceled'].map(deliveryStatusOfTwilio);
+    // Assess
+    expect(statuses).toEqual([undefined, undefined, 'sent', 'delivered', 'delivered', 'failed', 'failed', 'failed']);
   });
 });
 
@@ -151,17 +238,20 @@ describe('choosing the carrier from configuration', () => {
   });
 
   it('builds the configured carrier', async () => {
+    // Prepare
     Object.assign(process.env, { CARRIER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID, TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    // Act
     const twilio = createCarrier();
     process.env.CARRIER = 'loopback';
     const loopback = createCarrier();
-
+    // Assess
     expect(twilio).toBeInstanceOf(TwilioCarrier);
     expect(loopback).toBeInstanceOf(LoopbackCarrier);
     await (loopback as LoopbackCarrier).stop();
   });
 
   it('fails fast on a missing or unknown carrier, or missing credentials', () => {
+    // Prepare, Act and Assess, one configuration at a time
     delete process.env.CARRIER;
     expect(() => createCarrier()).toThrow('CARRIER must be "twilio" or "loopback"');
     process.env.CARRIER = 'carrier-pigeon';
