@@ -13,7 +13,7 @@ import { DEFAULT_BACKOFF_BASE_MS, MAX_QUEUE_DELAY_MS } from '../lambdas/contexts
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
 import { DeliveryMessageSchema, type DeliveryMessage, type DeliveryQueue } from '../lambdas/contexts/webhooks/queue';
 import { toStreamChange } from '../lambdas/contexts/webhooks/stream-change';
-import { processDeliveryMessage } from '../lambdas/contexts/webhooks/deliver';
+import { claimStaleAfterMs, processDeliveryMessage } from '../lambdas/contexts/webhooks/deliver';
 import { endpointCache, routeChange } from '../lambdas/contexts/webhooks/route-change';
 import { localDynamoClient } from './dynamodb-local';
 import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/shared/config';
@@ -43,7 +43,8 @@ const DEFAULT_POLL_INTERVAL_MS = 150;
 const SHARD_DISCOVERY_INTERVAL_MS = 2_000;
 /** Like SQS's redrive: a message whose processing throws comes back a few times, then is dropped. */
 const LOCAL_MAX_RECEIVES = 4;
-const LOCAL_VISIBILITY_TIMEOUT_MS = 1_000;
+/** A thrown message comes back this long after its claim went stale, as SQS's visibility timeout does. */
+const LOCAL_VISIBILITY_MARGIN_MS = 1_000;
 const ROUTE_TRIES = 3;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -54,7 +55,15 @@ export class LocalDelayQueue implements DeliveryQueue {
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
 
-  constructor(private readonly handle: (message: DeliveryMessage) => Promise<unknown>) {}
+  /**
+   * `visibilityTimeoutMs`: how long a message whose processing threw stays away. Longer than a
+   * claim lives (`claimStaleAfterMs`): a processor that threw after claiming its attempt left the
+   * claim behind, and sooner its own message would find it live on every return and be dropped.
+   */
+  constructor(
+    private readonly handle: (message: DeliveryMessage) => Promise<unknown>,
+    private readonly visibilityTimeoutMs: number,
+  ) {}
 
   async send(message: DeliveryMessage, delayMs: number, receiveCount = 1): Promise<void> {
     if (this.stopped) return;
@@ -74,7 +83,7 @@ export class LocalDelayQueue implements DeliveryQueue {
         () => undefined,
         (err: unknown) => {
           logger.error('Local webhook sender failed', { deliveryId: message.deliveryId, receiveCount, error: (err as Error).message });
-          if (receiveCount < LOCAL_MAX_RECEIVES) return this.send(message, LOCAL_VISIBILITY_TIMEOUT_MS, receiveCount + 1);
+          if (receiveCount < LOCAL_MAX_RECEIVES) return this.send(message, this.visibilityTimeoutMs, receiveCount + 1);
           return undefined;
         },
       )
@@ -111,13 +120,16 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     region: 'local',
     credentials: LOCAL_ENGINE_CREDENTIALS,
   });
-  const queue: LocalDelayQueue = new LocalDelayQueue((message) =>
-    processDeliveryMessage(message, {
-      queue,
-      backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
-      timeoutMs: options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
-      allowInsecureTargets: options.allowInsecureTargets ?? false,
-    }),
+  const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+  const queue: LocalDelayQueue = new LocalDelayQueue(
+    (message) =>
+      processDeliveryMessage(message, {
+        queue,
+        backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+        timeoutMs,
+        allowInsecureTargets: options.allowInsecureTargets ?? false,
+      }),
+    claimStaleAfterMs(timeoutMs) + LOCAL_VISIBILITY_MARGIN_MS,
   );
 
   const iterators = new Map<string, string>();

@@ -6,7 +6,7 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { claimAttempt, getDelivery, insertDelivery, newDelivery } from '../../lambdas/contexts/webhooks/deliveries';
 import type { DeliveryMessage, DeliveryQueue } from '../../lambdas/contexts/webhooks/queue';
-import { AttemptInProgressError, CLAIM_MARGIN_MS, processDeliveryMessage } from '../../lambdas/contexts/webhooks/deliver';
+import { AttemptInProgressError, CLAIM_MARGIN_MS, claimStaleAfterMs, processDeliveryMessage } from '../../lambdas/contexts/webhooks/deliver';
 
 /**
  * At least once without duplicate chains: SQS may hand the same attempt to two processors (a
@@ -118,6 +118,53 @@ describe('a processor that crashed after claiming', () => {
     expect(takeover).toBe('retrying');
     expect(posts - before).toBe(1);
     expect(sent.map((m) => m.attempt)).toEqual([2]);
+  });
+
+  it('between queueing the next attempt and recording: the takeover repeats the attempt, and the chain still does not fork', async () => {
+    failWith = 500;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      // Prepare: attempt 1 posted and queued attempt 2, then its processor died before recording
+      const message = await pendingDelivery();
+      const { queue, sent } = captureQueue();
+      const dying: DeliveryQueue = {
+        send: async (m, delayMs) => {
+          await queue.send(m, delayMs);
+          throw new Error('processor died after queueing');
+        },
+      };
+      const t0 = Date.now();
+      const before = posts;
+      await expect(processDeliveryMessage(message, { queue: dying, allowInsecureTargets: true, now: () => t0 })).rejects.toThrow('died');
+      // Act: SQS brings attempt 1 back after its visibility timeout; then both copies of attempt 2 arrive
+      const takeover = await processDeliveryMessage(message, { queue, allowInsecureTargets: true, now: () => t0 + claimStaleAfterMs() + 1 });
+      const copies = sent.filter((m) => m.attempt === 2);
+      const outcomes = await Promise.all(copies.map((m) => settle(processDeliveryMessage(m, { queue, allowInsecureTargets: true }))));
+      // Assess: attempt 1 made twice (at least once), attempt 2 once, one attempt 3 queued
+      expect(takeover).toBe('retrying');
+      expect(copies).toHaveLength(2);
+      expect(outcomes.filter((o) => o === 'retrying')).toHaveLength(1);
+      expect(posts - before).toBe(3);
+      expect(sent.map((m) => m.attempt)).toEqual([2, 2, 3]);
+      expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({ attempts: 2, status: 'pending' });
+    }
+  });
+
+  it('never takes back a claim from a later attempt: the earlier attempt was made, its outcome only went unrecorded', async () => {
+    failWith = 500;
+    // Prepare: attempt 1 queued attempt 2 and died unrecorded; attempt 2 claimed (once long ago, once now)
+    const [old, fresh] = [await pendingDelivery(), await pendingDelivery()];
+    const t0 = Date.now();
+    const later = t0 + claimStaleAfterMs() + 1;
+    await claimAttempt({ tenantId, endpointId: endpoint.id, id: old.deliveryId }, { cycle: 1, attempt: 2, nowMs: t0, staleAfterMs: claimStaleAfterMs() });
+    await claimAttempt({ tenantId, endpointId: endpoint.id, id: fresh.deliveryId }, { cycle: 1, attempt: 2, nowMs: later, staleAfterMs: claimStaleAfterMs() });
+    const { queue, sent } = captureQueue();
+    const before = posts;
+    // Act: attempt 1's message comes back
+    const outcomes = await Promise.all([old, fresh].map((m) => settle(processDeliveryMessage(m, { queue, allowInsecureTargets: true, now: () => later }))));
+    // Assess: dropped, not repeated, not sent back to the queue by a throw
+    expect(outcomes).toEqual(['stale', 'stale']);
+    expect(posts - before).toBe(0);
+    expect(sent).toEqual([]);
   });
 
   it('answers a claim for a settled delivery or an older cycle as stale', async () => {

@@ -32,6 +32,13 @@ export type SendResult = 'deferred' | 'stale' | 'succeeded' | 'retrying' | 'fail
 export const CLAIM_MARGIN_MS = 30_000;
 
 /**
+ * How old a claim must be before a copy of its message may take it over. A queue must not bring a
+ * failed message back sooner (SQS: the visibility timeout, 180 s against 40 s), or the copy finds
+ * its own claim still live every time and the chain is lost to the dead-letter queue.
+ */
+export const claimStaleAfterMs = (timeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS): number => timeoutMs + CLAIM_MARGIN_MS;
+
+/**
  * Another processor is working on this very attempt (a duplicate queue message). Thrown so the
  * queue brings the message back after its visibility timeout: by then the attempt is recorded (the
  * copy is dropped as stale) or its claimer crashed (the copy takes the claim over).
@@ -88,7 +95,7 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   const claim = await claimAttempt(delivery, {
     ...base,
     nowMs: now(),
-    staleAfterMs: (deps.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS) + CLAIM_MARGIN_MS,
+    staleAfterMs: claimStaleAfterMs(deps.timeoutMs),
   });
   if (claim === 'stale') return 'stale';
   if (claim === 'taken') throw new AttemptInProgressError(delivery.id, message.attempt);
@@ -111,8 +118,10 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   }
   const dueAt = now() + waitMs;
   const hop = nextHop(dueAt, now());
-  // Queue first, record second: if recording fails the message is retried and the attempt
-  // repeats (at least once); the other order could leave a pending row with nothing queued.
+  // Queue first, record second: if recording fails (or the processor dies) the message comes back
+  // and, unless the next attempt has been claimed already, takes the stale claim over and repeats
+  // the attempt (at least once); the second copy of the next message then meets the claim on that
+  // attempt, so the chain does not fork. The other order could leave a pending row with nothing queued.
   await deps.queue.send({ ...message, attempt: message.attempt + 1, notBefore: hop.notBefore }, hop.delayMs);
   await recordAttempt(delivery, { ...base, status: 'pending', nextRetryAt: new Date(dueAt).toISOString(), lastError: outcome.error, now: new Date(now()) });
   logger.info('Webhook attempt failed; retry queued', { ...log, cause, nextRetryAt: new Date(dueAt).toISOString() });

@@ -208,7 +208,10 @@ export type AttemptClaim = 'claimed' | 'taken' | 'stale';
  * - `claimed`: this processor owns the attempt.
  * - `taken`: another processor claimed it less than `staleAfterMs` ago; the caller lets the queue
  *   bring the message back later (by then it is done, or its claimer crashed and the claim is stale).
- * - `stale`: the attempt is already recorded, the cycle moved on, or the delivery settled.
+ * - `stale`: the attempt is already recorded, the cycle moved on, the delivery settled, or a later
+ *   attempt is claimed. Only the processor of this attempt queues the next one, and only after
+ *   posting, so a later claim means this attempt was made even if its outcome was never recorded
+ *   (its processor died between queueing and recording): taking the claim back would post again.
  */
 export async function claimAttempt(
   delivery: Pick<Delivery, 'tenantId' | 'endpointId' | 'id'>,
@@ -223,7 +226,8 @@ export async function claimAttempt(
         // A redelivery starts a new cycle whose attempts count from 1 again: claims are per cycle.
         ConditionExpression:
           `${CONDITION.rowExists} AND #cycle = :cycle AND #status = :pending AND attempts < :attempt ` +
-          'AND (attribute_not_exists(claimedCycle) OR claimedCycle <> :cycle OR claimedAttempt < :attempt OR claimedAt < :staleBefore)',
+          'AND (attribute_not_exists(claimedCycle) OR claimedCycle <> :cycle OR claimedAttempt < :attempt ' +
+          'OR (claimedAttempt = :attempt AND claimedAt < :staleBefore))',
         ExpressionAttributeNames: { '#status': 'status', '#cycle': 'cycle' },
         ExpressionAttributeValues: {
           ':attempt': claim.attempt,
@@ -241,7 +245,7 @@ export async function claimAttempt(
     const raw = (err as ConditionalCheckFailedException).Item;
     const old = raw ? unmarshall(raw as Record<string, AttributeValue>) : undefined;
     const stillOpen = old && (old.cycle ?? 1) === claim.cycle && old.status === 'pending' && (old.attempts as number) < claim.attempt;
-    return stillOpen ? 'taken' : 'stale';
+    return stillOpen && old.claimedAttempt === claim.attempt ? 'taken' : 'stale';
   }
 }
 
