@@ -1,63 +1,96 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { createContact, deleteContact, ensureContactForNumber, numberClaimKey, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { NotFoundError } from '../../lambdas/shared/errors';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import { tenantPk } from '../../lambdas/shared/table/keys';
+import { createContact, deleteContact, ensureContactForNumber, updateContact } from '../../lambdas/contexts/contacts/contacts';
 import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';
-import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 
 /**
- * Adoption racing a renumber onto the same number: whatever the interleaving, exactly one contact
- * holds the number, its claim names it, and a later create gets 409 with that owner's id. Each
- * scenario runs 25 rounds on fresh numbers, so a race that breaks an invariant would show.
+ * Races on one number. Each scenario runs 25 rounds, each round in a fresh organization, so the
+ * whole directory can be checked after every round: whatever the interleaving, a number has at
+ * most one contact, its claim names that contact (and says whether it is named), no claim is left
+ * without its contact, and a later create meets the owner. Every request answers what the API
+ * promises: success, a 409 naming a contact that held the number, or (for PATCH/DELETE of a
+ * deleted contact) 404; never an unexplained error.
  */
 const ROUNDS = 25;
 // Many rounds of real DynamoDB writes: seconds alone, longer when the whole suite shares 2 cores.
-jest.setTimeout(60_000);
-let tenantId: string;
+jest.setTimeout(120_000);
 let serial = 0;
 const freshNumber = () => `+1415777${String((serial += 1)).padStart(4, '0')}`;
 
-beforeAll(async () => {
-  await createTestTable();
-  tenantId = (await createTenant({ name: 'Races Org' })).id;
-});
+beforeAll(createTestTable);
 
-/** Every contact row holding `number` (a read of the whole directory: test code only). */
-async function holdersOf(number: string): Promise<string[]> {
-  const ids: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
+type Row = Record<string, unknown>;
+
+/** The organization's contact and claim rows, read strongly consistent (test code only). */
+async function directory(tenantId: string): Promise<{ contacts: Row[]; claims: Row[] }> {
+  const rows: Row[] = [];
+  let startKey: Row | undefined;
   do {
     const page = await dynamo.send(
       new QueryCommand({
         TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': `T#${tenantId}`, ':prefix': 'CONTACT#' },
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': tenantPk(tenantId) },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       }),
     );
-    for (const item of page.Items ?? []) if (item.normalizedNumber === number) ids.push(item.id as string);
+    rows.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return ids;
+  return { contacts: rows.filter((r) => r.type === 'contact'), claims: rows.filter((r) => r.type === 'numberClaim') };
 }
 
-async function expectOneOwner(number: string): Promise<string> {
-  const holders = await holdersOf(number);
-  const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
-  expect(holders).toHaveLength(1);
-  expect(claim?.contactId).toBe(holders[0]);
-  // A later create meets the owner.
-  const later = await createContact(tenantId, { displayName: 'Latecomer', phoneNumber: number }).catch((err: unknown) => err);
-  if (later instanceof ContactConflictError) expect(later.details).toEqual({ contactId: holders[0] });
-  else expect(later).toMatchObject({ adopted: true, contact: { id: holders[0] } }); // still auto-created: adopted
-  return holders[0];
+/** Checks the claim invariants of the whole directory; returns number -> the contact holding it. */
+async function expectConsistentDirectory(tenantId: string): Promise<Map<string, Row>> {
+  const { contacts, claims } = await directory(tenantId);
+  const holders = new Map<string, Row>();
+  for (const contact of contacts) {
+    const number = contact.normalizedNumber as string;
+    expect(holders.has(number) ? `${number} held twice` : 'ok').toBe('ok');
+    holders.set(number, contact);
+    // The lower-cased copies search reads agree with the fields, whichever writer came last.
+    expect([contact.searchName, contact.searchCompany, contact.searchDigits]).toEqual([
+      (contact.displayName as string).toLowerCase(),
+      ((contact.company as string | null) ?? '').toLowerCase(),
+      number.replace(/\D/g, ''),
+    ]);
+  }
+  // One claim per held number, naming its holder, with the holder's named flag; no claim without its holder.
+  expect(claims.map((c) => [c.sk, c.contactId, c.named]).sort()).toEqual(
+    contacts.map((c) => [`NUMBER#${c.normalizedNumber}`, c.id, c.isAutoCreated === false]).sort(),
+  );
+  return holders;
 }
 
-describe('adoption racing a renumber onto the same number', () => {
-  it('leaves exactly one owner, named by the claim, every round', async () => {
-    for (let round = 0; round < ROUNDS; round += 1) {
+/** A later POST for `number` meets its owner: 409 naming a named owner, adoption of an auto one, else a new contact. */
+async function expectLaterCreateMeetsOwner(tenantId: string, number: string, owner: Row | undefined): Promise<void> {
+  const later = createContact(tenantId, { displayName: 'Latecomer', phoneNumber: number });
+  if (!owner) await expect(later).resolves.toMatchObject({ adopted: false });
+  else if (owner.isAutoCreated) await expect(later).resolves.toMatchObject({ adopted: true, contact: { id: owner.id } });
+  else await expect(later).rejects.toMatchObject({ constructor: ContactConflictError, details: { contactId: owner.id } });
+  await expectConsistentDirectory(tenantId);
+}
+
+/** The contactId a 409 names; fails on any other outcome, showing it. */
+function conflictNaming(result: PromiseSettledResult<unknown>): string {
+  expect(result).toMatchObject({ status: 'rejected', reason: expect.any(ContactConflictError) });
+  return (result as PromiseRejectedResult).reason.details.contactId as string;
+}
+
+async function rounds(run: (round: number) => Promise<void>): Promise<void> {
+  for (let round = 0; round < ROUNDS; round += 1) await run(round);
+}
+
+describe('races on one number', () => {
+  it('adoption racing a renumber onto the number: the adoption wins, the renumber is a 409 naming it', async () => {
+    await rounds(async (round) => {
       // Prepare: an auto-created contact holds N; a named contact holds M
+      const tenantId = uuidv7();
       const n = freshNumber();
       const autoId = await ensureContactForNumber(tenantId, n, 'auto_inbound');
       const { contact: named } = await createContact(tenantId, { displayName: `Named ${round}`, phoneNumber: freshNumber() });
@@ -66,56 +99,164 @@ describe('adoption racing a renumber onto the same number', () => {
         createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
         updateContact(tenantId, named.id, { phoneNumber: n }),
       ]);
-      // Assess: the adoption wins (the number is claimed already, so the renumber is a 409) and nothing is left half-moved
-      expect(adopted).toMatchObject({ status: 'fulfilled', value: { adopted: true, contact: { id: autoId } } });
-      expect(renumbered).toMatchObject({ status: 'rejected', reason: expect.any(ContactConflictError) });
-      expect(await expectOneOwner(n)).toBe(autoId);
-      expect(await holdersOf(named.phoneNumber)).toEqual([named.id]);
-    }
+      // Assess: N was claimed throughout, so the renumber never moves anything
+      expect(adopted).toMatchObject({ status: 'fulfilled', value: { adopted: true, contact: { id: autoId, isAutoCreated: false } } });
+      expect(conflictNaming(renumbered)).toBe(autoId);
+      const holders = await expectConsistentDirectory(tenantId);
+      expect(holders.get(n)).toMatchObject({ id: autoId, isAutoCreated: false });
+      expect(holders.get(named.phoneNumber)).toMatchObject({ id: named.id });
+      await expectLaterCreateMeetsOwner(tenantId, n, holders.get(n));
+    });
   });
 
-  it('never leaves two owners or a claim out of step when the auto-created contact is deleted while both race', async () => {
-    for (let round = 0; round < ROUNDS; round += 1) {
+  it('adoption and a renumber racing a delete of the auto-created contact: never two owners, never a stray claim', async () => {
+    await rounds(async (round) => {
+      const tenantId = uuidv7();
       const n = freshNumber();
       const autoId = await ensureContactForNumber(tenantId, n, 'auto_outbound');
-      const { contact: named } = await createContact(tenantId, { displayName: `Mover ${round}`, phoneNumber: freshNumber() });
+      const { contact: mover } = await createContact(tenantId, { displayName: `Mover ${round}`, phoneNumber: freshNumber() });
 
-      const results = await Promise.allSettled([
+      const [created, renumbered, deleted] = await Promise.allSettled([
         createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
-        updateContact(tenantId, named.id, { phoneNumber: n }),
+        updateContact(tenantId, mover.id, { phoneNumber: n }),
         deleteContact(tenantId, autoId),
       ]);
-      // Assess: the delete may win last (it names the very contact the adoption named), leaving
-      // the number free; never two holders, never a claim without its holder or a holder without its claim.
-      const holders = await holdersOf(n);
-      const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, n), ConsistentRead: true }));
-      expect(holders.length).toBeLessThanOrEqual(1);
-      expect(claim?.contactId).toBe(holders[0]);
-      if (holders.length === 1) {
-        await expectOneOwner(n);
-      } else {
-        expect(results[2].status).toBe('fulfilled'); // only the delete can have freed it
-        await expect(createContact(tenantId, { displayName: 'Fresh', phoneNumber: n })).resolves.toMatchObject({ adopted: false });
-      }
-    }
+
+      // Assess: the delete always succeeds; the create adopts, creates, or meets the mover; the renumber moves or meets a holder
+      expect(deleted.status).toBe('fulfilled');
+      const createdId = created.status === 'fulfilled' ? created.value.contact.id : undefined;
+      if (created.status === 'rejected') expect(conflictNaming(created)).toBe(mover.id);
+      if (renumbered.status === 'rejected') expect([autoId, createdId]).toContain(conflictNaming(renumbered));
+      const holders = await expectConsistentDirectory(tenantId);
+      expect([...holders.values()].map((c) => c.id)).not.toContain(autoId);
+      const owner = holders.get(n);
+      if (owner) expect([createdId, renumbered.status === 'fulfilled' ? mover.id : undefined]).toContain(owner.id);
+      await expectLaterCreateMeetsOwner(tenantId, n, owner);
+    });
   });
 
-  it('lets exactly one of two renumbers onto a free number win, the other 409 naming the winner', async () => {
-    for (let round = 0; round < ROUNDS; round += 1) {
+  it('adoption racing a renumber of the same auto-created contact: its claim follows it and says it is named', async () => {
+    await rounds(async (round) => {
+      const tenantId = uuidv7();
+      const n = freshNumber();
+      const p = freshNumber();
+      const autoId = await ensureContactForNumber(tenantId, n, 'auto_inbound');
+
+      const [created, renumbered] = await Promise.allSettled([
+        createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
+        updateContact(tenantId, autoId, { phoneNumber: p }),
+      ]);
+
+      // Assess: both succeed in either order: adopted then moved to P (N free), or moved then a new contact for N
+      expect(created.status).toBe('fulfilled');
+      expect(renumbered).toMatchObject({ status: 'fulfilled', value: { id: autoId, normalizedNumber: p } });
+      const holders = await expectConsistentDirectory(tenantId);
+      expect(holders.get(p)).toMatchObject({ id: autoId });
+      await expectLaterCreateMeetsOwner(tenantId, p, holders.get(p));
+      await expectLaterCreateMeetsOwner(tenantId, n, (await expectConsistentDirectory(tenantId)).get(n));
+    });
+  });
+
+  it('adoption racing a PATCH of other fields of the same contact: the row, its search copies and the PATCH answer agree', async () => {
+    await rounds(async (round) => {
+      const tenantId = uuidv7();
+      const n = freshNumber();
+      const autoId = await ensureContactForNumber(tenantId, n, 'auto_inbound');
+
+      const [created, patched] = await Promise.allSettled([
+        createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
+        updateContact(tenantId, autoId, { notes: 'patched', company: 'Acme' }),
+      ]);
+
+      // Assess: either order is fine, but the answer must be a state that existed: a PATCH whose
+      // fields survived came after the adoption (which clears them), so it answers a named contact.
+      expect(created).toMatchObject({ status: 'fulfilled', value: { adopted: true, contact: { id: autoId } } });
+      const holders = await expectConsistentDirectory(tenantId);
+      const row = holders.get(n) as Row;
+      expect(row).toMatchObject({ id: autoId, isAutoCreated: false, displayName: `Adopter ${round}` });
+      const patchedLast = row.notes === 'patched';
+      expect(patched).toMatchObject({ status: 'fulfilled', value: { notes: 'patched', isAutoCreated: !patchedLast } });
+      if (patchedLast) expect(patched).toMatchObject({ value: { displayName: `Adopter ${round}`, company: 'Acme' } });
+    });
+  });
+
+  it('two renumbers onto a free number: exactly one wins, the other is a 409 naming the winner and keeps its number', async () => {
+    await rounds(async (round) => {
+      const tenantId = uuidv7();
       const n = freshNumber();
       const { contact: a } = await createContact(tenantId, { displayName: `A ${round}`, phoneNumber: freshNumber() });
       const { contact: b } = await createContact(tenantId, { displayName: `B ${round}`, phoneNumber: freshNumber() });
 
       const results = await Promise.allSettled([updateContact(tenantId, a.id, { phoneNumber: n }), updateContact(tenantId, b.id, { phoneNumber: n })]);
 
-      const owner = await expectOneOwner(n);
-      const loser = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      expect(loser.reason).toBeInstanceOf(ContactConflictError);
-      expect((loser.reason as ContactConflictError).details).toEqual({ contactId: owner });
-      // The loser kept its own number and claim.
-      const loserId = owner === a.id ? b.id : a.id;
-      expect(await holdersOf(owner === a.id ? b.phoneNumber : a.phoneNumber)).toEqual([loserId]);
-    }
+      const holders = await expectConsistentDirectory(tenantId);
+      const winner = holders.get(n);
+      const loser = winner?.id === a.id ? b : a;
+      expect([a.id, b.id]).toContain(winner?.id);
+      expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect(conflictNaming(results[loser === a ? 0 : 1])).toBe(winner?.id);
+      expect(holders.get(loser.phoneNumber)).toMatchObject({ id: loser.id });
+      await expectLaterCreateMeetsOwner(tenantId, n, winner);
+    });
+  });
+
+  it('the same renumber sent twice at once (a retried PATCH): both succeed, never a 409 naming the contact itself', async () => {
+    await rounds(async (round) => {
+      const tenantId = uuidv7();
+      const n = freshNumber();
+      const { contact } = await createContact(tenantId, { displayName: `Twice ${round}`, phoneNumber: freshNumber() });
+
+      const results = await Promise.allSettled([updateContact(tenantId, contact.id, { phoneNumber: n }), updateContact(tenantId, contact.id, { phoneNumber: n })]);
+
+      expect(results).toMatchObject([
+        { status: 'fulfilled', value: { id: contact.id, normalizedNumber: n } },
+        { status: 'fulfilled', value: { id: contact.id, normalizedNumber: n } },
+      ]);
+      const holders = await expectConsistentDirectory(tenantId);
+      expect(holders.get(n)).toMatchObject({ id: contact.id });
+      expect(holders.has(contact.phoneNumber)).toBe(false);
+      await expectLaterCreateMeetsOwner(tenantId, n, holders.get(n));
+    });
+  });
+
+  it('auto-creation, a create and a renumber racing onto a free number: one owner, and every answer names it', async () => {
+    await rounds(async (round) => {
+      const tenantId = uuidv7();
+      const n = freshNumber();
+      const { contact: mover } = await createContact(tenantId, { displayName: `Mover ${round}`, phoneNumber: freshNumber() });
+
+      const [auto, created, renumbered] = await Promise.allSettled([
+        ensureContactForNumber(tenantId, n, 'auto_inbound'),
+        createContact(tenantId, { displayName: `Creator ${round}`, phoneNumber: n }),
+        updateContact(tenantId, mover.id, { phoneNumber: n }),
+      ]);
+
+      // Assess: nothing deletes here, so whoever first claimed N still holds it (adopted or not)
+      const holders = await expectConsistentDirectory(tenantId);
+      const owner = holders.get(n) as Row;
+      expect(auto).toMatchObject({ status: 'fulfilled', value: owner.id });
+      if (created.status === 'fulfilled') expect(created.value.contact.id).toBe(owner.id);
+      else expect(conflictNaming(created)).toBe(owner.id);
+      if (renumbered.status === 'fulfilled') expect(owner.id).toBe(mover.id);
+      else expect(conflictNaming(renumbered)).toBe(owner.id);
+      await expectLaterCreateMeetsOwner(tenantId, n, owner);
+    });
+  });
+
+  it('a PATCH or DELETE of a contact deleted meanwhile is a 404, not a conflict', async () => {
+    await rounds(async () => {
+      const tenantId = uuidv7();
+      const autoId = await ensureContactForNumber(tenantId, freshNumber(), 'auto_inbound');
+
+      const [renumbered, deletedA, deletedB] = await Promise.allSettled([
+        updateContact(tenantId, autoId, { phoneNumber: freshNumber() }),
+        deleteContact(tenantId, autoId),
+        deleteContact(tenantId, autoId),
+      ]);
+
+      for (const r of [renumbered, deletedA, deletedB]) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(NotFoundError);
+      expect([deletedA, deletedB].filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(await directory(tenantId)).toEqual({ contacts: [], claims: [] });
+    });
   });
 });

@@ -190,7 +190,7 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
   };
   const contactUpdate = updateExpression(named);
   try {
-    await dynamo.send(
+    await retryOnTransactionConflict(() => dynamo.send(
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -214,14 +214,18 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
           },
         ],
       }),
-    );
+    ));
   } catch (err) {
     const claim = failedCondition(cancellationReasons(err), 0);
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
     if (claim) throw new ClaimMoved();
     throw err;
   }
-  return readContact(tenantId, contactId);
+  // Strongly consistent, so the answer is the adopted row, not the auto-created one a replica still has.
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }));
+  // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than answering 404.
+  if (!Item) throw new ClaimMoved();
+  return fromItem(Item);
 }
 
 /** POST /contacts: create (201), adopt the auto-created row (200), or 409 naming the holder. */
@@ -342,16 +346,21 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
       updatedAt: nowIso(now),
     };
     if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
+    // Only the search copies of fields this PATCH writes: a copy derived from the rest of `current`
+    // would overwrite what a concurrent writer (an adoption, another PATCH) just set.
+    const search = searchAttributes(next);
     const changed = updateExpression({
       ...patch,
       normalizedNumber: patch.phoneNumber,
       updatedAt: next.updatedAt,
-      ...searchAttributes(next),
+      searchName: patch.displayName === undefined ? undefined : search.searchName,
+      searchCompany: patch.company === undefined ? undefined : search.searchCompany,
+      searchDigits: patch.phoneNumber === undefined ? undefined : search.searchDigits,
     });
     const numberMoves = current.normalizedNumber !== next.normalizedNumber;
     if (!numberMoves) {
       try {
-        await dynamo.send(
+        const { Attributes } = await dynamo.send(
           new UpdateCommand({
             TableName: TABLE_NAME,
             Key: contactKey(tenantId, contactId),
@@ -359,9 +368,11 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
             ConditionExpression: `${CONDITION.rowExists} AND #normalizedNumber = :currentNumber`,
             ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#normalizedNumber': 'normalizedNumber' },
             ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber },
+            // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
+            ReturnValues: 'ALL_NEW',
           }),
         );
-        return next;
+        return fromItem(Attributes as Item);
       } catch (err) {
         if (isConditionalCheckFailed(err)) continue; // deleted or renumbered meanwhile: look again
         throw err;
@@ -377,9 +388,11 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
                 TableName: TABLE_NAME,
                 Key: contactKey(tenantId, contactId),
                 ...changed,
-                ConditionExpression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber`,
-                ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#currentNumberAttr': 'normalizedNumber' },
-                ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber },
+                // Also still auto-created or named as read: the new claim copies that flag, and an
+                // adoption committed since the read must not leave a claim saying "unnamed".
+                ConditionExpression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND #isAutoCreatedAttr = :wasAuto`,
+                ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#currentNumberAttr': 'normalizedNumber', '#isAutoCreatedAttr': 'isAutoCreated' },
+                ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ':wasAuto': current.isAutoCreated },
               },
             },
             ...(current.normalizedNumber
@@ -411,7 +424,8 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
       if (!reasons) throw err;
       const claimIndex = reasons.length - 1;
       const taken = failedCondition(reasons, claimIndex);
-      if (taken?.item) throw new ContactConflictError(taken.item.contactId as string);
+      // Held by this very contact: a concurrent PATCH moved it there first; the next round sees no move.
+      if (taken?.item && taken.item.contactId !== contactId) throw new ContactConflictError(taken.item.contactId as string);
       // Otherwise the contact changed under us: read it again and decide afresh.
     }
   }
