@@ -2,6 +2,12 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES, type CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
+import {
+  callbackRateLimitRefusal,
+  TWILIO_SIGNATURE_HEADER,
+  TWILIO_SIGNATURE_PATTERN,
+  UNSIGNED_CALLBACK_REFUSAL,
+} from '../lambdas/contexts/carrier/callback-protection';
 import type { ServiceConfig } from './config';
 import { Carrier, CARRIER_SENDER_FUNCTION_OPTIONS } from './constructs/carrier';
 import { FunctionFactory } from './constructs/function-factory';
@@ -84,6 +90,13 @@ export class ServiceStack extends Stack {
       // POST /messages reads the Twilio secret at init, so its bundle carries the preload.
       routeFunctionOptions: { sendMessage: CARRIER_SENDER_FUNCTION_OPTIONS },
       providerCallbackPrefixes: [`${CARRIER_PREFIX}/`],
+      providerCallbackProtection: {
+        signatureHeader: TWILIO_SIGNATURE_HEADER,
+        signaturePattern: TWILIO_SIGNATURE_PATTERN,
+        limitPerMinutePerAddress: config.carrierCallbackLimitPerAddress,
+        unsignedRefusal: UNSIGNED_CALLBACK_REFUSAL,
+        rateLimitedRefusal: callbackRateLimitRefusal(config.carrierCallbackLimitPerAddress),
+      },
     });
 
     this.carrier = new Carrier(this, 'Carrier', {

@@ -45,7 +45,7 @@ export function freePort(): Promise<number> {
 export const localDynamoClient = (endpoint: string) =>
   new DynamoDBClient({ endpoint, region: 'local', credentials: LOCAL_ENGINE_CREDENTIALS });
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const client = localDynamoClient(endpoint);
   const deadline = Date.now() + timeoutMs;
   try {

@@ -6,6 +6,7 @@ import { ROUTES } from '../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
 import { createAuthorizerCache } from './authorizer-cache';
+import { CarrierCallbackGate } from './carrier-callback-gate';
 import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
 import { ensureTable } from './create-table';
@@ -178,7 +179,12 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     authorize: cache.decide,
     toAuthorizerContext: principalToContext,
     // At the root, as API Gateway serves them next to /api/v1 (no prefix of their own to strip).
-    callbacks: { match: createRouter(CARRIER_ROUTES, ''), handlers: callbackHandlers },
+    callbacks: {
+      prefix: `${CARRIER_PREFIX}/`,
+      match: createRouter(CARRIER_ROUTES, ''),
+      handlers: callbackHandlers,
+      gate: new CarrierCallbackGate(options.carrierCallbacks),
+    },
     logRequest: out.print,
     logError: out.error,
   });

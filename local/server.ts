@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { posix } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
 import type { CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
 import type { AuthDecision, AuthorizerContext, Principal } from '../lambdas/contexts/tenants/auth';
 import { GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
+import type { CarrierCallbackGate } from './carrier-callback-gate';
 import type { ProxyHandler } from './handlers';
 import { lambdaContext, toProxyEvent, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';
@@ -21,8 +23,12 @@ const INTEGRATION_TIMEOUT_MS = 29_000;
  * be filled after the server listens: their configuration needs the port it got.
  */
 export type CallbackRoutes = {
+  /** Where the WAF's callback rules apply instead of the per-network limit (e.g. `/carrier/twilio/`). */
+  prefix: string;
   match: (method: string, rawPath: string) => RouteMatch<CarrierRouteSpec>;
   handlers: Map<string, ProxyHandler>;
+  /** The WAF's callback rules and each method's throttle, before the function. */
+  gate: CarrierCallbackGate;
 };
 
 export type ApiServerDeps = {
@@ -95,16 +101,46 @@ async function invoke(handler: ProxyHandler | undefined, operationId: string, ev
   return outcome;
 }
 
-/** A carrier callback: straight to its function, which verifies the signature and answers 403 itself. */
-async function respondToCallback(
-  deps: ApiServerDeps,
-  callbacks: CallbackRoutes,
-  match: Exclude<RouteMatch<CarrierRouteSpec>, { kind: 'notFound' }>,
-  request: IncomingRequest,
-  requestId: string,
-): Promise<Outcome> {
+/** The path as WAF compares it: percent-decoded and normalised, so `..` cannot reach under (or out of) a prefix. */
+function normalisedPath(rawPath: string): string {
+  let decoded = rawPath;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    // WAF's URL_DECODE leaves a malformed escape as it is
+  }
+  return posix.normalize(decoded);
+}
+
+/**
+ * A request under the carrier's callback prefix, in AWS's order: the WAF's callback rules (the
+ * signature's shape, the per-address limit), the payload limit, the route, the method's throttle,
+ * then the function, which verifies the signature and answers 403 itself.
+ */
+async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes, req: IncomingMessage, requestId: string): Promise<Outcome> {
+  const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
+  const method = req.method ?? 'GET';
+  const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
+  const match = callbacks.match(method, rawPath);
+  const signature = req.headers['x-twilio-signature'];
+  const answer = callbacks.gate.admit({
+    sourceIp,
+    signature: Array.isArray(signature) ? signature[0] : signature,
+    method: match.kind === 'route' ? `${method} ${match.route.path}` : undefined,
+  });
+  if (!answer.admitted) {
+    req.resume();
+    if (answer.by === 'throttle') return gateway(GATEWAY_RESPONSES.throttled);
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (answer.by === 'address') headers['Retry-After'] = String(answer.retryAfterSeconds);
+    return { statusCode: answer.statusCode, headers, body: JSON.stringify(answer.body) };
+  }
+  const body = await readBody(req);
+  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
+  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
   if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
   const { route } = match;
+  const request: IncomingRequest = { method, rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
   const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
   return invoke(callbacks.handlers.get(route.operationId), route.operationId, event, deps.stage);
 }
@@ -112,6 +148,11 @@ async function respondToCallback(
 /** In API Gateway's order: the WAF's per-network limit, the payload limit, the route, the authorizer, the Lambda. */
 async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: string): Promise<Outcome> {
   const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
+  const callbacks = deps.callbacks;
+  // The carrier's callbacks have their own resources outside the API prefix and their own WAF rules.
+  if (callbacks && normalisedPath(splitUrl(req.url ?? '/').rawPath).startsWith(callbacks.prefix)) {
+    return respondToCallback(deps, callbacks, req, requestId);
+  }
   if (!deps.admitNetwork(sourceIp)) {
     req.resume();
     return gateway(GATEWAY_RESPONSES.throttled);
@@ -120,11 +161,6 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
   if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
   const request: IncomingRequest = { method: req.method ?? 'GET', rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
-  if (deps.callbacks) {
-    // Its own resources outside the API prefix; a path that is none of them goes on to the API's routes.
-    const callback = deps.callbacks.match(request.method, request.rawPath);
-    if (callback.kind !== 'notFound') return respondToCallback(deps, deps.callbacks, callback, request, requestId);
-  }
   const match = deps.match(request.method, request.rawPath);
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
   if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);

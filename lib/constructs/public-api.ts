@@ -12,7 +12,7 @@ import { GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/
 import type { ServiceConfig } from '../config';
 import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
 import type { FunctionFactory, FunctionSpec } from './function-factory';
-import { NetworkRateLimit } from './network-rate-limit';
+import { NetworkRateLimit, type ExemptPathProtection } from './network-rate-limit';
 import type { ServiceTable } from './table';
 
 export type PublicApiProps = {
@@ -30,6 +30,8 @@ export type PublicApiProps = {
    * methods. The per-address WAF limit does not apply under them: see `NetworkRateLimit`.
    */
   providerCallbackPrefixes?: readonly string[];
+  /** The edge rules of those paths (signature header shape, limit per address): see `NetworkRateLimit`. */
+  providerCallbackProtection?: ExemptPathProtection;
 };
 
 /** What a route's function may have beyond the defaults of the factory. */
@@ -233,6 +235,7 @@ export class PublicApi extends Construct {
       limitPerMinute: config.networkRateLimitPerMinute,
       name: serviceName,
       exemptPathPrefixes: this.providerCallbackPrefixes,
+      exemptPathProtection: props.providerCallbackProtection,
     });
 
     if (config.customDomain) {

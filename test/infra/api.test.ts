@@ -201,16 +201,16 @@ describe('the public API', () => {
 
     const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as {
       Scope: string;
-      Rules: { Statement: unknown; Action: { Block: { CustomResponse: Record<string, unknown> } } }[];
+      Rules: { Name: string; Statement: unknown; Action: { Block: { CustomResponse: Record<string, unknown> } } }[];
       CustomResponseBodies: Record<string, { ContentType: string; Content: string }>;
     };
 
     expect(acl.Scope).toBe('REGIONAL');
-    expect(acl.Rules).toHaveLength(1);
-    expect(acl.Rules[0].Statement).toEqual({
+    const rule = acl.Rules.find((r) => r.Name === 'PerClientAddressRateLimit')!;
+    expect(rule.Statement).toEqual({
       RateBasedStatement: { Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'IP', ScopeDownStatement: expect.anything() },
     });
-    const custom = acl.Rules[0].Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
+    const custom = rule.Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
     expect(custom.ResponseCode).toBe(429);
     expect(custom.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
     const body = acl.CustomResponseBodies[custom.CustomResponseBodyKey];
