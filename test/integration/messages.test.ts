@@ -151,6 +151,18 @@ describe('sending a text', () => {
     expect((await listThreads(tenantId))[0].messageCount).toBe(k);
   });
 
+  it('refuses a text that alone costs more than the limit of an organization never charged before (no spend on its row)', async () => {
+    const tenantId = await newOrg({ spendingLimitCents: 1 });
+    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), UpdateExpression: 'REMOVE spendCents' }));
+    const carrier = acceptingCarrier();
+
+    // Two segments at the default rate: 2 cents against a limit of 1
+    await expect(sendMessage(tenantId, { to: '+14155550108', body: 'x'.repeat(161) }, carrier)).rejects.toBeInstanceOf(SpendingLimitReachedError);
+
+    expect(carrier.sent).toHaveLength(0);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+  });
+
   it('follows a limit the operator raises', async () => {
     const tenantId = await newOrg({ spendingLimitCents: 0 });
     await expect(sendMessage(tenantId, { to: '+14155550107', body: 'one' }, acceptingCarrier())).rejects.toBeInstanceOf(SpendingLimitReachedError);
@@ -197,7 +209,7 @@ describe('threads', () => {
     expect(all.items).toHaveLength(16);
     // The thread's last message is the newest of them all, whatever order the writes landed in.
     expect(Item!.lastMessageId).toBe(all.items[0].id);
-  });
+  }, 30_000);
 });
 
 describe('a conversation', () => {
