@@ -411,21 +411,16 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
   throw new Error('updateContact: the contact kept changing; giving up');
 }
 
+/** Frees a number's claim, if the contact has a number and the claim still names it. */
+const claimRelease = (tenantId: string, contactId: string, number: string | null) =>
+  number
+    ? [{ Delete: { TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConditionExpression: 'contactId = :contactId', ExpressionAttributeValues: { ':contactId': contactId } } }]
+    : [];
+
 /** A renumber's claim writes: free the old number (if it still names this contact), take the new one. */
 function claimMove(tenantId: string, contactId: string, current: Contact, newNumber: string) {
   return [
-    ...(current.normalizedNumber
-      ? [
-          {
-            Delete: {
-              TableName: TABLE_NAME,
-              Key: numberClaimKey(tenantId, current.normalizedNumber),
-              ConditionExpression: 'contactId = :contactId',
-              ExpressionAttributeValues: { ':contactId': contactId },
-            },
-          },
-        ]
-      : []),
+    ...claimRelease(tenantId, contactId, current.normalizedNumber),
     {
       Put: {
         TableName: TABLE_NAME,
@@ -455,18 +450,7 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
                 ExpressionAttributeValues: { ':number': current.normalizedNumber, ...search.guard.values },
               },
             },
-            ...(current.normalizedNumber
-              ? [
-                  {
-                    Delete: {
-                      TableName: TABLE_NAME,
-                      Key: numberClaimKey(tenantId, current.normalizedNumber),
-                      ConditionExpression: 'contactId = :contactId',
-                      ExpressionAttributeValues: { ':contactId': contactId },
-                    },
-                  },
-                ]
-              : []),
+            ...claimRelease(tenantId, contactId, current.normalizedNumber),
             ...search.writes,
           ],
         }),
