@@ -397,8 +397,9 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: [contactUpdate, ...claimMoves, ...search.writes] }));
       if (numberMoves) return next;
-      // The row as this write left it, read strongly consistent (a concurrent PATCH of other fields may have landed).
-      return (await readContactRow(tenantId, contactId, true)).contact;
+      // The row as this write left it, read strongly consistent (a concurrent PATCH of other fields
+      // may have landed); `next` if a DELETE came right after.
+      return await readContactRow(tenantId, contactId, true).then((row) => row.contact, () => next);
     } catch (err) {
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
