@@ -111,7 +111,17 @@ function describeHttpFailure(status: number, body: string): string {
 const isStaleSocketError = (request: http.ClientRequest, err: NodeJS.ErrnoException): boolean =>
   request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
 
-export function postPinned(target: ResolvedTarget, headers: Record<string, string>, body: string, timeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS): Promise<AttemptOutcome> {
+/**
+ * Posts within `timeoutMs`: what is left of the attempt's `attemptMs` (the sender resolved the
+ * host first, within the same deadline); a timeout is reported against the whole attempt.
+ */
+export function postPinned(
+  target: ResolvedTarget,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS,
+  attemptMs = timeoutMs,
+): Promise<AttemptOutcome> {
   const secure = target.url.protocol === 'https:';
   const port = Number(target.url.port) || (secure ? 443 : 80);
   const agent = agentFor(target, secure, port);
@@ -195,7 +205,7 @@ export function postPinned(target: ResolvedTarget, headers: Record<string, strin
       }
       finish(
         status === undefined
-          ? { ok: false, error: `timeout: no response within ${timeoutMs} ms` }
+          ? { ok: false, error: `timeout: no response within ${attemptMs} ms` }
           : { ok: false, status, error: describeHttpFailure(status, received) },
       );
     }, timeoutMs);
