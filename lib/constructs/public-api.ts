@@ -246,8 +246,8 @@ export class PublicApi extends Construct {
         securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
       });
       // The domain answers IPv6 too, like the API. The construct has no property for it yet
-      // (CloudFormation does: EndpointConfiguration.IpAddressType); its DNS name then needs an
-      // AAAA alias record next to the A record (docs/deploy.md).
+      // (CloudFormation does: EndpointConfiguration.IpAddressType). A Route 53 alias of the
+      // domain then needs an AAAA record next to the A record (docs/deploy.md).
       (this.domain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride('EndpointConfiguration.IpAddressType', 'dualstack');
       // The domain root maps to the stage: the resources already live under /api/v1, so
       // https://<domain>/api/v1 is {base_url} with no stage name in it.
