@@ -12,7 +12,7 @@ import { startReceiver, type Receiver } from './support/receiver';
  * happen before the restart.
  */
 const ARGS = ['--allow-http-webhooks', '--webhook-backoff-ms', '10000', '--webhook-timeout-ms', '2000'];
-const TEST_TIMEOUT_MS = 240_000;
+const TEST_TIMEOUT_MS = 300_000;
 
 type DeliveryView = { id: string; status: string; attempts: number; nextRetryAt: string | null; lastError: string | null };
 

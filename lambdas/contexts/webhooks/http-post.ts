@@ -7,7 +7,8 @@ import type { ResolvedTarget } from './internal/ssrf';
  * One HTTP attempt, over a connection to the address the SSRF guard checked for this very
  * attempt, kept alive for the next attempt that checks out the same way.
  *
- * The guard resolves the host and checks every address on every attempt (deliver.ts). The
+ * The guard resolves the host and checks every address on every attempt, within the attempt's
+ * deadline (deliver.ts: the post gets what the lookup left of it). The
  * request must then reach that checked address only, so a DNS answer that changes between check
  * and connect cannot redirect it; the original host still goes in the Host header, TLS SNI and
  * the certificate check. Connections come from one keep-alive agent per checked connection,
