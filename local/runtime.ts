@@ -13,6 +13,7 @@ import { ensureTable } from './create-table';
 import { demoBanner, ensureDemoOrganization } from './demo';
 import { localDynamoClient, startDynamoDbLocal } from './dynamodb-local';
 import { loadHandlers, type ProxyHandler } from './handlers';
+import { queueFile } from './queue-file';
 import { createRouter } from './router';
 import { isProcessAlive, LOCAL_TABLE_NAME, readRuntimeInfo, writeRuntimeInfo, type RuntimeInfo } from './runtime-file';
 import { createApiServer } from './server';
@@ -106,10 +107,12 @@ async function loadCallbackHandlers(options: RuntimeOptions, port: number, into:
 }
 
 /** The stream -> router -> queue -> sender pipeline, with the delivery rules the operator chose. */
-async function startWebhooks(options: RuntimeOptions, endpoint: string) {
+async function startWebhooks(options: RuntimeOptions, endpoint: string, stateDir: string) {
   // Imported now: it loads the domain modules, which read TABLE_NAME when first imported.
   const { startWebhookPipeline } = await import('./webhook-pipeline');
   return startWebhookPipeline({
+    // Kept with the data: waiting deliveries resume after a restart; --in-memory keeps neither.
+    queueStore: options.inMemory ? undefined : queueFile(stateDir),
     endpoint,
     tableName: LOCAL_TABLE_NAME,
     backoffBaseMs: options.webhookBackoffMs,
@@ -200,7 +203,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   const { port } = server.address() as AddressInfo;
   runtime.apiBaseUrl = `http://127.0.0.1:${port}${API_PREFIX}`;
   const carrier = await loadCallbackHandlers(options, port, callbackHandlers);
-  cleanup.push((await startWebhooks(options, endpoint)).stop);
+  cleanup.push((await startWebhooks(options, endpoint, stateDir)).stop);
   const { startTextSettlement } = await import('./text-settlement');
   cleanup.push((await startTextSettlement(options.textGraceMs, out.error)).stop);
 

@@ -165,7 +165,10 @@ export class PublicApi extends Construct {
     this.api = new apigateway.RestApi(this, 'Api', {
       restApiName: serviceName,
       description: 'Call, Contact and Text-Message Service, public JSON API v1',
-      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // Dualstack: IPv6 clients reach the API as well as IPv4 ones (a regional REST API supports
+      // it; the AWS default is IPv4 only). Nothing here filters on source addresses, and the WAF
+      // rule counts IPv6 clients per address like IPv4 ones (NetworkRateLimit).
+      endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL], ipAddressType: apigateway.IpAddressType.DUAL_STACK },
       // Usage plans meter the key the authorizer returns (`usageIdentifierKey`), so clients send
       // only their bearer key and never a second x-api-key header.
       apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
@@ -245,6 +248,10 @@ export class PublicApi extends Construct {
         endpointType: apigateway.EndpointType.REGIONAL,
         securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
       });
+      // The domain answers IPv6 too, like the API. The construct has no property for it yet
+      // (CloudFormation does: EndpointConfiguration.IpAddressType). A Route 53 alias of the
+      // domain then needs an AAAA record next to the A record (docs/deploy.md).
+      (this.domain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride('EndpointConfiguration.IpAddressType', 'dualstack');
       // The domain root maps to the stage: the resources already live under /api/v1, so
       // https://<domain>/api/v1 is {base_url} with no stage name in it.
       this.domain.addBasePathMapping(this.api, { stage: this.stage });

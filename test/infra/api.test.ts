@@ -163,6 +163,14 @@ describe('the public API', () => {
     expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String) });
   });
 
+  it('accepts IPv6 clients: a regional endpoint with the dualstack IP address type', () => {
+    const { template } = synth();
+
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      EndpointConfiguration: { Types: ['REGIONAL'], IpAddressType: 'dualstack' },
+    });
+  });
+
   it('meters keys from the authorizer with a usage plan no tighter than 120 requests per minute', () => {
     const { stack, template } = synth();
 
@@ -264,14 +272,14 @@ describe('the public API', () => {
     expect(outputs.Stage.Value).toBe('dev');
   });
 
-  it('maps a custom domain root to the stage, so {base_url} is https://<domain>/api/v1', () => {
+  it('maps a custom domain root to the stage, so {base_url} is https://<domain>/api/v1, dualstack like the API', () => {
     const certificateArn = 'arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555';
     const { stack, template } = synth({ customDomain: { domainName: 'api.example.com', certificateArn } });
 
     template.hasResourceProperties('AWS::ApiGateway::DomainName', {
       DomainName: 'api.example.com',
       RegionalCertificateArn: certificateArn,
-      EndpointConfiguration: { Types: ['REGIONAL'] },
+      EndpointConfiguration: { Types: ['REGIONAL'], IpAddressType: 'dualstack' },
       SecurityPolicy: 'TLS_1_2',
     });
     const mapping = Object.values(template.findResources('AWS::ApiGateway::BasePathMapping'))[0].Properties;
