@@ -1,6 +1,6 @@
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { createOpenApiValidator, type OpenApiDocument } from '../openapi-validator';
-import { must, mustBeError, mustBeStatus } from './client';
+import { must, mustBeError, mustBeStatus, type Reply } from './client';
 import type { Check, Me } from './check';
 
 /**
@@ -12,6 +12,12 @@ import type { Check, Me } from './check';
 const UNKNOWN_KEY = `cct_${'A'.repeat(43)}`;
 /** A UUIDv7 no row can have: its time is the epoch. */
 const UNKNOWN_ID = '00000000-0000-7000-8000-000000000000';
+
+/** The contract's 401: the Error shape and `WWW-Authenticate: Bearer`. */
+function mustBeUnauthorized(where: string, reply: Reply): void {
+  mustBeError(where, reply, 401);
+  must(/^Bearer\b/.test(reply.headers.get('www-authenticate') ?? ''), `${where}: no WWW-Authenticate: Bearer header`);
+}
 
 export const openApiCheck: Check = {
   name: 'GET /openapi.json without a key',
@@ -35,8 +41,7 @@ export const missingKeyCheck: Check = {
   name: '401 without a key',
   async run(ctx) {
     const reply = await ctx.client.request('GET', '/me', { key: null });
-    mustBeError('GET /me without a key', reply, 401);
-    must(/^Bearer\b/.test(reply.headers.get('www-authenticate') ?? ''), 'GET /me without a key: no WWW-Authenticate: Bearer header');
+    mustBeUnauthorized('GET /me without a key', reply);
     return `401 ${reply.body.code}, WWW-Authenticate: ${reply.headers.get('www-authenticate')}`;
   },
 };
@@ -45,8 +50,7 @@ export const unknownKeyCheck: Check = {
   name: '401 for an unknown key',
   async run(ctx) {
     const reply = await ctx.client.request('GET', '/me', { key: UNKNOWN_KEY });
-    mustBeError('GET /me with an unknown key', reply, 401);
-    must(/^Bearer\b/.test(reply.headers.get('www-authenticate') ?? ''), 'GET /me with an unknown key: no WWW-Authenticate: Bearer header');
+    mustBeUnauthorized('GET /me with an unknown key', reply);
     return `401 ${reply.body.code}`;
   },
 };

@@ -73,8 +73,9 @@ export function createSmokeClient(baseUrl: string, key: string, timeoutMs: numbe
           body: options.json === undefined ? undefined : JSON.stringify(options.json),
         });
       } catch (err) {
-        const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-        throw new SmokeFailure(`${where}: no answer (${cause})`);
+        const { cause, message } = err as { cause?: { code?: string; message?: string }; message: string };
+        const reason = cause?.code ?? cause?.message ?? message;
+        throw new SmokeFailure(`${where}: no answer (${reason})`);
       }
       const text = await response.text();
       const type = response.headers.get('content-type') ?? '';

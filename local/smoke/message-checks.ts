@@ -42,26 +42,22 @@ export const encodedCounterpartCheck: Check = {
   },
 };
 
-export const counterpartValidationCheck: Check = {
-  name: 'GET /messages/{counterpart} refuses a bad number',
-  scope: 'sms.view',
-  probe: PROBE_READ,
-  async run(ctx) {
-    mustBeError('GET /messages/12345', await ctx.client.request('GET', '/messages/12345'), 400, { names: 'counterpart' });
-    return '400 naming counterpart';
-  },
-};
+/** GET /messages/{counterpart} with a path that names no E.164 number: a clear 400, never a 404 or 5xx. */
+function counterpartRefusal(name: string, counterpart: string): Check {
+  return {
+    name,
+    scope: 'sms.view',
+    probe: PROBE_READ,
+    async run(ctx) {
+      mustBeError(`GET /messages/${counterpart}`, await ctx.client.request('GET', `/messages/${counterpart}`), 400, { names: 'counterpart' });
+      return '400 naming counterpart';
+    },
+  };
+}
 
-export const malformedEscapeCheck: Check = {
-  name: 'GET /messages/{counterpart} refuses a malformed escape',
-  scope: 'sms.view',
-  probe: PROBE_READ,
-  async run(ctx) {
-    // "%2" followed by a non-hex digit cannot be decoded: a clear 400, never a 5xx.
-    mustBeError('GET /messages/%2G14155550100', await ctx.client.request('GET', '/messages/%2G14155550100'), 400, { names: 'counterpart' });
-    return '400 naming counterpart';
-  },
-};
+export const counterpartValidationCheck = counterpartRefusal('GET /messages/{counterpart} refuses a bad number', '12345');
+// "%2" followed by a non-hex digit cannot be decoded.
+export const malformedEscapeCheck = counterpartRefusal('GET /messages/{counterpart} refuses a malformed escape', '%2G14155550100');
 
 export const sendValidationCheck: Check = {
   name: 'POST /messages refuses a bad body (nothing sent)',
