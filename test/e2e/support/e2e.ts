@@ -1,5 +1,5 @@
 import { startLocalRuntime, type LocalRuntimeHandle, type LocalRuntimeOptions } from '../../support/local-runtime';
-import { createOpenApiValidator, type OpenApiDocument } from '../../support/openapi-validator';
+import { createOpenApiValidator, type OpenApiDocument } from '../../../local/openapi-validator';
 import { uuidv7 } from '../../../lambdas/shared/ids';
 import { createApi, type Api } from './api';
 
