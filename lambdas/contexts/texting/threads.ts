@@ -1,10 +1,11 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { TABLE_NAME } from '../../shared/aws';
+import { uuidv7Time } from '../../shared/ids';
 import { num, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
-import type { Message, Thread } from './schemas';
+import type { ListThreadsInput, Message, Thread } from './schemas';
 
 /**
  * Threads: one row per external number, changed in the same transaction as each of its
@@ -102,24 +103,32 @@ export function threadStatusUpdate(tenantId: string, counterpart: string, messag
   };
 }
 
-/** GET /messages: every thread of the organization, newest activity first (the spec has no paging here). */
-export async function listThreads(tenantId: string): Promise<Thread[]> {
-  const threads: Thread[] = [];
-  let startKey: Item | undefined;
-  do {
-    const result = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: GSIS.gsi2.indexName,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
-        ExpressionAttributeValues: { ':pk': activityPk(tenantId) },
-        ScanIndexForward: false,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of result.Items ?? []) threads.push(fromItem(item));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
-  return threads;
+/**
+ * GET /messages, one page: threads by last activity, newest first. The cursor is the id of the
+ * newest message of the page's last thread (a UUIDv7, so a uuid as the spec's cursors are), and
+ * it gives that thread's index key back with no read: `lastAt` is the instant the id was minted
+ * from. The next page is a key condition below that key, so it costs O(page) however many
+ * threads the organization has. A thread that gets a new message moves to the top, ahead of any
+ * cursor: a client paging while texts arrive sees it when it starts again from the first page.
+ */
+export async function listThreads(tenantId: string, input: ListThreadsInput): Promise<Page<Thread>> {
+  const page = await queryPage({
+    query: {
+      TableName: TABLE_NAME,
+      IndexName: GSIS.gsi2.indexName,
+      KeyConditionExpression: input.cursor ? '#pk = :pk AND #sk < :before' : '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey, ...(input.cursor && { '#sk': GSIS.gsi2.sortKey }) },
+      ExpressionAttributeValues: { ':pk': activityPk(tenantId), ...(input.cursor && { ':before': activitySortKeyOf(input.cursor) }) },
+      ScanIndexForward: false,
+    },
+    limit: input.limit,
+    fromItem: (item) => ({ thread: fromItem(item), lastMessageId: item.lastMessageId as string }),
+    idOf: (row) => row.lastMessageId,
+  });
+  return { items: page.items.map((row) => row.thread), nextCursor: page.nextCursor };
+}
+
+/** gsi2's sort key of a thread whose newest message is `messageId`: `<lastAt>#<messageId>`. */
+function activitySortKeyOf(messageId: string): string {
+  return `${new Date(uuidv7Time(messageId)).toISOString()}#${messageId}`;
 }
