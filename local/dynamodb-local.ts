@@ -45,7 +45,8 @@ export function freePort(): Promise<number> {
 export const localDynamoClient = (endpoint: string) =>
   new DynamoDBClient({ endpoint, region: 'local', credentials: LOCAL_ENGINE_CREDENTIALS });
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+// A ceiling, not a wait: the JVM answers in 2-3 s on an idle machine and took over 30 s on a shared, loaded one.
+async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const client = localDynamoClient(endpoint);
   const deadline = Date.now() + timeoutMs;
   try {

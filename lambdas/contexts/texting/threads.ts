@@ -32,6 +32,30 @@ export function fromItem(item: Item): Thread {
   };
 }
 
+/** gsi2's sort key: lastAt orders the index; the message id makes it unique and breaks same-instant ties. */
+const activitySortKey = (lastAt: string, lastMessageId: string) => `${lastAt}#${lastMessageId}`;
+
+/**
+ * The row of a thread whose newest of `messageCount` messages is `newest`, as the updates below
+ * leave it: for bulk loads (BatchWriteItem cannot run an update), such as the scale benchmark's.
+ */
+export function toItem(tenantId: string, newest: Message, messageCount = 1, unreadCount = 0): Item {
+  return {
+    ...threadKey(tenantId, newest.counterpartNumber),
+    type: 'thread',
+    counterpartNumber: newest.counterpartNumber,
+    lastMessage: newest.body,
+    lastDirection: newest.direction,
+    lastStatus: newest.status,
+    lastAt: newest.createdAt,
+    lastMessageId: newest.id,
+    messageCount,
+    unreadCount,
+    [GSIS.gsi2.partitionKey]: activityPk(tenantId),
+    [GSIS.gsi2.sortKey]: activitySortKey(newest.createdAt, newest.id),
+  };
+}
+
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /**
@@ -82,8 +106,7 @@ export function threadUpdateFor(tenantId: string, message: Message, asLatest: bo
         ':at': message.createdAt,
         ':id': message.id,
         ':gsi2pk': activityPk(tenantId),
-        // lastAt orders the index; the message id makes the key unique and breaks same-instant ties.
-        ':gsi2sk': `${message.createdAt}#${message.id}`,
+        ':gsi2sk': activitySortKey(message.createdAt, message.id),
       },
     },
   };
@@ -130,5 +153,5 @@ export async function listThreads(tenantId: string, input: ListThreadsInput): Pr
 
 /** gsi2's sort key of a thread whose newest message is `messageId`: `<lastAt>#<messageId>`. */
 function activitySortKeyOf(messageId: string): string {
-  return `${new Date(uuidv7Time(messageId)).toISOString()}#${messageId}`;
+  return activitySortKey(new Date(uuidv7Time(messageId)).toISOString(), messageId);
 }
