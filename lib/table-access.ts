@@ -50,7 +50,7 @@ export const ROUTE_TABLE_ACCESS = {
   updateContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
   /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claim and search entries. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
-  /** `threads.listThreads`: every thread of the organization on gsi2 (by last activity). */
+  /** `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity). */
   listThreads: { actions: ['dynamodb:Query'], indexes: ['gsi2'] },
   /** `messages.listMessages`: one conversation on gsi1. */
   listMessages: { actions: ['dynamodb:Query'], indexes: ['gsi1'] },

@@ -145,7 +145,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   refuseSharedStateDir(previous, stateDir);
   await checkPortIsFree(options.port);
 
-  const { endpoint, dynamodbPid, client } = await openDatabase(options, stateDir, cleanup);
+  const { endpoint, dynamodbPid } = await openDatabase(options, stateDir, cleanup);
 
   // The shared module reads these at import, so they are set before the first lambdas/ import.
   process.env.TABLE_NAME = LOCAL_TABLE_NAME;
@@ -165,7 +165,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   // The loopback carrier (CARRIER=loopback) plays message statuses back on timers: they stop with us.
   const { stopLoopbackCarriers } = await import('../lambdas/contexts/carrier/loopback');
   cleanup.push(stopLoopbackCarriers);
-  const demo = await ensureDemoOrganization(client, LOCAL_TABLE_NAME, previous?.demoTenantId ?? null);
+  const demo = await ensureDemoOrganization();
 
   const cache = createAuthorizerCache({
     ttlSeconds: options.authorizerCacheTtlSeconds,

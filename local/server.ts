@@ -7,6 +7,7 @@ import type { CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
 import type { AuthDecision, AuthorizerContext, Principal } from '../lambdas/contexts/tenants/auth';
 import { GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
 import type { CarrierCallbackGate } from './carrier-callback-gate';
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../lambdas/shared/response-limit';
 import type { ProxyHandler } from './handlers';
 import { lambdaContext, toProxyEvent, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';
@@ -96,7 +97,11 @@ function splitUrl(url: string): { rawPath: string; rawQuery: string } {
 async function invoke(handler: ProxyHandler | undefined, operationId: string, event: APIGatewayProxyEvent, stage: string): Promise<Outcome> {
   if (!handler) throw new Error(`No handler loaded for ${operationId}`);
   const context = lambdaContext({ functionName: `cct-${stage}-${operationId}`, awsRequestId: randomUUID(), timeoutMs: INTEGRATION_TIMEOUT_MS });
-  const outcome = fromHandlerResult(await handler(event, context));
+  const result = await handler(event, context);
+  // Lambda refuses a response over 6 MB and API Gateway answers 5xx: so does the laptop.
+  const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
+  if (bytes > LAMBDA_RESPONSE_LIMIT_BYTES) throw new Error(`${operationId} answered ${bytes} bytes, over Lambda's response limit`);
+  const outcome = fromHandlerResult(result);
   if (!outcome) throw new Error(`${operationId} returned no statusCode`);
   return outcome;
 }

@@ -77,7 +77,7 @@ const conversation = async (counterpart: string, query = '', key = demoKey) => {
   return response.body as { messages: Message[]; nextCursor: string | null };
 };
 const threads = async (key = demoKey) => {
-  const response = await e2e.api.get('/messages', key);
+  const response = await e2e.api.get('/messages?limit=100', key);
   expect(response.status).toBe(200);
   return response.body.threads as Thread[];
 };

@@ -84,9 +84,20 @@ function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
+/**
+ * A query value is text on the wire, so its validator may read digits where the value means a
+ * number (`limit`). Such a schema registers `documentedAs`, the JSON Schema clients should see.
+ */
+function documentedAs({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
+  const meta = z.globalRegistry.get(zodSchema as z.ZodMiniType) as { description?: string; documentedAs?: JsonSchema } | undefined;
+  if (!meta?.documentedAs) return;
+  for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+  Object.assign(jsonSchema, meta.documentedAs, meta.description !== undefined && { description: meta.description });
+}
+
 function parameters(schema: z.ZodMiniType | undefined, where: 'query' | 'path') {
   if (!schema) return [];
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', override: documentedAs }) as {
     properties?: Record<string, JsonSchema>;
     required?: string[];
   };
