@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REFERENCE_PAGE_FILE } from './reference-page-file';
 
@@ -60,11 +60,16 @@ export function renderReferencePage(openApiJson: string, redocBundle: string): s
 
 const escapeHtml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** Builds the page and writes it as `dir`/REFERENCE_PAGE_FILE; returns the file's path. */
+/**
+ * Builds the page and writes it as `dir`/REFERENCE_PAGE_FILE; returns the file's path. Written
+ * aside and renamed, so a concurrent synth never copies half a page.
+ */
 export function writeReferencePage(dir: string): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, REFERENCE_PAGE_FILE);
-  writeFileSync(file, buildReferencePage());
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, buildReferencePage());
+  renameSync(temporary, file);
   return file;
 }
 
