@@ -32,6 +32,9 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** Redoc parses 1.2 MB of script and lays out every operation: seconds on an idle core, far more on a busy CI machine. */
+const RENDER_TIMEOUT_MS = 120_000;
+
 type Document = {
   paths: Record<string, Record<string, { operationId: string; summary: string }>>;
   webhooks: Record<string, { post: { operationId: string; summary: string } }>;
@@ -83,7 +86,7 @@ describe('GET /docs, the API reference page', () => {
 
     // Act
     await page.goto(`${e2e.runtime.baseUrl}/docs`, { waitUntil: 'load' });
-    await page.locator('[data-section-id]').first().waitFor({ timeout: 20_000 });
+    await page.locator('[data-section-id]').first().waitFor({ timeout: RENDER_TIMEOUT_MS });
     const sections = await page.locator('[data-section-id]').evaluateAll((elements) => elements.map((element) => element.getAttribute('data-section-id')));
     const headings = await page.locator('h2').allInnerTexts();
     await page.close();
@@ -96,5 +99,5 @@ describe('GET /docs, the API reference page', () => {
     expect(missing.map((operation) => operation.operationId)).toEqual([]);
     expect(offHost).toEqual([]);
     expect(errors).toEqual([]);
-  });
+  }, RENDER_TIMEOUT_MS + 30_000);
 });
