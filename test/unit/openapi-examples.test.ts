@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { buildOpenApiDocument } from '../../lambdas/handlers/api/openapi/generator';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { ERROR_STATUS } from '../../lambdas/shared/errors';
+import { createOpenApiValidator, type OpenApiDocument } from '../support/openapi-validator';
 
 /**
  * The document's examples are what integrators copy and what mock servers answer: each must be
@@ -134,6 +135,19 @@ describe('the operations of the OpenAPI document', () => {
         for (const code of codes) expect({ name, code, status: ERROR_STATUS[code as keyof typeof ERROR_STATUS] }).toEqual({ name, code, status: Number(status) });
       }
     }
+  });
+
+  it('let the end-to-end validator refuse an error code the operation does not list for that status', () => {
+    // Arrange
+    const validator = createOpenApiValidator(buildOpenApiDocument() as unknown as OpenApiDocument);
+
+    // Act
+    const listed = () => validator.check('POST', '/messages', 409, { error: 'opted out', code: 'recipient_opted_out' });
+    const unlisted = () => validator.check('POST', '/messages', 409, { error: 'conflict', code: 'contact_conflict' });
+
+    // Assess
+    expect(listed).not.toThrow();
+    expect(unlisted).toThrow(/code/);
   });
 
   it('answer 404 not_found on a path id and never on a list', () => {

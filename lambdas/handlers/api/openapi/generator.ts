@@ -159,7 +159,7 @@ function errorResponse(status: number, codes: ErrorCode[], keyed: boolean) {
     },
     content: {
       'application/json': {
-        schema: { allOf: [componentRef('Error')], properties: { code: { enum: codes } } },
+        schema: { type: 'object', allOf: [componentRef('Error')], properties: { code: { type: 'string', enum: codes } } },
         examples: Object.fromEntries(
           codes.map((code) => [code, { summary: code, value: { ...ERROR_CODE_DOCS[code].example, code } }]),
         ),
