@@ -20,6 +20,7 @@ const LIST_PAGE: TableAccess = { actions: ['dynamodb:Query'], indexes: ['gsi1'] 
 export const ROUTE_TABLE_ACCESS = {
   /** Built from the code alone. */
   getOpenApi: NONE,
+  getApiReference: NONE,
   /** Answered from the authorizer's context; no table read. */
   getMe: NONE,
   /** `calls.listCalls`: base table, or gsi1 when filtered by direction. */

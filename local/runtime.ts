@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
 import { ROUTES } from '../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
@@ -157,6 +158,8 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.RATE_LIMIT_PER_KEY = String(options.rateLimitPerKey);
   // Texts go to the in-process loopback carrier unless the operator configures a real one.
   process.env.CARRIER ??= 'loopback';
+  // GET /docs serves the page built from the committed document, as the CDK bundles it beside the function.
+  process.env.REFERENCE_PAGE_PATH = writeReferencePage(stateDir);
   const [handlers, { authorizeAuthorizationHeader, principalToContext }, { NetworkRateLimiter }] = await Promise.all([
     loadHandlers(ROUTES, REPO_ROOT),
     import('../lambdas/contexts/tenants/auth'),

@@ -35,7 +35,7 @@ export type PublicApiProps = {
 };
 
 /** What a route's function may have beyond the defaults of the factory. */
-export type RouteFunctionOptions = Pick<FunctionSpec, 'preload' | 'environment'>;
+export type RouteFunctionOptions = Pick<FunctionSpec, 'preload' | 'environment' | 'files'>;
 
 /** Stage-level throttle of one method: steady requests per second and bucket size. */
 export type MethodThrottle = { rateLimit: number; burstLimit: number };

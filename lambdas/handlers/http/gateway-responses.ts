@@ -1,9 +1,11 @@
+import type { ErrorCode } from '../../shared/errors';
+
 /**
  * Responses API Gateway writes itself, before any handler runs. The CDK API construct installs
  * them as gateway responses and the local runtime sends the same bodies and headers, so an
  * integrator sees one behaviour in both places.
  */
-export type GatewayResponse = { statusCode: number; body: { error: string; code: string }; headers: Record<string, string> };
+export type GatewayResponse = { statusCode: number; body: { error: string; code: ErrorCode }; headers: Record<string, string> };
 
 export const GATEWAY_RESPONSES = {
   /** Missing, malformed, unknown, revoked or expired key (the authorizer threw "Unauthorized"). */

@@ -8,6 +8,7 @@ export const listThreadsRoute = {
   handler: 'lambdas/handlers/api/list-threads.ts',
   auth: 'apiKey',
   scope: 'sms.view',
+  tag: 'Messages',
   summary: 'The text conversations of the organization, one per external number, newest activity first, a page at a time',
   description:
     'Pages like every list: `limit` (default 50, 1 to 100, larger values are clamped to 100) and `cursor` (the previous ' +
@@ -17,5 +18,5 @@ export const listThreadsRoute = {
     'non-null `nextCursor` when its size would pass the response limit; keep following `nextCursor`.',
   query: ListThreadsQuery,
   responses: { 200: 'ThreadList' },
-  errors: [400],
+  errors: [],
 } satisfies RouteSpec;
