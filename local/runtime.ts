@@ -5,6 +5,8 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { ROUTES } from '../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
+import { ROUTE_SCOPES_ENV, encodeRoutePermissions } from '../lambdas/handlers/authorizer/policy';
+import { invokeAuthorizer } from './authorizer';
 import { createAuthorizerCache } from './authorizer-cache';
 import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
@@ -153,9 +155,11 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.RATE_LIMIT_PER_KEY = String(options.rateLimitPerKey);
   // Texts go to the in-process loopback carrier unless the operator configures a real one.
   process.env.CARRIER ??= 'loopback';
-  const [handlers, { authorizeAuthorizationHeader, principalToContext }, { NetworkRateLimiter }] = await Promise.all([
+  // The authorizer reads which routes each scope opens when it loads, as its function does in AWS.
+  process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+  const [handlers, authorizer, { NetworkRateLimiter }] = await Promise.all([
     loadHandlers(ROUTES, REPO_ROOT),
-    import('../lambdas/contexts/tenants/auth'),
+    import('../lambdas/handlers/authorizer/handler'),
     import('./network-rate-limit'), // imports lambdas/contexts/tenants/rate-limit, which opens the table
   ]);
   // The loopback carrier (CARRIER=loopback) plays message statuses back on timers: they stop with us.
@@ -165,7 +169,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
 
   const cache = createAuthorizerCache({
     ttlSeconds: options.authorizerCacheTtlSeconds,
-    authorize: (header) => authorizeAuthorizationHeader(header),
+    authorize: (header, methodArn) => invokeAuthorizer(authorizer.handler, header, methodArn),
   });
   const networkLimiter = new NetworkRateLimiter(options.rateLimitPerNetwork);
   const callbackHandlers = new Map<string, ProxyHandler>();
@@ -176,7 +180,6 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     handlers,
     admitNetwork: (sourceIp) => networkLimiter.consume(sourceIp).allowed,
     authorize: cache.decide,
-    toAuthorizerContext: principalToContext,
     // At the root, as API Gateway serves them next to /api/v1 (no prefix of their own to strip).
     callbacks: { match: createRouter(CARRIER_ROUTES, ''), handlers: callbackHandlers },
     logRequest: out.print,
