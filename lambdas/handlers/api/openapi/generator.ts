@@ -170,7 +170,14 @@ function operation(route: RouteSpec) {
             content: { 'application/json': { schema: id ? componentRef(id) : { type: 'object' } } },
           };
   }
-  const errors = [...route.errors, ...(route.idempotent ? [400, 409, 422] : []), ...(route.auth ? [401, 403, 429] : [429]), 500];
+  // A path parameter with a malformed percent-escape is 400 naming it, on every route that has one.
+  const errors = [
+    ...route.errors,
+    ...(route.path_params ? [400] : []),
+    ...(route.idempotent ? [400, 409, 422] : []),
+    ...(route.auth ? [401, 403, 429] : [429]),
+    500,
+  ];
   for (const status of [...new Set(errors)].sort()) responses[status] = errorResponse(status, route.auth !== null);
   const bodyId = route.body && idOf(route.body);
   return {
