@@ -6,6 +6,8 @@ import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-pa
 import { ROUTES } from '../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
+import { ROUTE_SCOPES_ENV, encodeRoutePermissions } from '../lambdas/handlers/authorizer/policy';
+import { invokeAuthorizer } from './authorizer';
 import { createAuthorizerCache } from './authorizer-cache';
 import { CarrierCallbackGate } from './carrier-callback-gate';
 import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
@@ -160,9 +162,11 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.CARRIER ??= 'loopback';
   // GET /docs serves the page built from the committed document, as the CDK bundles it beside the function.
   process.env.REFERENCE_PAGE_PATH = writeReferencePage(stateDir);
-  const [handlers, { authorizeAuthorizationHeader, principalToContext }, { NetworkRateLimiter }] = await Promise.all([
+  // The authorizer reads which routes each scope opens when it loads, as its function does in AWS.
+  process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+  const [handlers, authorizer, { NetworkRateLimiter }] = await Promise.all([
     loadHandlers(ROUTES, REPO_ROOT),
-    import('../lambdas/contexts/tenants/auth'),
+    import('../lambdas/handlers/authorizer/handler'),
     import('./network-rate-limit'), // imports lambdas/contexts/tenants/rate-limit, which opens the table
   ]);
   // The loopback carrier (CARRIER=loopback) plays message statuses back on timers: they stop with us.
@@ -172,7 +176,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
 
   const cache = createAuthorizerCache({
     ttlSeconds: options.authorizerCacheTtlSeconds,
-    authorize: (header) => authorizeAuthorizationHeader(header),
+    authorize: (header, methodArn) => invokeAuthorizer(authorizer.handler, header, methodArn),
   });
   const networkLimiter = new NetworkRateLimiter(options.rateLimitPerNetwork);
   const callbackHandlers = new Map<string, ProxyHandler>();
@@ -183,7 +187,6 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     handlers,
     admitNetwork: (sourceIp) => networkLimiter.consume(sourceIp).allowed,
     authorize: cache.decide,
-    toAuthorizerContext: principalToContext,
     // At the root, as API Gateway serves them next to /api/v1 (no prefix of their own to strip).
     callbacks: {
       prefix: `${CARRIER_PREFIX}/`,

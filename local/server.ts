@@ -4,12 +4,12 @@ import { posix } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
 import type { CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
-import type { AuthDecision, AuthorizerContext, Principal } from '../lambdas/contexts/tenants/auth';
-import { GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
+import { accessDeniedResponse, GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
+import { methodArnOf, policyAllows, type AuthorizerOutcome } from './authorizer';
 import type { CarrierCallbackGate } from './carrier-callback-gate';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../lambdas/shared/response-limit';
 import type { ProxyHandler } from './handlers';
-import { lambdaContext, toProxyEvent, type IncomingRequest } from './proxy-event';
+import { lambdaContext, toProxyEvent, type GatewayAuthorization, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';
 
 /** API Gateway's payload limit: larger requests never reach a handler. */
@@ -39,9 +39,8 @@ export type ApiServerDeps = {
   handlers: Map<string, ProxyHandler>;
   /** The per-network limit before anything else, as WAF runs before API Gateway: false refuses (429). */
   admitNetwork: (sourceIp: string) => boolean;
-  /** The (cached) authorizer decision for an Authorization header. */
-  authorize: (authorizationHeader: string) => Promise<AuthDecision>;
-  toAuthorizerContext: (principal: Principal) => AuthorizerContext;
+  /** The authorizer's (cached) result for an Authorization header, asked for a request's method ARN. */
+  authorize: (authorizationHeader: string, methodArn: string) => Promise<AuthorizerOutcome>;
   callbacks?: CallbackRoutes;
   /** One line per request; never given keys, headers or bodies. */
   logRequest: (line: string) => void;
@@ -56,8 +55,8 @@ const gateway = (response: GatewayResponse): Outcome => ({
   body: JSON.stringify(response.body),
 });
 
-/** The body as a string (null when empty), or 'tooLarge' without buffering what is over the limit. */
-function readBody(req: IncomingMessage): Promise<string | null | 'tooLarge'> {
+/** The body's bytes (null when empty), or 'tooLarge' without buffering what is over the limit. */
+function readBody(req: IncomingMessage): Promise<Buffer | null | 'tooLarge'> {
   if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) {
     req.resume();
     return Promise.resolve('tooLarge');
@@ -74,7 +73,7 @@ function readBody(req: IncomingMessage): Promise<string | null | 'tooLarge'> {
         chunks.push(chunk);
       }
     });
-    req.on('end', () => resolve(size === 0 ? null : Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size === 0 ? null : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -145,9 +144,29 @@ async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes,
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
   if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
   const { route } = match;
-  const request: IncomingRequest = { method, rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
+  const request: IncomingRequest = { method, rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp, serverPort: req.socket.localPort };
   const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
   return invoke(callbacks.handlers.get(route.operationId), route.operationId, event, deps.stage);
+}
+
+/**
+ * A TOKEN authorizer as API Gateway runs it: no header at all is 401 before the authorizer runs;
+ * "Unauthorized" is 401; a policy (perhaps cached from another route's request) that does not
+ * allow this method ARN is 403 ACCESS_DENIED, worded from the authorizer's context.
+ */
+async function authorizeRequest(
+  deps: ApiServerDeps,
+  header: string | undefined,
+  request: IncomingRequest,
+): Promise<GatewayAuthorization | Outcome> {
+  if (!header) return gateway(GATEWAY_RESPONSES.unauthorized);
+  const methodArn = methodArnOf(deps.stage, request.method, request.rawPath);
+  const outcome = await deps.authorize(header, methodArn);
+  if (outcome.kind === 'unauthorized') return gateway(GATEWAY_RESPONSES.unauthorized);
+  const { result, latencyMs } = outcome;
+  if (!policyAllows(result, methodArn)) return gateway(accessDeniedResponse(result.context ?? undefined));
+  const context = Object.fromEntries(Object.entries(result.context ?? {}).map(([key, value]) => [key, String(value)]));
+  return { principalId: result.principalId, context, integrationLatency: latencyMs };
 }
 
 /** In API Gateway's order: the WAF's per-network limit, the payload limit, the route, the authorizer, the Lambda. */
@@ -165,22 +184,25 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
   const body = await readBody(req);
   if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
-  const request: IncomingRequest = { method: req.method ?? 'GET', rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
+  const request: IncomingRequest = {
+    method: req.method ?? 'GET',
+    rawPath,
+    rawQuery,
+    rawHeaders: req.rawHeaders,
+    body,
+    sourceIp,
+    serverPort: req.socket.localPort,
+  };
   const match = deps.match(request.method, request.rawPath);
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
   if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
   const { route } = match;
 
-  let authorizer: AuthorizerContext | null = null;
+  let authorizer: GatewayAuthorization | null = null;
   if (route.auth === 'apiKey') {
-    // Like a TOKEN authorizer: no header at all is refused before the authorizer runs.
-    const header = req.headers.authorization;
-    if (!header) return gateway(GATEWAY_RESPONSES.unauthorized);
-    const decision = await deps.authorize(header);
-    if (decision.effect === 'deny') {
-      return gateway(decision.reason === 'api_access_disabled' ? GATEWAY_RESPONSES.accessDenied : GATEWAY_RESPONSES.unauthorized);
-    }
-    authorizer = deps.toAuthorizerContext(decision.principal);
+    const authorized = await authorizeRequest(deps, req.headers.authorization, request);
+    if ('statusCode' in authorized) return authorized;
+    authorizer = authorized;
   }
 
   const event = toProxyEvent({

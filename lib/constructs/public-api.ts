@@ -8,7 +8,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
-import { GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
+import { ACCESS_DENIED_TEMPLATE, GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
+import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import type { ServiceConfig } from '../config';
 import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
 import type { FunctionFactory, FunctionSpec } from './function-factory';
@@ -42,15 +43,13 @@ export type MethodThrottle = { rateLimit: number; burstLimit: number };
 
 /**
  * API Gateway's answer when the authorizer named a usage-plan key (`usageIdentifierKey`) that is
- * not an enabled API key of the stage's usage plan: the service key was issued without its API
- * Gateway key (not through the operator CLI with --stack) or that key was deleted by `key
- * revoke`. The Error shape, code of a key that may not use the API.
+ * not an enabled API key of the stage's usage plan: that key was deleted by `key revoke` (while
+ * the authorizer's cached allow still admits the service key), or the service key was issued
+ * without one (not through the operator CLI with --stack). Either way the key is revoked or
+ * unknown to this deployment: the contract's 401 with `WWW-Authenticate: Bearer`, like every
+ * other key the API does not accept.
  */
-export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = {
-  statusCode: 403,
-  body: { error: 'This API key is not enabled for this deployment; ask the service operator to issue a new one', code: 'api_access_disabled' },
-  headers: {},
-};
+export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = GATEWAY_RESPONSES.unauthorized;
 
 /** Namespace of the metrics this construct derives from its access log. */
 export const METRIC_NAMESPACE = 'CctService';
@@ -191,6 +190,8 @@ export class PublicApi extends Construct {
       description: 'TOKEN authorizer: API key -> organization, key and scopes',
       // Two GetItems; a stuck authorizer holds every request, so fail fast.
       timeout: Duration.seconds(5),
+      // Which routes each scope opens: the allow policy names exactly those (./authorizer/policy.ts).
+      environment: { [ROUTE_SCOPES_ENV]: encodeRoutePermissions(props.routes ?? ROUTES, API_PREFIX) },
     });
     table.grant(this.authorizerFunction, AUTHORIZER_TABLE_ACCESS);
 
@@ -385,7 +386,12 @@ export class PublicApi extends Construct {
       });
     };
     install(apigateway.ResponseType.UNAUTHORIZED, GATEWAY_RESPONSES.unauthorized);
-    install(apigateway.ResponseType.ACCESS_DENIED, GATEWAY_RESPONSES.accessDenied);
+    // Worded by the authorizer's context: a plan without API access, or a scope the key lacks.
+    this.api.addGatewayResponse(apigateway.ResponseType.ACCESS_DENIED.responseType, {
+      type: apigateway.ResponseType.ACCESS_DENIED,
+      statusCode: '403',
+      templates: { 'application/json': ACCESS_DENIED_TEMPLATE },
+    });
     // API Gateway raises MISSING_AUTHENTICATION_TOKEN (403) for any path or method it has no
     // route for, before any authorizer runs; to a client of a key-authenticated API that is 404.
     install(apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, GATEWAY_RESPONSES.notFound);

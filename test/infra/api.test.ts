@@ -4,6 +4,7 @@ import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
 import { INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanThrottle } from '../../lib/constructs/public-api';
+import { decodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import { buildStack, logicalIdOf, resourcePaths, synth } from './support';
 
 /** Every method as `GET /api/v1/calls` -> its properties. */
@@ -112,13 +113,13 @@ describe('the public API', () => {
     expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.unauthorized.body);
   });
 
-  it('answers 403 api_access_disabled when the authorizer denies', () => {
+  it('answers ACCESS_DENIED 403 in the Error shape worded by the authorizer context (plan or missing scope)', () => {
     const { template } = synth();
 
     const response = gatewayResponse(template, 'ACCESS_DENIED');
 
     expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.accessDenied.body);
+    expect(parsedTemplate(response)).toEqual({ error: '$context.authorizer.deniedError', code: '$context.authorizer.deniedCode' });
   });
 
   it.each(['THROTTLED', 'QUOTA_EXCEEDED'])('answers %s with 429, Retry-After and code rate_limited', (type) => {
@@ -194,14 +195,25 @@ describe('the public API', () => {
     }
   });
 
-  it('answers a key without its usage-plan key with 403 api_access_disabled in the Error shape', () => {
+  it('answers a revoked key whose cached allow outlives its usage-plan key with the contract 401, as any revoked key', () => {
     const { template } = synth();
 
     const response = gatewayResponse(template, 'INVALID_API_KEY');
 
-    expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual({ error: expect.stringMatching(/not enabled/), code: 'api_access_disabled' });
-    expect(INVALID_USAGE_PLAN_KEY_RESPONSE.body.code).toBe('api_access_disabled');
+    expect(response.StatusCode).toBe('401');
+    expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
+    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.unauthorized.body);
+    expect(INVALID_USAGE_PLAN_KEY_RESPONSE).toEqual(GATEWAY_RESPONSES.unauthorized);
+  });
+
+  it('gives the authorizer every keyed route of the manifest with its scope, and no unauthenticated one', () => {
+    const { stack, template } = synth();
+
+    const fn = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)];
+    const encoded = (fn.Properties as { Environment: { Variables: Record<string, string> } }).Environment.Variables[ROUTE_SCOPES_ENV];
+
+    const keyed = ROUTES.filter((route) => route.auth !== null);
+    expect(decodeRoutePermissions(encoded)).toEqual(keyed.map((route) => ({ method: route.method, path: `${API_PREFIX}${route.path}`, scope: route.scope })));
   });
 
   it('rate-limits each client address to 600 requests per 60 s with WAF, answering 429 with Retry-After', () => {

@@ -122,7 +122,8 @@ export function errorCodesOf(route: RouteSpec): ErrorCode[] {
   codes.push('rate_limited');
   if (route.auth && route.scope) codes.push('insufficient_scope');
   if (route.body) codes.push('payload_too_large', 'unsupported_media_type');
-  if (route.body || route.query || route.idempotent || route.invalidPathStatus === 400) codes.push('validation_failed');
+  // A path parameter with a malformed percent-escape is 400 naming it, on every route that has one.
+  if (route.body || route.query || route.idempotent || route.path_params || route.invalidPathStatus === 400) codes.push('validation_failed');
   if (route.path_params && route.invalidPathStatus !== 400) codes.push('not_found');
   codes.push(...route.errors);
   if (route.idempotent) codes.push('idempotency_conflict', 'idempotency_mismatch');
