@@ -9,7 +9,7 @@ export type RoutableRoute = { method: string; path: string };
 export type RouteMatch<R> =
   | { kind: 'route'; route: R; pathParameters: Record<string, string> | null }
   | { kind: 'notFound' }
-  | { kind: 'methodNotAllowed' };
+  | { kind: 'methodNotAllowed'; allow: string[] };
 
 type Segment = { literal: string } | { param: string };
 
@@ -67,7 +67,8 @@ export function createRouter<R extends RoutableRoute>(routes: readonly R[], pref
       const pathParameters = matchSegments(resource.segments, segments);
       if (pathParameters === undefined) continue;
       const route = resource.byMethod.get(method);
-      if (!route) return { kind: 'methodNotAllowed' };
+      // As the stack's mock integration answers it, with RFC 9110's Allow header.
+      if (!route) return { kind: 'methodNotAllowed', allow: [...resource.byMethod.keys()] };
       return { kind: 'route', route, pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null };
     }
     return { kind: 'notFound' };

@@ -55,6 +55,12 @@ const gateway = (response: GatewayResponse): Outcome => ({
   body: JSON.stringify(response.body),
 });
 
+/** 405 with the methods the path has, as the stack's mock integration answers (RFC 9110 requires Allow). */
+function methodNotAllowed(allow: readonly string[]): Outcome {
+  const outcome = gateway(GATEWAY_RESPONSES.methodNotAllowed);
+  return { ...outcome, headers: { ...outcome.headers, Allow: allow.join(', ') } };
+}
+
 /** The body's bytes (null when empty), or 'tooLarge' without buffering what is over the limit. */
 function readBody(req: IncomingMessage): Promise<Buffer | null | 'tooLarge'> {
   if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) {
@@ -142,7 +148,7 @@ async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes,
   const body = await readBody(req);
   if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
-  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
+  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow);
   const { route } = match;
   const request: IncomingRequest = { method, rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp, serverPort: req.socket.localPort };
   const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
@@ -195,7 +201,7 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
   };
   const match = deps.match(request.method, request.rawPath);
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
-  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
+  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow);
   const { route } = match;
 
   let authorizer: GatewayAuthorization | null = null;

@@ -93,8 +93,10 @@ export function createSmokeClient(baseUrl: string, key: string, timeoutMs: numbe
       } catch (err) {
         contractProblem = (err as Error).message;
       }
-      // A refused key (401, or API Gateway's 403 api_access_disabled) is no identified key: no budget to report.
-      const identified = response.status !== 401 && (body as { code?: unknown } | undefined)?.code !== 'api_access_disabled';
+      // API Gateway's own refusals (401; 403 api_access_disabled or insufficient_scope from the authorizer's
+      // policy) come before any handler counts the key: no budget to report.
+      const code = (body as { code?: unknown } | undefined)?.code;
+      const identified = response.status !== 401 && code !== 'api_access_disabled' && code !== 'insufficient_scope';
       if (sentKey !== null && identified && (options.rateLimitHeaders ?? true)) {
         contractProblem ??= rateLimitHeadersProblem(`${where} -> ${response.status}`, response.headers);
       }

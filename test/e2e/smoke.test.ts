@@ -14,12 +14,10 @@ import { startReceiver, type Receiver } from './support/receiver';
 const e2e = useLocalRuntime({ args: ['--allow-http-webhooks'] });
 
 /**
- * Checks of AWS behaviour the local runtime does not reproduce yet; another branch (the event
- * builder and gateway responses of issue 16) brings it. The test fails as soon as one of them
- * passes, so this list is emptied as they land: a malformed escape answers 404 instead of 400,
- * and the local 405 lacks the Allow header API Gateway's mock integration sends.
+ * Checks of AWS behaviour the local runtime does not reproduce (none today). The test fails as soon
+ * as one listed here passes, so the list only ever holds known gaps.
  */
-const AWAITING_LOCAL_FIDELITY = ['GET /messages/{counterpart} refuses a malformed escape', 'unknown path and method'];
+const AWAITING_LOCAL_FIDELITY: string[] = [];
 
 type Run = { code: number; stdout: string; stderr: string };
 

@@ -45,8 +45,8 @@ describe('the local router', () => {
   });
 
   it('answers methodNotAllowed for a known path with another method', () => {
-    expect(match('PATCH', '/api/v1/contacts')).toEqual({ kind: 'methodNotAllowed' });
-    expect(match('POST', '/api/v1/contacts/some-id')).toEqual({ kind: 'methodNotAllowed' });
+    expect(match('PATCH', '/api/v1/contacts')).toEqual({ kind: 'methodNotAllowed', allow: ['GET', 'POST'] });
+    expect(match('POST', '/api/v1/contacts/some-id')).toEqual({ kind: 'methodNotAllowed', allow: ['GET', 'DELETE'] });
   });
 
   it.each([
