@@ -1,5 +1,5 @@
 import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { inboundCallSequence, newSid, outboundCallSequence, type CallSequence } from '../../local/admin/carrier-sequences';
 import { useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';

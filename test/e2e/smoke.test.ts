@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import type { SmokeReport } from '../../local/smoke/run';
 import { freePort } from '../../local/dynamodb-local';
 import { REPO_ROOT, tsxNode } from '../support/local-runtime';

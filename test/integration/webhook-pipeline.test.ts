@@ -7,7 +7,7 @@ import { callKey, recordCall } from '../../lambdas/contexts/calls/calls';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { startWebhookPipeline, type WebhookPipeline } from '../../local/webhook-pipeline';
 import { webhookAdd, webhookDeliveries, webhookRedeliver, webhookTest } from '../../local/admin/webhook-commands';
 

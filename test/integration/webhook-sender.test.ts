@@ -10,7 +10,7 @@ import { MAX_QUEUE_DELAY_MS } from '../../lambdas/contexts/webhooks/backoff';
 import { postPinned } from '../../lambdas/contexts/webhooks/http-post';
 import type { DeliveryMessage, DeliveryQueue } from '../../lambdas/contexts/webhooks/queue';
 import { resolveTarget } from '../../lambdas/contexts/webhooks/internal/ssrf';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { processDeliveryMessage, type SenderDeps } from '../../lambdas/contexts/webhooks/deliver';
 
 type Reply = { status: number; body?: string; headers?: Record<string, string>; afterMs?: number } | 'hang';
