@@ -89,6 +89,14 @@ describe('the typed client, operation by operation', () => {
     expect(me.data?.permissions).toEqual(expect.arrayContaining(['calls.view.team', 'contacts.view', 'contacts.manage', 'sms.view', 'sms.send']));
   });
 
+  it('getApiReference: the reference page, as HTML', async () => {
+    const page = await api.client.GET('/docs', { parseAs: 'text' });
+
+    expect(page.response.status).toBe(200);
+    expect(page.response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.data).toContain('<html');
+  });
+
   it('createContact: creates, adopts the auto-created contact of a caller, refuses a taken number and a bad field', async () => {
     const body = { displayName: 'Ada Lovelace', phoneNumber: ADA, company: 'Analytical Engines', tag: 'vip' };
     const created = await api.client.POST('/contacts', { body, params: { header: { 'Idempotency-Key': 'create-ada-0001' } } });

@@ -17,10 +17,10 @@ const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
 const examples = documentedExamples(page);
 
 describe('docs/api.md', () => {
-  it('shows a captured example of every operation but the document itself, with a successful answer', () => {
+  it('shows a captured example of every operation but the document and its reference page, with a successful answer', () => {
     const documented = new Set(examples.filter((example) => example.status < 300).map((example) => example.operationId));
 
-    const missing = operations.map((operation) => operation.operationId).filter((id) => id !== 'getOpenApi' && !documented.has(id));
+    const missing = operations.map((operation) => operation.operationId).filter((id) => id !== 'getOpenApi' && id !== 'getApiReference' && !documented.has(id));
 
     expect(missing).toEqual([]);
   });

@@ -47,8 +47,10 @@ export async function connectClient(baseUrl: string, apiKey: string, keyLabel = 
       const url = new URL(request.url);
       const path = url.pathname.slice(prefix.length);
       const text = await response.clone().text();
-      const body = text === '' ? undefined : JSON.parse(text);
-      validator.check(request.method, path, response.status, body);
+      // The reference page is HTML: its exchange is recorded, its body is not JSON to validate.
+      const isJson = response.headers.get('content-type')?.startsWith('application/json') ?? false;
+      const body = text === '' || !isJson ? undefined : JSON.parse(text);
+      if (isJson || text === '') validator.check(request.method, path, response.status, body);
       exchanges.push({
         operationId: paths[schemaPath]?.[request.method.toLowerCase()]?.operationId ?? `${request.method} ${schemaPath}`,
         method: request.method,
