@@ -1,4 +1,7 @@
 import 'aws-sdk-client-mock-jest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { mockClient } from 'aws-sdk-client-mock';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -21,6 +24,17 @@ jest.mock('../../lambdas/contexts/carrier/create-carrier', () => ({ createCarrie
 const ddb = mockClient(DynamoDBDocumentClient);
 const principal = aPrincipal();
 const tenantRow = { pk: `T#${principal.tenant.id}`, sk: 'TENANT', id: principal.tenant.id, name: 'Acme', slug: 'acme', plan: 'pro', billingStatus: 'active' };
+
+// GET /docs reads the page the build writes; a small stand-in here (its content is reference-page.test.ts's).
+const pageDir = mkdtempSync(join(tmpdir(), 'aws-events-'));
+beforeAll(() => {
+  writeFileSync(join(pageDir, 'index.html'), '<!doctype html><html><body>API reference</body></html>');
+  process.env.REFERENCE_PAGE_PATH = join(pageDir, 'index.html');
+});
+afterAll(() => {
+  delete process.env.REFERENCE_PAGE_PATH;
+  rmSync(pageDir, { recursive: true, force: true });
+});
 
 beforeEach(() => {
   ddb.reset();
@@ -72,6 +86,7 @@ const counterpart = '%2B14155550123';
 /** Each route on an empty organization: what a request that AWS delivers must answer. */
 const CASES: Record<string, { rawParameters?: Record<string, string>; body?: unknown; status: number }> = {
   getOpenApi: { status: 200 },
+  getApiReference: { status: 200 },
   getMe: { status: 200 },
   listCalls: { status: 200 },
   getCall: { rawParameters: { id: callId }, status: 404 },
