@@ -1,54 +1,59 @@
 import { dynamo } from '../../lambdas/shared/aws';
 
-/** What the reads since the last reset cost, as DynamoDB reports it. */
+/**
+ * What DynamoDB did for the requests since the last reset, counted at the shared document client
+ * (lambdas/shared/aws.ts), so it sees every call the domain code makes:
+ * - `calls`: commands sent (a retried command counts once);
+ * - `itemsExamined`: items a Query or Scan read before any filter (`ScannedCount`), an item a
+ *   GetItem found, the items of a batch or transactional read; what DynamoDB bills a read for;
+ * - `readUnits`: read capacity the engine reports (`ReturnConsumedCapacity: TOTAL` is added to
+ *   every read that does not ask for it).
+ */
 export type ReadMeterSnapshot = { calls: number; itemsExamined: number; readUnits: number };
 
 export type ReadMeter = { reset(): void; snapshot(): ReadMeterSnapshot; stop(): void };
 
-const READ_COMMANDS = new Set(['GetCommand', 'BatchGetCommand', 'QueryCommand', 'ScanCommand', 'TransactGetCommand']);
-const MIDDLEWARE_NAME = 'readMeter';
+const READS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
 
-type Capacity = { CapacityUnits?: number };
+type CapacityEntry = { CapacityUnits?: number; ReadCapacityUnits?: number };
 type ReadOutput = {
+  ConsumedCapacity?: CapacityEntry | CapacityEntry[];
   ScannedCount?: number;
+  Count?: number;
   Item?: unknown;
-  Responses?: Record<string, unknown[]> | unknown[];
-  ConsumedCapacity?: Capacity | Capacity[];
+  Responses?: unknown[] | Record<string, unknown[]>;
 };
 
-/** Items DynamoDB looked at: ScannedCount of a Query or Scan (before any filter), the rows a Get returned. */
-function itemsExamined(output: ReadOutput): number {
-  if (output.ScannedCount !== undefined) return output.ScannedCount;
-  if (output.Item !== undefined) return 1;
-  if (Array.isArray(output.Responses)) return output.Responses.length;
-  return Object.values(output.Responses ?? {}).reduce((sum, rows) => sum + rows.length, 0);
+const readUnitsOf = (consumed: ReadOutput['ConsumedCapacity']) =>
+  (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []).reduce((sum, entry) => sum + (entry.ReadCapacityUnits ?? entry.CapacityUnits ?? 0), 0);
+
+function itemsExaminedBy(operation: string, output: ReadOutput): number {
+  if (operation === 'GetItem') return output.Item ? 1 : 0;
+  if (operation === 'TransactGetItems') return Array.isArray(output.Responses) ? output.Responses.length : 0;
+  if (operation === 'BatchGetItem') return Object.values(output.Responses ?? {}).reduce((sum: number, items) => sum + (items as unknown[]).length, 0);
+  return output.ScannedCount ?? output.Count ?? 0;
 }
 
-const unitsOf = (capacity: ReadOutput['ConsumedCapacity']): number =>
-  [capacity ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+let meters = 0;
 
-/**
- * Counts the reads the service's shared document client sends (test code only): a middleware asks
- * every read for `ReturnConsumedCapacity: TOTAL` and sums calls, items examined and read units.
- * DynamoDB Local reports capacity as DynamoDB does (4 KB per strongly consistent unit, half for
- * eventually consistent reads). `stop()` removes the middleware.
- */
 export function meterDynamoReads(): ReadMeter {
+  const name = `readMeter${(meters += 1)}`;
   let totals: ReadMeterSnapshot = { calls: 0, itemsExamined: 0, readUnits: 0 };
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
-      if (!READ_COMMANDS.has(context.commandName ?? '')) return next(args);
-      (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
+      const operation = (context.commandName ?? '').replace(/Command$/, '');
+      const input = args.input as { ReturnConsumedCapacity?: string };
+      if (READS.has(operation)) input.ReturnConsumedCapacity ??= 'TOTAL';
+      totals.calls += 1;
       const result = await next(args);
-      const output = result.output as ReadOutput;
-      totals = {
-        calls: totals.calls + 1,
-        itemsExamined: totals.itemsExamined + itemsExamined(output),
-        readUnits: totals.readUnits + unitsOf(output.ConsumedCapacity),
-      };
+      if (READS.has(operation)) {
+        const output = result.output as ReadOutput;
+        totals.itemsExamined += itemsExaminedBy(operation, output);
+        totals.readUnits += readUnitsOf(output.ConsumedCapacity);
+      }
       return result;
     },
-    { step: 'initialize', name: MIDDLEWARE_NAME, override: true },
+    { step: 'initialize', name },
   );
   return {
     reset: () => {
@@ -56,7 +61,7 @@ export function meterDynamoReads(): ReadMeter {
     },
     snapshot: () => ({ ...totals }),
     stop: () => {
-      dynamo.middlewareStack.remove(MIDDLEWARE_NAME);
+      dynamo.middlewareStack.remove(name);
     },
   };
 }
