@@ -396,10 +396,10 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
     const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: [contactUpdate, ...claimMoves, ...search.writes] }));
-      if (numberMoves) return next;
-      // The row as this write left it, read strongly consistent (a concurrent PATCH of other fields
-      // may have landed); `next` if a DELETE came right after.
-      return await readContactRow(tenantId, contactId, true).then((row) => row.contact, () => next);
+      // The row as this write left it: its conditions held the number, the named flag and the search
+      // fields as read. A read after it could show a later writer's row instead (an adoption that
+      // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
+      return next;
     } catch (err) {
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
