@@ -17,7 +17,7 @@ import { endpointCache, routeChange } from '../lambdas/contexts/webhooks/route-c
 import { LocalDelayQueue } from './delay-queue';
 import { localDynamoClient } from './dynamodb-local';
 import type { QueueStore } from './queue-file';
-import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/shared/config';
+import { localEngineClientConfig } from '../lambdas/shared/config';
 
 /**
  * The webhook pipeline of the local runtime: what DynamoDB Streams -> router Lambda -> SQS ->
@@ -66,11 +66,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     throw new Error(`startWebhookPipeline: tableName ${options.tableName} differs from TABLE_NAME ${TABLE_NAME} the core modules use`);
   }
   const streamArn = await latestStreamArn(options.endpoint, options.tableName);
-  const streams = new DynamoDBStreamsClient({
-    endpoint: options.endpoint,
-    region: 'local',
-    credentials: LOCAL_ENGINE_CREDENTIALS,
-  });
+  const streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
   const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const queue: LocalDelayQueue = new LocalDelayQueue(
     (message) =>
