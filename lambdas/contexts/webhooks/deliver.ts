@@ -125,8 +125,10 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
     logger.warn('Webhook delivery failed for good', { ...log, cause });
     return 'failed';
   }
-  const dueAt = now() + waitMs;
-  const hop = nextHop(dueAt, now());
+  // One reading of the clock: a millisecond passing between two would shorten the wait.
+  const attemptEndedAt = now();
+  const dueAt = attemptEndedAt + waitMs;
+  const hop = nextHop(dueAt, attemptEndedAt);
   // Queue first, record second: if recording fails (or the processor dies) the message comes back
   // and, unless the next attempt has been claimed already, takes the stale claim over and repeats
   // the attempt (at least once); the second copy of the next message then meets the claim on that
