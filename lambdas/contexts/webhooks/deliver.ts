@@ -2,7 +2,7 @@ import { logger } from '../../shared/aws';
 import { ValidationError } from '../../shared/errors';
 import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryDelayMs } from './backoff';
 import { claimAttempt, recordAttempt, type Delivery } from './deliveries';
-import type { WebhookEndpoint } from './endpoints';
+import { signingSecrets, type WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
 import { readAttemptState } from './internal/attempt-state';
 import { deliveryHeaders } from './internal/signing';
@@ -56,13 +56,8 @@ async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoi
     // Checked on every attempt, not only at registration: approvals and DNS answers change.
     const url = checkTargetUrl(endpoint.url, approvedHosts, deps);
     const target = await resolveTarget(url, deps);
-    const headers = deliveryHeaders({
-      secret: endpoint.secret,
-      deliveryId: delivery.id,
-      eventType: delivery.event,
-      body,
-      nowMs: (deps.now ?? Date.now)(),
-    });
+    const nowMs = (deps.now ?? Date.now)();
+    const headers = deliveryHeaders({ ...signingSecrets(endpoint, new Date(nowMs)), deliveryId: delivery.id, eventType: delivery.event, body, nowMs });
     return await postPinned(target, headers, body, deps.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS);
   } catch (err) {
     if (err instanceof TargetRefusedError || err instanceof ValidationError) return { ok: false, error: excerpt(`refused target: ${err.message}`) };
@@ -86,8 +81,10 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
     return 'stale';
   }
   const base = { cycle: message.cycle, attempt: message.attempt };
-  if (!endpoint) {
-    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError: 'endpoint deleted', now: new Date(now()) });
+  if (!endpoint || endpoint.disabledAt !== null) {
+    // The operator removed or disabled it: the attempt chain ends; `webhook redeliver` starts it again.
+    const lastError = endpoint ? 'endpoint disabled' : 'endpoint deleted';
+    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError, now: new Date(now()) });
     return 'failed';
   }
 

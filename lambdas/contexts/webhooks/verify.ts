@@ -41,23 +41,33 @@ const read = (headers: HeaderSource, field: 'Timestamp' | 'Signature') =>
  * Checks a delivery's signature and freshness.
  * @param headers the request headers as received
  * @param rawBody the request body exactly as received (string or bytes), before any JSON parsing
- * @param secret the endpoint's signing secret, exactly as issued (`whsec_...`)
+ * @param secret the endpoint's signing secret, exactly as issued (`whsec_...`); while you switch
+ *   to a rotated secret, both (`[newSecret, oldSecret]`): a delivery signed with either passes
  * @param now the receiver's clock (default: now); deliveries 5 minutes or more away are refused
  */
-export function verifyDelivery(headers: HeaderSource, rawBody: string | Uint8Array, secret: string, now: number | Date = Date.now()): VerifyResult {
+export function verifyDelivery(
+  headers: HeaderSource,
+  rawBody: string | Uint8Array,
+  secret: string | readonly string[],
+  now: number | Date = Date.now(),
+): VerifyResult {
   const timestamp = read(headers, 'Timestamp');
   const signature = read(headers, 'Signature');
   if (!timestamp || !signature) return { ok: false, reason: 'missing_headers' };
   // The timestamp is signed as the string it was sent as; it is parsed only for the age check.
   if (!/^\d{1,16}$/.test(timestamp)) return { ok: false, reason: 'malformed_timestamp' };
 
-  const expected = Buffer.from(
-    createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestamp}.`, 'utf8').update(rawBody).digest('hex'),
-    'utf8',
-  );
   const received = Buffer.from(signature, 'utf8');
-  // timingSafeEqual throws on unequal lengths; a length mismatch is simply a wrong signature.
-  if (received.length !== expected.length || !timingSafeEqual(received, expected)) return { ok: false, reason: 'bad_signature' };
+  const matches = (candidate: string): boolean => {
+    const expected = Buffer.from(
+      createHmac('sha256', Buffer.from(candidate, 'utf8')).update(`${timestamp}.`, 'utf8').update(rawBody).digest('hex'),
+      'utf8',
+    );
+    // timingSafeEqual throws on unequal lengths; a length mismatch is simply a wrong signature.
+    return received.length === expected.length && timingSafeEqual(received, expected);
+  };
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  if (!secrets.some(matches)) return { ok: false, reason: 'bad_signature' };
 
   const nowMs = typeof now === 'number' ? now : now.getTime();
   if (Math.abs(nowMs - Number(timestamp)) >= TIMESTAMP_TOLERANCE_MS) return { ok: false, reason: 'stale_timestamp' };

@@ -1,9 +1,20 @@
 import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { consentBackfill } from './consent';
-import { keyCreate, keyRevoke } from './key';
-import { tenantCreate, tenantUpdate } from './tenant';
+import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
+import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
 import { WEBHOOK_COMMANDS } from './webhook';
 
 /** Every command of the operator CLI, in the order `--help` lists them. Add new modules here. */
-export const ADMIN_COMMANDS: readonly AdminCommand[] = [tenantCreate, tenantUpdate, keyCreate, keyRevoke, ...WEBHOOK_COMMANDS, ...CARRIER_COMMANDS, consentBackfill];
+export const ADMIN_COMMANDS: readonly AdminCommand[] = [
+  tenantCreate,
+  tenantUpdate,
+  tenantList,
+  tenantShow,
+  keyCreate,
+  keyList,
+  keyRotate,
+  keyRevoke,
+  ...WEBHOOK_COMMANDS, ...CARRIER_COMMANDS,
+  consentBackfill,
+];
