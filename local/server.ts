@@ -43,10 +43,11 @@ export type ApiServerDeps = {
 
 type Outcome = { statusCode: number; headers: Record<string, string | string[]>; body: Buffer | string };
 
-const gateway = (response: GatewayResponse): Outcome => ({
+/** As API Gateway writes it, with the request id its template adds (lib/constructs/public-api.ts). */
+const gateway = (response: GatewayResponse, requestId: string): Outcome => ({
   statusCode: response.statusCode,
   headers: { 'Content-Type': 'application/json', ...response.headers },
-  body: JSON.stringify(response.body),
+  body: JSON.stringify({ ...response.body, requestId }),
 });
 
 /** The body as a string (null when empty), or 'tooLarge' without buffering what is over the limit. */
@@ -103,7 +104,7 @@ async function respondToCallback(
   request: IncomingRequest,
   requestId: string,
 ): Promise<Outcome> {
-  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
+  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed, requestId);
   const { route } = match;
   const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
   return invoke(callbacks.handlers.get(route.operationId), route.operationId, event, deps.stage);
@@ -114,10 +115,10 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
   const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
   if (!deps.admitNetwork(sourceIp)) {
     req.resume();
-    return gateway(GATEWAY_RESPONSES.throttled);
+    return gateway(GATEWAY_RESPONSES.throttled, requestId);
   }
   const body = await readBody(req);
-  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
+  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge, requestId);
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
   const request: IncomingRequest = { method: req.method ?? 'GET', rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
   if (deps.callbacks) {
@@ -126,18 +127,18 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
     if (callback.kind !== 'notFound') return respondToCallback(deps, deps.callbacks, callback, request, requestId);
   }
   const match = deps.match(request.method, request.rawPath);
-  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
-  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed);
+  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound, requestId);
+  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed, requestId);
   const { route } = match;
 
   let authorizer: AuthorizerContext | null = null;
   if (route.auth === 'apiKey') {
     // Like a TOKEN authorizer: no header at all is refused before the authorizer runs.
     const header = req.headers.authorization;
-    if (!header) return gateway(GATEWAY_RESPONSES.unauthorized);
+    if (!header) return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
     const decision = await deps.authorize(header);
     if (decision.effect === 'deny') {
-      return gateway(decision.reason === 'api_access_disabled' ? GATEWAY_RESPONSES.accessDenied : GATEWAY_RESPONSES.unauthorized);
+      return gateway(decision.reason === 'api_access_disabled' ? GATEWAY_RESPONSES.accessDenied : GATEWAY_RESPONSES.unauthorized, requestId);
     }
     authorizer = deps.toAuthorizerContext(decision.principal);
   }
@@ -167,11 +168,11 @@ export function createApiServer(deps: ApiServerDeps): Server {
         outcome = await respond(deps, req, requestId);
       } catch (err) {
         deps.logError(`${method} ${rawPath} failed (request ${requestId})`, err);
-        outcome = gateway(GATEWAY_RESPONSES.internal);
+        outcome = gateway(GATEWAY_RESPONSES.internal, requestId);
       }
       res.writeHead(outcome.statusCode, { ...outcome.headers, 'x-amzn-RequestId': requestId });
       res.end(outcome.body);
-      deps.logRequest(`${method} ${rawPath} ${outcome.statusCode} ${Date.now() - started}ms`);
+      deps.logRequest(`${method} ${rawPath} ${outcome.statusCode} ${Date.now() - started}ms ${requestId}`);
     })();
   });
 }

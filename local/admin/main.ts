@@ -11,7 +11,12 @@ import { applyTarget, resolveTarget, type Target } from './target';
  * Prints one JSON document on stdout and exits 0; otherwise a message on stderr and exit 1
  * (failed) or 2 (called wrongly).
  */
-export type AdminIo = { stdout: (text: string) => void; stderr: (text: string) => void };
+export type AdminIo = {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Stops a command that runs until stopped (bin/admin.ts aborts it on Ctrl-C or SIGTERM). */
+  signal?: AbortSignal;
+};
 
 const GLOBAL_OPTIONS = {
   'state-dir': { type: 'string' },
@@ -114,7 +119,12 @@ export async function runAdmin(argv: string[], io: AdminIo, commands: readonly A
     target = await resolveTarget(invocation.target);
     applyTarget(target);
     const { stateDir } = invocation.target;
-    const context: CommandContext = { stateDir, runtime: await localRuntimeOf(stateDir, target) };
+    const context: CommandContext = {
+      stateDir,
+      runtime: await localRuntimeOf(stateDir, target),
+      emit: (document) => io.stdout(`${JSON.stringify(document)}\n`),
+      signal: io.signal ?? new AbortController().signal,
+    };
     io.stdout(json(await command.run(invocation.args, context)));
     return 0;
   } catch (err) {

@@ -57,6 +57,13 @@ export const option = {
       if (scopes.length === 0) ctx.addIssue({ code: 'custom', message: `must name at least one of ${SCOPES.join(', ')}` });
     })
     .transform((scopes) => scopes.filter(isScope)),
+  httpUrl: z.string().refine((raw) => {
+    try {
+      return ['http:', 'https:'].includes(new URL(raw).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an http or https URL such as http://localhost:4242/webhooks'),
   /** A duration such as 90s, 30m, 24h or 7d (0 alone: none), in seconds. */
   duration: z
     .string()

@@ -137,7 +137,7 @@ describe('the public API', () => {
     const response = gatewayResponse(template, 'REQUEST_TOO_LARGE');
 
     expect(response.StatusCode).toBe('413');
-    expect(parsedTemplate(response)).toEqual({ error: 'Request body larger than 10 MB', code: 'payload_too_large' });
+    expect(parsedTemplate(response)).toEqual({ error: 'Request body larger than 10 MB', code: 'payload_too_large', requestId: '$context.requestId' });
   });
 
   it.each(['MISSING_AUTHENTICATION_TOKEN', 'RESOURCE_NOT_FOUND'])('turns %s (an unknown path) into 404 not_found', (type) => {
@@ -155,12 +155,12 @@ describe('the public API', () => {
     const fiveXx = gatewayResponse(template, 'DEFAULT_5XX');
     const fourXx = gatewayResponse(template, 'DEFAULT_4XX');
 
-    expect(parsedTemplate(fiveXx)).toEqual(GATEWAY_RESPONSES.internal.body);
+    expect(parsedTemplate(fiveXx)).toEqual({ ...GATEWAY_RESPONSES.internal.body, requestId: '$context.requestId' });
     // API Gateway substitutes its own message as a quoted JSON string.
     const fourXxBody = JSON.parse(
       (fourXx.ResponseTemplates as Record<string, string>)['application/json'].replace('$context.error.messageString', '"Forbidden"'),
     );
-    expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String) });
+    expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String), requestId: '$context.requestId' });
   });
 
   it('meters keys from the authorizer with a usage plan no tighter than 120 requests per minute', () => {
@@ -192,7 +192,7 @@ describe('the public API', () => {
     const response = gatewayResponse(template, 'INVALID_API_KEY');
 
     expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual({ error: expect.stringMatching(/not enabled/), code: 'api_access_disabled' });
+    expect(parsedTemplate(response)).toEqual({ error: expect.stringMatching(/not enabled/), code: 'api_access_disabled', requestId: '$context.requestId' });
     expect(INVALID_USAGE_PLAN_KEY_RESPONSE.body.code).toBe('api_access_disabled');
   });
 

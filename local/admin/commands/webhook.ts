@@ -120,6 +120,19 @@ export const webhookRotateSecret = defineCommand({
   run: async ({ endpointId, graceSeconds }) => (await webhookCommands()).webhookRotateSecret(endpointId, graceSeconds),
 });
 
+
+export const webhookListen = defineCommand({
+  words: ['webhook', 'listen'],
+  summary: "Forward an organization's events to a local URL until Ctrl-C (local runtime with --allow-http-webhooks); one JSON line per event",
+  usage: `--tenant <id> --forward-to <url> [--events <${EVENTS_HELP}>]`,
+  options: { tenant: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' } },
+  parse: ({ values }) => {
+    const o = parseOptions(z.object({ tenant: option.uuid, 'forward-to': option.httpUrl, events: option.text.optional() }), values);
+    return { tenant: o.tenant, forwardTo: o['forward-to'], events: o.events?.split(',').map((e) => e.trim()).filter(Boolean) };
+  },
+  run: async (args, context) => (await import('../webhook-listen')).webhookListen(args, context),
+});
+
 export const WEBHOOK_COMMANDS = [
   webhookAdd,
   webhookList,
@@ -130,4 +143,5 @@ export const WEBHOOK_COMMANDS = [
   webhookDisable,
   webhookEnable,
   webhookRotateSecret,
+  webhookListen,
 ];
