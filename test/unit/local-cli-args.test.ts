@@ -22,6 +22,7 @@ describe('npm start options', () => {
         textGraceMs: 3_600_000,
         twilioAuthToken: undefined,
         publicUrl: undefined,
+        logLevel: 'error',
       },
     });
   });
@@ -41,6 +42,7 @@ describe('npm start options', () => {
       '--text-grace-ms', '2000',
       '--twilio-auth-token', 'a-token',
       '--public-url', 'https://abc.tunnel.example/',
+      '--log-level', 'DEBUG',
     ]);
 
     expect(parsed).toEqual({
@@ -61,8 +63,13 @@ describe('npm start options', () => {
         twilioAuthToken: 'a-token',
         // As written, without the trailing slash: the carrier signs the URL it was configured with.
         publicUrl: 'https://abc.tunnel.example',
+        logLevel: 'debug',
       },
     });
+  });
+
+  it('names the levels when --log-level is not one of them', () => {
+    expect(() => parseRuntimeArgs(['--log-level', 'loud'])).toThrow('--log-level: must be one of debug, info, warn, error, silent');
   });
 
   it('answers help', () => {
