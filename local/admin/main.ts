@@ -119,13 +119,20 @@ export async function runAdmin(argv: string[], io: AdminIo, commands: readonly A
     target = await resolveTarget(invocation.target);
     applyTarget(target);
     const { stateDir } = invocation.target;
+    let streaming = false;
+    const line = (document: unknown) => `${JSON.stringify(document)}\n`;
     const context: CommandContext = {
       stateDir,
       runtime: await localRuntimeOf(stateDir, target),
-      emit: (document) => io.stdout(`${JSON.stringify(document)}\n`),
+      emit: (document) => {
+        streaming = true;
+        io.stdout(line(document));
+      },
       signal: io.signal ?? new AbortController().signal,
     };
-    io.stdout(json(await command.run(invocation.args, context)));
+    const result = await command.run(invocation.args, context);
+    // A command that printed lines as it ran ends with one more line, so stdout stays one JSON document per line.
+    io.stdout(streaming ? line(result) : json(result));
     return 0;
   } catch (err) {
     io.stderr(`${commandName(command)} failed: ${describeFailure(err, target)}\n`);
