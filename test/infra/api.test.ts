@@ -83,7 +83,7 @@ describe('the public API', () => {
     const response = any.Integration.IntegrationResponses[0] as Record<string, Record<string, string>> & { StatusCode: string };
     expect(response.StatusCode).toBe('405');
     expect(response.ResponseParameters['method.response.header.Allow']).toBe("'GET, POST'");
-    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(GATEWAY_RESPONSES.methodNotAllowed.body);
+    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({ ...GATEWAY_RESPONSES.methodNotAllowed.body, requestId: '$context.requestId' });
   });
 
   it('uses a TOKEN authorizer on the Authorization header, cached 300 s by default', () => {
@@ -109,7 +109,7 @@ describe('the public API', () => {
 
     expect(response.StatusCode).toBe('401');
     expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.unauthorized.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: '$context.requestId' });
   });
 
   it('answers 403 api_access_disabled when the authorizer denies', () => {
@@ -118,7 +118,7 @@ describe('the public API', () => {
     const response = gatewayResponse(template, 'ACCESS_DENIED');
 
     expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.accessDenied.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.accessDenied.body, requestId: '$context.requestId' });
   });
 
   it.each(['THROTTLED', 'QUOTA_EXCEEDED'])('answers %s with 429, Retry-After and code rate_limited', (type) => {
@@ -128,7 +128,7 @@ describe('the public API', () => {
 
     expect(response.StatusCode).toBe('429');
     expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.Retry-After': "'60'" });
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.throttled.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.throttled.body, requestId: '$context.requestId' });
   });
 
   it('answers a body over API Gateway\'s limit with 413 payload_too_large, as the local runtime does', () => {
@@ -146,7 +146,7 @@ describe('the public API', () => {
     const response = gatewayResponse(template, type);
 
     expect(response.StatusCode).toBe('404');
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.notFound.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: '$context.requestId' });
   });
 
   it('gives every other gateway error an Error body with a code', () => {
