@@ -48,6 +48,7 @@ describe('the middleware chain', () => {
       error: expect.stringContaining('contacts.view'),
       code: 'insufficient_scope',
       requiredScope: 'contacts.view',
+      requestId: 'req-1',
     });
     expect(dataCalls()).toHaveLength(0);
   });

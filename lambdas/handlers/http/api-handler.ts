@@ -67,7 +67,7 @@ const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGateway
   after: async (request) => {
     const state = await verdictOf(request);
     const refused = countRefusal(state);
-    const response = refused ? toErrorResponse(new RateLimitedError(state!.resetSeconds)) : (request.response as ApiResponse);
+    const response = refused ? toErrorResponse(new RateLimitedError(state!.resetSeconds), requestIdOf(request)) : (request.response as ApiResponse);
     request.response = toProxyResult(withRateLimit(response, state));
   },
   onError: async (request) => {
