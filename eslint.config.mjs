@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'coverage/', 'bench/out/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'coverage/', 'bench/out/', 'clients/typescript/dist/', 'clients/typescript/src/schema.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

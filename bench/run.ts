@@ -6,13 +6,17 @@
  *   3. latency of each endpoint through the local runtime vs its bare DynamoDB operations;
  *   4. the webhook pipeline with 1, 10 and 100 endpoints;
  *   5. memory: the runtime's peak RSS under load and each function's footprint after init;
- *   6. texts under faults: the fault-injection run of the test suite, its figures reported.
+ *   6. texts under faults: the fault-injection run of the test suite, its figures reported;
+ *   7. scale: one organization grown to 1,000 / 10,000 / 100,000 contacts and threads, the cost of
+ *      each list and search request at every size (./support/scale-bench.ts).
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
  * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
  *
  * Options: --quick (a short smoke run, not for the record), --bundles-only, --skip-bundles, --skip-webhooks,
  * --webhooks-only (section 4 alone, written to bench/out/webhooks-only.json: for iterating on the pipeline),
- * --faults-only (section 6 alone, written to bench/out/faults-only.json).
+ * --faults-only (section 6 alone, written to bench/out/faults-only.json), --scale-only (section 7 alone,
+ * written to bench/out/scale-only.json), --scale-sizes 1000,10000 (the sizes of section 7, default
+ * 1000,10000,100000), --skip-scale.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -28,6 +32,10 @@ process.env.AWS_REGION ??= 'local';
 const BENCH_DIR = resolve(__dirname);
 const OUT_DIR = join(BENCH_DIR, 'out');
 const args = new Set(process.argv.slice(2));
+const optionValue = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : process.argv[at + 1];
+};
 const QUICK = args.has('--quick');
 const RESULTS_FILE = QUICK ? join(OUT_DIR, 'results-quick.json') : join(BENCH_DIR, 'results.json');
 
@@ -38,6 +46,12 @@ const SETTINGS = {
     ? { concurrency: 8, readRequests: 200, writeRequests: 100, warmup: 20, chunks: 2 }
     : { concurrency: 8, readRequests: 800, writeRequests: 400, warmup: 50, chunks: 4 },
   webhooks: { timeoutMs: QUICK ? 20_000 : 45_000, scale: QUICK ? 0.25 : 1 },
+  scale: {
+    sizes: (optionValue('--scale-sizes') ?? (QUICK ? '1000' : '1000,10000,100000')).split(',').map(Number),
+    requests: QUICK ? 10 : 40,
+    warmup: 3,
+    concurrency: 16,
+  },
 };
 
 const log = (line = '') => console.log(line);
@@ -68,7 +82,7 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only')) {
+  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only') && !args.has('--scale-only')) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));
@@ -120,6 +134,11 @@ async function main(): Promise<void> {
     if (args.has('--faults-only')) {
       const faults = await measureFaults();
       await writeFile(join(OUT_DIR, 'faults-only.json'), `${JSON.stringify({ ...results, textFaults: faults }, null, 2)}\n`);
+      return;
+    }
+    if (args.has('--scale-only')) {
+      const scale = await measureScalePhase();
+      await writeFile(join(OUT_DIR, 'scale-only.json'), `${JSON.stringify({ ...results, scale, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
     const fixture = await api.seed();
@@ -175,6 +194,9 @@ async function main(): Promise<void> {
 
     // ---------- 6. texts under faults ----------
     results.textFaults = await measureFaults();
+
+    // ---------- 7. scale ----------
+    if (!args.has('--skip-scale')) results.scale = await measureScalePhase();
     loads.end = load();
     results.durationS = Math.round((performance.now() - t0) / 1000);
 
@@ -349,6 +371,18 @@ async function measureFaults() {
     ]),
   );
   return figures;
+}
+
+/** Section 7, in this process on the bench's DynamoDB Local: seeds, measures and prints its tables. */
+async function measureScalePhase() {
+  log(`\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ${SETTINGS.scale.requests} requests of each kind per size, one at a time`);
+  const { resolveMiddyForRequire } = await import('../local/handlers');
+  resolveMiddyForRequire(join(BENCH_DIR, '..'));
+  const { measureScale, scaleReport } = await import('./support/scale-bench');
+  const partialFile = join(OUT_DIR, 'scale-partial.json');
+  const scale = await measureScale(SETTINGS.scale, (line) => log(line), (partial) => writeFile(partialFile, `${JSON.stringify(partial, null, 2)}\n`));
+  log(`\n${await scaleReport(scale)}`);
+  return scale;
 }
 
 main().then(

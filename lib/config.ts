@@ -1,6 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, DEFAULT_CALLBACK_THROTTLE } from '../lambdas/contexts/carrier/callback-protection';
 
 /**
  * Everything a deployment may vary, in one typed object. `bin/app.ts` fills it from CDK context
@@ -39,6 +40,8 @@ export type ServiceConfig = {
   twilioSecretArn?: string;
   /** Stage throttle of each carrier callback method, for all callers together (the provider). */
   carrierCallbackThrottle: { rateLimit: number; burstLimit: number };
+  /** WAF limit per client address and minute on the carrier callback paths, all of them together. */
+  carrierCallbackLimitPerAddress: number;
   /** Powertools log level of every function. */
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Creates the account-wide role API Gateway needs to write execution and access logs. */
@@ -67,7 +70,8 @@ export function defaultConfig(stage: string = DEFAULT_STAGE): ServiceConfig {
     removalPolicy: isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     deletionProtection: !isDev,
     requireUsagePlanKey: true,
-    carrierCallbackThrottle: { rateLimit: 50, burstLimit: 100 },
+    carrierCallbackThrottle: { ...DEFAULT_CALLBACK_THROTTLE },
+    carrierCallbackLimitPerAddress: DEFAULT_CALLBACK_LIMIT_PER_ADDRESS,
     logLevel: 'INFO',
     apiGatewayCloudWatchRole: true,
   };
@@ -159,6 +163,8 @@ export function configFromContext(node: Node): ServiceConfig {
     requireUsagePlanKey: contextBool(node, 'requireUsagePlanKey', defaults.requireUsagePlanKey),
     twilioSecretArn,
     carrierCallbackThrottle: { rateLimit: callbackRate, burstLimit: callbackBurst },
+    // WAF rate-based rules accept limits from 10 up.
+    carrierCallbackLimitPerAddress: contextInt(node, 'carrierCallbackLimitPerAddress', defaults.carrierCallbackLimitPerAddress, 10, 2_000_000_000),
     logLevel: logLevel as ServiceConfig['logLevel'],
     apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
   };

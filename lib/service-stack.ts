@@ -1,10 +1,17 @@
+import { join } from 'node:path';
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES, type CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
+import {
+  callbackRateLimitRefusal,
+  TWILIO_SIGNATURE_HEADER,
+  TWILIO_SIGNATURE_PATTERN,
+  UNSIGNED_CALLBACK_REFUSAL,
+} from '../lambdas/contexts/carrier/callback-protection';
 import type { ServiceConfig } from './config';
 import { Carrier, CARRIER_SENDER_FUNCTION_OPTIONS } from './constructs/carrier';
-import { FunctionFactory } from './constructs/function-factory';
+import { FunctionFactory, REPO_ROOT } from './constructs/function-factory';
 import { Observability } from './constructs/observability';
 import { METRIC_NAMESPACE, PublicApi } from './constructs/public-api';
 import { ServiceTable } from './constructs/table';
@@ -12,6 +19,11 @@ import { TextSettlement } from './constructs/text-settlement';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
 import { CARRIER_CALLBACK_TABLE_ACCESS, TEXT_SETTLEMENT_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
+import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
+import { REFERENCE_PAGE_FILE } from '../lambdas/handlers/api/openapi/reference-page-file';
+
+/** Where synth builds the reference page before the CDK copies it into GET /docs's bundle (git ignores node_modules). */
+const REFERENCE_PAGE_BUILD_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'cct-service', 'reference-page');
 
 /** Where the webhook handlers live and which stream records reach the router. */
 export type WebhookSources = {
@@ -81,9 +93,20 @@ export class ServiceStack extends Stack {
       table: this.table,
       functions: this.functions,
       routes: props.routes,
-      // POST /messages reads the Twilio secret at init, so its bundle carries the preload.
-      routeFunctionOptions: { sendMessage: CARRIER_SENDER_FUNCTION_OPTIONS },
+      routeFunctionOptions: {
+        // POST /messages reads the Twilio secret at init, so its bundle carries the preload.
+        sendMessage: CARRIER_SENDER_FUNCTION_OPTIONS,
+        // GET /docs serves the page built now from the committed document and the installed renderer.
+        getApiReference: { files: { [REFERENCE_PAGE_FILE]: writeReferencePage(REFERENCE_PAGE_BUILD_DIR) } },
+      },
       providerCallbackPrefixes: [`${CARRIER_PREFIX}/`],
+      providerCallbackProtection: {
+        signatureHeader: TWILIO_SIGNATURE_HEADER,
+        signaturePattern: TWILIO_SIGNATURE_PATTERN,
+        limitPerMinutePerAddress: config.carrierCallbackLimitPerAddress,
+        unsignedRefusal: UNSIGNED_CALLBACK_REFUSAL,
+        rateLimitedRefusal: callbackRateLimitRefusal(config.carrierCallbackLimitPerAddress),
+      },
     });
 
     this.carrier = new Carrier(this, 'Carrier', {

@@ -20,6 +20,7 @@ const LIST_PAGE: TableAccess = { actions: ['dynamodb:Query'], indexes: ['gsi1'] 
 export const ROUTE_TABLE_ACCESS = {
   /** Built from the code alone. */
   getOpenApi: NONE,
+  getApiReference: NONE,
   /** Answered from the authorizer's context; no table read. */
   getMe: NONE,
   /** `calls.listCalls`: base table, or gsi1 when filtered by direction. */
@@ -30,12 +31,14 @@ export const ROUTE_TABLE_ACCESS = {
   getContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] },
   /**
    * `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false;
-   * then the page's consent ledger rows in one BatchGetItem.
+   * then the page's consent ledger rows in one BatchGetItem. A search queries one partition of
+   * the search index and reads its contacts with BatchGetItem.
    */
   listContacts: { ...LIST_PAGE, actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
   /**
-   * `contacts.createContact`: a transaction of two Puts (claim + contact); adoption is a
-   * transaction of two Updates (claim + contact) followed by a GetItem of the adopted contact; the
+   * `contacts.createContact`: a transaction of Puts (claim, contact, its search entries); adoption
+   * reads the contact (GetItem), then a transaction of two Updates (claim + contact) with the
+   * changed search entries (Put, Delete), followed by a GetItem of the adopted contact; the
    * number's consent ledger row is read with BatchGetItem.
    * No ConditionCheck item is used, so none is granted. The Idempotency-Key records (Powertools)
    * are Put, Get, Update and Delete: a failed request (a 409) deletes its record to free the key.
@@ -43,12 +46,12 @@ export const ROUTE_TABLE_ACCESS = {
   createContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
   /**
    * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claim
-   * (Update contact, Delete old claim, Put new claim).
+   * and the changed search entries (Update contact, Delete old claim and entries, Put new ones).
    */
   updateContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
-  /** `contacts.deleteContact`: GetItem, then a transaction deleting contact and claim. */
+  /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claim and search entries. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
-  /** `threads.listThreads`: every thread of the organization on gsi2 (by last activity). */
+  /** `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity). */
   listThreads: { actions: ['dynamodb:Query'], indexes: ['gsi2'] },
   /** `messages.listMessages`: one conversation on gsi1. */
   listMessages: { actions: ['dynamodb:Query'], indexes: ['gsi1'] },
@@ -111,7 +114,7 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
    * `calls.upsertCallByProviderSid`: GetItem (sid row); the first callback of a call writes the
    * sid row, the call-owner row and the call in one transaction (PutItem x3); every callback
    * applies its facts as conditional UpdateItems; each external number gets its contact and number
-   * claim (`contacts.ensureContactForNumber`, a transaction of two PutItems); a voicemail waiting
+   * claim (`contacts.ensureContactForNumber`, a transaction of PutItems: claim, contact, search entries); a voicemail waiting
    * for this call gets its numbers (`voicemails.attachCallToVoicemail`, UpdateItem).
    */
   twilioVoiceStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
@@ -123,7 +126,7 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
   /** `callbacks.transcriptionCallback`: as the recording, storing the transcript instead. */
   twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
   /**
-   * `receiving.receiveInboundMessage`: the sender's contact and claim (transaction of two PutItems),
+   * `receiving.receiveInboundMessage`: the sender's contact, claim and search entries (a transaction of PutItems),
    * the message with its sid row (PutItem x2), its thread and a consent keyword's ledger row
    * (UpdateItem) in one transaction, and GetItem of the first copy on a carrier retry.
    */

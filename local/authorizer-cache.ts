@@ -1,31 +1,32 @@
 import { createHash } from 'node:crypto';
-import type { AuthDecision } from '../lambdas/contexts/tenants/auth';
 
 /**
- * API Gateway's authorizer result cache, for the local runtime. Like API Gateway it reuses a
- * decision, allow or deny, for the TTL, keyed on the token (the whole Authorization header); so
- * locally too a revoked key keeps working until its cached decision expires. The map is keyed on
+ * API Gateway's authorizer result cache, for the local runtime. Like API Gateway it reuses the
+ * authorizer's result (its policy, or its refusal) for the TTL, keyed on the token (the whole
+ * Authorization header), whichever method it was first asked for; so locally too a revoked key
+ * keeps working until its cached decision expires. The map is keyed on
  * the SHA-256 of the header so that no key is ever held in clear where a debugger or a log of
  * the map would show it.
  */
-export type AuthorizerCacheOptions = {
+export type AuthorizerCacheOptions<T> = {
   ttlSeconds: number;
-  authorize: (authorizationHeader: string) => Promise<AuthDecision>;
+  /** The authorizer, asked with the token and the method ARN of the request that missed the cache. */
+  authorize: (authorizationHeader: string, methodArn: string) => Promise<T>;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
   /** Expired entries are swept when the map grows past this, so a flood of bad keys cannot grow it forever. */
   maxEntries?: number;
 };
 
-export type AuthorizerCache = {
-  decide: (authorizationHeader: string) => Promise<AuthDecision>;
+export type AuthorizerCache<T> = {
+  decide: (authorizationHeader: string, methodArn?: string) => Promise<T>;
   size: () => number;
 };
 
 const cacheKey = (header: string): string => createHash('sha256').update(header).digest('hex');
 
-export function createAuthorizerCache({ ttlSeconds, authorize, now = Date.now, maxEntries = 10_000 }: AuthorizerCacheOptions): AuthorizerCache {
-  const entries = new Map<string, { decision: AuthDecision; expiresAt: number }>();
+export function createAuthorizerCache<T>({ ttlSeconds, authorize, now = Date.now, maxEntries = 10_000 }: AuthorizerCacheOptions<T>): AuthorizerCache<T> {
+  const entries = new Map<string, { decision: T; expiresAt: number }>();
   const ttlMs = ttlSeconds * 1000;
 
   const sweep = (at: number) => {
@@ -38,12 +39,12 @@ export function createAuthorizerCache({ ttlSeconds, authorize, now = Date.now, m
   };
 
   return {
-    async decide(header) {
-      if (ttlMs === 0) return authorize(header);
+    async decide(header, methodArn = '') {
+      if (ttlMs === 0) return authorize(header, methodArn);
       const key = cacheKey(header);
       const hit = entries.get(key);
       if (hit && hit.expiresAt > now()) return hit.decision;
-      const decision = await authorize(header);
+      const decision = await authorize(header, methodArn);
       entries.delete(key);
       entries.set(key, { decision, expiresAt: now() + ttlMs });
       if (entries.size > maxEntries) sweep(now());

@@ -3,6 +3,8 @@ import { LOCAL_TWILIO_AUTH_TOKEN, normalizePublicBaseUrl } from '../lambdas/cont
 import { SETTLEMENT_GRACE_MS } from '../lambdas/contexts/texting/settlement-grace';
 import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
+import { DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, DEFAULT_CALLBACK_THROTTLE } from '../lambdas/contexts/carrier/callback-protection';
+import type { CallbackGateSettings } from './carrier-callback-gate';
 import { UsageError } from './usage-error';
 
 /** What `npm start -- ...` accepts; see RUNTIME_USAGE for the meaning of each option. */
@@ -30,6 +32,8 @@ export type RuntimeOptions = {
   publicUrl: string | undefined;
   /** What the handlers' logger prints besides the access lines (Powertools' log level). */
   logLevel: LogLevel;
+  /** The edge rules and throttle of the callback paths, as the stack configures them in AWS. */
+  carrierCallbacks: CallbackGateSettings;
 };
 
 /** `error` by default: one access line per request, and the errors of a request that failed. */
@@ -88,7 +92,14 @@ Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
                                  which \`npm run admin -- simulate ...\` also uses). Prefer the environment
                                  variable for a real token: command lines are visible to other users
   --public-url <url>             The URL the carrier calls this runtime by, which signatures cover (default
-                                 http://127.0.0.1:<port>; set it when a tunnel or proxy is in front)`;
+                                 http://127.0.0.1:<port>; set it when a tunnel or proxy is in front)
+  --callback-rate-limit <n>      Each callback path's throttle, requests per second for all callers, like the
+                                 stage throttle in AWS (default ${DEFAULT_CALLBACK_THROTTLE.rateLimit}; 0 disables)
+  --callback-burst-limit <n>     That throttle's burst (default ${DEFAULT_CALLBACK_THROTTLE.burstLimit})
+  --callback-limit-per-address <n>
+                                 Callback requests per client address and minute, like the WAF rule in AWS
+                                 (default ${DEFAULT_CALLBACK_LIMIT_PER_ADDRESS}; 0 disables). Requests without a well-formed
+                                 X-Twilio-Signature are refused (403) before any limit counts them`;
 
 const OPTIONS = {
   port: { type: 'string' },
@@ -106,6 +117,9 @@ const OPTIONS = {
   'twilio-auth-token': { type: 'string' },
   'public-url': { type: 'string' },
   'log-level': { type: 'string' },
+  'callback-rate-limit': { type: 'string' },
+  'callback-burst-limit': { type: 'string' },
+  'callback-limit-per-address': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -143,6 +157,15 @@ function positiveMs(values: Record<string, unknown>, name: string, fallback: num
   const ms = wholeNumberOption(values, name, fallback, MAX_WEBHOOK_MS);
   if (ms === 0) throw new UsageError(`--${name}: must be at least 1`);
   return ms;
+}
+
+function callbackGateSettings(values: Record<string, unknown>): CallbackGateSettings {
+  const rateLimit = wholeNumberOption(values, 'callback-rate-limit', DEFAULT_CALLBACK_THROTTLE.rateLimit, MAX_RATE_LIMIT);
+  const burstLimit = wholeNumberOption(values, 'callback-burst-limit', Math.max(DEFAULT_CALLBACK_THROTTLE.burstLimit, rateLimit), MAX_RATE_LIMIT);
+  // As the stack refuses it at synth: a bucket smaller than a second's refill would cap the rate below itself.
+  if (burstLimit < rateLimit) throw new UsageError(`--callback-burst-limit: must be at least --callback-rate-limit (${rateLimit})`);
+  const limitPerMinutePerAddress = wholeNumberOption(values, 'callback-limit-per-address', DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, MAX_RATE_LIMIT);
+  return { rateLimit, burstLimit, limitPerMinutePerAddress };
 }
 
 function parseOrUsageError(argv: string[]) {
@@ -188,6 +211,7 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
       twilioAuthToken: values['twilio-auth-token'],
       publicUrl: values['public-url'] === undefined ? undefined : parsePublicUrl(values['public-url']),
       logLevel: parseLogLevel(values['log-level']),
+      carrierCallbacks: callbackGateSettings(values),
     },
   };
 }

@@ -1,5 +1,3 @@
-import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { TENANT_SK } from '../lambdas/shared/table/keys';
 import { SCOPES } from '../lambdas/contexts/tenants/scopes';
 
 /**
@@ -16,42 +14,20 @@ export const DEMO_TENANT = {
 
 export type DemoOutcome = { created: true; tenantId: string; key: string } | { created: false; tenantId: string | null };
 
-/** Whether any organization row exists; stops at the first one found. */
-async function hasAnyTenant(client: DynamoDBClient, tableName: string): Promise<boolean> {
-  let startKey: Record<string, never> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: 'sk = :tenant',
-        ExpressionAttributeValues: { ':tenant': { S: TENANT_SK } },
-        ProjectionExpression: 'pk',
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    if ((page.Items ?? []).length > 0) return true;
-    startKey = page.LastEvaluatedKey as typeof startKey;
-  } while (startKey);
-  return false;
-}
-
 /**
- * Creates the demo organization and its all-scopes key on a store with no organization yet.
- * On kept data it creates nothing; the previous demo organization is reported while it exists.
+ * Finds the demo organization by a key, never by reading the table: it is the organization that
+ * owns the demo SMS number, one GetItem on that number's owner row (`NUMBER_OWNER#<number>`, the
+ * row carrier callbacks find their organization by). A start on 600,000 kept items costs what a
+ * start on none does. On a store where no organization owns that number it creates the demo
+ * organization and its all-scopes key; otherwise it creates nothing and reports the owner.
  */
-export async function ensureDemoOrganization(
-  client: DynamoDBClient,
-  tableName: string,
-  previousDemoTenantId: string | null,
-): Promise<DemoOutcome> {
-  const [{ createTenant, getTenant }, { createApiKey }] = await Promise.all([
+export async function ensureDemoOrganization(): Promise<DemoOutcome> {
+  const [{ createTenant, findTenantIdByNumber }, { createApiKey }] = await Promise.all([
     import('../lambdas/contexts/tenants/tenants'),
     import('../lambdas/contexts/tenants/api-keys'),
   ]);
-  if (await hasAnyTenant(client, tableName)) {
-    const stillThere = previousDemoTenantId !== null && (await getTenant(previousDemoTenantId)) !== undefined;
-    return { created: false, tenantId: stillThere ? previousDemoTenantId : null };
-  }
+  const ownerId = await findTenantIdByNumber(DEMO_TENANT.smsNumber);
+  if (ownerId !== undefined) return { created: false, tenantId: ownerId };
   const tenant = await createTenant({ ...DEMO_TENANT });
   const { key } = await createApiKey({ tenantId: tenant.id, name: 'Demo key', scopes: [...SCOPES] });
   return { created: true, tenantId: tenant.id, key };

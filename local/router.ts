@@ -9,7 +9,7 @@ export type RoutableRoute = { method: string; path: string };
 export type RouteMatch<R> =
   | { kind: 'route'; route: R; pathParameters: Record<string, string> | null }
   | { kind: 'notFound' }
-  | { kind: 'methodNotAllowed' };
+  | { kind: 'methodNotAllowed'; allow: string[] };
 
 type Segment = { literal: string } | { param: string };
 
@@ -39,11 +39,10 @@ function bySpecificity<R>(a: Resource<R>, b: Resource<R>): number {
 }
 
 /**
- * Percent-decodes one path segment. `decodeURIComponent` leaves a literal `+` as `+` (it means a
- * space only in query strings), and `%2B` becomes `+`: the E.164 counterpart of
- * `/messages/{counterpart}` arrives intact either way. Undefined for malformed escapes.
+ * Percent-decodes one literal segment for matching (`decodeURIComponent` leaves a literal `+` as
+ * `+`: it means a space only in query strings). Undefined for malformed escapes.
  */
-export function decodePathSegment(segment: string): string | undefined {
+function decodeLiteral(segment: string): string | undefined {
   try {
     return decodeURIComponent(segment);
   } catch {
@@ -62,22 +61,25 @@ export function createRouter<R extends RoutableRoute>(routes: readonly R[], pref
 
   return function match(method: string, rawPath: string): RouteMatch<R> {
     if (!rawPath.startsWith(`${prefix}/`)) return { kind: 'notFound' };
-    // Split before decoding, so an encoded `/` (%2F) stays inside its segment.
-    const decoded = rawPath.slice(prefix.length).split('/').slice(1).map(decodePathSegment);
-    if (decoded.some((segment) => segment === undefined)) return { kind: 'notFound' };
-    const segments = decoded as string[];
+    // Split before any decoding, so an encoded `/` (%2F) stays inside its segment.
+    const segments = rawPath.slice(prefix.length).split('/').slice(1);
     for (const resource of ordered) {
       const pathParameters = matchSegments(resource.segments, segments);
       if (pathParameters === undefined) continue;
       const route = resource.byMethod.get(method);
-      if (!route) return { kind: 'methodNotAllowed' };
+      // As the stack's mock integration answers it, with RFC 9110's Allow header.
+      if (!route) return { kind: 'methodNotAllowed', allow: [...resource.byMethod.keys()] };
       return { kind: 'route', route, pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null };
     }
     return { kind: 'notFound' };
   };
 }
 
-/** The path parameters when the request's segments fit the template, else undefined. */
+/**
+ * The path parameters when the request's segments fit the template, else undefined. Parameters
+ * are handed over still percent-encoded, exactly as sent, as API Gateway REST does: the handlers
+ * decode them (once), and answer a malformed escape themselves.
+ */
 function matchSegments(template: Segment[], segments: string[]): Record<string, string> | undefined {
   if (template.length !== segments.length) return undefined;
   const params: Record<string, string> = {};
@@ -86,7 +88,7 @@ function matchSegments(template: Segment[], segments: string[]): Record<string, 
     if ('param' in part) {
       if (segments[i] === '') return undefined;
       params[part.param] = segments[i];
-    } else if (part.literal !== segments[i]) {
+    } else if (part.literal !== decodeLiteral(segments[i])) {
       return undefined;
     }
   }

@@ -2,16 +2,21 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
 import { ROUTES } from '../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
+import { ROUTE_SCOPES_ENV, encodeRoutePermissions } from '../lambdas/handlers/authorizer/policy';
+import { invokeAuthorizer } from './authorizer';
 import { createAuthorizerCache } from './authorizer-cache';
+import { CarrierCallbackGate } from './carrier-callback-gate';
 import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
 import { ensureTable } from './create-table';
 import { demoBanner, ensureDemoOrganization } from './demo';
 import { localDynamoClient, startDynamoDbLocal } from './dynamodb-local';
 import { loadHandlers, type ProxyHandler } from './handlers';
+import { queueFile } from './queue-file';
 import { createRouter } from './router';
 import { isProcessAlive, LOCAL_TABLE_NAME, readRuntimeInfo, writeRuntimeInfo, type RuntimeInfo } from './runtime-file';
 import { createApiServer } from './server';
@@ -105,10 +110,12 @@ async function loadCallbackHandlers(options: RuntimeOptions, port: number, into:
 }
 
 /** The stream -> router -> queue -> sender pipeline, with the delivery rules the operator chose. */
-async function startWebhooks(options: RuntimeOptions, endpoint: string) {
+async function startWebhooks(options: RuntimeOptions, endpoint: string, stateDir: string) {
   // Imported now: it loads the domain modules, which read TABLE_NAME when first imported.
   const { startWebhookPipeline } = await import('./webhook-pipeline');
   return startWebhookPipeline({
+    // Kept with the data: waiting deliveries resume after a restart; --in-memory keeps neither.
+    queueStore: options.inMemory ? undefined : queueFile(stateDir),
     endpoint,
     tableName: LOCAL_TABLE_NAME,
     backoffBaseMs: options.webhookBackoffMs,
@@ -141,7 +148,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   refuseSharedStateDir(previous, stateDir);
   await checkPortIsFree(options.port);
 
-  const { endpoint, dynamodbPid, client } = await openDatabase(options, stateDir, cleanup);
+  const { endpoint, dynamodbPid } = await openDatabase(options, stateDir, cleanup);
 
   // The shared module reads these at import, so they are set before the first lambdas/ import.
   process.env.TABLE_NAME = LOCAL_TABLE_NAME;
@@ -155,19 +162,23 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.RATE_LIMIT_PER_KEY = String(options.rateLimitPerKey);
   // Texts go to the in-process loopback carrier unless the operator configures a real one.
   process.env.CARRIER ??= 'loopback';
-  const [handlers, { authorizeAuthorizationHeader, principalToContext }, { NetworkRateLimiter }] = await Promise.all([
+  // GET /docs serves the page built from the committed document, as the CDK bundles it beside the function.
+  process.env.REFERENCE_PAGE_PATH = writeReferencePage(stateDir);
+  // The authorizer reads which routes each scope opens when it loads, as its function does in AWS.
+  process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+  const [handlers, authorizer, { NetworkRateLimiter }] = await Promise.all([
     loadHandlers(ROUTES, REPO_ROOT),
-    import('../lambdas/contexts/tenants/auth'),
+    import('../lambdas/handlers/authorizer/handler'),
     import('./network-rate-limit'), // imports lambdas/contexts/tenants/rate-limit, which opens the table
   ]);
   // The loopback carrier (CARRIER=loopback) plays message statuses back on timers: they stop with us.
   const { stopLoopbackCarriers } = await import('../lambdas/contexts/carrier/loopback');
   cleanup.push(stopLoopbackCarriers);
-  const demo = await ensureDemoOrganization(client, LOCAL_TABLE_NAME, previous?.demoTenantId ?? null);
+  const demo = await ensureDemoOrganization();
 
   const cache = createAuthorizerCache({
     ttlSeconds: options.authorizerCacheTtlSeconds,
-    authorize: (header) => authorizeAuthorizationHeader(header),
+    authorize: (header, methodArn) => invokeAuthorizer(authorizer.handler, header, methodArn),
   });
   const networkLimiter = new NetworkRateLimiter(options.rateLimitPerNetwork);
   const callbackHandlers = new Map<string, ProxyHandler>();
@@ -178,9 +189,13 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     handlers,
     admitNetwork: (sourceIp) => networkLimiter.consume(sourceIp).allowed,
     authorize: cache.decide,
-    toAuthorizerContext: principalToContext,
     // At the root, as API Gateway serves them next to /api/v1 (no prefix of their own to strip).
-    callbacks: { match: createRouter(CARRIER_ROUTES, ''), handlers: callbackHandlers },
+    callbacks: {
+      prefix: `${CARRIER_PREFIX}/`,
+      match: createRouter(CARRIER_ROUTES, ''),
+      handlers: callbackHandlers,
+      gate: new CarrierCallbackGate(options.carrierCallbacks),
+    },
     logRequest: out.print,
     logError: out.error,
   });
@@ -196,7 +211,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   const { port } = server.address() as AddressInfo;
   runtime.apiBaseUrl = `http://127.0.0.1:${port}${API_PREFIX}`;
   const carrier = await loadCallbackHandlers(options, port, callbackHandlers);
-  cleanup.push((await startWebhooks(options, endpoint)).stop);
+  cleanup.push((await startWebhooks(options, endpoint, stateDir)).stop);
   const { startTextSettlement } = await import('./text-settlement');
   cleanup.push((await startTextSettlement(options.textGraceMs, out.error)).stop);
 

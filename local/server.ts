@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { posix } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
 import type { CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
-import type { AuthDecision, AuthorizerContext, Principal } from '../lambdas/contexts/tenants/auth';
-import { GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
+import { accessDeniedResponse, GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
+import { methodArnOf, policyAllows, type AuthorizerOutcome } from './authorizer';
+import type { CarrierCallbackGate } from './carrier-callback-gate';
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../lambdas/shared/response-limit';
 import type { ProxyHandler } from './handlers';
-import { lambdaContext, toProxyEvent, type IncomingRequest } from './proxy-event';
+import { lambdaContext, toProxyEvent, type GatewayAuthorization, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';
 
 /** API Gateway's payload limit: larger requests never reach a handler. */
@@ -21,8 +24,12 @@ const INTEGRATION_TIMEOUT_MS = 29_000;
  * be filled after the server listens: their configuration needs the port it got.
  */
 export type CallbackRoutes = {
+  /** Where the WAF's callback rules apply instead of the per-network limit (e.g. `/carrier/twilio/`). */
+  prefix: string;
   match: (method: string, rawPath: string) => RouteMatch<CarrierRouteSpec>;
   handlers: Map<string, ProxyHandler>;
+  /** The WAF's callback rules and each method's throttle, before the function. */
+  gate: CarrierCallbackGate;
 };
 
 export type ApiServerDeps = {
@@ -32,9 +39,8 @@ export type ApiServerDeps = {
   handlers: Map<string, ProxyHandler>;
   /** The per-network limit before anything else, as WAF runs before API Gateway: false refuses (429). */
   admitNetwork: (sourceIp: string) => boolean;
-  /** The (cached) authorizer decision for an Authorization header. */
-  authorize: (authorizationHeader: string) => Promise<AuthDecision>;
-  toAuthorizerContext: (principal: Principal) => AuthorizerContext;
+  /** The authorizer's (cached) result for an Authorization header, asked for a request's method ARN. */
+  authorize: (authorizationHeader: string, methodArn: string) => Promise<AuthorizerOutcome>;
   callbacks?: CallbackRoutes;
   /** One line per request; never given keys, headers or bodies. */
   logRequest: (line: string) => void;
@@ -50,8 +56,14 @@ const gateway = (response: GatewayResponse, requestId: string): Outcome => ({
   body: JSON.stringify({ ...response.body, requestId }),
 });
 
-/** The body as a string (null when empty), or 'tooLarge' without buffering what is over the limit. */
-function readBody(req: IncomingMessage): Promise<string | null | 'tooLarge'> {
+/** 405 with the methods the path has, as the stack's mock integration answers (RFC 9110 requires Allow). */
+function methodNotAllowed(allow: readonly string[], requestId: string): Outcome {
+  const outcome = gateway(GATEWAY_RESPONSES.methodNotAllowed, requestId);
+  return { ...outcome, headers: { ...outcome.headers, Allow: allow.join(', ') } };
+}
+
+/** The body's bytes (null when empty), or 'tooLarge' without buffering what is over the limit. */
+function readBody(req: IncomingMessage): Promise<Buffer | null | 'tooLarge'> {
   if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) {
     req.resume();
     return Promise.resolve('tooLarge');
@@ -68,7 +80,7 @@ function readBody(req: IncomingMessage): Promise<string | null | 'tooLarge'> {
         chunks.push(chunk);
       }
     });
-    req.on('end', () => resolve(size === 0 ? null : Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size === 0 ? null : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -91,28 +103,88 @@ function splitUrl(url: string): { rawPath: string; rawQuery: string } {
 async function invoke(handler: ProxyHandler | undefined, operationId: string, event: APIGatewayProxyEvent, stage: string): Promise<Outcome> {
   if (!handler) throw new Error(`No handler loaded for ${operationId}`);
   const context = lambdaContext({ functionName: `cct-${stage}-${operationId}`, awsRequestId: randomUUID(), timeoutMs: INTEGRATION_TIMEOUT_MS });
-  const outcome = fromHandlerResult(await handler(event, context));
+  const result = await handler(event, context);
+  // Lambda refuses a response over 6 MB and API Gateway answers 5xx: so does the laptop.
+  const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
+  if (bytes > LAMBDA_RESPONSE_LIMIT_BYTES) throw new Error(`${operationId} answered ${bytes} bytes, over Lambda's response limit`);
+  const outcome = fromHandlerResult(result);
   if (!outcome) throw new Error(`${operationId} returned no statusCode`);
   return outcome;
 }
 
-/** A carrier callback: straight to its function, which verifies the signature and answers 403 itself. */
-async function respondToCallback(
-  deps: ApiServerDeps,
-  callbacks: CallbackRoutes,
-  match: Exclude<RouteMatch<CarrierRouteSpec>, { kind: 'notFound' }>,
-  request: IncomingRequest,
-  requestId: string,
-): Promise<Outcome> {
-  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed, requestId);
+/** The path as WAF compares it: percent-decoded and normalised, so `..` cannot reach under (or out of) a prefix. */
+function normalisedPath(rawPath: string): string {
+  let decoded = rawPath;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    // WAF's URL_DECODE leaves a malformed escape as it is
+  }
+  return posix.normalize(decoded);
+}
+
+/**
+ * A request under the carrier's callback prefix, in AWS's order: the WAF's callback rules (the
+ * signature's shape, the per-address limit), the payload limit, the route, the method's throttle,
+ * then the function, which verifies the signature and answers 403 itself.
+ */
+async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes, req: IncomingMessage, requestId: string): Promise<Outcome> {
+  const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
+  const method = req.method ?? 'GET';
+  const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
+  const match = callbacks.match(method, rawPath);
+  const signature = req.headers['x-twilio-signature'];
+  const answer = callbacks.gate.admit({
+    sourceIp,
+    signature: Array.isArray(signature) ? signature[0] : signature,
+    method: match.kind === 'route' ? `${method} ${match.route.path}` : undefined,
+  });
+  if (!answer.admitted) {
+    req.resume();
+    if (answer.by === 'throttle') return gateway(GATEWAY_RESPONSES.throttled, requestId);
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (answer.by === 'address') headers['Retry-After'] = String(answer.retryAfterSeconds);
+    return { statusCode: answer.statusCode, headers, body: JSON.stringify(answer.body) };
+  }
+  const body = await readBody(req);
+  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge, requestId);
+  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound, requestId);
+  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow, requestId);
   const { route } = match;
+  const request: IncomingRequest = { method, rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp, serverPort: req.socket.localPort };
   const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
   return invoke(callbacks.handlers.get(route.operationId), route.operationId, event, deps.stage);
+}
+
+/**
+ * A TOKEN authorizer as API Gateway runs it: no header at all is 401 before the authorizer runs;
+ * "Unauthorized" is 401; a policy (perhaps cached from another route's request) that does not
+ * allow this method ARN is 403 ACCESS_DENIED, worded from the authorizer's context.
+ */
+async function authorizeRequest(
+  deps: ApiServerDeps,
+  header: string | undefined,
+  request: IncomingRequest,
+  requestId: string,
+): Promise<GatewayAuthorization | Outcome> {
+  if (!header) return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
+  const methodArn = methodArnOf(deps.stage, request.method, request.rawPath);
+  const outcome = await deps.authorize(header, methodArn);
+  if (outcome.kind === 'unauthorized') return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
+  const { result, latencyMs } = outcome;
+  if (!policyAllows(result, methodArn)) return gateway(accessDeniedResponse(result.context ?? undefined), requestId);
+  const context = Object.fromEntries(Object.entries(result.context ?? {}).map(([key, value]) => [key, String(value)]));
+  return { principalId: result.principalId, context, integrationLatency: latencyMs };
 }
 
 /** In API Gateway's order: the WAF's per-network limit, the payload limit, the route, the authorizer, the Lambda. */
 async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: string): Promise<Outcome> {
   const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
+  const callbacks = deps.callbacks;
+  // The carrier's callbacks have their own resources outside the API prefix and their own WAF rules.
+  if (callbacks && normalisedPath(splitUrl(req.url ?? '/').rawPath).startsWith(callbacks.prefix)) {
+    return respondToCallback(deps, callbacks, req, requestId);
+  }
   if (!deps.admitNetwork(sourceIp)) {
     req.resume();
     return gateway(GATEWAY_RESPONSES.throttled, requestId);
@@ -120,27 +192,25 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
   const body = await readBody(req);
   if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge, requestId);
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
-  const request: IncomingRequest = { method: req.method ?? 'GET', rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp };
-  if (deps.callbacks) {
-    // Its own resources outside the API prefix; a path that is none of them goes on to the API's routes.
-    const callback = deps.callbacks.match(request.method, request.rawPath);
-    if (callback.kind !== 'notFound') return respondToCallback(deps, deps.callbacks, callback, request, requestId);
-  }
+  const request: IncomingRequest = {
+    method: req.method ?? 'GET',
+    rawPath,
+    rawQuery,
+    rawHeaders: req.rawHeaders,
+    body,
+    sourceIp,
+    serverPort: req.socket.localPort,
+  };
   const match = deps.match(request.method, request.rawPath);
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound, requestId);
-  if (match.kind === 'methodNotAllowed') return gateway(GATEWAY_RESPONSES.methodNotAllowed, requestId);
+  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow, requestId);
   const { route } = match;
 
-  let authorizer: AuthorizerContext | null = null;
+  let authorizer: GatewayAuthorization | null = null;
   if (route.auth === 'apiKey') {
-    // Like a TOKEN authorizer: no header at all is refused before the authorizer runs.
-    const header = req.headers.authorization;
-    if (!header) return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
-    const decision = await deps.authorize(header);
-    if (decision.effect === 'deny') {
-      return gateway(decision.reason === 'api_access_disabled' ? GATEWAY_RESPONSES.accessDenied : GATEWAY_RESPONSES.unauthorized, requestId);
-    }
-    authorizer = deps.toAuthorizerContext(decision.principal);
+    const authorized = await authorizeRequest(deps, req.headers.authorization, request, requestId);
+    if ('statusCode' in authorized) return authorized;
+    authorizer = authorized;
   }
 
   const event = toProxyEvent({

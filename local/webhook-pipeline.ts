@@ -9,14 +9,15 @@ import {
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import { logger, TABLE_NAME } from '../lambdas/shared/aws';
-import { DEFAULT_BACKOFF_BASE_MS, MAX_QUEUE_DELAY_MS } from '../lambdas/contexts/webhooks/backoff';
+import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
-import { DeliveryMessageSchema, type DeliveryMessage, type DeliveryQueue } from '../lambdas/contexts/webhooks/queue';
 import { toStreamChange } from '../lambdas/contexts/webhooks/stream-change';
 import { claimStaleAfterMs, processDeliveryMessage } from '../lambdas/contexts/webhooks/deliver';
 import { endpointCache, routeChange } from '../lambdas/contexts/webhooks/route-change';
+import { LocalDelayQueue } from './delay-queue';
 import { localDynamoClient } from './dynamodb-local';
-import { LOCAL_ENGINE_CREDENTIALS } from '../lambdas/shared/config';
+import type { QueueStore } from './queue-file';
+import { localEngineClientConfig } from '../lambdas/shared/config';
 
 /**
  * The webhook pipeline of the local runtime: what DynamoDB Streams -> router Lambda -> SQS ->
@@ -35,69 +36,19 @@ export type WebhookPipelineOptions = {
   allowInsecureTargets?: boolean;
   pollIntervalMs?: number;
   attemptTimeoutMs?: number;
+  /** Where the delivery queue keeps its messages across restarts (`<state-dir>/webhook-queue.json`); none: in memory only. */
+  queueStore?: QueueStore;
 };
 
 export type WebhookPipeline = { stop: () => Promise<void> };
 
 const DEFAULT_POLL_INTERVAL_MS = 150;
 const SHARD_DISCOVERY_INTERVAL_MS = 2_000;
-/** Like SQS's redrive: a message whose processing throws comes back a few times, then is dropped. */
-const LOCAL_MAX_RECEIVES = 4;
 /** A thrown message comes back this long after its claim went stale, as SQS's visibility timeout does. */
 const LOCAL_VISIBILITY_MARGIN_MS = 1_000;
 const ROUTE_TRIES = 3;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** An in-process stand-in for SQS: per-message delays (capped like DelaySeconds) and redelivery on error. */
-export class LocalDelayQueue implements DeliveryQueue {
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly inFlight = new Set<Promise<void>>();
-  private stopped = false;
-
-  /**
-   * `visibilityTimeoutMs`: how long a message whose processing threw stays away. Longer than a
-   * claim lives (`claimStaleAfterMs`): a processor that threw after claiming its attempt left the
-   * claim behind, and sooner its own message would find it live on every return and be dropped.
-   */
-  constructor(
-    private readonly handle: (message: DeliveryMessage) => Promise<unknown>,
-    private readonly visibilityTimeoutMs: number,
-  ) {}
-
-  async send(message: DeliveryMessage, delayMs: number, receiveCount = 1): Promise<void> {
-    if (this.stopped) return;
-    // Serialised and validated as SQS and the sender Lambda would: nothing shared by reference.
-    const copy = DeliveryMessageSchema.parse(JSON.parse(JSON.stringify(message)));
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.run(copy, receiveCount);
-    }, Math.min(Math.max(0, delayMs), MAX_QUEUE_DELAY_MS));
-    timer.unref();
-    this.timers.add(timer);
-  }
-
-  private run(message: DeliveryMessage, receiveCount: number): void {
-    const running = this.handle(message)
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          logger.error('Local webhook sender failed', { deliveryId: message.deliveryId, receiveCount, error: (err as Error).message });
-          if (receiveCount < LOCAL_MAX_RECEIVES) return this.send(message, this.visibilityTimeoutMs, receiveCount + 1);
-          return undefined;
-        },
-      )
-      .finally(() => this.inFlight.delete(running));
-    this.inFlight.add(running);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    await Promise.allSettled([...this.inFlight]);
-  }
-}
 
 async function latestStreamArn(endpoint: string, tableName: string): Promise<string> {
   const client = localDynamoClient(endpoint);
@@ -115,11 +66,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     throw new Error(`startWebhookPipeline: tableName ${options.tableName} differs from TABLE_NAME ${TABLE_NAME} the core modules use`);
   }
   const streamArn = await latestStreamArn(options.endpoint, options.tableName);
-  const streams = new DynamoDBStreamsClient({
-    endpoint: options.endpoint,
-    region: 'local',
-    credentials: LOCAL_ENGINE_CREDENTIALS,
-  });
+  const streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
   const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const queue: LocalDelayQueue = new LocalDelayQueue(
     (message) =>
@@ -130,6 +77,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
         allowInsecureTargets: options.allowInsecureTargets ?? false,
       }),
     claimStaleAfterMs(timeoutMs) + LOCAL_VISIBILITY_MARGIN_MS,
+    options.queueStore,
   );
 
   const iterators = new Map<string, string>();
@@ -233,12 +181,18 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     timer.unref();
   };
   schedule();
+  // Deliveries that were waiting when the runtime last stopped carry on with their attempt and time.
+  const resumed = await queue.resume();
+  if (resumed > 0) logger.info('Local webhook queue resumed', { messages: resumed });
 
   return {
     async stop() {
       stopped = true;
       clearTimeout(timer);
       await polling;
+      // One last read: a change of the last moments is routed (and its deliveries kept) rather
+      // than left behind the LATEST position the next start reads from.
+      await pollOnce().catch((err: unknown) => logger.error('Local stream poll failed', { error: (err as Error).message }));
       await queue.stop();
       streams.destroy();
     },

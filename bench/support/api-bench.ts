@@ -10,7 +10,8 @@ import {
 import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
-import { contactKey, createContact, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contacts';
+import { contactKey, createContact, fromItem, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contacts';
+import { indexedEntriesOf, insertIndex, reindex } from '../../lambdas/contexts/contacts/search-rows';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../lambdas/shared/table/keys';
 import type { Message } from '../../lambdas/contexts/texting/schemas';
@@ -330,6 +331,8 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                 },
               },
               { Put: { TableName: TABLE_NAME, Item: contactItem(contact), ConditionExpression: 'attribute_not_exists(pk)' } },
+              // The contact's search entries, written with it as the service does.
+              ...insertIndex(bareTenant, contact.id, contact).writes,
             ],
           }),
         );
@@ -347,22 +350,16 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
           new UpdateCommand({
             TableName: TABLE_NAME,
             Key: contactKey(t, pick(fixture.namedContactIds, i)),
-            UpdateExpression: 'SET #notes = :notes, #updatedAt = :updatedAt, #searchName = :searchName, #searchCompany = :searchCompany, #searchDigits = :searchDigits',
+            UpdateExpression: 'SET #notes = :notes, #updatedAt = :updatedAt',
             ConditionExpression: 'attribute_exists(pk) AND #normalizedNumber = :currentNumber',
             ExpressionAttributeNames: {
               '#notes': 'notes',
               '#updatedAt': 'updatedAt',
-              '#searchName': 'searchName',
-              '#searchCompany': 'searchCompany',
-              '#searchDigits': 'searchDigits',
               '#normalizedNumber': 'normalizedNumber',
             },
             ExpressionAttributeValues: {
               ':notes': `Bare ${i}`,
               ':updatedAt': new Date().toISOString(),
-              ':searchName': String(Item?.searchName ?? ''),
-              ':searchCompany': String(Item?.searchCompany ?? ''),
-              ':searchDigits': String(Item?.searchDigits ?? ''),
               ':currentNumber': Item?.normalizedNumber,
             },
           }),
@@ -397,6 +394,8 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                   ExpressionAttributeValues: { ':contactId': target.id },
                 },
               },
+              // Its search entries go with it, as the service deletes them.
+              ...(Item ? reindex(bareTenant, target.id, indexedEntriesOf(Item, fromItem(Item)), { displayName: '', company: null, normalizedNumber: null }).writes : []),
             ],
           }),
         );

@@ -92,7 +92,7 @@ function eventFor(route: RouteSpec, authorizer: Record<string, string>, path: st
     },
     resource: `${API_PREFIX}${route.path}`,
     pathParameters,
-    authorizer: route.auth === null ? null : authorizer,
+    authorizer: route.auth === null ? null : { principalId: authorizer.keyId, context: authorizer, integrationLatency: 0 },
     requestId: 'bench',
     stage: 'local',
     now: new Date(),

@@ -8,7 +8,7 @@ import type { Message } from '../../lambdas/contexts/texting/schemas';
 import { toItem as messageItem } from '../../lambdas/contexts/texting/messages';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import { addWebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { startWebhookPipeline } from '../../local/webhook-pipeline';
 import type { bareClient } from './api-bench';
 import { inPool } from './load';

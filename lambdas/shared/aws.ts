@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { LOCAL_ENGINE_CREDENTIALS, tableConfig } from './config';
+import { localEngineClientConfig, tableConfig } from './config';
 
 /**
  * The process-wide SDK clients and logger, created once at module scope so every invocation of a
@@ -14,9 +14,7 @@ export const TABLE_NAME = tableName;
 
 export const dynamo = DynamoDBDocumentClient.from(
   new DynamoDBClient(
-    endpoint
-      ? { endpoint, region: process.env.AWS_REGION ?? 'local', credentials: LOCAL_ENGINE_CREDENTIALS }
-      : {},
+    endpoint ? localEngineClientConfig(endpoint) : {},
   ),
   { marshallOptions: { removeUndefinedValues: true } },
 );

@@ -28,8 +28,23 @@ export function intEnv(name: string, fallback: number): number {
  * The fixed, meaningless credentials every client of a local engine (DynamoDB Local, a stand-in
  * service in tests) signs with: such engines accept any, and fixed ones keep the local runtime
  * independent of ~/.aws. Never real credentials; defined once so no copy looks like one.
+ *
+ * `LOCAL_ENGINE_ACCESS_KEY_ID` picks another access key: a DynamoDB Local started without
+ * `-sharedDb` keeps one database per access key, and the integration tests give each test file
+ * its own that way (test/support/integration-env.ts).
  */
-export const LOCAL_ENGINE_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+export const LOCAL_ENGINE_CREDENTIALS = {
+  accessKeyId: optionalEnv('LOCAL_ENGINE_ACCESS_KEY_ID') ?? 'local',
+  secretAccessKey: 'local',
+} as const;
+
+/**
+ * Everything a client of a local engine at `endpoint` needs. One definition, because DynamoDB
+ * Local without `-sharedDb` keeps a database per access key and region: clients that disagree on
+ * either would not see each other's tables.
+ */
+export const localEngineClientConfig = (endpoint: string) =>
+  ({ endpoint, region: optionalEnv('AWS_REGION') ?? 'local', credentials: LOCAL_ENGINE_CREDENTIALS }) as const;
 
 /** The same, as the environment a child process reads them from. */
 export const LOCAL_ENGINE_CREDENTIALS_ENV = {

@@ -4,26 +4,38 @@
  * that turns them into responses is `lambdas/handlers/http/error-mapper.ts`. `ErrorCode` is the
  * API's whole list of codes, whichever context raises them.
  */
-export type ErrorCode =
-  | 'validation_failed'
-  | 'not_found'
-  | 'unauthorized'
-  | 'insufficient_scope'
-  | 'api_access_disabled'
-  | 'rate_limited'
-  | 'contact_conflict'
-  | 'no_sms_number'
-  | 'recipient_opted_out'
-  | 'billing_blocked'
-  | 'spending_limit_reached'
-  | 'carrier_unavailable'
-  | 'carrier_rejected'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'idempotency_conflict'
-  | 'idempotency_mismatch'
-  | 'number_taken'
-  | 'internal';
+/**
+ * Every code an Error body can carry, with the HTTP status it is answered with. The OpenAPI
+ * document lists them as the `ErrorCode` enum and, per operation, the codes each status can carry
+ * (lambdas/handlers/api/openapi/error-codes.ts), so a typed client can switch on `code`.
+ */
+export const ERROR_STATUS = {
+  validation_failed: 400,
+  unauthorized: 401,
+  billing_blocked: 402,
+  spending_limit_reached: 402,
+  insufficient_scope: 403,
+  api_access_disabled: 403,
+  /** API Gateway's answer to a refusal of its own that no gateway response of ours names (AWS only). */
+  request_refused: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  contact_conflict: 409,
+  no_sms_number: 409,
+  recipient_opted_out: 409,
+  idempotency_conflict: 409,
+  /** The operator CLI's, when a number is registered to two organizations; no API route answers it. */
+  number_taken: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_mismatch: 422,
+  carrier_rejected: 422,
+  rate_limited: 429,
+  internal: 500,
+  carrier_unavailable: 502,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export class DomainError extends Error {
   constructor(

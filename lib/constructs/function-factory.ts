@@ -71,7 +71,27 @@ export type FunctionSpec = {
    * synchronous for the local runtime and the tests, which load them as CommonJS.
    */
   preload?: readonly string[];
+  /**
+   * Files built at synth, copied beside the bundle: name in the function's directory -> path on
+   * this machine. The function reads them from `LAMBDA_TASK_ROOT` (the reference page of GET /docs).
+   */
+  files?: Readonly<Record<string, string>>;
 };
+
+/** esbuild's options plus, when the function has `files`, the copy of each into the bundle's directory. */
+function bundlingOf(spec: FunctionSpec): BundlingOptions {
+  const files = Object.entries(spec.files ?? {});
+  if (files.length === 0) return LAMBDA_BUNDLING;
+  return {
+    ...LAMBDA_BUNDLING,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (_inputDir: string, outputDir: string) =>
+        files.map(([name, source]) => `cp ${JSON.stringify(source)} ${JSON.stringify(path.join(outputDir, name))}`),
+    },
+  };
+}
 
 /**
  * The one place a Lambda function is made, so every function of the service is built, logged,
@@ -142,7 +162,7 @@ export class FunctionFactory extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         ...spec.environment,
       },
-      bundling: LAMBDA_BUNDLING,
+      bundling: bundlingOf(spec),
     });
     // Tracing.ACTIVE adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*": X-Ray has no
     // resource-level permissions for them, so "*" is the only possible resource.

@@ -17,12 +17,31 @@ export type NetworkRateLimitProps = {
    * count: see `exemptionStatement`.
    */
   exemptPathPrefixes?: readonly string[];
+  /**
+   * The exempt paths' own edge rules (the carrier's callbacks): refuse a request whose signature
+   * header is missing or cannot be a signature, and limit each address separately from the API.
+   */
+  exemptPathProtection?: ExemptPathProtection;
+};
+
+export type ExemptPathProtection = {
+  /** Lower-case header name, e.g. `x-twilio-signature`. */
+  signatureHeader: string;
+  /** Regular expression a genuine header value matches (WAF regex syntax). */
+  signaturePattern: string;
+  /** Requests per address and minute to the exempt paths, all of them together. */
+  limitPerMinutePerAddress: number;
+  /** The bodies (the contract's Error shape) of the 403 for a missing signature and of the 429. */
+  unsignedRefusal: { error: string; code: string };
+  rateLimitedRefusal: { error: string; code: string };
 };
 
 /** The window the limit is counted over; with `limitPerMinute` per 60 s this is the spec's "per minute". */
 export const WINDOW_SECONDS = 60;
 
 const RULE_NAME = 'PerClientAddressRateLimit';
+export const UNSIGNED_CALLBACK_RULE_NAME = 'CallbackWithoutSignature';
+export const CALLBACK_PER_ADDRESS_RULE_NAME = 'CallbackPerClientAddressRateLimit';
 
 /**
  * Matches requests under the exempt prefixes, as the path reaches the stage: `/<prefix>...` through
@@ -48,6 +67,76 @@ export function exemptionStatement(prefixes: readonly string[], stageName: strin
   return statements.length === 1 ? statements[0] : { orStatement: { statements } };
 }
 const BODY_KEY = 'rateLimited';
+const CALLBACK_RATE_BODY_KEY = 'callbackRateLimited';
+const UNSIGNED_BODY_KEY = 'callbackUnsigned';
+
+const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
+  cloudWatchMetricsEnabled: true,
+  metricName,
+  sampledRequestsEnabled: true,
+});
+
+/**
+ * The exempt paths' rules, evaluated before the per-address API limit. First the signature's
+ * shape: an unsigned flood is refused here, at the edge, and never reaches the throttle it would
+ * share with the provider's genuine callbacks. Then a per-address limit of their own, so one
+ * address sending forged signatures is cut off without counting the provider's addresses.
+ */
+function exemptPathRules(
+  exempt: wafv2.CfnWebACL.StatementProperty,
+  protection: ExemptPathProtection,
+  name: string,
+): wafv2.CfnWebACL.RuleProperty[] {
+  return [
+    {
+      name: UNSIGNED_CALLBACK_RULE_NAME,
+      priority: 0,
+      statement: {
+        andStatement: {
+          statements: [
+            exempt,
+            {
+              notStatement: {
+                statement: {
+                  // A missing header matches no statement on it, so the NOT holds and the request is blocked.
+                  regexMatchStatement: {
+                    fieldToMatch: { singleHeader: { Name: protection.signatureHeader } },
+                    regexString: protection.signaturePattern,
+                    textTransformations: [{ priority: 0, type: 'NONE' }],
+                  },
+                },
+              },
+            },
+          ],
+        },
+      },
+      action: { block: { customResponse: { responseCode: 403, customResponseBodyKey: UNSIGNED_BODY_KEY } } },
+      visibilityConfig: visibility(`${name}-${UNSIGNED_CALLBACK_RULE_NAME}`),
+    },
+    {
+      name: CALLBACK_PER_ADDRESS_RULE_NAME,
+      priority: 1,
+      statement: {
+        rateBasedStatement: {
+          limit: protection.limitPerMinutePerAddress,
+          evaluationWindowSec: WINDOW_SECONDS,
+          aggregateKeyType: 'IP',
+          scopeDownStatement: exempt,
+        },
+      },
+      action: {
+        block: {
+          customResponse: {
+            responseCode: 429,
+            customResponseBodyKey: CALLBACK_RATE_BODY_KEY,
+            responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
+          },
+        },
+      },
+      visibilityConfig: visibility(`${name}-${CALLBACK_PER_ADDRESS_RULE_NAME}`),
+    },
+  ];
+}
 
 /**
  * The pre-authentication limit per client network, as a WAF web ACL on the stage. WAF counts per
@@ -57,12 +146,12 @@ const BODY_KEY = 'rateLimited';
  * may get slightly more than the limit before being blocked. The local runtime groups IPv6 by
  * /64 exactly. The key limiter (120/min per key) still applies behind it.
  *
- * Exempt path prefixes (the carrier's callbacks) are not counted at all: the telephony provider
- * posts every organization's callbacks from a few addresses, which one per-address limit would
- * throttle. Their protection is the request signature (checked by the handler) and the stage's
- * method throttle of each callback (PublicApi.addProviderCallback), which caps all callers of a
- * callback together; the trade-off is that an unsigned flood on a callback path can crowd out the
- * provider's genuine callbacks for its duration, instead of being cut per address.
+ * Exempt path prefixes (the carrier's callbacks) are not counted by that limit: the telephony
+ * provider posts every organization's callbacks from a pool of addresses, which the API's limit
+ * would throttle. They get rules of their own instead (`exemptPathProtection`): an unsigned
+ * request is refused here, before API Gateway's throttle of the callback method, and each address
+ * has a separate, higher limit; behind them the method throttle (PublicApi.addProviderCallback)
+ * and the function's signature check. See lambdas/contexts/carrier/callback-protection.ts.
  */
 export class NetworkRateLimit extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
@@ -74,6 +163,7 @@ export class NetworkRateLimit extends Construct {
     this.webAclName = props.name;
     this.ruleMetricName = `${props.name}-${RULE_NAME}`;
     const exempt = exemptionStatement(props.exemptPathPrefixes ?? [], props.stageName);
+    const exemptRules = exempt && props.exemptPathProtection ? exemptPathRules(exempt, props.exemptPathProtection, props.name) : [];
 
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       name: props.name,
@@ -94,11 +184,16 @@ export class NetworkRateLimit extends Construct {
             code: 'rate_limited',
           }),
         },
+        ...(exemptRules.length > 0 && {
+          [CALLBACK_RATE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.rateLimitedRefusal) },
+          [UNSIGNED_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.unsignedRefusal) },
+        }),
       },
       rules: [
+        ...exemptRules,
         {
           name: RULE_NAME,
-          priority: 0,
+          priority: exemptRules.length,
           statement: {
             rateBasedStatement: {
               limit: props.limitPerMinute,
@@ -119,11 +214,7 @@ export class NetworkRateLimit extends Construct {
               },
             },
           },
-          visibilityConfig: {
-            cloudWatchMetricsEnabled: true,
-            metricName: this.ruleMetricName,
-            sampledRequestsEnabled: true,
-          },
+          visibilityConfig: visibility(this.ruleMetricName),
         },
       ],
     });
@@ -137,12 +228,12 @@ export class NetworkRateLimit extends Construct {
     association.node.addDependency(props.stage);
   }
 
-  /** Requests blocked by the rate rule (WAF's own metric). */
-  metricBlockedRequests(region: string, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+  /** Requests blocked by the API's per-address rule, or by the named rule (WAF's own metric). */
+  metricBlockedRequests(region: string, props: cloudwatch.MetricOptions = {}, ruleName: string = RULE_NAME): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: 'AWS/WAFV2',
       metricName: 'BlockedRequests',
-      dimensionsMap: { WebACL: this.webAclName, Rule: this.ruleMetricName, Region: region },
+      dimensionsMap: { WebACL: this.webAclName, Rule: `${this.webAclName}-${ruleName}`, Region: region },
       statistic: 'Sum',
       ...props,
     });

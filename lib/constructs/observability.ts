@@ -7,6 +7,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { CALLBACK_PER_ADDRESS_RULE_NAME, UNSIGNED_CALLBACK_RULE_NAME } from './network-rate-limit';
 import type { PublicApi } from './public-api';
 import type { ServiceTable } from './table';
 
@@ -178,7 +179,13 @@ export class Observability extends Construct {
       threshold: 1,
     });
 
-    const blocked = publicApi.networkRateLimit.metricBlockedRequests(Stack.of(this).region, { period: PERIOD, label: 'WAF rate-limited' });
+    const region = Stack.of(this).region;
+    const blocked = publicApi.networkRateLimit.metricBlockedRequests(region, { period: PERIOD, label: 'WAF rate-limited' });
+    // A flood on the carrier's callback paths shows here: unsigned requests refused, and addresses cut off.
+    const callbackRefusals = [
+      publicApi.networkRateLimit.metricBlockedRequests(region, { period: PERIOD, label: 'callbacks without signature' }, UNSIGNED_CALLBACK_RULE_NAME),
+      publicApi.networkRateLimit.metricBlockedRequests(region, { period: PERIOD, label: 'callbacks rate-limited' }, CALLBACK_PER_ADDRESS_RULE_NAME),
+    ];
 
     this.dashboard.addWidgets(
       new cloudwatch.TextWidget({
@@ -200,7 +207,7 @@ export class Observability extends Construct {
       }),
       new cloudwatch.GraphWidget({
         title: 'Edge refusals and authorizer failures',
-        left: [blocked, authorizerFailures.with({ label: 'authorizer failures' })],
+        left: [blocked, ...callbackRefusals, authorizerFailures.with({ label: 'authorizer failures' })],
         right: [serverErrorRate],
         width: 8,
       }),

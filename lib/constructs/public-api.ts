@@ -8,11 +8,12 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
-import { GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
+import { ACCESS_DENIED_TEMPLATE, GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
+import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import type { ServiceConfig } from '../config';
 import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
 import type { FunctionFactory, FunctionSpec } from './function-factory';
-import { NetworkRateLimit } from './network-rate-limit';
+import { NetworkRateLimit, type ExemptPathProtection } from './network-rate-limit';
 import type { ServiceTable } from './table';
 
 export type PublicApiProps = {
@@ -30,25 +31,25 @@ export type PublicApiProps = {
    * methods. The per-address WAF limit does not apply under them: see `NetworkRateLimit`.
    */
   providerCallbackPrefixes?: readonly string[];
+  /** The edge rules of those paths (signature header shape, limit per address): see `NetworkRateLimit`. */
+  providerCallbackProtection?: ExemptPathProtection;
 };
 
 /** What a route's function may have beyond the defaults of the factory. */
-export type RouteFunctionOptions = Pick<FunctionSpec, 'preload' | 'environment'>;
+export type RouteFunctionOptions = Pick<FunctionSpec, 'preload' | 'environment' | 'files'>;
 
 /** Stage-level throttle of one method: steady requests per second and bucket size. */
 export type MethodThrottle = { rateLimit: number; burstLimit: number };
 
 /**
  * API Gateway's answer when the authorizer named a usage-plan key (`usageIdentifierKey`) that is
- * not an enabled API key of the stage's usage plan: the service key was issued without its API
- * Gateway key (not through the operator CLI with --stack) or that key was deleted by `key
- * revoke`. The Error shape, code of a key that may not use the API.
+ * not an enabled API key of the stage's usage plan: that key was deleted by `key revoke` (while
+ * the authorizer's cached allow still admits the service key), or the service key was issued
+ * without one (not through the operator CLI with --stack). Either way the key is revoked or
+ * unknown to this deployment: the contract's 401 with `WWW-Authenticate: Bearer`, like every
+ * other key the API does not accept.
  */
-export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = {
-  statusCode: 403,
-  body: { error: 'This API key is not enabled for this deployment; ask the service operator to issue a new one', code: 'api_access_disabled' },
-  headers: {},
-};
+export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = GATEWAY_RESPONSES.unauthorized;
 
 /** Namespace of the metrics this construct derives from its access log. */
 export const METRIC_NAMESPACE = 'CctService';
@@ -164,7 +165,10 @@ export class PublicApi extends Construct {
     this.api = new apigateway.RestApi(this, 'Api', {
       restApiName: serviceName,
       description: 'Call, Contact and Text-Message Service, public JSON API v1',
-      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // Dualstack: IPv6 clients reach the API as well as IPv4 ones (a regional REST API supports
+      // it; the AWS default is IPv4 only). Nothing here filters on source addresses, and the WAF
+      // rule counts IPv6 clients per address like IPv4 ones (NetworkRateLimit).
+      endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL], ipAddressType: apigateway.IpAddressType.DUAL_STACK },
       // Usage plans meter the key the authorizer returns (`usageIdentifierKey`), so clients send
       // only their bearer key and never a second x-api-key header.
       apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
@@ -187,6 +191,8 @@ export class PublicApi extends Construct {
       description: 'TOKEN authorizer: API key -> organization, key and scopes',
       // Two GetItems; a stuck authorizer holds every request, so fail fast.
       timeout: Duration.seconds(5),
+      // Which routes each scope opens: the allow policy names exactly those (./authorizer/policy.ts).
+      environment: { [ROUTE_SCOPES_ENV]: encodeRoutePermissions(props.routes ?? ROUTES, API_PREFIX) },
     });
     table.grant(this.authorizerFunction, AUTHORIZER_TABLE_ACCESS);
 
@@ -234,6 +240,7 @@ export class PublicApi extends Construct {
       limitPerMinute: config.networkRateLimitPerMinute,
       name: serviceName,
       exemptPathPrefixes: this.providerCallbackPrefixes,
+      exemptPathProtection: props.providerCallbackProtection,
     });
 
     if (config.customDomain) {
@@ -243,6 +250,10 @@ export class PublicApi extends Construct {
         endpointType: apigateway.EndpointType.REGIONAL,
         securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
       });
+      // The domain answers IPv6 too, like the API. The construct has no property for it yet
+      // (CloudFormation does: EndpointConfiguration.IpAddressType). A Route 53 alias of the
+      // domain then needs an AAAA record next to the A record (docs/deploy.md).
+      (this.domain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride('EndpointConfiguration.IpAddressType', 'dualstack');
       // The domain root maps to the stage: the resources already live under /api/v1, so
       // https://<domain>/api/v1 is {base_url} with no stage name in it.
       this.domain.addBasePathMapping(this.api, { stage: this.stage });
@@ -376,7 +387,12 @@ export class PublicApi extends Construct {
       });
     };
     install(apigateway.ResponseType.UNAUTHORIZED, GATEWAY_RESPONSES.unauthorized);
-    install(apigateway.ResponseType.ACCESS_DENIED, GATEWAY_RESPONSES.accessDenied);
+    // Worded by the authorizer's context: a plan without API access, or a scope the key lacks.
+    this.api.addGatewayResponse(apigateway.ResponseType.ACCESS_DENIED.responseType, {
+      type: apigateway.ResponseType.ACCESS_DENIED,
+      statusCode: '403',
+      templates: { 'application/json': ACCESS_DENIED_TEMPLATE },
+    });
     // API Gateway raises MISSING_AUTHENTICATION_TOKEN (403) for any path or method it has no
     // route for, before any authorizer runs; to a client of a key-authenticated API that is 404.
     install(apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, GATEWAY_RESPONSES.notFound);

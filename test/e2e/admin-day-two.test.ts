@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { REPO_ROOT, tsxNode } from '../support/local-runtime';
 import { useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';

@@ -41,6 +41,12 @@ describe('GET /openapi.json', () => {
     expect(response.body.openapi).toBe('3.1.0');
     for (const route of ROUTES) expect(response.body.paths[route.path]).toHaveProperty(route.method.toLowerCase());
   });
+
+  it('names the URL it was reached on as its server', async () => {
+    const response = await e2e.api.get('/openapi.json');
+
+    expect(response.body.servers).toEqual([{ url: e2e.runtime.baseUrl }]);
+  });
 });
 
 describe('GET /me', () => {

@@ -77,7 +77,7 @@ const conversation = async (counterpart: string, query = '', key = demoKey) => {
   return response.body as { messages: Message[]; nextCursor: string | null };
 };
 const threads = async (key = demoKey) => {
-  const response = await e2e.api.get('/messages', key);
+  const response = await e2e.api.get('/messages?limit=100', key);
   expect(response.status).toBe(200);
   return response.body.threads as Thread[];
 };
@@ -227,6 +227,47 @@ describe('GET /messages/{counterpart}', () => {
     const response = await e2e.api.get(path, demoKey);
 
     expect400Naming(response, field);
+  });
+});
+
+describe('path parameters sent encoded or not', () => {
+  /** Every character of a value percent-encoded, as a cautious client or SDK may send it. */
+  const encodeAll = (value: string) => [...Buffer.from(value)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+
+  it('gives the same answers for a counterpart and a contact id, whether encoded or not', async () => {
+    const counterpart = newNumber();
+    await receive(demo(), [{ from: counterpart, body: 'Encoded or not?', receivedAt: minutesAgo(1) }]);
+    const created = await e2e.api.post('/contacts', demoKey, { displayName: 'Percent Encoded', phoneNumber: newNumber() });
+    const { id } = created.body.contact;
+
+    const conversations = await Promise.all(
+      [counterpart, encodeURIComponent(counterpart), encodeAll(counterpart)].map((sentAs) => e2e.api.get(`/messages/${sentAs}`, demoKey)),
+    );
+    const contacts = await Promise.all([id, encodeAll(id)].map((sentAs) => e2e.api.get(`/contacts/${sentAs}`, demoKey)));
+
+    expect(conversations.map((response) => response.status)).toEqual([200, 200, 200]);
+    expect(conversations[0].body.messages).toHaveLength(1);
+    expect(conversations[1].body).toEqual(conversations[0].body);
+    expect(conversations[2].body).toEqual(conversations[0].body);
+    expect(contacts.map((response) => response.status)).toEqual([200, 200]);
+    expect(contacts[1].body).toEqual(contacts[0].body);
+  });
+
+  it('answers a malformed escape with 400 naming the parameter, and decodes only once', async () => {
+    const malformed = await Promise.all([
+      e2e.api.get('/messages/%E0%A4%A', demoKey),
+      e2e.api.get('/contacts/%ZZ', demoKey),
+      e2e.api.delete('/contacts/0199a000%', demoKey),
+    ]);
+    const twice = await e2e.api.get(`/messages/${encodeURIComponent(encodeURIComponent(newNumber()))}`, demoKey);
+
+    // Each body carries the request id its x-amzn-RequestId header names.
+    expect(malformed.map((response) => [response.status, response.body])).toEqual([
+      [400, { error: 'counterpart: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[0].headers.get('x-amzn-requestid') }],
+      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[1].headers.get('x-amzn-requestid') }],
+      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[2].headers.get('x-amzn-requestid') }],
+    ]);
+    expect400Naming(twice, 'counterpart');
   });
 });
 

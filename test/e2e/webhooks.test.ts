@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';
 import { startReceiver, type Received, type Receiver } from './support/receiver';

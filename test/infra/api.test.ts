@@ -4,6 +4,7 @@ import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
 import { INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanThrottle } from '../../lib/constructs/public-api';
+import { decodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import { buildStack, logicalIdOf, resourcePaths, synth } from './support';
 
 /** Every method as `GET /api/v1/calls` -> its properties. */
@@ -112,13 +113,13 @@ describe('the public API', () => {
     expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: '$context.requestId' });
   });
 
-  it('answers 403 api_access_disabled when the authorizer denies', () => {
+  it('answers ACCESS_DENIED 403 in the Error shape worded by the authorizer context (plan or missing scope)', () => {
     const { template } = synth();
 
     const response = gatewayResponse(template, 'ACCESS_DENIED');
 
     expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.accessDenied.body, requestId: '$context.requestId' });
+    expect(parsedTemplate(response)).toEqual({ error: '$context.authorizer.deniedError', code: '$context.authorizer.deniedCode', requestId: '$context.requestId' });
   });
 
   it.each(['THROTTLED', 'QUOTA_EXCEEDED'])('answers %s with 429, Retry-After and code rate_limited', (type) => {
@@ -163,6 +164,14 @@ describe('the public API', () => {
     expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String), requestId: '$context.requestId' });
   });
 
+  it('accepts IPv6 clients: a regional endpoint with the dualstack IP address type', () => {
+    const { template } = synth();
+
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      EndpointConfiguration: { Types: ['REGIONAL'], IpAddressType: 'dualstack' },
+    });
+  });
+
   it('meters keys from the authorizer with a usage plan no tighter than 120 requests per minute', () => {
     const { stack, template } = synth();
 
@@ -186,14 +195,25 @@ describe('the public API', () => {
     }
   });
 
-  it('answers a key without its usage-plan key with 403 api_access_disabled in the Error shape', () => {
+  it('answers a revoked key whose cached allow outlives its usage-plan key with the contract 401, as any revoked key', () => {
     const { template } = synth();
 
     const response = gatewayResponse(template, 'INVALID_API_KEY');
 
-    expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual({ error: expect.stringMatching(/not enabled/), code: 'api_access_disabled', requestId: '$context.requestId' });
-    expect(INVALID_USAGE_PLAN_KEY_RESPONSE.body.code).toBe('api_access_disabled');
+    expect(response.StatusCode).toBe('401');
+    expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: '$context.requestId' });
+    expect(INVALID_USAGE_PLAN_KEY_RESPONSE).toEqual(GATEWAY_RESPONSES.unauthorized);
+  });
+
+  it('gives the authorizer every keyed route of the manifest with its scope, and no unauthenticated one', () => {
+    const { stack, template } = synth();
+
+    const fn = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)];
+    const encoded = (fn.Properties as { Environment: { Variables: Record<string, string> } }).Environment.Variables[ROUTE_SCOPES_ENV];
+
+    const keyed = ROUTES.filter((route) => route.auth !== null);
+    expect(decodeRoutePermissions(encoded)).toEqual(keyed.map((route) => ({ method: route.method, path: `${API_PREFIX}${route.path}`, scope: route.scope })));
   });
 
   it('rate-limits each client address to 600 requests per 60 s with WAF, answering 429 with Retry-After', () => {
@@ -201,16 +221,16 @@ describe('the public API', () => {
 
     const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as {
       Scope: string;
-      Rules: { Statement: unknown; Action: { Block: { CustomResponse: Record<string, unknown> } } }[];
+      Rules: { Name: string; Statement: unknown; Action: { Block: { CustomResponse: Record<string, unknown> } } }[];
       CustomResponseBodies: Record<string, { ContentType: string; Content: string }>;
     };
 
     expect(acl.Scope).toBe('REGIONAL');
-    expect(acl.Rules).toHaveLength(1);
-    expect(acl.Rules[0].Statement).toEqual({
+    const rule = acl.Rules.find((r) => r.Name === 'PerClientAddressRateLimit')!;
+    expect(rule.Statement).toEqual({
       RateBasedStatement: { Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'IP', ScopeDownStatement: expect.anything() },
     });
-    const custom = acl.Rules[0].Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
+    const custom = rule.Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
     expect(custom.ResponseCode).toBe(429);
     expect(custom.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
     const body = acl.CustomResponseBodies[custom.CustomResponseBodyKey];
@@ -264,14 +284,14 @@ describe('the public API', () => {
     expect(outputs.Stage.Value).toBe('dev');
   });
 
-  it('maps a custom domain root to the stage, so {base_url} is https://<domain>/api/v1', () => {
+  it('maps a custom domain root to the stage, so {base_url} is https://<domain>/api/v1, dualstack like the API', () => {
     const certificateArn = 'arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555';
     const { stack, template } = synth({ customDomain: { domainName: 'api.example.com', certificateArn } });
 
     template.hasResourceProperties('AWS::ApiGateway::DomainName', {
       DomainName: 'api.example.com',
       RegionalCertificateArn: certificateArn,
-      EndpointConfiguration: { Types: ['REGIONAL'] },
+      EndpointConfiguration: { Types: ['REGIONAL'], IpAddressType: 'dualstack' },
       SecurityPolicy: 'TLS_1_2',
     });
     const mapping = Object.values(template.findResources('AWS::ApiGateway::BasePathMapping'))[0].Properties;

@@ -211,13 +211,13 @@ describe('the carrier side', () => {
     expect(resourcePathOf(carrierRoutes.twilioSmsInbound.path)).toBe('/~1carrier~1twilio~1sms~1inbound');
   });
 
-  it.each([
-    ['dev', {}],
-    ['prod', { stage: 'prod' }],
-  ])('exempts the callback paths from the per-address WAF limit (%s), after decoding and normalising the path', (stage, overrides) => {
-    const { template } = synth(overrides);
-
-    const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as { Rules: { Statement: { RateBasedStatement: Record<string, unknown> } }[] };
+  type WafRule = { Name: string; Priority: number; Statement: Record<string, any>; Action: { Block: { CustomResponse: { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders?: unknown } } } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const webAclOf = (template: Template) =>
+    Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as {
+      Rules: WafRule[];
+      CustomResponseBodies: Record<string, { ContentType: string; Content: string }>;
+    };
+  const callbackPaths = (stage: string) => {
     const startsWith = (searchString: string) => ({
       ByteMatchStatement: {
         FieldToMatch: { UriPath: {} },
@@ -229,14 +229,69 @@ describe('the carrier side', () => {
         ],
       },
     });
+    // Under /carrier/twilio/ (custom domain) or /<stage>/carrier/twilio/ (execute-api URL).
+    return { OrStatement: { Statements: [startsWith('/carrier/twilio/'), startsWith(`/${stage}/carrier/twilio/`)] } };
+  };
 
-    expect(acl.Rules[0].Statement.RateBasedStatement).toEqual({
+  it.each([
+    ['dev', {}],
+    ['prod', { stage: 'prod' }],
+  ])('exempts the callback paths from the per-address WAF limit (%s), after decoding and normalising the path', (stage, overrides) => {
+    const { template } = synth(overrides);
+
+    const rule = webAclOf(template).Rules.find((r) => r.Name === 'PerClientAddressRateLimit');
+
+    expect(rule?.Statement.RateBasedStatement).toEqual({
       Limit: 600,
       EvaluationWindowSec: 60,
       AggregateKeyType: 'IP',
-      // Counted unless the path is under /carrier/twilio/ (custom domain) or /<stage>/carrier/twilio/ (execute-api URL).
-      ScopeDownStatement: { NotStatement: { Statement: { OrStatement: { Statements: [startsWith('/carrier/twilio/'), startsWith(`/${stage}/carrier/twilio/`)] } } } },
+      ScopeDownStatement: { NotStatement: { Statement: callbackPaths(stage) } },
     });
+  });
+
+  it('refuses a callback without a well-formed X-Twilio-Signature at the edge with 403, before any throttle or function', () => {
+    const { template } = synth();
+
+    const acl = webAclOf(template);
+    const rule = acl.Rules.find((r) => r.Name === 'CallbackWithoutSignature');
+
+    // First of all rules, so an unsigned flood spends neither the callback throttle nor an invocation.
+    expect(rule?.Priority).toBe(0);
+    expect(rule?.Statement).toEqual({
+      AndStatement: {
+        Statements: [
+          callbackPaths('dev'),
+          {
+            NotStatement: {
+              Statement: {
+                RegexMatchStatement: {
+                  FieldToMatch: { SingleHeader: { Name: 'x-twilio-signature' } },
+                  RegexString: '^[A-Za-z0-9+/]{27}=$',
+                  TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+    expect(rule?.Action.Block.CustomResponse.ResponseCode).toBe(403);
+    const body = acl.CustomResponseBodies[rule!.Action.Block.CustomResponse.CustomResponseBodyKey];
+    expect(JSON.parse(body.Content)).toEqual({ error: expect.stringContaining('X-Twilio-Signature'), code: 'invalid_signature' });
+  });
+
+  it('limits each address on the callback paths on its own, 1,200 a minute unless configured, answering 429 with Retry-After', () => {
+    const defaults = webAclOf(synth().template);
+    const tuned = webAclOf(synth({ carrierCallbackLimitPerAddress: 3000 }).template);
+
+    const ruleOf = (acl: ReturnType<typeof webAclOf>) => acl.Rules.find((r) => r.Name === 'CallbackPerClientAddressRateLimit');
+    expect(ruleOf(defaults)?.Priority).toBe(1);
+    expect(ruleOf(defaults)?.Statement.RateBasedStatement).toEqual({ Limit: 1200, EvaluationWindowSec: 60, AggregateKeyType: 'IP', ScopeDownStatement: callbackPaths('dev') });
+    expect(ruleOf(tuned)?.Statement.RateBasedStatement.Limit).toBe(3000);
+    const response = ruleOf(defaults)!.Action.Block.CustomResponse;
+    expect(response.ResponseCode).toBe(429);
+    expect(response.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
+    expect(JSON.parse(defaults.CustomResponseBodies[response.CustomResponseBodyKey].Content)).toEqual({ error: expect.stringContaining('1200'), code: 'rate_limited' });
   });
 
   it('alarms on errors and throttles of every callback function', () => {

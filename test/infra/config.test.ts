@@ -21,6 +21,7 @@ describe('configuration from CDK context', () => {
       requireUsagePlanKey: true,
       twilioSecretArn: undefined,
       carrierCallbackThrottle: { rateLimit: 50, burstLimit: 100 },
+      carrierCallbackLimitPerAddress: 1200,
       logLevel: 'INFO',
       apiGatewayCloudWatchRole: true,
     });
@@ -45,6 +46,7 @@ describe('configuration from CDK context', () => {
       removalPolicy: 'destroy',
       twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio-AbC123',
       carrierCallbackRateLimit: '200',
+      carrierCallbackLimitPerAddress: '3000',
     });
 
     expect(config).toMatchObject({
@@ -59,6 +61,7 @@ describe('configuration from CDK context', () => {
       twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio-AbC123',
       // The burst follows a higher rate unless given.
       carrierCallbackThrottle: { rateLimit: 200, burstLimit: 200 },
+      carrierCallbackLimitPerAddress: 3000,
     });
   });
 
@@ -76,6 +79,8 @@ describe('configuration from CDK context', () => {
     [{ twilioSecretArn: 'cct/twilio' }, /twilioSecretArn/],
     [{ carrierCallbackRateLimit: '0' }, /carrierCallbackRateLimit/],
     [{ carrierCallbackRateLimit: '100', carrierCallbackBurstLimit: '50' }, /carrierCallbackBurstLimit/],
+    // WAF refuses rate-based limits below 10.
+    [{ carrierCallbackLimitPerAddress: '5' }, /carrierCallbackLimitPerAddress/],
   ])('refuses %j at synth, naming the key', (context, message) => {
     expect(() => configOf(context)).toThrow(message);
   });

@@ -1,4 +1,5 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { logicalIdOf, synth } from './support';
 
@@ -48,7 +49,8 @@ describe('the function factory', () => {
   it('configures every function through its environment', () => {
     const { stack, template } = synth({ logLevel: 'DEBUG', rateLimitPerKey: 200 });
 
-    for (const fn of functionsOf(template)) {
+    const authorizerId = logicalIdOf(stack, stack.api.authorizerFunction);
+    for (const [id, { Properties: fn }] of Object.entries(template.findResources('AWS::Lambda::Function')) as [string, { Properties: FunctionProps }][]) {
       const variables = fn.Environment.Variables;
       expect(variables).toEqual({
         TABLE_NAME: { Ref: logicalIdOf(stack, stack.table.table) },
@@ -63,6 +65,8 @@ describe('the function factory', () => {
         ...(variables.TWILIO_SECRET_ARN !== undefined && { TWILIO_SECRET_ARN: expect.anything() }),
         ...(variables.PUBLIC_BASE_URL !== undefined && { PUBLIC_BASE_URL: expect.anything() }),
         ...(variables.CARRIER !== undefined && { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: expect.anything() }),
+        // The authorizer also gets the scope each route requires (pinned in api.test.ts).
+        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String) }),
       });
     }
   });

@@ -4,6 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { buildReferencePage } from '../../lambdas/handlers/api/openapi/reference-page';
+import { REFERENCE_PAGE_FILE } from '../../lambdas/handlers/api/openapi/reference-page-file';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { CARRIER_ROUTES, carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
@@ -45,6 +47,18 @@ describe('cdk synth', () => {
 
   it('succeeds offline with cdk-nag clean', () => {
     expect({ status: result.status, stderr: result.status === 0 ? '' : String(result.stderr).slice(-3000) }).toEqual({ status: 0, stderr: '' });
+  });
+
+  it('copies the reference page, built from the committed OpenAPI document, beside the function of GET /docs only', () => {
+    // Arrange
+    const expected = buildReferencePage();
+
+    // Act
+    const page = fs.readFileSync(path.join(bundleDirOf('getApiReference'), REFERENCE_PAGE_FILE), 'utf8');
+
+    // Assess
+    expect(page === expected).toBe(true);
+    expect(fs.existsSync(path.join(bundleDirOf('getOpenApi'), REFERENCE_PAGE_FILE))).toBe(false);
   });
 
   it('bundles every route and carrier callback handler as a minified ES module with its source map', () => {

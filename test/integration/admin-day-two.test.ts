@@ -4,7 +4,7 @@ import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { addWebhookEndpoint, endpointsSubscribedTo, findWebhookEndpoint, signingSecrets } from '../../lambdas/contexts/webhooks/endpoints';
 import { deliveryHeaders } from '../../lambdas/contexts/webhooks/internal/signing';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { keyList, keyRotate } from '../../local/admin/commands/key';
 import { tenantList, tenantShow } from '../../local/admin/commands/tenant';
 import { webhookDisable, webhookEnable, webhookRemove, webhookRotateSecret } from '../../local/admin/commands/webhook';

@@ -267,7 +267,7 @@ describe('callbacks out of order, twice, or at once', () => {
     // Assess
     expect(await countCalls()).toBe(1);
     expect(await callOf(parent)).toMatchObject({ direction: 'inbound', fromNumber: caller, toNumber: ORG, status: 'ringing' });
-  });
+  }, 30_000);
 });
 
 describe('callbacks of no organization', () => {

@@ -16,6 +16,9 @@ import { sendMessage as sendText } from '../../lambdas/contexts/texting/sending'
 import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/contexts/tenants/tenants';
 import { listThreads, threadKey } from '../../lambdas/contexts/texting/threads';
 
+/** The first page of threads (these tests keep well under 100). */
+const firstThreads = async (tenantId: string) => (await listThreads(tenantId, { limit: 100 })).items;
+
 const ORG_NUMBER = '+14155550000';
 const base = Date.parse('2026-10-01T09:00:00.000Z');
 const minutes = (n: number) => new Date(base + n * 60_000);
@@ -88,7 +91,7 @@ describe('sending a text', () => {
     expect(await getMessage(tenantId, message.id)).toEqual(message);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
     expect(await unsettledMessageIds(tenantId)).toEqual([]); // the sid settles it
-    expect(await listThreads(tenantId)).toEqual([
+    expect(await firstThreads(tenantId)).toEqual([
       {
         counterpartNumber: '+14155550101',
         lastMessage: 'Your order shipped',
@@ -102,7 +105,7 @@ describe('sending a text', () => {
     // The sid lookup row lets a status callback find the message.
     const { message: sent } = await updateMessageStatus(tenantId, { messageSid: message.messageSid }, 'sent');
     expect(sent.status).toBe('sent');
-    expect((await listThreads(tenantId))[0].lastStatus).toBe('sent');
+    expect((await firstThreads(tenantId))[0].lastStatus).toBe('sent');
   });
 
   it("bills segments x the organization's rate", async () => {
@@ -148,7 +151,19 @@ describe('sending a text', () => {
     expect(refused).toHaveLength(10 - k);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: k, owedCents: k });
     expect(carrier.sent).toHaveLength(k);
-    expect((await listThreads(tenantId))[0].messageCount).toBe(k);
+    expect((await firstThreads(tenantId))[0].messageCount).toBe(k);
+  });
+
+  it('refuses a text that alone costs more than the limit of an organization never charged before (no spend on its row)', async () => {
+    const tenantId = await newOrg({ spendingLimitCents: 1 });
+    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), UpdateExpression: 'REMOVE spendCents' }));
+    const carrier = acceptingCarrier();
+
+    // Two segments at the default rate: 2 cents against a limit of 1
+    await expect(sendMessage(tenantId, { to: '+14155550108', body: 'x'.repeat(161) }, carrier)).rejects.toBeInstanceOf(SpendingLimitReachedError);
+
+    expect(carrier.sent).toHaveLength(0);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
   });
 
   it('follows a limit the operator raises', async () => {
@@ -171,7 +186,7 @@ describe('threads', () => {
     // An older text arriving late counts, but does not become the thread's last message.
     await inbound(tenantId, '+14155550202', 'Earlier reply', minutes(5));
 
-    const threads = await listThreads(tenantId);
+    const threads = await firstThreads(tenantId);
 
     expect(threads.map((t) => [t.counterpartNumber, t.hasUnread, t.messageCount])).toEqual([
       ['+14155550203', true, 1],
@@ -197,7 +212,7 @@ describe('threads', () => {
     expect(all.items).toHaveLength(16);
     // The thread's last message is the newest of them all, whatever order the writes landed in.
     expect(Item!.lastMessageId).toBe(all.items[0].id);
-  });
+  }, 30_000);
 });
 
 describe('a conversation', () => {
@@ -273,7 +288,7 @@ describe('inbound texts and consent', () => {
     const retry = await inbound(tenantId, '+14155550403', 'Once', minutes(61), sid);
 
     expect(retry).toMatchObject({ duplicate: true, message: first.message });
-    expect((await listThreads(tenantId))[0].messageCount).toBe(1);
+    expect((await firstThreads(tenantId))[0].messageCount).toBe(1);
   });
 });
 
@@ -291,7 +306,7 @@ describe('delivery status', () => {
     expect(late.changed).toBe(false);
     expect((await getMessage(tenantId, newer.id)).status).toBe('delivered');
     expect((await getMessage(tenantId, older.id)).status).toBe('failed');
-    expect((await listThreads(tenantId))[0]).toMatchObject({ lastMessage: 'Second', lastStatus: 'delivered' });
+    expect((await firstThreads(tenantId))[0]).toMatchObject({ lastMessage: 'Second', lastStatus: 'delivered' });
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 }); // the failed one was refunded
   });
 
@@ -305,7 +320,7 @@ describe('delivery status', () => {
 
     expect(message.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
     expect((await getMessage(tenantId, message.id)).status).toBe('delivered');
-    expect((await listThreads(tenantId))[0].lastStatus).toBe('delivered');
+    expect((await firstThreads(tenantId))[0].lastStatus).toBe('delivered');
   });
 });
 
@@ -396,7 +411,7 @@ describe('carrier outcomes', () => {
     expect(refusal).toMatchObject({ status: 422, code: 'carrier_rejected', details: { messageId: failed.id, carrierCode: 21211 } });
     expect(failed).toMatchObject({ status: 'failed', messageSid: '' });
     expect(await getMessageItem(tenantId, failed.id)).toMatchObject({ failureReason: 'carrier_rejected', carrierCode: 21211 });
-    expect((await listThreads(tenantId))[0]).toMatchObject({ lastStatus: 'failed', messageCount: 1 });
+    expect((await firstThreads(tenantId))[0]).toMatchObject({ lastStatus: 'failed', messageCount: 1 });
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
     expect(await unsettledMessageIds(tenantId)).toEqual([]);
     // The refund restored the budget: the one cent the limit allows is still there.
@@ -515,7 +530,7 @@ describe('status callbacks and the send answer, in any order', () => {
     // Assess
     expect([lateSent.changed, lateFailed.changed]).toEqual([false, false]);
     expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'delivered', messageSid: sid });
-    expect((await listThreads(tenantId))[0].lastStatus).toBe('delivered');
+    expect((await firstThreads(tenantId))[0].lastStatus).toBe('delivered');
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
   });
 

@@ -88,6 +88,34 @@ async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> 
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+describe('IPv6', () => {
+  it('posts to a name that resolves to an IPv6 address, over IPv6 to that address', async () => {
+    // Prepare
+    const receiver = await startReceiver('::1');
+    const target = await resolveTarget(new URL(`http://hooks.example.test:${receiver.port}/in`), {
+      lookup: async () => [{ address: '::1', family: 6 }],
+      allowInsecureTargets: true,
+    });
+
+    // Act
+    const outcome = await postPinned(target, {}, '{}', 2000);
+
+    // Assess
+    expect(outcome).toEqual({ ok: true, status: 204 });
+    expect(receiver.exchanges.map((e) => e.localAddress)).toEqual(['::1']);
+  });
+
+  it('posts to an IPv6 literal URL', async () => {
+    const receiver = await startReceiver('::1');
+    const target = await resolveTarget(new URL(`http://[::1]:${receiver.port}/in`), { allowInsecureTargets: true });
+
+    const outcome = await postPinned(target, {}, '{}', 2000);
+
+    expect(outcome).toEqual({ ok: true, status: 204 });
+    expect(target).toMatchObject({ address: '::1', family: 6 });
+  });
+});
+
 describe('connection reuse', () => {
   it('sends two consecutive successful attempts to the same target over one connection', async () => {
     // Prepare

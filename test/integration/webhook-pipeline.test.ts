@@ -6,7 +6,8 @@ import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { callKey, recordCall } from '../../lambdas/contexts/calls/calls';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { startWebhookPipeline, type WebhookPipeline } from '../../local/webhook-pipeline';
 import { webhookAdd, webhookDeliveries, webhookRedeliver, webhookTest } from '../../local/admin/webhook-commands';
 
@@ -128,6 +129,29 @@ describe('the local webhook pipeline', () => {
       return row?.status === 'succeeded' ? row : undefined;
     }, 'the delivery log to show success');
     expect(logged).toMatchObject({ attempts: 3, lastError: 'HTTP 503' });
+  });
+
+  it('gives two texts received within one second two events in order, to the millisecond, and lists their deliveries newest first', async () => {
+    // Prepare
+    const text = (n: number) => ({ from: '+14155550199', to: '+14155559999', body: `Text ${n}`, messageSid: `SM-order-${n}-${uuidv7()}`, receivedAt: new Date() });
+
+    // Act: the second text is stored as soon as the first is
+    const first = await receiveInboundMessage(tenantId, text(1));
+    const second = await receiveInboundMessage(tenantId, text(2));
+
+    // Assess
+    const events = await eventually(() => {
+      const found = deliveriesOfType('sms.received').map((r) => JSON.parse(r.body)).filter((e) => [first.message.id, second.message.id].includes(e.data.message.id));
+      return found.length === 2 ? found : undefined;
+    }, 'both sms.received events');
+    const [a, b] = [first, second].map((t) => events.find((e) => e.data.message.id === t.message.id));
+    expect(a.id).not.toBe(b.id);
+    expect(a.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Date.parse(a.createdAt)).toBeLessThan(Date.parse(b.createdAt));
+    expect(a.id < b.id).toBe(true);
+    const { deliveries } = await webhookDeliveries(endpoint.id);
+    const order = deliveries.map((d) => d.eventId).filter((id) => id === a.id || id === b.id);
+    expect(order).toEqual([b.id, a.id]);
   });
 
   it('sends a test event and redelivers a delivery through the same pipeline', async () => {

@@ -10,10 +10,10 @@ import { MAX_QUEUE_DELAY_MS } from '../../lambdas/contexts/webhooks/backoff';
 import { postPinned } from '../../lambdas/contexts/webhooks/http-post';
 import type { DeliveryMessage, DeliveryQueue } from '../../lambdas/contexts/webhooks/queue';
 import { resolveTarget } from '../../lambdas/contexts/webhooks/internal/ssrf';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { processDeliveryMessage, type SenderDeps } from '../../lambdas/contexts/webhooks/deliver';
 
-type Reply = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+type Reply = { status: number; body?: string; headers?: Record<string, string>; afterMs?: number } | 'hang';
 type Received = { path: string; headers: IncomingHttpHeaders; body: string };
 
 /** A receiver on 127.0.0.1 that answers with the scripted replies in order, then 204. */
@@ -28,7 +28,7 @@ function startReceiver() {
       received.push({ path: req.url ?? '', headers: req.headers, body });
       const reply = replies.shift() ?? { status: 204 };
       if (reply === 'hang') return;
-      res.writeHead(reply.status, reply.headers).end(reply.body);
+      setTimeout(() => res.writeHead(reply.status, reply.headers).end(reply.body), reply.afterMs ?? 0);
     });
   });
   return new Promise<{ url: string; received: Received[]; replies: Reply[]; close: () => Promise<void> }>((resolve) => {
@@ -247,6 +247,51 @@ describe('the SSRF guard at send time', () => {
 
     expect(await processDeliveryMessage(message, deps(queue))).toBe('failed');
     expect(await getDelivery(tenantId, message.endpointId, message.deliveryId)).toMatchObject({ status: 'failed', lastError: 'endpoint deleted' });
+  });
+
+  describe('with a host name to resolve', () => {
+    let named: WebhookEndpoint;
+    beforeAll(async () => {
+      await updateTenant(tenantId, { approveHosts: ['hooks.example.test'] });
+      named = await addWebhookEndpoint(tenantId, { url: `${receiver.url.replace('127.0.0.1', 'hooks.example.test')}/named` }, { allowInsecureTargets: true });
+    });
+    /** A resolver that answers 127.0.0.1 after `ms`, counting its calls. */
+    const slowLookup = (ms: number) => {
+      const calls: string[] = [];
+      const lookup = async (hostname: string) => {
+        calls.push(hostname);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return [{ address: '127.0.0.1', family: 4 }];
+      };
+      return { lookup, calls };
+    };
+
+    it('fails an attempt whose lookup outlasts the timeout, without posting', async () => {
+      const { queue, sent } = captureQueue();
+      const message = await pendingDelivery(named);
+      const { lookup } = slowLookup(900);
+
+      const result = await processDeliveryMessage(message, deps(queue, { timeoutMs: 300, lookup }));
+
+      expect(result).toBe('retrying');
+      expect(sent).toHaveLength(1);
+      expect(receiver.received).toHaveLength(0);
+      expect((await getDelivery(tenantId, named.id, message.deliveryId))!.lastError).toBe('timeout: hooks.example.test did not resolve within 300 ms');
+    });
+
+    it('counts the lookup against the attempt: the post gets only what is left of the timeout', async () => {
+      const { queue } = captureQueue();
+      const message = await pendingDelivery(named);
+      const { lookup, calls } = slowLookup(200);
+      receiver.replies.push({ status: 204, afterMs: 150 });
+
+      const result = await processDeliveryMessage(message, deps(queue, { timeoutMs: 300, lookup }));
+
+      expect(result).toBe('retrying');
+      expect(receiver.received.map((r) => r.path)).toEqual(['/named']);
+      expect(calls).toEqual(['hooks.example.test']);
+      expect((await getDelivery(tenantId, named.id, message.deliveryId))!.lastError).toBe('timeout: no response within 300 ms');
+    });
   });
 
   it('connects to the checked address while presenting the original host name for TLS', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
+import { isRetried, requestedUrlOf, retryPolicyOf, type AttemptFailure } from './twilio-connection-overrides';
 
 /**
  * A fake Twilio over real HTTP: the Messages API (`POST /2010-04-01/Accounts/{sid}/Messages.json`,
@@ -163,7 +164,7 @@ export class FakeTwilio {
     }
   }
 
-  /** Twilio's retry on a failed callback (`#rc=5`): a few tries, a short pause between them. */
+  /** One callback as Twilio posts it, retried as the URL's connection overrides ask (none: Twilio's default). */
   async #post(url: string, text: CreatedText, status: string): Promise<void> {
     const form: Record<string, string> = {
       AccountSid: 'ACfake',
@@ -176,9 +177,11 @@ export class FakeTwilio {
       From: text.from,
       ...(status === 'undelivered' && { ErrorCode: '30003' }),
     };
-    const signed = url.split('#')[0];
-    for (let attempt = 0; attempt < 6; attempt += 1) {
+    const signed = requestedUrlOf(url);
+    const policy = retryPolicyOf(url);
+    for (let attempt = 0; attempt <= policy.retries; attempt += 1) {
       this.callbackAttempts.sent += 1;
+      let failure: AttemptFailure;
       try {
         const response = await fetch(signed, {
           method: 'POST',
@@ -190,10 +193,12 @@ export class FakeTwilio {
         });
         await response.arrayBuffer();
         if (response.ok) return;
+        failure = { kind: 'status', status: response.status };
       } catch {
-        // a reset: try again
+        failure = { kind: 'connect' }; // a reset before any answer
       }
       this.callbackAttempts.failed += 1;
+      if (!isRetried(policy, failure)) return;
       await pause(10 + attempt * 10);
     }
   }

@@ -47,7 +47,7 @@ export type LocalRuntimeHandle = {
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 const READY_LINE = /^Ready: (http:\/\/127\.0\.0\.1:\d+\/api\/v1)$/m;
 const API_KEY = /cct_[A-Za-z0-9_-]{43}/;
-const START_TIMEOUT_MS = 60_000;
+const START_TIMEOUT_MS = 180_000;
 
 /** `node --import tsx <script>`: the same as the npm scripts, without npm in between. */
 export const tsxNode = (script: string, args: string[]) => [process.execPath, ['--import', 'tsx', join(REPO_ROOT, script), ...args]] as const;

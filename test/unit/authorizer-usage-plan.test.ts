@@ -3,8 +3,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { handler } from '../../lambdas/handlers/authorizer/handler';
 import { generateApiKey, usagePlanKeyValueOf } from '../../lambdas/contexts/tenants/api-keys';
+import { ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 
 const ddb = mockClient(DynamoDBDocumentClient);
+beforeAll(() => {
+  process.env[ROUTE_SCOPES_ENV] = 'GET /api/v1/calls calls.view.team';
+});
 beforeEach(() => ddb.reset());
 
 const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/api/v1/calls';

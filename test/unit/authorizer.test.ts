@@ -1,10 +1,18 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { handler, wholeApiArn } from '../../lambdas/handlers/authorizer/handler';
+import { handler } from '../../lambdas/handlers/authorizer/handler';
+import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { generateApiKey } from '../../lambdas/contexts/tenants/api-keys';
+import { policyAllows } from '../../local/authorizer';
+import tokenEventFixture from '../fixtures/aws/token-authorizer-event.json';
 
 const ddb = mockClient(DynamoDBDocumentClient);
+beforeAll(() => {
+  process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+});
 beforeEach(() => ddb.reset());
 
 const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/api/v1/contacts';
@@ -36,16 +44,29 @@ function givenRows(keyRow: Record<string, unknown> | undefined, tenantRow: Recor
   ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).resolves({ Item: tenantRow });
 }
 
+/** Every keyed route of the manifest as a request's method ARN on the prod stage, with values in its parameters. */
+const everyKeyedRoute = ROUTES.filter((route) => route.auth !== null).map((route) => ({
+  route,
+  arn: `arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/${route.method}${API_PREFIX}${route.path.replace(/\{\w+\}/g, '%2B14155550100')}`,
+}));
+
 describe('the Lambda authorizer', () => {
-  it('allows a valid key for the whole API, with the tenant and the scopes it holds in the context', async () => {
+  it('allows a valid key on every route its scopes permit and no other, with the tenant and scopes in the context', async () => {
     givenRows(storedKey(), storedTenant());
 
     const result = await handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn });
 
+    const allowed = everyKeyedRoute.filter(({ arn }) => policyAllows(result, arn)).map(({ route }) => route.operationId);
+    expect(allowed.sort()).toEqual(['getContact', 'getMe', 'listContacts', 'sendMessage']);
     expect(result.policyDocument.Statement).toEqual([
-      { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
+      {
+        Action: 'execute-api:Invoke',
+        Effect: 'Allow',
+        Resource: expect.arrayContaining(['arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/api/v1/contacts/*']),
+      },
     ]);
     expect(result.context).toMatchObject({ tenantId, keyId: storedKey().id, scopes: 'contacts.view sms.send', keyPrefix: prefix });
+    expect(result.context).toMatchObject({ deniedCode: 'insufficient_scope', deniedError: expect.stringContaining('calls.view.team, contacts.manage, sms.view') });
     expect(JSON.stringify(result)).not.toContain(key);
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } });
   });
@@ -69,16 +90,35 @@ describe('the Lambda authorizer', () => {
     await expect(handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn })).rejects.toThrow('Unauthorized');
   });
 
-  it('denies (403) a key of an organization whose plan has no API access', async () => {
+  it('denies (403) every route to a key of an organization whose plan has no API access, saying why in the context', async () => {
     givenRows(storedKey(), storedTenant('starter'));
 
     const result = await handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn });
 
-    expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
-    expect(result.context).toBeUndefined();
+    expect(everyKeyedRoute.filter(({ arn }) => policyAllows(result, arn))).toEqual([]);
+    expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' });
+    expect(result.context).toEqual({ deniedCode: 'api_access_disabled', deniedError: "This organization's plan does not include API access" });
   });
 
-  it('widens the method ARN to every method of the stage, because the decision is cached per key', () => {
-    expect(wholeApiArn(methodArn)).toBe('arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*');
+  it('answers the TOKEN event of AWS documentation, on the stage and API that event names', async () => {
+    givenRows(storedKey(), storedTenant());
+
+    const result = await handler({ ...tokenEventFixture, type: 'TOKEN', authorizationToken: `Bearer ${key}` });
+
+    expect(result.principalId).toBe(storedKey().id);
+    expect((result.policyDocument.Statement[0] as { Resource: string[] }).Resource).toContain('arn:aws:execute-api:us-west-2:123456789012:ymy8tbxw7b/*/GET/api/v1/me');
+  });
+
+  it('fails (500 at the gateway) rather than guess when the route scopes are not configured', async () => {
+    jest.resetModules();
+    const saved = process.env[ROUTE_SCOPES_ENV];
+    delete process.env[ROUTE_SCOPES_ENV];
+    const fresh = (await import('../../lambdas/handlers/authorizer/handler')) as typeof import('../../lambdas/handlers/authorizer/handler');
+
+    const outcome = fresh.handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn }).finally(() => {
+      process.env[ROUTE_SCOPES_ENV] = saved;
+    });
+
+    await expect(outcome).rejects.toThrow(`${ROUTE_SCOPES_ENV} is not set`);
   });
 });

@@ -113,7 +113,7 @@ describe('upserting a call by provider sid', () => {
     expect(result.created).toBe(false);
     expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
       ConditionExpression: '#statusRank < :terminal',
-      ExpressionAttributeValues: { ':status': 'busy', ':terminal': 3, ':at': '2026-11-21T10:00:09.000Z', ':durationSec': 0 },
+      ExpressionAttributeValues: { ':status': 'busy', ':terminal': 3, ':at': '2026-11-21T10:00:09.000Z', ':durationSec': 0, ':changedAt': expect.any(Number) },
     });
   });
 });

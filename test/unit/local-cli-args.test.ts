@@ -23,6 +23,8 @@ describe('npm start options', () => {
         twilioAuthToken: undefined,
         publicUrl: undefined,
         logLevel: 'error',
+        // The stack's defaults: each callback method's throttle and the WAF's callback limit per address.
+        carrierCallbacks: { rateLimit: 50, burstLimit: 100, limitPerMinutePerAddress: 1200 },
       },
     });
   });
@@ -43,6 +45,9 @@ describe('npm start options', () => {
       '--twilio-auth-token', 'a-token',
       '--public-url', 'https://abc.tunnel.example/',
       '--log-level', 'DEBUG',
+      '--callback-rate-limit', '5',
+      '--callback-burst-limit', '8',
+      '--callback-limit-per-address', '0',
     ]);
 
     expect(parsed).toEqual({
@@ -64,6 +69,7 @@ describe('npm start options', () => {
         // As written, without the trailing slash: the carrier signs the URL it was configured with.
         publicUrl: 'https://abc.tunnel.example',
         logLevel: 'debug',
+        carrierCallbacks: { rateLimit: 5, burstLimit: 8, limitPerMinutePerAddress: 0 },
       },
     });
   });
@@ -92,6 +98,8 @@ describe('npm start options', () => {
     ['an empty token', ['--twilio-auth-token', ''], /^--twilio-auth-token: /],
     ['a public URL that is not a URL', ['--public-url', 'example.com'], /^--public-url: /],
     ['a public URL with a query string', ['--public-url', 'https://example.com/?a=1'], /^--public-url: /],
+    ['a callback burst below its rate', ['--callback-rate-limit', '10', '--callback-burst-limit', '5'], /^--callback-burst-limit: /],
+    ['a callback limit that is not a number', ['--callback-limit-per-address', 'many'], /^--callback-limit-per-address: /],
   ])('refuses %s with a usage error naming it', (_name, argv, message) => {
     expect(() => parseRuntimeArgs(argv)).toThrow(UsageError);
     expect(() => parseRuntimeArgs(argv)).toThrow(message);

@@ -35,22 +35,34 @@ describe('the API Gateway proxy event of the local runtime', () => {
   it('keeps header names as the client wrote them, the last value of a repeated one in headers', () => {
     const event = toProxyEvent(input({ rawHeaders: ['Content-Type', 'application/json', 'X-Trace', 'a', 'X-Trace', 'b'] }));
 
-    expect(event.headers).toEqual({ 'Content-Type': 'application/json', 'X-Trace': 'b' });
-    expect(event.multiValueHeaders).toEqual({ 'Content-Type': ['application/json'], 'X-Trace': ['a', 'b'] });
+    expect(event.headers).toMatchObject({ 'Content-Type': 'application/json', 'X-Trace': 'b' });
+    expect(event.multiValueHeaders).toMatchObject({ 'Content-Type': ['application/json'], 'X-Trace': ['a', 'b'] });
   });
 
-  it('passes the body as a string, null when there is none, never base64', () => {
-    const withBody = toProxyEvent(input({ method: 'POST', body: '{"a":1}' }));
+  it('adds the X-Forwarded headers API Gateway adds, appending the client to X-Forwarded-For', () => {
+    const event = toProxyEvent(input({ rawHeaders: ['x-forwarded-for', '198.51.100.7', 'X-Forwarded-Proto', 'https'], sourceIp: '127.0.0.1', serverPort: 3000 }));
+
+    expect(event.headers).toEqual({ 'X-Forwarded-For': '198.51.100.7, 127.0.0.1', 'X-Forwarded-Port': '3000', 'X-Forwarded-Proto': 'http' });
+  });
+
+  it('passes the body as text, null when there is none, base64 only for a binary media type of the API', () => {
+    const json = Buffer.from('{"a":1}');
+    const withBody = toProxyEvent(input({ method: 'POST', body: json, rawHeaders: ['Content-Type', 'application/json'] }));
     const without = toProxyEvent(input());
+    const binary = toProxyEvent(
+      input({ method: 'POST', body: Buffer.from([0xff, 0x00]), rawHeaders: ['Content-Type', 'image/png'] }, { binaryMediaTypes: ['image/*'] }),
+    );
 
     expect([withBody.body, withBody.isBase64Encoded]).toEqual(['{"a":1}', false]);
     expect(without.body).toBeNull();
+    expect([binary.body, binary.isBase64Encoded]).toEqual(['/wA=', true]);
   });
 
   it('puts the authorizer context and request id where handlers read them', () => {
-    const event = toProxyEvent(input({}, { authorizer: { tenantId: 't1', keyId: 'k1' }, pathParameters: { id: 'c1' } }));
+    const authorizer = { principalId: 'k1', context: { tenantId: 't1', keyId: 'k1' }, integrationLatency: 12 };
+    const event = toProxyEvent(input({}, { authorizer, pathParameters: { id: 'c1' } }));
 
-    expect(event.requestContext.authorizer).toEqual({ tenantId: 't1', keyId: 'k1', principalId: 'k1' });
+    expect(event.requestContext.authorizer).toEqual({ tenantId: 't1', keyId: 'k1', principalId: 'k1', integrationLatency: 12 });
     expect(event.requestContext.requestId).toBe('req-1');
     expect(event.requestContext.requestTimeEpoch).toBe(Date.parse('2026-11-21T10:00:00Z'));
     expect(event.pathParameters).toEqual({ id: 'c1' });

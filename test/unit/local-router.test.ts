@@ -18,29 +18,35 @@ describe('the local router', () => {
     expect(result).toEqual({ kind: 'route', route: routes[1], pathParameters: null });
   });
 
-  it('percent-decodes path parameters', () => {
+  it('hands path parameters over still percent-encoded, as API Gateway REST does', () => {
     const result = match('GET', '/api/v1/contacts/abc%20d%C3%A9f');
 
-    expect(result).toEqual({ kind: 'route', route: routes[2], pathParameters: { id: 'abc déf' } });
+    expect(result).toEqual({ kind: 'route', route: routes[2], pathParameters: { id: 'abc%20d%C3%A9f' } });
   });
 
-  it('keeps a literal + in a path segment and decodes %2B to +', () => {
+  it('passes a literal + and an encoded %2B exactly as sent', () => {
     const literal = match('GET', '/api/v1/messages/+14155550123');
     const encoded = match('GET', '/api/v1/messages/%2B14155550123');
 
     expect(literal).toMatchObject({ pathParameters: { counterpart: '+14155550123' } });
-    expect(encoded).toMatchObject({ pathParameters: { counterpart: '+14155550123' } });
+    expect(encoded).toMatchObject({ pathParameters: { counterpart: '%2B14155550123' } });
   });
 
   it('keeps an encoded slash inside its segment', () => {
     const result = match('GET', '/api/v1/contacts/a%2Fb');
 
-    expect(result).toMatchObject({ kind: 'route', pathParameters: { id: 'a/b' } });
+    expect(result).toMatchObject({ kind: 'route', pathParameters: { id: 'a%2Fb' } });
+  });
+
+  it('routes a malformed escape in a parameter to its handler, which answers it', () => {
+    const result = match('GET', '/api/v1/contacts/%E0%A4%A');
+
+    expect(result).toMatchObject({ kind: 'route', route: routes[2], pathParameters: { id: '%E0%A4%A' } });
   });
 
   it('answers methodNotAllowed for a known path with another method', () => {
-    expect(match('PATCH', '/api/v1/contacts')).toEqual({ kind: 'methodNotAllowed' });
-    expect(match('POST', '/api/v1/contacts/some-id')).toEqual({ kind: 'methodNotAllowed' });
+    expect(match('PATCH', '/api/v1/contacts')).toEqual({ kind: 'methodNotAllowed', allow: ['GET', 'POST'] });
+    expect(match('POST', '/api/v1/contacts/some-id')).toEqual({ kind: 'methodNotAllowed', allow: ['GET', 'DELETE'] });
   });
 
   it.each([
@@ -50,7 +56,7 @@ describe('the local router', () => {
     ['a trailing slash', '/api/v1/contacts/'],
     ['an empty path parameter', '/api/v1/messages/'],
     ['too many segments', '/api/v1/contacts/a/b'],
-    ['a malformed escape', '/api/v1/contacts/%E0%A4%A'],
+    ['a malformed escape in a literal segment', '/api/v1/%E0%A4%A/x'],
   ])('answers notFound for %s', (_name, path) => {
     expect(match('GET', path)).toEqual({ kind: 'notFound' });
   });

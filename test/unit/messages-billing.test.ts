@@ -69,6 +69,14 @@ describe('charging', () => {
     });
   });
 
+  it('leaves out the never-charged branch when the cost alone is over the limit, so a row without spend cannot take it', () => {
+    // Act
+    const item = chargeUpdate(tenantId, 12, { spendingLimitCents: 10 }).Update!;
+    // Assess: only the spend comparison (a missing spend fails it), with a bound below zero
+    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #billingStatus = :active AND #limit = :limit AND (#spend <= :maxSpendBefore)');
+    expect(item.ExpressionAttributeValues).toMatchObject({ ':maxSpendBefore': -2 });
+  });
+
   it('has no spend bound when the organization has no limit, but still requires the limit to be absent', () => {
     // Act
     const item = chargeUpdate(tenantId, 1, { spendingLimitCents: null }).Update!;

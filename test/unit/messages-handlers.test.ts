@@ -78,6 +78,42 @@ describe('GET /messages', () => {
     expect(dataCalls().filter((c) => !(c.args[0] instanceof QueryCommand))).toHaveLength(0);
   });
 
+  it('reads one thread more than the page below the cursor and answers the last thread as nextCursor', async () => {
+    // Prepare: the cursor is the newest message id of the previous page's last thread.
+    const cursor = '019a5f10-3a00-7000-8000-000000000001';
+    const thread = (n: number, lastMessageId: string) => ({
+      counterpartNumber: `+1415555010${n}`, lastMessage: 'Hi', lastDirection: 'inbound', lastStatus: 'received',
+      lastAt: '2026-10-01T10:00:00.000Z', messageCount: 1, unreadCount: 0, lastMessageId,
+    });
+    ddb.on(QueryCommand).resolves({
+      Items: [thread(1, '019a5f10-2000-7000-8000-000000000001'), thread(2, '019a5f10-1000-7000-8000-000000000002'), thread(3, '019a5f10-0000-7000-8000-000000000003')],
+    });
+    // Act
+    const result = await listThreads(apiEvent({ query: { limit: '2', cursor } }), lambdaContext);
+    // Assess
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result)).toEqual({ threads: [expect.objectContaining({ counterpartNumber: '+14155550101' }), expect.objectContaining({ counterpartNumber: '+14155550102' })], nextCursor: '019a5f10-1000-7000-8000-000000000002' });
+    expect(bodyOf(result).threads[0]).not.toHaveProperty('lastMessageId');
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'gsi2',
+      KeyConditionExpression: '#pk = :pk AND #sk < :before',
+      ExpressionAttributeValues: { ':pk': `${pk}#THREADS`, ':before': `${new Date(0x019a5f103a00).toISOString()}#${cursor}` },
+      Limit: 3,
+    });
+  });
+
+  it('answers the first 50 threads without paging parameters, and 400 naming limit for a non-integer', async () => {
+    // Prepare
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    // Act
+    const first = await listThreads(apiEvent(), lambdaContext);
+    const refused = await listThreads(apiEvent({ query: { limit: 'ten' } }), lambdaContext);
+    // Assess
+    expect(bodyOf(first)).toEqual({ threads: [], nextCursor: null });
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, { Limit: 51 });
+    expect([refused.statusCode, bodyOf(refused).error]).toEqual([400, expect.stringMatching(/^limit: /)]);
+  });
+
   it('needs the sms.view scope', async () => {
     // Act
     const result = await listThreads(apiEvent({ principal: aPrincipal({ scopes: ['sms.send'] }) }), lambdaContext);

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { createCarrier } from '../../lambdas/contexts/carrier/create-carrier';
+import { CALLBACK_CONNECTION_OVERRIDES } from '../../lambdas/contexts/carrier/callback-protection';
 import { deliveryStatusOfTwilio, TWILIO_SEND_TIMEOUT_MS, TwilioCarrier } from '../../lambdas/contexts/carrier/internal/twilio';
 import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
 
@@ -63,12 +64,13 @@ describe('the Twilio carrier', () => {
       To: '+14155550100',
       From: '+14155550000',
       Body: 'Hello & welcome = 100%',
-      // Our message id rides on the callback URL, so a callback settles the text even if this answer is lost.
-      StatusCallback: 'https://api.example.com/carrier/status?messageId=m1',
+      // Our message id rides on the callback URL, so a callback settles the text even if this answer is lost;
+      // the fragment asks Twilio to retry a callback that fails (its connection overrides).
+      StatusCallback: `https://api.example.com/carrier/status?messageId=m1#${CALLBACK_CONNECTION_OVERRIDES}`,
     });
   });
 
-  it('keeps a connection-override fragment last when it adds the message id to the StatusCallback URL', async () => {
+  it('keeps a configured connection-override fragment, last, instead of the default one, when it adds the message id to the StatusCallback URL', async () => {
     // Prepare
     answer = json(201, { sid: 'SM0123456789abcdef0123456789abcdef' });
     // Act
@@ -83,7 +85,9 @@ describe('the Twilio carrier', () => {
     // Act
     await carrier({ statusCallbackUrl: 'https://api.example.com/carrier/status?stage=prod' }).send(text);
     // Assess
-    expect(new URLSearchParams(requests[0].body).get('StatusCallback')).toBe('https://api.example.com/carrier/status?stage=prod&messageId=m1');
+    expect(new URLSearchParams(requests[0].body).get('StatusCallback')).toBe(
+      `https://api.example.com/carrier/status?stage=prod&messageId=m1#${CALLBACK_CONNECTION_OVERRIDES}`,
+    );
   });
 
   it('sends no StatusCallback when none is configured', async () => {

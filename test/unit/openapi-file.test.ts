@@ -35,11 +35,11 @@ describe('the generated OpenAPI document', () => {
   });
 
   it('is what GET /openapi.json answers: 200, JSON, not cached, the body byte for byte as the generator builds it', async () => {
-    // Arrange
-    const expectedBody = JSON.stringify(buildOpenApiDocument());
+    // Arrange: servers names where the request came in, here a custom domain
+    const expectedBody = JSON.stringify({ ...buildOpenApiDocument(), servers: [{ url: 'https://api.example.com/api/v1' }] });
 
     // Act
-    const result = await handler(apiEvent({ path: '/api/v1/openapi.json', principal: null }), lambdaContext);
+    const result = await handler(apiEvent({ path: '/api/v1/openapi.json', principal: null, headers: { Host: 'api.example.com' } }), lambdaContext);
 
     // Assess
     expect({ statusCode: result.statusCode, headers: result.headers }).toEqual({

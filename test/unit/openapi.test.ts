@@ -42,6 +42,17 @@ describe('the OpenAPI document', () => {
     expect(listCalls.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(['query:limit', 'query:cursor', 'query:direction', 'query:since']);
   });
 
+  it('types limit as an integer with no maximum on every list route, since larger values are clamped', () => {
+    type Parameter = { name: string; schema: Record<string, unknown> };
+    const limits = Object.values(document.paths)
+      .flatMap((item) => Object.values(item as Record<string, { parameters?: Parameter[] }>))
+      .flatMap((operation) => operation.parameters ?? [])
+      .filter((parameter) => parameter.name === 'limit');
+
+    expect(limits.length).toBe(4);
+    for (const { schema } of limits) expect(schema).toEqual({ type: 'integer', minimum: 1, default: 50 });
+  });
+
   it('documents the rate-limit headers on the responses of keyed routes, and only there', () => {
     type Responses = Record<string, { headers?: Record<string, unknown> }>;
     const listCalls = (document.paths['/calls'].get as { responses: Responses }).responses;

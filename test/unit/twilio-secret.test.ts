@@ -9,6 +9,7 @@ import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { createCarrier } from '../../lambdas/contexts/carrier/create-carrier';
 import { TwilioCarrier } from '../../lambdas/contexts/carrier/internal/twilio';
 import { callbackConfigFromEnv } from '../../lambdas/contexts/carrier/callback-config';
+import { CALLBACK_CONNECTION_OVERRIDES } from '../../lambdas/contexts/carrier/callback-protection';
 import { smsStatusCallback } from '../../lambdas/contexts/carrier/callbacks';
 import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
 import {
@@ -240,7 +241,9 @@ describe('the carrier from configuration', () => {
     expect((init.headers as Record<string, string>).Authorization).toBe(
       `Basic ${Buffer.from(`${CREDENTIALS.accountSid}:${CREDENTIALS.authToken}`).toString('base64')}`,
     );
-    expect(new URLSearchParams(init.body as string).get('StatusCallback')).toBe('https://api.example.com/carrier/twilio/sms/status?messageId=m1');
+    expect(new URLSearchParams(init.body as string).get('StatusCallback')).toBe(
+      `https://api.example.com/carrier/twilio/sms/status?messageId=m1#${CALLBACK_CONNECTION_OVERRIDES}`,
+    );
     // The preload's read is the one and only Secrets Manager call.
     expect(secrets).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
   });

@@ -22,6 +22,19 @@ describe('request validation', () => {
     expect(messageOf(() => parseOrThrow(ListCallsQuery, { limit: '2.5' }, 'query'))).toMatch(/^limit: /);
   });
 
+  it('clamps a limit above 100 to 100 however many digits it has', () => {
+    for (const huge of ['101', '9007199254740993', '1'.repeat(400)]) {
+      expect(parseOrThrow(ListCallsQuery, { limit: huge }, 'query').limit).toBe(100);
+    }
+    expect(parseOrThrow(ListCallsQuery, { limit: '007' }, 'query').limit).toBe(7);
+  });
+
+  it('refuses every limit that is not a whole number, naming limit', () => {
+    for (const bad of ['', '-1', '+5', '1e3', '1.0', '0x10', ' 5', 'ten', '0000']) {
+      expect(messageOf(() => parseOrThrow(ListCallsQuery, { limit: bad }, 'query'))).toMatch(/^limit: /);
+    }
+  });
+
   it('names direction, since and cursor when they are malformed', () => {
     expect(messageOf(() => parseOrThrow(ListCallsQuery, { direction: 'sideways' }, 'query'))).toMatch(/^direction: /);
     expect(messageOf(() => parseOrThrow(ListCallsQuery, { since: 'yesterday' }, 'query'))).toMatch(/^since: /);

@@ -149,6 +149,30 @@ describe('voicemail.received', () => {
   });
 });
 
+describe('event time', () => {
+  it('is the millisecond the row carries (changedAt), not the coarse stream time: two events of one second are ordered and distinct', () => {
+    // Prepare: the stream gives both records the same approximate time, as it does within a second.
+    const earlier = { ...message('inbound'), changedAt: at + 120 };
+    const later = { ...message('inbound'), id: '0190a5b0-3333-7000-8000-000000000009', changedAt: at + 480 };
+
+    // Act
+    const first = deriveEvent(change('INSERT', earlier, undefined, 'ev-a'))!;
+    const second = deriveEvent(change('INSERT', later, undefined, 'ev-b'))!;
+
+    // Assess
+    expect([first.createdAt, second.createdAt]).toEqual(['2026-11-21T10:00:05.120Z', '2026-11-21T10:00:05.480Z']);
+    expect(first.id).not.toBe(second.id);
+    expect(first.id < second.id).toBe(true);
+    expect(JSON.parse(second.body).createdAt).toBe(second.createdAt);
+  });
+
+  it('falls back to the stream time for a row written before changedAt existed', () => {
+    const event = deriveEvent(change('INSERT', message('inbound')))!;
+
+    expect(event.createdAt).toBe(new Date(at).toISOString());
+  });
+});
+
 describe('stream records', () => {
   it('turns a Lambda record (seconds, marshalled images) into a change', () => {
     const record: DynamoDBRecord = {

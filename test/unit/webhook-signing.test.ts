@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { deliveryHeaders, generateSecret, serviceSignature, standardWebhooksSignature, USER_AGENT } from '../../lambdas/contexts/webhooks/internal/signing';
-import { verifyDelivery } from '../../lambdas/contexts/webhooks/verify';
+import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 
 // The Standard Webhooks published test vector (used by the reference libraries' own tests).
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

@@ -1,6 +1,6 @@
 import { ValidationError } from '../../lambdas/shared/errors';
 import { refusalReason } from '../../lambdas/contexts/webhooks/internal/ip-ranges';
-import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from '../../lambdas/contexts/webhooks/internal/ssrf';
+import { checkTargetUrl, resolveTarget, ResolutionTimeoutError, TargetRefusedError, type LookupAll } from '../../lambdas/contexts/webhooks/internal/ssrf';
 
 const lookupTo =
   (...addresses: string[]): LookupAll =>
@@ -91,6 +91,30 @@ describe('resolution at send time', () => {
     );
     await expect(resolveTarget(url, { lookup: lookupTo('93.184.215.14', '::ffff:192.168.0.1') })).rejects.toBeInstanceOf(TargetRefusedError);
     await expect(resolveTarget(url, { lookup: lookupTo() })).rejects.toThrow('has no address');
+  });
+
+  it('pins an IPv6 address of a name that resolves only to IPv6', async () => {
+    const target = await resolveTarget(url, { lookup: lookupTo('2606:4700::6810:84e5') });
+
+    expect(target).toMatchObject({ hostname: 'hooks.example.com', address: '2606:4700::6810:84e5', family: 6 });
+  });
+
+  it.each([
+    ['fd12:3456::1', 'unique-local'],
+    ['fe80::1', 'link-local'],
+    ['::1', 'loopback'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped private'],
+  ])('refuses a name with an IPv6 answer %s among public ones (%s)', async (inside, reason) => {
+    await expect(resolveTarget(url, { lookup: lookupTo('2606:4700::6810:84e5', inside) })).rejects.toThrow(`resolves to ${inside}, which is refused: ${reason}`);
+  });
+
+  it('gives up on a lookup that outlasts the timeout, naming the host', async () => {
+    const never: LookupAll = () => new Promise(() => undefined);
+
+    const resolving = resolveTarget(url, { lookup: never, timeoutMs: 20 });
+
+    await expect(resolving).rejects.toBeInstanceOf(ResolutionTimeoutError);
+    await expect(resolving).rejects.toThrow('timeout: hooks.example.com did not resolve within 20 ms');
   });
 
   it('lets a name resolve to loopback only with allowInsecureTargets', async () => {

@@ -6,7 +6,7 @@ import { isE164 } from '../../shared/phone';
 import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
-import { ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
@@ -104,7 +104,9 @@ export async function recordCall(tenantId: string, input: RecordCallInput): Prom
     agentId: input.agentId ?? null,
     contactId,
   };
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(tenantId, call), ConditionExpression: CONDITION.rowIsNew }));
+  // A call recorded whole may be terminal at once: its insert is then the event (CHANGED_AT).
+  const item = { ...toItem(tenantId, call), [CHANGED_AT]: Date.now() };
+  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: item, ConditionExpression: CONDITION.rowIsNew }));
   return call;
 }
 
@@ -408,7 +410,7 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
   const write = (status: string, answered?: boolean) =>
     updateIf(key, {
       UpdateExpression:
-        `SET #status = :status, #statusRank = :terminal, #endedAt = :at${end.durationSec === null ? '' : ', #durationSec = :durationSec'}` +
+        `SET #status = :status, #statusRank = :terminal, #endedAt = :at, #changedAt = :changedAt${end.durationSec === null ? '' : ', #durationSec = :durationSec'}` +
         (answered === false ? ', #statusIfAnswered = :reported' : ''),
       ConditionExpression: [
         '#statusRank < :terminal',
@@ -419,6 +421,7 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
         '#status': 'status',
         '#statusRank': 'statusRank',
         '#endedAt': 'endedAt',
+        '#changedAt': CHANGED_AT,
         ...(end.durationSec !== null && { '#durationSec': 'durationSec' }),
         ...(end.onlyIfOutcomeLeg && { '#outcomeLeg': 'outcomeLeg' }),
         ...(answered !== undefined && { '#answeredAt': 'answeredAt' }),
@@ -428,6 +431,8 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
         ':status': status,
         ':terminal': TERMINAL_RANK,
         ':at': at,
+        // The terminal status is the call.completed event: its time, to the millisecond.
+        ':changedAt': Date.now(),
         ...(end.durationSec !== null && { ':durationSec': end.durationSec }),
         ...(end.onlyIfOutcomeLeg && { ':outcomeLeg': end.onlyIfOutcomeLeg }),
         ...(answered === false && { ':reported': end.status }),

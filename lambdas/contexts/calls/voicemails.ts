@@ -3,7 +3,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { uuidv7 } from '../../shared/ids';
 import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
-import { ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 
 /**
  * Voicemails: one row per recorded call leg, keyed by that leg's provider sid so the recording
@@ -136,7 +136,8 @@ async function markReadyIfComplete(tenantId: string, providerCallSid: string): P
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: voicemailKey(tenantId, providerCallSid),
-        UpdateExpression: 'SET #recordingReady = :true',
+        // The flip is the voicemail.received event: its time, to the millisecond (CHANGED_AT).
+        UpdateExpression: 'SET #recordingReady = :true, #changedAt = :changedAt',
         ConditionExpression:
           '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND #recordingReady = :false',
         ExpressionAttributeNames: {
@@ -144,8 +145,9 @@ async function markReadyIfComplete(tenantId: string, providerCallSid: string): P
           '#recordingCompleted': 'recordingCompleted',
           '#fromNumber': 'fromNumber',
           '#toNumber': 'toNumber',
+          '#changedAt': CHANGED_AT,
         },
-        ExpressionAttributeValues: { ':true': true, ':false': false },
+        ExpressionAttributeValues: { ':true': true, ':false': false, ':changedAt': Date.now() },
       }),
     );
   } catch (err) {

@@ -1,5 +1,6 @@
-import { BatchGetCommand, GetCommand, type BatchGetCommandOutput, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { batchGetItems } from '../../shared/table/batch-get';
 import { isConditionalCheckFailed, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 
@@ -111,25 +112,13 @@ export async function consentOf(tenantId: string, number: string): Promise<Conse
   return fromItem(Item);
 }
 
-/** BatchGetItem reads at most 100 keys per call; a page of contacts is at most 100. */
-const BATCH_GET_MAX_KEYS = 100;
-
 /**
  * The consent of several numbers in one read per 100 numbers (a page of contacts): cost bounded
- * by the page. Unprocessed keys are read again; numbers without a row are `unknown`.
+ * by the page. Numbers without a row are `unknown`.
  */
 export async function consentsOf(tenantId: string, numbers: readonly string[]): Promise<Map<string, Consent>> {
   const unique = [...new Set(numbers)];
-  const found = new Map<string, Consent>();
-  for (let start = 0; start < unique.length; start += BATCH_GET_MAX_KEYS) {
-    let keys: Record<string, unknown>[] | undefined = unique.slice(start, start + BATCH_GET_MAX_KEYS).map((n) => consentKey(tenantId, n));
-    for (let round = 0; keys && keys.length > 0; round += 1) {
-      if (round >= 8) throw new Error('consentsOf: DynamoDB kept returning unprocessed keys');
-      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-      const result: BatchGetCommandOutput = await dynamo.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: keys, ConsistentRead: true } } }));
-      for (const item of result.Responses?.[TABLE_NAME] ?? []) found.set(item.number as string, fromItem(item));
-      keys = result.UnprocessedKeys?.[TABLE_NAME]?.Keys;
-    }
-  }
+  const rows = await batchGetItems(unique.map((n) => consentKey(tenantId, n)), { consistentRead: true });
+  const found = new Map(rows.map((item) => [item.number as string, fromItem(item)]));
   return new Map(unique.map((n) => [n, found.get(n) ?? NO_CONSENT_RECORDED]));
 }

@@ -2,13 +2,15 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { digitsOf } from '../../shared/phone';
+import { batchGetItems } from '../../shared/table/batch-get';
 import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, retryOnTransactionConflict, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
 import { consentsOf, NO_CONSENT_RECORDED, type Consent } from '../consent/ledger';
+import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
+import { indexedEntriesOf, insertIndex, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
 import type { Contact, CreateContactInput, ListContactsInput, UpdateContactInput } from './schemas';
 
 /**
@@ -39,13 +41,6 @@ const namedIndexKeys = (tenantId: string, contactId: string) => ({
   [GSIS.gsi1.sortKey]: `${PREFIX.contact}${contactId}`,
 });
 
-/** Lower-cased copies for case-insensitive `contains` filters (DynamoDB compares bytes). */
-const searchAttributes = (contact: Pick<Contact, 'displayName' | 'company' | 'normalizedNumber'>) => ({
-  searchName: contact.displayName.toLowerCase(),
-  searchCompany: (contact.company ?? '').toLowerCase(),
-  searchDigits: digitsOf(contact.normalizedNumber ?? ''),
-});
-
 export function toItem(contact: Contact): Item {
   // Consent is not the contact's: it is read from the number's ledger row (withConsent).
   const { consentStatus: _status, consentSource: _source, consentAt: _at, consentNote: _note, ...fields } = contact;
@@ -55,7 +50,7 @@ export function toItem(contact: Contact): Item {
     ...(!contact.isAutoCreated && namedIndexKeys(contact.tenantId, contact.id)),
     type: 'contact',
     ...fields,
-    ...searchAttributes(contact),
+    [SEARCH_INDEX_ATTRIBUTE]: insertIndex(contact.tenantId, contact.id, contact).fingerprint,
   };
 }
 
@@ -125,12 +120,22 @@ export async function getContact(tenantId: string, contactId: string): Promise<C
 
 /** The stored row alone, for read-then-write rounds that never show consent. */
 async function readContact(tenantId: string, contactId: string): Promise<Contact> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId) }));
-  if (!Item) throw new NotFoundError('Contact');
-  return fromItem(Item);
+  return (await readContactRow(tenantId, contactId)).contact;
 }
 
-/** Writes a contact and its claim together; on a lost race returns the claim that won. */
+/** The stored row and the search entries it is filed under, for writes that change them. */
+async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<{ contact: Contact; indexed: IndexedEntries }> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }));
+  if (!Item) throw new NotFoundError('Contact');
+  const contact = fromItem(Item);
+  return { contact, indexed: indexedEntriesOf(Item, contact) };
+}
+
+/** `SET searchIndex` with the other attributes a write sets, when its entries change. */
+const withFingerprint = (fields: Record<string, unknown>, search: Reindex) =>
+  updateExpression({ ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined });
+
+/** Writes a contact, its claim and its search rows together; on a lost race returns the claim that won. */
 async function insertWithClaim(contact: Contact): Promise<{ ok: true } | { ok: false; claim: NumberClaim }> {
   const number = contact.normalizedNumber as string;
   try {
@@ -146,6 +151,7 @@ async function insertWithClaim(contact: Contact): Promise<{ ok: true } | { ok: f
             },
           },
           { Put: { TableName: TABLE_NAME, Item: toItem(contact), ConditionExpression: CONDITION.rowIsNew } },
+          ...insertIndex(contact.tenantId, contact.id, contact).writes,
         ],
       }),
     ));
@@ -172,10 +178,18 @@ class ClaimMoved extends Error {}
 /**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
  * named. The claim flips to named in the same transaction, guarded on still being unnamed, so
- * of two concurrent adopters exactly one wins and the other sees a named contact (409).
+ * of two concurrent adopters exactly one wins and the other sees a named contact (409). The new
+ * name's search entries replace the old ones in that transaction, guarded on the entries read.
  */
 async function adopt(tenantId: string, contactId: string, input: CreateContactInput, now: Date): Promise<Contact> {
   const number = input.phoneNumber;
+  let current: Awaited<ReturnType<typeof readContactRow>>;
+  try {
+    current = await readContactRow(tenantId, contactId, true);
+  } catch (err) {
+    if (err instanceof NotFoundError) throw new ClaimMoved(); // deleted since the claim was read: decide again
+    throw err;
+  }
   const named = {
     displayName: input.displayName,
     phoneNumber: input.phoneNumber,
@@ -184,11 +198,10 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
     notes: input.notes ?? null,
     isAutoCreated: false,
     updatedAt: nowIso(now),
-    searchName: input.displayName.toLowerCase(),
-    searchCompany: (input.company ?? '').toLowerCase(),
     ...namedIndexKeys(tenantId, contactId),
   };
-  const contactUpdate = updateExpression(named);
+  const search = reindex(tenantId, contactId, current.indexed, { ...named, normalizedNumber: current.contact.normalizedNumber });
+  const contactUpdate = withFingerprint(named, search);
   try {
     await retryOnTransactionConflict(() => dynamo.send(
       new TransactWriteCommand({
@@ -208,17 +221,21 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
               TableName: TABLE_NAME,
               Key: contactKey(tenantId, contactId),
               ...contactUpdate,
-              ConditionExpression: `${CONDITION.rowExists} AND #isAutoCreated = :wasAuto`,
-              ExpressionAttributeValues: { ...contactUpdate.ExpressionAttributeValues, ':wasAuto': true },
+              ConditionExpression: `${CONDITION.rowExists} AND #isAutoCreated = :wasAuto AND ${search.guard.expression}`,
+              ExpressionAttributeNames: { ...contactUpdate.ExpressionAttributeNames, ...search.guard.names },
+              ExpressionAttributeValues: { ...contactUpdate.ExpressionAttributeValues, ':wasAuto': true, ...search.guard.values },
             },
           },
+          ...search.writes,
         ],
       }),
     ));
   } catch (err) {
-    const claim = failedCondition(cancellationReasons(err), 0);
+    const reasons = cancellationReasons(err);
+    const claim = failedCondition(reasons, 0);
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
-    if (claim) throw new ClaimMoved();
+    // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
+    if (claim || failedCondition(reasons, 1)) throw new ClaimMoved();
     throw err;
   }
   // Strongly consistent, so the answer is the adopted row, not the auto-created one a replica still has.
@@ -281,8 +298,15 @@ export async function ensureContactForNumber(
 }
 
 export async function listContacts(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
-  const page = await listContactRows(tenantId, input);
+  const page = input.search
+    ? await searchPage(tenantId, { ...input, search: input.search }, (ids) => readContacts(tenantId, ids))
+    : await listContactRows(tenantId, input);
   return { ...page, items: await withConsent(tenantId, page.items) };
+}
+
+/** Contacts by id, in one BatchGetItem per 100: those deleted meanwhile are missing. */
+async function readContacts(tenantId: string, contactIds: readonly string[]): Promise<Contact[]> {
+  return (await batchGetItems(contactIds.map((id) => contactKey(tenantId, id)))).map(fromItem);
 }
 
 async function listContactRows(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
@@ -290,20 +314,14 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
   const pk = tenantPk(tenantId);
   const namedPk = tenantScopedPk(tenantId, PREFIX.namedContacts);
   const cursorSk = input.cursor ? `${PREFIX.contact}${input.cursor}` : undefined;
-  const filter = input.search ? searchFilter(input.search) : undefined;
   return queryPage({
     query: {
       TableName: TABLE_NAME,
       ...(named && { IndexName: GSIS.gsi1.indexName }),
       KeyConditionExpression: named ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
       ScanIndexForward: false,
-      FilterExpression: filter?.expression,
-      ExpressionAttributeNames: {
-        '#pk': named ? GSIS.gsi1.partitionKey : 'pk',
-        ...(!named && { '#sk': 'sk' }),
-        ...filter?.names,
-      },
-      ExpressionAttributeValues: { ':pk': named ? namedPk : pk, ...(!named && { ':prefix': PREFIX.contact }), ...filter?.values },
+      ExpressionAttributeNames: { '#pk': named ? GSIS.gsi1.partitionKey : 'pk', ...(!named && { '#sk': 'sk' }) },
+      ExpressionAttributeValues: { ':pk': named ? namedPk : pk, ...(!named && { ':prefix': PREFIX.contact }) },
     },
     limit: input.limit,
     startKey: !cursorSk
@@ -316,58 +334,42 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
   });
 }
 
-/** Case-insensitive substring of name or company; a query made of phone characters also matches the number's digits. */
-function searchFilter(search: string) {
-  const text = search.toLowerCase();
-  const digits = digitsOf(search);
-  const looksLikeNumber = /^[\d\s+().-]+$/.test(search) && digits.length > 0;
-  return {
-    expression: `contains(#searchName, :q) OR contains(#searchCompany, :q)${looksLikeNumber ? ' OR contains(#searchDigits, :digits)' : ''}`,
-    names: {
-      '#searchName': 'searchName',
-      '#searchCompany': 'searchCompany',
-      ...(looksLikeNumber && { '#searchDigits': 'searchDigits' }),
-    },
-    values: { ':q': text, ...(looksLikeNumber && { ':digits': digits }) },
-  };
-}
-
 /** PATCH /contacts/{id}: only the given fields change; a new number moves the claim atomically. */
 export async function updateContact(tenantId: string, contactId: string, patch: UpdateContactInput, now = new Date()): Promise<Contact> {
   return withConsentOne(tenantId, await applyUpdate(tenantId, contactId, patch, now));
 }
 
+const touchesSearch = (patch: UpdateContactInput): boolean =>
+  patch.displayName !== undefined || patch.company !== undefined || patch.phoneNumber !== undefined;
+
 async function applyUpdate(tenantId: string, contactId: string, patch: UpdateContactInput, now: Date): Promise<Contact> {
   for (let round = 0; round < 4; round += 1) {
-    const current = await readContact(tenantId, contactId);
+    const { contact: current, indexed } = await readContactRow(tenantId, contactId);
     const next: Contact = {
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
       updatedAt: nowIso(now),
     };
     if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
-    // Only the search copies of fields this PATCH writes: a copy derived from the rest of `current`
-    // would overwrite what a concurrent writer (an adoption, another PATCH) just set.
-    const search = searchAttributes(next);
-    const changed = updateExpression({
-      ...patch,
-      normalizedNumber: patch.phoneNumber,
-      updatedAt: next.updatedAt,
-      searchName: patch.displayName === undefined ? undefined : search.searchName,
-      searchCompany: patch.company === undefined ? undefined : search.searchCompany,
-      searchDigits: patch.phoneNumber === undefined ? undefined : search.searchDigits,
-    });
+    const search = reindex(tenantId, contactId, indexed, next);
+    // A row never indexed (before the backfill) is indexed by the first PATCH of a searched field.
+    const searchChanges = touchesSearch(patch) && search.changed;
+    // Only the fields this PATCH writes: a value derived from the rest of `current` would
+    // overwrite what a concurrent writer (an adoption, another PATCH) just set.
+    const changed = withFingerprint({ ...patch, normalizedNumber: patch.phoneNumber, updatedAt: next.updatedAt }, { ...search, changed: searchChanges });
     const numberMoves = current.normalizedNumber !== next.normalizedNumber;
-    if (!numberMoves) {
+    if (!numberMoves && !searchChanges) {
       try {
         const { Attributes } = await dynamo.send(
           new UpdateCommand({
             TableName: TABLE_NAME,
             Key: contactKey(tenantId, contactId),
             ...changed,
-            ConditionExpression: `${CONDITION.rowExists} AND #normalizedNumber = :currentNumber`,
-            ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#normalizedNumber': 'normalizedNumber' },
-            ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber },
+            // A PATCH of a searched field that leaves the entries as they are still needs them as read:
+            // a rename committed since would otherwise keep entries this write no longer matches.
+            ConditionExpression: `${CONDITION.rowExists} AND #normalizedNumber = :currentNumber${touchesSearch(patch) ? ` AND ${search.guard.expression}` : ''}`,
+            ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#normalizedNumber': 'normalizedNumber', ...(touchesSearch(patch) && search.guard.names) },
+            ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ...(touchesSearch(patch) && search.guard.values) },
             // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
             ReturnValues: 'ALL_NEW',
           }),
@@ -378,52 +380,30 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
         throw err;
       }
     }
-    const newNumber = next.normalizedNumber as string;
+    const contactUpdate = {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: contactKey(tenantId, contactId),
+        ...changed,
+        // Also still auto-created or named as read: a new claim copies that flag, and an
+        // adoption committed since the read must not leave a claim saying "unnamed". And still
+        // filed under the search entries read, which this write replaces.
+        ConditionExpression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
+        ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#currentNumberAttr': 'normalizedNumber', '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
+        ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ':wasAuto': current.isAutoCreated, ...search.guard.values },
+      },
+    };
+    const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
     try {
-      await dynamo.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: TABLE_NAME,
-                Key: contactKey(tenantId, contactId),
-                ...changed,
-                // Also still auto-created or named as read: the new claim copies that flag, and an
-                // adoption committed since the read must not leave a claim saying "unnamed".
-                ConditionExpression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND #isAutoCreatedAttr = :wasAuto`,
-                ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#currentNumberAttr': 'normalizedNumber', '#isAutoCreatedAttr': 'isAutoCreated' },
-                ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ':wasAuto': current.isAutoCreated },
-              },
-            },
-            ...(current.normalizedNumber
-              ? [
-                  {
-                    Delete: {
-                      TableName: TABLE_NAME,
-                      Key: numberClaimKey(tenantId, current.normalizedNumber),
-                      ConditionExpression: 'contactId = :contactId',
-                      ExpressionAttributeValues: { ':contactId': contactId },
-                    },
-                  },
-                ]
-              : []),
-            {
-              Put: {
-                TableName: TABLE_NAME,
-                Item: claimItem(tenantId, newNumber, { contactId, named: !current.isAutoCreated }),
-                ConditionExpression: CONDITION.rowIsNew,
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
-          ],
-        }),
-      );
+      await dynamo.send(new TransactWriteCommand({ TransactItems: [contactUpdate, ...claimMoves, ...search.writes] }));
+      // The row as this write left it: its conditions held the number, the named flag and the search
+      // fields as read. A read after it could show a later writer's row instead (an adoption that
+      // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
       return next;
     } catch (err) {
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
-      const claimIndex = reasons.length - 1;
-      const taken = failedCondition(reasons, claimIndex);
+      const taken = numberMoves ? failedCondition(reasons, claimMoves.length) : undefined;
       // Held by this very contact: a concurrent PATCH moved it there first; the next round sees no move.
       if (taken?.item && taken.item.contactId !== contactId) throw new ContactConflictError(taken.item.contactId as string);
       // Otherwise the contact changed under us: read it again and decide afresh.
@@ -432,10 +412,32 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
   throw new Error('updateContact: the contact kept changing; giving up');
 }
 
-/** DELETE /contacts/{id}: the contact and its claim go together, so the number is free again. */
+/** Frees a number's claim, if the contact has a number and the claim still names it. */
+const claimRelease = (tenantId: string, contactId: string, number: string | null) =>
+  number
+    ? [{ Delete: { TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConditionExpression: 'contactId = :contactId', ExpressionAttributeValues: { ':contactId': contactId } } }]
+    : [];
+
+/** A renumber's claim writes: free the old number (if it still names this contact), take the new one. */
+function claimMove(tenantId: string, contactId: string, current: Contact, newNumber: string) {
+  return [
+    ...claimRelease(tenantId, contactId, current.normalizedNumber),
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: claimItem(tenantId, newNumber, { contactId, named: !current.isAutoCreated }),
+        ConditionExpression: CONDITION.rowIsNew,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+      },
+    },
+  ];
+}
+
+/** DELETE /contacts/{id}: the contact, its claim and its search rows go together, so the number is free again. */
 export async function deleteContact(tenantId: string, contactId: string): Promise<void> {
   for (let round = 0; round < 4; round += 1) {
-    const current = await readContact(tenantId, contactId);
+    const { contact: current, indexed } = await readContactRow(tenantId, contactId);
+    const search = reindex(tenantId, contactId, indexed, { displayName: '', company: null, normalizedNumber: null });
     try {
       await dynamo.send(
         new TransactWriteCommand({
@@ -444,22 +446,13 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
               Delete: {
                 TableName: TABLE_NAME,
                 Key: contactKey(tenantId, contactId),
-                ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number`,
-                ExpressionAttributeValues: { ':number': current.normalizedNumber },
+                ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number AND ${search.guard.expression}`,
+                ExpressionAttributeNames: search.guard.names,
+                ExpressionAttributeValues: { ':number': current.normalizedNumber, ...search.guard.values },
               },
             },
-            ...(current.normalizedNumber
-              ? [
-                  {
-                    Delete: {
-                      TableName: TABLE_NAME,
-                      Key: numberClaimKey(tenantId, current.normalizedNumber),
-                      ConditionExpression: 'contactId = :contactId',
-                      ExpressionAttributeValues: { ':contactId': contactId },
-                    },
-                  },
-                ]
-              : []),
+            ...claimRelease(tenantId, contactId, current.normalizedNumber),
+            ...search.writes,
           ],
         }),
       );

@@ -82,10 +82,13 @@ export type BillingSnapshot = { spendingLimitCents: number | null };
  */
 export function chargeUpdate(tenantId: string, costCents: number, snapshot: BillingSnapshot): TransactItem {
   const limit = snapshot.spendingLimitCents;
+  // A row that has never been charged has no spend (counted as 0): it may take the charge only if
+  // the cost alone fits the limit, which is known here, so that branch is left out when it does not.
+  const noSpendYet = limit !== null && limit - costCents >= 0 ? 'attribute_not_exists(#spend) OR ' : '';
   const withinLimit =
     limit === null
       ? '(attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))'
-      : '#limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)';
+      : `#limit = :limit AND (${noSpendYet}#spend <= :maxSpendBefore)`;
   return {
     Update: {
       TableName: TABLE_NAME,

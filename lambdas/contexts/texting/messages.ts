@@ -4,7 +4,7 @@ import { NotFoundError } from '../../shared/errors';
 import { cancellationReasons, CONDITION, failedCondition, num, str, type CancellationReason, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
-import { ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { threadUpdateFor } from './threads';
@@ -145,7 +145,8 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   const alongside = options.alongside ?? [];
   const withSid = message.messageSid !== '';
   const own: TransactItems = [
-    { Put: { TableName: TABLE_NAME, Item: toItem(message, options.charge), ConditionExpression: CONDITION.rowIsNew } },
+    // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT).
+    { Put: { TableName: TABLE_NAME, Item: { ...toItem(message, options.charge), [CHANGED_AT]: Date.now() }, ConditionExpression: CONDITION.rowIsNew } },
     ...(withSid
       ? [{ Put: { TableName: TABLE_NAME, Item: sidItem(message, message.messageSid), ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } }]
       : []),

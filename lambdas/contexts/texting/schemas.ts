@@ -1,6 +1,8 @@
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
+import { nextCursorField } from '../../shared/schemas/next-cursor';
 import type { ListMessagesQuery } from './requests/list-messages';
+import type { ListThreadsQuery } from './requests/list-threads';
 import type { SendMessageBody } from './requests/send-message';
 
 /**
@@ -54,7 +56,9 @@ export const ThreadSchema = z
   })
   .register(z.globalRegistry, { id: 'Thread' });
 
-export const ThreadListSchema = z.object({ threads: z.array(ThreadSchema) }).register(z.globalRegistry, { id: 'ThreadList' });
+export const ThreadListSchema = z
+  .object({ threads: z.array(ThreadSchema), nextCursor: nextCursorField })
+  .register(z.globalRegistry, { id: 'ThreadList' });
 export const MessageListSchema = z
   .object({
     messages: z.array(MessageSchema),
@@ -69,3 +73,4 @@ export type Message = z.infer<typeof MessageSchema>;
 export type Thread = z.infer<typeof ThreadSchema>;
 export type SendMessageInput = z.infer<typeof SendMessageBody>;
 export type ListMessagesInput = z.infer<typeof ListMessagesQuery>;
+export type ListThreadsInput = z.infer<typeof ListThreadsQuery>;

@@ -1,10 +1,11 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { TABLE_NAME } from '../../shared/aws';
+import { uuidv7Time } from '../../shared/ids';
 import { num, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
-import type { Message, Thread } from './schemas';
+import type { ListThreadsInput, Message, Thread } from './schemas';
 
 /**
  * Threads: one row per external number, changed in the same transaction as each of its
@@ -28,6 +29,30 @@ export function fromItem(item: Item): Thread {
     lastAt: item.lastAt as string,
     messageCount: num(item.messageCount) ?? 0,
     hasUnread: (num(item.unreadCount) ?? 0) > 0,
+  };
+}
+
+/** gsi2's sort key: lastAt orders the index; the message id makes it unique and breaks same-instant ties. */
+const activitySortKey = (lastAt: string, lastMessageId: string) => `${lastAt}#${lastMessageId}`;
+
+/**
+ * The row of a thread whose newest of `messageCount` messages is `newest`, as the updates below
+ * leave it: for bulk loads (BatchWriteItem cannot run an update), such as the scale benchmark's.
+ */
+export function toItem(tenantId: string, newest: Message, messageCount = 1, unreadCount = 0): Item {
+  return {
+    ...threadKey(tenantId, newest.counterpartNumber),
+    type: 'thread',
+    counterpartNumber: newest.counterpartNumber,
+    lastMessage: newest.body,
+    lastDirection: newest.direction,
+    lastStatus: newest.status,
+    lastAt: newest.createdAt,
+    lastMessageId: newest.id,
+    messageCount,
+    unreadCount,
+    [GSIS.gsi2.partitionKey]: activityPk(tenantId),
+    [GSIS.gsi2.sortKey]: activitySortKey(newest.createdAt, newest.id),
   };
 }
 
@@ -81,8 +106,7 @@ export function threadUpdateFor(tenantId: string, message: Message, asLatest: bo
         ':at': message.createdAt,
         ':id': message.id,
         ':gsi2pk': activityPk(tenantId),
-        // lastAt orders the index; the message id makes the key unique and breaks same-instant ties.
-        ':gsi2sk': `${message.createdAt}#${message.id}`,
+        ':gsi2sk': activitySortKey(message.createdAt, message.id),
       },
     },
   };
@@ -102,24 +126,32 @@ export function threadStatusUpdate(tenantId: string, counterpart: string, messag
   };
 }
 
-/** GET /messages: every thread of the organization, newest activity first (the spec has no paging here). */
-export async function listThreads(tenantId: string): Promise<Thread[]> {
-  const threads: Thread[] = [];
-  let startKey: Item | undefined;
-  do {
-    const result = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: GSIS.gsi2.indexName,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
-        ExpressionAttributeValues: { ':pk': activityPk(tenantId) },
-        ScanIndexForward: false,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of result.Items ?? []) threads.push(fromItem(item));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
-  return threads;
+/**
+ * GET /messages, one page: threads by last activity, newest first. The cursor is the id of the
+ * newest message of the page's last thread (a UUIDv7, so a uuid as the spec's cursors are), and
+ * it gives that thread's index key back with no read: `lastAt` is the instant the id was minted
+ * from. The next page is a key condition below that key, so it costs O(page) however many
+ * threads the organization has. A thread that gets a new message moves to the top, ahead of any
+ * cursor: a client paging while texts arrive sees it when it starts again from the first page.
+ */
+export async function listThreads(tenantId: string, input: ListThreadsInput): Promise<Page<Thread>> {
+  const page = await queryPage({
+    query: {
+      TableName: TABLE_NAME,
+      IndexName: GSIS.gsi2.indexName,
+      KeyConditionExpression: input.cursor ? '#pk = :pk AND #sk < :before' : '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey, ...(input.cursor && { '#sk': GSIS.gsi2.sortKey }) },
+      ExpressionAttributeValues: { ':pk': activityPk(tenantId), ...(input.cursor && { ':before': activitySortKeyOf(input.cursor) }) },
+      ScanIndexForward: false,
+    },
+    limit: input.limit,
+    fromItem: (item) => ({ thread: fromItem(item), lastMessageId: item.lastMessageId as string }),
+    idOf: (row) => row.lastMessageId,
+  });
+  return { items: page.items.map((row) => row.thread), nextCursor: page.nextCursor };
+}
+
+/** gsi2's sort key of a thread whose newest message is `messageId`: `<lastAt>#<messageId>`. */
+function activitySortKeyOf(messageId: string): string {
+  return activitySortKey(new Date(uuidv7Time(messageId)).toISOString(), messageId);
 }

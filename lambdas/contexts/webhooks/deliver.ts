@@ -6,7 +6,7 @@ import { signingSecrets, type WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
 import { readAttemptState } from './internal/attempt-state';
 import { deliveryHeaders } from './internal/signing';
-import { checkTargetUrl, resolveTarget, TargetRefusedError, type LookupAll } from './internal/ssrf';
+import { checkTargetUrl, resolveTarget, ResolutionTimeoutError, TargetRefusedError, type LookupAll } from './internal/ssrf';
 import type { DeliveryMessage, DeliveryQueue } from './queue';
 
 /**
@@ -50,16 +50,25 @@ export class AttemptInProgressError extends Error {
   }
 }
 
-/** Sends the message's body: the bytes the router froze into the queue message (the row holds the same). */
+/**
+ * Sends the message's body: the bytes the router froze into the queue message (the row holds the
+ * same). One deadline covers the whole attempt, DNS resolution included: the post gets what the
+ * lookup left of it.
+ */
 async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoint, approvedHosts: string[], deps: SenderDeps): Promise<AttemptOutcome> {
+  const timeoutMs = deps.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+  const startedAt = performance.now();
   try {
     // Checked on every attempt, not only at registration: approvals and DNS answers change.
     const url = checkTargetUrl(endpoint.url, approvedHosts, deps);
-    const target = await resolveTarget(url, deps);
+    const target = await resolveTarget(url, { ...deps, timeoutMs });
+    const leftMs = Math.floor(timeoutMs - (performance.now() - startedAt));
+    if (leftMs <= 0) return { ok: false, error: `timeout: ${target.hostname} resolved too late to post within ${timeoutMs} ms` };
     const nowMs = (deps.now ?? Date.now)();
     const headers = deliveryHeaders({ ...signingSecrets(endpoint, new Date(nowMs)), deliveryId: delivery.id, eventType: delivery.event, body, nowMs });
-    return await postPinned(target, headers, body, deps.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS);
+    return await postPinned(target, headers, body, leftMs, timeoutMs);
   } catch (err) {
+    if (err instanceof ResolutionTimeoutError) return { ok: false, error: excerpt(err.message) };
     if (err instanceof TargetRefusedError || err instanceof ValidationError) return { ok: false, error: excerpt(`refused target: ${err.message}`) };
     const code = (err as NodeJS.ErrnoException).code;
     if (code) return { ok: false, error: excerpt(`network error: ${code}`) }; // DNS: ENOTFOUND, EAI_AGAIN

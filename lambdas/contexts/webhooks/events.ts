@@ -1,6 +1,6 @@
 import { num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX } from '../../shared/table/keys';
-import { ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
 import { fromItem as messageFromItem } from '../texting/messages';
@@ -70,13 +70,23 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
   }
 }
 
+/**
+ * When the change happened: the millisecond the domain wrote into the row with it (CHANGED_AT),
+ * else (a row written before that attribute existed) the stream record's approximate time.
+ */
+function changeTimeMs(change: StreamChange): number {
+  const written = change.newImage?.[CHANGED_AT];
+  return typeof written === 'number' && Number.isSafeInteger(written) && written >= 0 ? written : change.approximateCreationMs;
+}
+
 /** The event a row change raises, if any. */
 export function deriveEvent(change: StreamChange): DerivedEvent | undefined {
   const classified = classify(change);
   const tenantId = change.newImage && tenantOf(change.newImage);
   if (!classified || !tenantId) return undefined;
-  const id = derivedUuid(change.approximateCreationMs, 'event', change.eventId);
-  const createdAt = new Date(change.approximateCreationMs).toISOString();
+  const at = changeTimeMs(change);
+  const id = derivedUuid(at, 'event', change.eventId);
+  const createdAt = new Date(at).toISOString();
   const body = JSON.stringify({ id, type: classified.type, createdAt, data: classified.data });
   return { id, tenantId, type: classified.type, createdAt, body };
 }

@@ -7,7 +7,8 @@ import type { ResolvedTarget } from './internal/ssrf';
  * One HTTP attempt, over a connection to the address the SSRF guard checked for this very
  * attempt, kept alive for the next attempt that checks out the same way.
  *
- * The guard resolves the host and checks every address on every attempt (deliver.ts). The
+ * The guard resolves the host and checks every address on every attempt, within the attempt's
+ * deadline (deliver.ts: the post gets what the lookup left of it). The
  * request must then reach that checked address only, so a DNS answer that changes between check
  * and connect cannot redirect it; the original host still goes in the Host header, TLS SNI and
  * the certificate check. Connections come from one keep-alive agent per checked connection,
@@ -111,7 +112,17 @@ function describeHttpFailure(status: number, body: string): string {
 const isStaleSocketError = (request: http.ClientRequest, err: NodeJS.ErrnoException): boolean =>
   request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
 
-export function postPinned(target: ResolvedTarget, headers: Record<string, string>, body: string, timeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS): Promise<AttemptOutcome> {
+/**
+ * Posts within `timeoutMs`: what is left of the attempt's `attemptMs` (the sender resolved the
+ * host first, within the same deadline); a timeout is reported against the whole attempt.
+ */
+export function postPinned(
+  target: ResolvedTarget,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS,
+  attemptMs = timeoutMs,
+): Promise<AttemptOutcome> {
   const secure = target.url.protocol === 'https:';
   const port = Number(target.url.port) || (secure ? 443 : 80);
   const agent = agentFor(target, secure, port);
@@ -195,7 +206,7 @@ export function postPinned(target: ResolvedTarget, headers: Record<string, strin
       }
       finish(
         status === undefined
-          ? { ok: false, error: `timeout: no response within ${timeoutMs} ms` }
+          ? { ok: false, error: `timeout: no response within ${attemptMs} ms` }
           : { ok: false, status, error: describeHttpFailure(status, received) },
       );
     }, timeoutMs);

@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route-spec';
 import { createContactRoute } from './operations/create-contact';
 import { deleteContactRoute } from './operations/delete-contact';
+import { getApiReferenceRoute } from './operations/get-api-reference';
 import { getCallRoute } from './operations/get-call';
 import { getContactRoute } from './operations/get-contact';
 import { getMeRoute } from './operations/get-me';
@@ -22,6 +23,7 @@ import { updateContactRoute } from './operations/update-contact';
  */
 export const routes = {
   getOpenApi: getOpenApiRoute,
+  getApiReference: getApiReferenceRoute,
   getMe: getMeRoute,
   listCalls: listCallsRoute,
   getCall: getCallRoute,

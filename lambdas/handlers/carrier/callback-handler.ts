@@ -4,6 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
 import { callbackConfigFromEnv, type CallbackConfig } from '../../contexts/carrier/callback-config';
+import { hasTwilioSignatureShape, TWILIO_SIGNATURE_HEADER } from '../../contexts/carrier/callback-protection';
 import type { CallbackKind } from '../../contexts/carrier/callbacks';
 import { resolveOrganization } from '../../contexts/carrier/organization';
 import { verifyTwilioSignature, type FormPair } from '../../contexts/carrier/signature';
@@ -65,6 +66,12 @@ export function signedUrlOf(publicBaseUrl: string, route: Pick<CarrierRouteSpec,
   return `${publicBaseUrl}${route.path}${search ? `?${search}` : ''}`;
 }
 
+/** Before any table access, so a forged request costs one short invocation and nothing shared. */
+function refuseSignature(signature: string | undefined): APIGatewayProxyResult {
+  logger.warn('Refused a callback whose X-Twilio-Signature is missing or does not verify', { signaturePresent: signature !== undefined });
+  return errorResult(403, 'invalid_signature', 'X-Twilio-Signature is missing or does not match this request');
+}
+
 const tenantHintSchema = z.optional(z.uuid());
 
 export type CallbackHandlerOptions = { config?: CallbackConfig; now?: () => Date };
@@ -78,16 +85,17 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
     logger.appendKeys({ operationId: route.operationId });
     const body = bodyOf(event);
     if (body === 'tooLarge') return errorResult(413, 'payload_too_large', `body: must be at most ${MAX_CALLBACK_BODY_BYTES} bytes`);
+    const signature = headerOf(event, TWILIO_SIGNATURE_HEADER);
+    // What the edge refuses too (callback-protection.ts): no form is parsed for a request that cannot verify.
+    if (!hasTwilioSignatureShape(signature)) return refuseSignature(signature);
     const contentType = headerOf(event, 'content-type') ?? '';
     if (!contentType.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
       return errorResult(400, 'validation_failed', `Content-Type must be ${FORM_CONTENT_TYPE}`);
     }
     const params: FormPair[] = [...new URLSearchParams(body)];
     const query = queryPairs(event);
-    const signature = headerOf(event, 'x-twilio-signature');
     if (!verifyTwilioSignature({ url: signedUrlOf(config.publicBaseUrl, route, query), params, signature, authToken: config.authToken })) {
-      logger.warn('Refused a callback whose X-Twilio-Signature is missing or does not verify', { signaturePresent: signature !== undefined });
-      return errorResult(403, 'invalid_signature', 'X-Twilio-Signature is missing or does not match this request');
+      return refuseSignature(signature);
     }
 
     // The URL's own parameters (`tenantId`, `messageId`: ours, signed with the URL) sit beside

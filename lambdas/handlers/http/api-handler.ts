@@ -14,7 +14,8 @@ import { DomainError, NotFoundError } from '../../shared/errors';
 import { toErrorResponse } from './error-mapper';
 import { toProxyResult, type ApiResponse } from './responses';
 import type { RouteSpec } from './route-spec';
-import { parseOrThrow } from './validation';
+import { apiBaseUrlOf } from './served-url';
+import { decodePathParameters, parseOrThrow } from './validation';
 
 type Out<T> = T extends z.ZodMiniType ? z.output<T> : undefined;
 
@@ -26,6 +27,8 @@ export type ApiRequest<R extends RouteSpec> = {
   body: Out<R['body']>;
   headers: Record<string, string | undefined>;
   requestId: string;
+  /** `{base_url}` as this caller reached it (./served-url.ts). */
+  baseUrl: string;
 };
 
 type ApiContext = Context & {
@@ -132,18 +135,21 @@ const prepareBody = () => ({
 });
 
 /**
- * Query, path and body through the route's zod schemas. A path parameter that cannot name a row
- * (a malformed id) is 404, not 400: no such row can exist, and the spec lists no 400 there.
+ * Query, path and body through the route's zod schemas. Path parameters arrive percent-encoded
+ * (API Gateway REST passes them as sent) and are decoded here, once; a malformed escape is 400
+ * naming the parameter. A path parameter that cannot name a row (a malformed id) is 404, not 400:
+ * no such row can exist, and the spec lists no 400 there.
  */
 const validate = (route: RouteSpec) => ({
   before: (request: ApiMiddlewareRequest) => {
     const { event } = request;
     let path: unknown;
+    const pathParameters = route.path_params ? decodePathParameters(event.pathParameters) : {};
     if (route.path_params && route.invalidPathStatus === 400) {
       // A path that is a value rather than an id (a phone number): 400 naming the parameter.
-      path = parseOrThrow(route.path_params, event.pathParameters ?? {}, 'path');
+      path = parseOrThrow(route.path_params, pathParameters, 'path');
     } else if (route.path_params) {
-      const parsed = route.path_params.safeParse(event.pathParameters ?? {});
+      const parsed = route.path_params.safeParse(pathParameters);
       if (!parsed.success) throw new NotFoundError(route.operationId.replace(/^(get|update|delete)/, '') || 'Resource');
       path = parsed.data;
     }
@@ -182,6 +188,7 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
       body: input.body as Out<R['body']>,
       headers: event.headers ?? {},
       requestId: context.awsRequestId,
+      baseUrl: apiBaseUrlOf(event),
     });
   }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 }

@@ -1,5 +1,6 @@
 import type { z } from 'zod/mini';
 import type { Scope } from '../../contexts/tenants/scopes';
+import type { ErrorCode } from '../../shared/errors';
 
 /**
  * What one operation of the JSON API is: the shape of every entry of the route manifest
@@ -8,6 +9,9 @@ import type { Scope } from '../../contexts/tenants/scopes';
  * operation module can name its type without importing the manifest that imports it.
  */
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** The resource an operation belongs to: its OpenAPI tag (the reference page's chapter, a generated client's group). */
+export type ApiTag = 'Identity' | 'Calls' | 'Contacts' | 'Messages' | 'Reference';
 
 export type RouteSpec = {
   operationId: string;
@@ -20,7 +24,11 @@ export type RouteSpec = {
   auth: 'apiKey' | null;
   /** The scope the key must hold; null for any valid key. */
   scope: Scope | null;
+  tag: ApiTag;
+  /** One line: the OpenAPI `summary`, a reference page's heading. */
   summary: string;
+  /** What the operation does beyond its summary: rules, ordering, side effects (OpenAPI `description`, after the scope). */
+  description: string;
   query?: z.ZodMiniType;
   path_params?: z.ZodMiniType;
   /**
@@ -29,14 +37,18 @@ export type RouteSpec = {
    */
   invalidPathStatus?: 400 | 404;
   body?: z.ZodMiniType;
-  /** Success status -> the response body's OpenAPI component (null: no body). */
+  /** Success status -> the response body's OpenAPI component (null: no body, or `produces`). */
   responses: Record<number, ResponseComponent | null>;
-  /** Error statuses this operation can answer, besides 401/403/429 on authenticated routes. */
-  errors: number[];
+  /** A success body that is not JSON (the reference page's HTML): its media type. */
+  produces?: 'text/html';
+  /**
+   * Error codes of this operation's own rules. The generator adds the codes every operation of
+   * its kind can answer (authentication, scope, rate limit, validation, body, Idempotency-Key,
+   * not_found for a path id, internal): lambdas/handlers/api/openapi/error-codes.ts.
+   */
+  errors: ErrorCode[];
   /** Supports the `Idempotency-Key` header. */
   idempotent?: boolean;
-  /** What the operation does beyond its summary (OpenAPI `description`, after the scope). */
-  description?: string;
   /** The header's rules when the operation keeps its keys itself (OpenAPI parameter description). */
   idempotencyRules?: string;
 };

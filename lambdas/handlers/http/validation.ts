@@ -26,3 +26,23 @@ export function parseOrThrow<T extends z.ZodMiniType>(schema: T, value: unknown,
   if (!result.success) throw new ValidationError(validationMessage(result.error, where));
   return result.data;
 }
+
+/**
+ * Path parameters as the client meant them. API Gateway REST hands them over percent-encoded, as
+ * sent (`%2B14155550123` for `+14155550123`); each is decoded exactly once. A value that is
+ * already plain decodes to itself, since no valid parameter of this API (a uuid, an E.164 number)
+ * contains `%`, so the answer is the same whether a client encoded or not. A malformed escape is a
+ * 400 naming the parameter.
+ */
+export function decodePathParameters(raw: Record<string, string | undefined> | null | undefined): Record<string, string> {
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    if (value === undefined) continue;
+    try {
+      decoded[name] = decodeURIComponent(value);
+    } catch {
+      throw new ValidationError(`${name}: malformed percent-encoding in the path`);
+    }
+  }
+  return decoded;
+}

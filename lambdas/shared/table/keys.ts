@@ -17,6 +17,8 @@ export const PREFIX = {
   callsByDirection: 'CALLS#',
   contact: 'CONTACT#',
   namedContacts: 'NAMED_CONTACTS',
+  /** Contact search: `T#<tenant>#SEARCH#<token>` / `CONTACT#<id>`, one row per index entry of a contact (contacts/search-rows.ts). */
+  contactSearch: 'SEARCH',
   numberClaim: 'NUMBER#',
   /** Texts: message rows, one conversation per external number (gsi1), threads by last activity (gsi2). */
   message: 'MSG#',

@@ -4,3 +4,11 @@
  * imports, so that the CDK construct can read them without loading the data-access modules.
  */
 export const ROW_TYPES = { call: 'call', message: 'message', voicemail: 'voicemail', delivery: 'webhookDelivery' } as const;
+
+/**
+ * Epoch milliseconds of the write that made a row an event (a call's terminal status, an inbound
+ * message, a voicemail turning ready): the event's `createdAt` and the time prefix of its id and
+ * its deliveries' ids. The stream record's own time is approximate (whole seconds in Lambda,
+ * whole minutes in DynamoDB Local), too coarse to order two events of one second.
+ */
+export const CHANGED_AT = 'changedAt';

@@ -2,6 +2,7 @@ import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { consentBackfill } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
+import { searchBackfill } from './search';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
 import { WEBHOOK_COMMANDS } from './webhook';
 
@@ -15,6 +16,8 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   keyList,
   keyRotate,
   keyRevoke,
-  ...WEBHOOK_COMMANDS, ...CARRIER_COMMANDS,
+  ...WEBHOOK_COMMANDS,
+  ...CARRIER_COMMANDS,
   consentBackfill,
+  searchBackfill,
 ];

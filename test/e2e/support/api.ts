@@ -1,4 +1,4 @@
-import type { OpenApiValidator } from '../../support/openapi-validator';
+import type { OpenApiValidator } from '../../../local/openapi-validator';
 
 /**
  * fetch against the local runtime. Every response is checked against the served OpenAPI document

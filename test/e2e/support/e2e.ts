@@ -1,5 +1,5 @@
 import { startLocalRuntime, type LocalRuntimeHandle, type LocalRuntimeOptions } from '../../support/local-runtime';
-import { createOpenApiValidator, type OpenApiDocument } from '../../support/openapi-validator';
+import { createOpenApiValidator, type OpenApiDocument } from '../../../local/openapi-validator';
 import { uuidv7 } from '../../../lambdas/shared/ids';
 import { createApi, type Api } from './api';
 
@@ -16,7 +16,7 @@ export type E2e = {
 
 /** Admin commands spawn Node with tsx; a few in a row take seconds. */
 export const E2E_TEST_TIMEOUT_MS = 30_000;
-const START_TIMEOUT_MS = 90_000;
+const START_TIMEOUT_MS = 200_000;
 
 /** A client for this runtime that checks every response against the OpenAPI document the runtime serves. */
 export async function connect(runtime: LocalRuntimeHandle): Promise<Api> {

@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { OpenApiDocument } from '../../support/openapi-validator';
+import type { OpenApiDocument } from '../../../local/openapi-validator';
 
 /**
  * Checks a delivered event body against the `webhooks` section of the OpenAPI document the

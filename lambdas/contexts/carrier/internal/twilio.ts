@@ -1,5 +1,6 @@
 import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../../texting/carrier-port';
 import type { DeliveryStatus } from '../../texting/delivery-status';
+import { withConnectionOverrides } from '../callback-protection';
 
 /**
  * Twilio's Programmable Messaging API over plain fetch (no SDK: one endpoint, form-encoded).
@@ -68,11 +69,14 @@ function networkCodeOf(err: unknown): string | undefined {
   return undefined;
 }
 
-/** The StatusCallback URL of one text: the configured URL plus our message id (a fragment stays last). */
+/**
+ * The StatusCallback URL of one text: the configured URL plus our message id, and Twilio's
+ * connection overrides (retries) as its fragment unless the configured URL brings its own.
+ */
 export function statusCallbackUrlFor(base: string, messageId: string): string {
   const url = new URL(base);
   url.searchParams.set(MESSAGE_ID_PARAM, messageId);
-  return url.toString();
+  return withConnectionOverrides(url.toString());
 }
 
 type TwilioMessage = { sid?: unknown };

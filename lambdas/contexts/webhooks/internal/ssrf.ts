@@ -21,6 +21,9 @@ export type ResolvedTarget = { url: URL; hostname: string; address: string; fami
 /** A target the guard refuses; a failed attempt, never retried into a different answer. */
 export class TargetRefusedError extends Error {}
 
+/** The host did not resolve within the attempt's time: a failed attempt, like a receiver that does not answer. */
+export class ResolutionTimeoutError extends Error {}
+
 /** The URL's host as a bare name or address: brackets of IPv6 literals and a final dot removed. */
 export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
 
@@ -64,11 +67,32 @@ function refuseAddress(host: string, address: string, options: TargetOptions): v
 
 const systemLookup: LookupAll = (hostname) => dnsLookup(hostname, { all: true });
 
-/** Resolves the host and checks every address; the first one is the address to connect to. */
-export async function resolveTarget(url: URL, options: TargetOptions & { lookup?: LookupAll } = {}): Promise<ResolvedTarget> {
+/**
+ * The lookup, given up on (getaddrinfo cannot be cancelled; its late answer is dropped) once it
+ * outlasts `timeoutMs`: resolving is part of the attempt, and a slow resolver must not stretch an
+ * attempt past its 10 s, nor past the claim that guards it (deliver.ts, `claimStaleAfterMs`).
+ */
+async function lookupWithin(lookup: LookupAll, hostname: string, timeoutMs: number | undefined) {
+  if (timeoutMs === undefined) return lookup(hostname);
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new ResolutionTimeoutError(`timeout: ${hostname} did not resolve within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([lookup(hostname), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Resolves the host (within `timeoutMs` when given) and checks every address; the first one is
+ * the address to connect to, and the only one the connection may use (http-post.ts pins it).
+ */
+export async function resolveTarget(url: URL, options: TargetOptions & { lookup?: LookupAll; timeoutMs?: number } = {}): Promise<ResolvedTarget> {
   const hostname = bareHost(url);
   const literal = isIP(hostname);
-  const addresses = literal ? [{ address: hostname, family: literal }] : await (options.lookup ?? systemLookup)(hostname);
+  const addresses = literal ? [{ address: hostname, family: literal }] : await lookupWithin(options.lookup ?? systemLookup, hostname, options.timeoutMs);
   if (addresses.length === 0) throw new TargetRefusedError(`${hostname} has no address`);
   // Any refused address refuses the host: a name that also points inside is not a public target.
   for (const { address } of addresses) refuseAddress(hostname, address, options);

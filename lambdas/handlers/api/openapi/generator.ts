@@ -7,9 +7,12 @@ import { ApiKeyInfoSchema, MeSchema, TenantSchema } from '../../../contexts/tena
 import { SendMessageBody } from '../../../contexts/texting/requests/send-message';
 import { MessageEnvelopeSchema, MessageListSchema, MessageSchema, ThreadListSchema, ThreadSchema } from '../../../contexts/texting/schemas';
 import { EVENT_SCHEMAS } from '../../../contexts/webhooks/event-schemas';
-import { ErrorSchema } from '../../http/error-schema';
-import { API_PREFIX, type RouteSpec } from '../../http/route-spec';
-import { ROUTES } from '../routes';
+import { ErrorCodeSchema, ErrorSchema } from '../../http/error-schema';
+import type { ErrorCode } from '../../../shared/errors';
+import { API_PREFIX, type ApiTag, type ResponseComponent, type RouteSpec } from '../../http/route-spec';
+import { ROUTES, type RouteId } from '../routes';
+import { codesByStatus, ERROR_CODE_DOCS, ERROR_CODE_LIST, errorCodesOf } from './error-codes';
+import { OPERATION_EXAMPLES } from './examples';
 import { webhooksSection } from './webhooks-section';
 
 /**
@@ -30,6 +33,7 @@ const idOf = (schema: z.ZodMiniType): string | undefined => z.globalRegistry.get
  * in the order it imports them, and a handler imports only its own request schemas.
  */
 const COMPONENTS: z.ZodMiniType[] = [
+  ErrorCodeSchema,
   ErrorSchema,
   TenantSchema,
   ApiKeyInfoSchema,
@@ -84,9 +88,20 @@ function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
+/**
+ * A query value is text on the wire, so its validator may read digits where the value means a
+ * number (`limit`). Such a schema registers `documentedAs`, the JSON Schema clients should see.
+ */
+function documentedAs({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
+  const meta = z.globalRegistry.get(zodSchema as z.ZodMiniType) as { description?: string; documentedAs?: JsonSchema } | undefined;
+  if (!meta?.documentedAs) return;
+  for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+  Object.assign(jsonSchema, meta.documentedAs, meta.description !== undefined && { description: meta.description });
+}
+
 function parameters(schema: z.ZodMiniType | undefined, where: 'query' | 'path') {
   if (!schema) return [];
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', override: documentedAs }) as {
     properties?: Record<string, JsonSchema>;
     required?: string[];
   };
@@ -101,28 +116,6 @@ function parameters(schema: z.ZodMiniType | undefined, where: 'query' | 'path') 
     };
   });
 }
-
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'A field failed validation; `error` names it',
-  401: 'Key missing, revoked, expired or unknown',
-  402: "The organization's billing status or spending limit does not allow sending (`billing_blocked`, `spending_limit_reached`)",
-  403: "Key lacks the required scope, or the organization's plan has no API access",
-  404: 'No such row in this organization',
-  409:
-    'Conflict: contact conflicts carry `contactId`; POST /messages: no SMS number (`no_sms_number`) or the recipient opted out ' +
-    '(`recipient_opted_out`; with `messageId` when the carrier reported the opt-out on this send); a request with the same ' +
-    'Idempotency-Key is still running (`idempotency_conflict`)',
-  413: 'Body larger than 64 KiB',
-  415: 'Body is not application/json',
-  422:
-    'The Idempotency-Key was already used with a different body (`idempotency_mismatch`); POST /messages: the carrier refused ' +
-    'the text for good, e.g. an invalid number (`carrier_rejected`, with `messageId` and `carrierCode`; the message is `failed`, nothing billed)',
-  429: 'Rate limit exceeded',
-  500: 'Internal error; the message carries a request id',
-  502:
-    'The carrier certainly did not take the message (`carrier_unavailable`): nothing was billed and sending again is safe, with a ' +
-    'new Idempotency-Key. When the carrier may have taken it (a timeout, a reset, a carrier 5xx) the answer is 201 `queued` instead',
-};
 
 /** Routes marked `idempotent` accept the header (lambdas/handlers/http/idempotency.ts has the rules). */
 const IDEMPOTENCY_KEY_PARAMETER = {
@@ -146,39 +139,85 @@ const RATE_LIMIT_HEADERS = {
   RateLimit: { description: 'IETF draft form, e.g. `"default";r=119;t=42`', schema: { type: 'string' } },
 };
 
-const errorResponse = (status: number, keyed: boolean) => ({
-  description: ERROR_DESCRIPTIONS[status] ?? 'Error',
-  // A 401 is written before any key is known, so it has no rate-limit headers.
-  headers: {
-    ...(keyed && status !== 401 && RATE_LIMIT_HEADERS),
-    ...(status === 401 && { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } }),
-    ...(status === 429 && { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }),
-  },
-  content: { 'application/json': { schema: componentRef('Error') } },
-});
+/** What a status means, before the list of the codes an operation answers it with. */
+const STATUS_TITLES: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  402: 'Payment required',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  422: 'Unprocessable',
+  429: 'Too many requests',
+  500: 'Internal error',
+  502: 'Bad gateway',
+};
+
+/**
+ * One error status of an operation: the codes it can carry, each with its meaning, as the
+ * description, as an enum narrowing `code` (a typed client's switch), and as one example each.
+ */
+function errorResponse(status: number, codes: ErrorCode[], keyed: boolean) {
+  return {
+    description: [`${STATUS_TITLES[status] ?? 'Error'}:`, ...codes.map((code) => `- \`${code}\`: ${ERROR_CODE_DOCS[code].meaning}`)].join('\n'),
+    // A 401 is written before any key is known, so it has no rate-limit headers.
+    headers: {
+      ...(keyed && status !== 401 && RATE_LIMIT_HEADERS),
+      ...(status === 401 && { 'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string', const: 'Bearer' } } }),
+      ...(status === 429 && { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }),
+    },
+    content: {
+      'application/json': {
+        schema: { type: 'object', allOf: [componentRef('Error')], properties: { code: { type: 'string', enum: codes } } },
+        examples: Object.fromEntries(
+          codes.map((code) => [code, { summary: code, value: { ...ERROR_CODE_DOCS[code].example, code } }]),
+        ),
+      },
+    },
+  };
+}
+
+const SUCCESS_TITLES: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No content' };
+
+function successResponse(route: RouteSpec, status: number, id: ResponseComponent | null) {
+  const headers = route.auth ? { headers: RATE_LIMIT_HEADERS } : {};
+  const example = examplesOf(route).responses[status];
+  const description = example?.summary ?? SUCCESS_TITLES[status] ?? 'Success';
+  if (status === 204) return { description, ...headers };
+  if (route.produces) return { description, ...headers, content: { [route.produces]: { schema: { type: 'string' } } } };
+  return {
+    description,
+    ...headers,
+    content: {
+      'application/json': {
+        schema: id ? componentRef(id) : { type: 'object' },
+        ...(example && { examples: { [exampleName(status)]: example } }),
+      },
+    },
+  };
+}
+
+const exampleName = (status: number) => ({ 200: 'ok', 201: 'created' })[status] ?? `status${status}`;
+
+function examplesOf(route: RouteSpec) {
+  const examples = (OPERATION_EXAMPLES as Record<string, (typeof OPERATION_EXAMPLES)[RouteId] | undefined>)[route.operationId];
+  if (!examples) throw new Error(`No examples for ${route.operationId}: add them to lambdas/handlers/api/openapi/examples.ts`);
+  return examples;
+}
 
 function operation(route: RouteSpec) {
   const responses: Record<string, unknown> = {};
-  for (const [status, id] of Object.entries(route.responses)) {
-    const headers = route.auth ? { headers: RATE_LIMIT_HEADERS } : {};
-    responses[status] =
-      Number(status) === 204
-        ? { description: 'No content', ...headers }
-        : {
-            description: 'Success',
-            ...headers,
-            content: { 'application/json': { schema: id ? componentRef(id) : { type: 'object' } } },
-          };
-  }
-  const errors = [...route.errors, ...(route.idempotent ? [400, 409, 422] : []), ...(route.auth ? [401, 403, 429] : [429]), 500];
-  for (const status of [...new Set(errors)].sort()) responses[status] = errorResponse(status, route.auth !== null);
+  for (const [status, id] of Object.entries(route.responses)) responses[status] = successResponse(route, Number(status), id);
+  for (const [status, codes] of codesByStatus(errorCodesOf(route))) responses[status] = errorResponse(status, codes, route.auth !== null);
   const bodyId = route.body && idOf(route.body);
+  const requestExamples = examplesOf(route).request;
   return {
     operationId: route.operationId,
+    tags: [route.tag],
     summary: route.summary,
-    ...((route.scope || route.description) && {
-      description: [route.scope && `Requires scope \`${route.scope}\`.`, route.description].filter(Boolean).join('\n\n'),
-    }),
+    description: [route.scope ? `Requires scope \`${route.scope}\`.` : route.auth ? 'Needs a valid key; no scope.' : 'Needs no API key.', route.description].join('\n\n'),
     security: route.auth ? [{ bearerAuth: [] }] : [],
     parameters: [
       ...parameters(route.path_params, 'path'),
@@ -190,12 +229,32 @@ function operation(route: RouteSpec) {
     ...(route.body && {
       requestBody: {
         required: true,
-        content: { 'application/json': { schema: bodyId ? componentRef(bodyId) : z.toJSONSchema(route.body) } },
+        content: {
+          'application/json': {
+            schema: bodyId ? componentRef(bodyId) : z.toJSONSchema(route.body),
+            ...(requestExamples && { examples: requestExamples }),
+          },
+        },
       },
     }),
     responses,
   };
 }
+
+/** The resources, in the reference's order: each operation names its own (`RouteSpec.tag`), webhooks are `Webhooks`. */
+const TAGS: { name: ApiTag | 'Webhooks'; description: string }[] = [
+  { name: 'Identity', description: 'The API key, its organization and its scopes.' },
+  { name: 'Calls', description: "The organization's call history, read-only." },
+  { name: 'Contacts', description: "The organization's shared contact directory." },
+  { name: 'Messages', description: 'Text conversations, one per external number, and sending texts as the organization.' },
+  {
+    name: 'Webhooks',
+    description:
+      'Signed events the service posts to the endpoints an organization registers. Verify `X-Service-Signature` over the raw ' +
+      'body before parsing it, and use `X-Service-Delivery` as an idempotency key: deliveries are at least once.',
+  },
+  { name: 'Reference', description: 'This document, as JSON and as a web page.' },
+];
 
 export function buildOpenApiDocument() {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -208,20 +267,47 @@ export function buildOpenApiDocument() {
     info: {
       title: 'Call, Contact and Text-Message Service',
       version: '1.0.0',
-      description:
-        'Read calls, manage the shared contact directory, read and send text messages as the organization. ' +
-        'Authenticate with `Authorization: Bearer <API_KEY>`; the organization is resolved from the key.',
+      description: INTRODUCTION,
+      contact: { name: 'The operator of this service (your portal: Settings, API Keys)' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
+    tags: TAGS,
     servers: [{ url: API_PREFIX }],
     security: [{ bearerAuth: [] }],
     paths,
     webhooks: webhooksSection(),
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued in the portal' } },
-      schemas: componentSchemas(),
+      schemas: withCodeList(componentSchemas()),
     },
   };
 }
+
+/** The `ErrorCode` enum's description lists every code with its status and meaning. */
+function withCodeList(schemas: Record<string, JsonSchema>): Record<string, JsonSchema> {
+  const errorCode = schemas.ErrorCode;
+  return { ...schemas, ErrorCode: { ...errorCode, description: `${String(errorCode.description)}\n\n${ERROR_CODE_LIST}` } };
+}
+
+/** The document's introduction: what every operation shares. */
+const INTRODUCTION = [
+  'Read calls, manage the shared contact directory, read and send text messages as the organization, and receive signed webhooks.',
+  '## Authentication\nSend `Authorization: Bearer <API_KEY>` on every request except `GET /openapi.json` and `GET /docs`. The ' +
+    'organization comes from the key: there is no account id to send. `GET /me` lists the scopes the key holds; an operation ' +
+    'that needs a scope the key lacks answers 403 `insufficient_scope`.',
+  '## Errors\nEvery error is `{"error": "...", "code": "..."}`: `error` is for people (a 400 names the failing field), `code` ' +
+    'for programs (the `ErrorCode` enum; each operation lists the codes it can answer). Unknown body fields are refused, so a ' +
+    'misspelling cannot look like success.',
+  '## Paging\nLists are newest first. Pass `limit` (default 50, 1 to 100; larger values are clamped) and the previous ' +
+    "page's `nextCursor` as `cursor`; `nextCursor` is null on the last page.",
+  '## Rate limits\n120 requests per key and minute, and 600 per client network and minute before authentication. Every ' +
+    'answer to a key carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a refusal is 429 ' +
+    '`rate_limited` with `Retry-After` in seconds.',
+  '## Idempotency\n`POST /contacts` and `POST /messages` accept an `Idempotency-Key` header: a retry with the same key ' +
+    'and body answers what the first request did and does nothing again. Send every text with one.',
+  '## Versioning\nThis is v1, under `/api/v1`. Within v1 fields, optional parameters, endpoints, event types and error ' +
+    'codes are added, never removed or renamed: ignore what you do not recognise.',
+].join('\n\n');
 
 /** The committed form of the document (lambdas/handlers/api/openapi/openapi.json): two-space indent, keys as built, a final newline. */
 export function openApiJson(): string {

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { EVENT_SCHEMAS } from '../../../contexts/webhooks/event-schemas'; // importing registers the event components
+import { WEBHOOK_EXAMPLES } from './examples';
 
 /**
  * The OpenAPI 3.1 `webhooks` section: one entry per event type, each a POST the service makes
@@ -46,10 +47,19 @@ export function webhooksSection(): Record<string, unknown> {
         {
           post: {
             operationId: `webhook${meta.id.replace(/^WebhookEvent/, '')}`,
+            tags: ['Webhooks'],
             summary: meta.description,
             description: DESCRIPTION,
             parameters: HEADERS,
-            requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${meta.id}` } } } },
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: { $ref: `#/components/schemas/${meta.id}` },
+                  examples: { [type]: { summary: `A ${type} event`, value: WEBHOOK_EXAMPLES[type as keyof typeof WEBHOOK_EXAMPLES] } },
+                },
+              },
+            },
             responses: { '2XX': { description: 'Acknowledged; the delivery will not be retried' } },
           },
         },

@@ -8,8 +8,11 @@ export const getCallRoute = {
   handler: 'lambdas/handlers/api/get-call.ts',
   auth: 'apiKey',
   scope: 'calls.view.team',
+  tag: 'Calls',
   summary: 'One call',
   path_params: IdPath,
   responses: { 200: 'CallEnvelope' },
-  errors: [404],
+  errors: [],
+  description:
+    "One call by the service's own id, as the list returns it (never the telephony provider's call id).",
 } satisfies RouteSpec;

@@ -8,8 +8,11 @@ export const getContactRoute = {
   handler: 'lambdas/handlers/api/get-contact.ts',
   auth: 'apiKey',
   scope: 'contacts.view',
+  tag: 'Contacts',
   summary: 'One contact',
   path_params: IdPath,
   responses: { 200: 'ContactEnvelope' },
-  errors: [404],
+  errors: [],
+  description:
+    "One contact of the organization's directory by id.",
 } satisfies RouteSpec;

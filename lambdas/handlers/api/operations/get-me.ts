@@ -7,7 +7,12 @@ export const getMeRoute = {
   handler: 'lambdas/handlers/api/get-me.ts',
   auth: 'apiKey',
   scope: null,
+  tag: 'Identity',
   summary: "The key's organization, identity, scopes and rate limit",
   responses: { 200: 'Me' },
   errors: [],
+  description:
+    'Who the key is: its organization, the key itself (name, visible prefix, expiry), the scopes it holds ' +
+    '(`permissions`) and its rate limit. Needs a valid key and no scope: use it to tell a missing scope (403 ' +
+    '`insufficient_scope` elsewhere) from a missing feature.',
 } satisfies RouteSpec;

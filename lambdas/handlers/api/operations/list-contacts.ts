@@ -8,8 +8,13 @@ export const listContactsRoute = {
   handler: 'lambdas/handlers/api/list-contacts.ts',
   auth: 'apiKey',
   scope: 'contacts.view',
+  tag: 'Contacts',
   summary: "The organization's shared directory, newest first",
   query: ListContactsQuery,
   responses: { 200: 'ContactList' },
-  errors: [400],
+  errors: [],
+  description:
+    'The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display ' +
+    'name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call ' +
+    'history.',
 } satisfies RouteSpec;

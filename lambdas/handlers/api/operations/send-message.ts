@@ -8,10 +8,11 @@ export const sendMessageRoute = {
   handler: 'lambdas/handlers/api/send-message.ts',
   auth: 'apiKey',
   scope: 'sms.send',
+  tag: 'Messages',
   summary: "Send a text as the organization from its SMS number (billed at the organization's rate)",
   body: SendMessageBody,
   responses: { 201: 'MessageEnvelope' },
-  errors: [400, 402, 409, 413, 415, 422, 502],
+  errors: ['billing_blocked', 'spending_limit_reached', 'no_sms_number', 'recipient_opted_out', 'carrier_rejected', 'carrier_unavailable'],
   idempotent: true,
   description:
     'The consent check, the charge and the stored `queued` message are one transaction, so a number that replied STOP is never ' +

@@ -1,0 +1,43 @@
+import createFetchClient, { type Client, type ClientOptions } from 'openapi-fetch';
+import type { components, paths } from './schema';
+
+/**
+ * A typed client of the service's API v1: openapi-fetch over the types openapi-typescript
+ * generates from the OpenAPI document (`src/schema.d.ts`, `npm run openapi` at the repository's
+ * root). Every path, parameter, body, response and error is typed from the document, so a call the
+ * API does not accept does not compile.
+ *
+ * @example
+ * const api = createClient({ baseUrl: 'http://127.0.0.1:3000/api/v1', apiKey: process.env.CCT_API_KEY! });
+ * const { data, error } = await api.GET('/contacts', { params: { query: { search: 'ada' } } });
+ */
+export type ApiClient = Client<paths>;
+
+export type ApiClientOptions = Omit<ClientOptions, 'baseUrl'> & {
+  /** The base URL with the version prefix: `http://127.0.0.1:3000/api/v1` locally, the stack's `ApiBaseUrl` in AWS. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>` on every request. */
+  apiKey: string;
+};
+
+export function createClient({ apiKey, ...options }: ApiClientOptions): ApiClient {
+  const client = createFetchClient<paths>(options);
+  client.use({
+    onRequest: ({ request }) => {
+      request.headers.set('Authorization', `Bearer ${apiKey}`);
+      return request;
+    },
+  });
+  return client;
+}
+
+type Schemas = components['schemas'];
+export type ApiError = Schemas['Error'];
+export type Me = Schemas['Me'];
+export type Call = Schemas['Call'];
+export type Contact = Schemas['Contact'];
+export type Thread = Schemas['Thread'];
+export type Message = Schemas['Message'];
+
+export type { components, operations, paths, webhooks } from './schema';
+export * from './webhooks';

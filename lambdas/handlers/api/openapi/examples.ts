@@ -1,0 +1,191 @@
+import type { WebhookEventType } from '../../../contexts/webhooks/event-types';
+import type { RouteId } from '../routes';
+
+/**
+ * The examples of the OpenAPI document: a request body and a success body per operation, and a
+ * body per webhook event. Typed by the manifest's route ids and the event types, so a new
+ * operation or event does not compile until it has its examples; test/unit/openapi-examples.test.ts
+ * validates every example against the schema it illustrates. One organization's story: Ada's
+ * contact, a call from her, a text to her and her reply.
+ */
+const TENANT_ID = '0192f1a0-5b3c-7d4e-8f60-718293a4b5c6';
+const CONTACT_ID = '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9d';
+const AUTO_CONTACT_ID = '0193a3f0-2a4b-7c5d-8e6f-708192a3b4c5';
+const CALL_ID = '0193a4b5-0e1f-7a2b-9c3d-4e5f60718293';
+const OUTBOUND_ID = '0193a4c0-1d2e-7f3a-8b4c-5d6e7f8a9b0c';
+const INBOUND_ID = '0193a4c3-9a8b-7c6d-9e5f-4a3b2c1d0e9f';
+const ORG_NUMBER = '+15005550006';
+const ADA = '+14155550100';
+
+const call = {
+  id: CALL_ID,
+  direction: 'inbound',
+  fromNumber: ADA,
+  toNumber: ORG_NUMBER,
+  status: 'completed',
+  startedAt: '2026-11-20T16:04:11.000Z',
+  answeredAt: '2026-11-20T16:04:19.000Z',
+  endedAt: '2026-11-20T16:09:02.000Z',
+  durationSec: 283,
+  isInternal: false,
+  agentId: '0191c2d3-e4f5-7a6b-8c7d-9e0f1a2b3c4d',
+  contactId: CONTACT_ID,
+};
+
+const contact = {
+  id: CONTACT_ID,
+  tenantId: TENANT_ID,
+  displayName: 'Ada Lovelace',
+  phoneNumber: '+1 415 555 0100',
+  company: 'Analytical Engines Ltd',
+  tag: 'customer',
+  notes: 'Prefers texts before 6 pm',
+  createdByAgentId: null,
+  createdAt: '2026-11-20T15:58:40.120Z',
+  updatedAt: '2026-11-20T15:58:40.120Z',
+  normalizedNumber: ADA,
+  isAutoCreated: false,
+  source: 'manual',
+  consentStatus: 'unknown',
+  consentSource: null,
+  consentAt: null,
+  consentNote: null,
+};
+
+const adoptedContact = {
+  ...contact,
+  id: AUTO_CONTACT_ID,
+  createdAt: '2026-11-18T09:12:03.000Z',
+  source: 'auto_inbound',
+  consentStatus: 'opted_in',
+  consentSource: 'inbound_keyword',
+  consentAt: '2026-11-18T09:30:00.000Z',
+};
+
+const outbound = {
+  id: OUTBOUND_ID,
+  tenantId: TENANT_ID,
+  direction: 'outbound',
+  fromNumber: ORG_NUMBER,
+  toNumber: ADA,
+  counterpartNumber: ADA,
+  body: 'Your order ships today. Reply STOP to opt out.',
+  status: 'queued',
+  messageSid: 'SM5f8a3c2b1d0e4f6a7b8c9d0e1f2a3b4c',
+  agentId: null,
+  isRead: true,
+  createdAt: '2026-11-20T16:15:00.250Z',
+};
+
+const inbound = {
+  ...outbound,
+  id: INBOUND_ID,
+  direction: 'inbound',
+  fromNumber: ADA,
+  toNumber: ORG_NUMBER,
+  body: 'Thanks! See you Friday.',
+  status: 'received',
+  messageSid: 'SM0a1b2c3d4e5f60718293a4b5c6d7e8f9',
+  isRead: false,
+  createdAt: '2026-11-20T16:21:47.900Z',
+};
+
+type OperationExamples = {
+  /** Request body examples, by name. */
+  request?: Record<string, { summary: string; value: unknown }>;
+  /** Success body examples, by status. */
+  responses: Record<number, { summary: string; value: unknown }>;
+};
+
+export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
+  getOpenApi: { responses: {} },
+  getApiReference: { responses: {} },
+  getMe: {
+    responses: {
+      200: {
+        summary: 'A key holding all five scopes',
+        value: {
+          tenant: { id: TENANT_ID, name: 'Acme Dental', slug: 'acme-dental', plan: 'pro' },
+          apiKey: {
+            id: '0192f1a1-0c2d-7e3f-8a4b-5c6d7e8f9a0b',
+            name: 'CRM sync',
+            prefix: 'cct_3kP9',
+            expiresAt: null,
+            createdAt: '2026-11-01T10:00:00.000Z',
+          },
+          permissions: ['calls.view.team', 'contacts.view', 'contacts.manage', 'sms.view', 'sms.send'],
+          rateLimit: { requestsPerMinute: 120 },
+        },
+      },
+    },
+  },
+  listCalls: { responses: { 200: { summary: 'The last page of calls', value: { calls: [call], nextCursor: null } } } },
+  getCall: { responses: { 200: { summary: 'A completed inbound call', value: { call } } } },
+  listContacts: {
+    responses: { 200: { summary: 'A page with more to come', value: { contacts: [contact], nextCursor: CONTACT_ID } } },
+  },
+  createContact: {
+    request: {
+      named: {
+        summary: 'A new named contact',
+        value: { displayName: 'Ada Lovelace', phoneNumber: ADA, company: 'Analytical Engines Ltd', tag: 'customer', notes: 'Prefers texts before 6 pm' },
+      },
+    },
+    responses: {
+      201: { summary: 'Created', value: { contact, adopted: false } },
+      200: { summary: 'The auto-created contact of this number, adopted and named', value: { contact: adoptedContact, adopted: true } },
+    },
+  },
+  getContact: { responses: { 200: { summary: 'A named contact', value: { contact } } } },
+  updateContact: {
+    request: { retag: { summary: 'Change the tag, clear the notes', value: { tag: 'vip', notes: null } } },
+    responses: {
+      200: { summary: 'The contact as it now stands', value: { contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z' } } },
+    },
+  },
+  deleteContact: { responses: {} },
+  listThreads: {
+    responses: {
+      200: {
+        summary: 'One conversation, the only page',
+        value: {
+          threads: [
+            { counterpartNumber: ADA, lastMessage: inbound.body, lastDirection: 'inbound', lastStatus: 'received', lastAt: inbound.createdAt, messageCount: 2, hasUnread: true },
+          ],
+          nextCursor: null,
+        },
+      },
+    },
+  },
+  sendMessage: {
+    request: { text: { summary: 'A text to one number', value: { to: ADA, body: outbound.body } } },
+    responses: { 201: { summary: 'Charged and with the carrier; follow its status', value: { message: outbound } } },
+  },
+  listMessages: {
+    responses: {
+      200: { summary: 'A conversation, newest first', value: { messages: [inbound, { ...outbound, status: 'delivered' }], nextCursor: null } },
+    },
+  },
+};
+
+const event = (type: string, id: string, createdAt: string, data: unknown) => ({ id, type, createdAt, data });
+
+/** One body per event type, as the service posts it. */
+export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown> = {
+  'call.completed': event('call.completed', '0193a4b6-2b3c-7d4e-9f50-617283940a1b', call.endedAt, { call }),
+  'voicemail.received': event('voicemail.received', '0193a4b7-3c4d-7e5f-8a60-718293a4b5c6', '2026-11-20T16:40:12.000Z', {
+    voicemail: {
+      id: '0193a4b7-1a2b-7c3d-8e4f-5a6b7c8d9e0f',
+      callId: '0193a4b6-9f8e-7d6c-8b5a-4f3e2d1c0b9a',
+      fromNumber: ADA,
+      toNumber: ORG_NUMBER,
+      durationSec: 21,
+      transcript: 'Hi, it is Ada. Please call me back about Friday.',
+      createdAt: '2026-11-20T16:40:12.000Z',
+    },
+  }),
+  'sms.received': event('sms.received', '0193a4c3-aa01-7b02-8c03-d04e05f06a07', inbound.createdAt, { message: inbound }),
+  'webhook.test': event('webhook.test', '0193a4d0-0001-7002-8003-000400050006', '2026-11-20T17:00:00.000Z', {
+    endpointId: '0193a4cf-1111-7222-8333-444455556666',
+  }),
+};

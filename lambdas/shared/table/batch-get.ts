@@ -1,0 +1,28 @@
+import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../aws';
+import type { Item } from './dynamo';
+import type { Key } from './keys';
+
+/** DynamoDB's BatchGetItem takes at most 100 keys. */
+const BATCH_GET_MAX_KEYS = 100;
+
+/**
+ * The rows of `keys` that exist, in no particular order: one BatchGetItem per 100 keys, asking
+ * again for the keys DynamoDB left unprocessed (throttling) with a growing pause.
+ */
+export async function batchGetItems(keys: readonly Key[], options: { consistentRead?: boolean } = {}): Promise<Item[]> {
+  const found: Item[] = [];
+  for (let start = 0; start < keys.length; start += BATCH_GET_MAX_KEYS) {
+    let batch: Record<string, unknown>[] | undefined = keys.slice(start, start + BATCH_GET_MAX_KEYS);
+    for (let round = 0; batch && batch.length > 0; round += 1) {
+      if (round >= 8) throw new Error('batchGetItems: DynamoDB kept returning unprocessed keys');
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const result: BatchGetCommandOutput = await dynamo.send(
+        new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: batch, ConsistentRead: options.consistentRead } } }),
+      );
+      found.push(...(result.Responses?.[TABLE_NAME] ?? []));
+      batch = result.UnprocessedKeys?.[TABLE_NAME]?.Keys;
+    }
+  }
+  return found;
+}

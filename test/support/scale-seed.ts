@@ -1,0 +1,87 @@
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { uuidv7 } from '../../lambdas/shared/ids';
+import type { Item } from '../../lambdas/shared/table/dynamo';
+import { createContact } from '../../lambdas/contexts/contacts/contacts';
+import { sidItem, toItem as messageItem } from '../../lambdas/contexts/texting/messages';
+import type { Message } from '../../lambdas/contexts/texting/schemas';
+import { toItem as threadItem } from '../../lambdas/contexts/texting/threads';
+
+/**
+ * Large organizations seeded through the service's own write path: contacts one by one through
+ * `createContact` (its transaction writes every row a contact has: number claim, search rows);
+ * texts in batches of the rows `storeMessage` writes (the message, its carrier-sid row, the
+ * thread as the message leaves it), built by the entity modules' own `toItem`s, because a
+ * transaction per text would take minutes at these sizes. Used by the scale integration test and
+ * `npm run bench -- --scale-only`.
+ */
+
+/** Runs `work(0..count-1)` with at most `concurrency` calls in flight. */
+export async function inParallel(count: number, concurrency: number, work: (index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next;
+      next += 1;
+      await work(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+/** A distinct E.164 number per index in the +1 415 5xx xxxx space (up to 10,000,000 of them). */
+export const numberFor = (index: number, prefix = '+1415'): string => `${prefix}${String(5_000_000 + index).padStart(7, '0')}`;
+
+const START = Date.parse('2026-01-01T00:00:00.000Z');
+
+/** An inbound text from `from`, `minutes` minutes after the seed epoch. */
+export function inboundText(tenantId: string, from: string, minutes: number, body = 'Is the order ready?'): Message {
+  const at = new Date(START + minutes * 60_000);
+  return {
+    id: uuidv7(at), tenantId, direction: 'inbound', fromNumber: from, toNumber: '+15005550006', counterpartNumber: from,
+    body, status: 'received', messageSid: `SM${uuidv7(at).replace(/-/g, '')}`, agentId: null, isRead: false, createdAt: at.toISOString(),
+  };
+}
+
+/** Writes rows 25 to a call (BatchWriteItem's limit), retrying what the engine left unprocessed. */
+export async function putInBatches(items: Item[], concurrency = 8): Promise<void> {
+  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => items.slice(i * 25, i * 25 + 25));
+  await inParallel(batches.length, concurrency, async (i) => {
+    let requests = batches[i].map((Item) => ({ PutRequest: { Item } }));
+    while (requests.length > 0) {
+      const { UnprocessedItems } = await dynamo.send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: requests } }));
+      requests = (UnprocessedItems?.[TABLE_NAME] ?? []) as typeof requests;
+    }
+  });
+}
+
+const rowsOf = (message: Message) => [messageItem(message), sidItem(message, message.messageSid)];
+
+/** `count` threads, one text each, numbered `first..first+count-1` (so a seed can grow in steps). */
+export async function seedThreads(tenantId: string, count: number, { first = 0 } = {}): Promise<void> {
+  const texts = Array.from({ length: count }, (_, i) => inboundText(tenantId, numberFor(first + i), first + i));
+  await putInBatches(texts.flatMap((text) => [...rowsOf(text), threadItem(tenantId, text, 1, 1)]));
+}
+
+/** `count` texts in one conversation with `counterpart`, a minute apart, after the `first` it already has. */
+export async function seedConversation(tenantId: string, counterpart: string, count: number, { first = 0 } = {}): Promise<void> {
+  if (count === 0) return;
+  const texts = Array.from({ length: count }, (_, i) => inboundText(tenantId, counterpart, first + i, `Message ${first + i}`));
+  const total = first + count;
+  await putInBatches([...texts.flatMap(rowsOf), threadItem(tenantId, texts[count - 1], total, total)]);
+}
+
+const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Ken'];
+const COMPANIES = ['Analytical', 'Compilers Inc', 'Turing Ltd', 'Structured', 'Liskov Labs', 'Knuth & Sons', 'Allen Systems', 'Backus', 'Hamilton Aero', 'Unix Co'];
+
+/**
+ * `count` named contacts. Names and companies repeat every 10 (a common term matches a tenth of
+ * the directory); contact `rareIndex` alone is called "Zebulon Quixote" (the rare term).
+ */
+export async function seedContacts(tenantId: string, count: number, { first = 0, concurrency = 16, rareIndex = 7 } = {}): Promise<void> {
+  await inParallel(count, concurrency, async (i) => {
+    const n = first + i;
+    const displayName = n === rareIndex ? 'Zebulon Quixote' : `${FIRST_NAMES[n % 10]} Person${n}`;
+    await createContact(tenantId, { displayName, phoneNumber: numberFor(n, '+1646'), company: COMPANIES[n % 10] }, new Date(START + n * 1000));
+  });
+}

@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { documentedExamples } from '../support/api-examples';
+import { createOpenApiValidator, type OpenApiDocument } from '../../local/openapi-validator';
+
+/**
+ * docs/api.md, the integrators' page, shows a real request and answer for every operation
+ * (captured by `npm run docs:examples`). Each answer must still be what the OpenAPI document
+ * promises for its operation and status, so the page cannot drift from the contract.
+ */
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const page = readFileSync(join(REPO_ROOT, 'docs', 'api.md'), 'utf8');
+const document = JSON.parse(readFileSync(join(REPO_ROOT, 'lambdas', 'handlers', 'api', 'openapi', 'openapi.json'), 'utf8')) as OpenApiDocument;
+const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+  Object.entries(methods as unknown as Record<string, { operationId: string }>).map(([method, operation]) => ({ path, method, operationId: operation.operationId })),
+);
+const examples = documentedExamples(page);
+
+describe('docs/api.md', () => {
+  it('shows a captured example of every operation but the document and its reference page, with a successful answer', () => {
+    const documented = new Set(examples.filter((example) => example.status < 300).map((example) => example.operationId));
+
+    const missing = operations.map((operation) => operation.operationId).filter((id) => id !== 'getOpenApi' && id !== 'getApiReference' && !documented.has(id));
+
+    expect(missing).toEqual([]);
+  });
+
+  it('has only filled examples: none is an empty marker', () => {
+    const empty = [...page.matchAll(/<!-- example: (\w+ \d{3}) -->\n<!-- \/example -->/g)].map((match) => match[1]);
+
+    expect(empty).toEqual([]);
+  });
+
+  it.each(examples.map((example) => [`${example.operationId} ${example.status}`, example] as const))(
+    'example %s answers what the OpenAPI document promises',
+    (_name, example) => {
+      const operation = operations.find((candidate) => candidate.operationId === example.operationId);
+      const validator = createOpenApiValidator(document);
+
+      expect(operation).toBeDefined();
+      expect(() => validator.check(operation!.method, operation!.path, example.status, example.body)).not.toThrow();
+    },
+  );
+});

@@ -1,0 +1,79 @@
+import { deliveryHeaders, generateSecret, standardWebhooksSignature } from '../../lambdas/contexts/webhooks/internal/signing';
+import { deliveryId, verifyStandardWebhook, Webhook, WebhookVerificationError } from '../../clients/typescript/src/webhooks';
+
+// The Standard Webhooks published test vector (the reference libraries' own tests use it).
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const VECTOR = {
+  headers: {
+    'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    'webhook-timestamp': '1614265330',
+    'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+  },
+  body: '{"test": 2432232314}',
+  now: 1614265330_000,
+};
+
+describe('verifyStandardWebhook', () => {
+  it('accepts the published Standard Webhooks vector', () => {
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, SECRET, VECTOR.now)).toEqual({ ok: true });
+  });
+
+  it('accepts any one of several signatures, as during a secret rotation, and any one of several secrets', () => {
+    // Prepare: the header lists a signature made with another secret first, as a rotating sender does.
+    const other = generateSecret();
+    const theirs = standardWebhooksSignature(other, VECTOR.headers['webhook-id'], VECTOR.headers['webhook-timestamp'], VECTOR.body);
+    const headers = { ...VECTOR.headers, 'webhook-signature': `${theirs} ${VECTOR.headers['webhook-signature']}` };
+
+    // Act + Assess
+    expect(verifyStandardWebhook(headers, VECTOR.body, SECRET, VECTOR.now)).toEqual({ ok: true });
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, [other, SECRET], VECTOR.now)).toEqual({ ok: true });
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, [other], VECTOR.now)).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('binds the delivery id: the same signature under another webhook-id fails', () => {
+    const headers = { ...VECTOR.headers, 'webhook-id': 'msg_another' };
+
+    expect(verifyStandardWebhook(headers, VECTOR.body, SECRET, VECTOR.now)).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses a timestamp five minutes or more away, missing headers and a malformed timestamp', () => {
+    const fiveMinutes = 5 * 60 * 1000;
+
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, SECRET, VECTOR.now + fiveMinutes - 1000)).toEqual({ ok: true });
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, SECRET, VECTOR.now - fiveMinutes)).toEqual({ ok: false, reason: 'stale_timestamp' });
+    expect(verifyStandardWebhook({}, VECTOR.body, SECRET, VECTOR.now)).toEqual({ ok: false, reason: 'missing_headers' });
+    expect(verifyStandardWebhook({ ...VECTOR.headers, 'webhook-timestamp': '1.6e9' }, VECTOR.body, SECRET, VECTOR.now)).toEqual({
+      ok: false,
+      reason: 'malformed_timestamp',
+    });
+  });
+});
+
+describe('Webhook', () => {
+  const body = '{"id":"e1","type":"webhook.test","createdAt":"2026-11-25T00:00:00.000Z","data":{"endpointId":"x"}}';
+  const nowMs = 1_700_000_123_456;
+  const headers = deliveryHeaders({ secret: SECRET, deliveryId: 'dlv-1', eventType: 'webhook.test', body, nowMs });
+  const serviceOnly = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('X-')));
+
+  it('returns the event of a genuine delivery, from the Standard Webhooks headers or the service headers alone', () => {
+    const webhook = new Webhook(SECRET);
+
+    expect(webhook.verify(body, headers, nowMs)).toEqual(JSON.parse(body));
+    expect(webhook.verify(Buffer.from(body), serviceOnly, nowMs)).toEqual(JSON.parse(body));
+    expect(deliveryId(headers)).toBe('dlv-1');
+    expect(deliveryId(serviceOnly)).toBe('dlv-1');
+  });
+
+  it('checks the Standard Webhooks signature when it is present, even if the service signature is genuine', () => {
+    const forged = { ...headers, 'webhook-signature': 'v1,AAAA' };
+
+    expect(() => new Webhook(SECRET).verify(body, forged, nowMs)).toThrow(new WebhookVerificationError('bad_signature'));
+  });
+
+  it('throws a WebhookVerificationError naming the reason for a tampered body', () => {
+    const act = () => new Webhook(SECRET).verify(body.replace('e1', 'e2'), headers, nowMs);
+
+    expect(act).toThrow(WebhookVerificationError);
+    expect(act).toThrow('Webhook verification failed: bad_signature');
+  });
+});
