@@ -30,9 +30,16 @@ export type RuntimeOptions = {
   twilioAuthToken: string | undefined;
   /** The API root as the carrier calls it (signatures cover it); undefined: http://127.0.0.1:<port>. */
   publicUrl: string | undefined;
+  /** What the handlers' logger prints besides the access lines (Powertools' log level). */
+  logLevel: LogLevel;
   /** The edge rules and throttle of the callback paths, as the stack configures them in AWS. */
   carrierCallbacks: CallbackGateSettings;
 };
+
+/** `error` by default: one access line per request, and the errors of a request that failed. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const DEFAULT_LOG_LEVEL: LogLevel = 'error';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_STATE_DIR = '.local';
@@ -62,6 +69,8 @@ Options:
                                  WAF rule in AWS (default ${DEFAULT_RATE_LIMIT_PER_NETWORK}; 0 disables)
   --stop-with-pid <pid>          Stop when process <pid> ends, as if sent SIGTERM (for test harnesses and
                                  supervisors that may die without stopping the runtime)
+  --log-level <level>            What the handlers log besides one access line per request (method, path,
+                                 status, ms, request id): ${LOG_LEVELS.join(', ')} (default ${DEFAULT_LOG_LEVEL})
   -h, --help                     Show this help
 
 Webhooks (the same router and sender code as in AWS, fed from DynamoDB Local's stream):
@@ -107,6 +116,7 @@ const OPTIONS = {
   'text-grace-ms': { type: 'string' },
   'twilio-auth-token': { type: 'string' },
   'public-url': { type: 'string' },
+  'log-level': { type: 'string' },
   'callback-rate-limit': { type: 'string' },
   'callback-burst-limit': { type: 'string' },
   'callback-limit-per-address': { type: 'string' },
@@ -166,6 +176,13 @@ function parseOrUsageError(argv: string[]) {
   }
 }
 
+function parseLogLevel(raw: string | undefined): LogLevel {
+  if (raw === undefined) return DEFAULT_LOG_LEVEL;
+  const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
+  if (!level) throw new UsageError(`--log-level: must be one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
 export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false; options: RuntimeOptions } {
   const { values } = parseOrUsageError(argv);
   if (values.help) return { help: true };
@@ -193,6 +210,7 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
       textGraceMs: positiveMs(values, 'text-grace-ms', SETTLEMENT_GRACE_MS),
       twilioAuthToken: values['twilio-auth-token'],
       publicUrl: values['public-url'] === undefined ? undefined : parsePublicUrl(values['public-url']),
+      logLevel: parseLogLevel(values['log-level']),
       carrierCallbacks: callbackGateSettings(values),
     },
   };

@@ -154,6 +154,8 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.TABLE_NAME = LOCAL_TABLE_NAME;
   process.env.DYNAMODB_ENDPOINT = endpoint;
   process.env.POWERTOOLS_SERVICE_NAME ??= 'cct-local';
+  // The console shows the access lines; the handlers' own logs only at --log-level or above.
+  process.env.POWERTOOLS_LOG_LEVEL = options.logLevel.toUpperCase();
   // CloudWatch's embedded metric format means nothing locally; it would only fill the terminal.
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // Read by the handler chain (and reported by GET /me) when it loads.

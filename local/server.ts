@@ -49,15 +49,16 @@ export type ApiServerDeps = {
 
 type Outcome = { statusCode: number; headers: Record<string, string | string[]>; body: Buffer | string };
 
-const gateway = (response: GatewayResponse): Outcome => ({
+/** As API Gateway writes it, with the request id its template adds (lib/constructs/public-api.ts). */
+const gateway = (response: GatewayResponse, requestId: string): Outcome => ({
   statusCode: response.statusCode,
   headers: { 'Content-Type': 'application/json', ...response.headers },
-  body: JSON.stringify(response.body),
+  body: JSON.stringify({ ...response.body, requestId }),
 });
 
 /** 405 with the methods the path has, as the stack's mock integration answers (RFC 9110 requires Allow). */
-function methodNotAllowed(allow: readonly string[]): Outcome {
-  const outcome = gateway(GATEWAY_RESPONSES.methodNotAllowed);
+function methodNotAllowed(allow: readonly string[], requestId: string): Outcome {
+  const outcome = gateway(GATEWAY_RESPONSES.methodNotAllowed, requestId);
   return { ...outcome, headers: { ...outcome.headers, Allow: allow.join(', ') } };
 }
 
@@ -140,15 +141,15 @@ async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes,
   });
   if (!answer.admitted) {
     req.resume();
-    if (answer.by === 'throttle') return gateway(GATEWAY_RESPONSES.throttled);
+    if (answer.by === 'throttle') return gateway(GATEWAY_RESPONSES.throttled, requestId);
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (answer.by === 'address') headers['Retry-After'] = String(answer.retryAfterSeconds);
     return { statusCode: answer.statusCode, headers, body: JSON.stringify(answer.body) };
   }
   const body = await readBody(req);
-  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
-  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
-  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow);
+  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge, requestId);
+  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound, requestId);
+  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow, requestId);
   const { route } = match;
   const request: IncomingRequest = { method, rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp, serverPort: req.socket.localPort };
   const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
@@ -164,13 +165,14 @@ async function authorizeRequest(
   deps: ApiServerDeps,
   header: string | undefined,
   request: IncomingRequest,
+  requestId: string,
 ): Promise<GatewayAuthorization | Outcome> {
-  if (!header) return gateway(GATEWAY_RESPONSES.unauthorized);
+  if (!header) return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
   const methodArn = methodArnOf(deps.stage, request.method, request.rawPath);
   const outcome = await deps.authorize(header, methodArn);
-  if (outcome.kind === 'unauthorized') return gateway(GATEWAY_RESPONSES.unauthorized);
+  if (outcome.kind === 'unauthorized') return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
   const { result, latencyMs } = outcome;
-  if (!policyAllows(result, methodArn)) return gateway(accessDeniedResponse(result.context ?? undefined));
+  if (!policyAllows(result, methodArn)) return gateway(accessDeniedResponse(result.context ?? undefined), requestId);
   const context = Object.fromEntries(Object.entries(result.context ?? {}).map(([key, value]) => [key, String(value)]));
   return { principalId: result.principalId, context, integrationLatency: latencyMs };
 }
@@ -185,10 +187,10 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
   }
   if (!deps.admitNetwork(sourceIp)) {
     req.resume();
-    return gateway(GATEWAY_RESPONSES.throttled);
+    return gateway(GATEWAY_RESPONSES.throttled, requestId);
   }
   const body = await readBody(req);
-  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge);
+  if (body === 'tooLarge') return gateway(GATEWAY_RESPONSES.requestTooLarge, requestId);
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
   const request: IncomingRequest = {
     method: req.method ?? 'GET',
@@ -200,13 +202,13 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
     serverPort: req.socket.localPort,
   };
   const match = deps.match(request.method, request.rawPath);
-  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound);
-  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow);
+  if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound, requestId);
+  if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow, requestId);
   const { route } = match;
 
   let authorizer: GatewayAuthorization | null = null;
   if (route.auth === 'apiKey') {
-    const authorized = await authorizeRequest(deps, req.headers.authorization, request);
+    const authorized = await authorizeRequest(deps, req.headers.authorization, request, requestId);
     if ('statusCode' in authorized) return authorized;
     authorizer = authorized;
   }
@@ -236,11 +238,11 @@ export function createApiServer(deps: ApiServerDeps): Server {
         outcome = await respond(deps, req, requestId);
       } catch (err) {
         deps.logError(`${method} ${rawPath} failed (request ${requestId})`, err);
-        outcome = gateway(GATEWAY_RESPONSES.internal);
+        outcome = gateway(GATEWAY_RESPONSES.internal, requestId);
       }
       res.writeHead(outcome.statusCode, { ...outcome.headers, 'x-amzn-RequestId': requestId });
       res.end(outcome.body);
-      deps.logRequest(`${method} ${rawPath} ${outcome.statusCode} ${Date.now() - started}ms`);
+      deps.logRequest(`${method} ${rawPath} ${outcome.statusCode} ${Date.now() - started}ms ${requestId}`);
     })();
   });
 }

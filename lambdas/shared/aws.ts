@@ -29,6 +29,14 @@ export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_N
 export const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'CctService',
   serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'cct-service',
+  logger: {
+    debug: (...args: unknown[]) => logger.debug(String(args[0])),
+    info: (...args: unknown[]) => logger.info(String(args[0])),
+    // Most invocations record no business metric, and Powertools warns "No application metrics to
+    // publish" after each of them (even when metrics are disabled): expected, so debug, not warn.
+    warn: (...args: unknown[]) => (String(args[0]).startsWith('No application metrics') ? logger.debug(String(args[0])) : logger.warn(String(args[0]))),
+    error: (...args: unknown[]) => logger.error(String(args[0])),
+  },
 });
 
 export { MetricUnit };

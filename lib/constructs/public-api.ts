@@ -76,7 +76,7 @@ export function usagePlanThrottle(limitPerMinute: number): { rateLimit: number; 
  * INVALID_API_KEY or 413 over API Gateway's 10 MB limit). API Gateway's own message, quoted as
  * a JSON string by `messageString`, becomes `error`.
  */
-const DEFAULT_4XX_TEMPLATE = '{"error":$context.error.messageString,"code":"request_refused"}';
+const DEFAULT_4XX_TEMPLATE = '{"error":$context.error.messageString,"code":"request_refused","requestId":"$context.requestId"}';
 
 /**
  * A gateway response body is a VTL template: `$` and `#` would be evaluated, not sent. The
@@ -85,7 +85,8 @@ const DEFAULT_4XX_TEMPLATE = '{"error":$context.error.messageString,"code":"requ
 function literalJsonTemplate(body: GatewayResponse['body']): string {
   const json = JSON.stringify(body);
   if (/[$#]/.test(json)) throw new Error(`Gateway response body must not contain $ or # (VTL): ${json}`);
-  return json;
+  // The only expression: the request id, as in the x-amzn-RequestId header and the access log.
+  return `${json.slice(0, -1)},"requestId":"$context.requestId"}`;
 }
 
 /** Header values of a gateway response are mapping expressions: a literal is single-quoted. */

@@ -11,7 +11,12 @@ import { applyTarget, resolveTarget, type Target } from './target';
  * Prints one JSON document on stdout and exits 0; otherwise a message on stderr and exit 1
  * (failed) or 2 (called wrongly).
  */
-export type AdminIo = { stdout: (text: string) => void; stderr: (text: string) => void };
+export type AdminIo = {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Stops a command that runs until stopped (bin/admin.ts aborts it on Ctrl-C or SIGTERM). */
+  signal?: AbortSignal;
+};
 
 const GLOBAL_OPTIONS = {
   'state-dir': { type: 'string' },
@@ -114,8 +119,20 @@ export async function runAdmin(argv: string[], io: AdminIo, commands: readonly A
     target = await resolveTarget(invocation.target);
     applyTarget(target);
     const { stateDir } = invocation.target;
-    const context: CommandContext = { stateDir, runtime: await localRuntimeOf(stateDir, target) };
-    io.stdout(json(await command.run(invocation.args, context)));
+    let streaming = false;
+    const line = (document: unknown) => `${JSON.stringify(document)}\n`;
+    const context: CommandContext = {
+      stateDir,
+      runtime: await localRuntimeOf(stateDir, target),
+      emit: (document) => {
+        streaming = true;
+        io.stdout(line(document));
+      },
+      signal: io.signal ?? new AbortController().signal,
+    };
+    const result = await command.run(invocation.args, context);
+    // A command that printed lines as it ran ends with one more line, so stdout stays one JSON document per line.
+    io.stdout(streaming ? line(result) : json(result));
     return 0;
   } catch (err) {
     io.stderr(`${commandName(command)} failed: ${describeFailure(err, target)}\n`);

@@ -20,6 +20,18 @@ const BILLING_STATUSES = Object.keys({ active: 0, past_due: 0, suspended: 0 } sa
   ...BillingStatus[],
 ];
 
+const DURATION_UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/**
+ * The grace period of `key rotate` and `webhook rotate-secret`: how long the old key or secret
+ * keeps working beside the new one. A day by default, time to roll the new one out everywhere;
+ * at most a week, so a forgotten rotation does not leave a leaked credential alive for long.
+ */
+export const ROTATION_GRACE = { defaultSeconds: 86_400, defaultText: '24h', maxSeconds: 7 * 86_400 } as const;
+
+export const gracePeriod = () =>
+  option.duration.pipe(z.number().max(ROTATION_GRACE.maxSeconds, `must be at most ${ROTATION_GRACE.maxSeconds / 86_400} days`));
+
 export const option = {
   text: z.string().min(1, 'must not be empty'),
   e164: z.string().regex(E164_PATTERN, 'must be an E.164 phone number such as +14155550123'),
@@ -45,6 +57,18 @@ export const option = {
       if (scopes.length === 0) ctx.addIssue({ code: 'custom', message: `must name at least one of ${SCOPES.join(', ')}` });
     })
     .transform((scopes) => scopes.filter(isScope)),
+  httpUrl: z.string().refine((raw) => {
+    try {
+      return ['http:', 'https:'].includes(new URL(raw).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an http or https URL such as http://localhost:4242/webhooks'),
+  /** A duration such as 90s, 30m, 24h or 7d (0 alone: none), in seconds. */
+  duration: z
+    .string()
+    .regex(/^(0|\d+[smhd])$/, 'must be a duration such as 30m, 24h or 7d (s, m, h, d; 0 for none)')
+    .transform((raw) => (raw === '0' ? 0 : Number(raw.slice(0, -1)) * DURATION_UNIT_SECONDS[raw.slice(-1) as keyof typeof DURATION_UNIT_SECONDS])),
   /** A host name the organization approves for webhook targets (no scheme, port or path). */
   host: z
     .string()

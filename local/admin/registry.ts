@@ -21,6 +21,10 @@ export type CommandContext = {
    * works on another table (a deployed stack), so no command applies local-only settings there.
    */
   runtime: RuntimeInfo | undefined;
+  /** For a command that runs until stopped (`webhook listen`): prints one JSON line on stdout now. */
+  emit: (document: unknown) => void;
+  /** Aborted on Ctrl-C or SIGTERM: a long-running command cleans up and returns its last document. */
+  signal: AbortSignal;
 };
 
 export type AdminCommand<Args = unknown> = {

@@ -1,4 +1,11 @@
-import { addWebhookEndpoint, listWebhookEndpoints } from '../../lambdas/contexts/webhooks/endpoints';
+import {
+  addWebhookEndpoint,
+  listWebhookEndpoints,
+  publicWebhookEndpoint,
+  removeWebhookEndpoint,
+  rotateWebhookSecret,
+  setWebhookEndpointEnabled,
+} from '../../lambdas/contexts/webhooks/endpoints';
 import { getDeliveryView, listDeliveries, redeliver, sendTestEvent } from '../../lambdas/contexts/webhooks/operator';
 import type { DeliveryView } from '../../lambdas/contexts/webhooks/deliveries';
 
@@ -26,13 +33,29 @@ export async function webhookAdd(args: WebhookAddArgs) {
     { url: args.url, events: splitList(args.events) },
     { allowInsecureTargets: args.allowInsecureTargets },
   );
-  return { endpoint: { id: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt }, secret: endpoint.secret };
+  return { endpoint: publicWebhookEndpoint(endpoint), secret: endpoint.secret };
 }
 
 /** `webhook list --tenant <id>`: the organization's endpoints, without secrets. */
 export async function webhookList(args: { tenant: string }) {
   const endpoints = await listWebhookEndpoints(args.tenant);
-  return { endpoints: endpoints.map(({ id, url, events, createdAt }) => ({ id, url, events, createdAt })) };
+  return { endpoints: endpoints.map(publicWebhookEndpoint) };
+}
+
+/** `webhook remove <endpointId>`: its pending retries end as failed, its delivery log stays until it expires. */
+export async function webhookRemove(endpointId: string) {
+  return { endpoint: publicWebhookEndpoint(await removeWebhookEndpoint(endpointId)), removed: true };
+}
+
+/** `webhook disable|enable <endpointId>`. */
+export async function webhookSetEnabled(endpointId: string, enabled: boolean) {
+  return { endpoint: publicWebhookEndpoint(await setWebhookEndpointEnabled(endpointId, enabled)) };
+}
+
+/** `webhook rotate-secret <endpointId>`: the new secret is shown here only. */
+export async function webhookRotateSecret(endpointId: string, graceSeconds: number) {
+  const endpoint = await rotateWebhookSecret(endpointId, graceSeconds);
+  return { endpoint: publicWebhookEndpoint(endpoint), secret: endpoint.secret };
 }
 
 /** `webhook deliveries <endpointId> [--limit n]`: newest first. */

@@ -93,7 +93,7 @@ describe('401 on every authenticated endpoint', () => {
     for (const response of responses) {
       expect(response.status).toBe(401);
       expect(response.headers.get('WWW-Authenticate')).toBe('Bearer');
-      expect(response.body).toEqual(GATEWAY_RESPONSES.unauthorized.body);
+      expect(response.body).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     }
   });
 });
@@ -116,7 +116,7 @@ describe('403', () => {
 
     for (const response of responses) {
       expect(response.status).toBe(403);
-      expect(response.body).toEqual(GATEWAY_RESPONSES.accessDenied.body);
+      expect(response.body).toEqual({ ...GATEWAY_RESPONSES.accessDenied.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     }
   });
 });
@@ -147,16 +147,16 @@ describe('requests API Gateway answers itself', () => {
 
     for (const response of responses) {
       expect(response.status).toBe(404);
-      expect(response.body).toEqual(GATEWAY_RESPONSES.notFound.body);
+      expect(response.body).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     }
     expect(outside.status).toBe(404);
-    expect(await outside.json()).toEqual(GATEWAY_RESPONSES.notFound.body);
+    expect(await outside.json()).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
   });
 
   it('answers 405 for a method the path does not have', async () => {
     const response = await e2e.api.request('PUT', '/contacts', { key: e2e.runtime.demoKey, json: {} });
 
     expect(response.status).toBe(405);
-    expect(response.body).toEqual(GATEWAY_RESPONSES.methodNotAllowed.body);
+    expect(response.body).toEqual({ ...GATEWAY_RESPONSES.methodNotAllowed.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
   });
 });

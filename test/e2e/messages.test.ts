@@ -261,10 +261,11 @@ describe('path parameters sent encoded or not', () => {
     ]);
     const twice = await e2e.api.get(`/messages/${encodeURIComponent(encodeURIComponent(newNumber()))}`, demoKey);
 
+    // Each body carries the request id its x-amzn-RequestId header names.
     expect(malformed.map((response) => [response.status, response.body])).toEqual([
-      [400, { error: 'counterpart: malformed percent-encoding in the path', code: 'validation_failed' }],
-      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed' }],
-      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed' }],
+      [400, { error: 'counterpart: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[0].headers.get('x-amzn-requestid') }],
+      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[1].headers.get('x-amzn-requestid') }],
+      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[2].headers.get('x-amzn-requestid') }],
     ]);
     expect400Naming(twice, 'counterpart');
   });

@@ -81,14 +81,20 @@ describe('a runtime that keeps its data', () => {
     expect(files.some((file) => file.endsWith('.db'))).toBe(true);
   });
 
-  it('logs one line per request without keys or headers', async () => {
+  it('logs one line per request, with the request id of its x-amzn-RequestId header, and nothing else by default', async () => {
     const before = runtime.stdout().length;
+    const errorsBefore = runtime.stderr().length;
 
-    await me(runtime, runtime.demoKey);
-    const requestLine = /^GET \/api\/v1\/me 200 \d+ms$/m;
+    const response = await me(runtime, runtime.demoKey);
+    const requestId = response.headers.get('x-amzn-requestid');
+    const requestLine = new RegExp(`^GET /api/v1/me 200 \\d+ms ${requestId}$`, 'm');
     const log = await eventually(() => runtime.stdout().slice(before), (text) => requestLine.test(text));
 
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(log).toMatch(requestLine);
+    // Only access lines: no Powertools records, no "No application metrics to publish" on either stream.
+    expect(log.trim().split('\n').filter((line) => !/^[A-Z]+ \S+ \d{3} \d+ms [0-9a-f-]{36}$/.test(line))).toEqual([]);
+    expect(runtime.stderr().slice(errorsBefore)).toBe('');
     expect(log).not.toContain(runtime.demoKey);
     expect(log).not.toContain('Bearer');
   });
@@ -217,7 +223,7 @@ describe('--dynamodb-endpoint', () => {
       }
 
       expect(refused?.headers.get('Retry-After')).toBe(GATEWAY_RESPONSES.throttled.headers['Retry-After']);
-      expect(refused?.body).toEqual(GATEWAY_RESPONSES.throttled.body);
+      expect(refused?.body).toEqual({ ...GATEWAY_RESPONSES.throttled.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     });
   });
 });

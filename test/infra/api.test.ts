@@ -84,7 +84,7 @@ describe('the public API', () => {
     const response = any.Integration.IntegrationResponses[0] as Record<string, Record<string, string>> & { StatusCode: string };
     expect(response.StatusCode).toBe('405');
     expect(response.ResponseParameters['method.response.header.Allow']).toBe("'GET, POST'");
-    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(GATEWAY_RESPONSES.methodNotAllowed.body);
+    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({ ...GATEWAY_RESPONSES.methodNotAllowed.body, requestId: '$context.requestId' });
   });
 
   it('uses a TOKEN authorizer on the Authorization header, cached 300 s by default', () => {
@@ -110,7 +110,7 @@ describe('the public API', () => {
 
     expect(response.StatusCode).toBe('401');
     expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.unauthorized.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: '$context.requestId' });
   });
 
   it('answers ACCESS_DENIED 403 in the Error shape worded by the authorizer context (plan or missing scope)', () => {
@@ -119,7 +119,7 @@ describe('the public API', () => {
     const response = gatewayResponse(template, 'ACCESS_DENIED');
 
     expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual({ error: '$context.authorizer.deniedError', code: '$context.authorizer.deniedCode' });
+    expect(parsedTemplate(response)).toEqual({ error: '$context.authorizer.deniedError', code: '$context.authorizer.deniedCode', requestId: '$context.requestId' });
   });
 
   it.each(['THROTTLED', 'QUOTA_EXCEEDED'])('answers %s with 429, Retry-After and code rate_limited', (type) => {
@@ -129,7 +129,7 @@ describe('the public API', () => {
 
     expect(response.StatusCode).toBe('429');
     expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.Retry-After': "'60'" });
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.throttled.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.throttled.body, requestId: '$context.requestId' });
   });
 
   it('answers a body over API Gateway\'s limit with 413 payload_too_large, as the local runtime does', () => {
@@ -138,7 +138,7 @@ describe('the public API', () => {
     const response = gatewayResponse(template, 'REQUEST_TOO_LARGE');
 
     expect(response.StatusCode).toBe('413');
-    expect(parsedTemplate(response)).toEqual({ error: 'Request body larger than 10 MB', code: 'payload_too_large' });
+    expect(parsedTemplate(response)).toEqual({ error: 'Request body larger than 10 MB', code: 'payload_too_large', requestId: '$context.requestId' });
   });
 
   it.each(['MISSING_AUTHENTICATION_TOKEN', 'RESOURCE_NOT_FOUND'])('turns %s (an unknown path) into 404 not_found', (type) => {
@@ -147,7 +147,7 @@ describe('the public API', () => {
     const response = gatewayResponse(template, type);
 
     expect(response.StatusCode).toBe('404');
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.notFound.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: '$context.requestId' });
   });
 
   it('gives every other gateway error an Error body with a code', () => {
@@ -156,12 +156,12 @@ describe('the public API', () => {
     const fiveXx = gatewayResponse(template, 'DEFAULT_5XX');
     const fourXx = gatewayResponse(template, 'DEFAULT_4XX');
 
-    expect(parsedTemplate(fiveXx)).toEqual(GATEWAY_RESPONSES.internal.body);
+    expect(parsedTemplate(fiveXx)).toEqual({ ...GATEWAY_RESPONSES.internal.body, requestId: '$context.requestId' });
     // API Gateway substitutes its own message as a quoted JSON string.
     const fourXxBody = JSON.parse(
       (fourXx.ResponseTemplates as Record<string, string>)['application/json'].replace('$context.error.messageString', '"Forbidden"'),
     );
-    expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String) });
+    expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String), requestId: '$context.requestId' });
   });
 
   it('accepts IPv6 clients: a regional endpoint with the dualstack IP address type', () => {
@@ -202,7 +202,7 @@ describe('the public API', () => {
 
     expect(response.StatusCode).toBe('401');
     expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
-    expect(parsedTemplate(response)).toEqual(GATEWAY_RESPONSES.unauthorized.body);
+    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: '$context.requestId' });
     expect(INVALID_USAGE_PLAN_KEY_RESPONSE).toEqual(GATEWAY_RESPONSES.unauthorized);
   });
 

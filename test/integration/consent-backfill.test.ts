@@ -6,7 +6,7 @@ import { contactKey } from '../../lambdas/contexts/contacts/contacts';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { consentBackfill } from '../../local/admin/commands/consent';
 
-const context = { stateDir: '.local', runtime: undefined };
+const context = { stateDir: '.local', runtime: undefined, emit: () => undefined, signal: new AbortController().signal };
 
 /** A contact row as the service stored it before the consent ledger: consent on the contact. */
 async function legacyContact(tenantId: string, id: string, number: string, consent: Record<string, unknown>): Promise<void> {

@@ -6,7 +6,7 @@ import { contactKey, createContact, listContacts } from '../../lambdas/contexts/
 import { searchBackfill } from '../../local/admin/commands/search';
 
 jest.setTimeout(120_000);
-const context = { stateDir: '.local', runtime: undefined };
+const context = { stateDir: '.local', runtime: undefined, emit: () => undefined, signal: new AbortController().signal };
 type Result = { pages: number; indexed: number; alreadyIndexed: number; nextCursor: string | null };
 const backfill = async (values: Record<string, string> = {}) => (await searchBackfill.run(searchBackfill.parse({ values, positionals: [] }), context)) as Result;
 

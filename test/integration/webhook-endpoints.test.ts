@@ -80,7 +80,7 @@ describe('CLI commands', () => {
     const listed = await webhookList({ tenant: tenantId });
 
     expect(added).toEqual({
-      endpoint: { id: expect.any(String), url: 'https://hooks.example.com/cli', events: ['call.completed', 'sms.received'], createdAt: expect.any(String) },
+      endpoint: { id: expect.any(String), url: 'https://hooks.example.com/cli', events: ['call.completed', 'sms.received'], createdAt: expect.any(String), enabled: true, disabledAt: null, previousSecretExpiresAt: null },
       secret: expect.stringMatching(/^whsec_/),
     });
     expect(listed.endpoints.find((e) => e.id === added.endpoint.id)).toEqual(added.endpoint);

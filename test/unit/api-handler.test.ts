@@ -48,6 +48,7 @@ describe('the middleware chain', () => {
       error: expect.stringContaining('contacts.view'),
       code: 'insufficient_scope',
       requiredScope: 'contacts.view',
+      requestId: 'req-1',
     });
     expect(dataCalls()).toHaveLength(0);
   });
@@ -74,7 +75,7 @@ describe('the middleware chain', () => {
     const result = await getContact(apiEvent({ pathParameters: { id: 'not-a-uuid' } }), lambdaContext);
 
     expect(result.statusCode).toBe(404);
-    expect(bodyOf(result)).toEqual({ error: 'Contact not found', code: 'not_found' });
+    expect(bodyOf(result)).toEqual({ error: 'Contact not found', code: 'not_found', requestId: 'req-1' });
     expect(dataCalls()).toHaveLength(0);
   });
 
@@ -152,7 +153,7 @@ describe('the middleware chain', () => {
     const result = await listCalls(apiEvent({ query: {} }), lambdaContext);
 
     expect(result.statusCode).toBe(500);
-    expect(bodyOf(result)).toEqual({ error: 'Internal error (request req-1)', code: 'internal' });
+    expect(bodyOf(result)).toEqual({ error: 'Internal error', code: 'internal', requestId: 'req-1' });
   });
 });
 
@@ -199,14 +200,14 @@ describe('contact writes', () => {
     );
 
     expect(result.statusCode).toBe(409);
-    expect(bodyOf(result)).toEqual({ error: expect.any(String), code: 'contact_conflict', contactId });
+    expect(bodyOf(result)).toEqual({ error: expect.any(String), code: 'contact_conflict', contactId, requestId: 'req-1' });
   });
 
   it('refuses an empty PATCH body with 400 naming the body and writes nothing', async () => {
     const result = await updateContact(apiEvent({ method: 'PATCH', pathParameters: { id: contactId }, body: '{}', headers: jsonHeaders }), lambdaContext);
 
     expect(result.statusCode).toBe(400);
-    expect(bodyOf(result)).toEqual({ error: 'body: must contain at least one field', code: 'validation_failed' });
+    expect(bodyOf(result)).toEqual({ error: 'body: must contain at least one field', code: 'validation_failed', requestId: 'req-1' });
     expect(dataCalls()).toHaveLength(0);
   });
 });

@@ -138,10 +138,11 @@ describe('every route on the events AWS documents', () => {
     const route = ROUTES.find((r) => r.operationId === operationId)!;
     const handler = await handlerOf(route);
 
-    const result = await handler(awsEvent(route, { rawParameters: { [name]: raw } }), lambdaContext);
+    const event = awsEvent(route, { rawParameters: { [name]: raw } });
+    const result = await handler(event, lambdaContext);
 
     expect(result.statusCode).toBe(400);
-    expect(bodyOf(result)).toEqual({ error: `${name}: malformed percent-encoding in the path`, code: 'validation_failed' });
+    expect(bodyOf(result)).toEqual({ error: `${name}: malformed percent-encoding in the path`, code: 'validation_failed', requestId: event.requestContext.requestId });
   });
 
   it('refuses a counterpart encoded twice rather than decode it again', async () => {

@@ -163,6 +163,17 @@ describe('what is refused', () => {
     expect(ingest).not.toHaveBeenCalled();
   });
 
+  it('names a missing message sid once, with the names it may come under', async () => {
+    // Prepare
+    const { kind } = spyKind();
+    const { MessageSid: _sid, SmsSid: _smsSid, ...withoutSid } = form as Form & { SmsSid?: string };
+    // Act
+    const result = await handlerFor(kind)(event({ body: encode(withoutSid), headers: { 'X-Twilio-Signature': sign(url, withoutSid) } }), lambdaContext);
+    // Assess
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body)).toEqual({ code: 'validation_failed', error: 'MessageSid: is required (Twilio sends it as MessageSid or SmsSid)' });
+  });
+
   it('answers 413 to a body far larger than any callback', async () => {
     // Prepare
     const { kind } = spyKind();

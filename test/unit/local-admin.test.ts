@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { keyCreate } from '../../local/admin/commands/key';
 import { simulateCall } from '../../local/admin/commands/simulate-call';
 import { tenantCreate, tenantUpdate } from '../../local/admin/commands/tenant';
-import { webhookAdd, webhookDeliveries, webhookTest } from '../../local/admin/commands/webhook';
+import { webhookAdd, webhookDeliveries, webhookListen, webhookRotateSecret, webhookTest } from '../../local/admin/commands/webhook';
 import { runAdmin } from '../../local/admin/main';
 import { defineCommand, type CommandInput } from '../../local/admin/registry';
 import { UsageError } from '../../local/usage-error';
@@ -161,7 +161,20 @@ describe('webhook commands', () => {
     expect(webhookTest.parse({ values: { 'wait-ms': '0' }, positionals: [endpointId] })).toEqual({ endpointId, waitMs: 0 });
   });
 
+  it('reads the grace period of rotate-secret in s, m, h or d, a day by default, and the URL and events of listen', () => {
+    expect(webhookRotateSecret.parse({ values: {}, positionals: [endpointId] })).toEqual({ endpointId, graceSeconds: 86_400 });
+    expect(webhookRotateSecret.parse({ values: { grace: '90m' }, positionals: [endpointId] })).toEqual({ endpointId, graceSeconds: 5400 });
+    expect(webhookRotateSecret.parse({ values: { grace: '0' }, positionals: [endpointId] })).toEqual({ endpointId, graceSeconds: 0 });
+    expect(webhookListen.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001', 'forward-to': 'http://localhost:4242/hooks', events: 'sms.received, call.completed' }, positionals: [] })).toEqual({
+      tenant: '0199a000-0000-7000-8000-000000000001',
+      forwardTo: 'http://localhost:4242/hooks',
+      events: ['sms.received', 'call.completed'],
+    });
+  });
+
   it.each([
+    ['--grace', () => webhookRotateSecret.parse({ values: { grace: '2 days' }, positionals: [endpointId] })],
+    ['--forward-to', () => webhookListen.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001', 'forward-to': 'localhost:4242' }, positionals: [] })],
     ['<endpointId>', () => webhookDeliveries.parse({ values: {}, positionals: ['nope'] })],
     ['--limit', () => webhookDeliveries.parse({ values: { limit: '0' }, positionals: [endpointId] })],
     ['--url', () => webhookAdd.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001' }, positionals: [] })],

@@ -22,6 +22,7 @@ describe('npm start options', () => {
         textGraceMs: 3_600_000,
         twilioAuthToken: undefined,
         publicUrl: undefined,
+        logLevel: 'error',
         // The stack's defaults: each callback method's throttle and the WAF's callback limit per address.
         carrierCallbacks: { rateLimit: 50, burstLimit: 100, limitPerMinutePerAddress: 1200 },
       },
@@ -43,6 +44,7 @@ describe('npm start options', () => {
       '--text-grace-ms', '2000',
       '--twilio-auth-token', 'a-token',
       '--public-url', 'https://abc.tunnel.example/',
+      '--log-level', 'DEBUG',
       '--callback-rate-limit', '5',
       '--callback-burst-limit', '8',
       '--callback-limit-per-address', '0',
@@ -66,9 +68,14 @@ describe('npm start options', () => {
         twilioAuthToken: 'a-token',
         // As written, without the trailing slash: the carrier signs the URL it was configured with.
         publicUrl: 'https://abc.tunnel.example',
+        logLevel: 'debug',
         carrierCallbacks: { rateLimit: 5, burstLimit: 8, limitPerMinutePerAddress: 0 },
       },
     });
+  });
+
+  it('names the levels when --log-level is not one of them', () => {
+    expect(() => parseRuntimeArgs(['--log-level', 'loud'])).toThrow('--log-level: must be one of debug, info, warn, error, silent');
   });
 
   it('answers help', () => {

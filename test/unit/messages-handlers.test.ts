@@ -128,7 +128,7 @@ describe('GET /messages/{counterpart}', () => {
     const result = await listMessages(apiEvent({ pathParameters: { counterpart: '4155550101' } }), lambdaContext);
     // Assess
     expect(result.statusCode).toBe(400);
-    expect(bodyOf(result)).toEqual({ error: expect.stringMatching(/^counterpart: /), code: 'validation_failed' });
+    expect(bodyOf(result)).toEqual({ error: expect.stringMatching(/^counterpart: /), code: 'validation_failed', requestId: 'req-1' });
     expect(dataCalls()).toHaveLength(0);
   });
 

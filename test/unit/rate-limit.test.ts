@@ -104,7 +104,7 @@ describe('rate limits in the middleware chain', () => {
     const result = await listCalls(apiEvent({ query: {} }), lambdaContext);
 
     expect(result.statusCode).toBe(429);
-    expect(bodyOf(result)).toEqual({ error: expect.stringContaining('Rate limit exceeded'), code: 'rate_limited' });
+    expect(bodyOf(result)).toEqual({ error: expect.stringContaining('Rate limit exceeded'), code: 'rate_limited', requestId: 'req-1' });
     expect(Number(result.headers!['Retry-After'])).toBeGreaterThanOrEqual(1);
     expect(result.headers!['Retry-After']).toBe(result.headers!['RateLimit-Reset']);
     expect(result.headers).toMatchObject({ 'RateLimit-Remaining': '0' });

@@ -342,6 +342,8 @@ export interface components {
             /** @description Human-readable message; names the failing field on validation errors */
             error: string;
             code?: components["schemas"]["ErrorCode"];
+            /** @description The id of this request, as in the x-amzn-RequestId response header: quote it when you report an error */
+            requestId?: string;
             /**
              * Format: uuid
              * @description On 409 contact conflicts: the contact that holds the number

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { NotFoundError } from '../../shared/errors';
+import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { CONDITION, nowIso, str, type Item } from '../../shared/table/dynamo';
+import { cancellationReasons, CONDITION, failedCondition, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { findByIdIndex } from '../../shared/table/id-index';
-import { API_KEY_SK, PREFIX } from '../../shared/table/keys';
+import { API_KEY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { effectiveScopes, SCOPES, type Scope } from './scopes';
 
@@ -28,9 +29,14 @@ export type ApiKeyRecord = {
   expiresAt: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** The key that replaced this one by `key rotate`; this one then expires at the end of the grace period. */
+  replacedBy: string | null;
 };
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+export const isExpired = (expiresAt: string | null, now: Date): boolean =>
+  expiresAt !== null && Date.parse(expiresAt) <= now.getTime();
 
 export const looksLikeApiKey = (value: string): boolean => KEY_PATTERN.test(value);
 
@@ -52,11 +58,18 @@ export const usagePlanKeyValueOf = (keyId: string): string => `${USAGE_PLAN_KEY_
 
 const keyOfHash = (hash: string) => ({ pk: `${PREFIX.apiKeyHash}${hash}`, sk: API_KEY_SK });
 
+/** The gsi2 entry that lists a key under its organization; keys issued before it existed get it when rotated or revoked. */
+const tenantListing = (tenantId: string, keyId: string) => ({
+  [GSIS.gsi2.partitionKey]: tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant),
+  [GSIS.gsi2.sortKey]: keyId,
+});
+
 function toItem(record: ApiKeyRecord, hash: string): Item {
   return {
     ...keyOfHash(hash),
     [GSIS.gsi1.partitionKey]: `${PREFIX.apiKeyId}${record.id}`,
     [GSIS.gsi1.sortKey]: API_KEY_SK,
+    ...tenantListing(record.tenantId, record.id),
     type: 'apiKey',
     ...record,
   };
@@ -72,6 +85,7 @@ function fromItem(item: Item): ApiKeyRecord {
     expiresAt: str(item.expiresAt),
     createdAt: item.createdAt as string,
     revokedAt: str(item.revokedAt),
+    replacedBy: str(item.replacedBy),
   };
 }
 
@@ -79,9 +93,15 @@ export type CreateApiKeyInput = { tenantId: string; name?: string; scopes?: Scop
 
 /** Issues a key. The full key is in the result once and nowhere else, ever. */
 export async function createApiKey(input: CreateApiKeyInput, now = new Date()): Promise<{ key: string; apiKey: ApiKeyRecord }> {
+  const { key, hash, apiKey } = newApiKey(input, uuidv7(now), now);
+  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew }));
+  return { key, apiKey };
+}
+
+function newApiKey(input: CreateApiKeyInput, id: string, now: Date) {
   const { key, hash, prefix } = generateApiKey();
   const apiKey: ApiKeyRecord = {
-    id: uuidv7(now),
+    id,
     tenantId: input.tenantId,
     name: input.name ?? 'API key',
     prefix,
@@ -89,9 +109,9 @@ export async function createApiKey(input: CreateApiKeyInput, now = new Date()): 
     expiresAt: input.expiresAt ?? null,
     createdAt: nowIso(now),
     revokedAt: null,
+    replacedBy: null,
   };
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew }));
-  return { key, apiKey };
+  return { key, hash, apiKey };
 }
 
 export async function findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
@@ -110,13 +130,77 @@ export async function revokeApiKey(keyId: string, now = new Date()): Promise<Api
     new UpdateCommand({
       TableName: TABLE_NAME,
       Key: { pk: found.pk, sk: found.sk },
-      UpdateExpression: 'SET revokedAt = :now',
+      UpdateExpression: 'SET revokedAt = :now, #gsi2pk = :listPk, #gsi2sk = :listSk',
       ConditionExpression: CONDITION.rowExists,
-      ExpressionAttributeValues: { ':now': nowIso(now) },
+      ExpressionAttributeNames: { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey },
+      ExpressionAttributeValues: { ':now': nowIso(now), ...listingValues(found.tenantId as string, keyId) },
       ReturnValues: 'ALL_NEW',
     }),
   );
   return fromItem(Attributes as Item);
+}
+
+const listingValues = (tenantId: string, keyId: string) => {
+  const listing = tenantListing(tenantId, keyId);
+  return { ':listPk': listing[GSIS.gsi2.partitionKey], ':listSk': listing[GSIS.gsi2.sortKey] };
+};
+
+export type RotateApiKeyInput = { graceSeconds: number; expiresAt?: string | null; newKeyId?: string };
+
+/**
+ * Replaces a key: a new key with the same organization, name and scopes, and the old key expires
+ * after the grace period (or at its own expiry, if sooner), so clients switch over with no request
+ * refused. One transaction: the new key exists exactly when the old one is marked replaced. The
+ * authorizer needs nothing new: an expired key is refused, and the handler re-checks the expiry a
+ * cached decision carries (tenants/auth.ts), which is why a cached decision can extend the grace
+ * period by at most the authorizer's cache TTL.
+ */
+export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now = new Date()): Promise<{ key: string; apiKey: ApiKeyRecord; replaced: ApiKeyRecord }> {
+  const found = await findByIdIndex(PREFIX.apiKeyId, keyId);
+  if (!found) throw new NotFoundError('API key');
+  const old = fromItem(found);
+  if (old.revokedAt !== null) throw new ValidationError(`API key ${keyId} is revoked; issue a new one with key create`);
+  if (isExpired(old.expiresAt, now)) throw new ValidationError(`API key ${keyId} expired at ${old.expiresAt}; issue a new one with key create`);
+  if (old.replacedBy !== null) throw new ValidationError(`API key ${keyId} was already rotated to ${old.replacedBy}; rotate that one`);
+
+  const graceEnd = nowIso(new Date(now.getTime() + input.graceSeconds * 1000));
+  const oldExpiresAt = old.expiresAt !== null && Date.parse(old.expiresAt) < Date.parse(graceEnd) ? old.expiresAt : graceEnd;
+  const { key, hash, apiKey } = newApiKey({ tenantId: old.tenantId, name: old.name, scopes: old.scopes, expiresAt: input.expiresAt }, input.newKeyId ?? uuidv7(now), now);
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew } },
+          {
+            Update: {
+              TableName: TABLE_NAME,
+              Key: { pk: found.pk, sk: found.sk },
+              UpdateExpression: 'SET expiresAt = :expiresAt, replacedBy = :newId, #gsi2pk = :listPk, #gsi2sk = :listSk',
+              // A concurrent rotation or revocation wins; this one changes nothing.
+              ConditionExpression: `${CONDITION.rowExists} AND revokedAt = :null AND (attribute_not_exists(replacedBy) OR replacedBy = :null)`,
+              ExpressionAttributeNames: { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey },
+              ExpressionAttributeValues: { ':expiresAt': oldExpiresAt, ':newId': apiKey.id, ':null': null, ...listingValues(old.tenantId, old.id) },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (err) {
+    if (failedCondition(cancellationReasons(err), 1)) throw new ValidationError(`API key ${keyId} was revoked or rotated meanwhile; list the keys and try again`);
+    throw err;
+  }
+  return { key, apiKey, replaced: { ...old, expiresAt: oldExpiresAt, replacedBy: apiKey.id } };
+}
+
+/** The organization's keys, oldest first (ids are time-ordered). Keys issued before the listing existed appear once rotated or revoked. */
+export async function listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {
+  const items = await queryAll({
+    IndexName: GSIS.gsi2.indexName,
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
+    ExpressionAttributeValues: { ':pk': tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant) },
+  });
+  return items.map(fromItem);
 }
 
 /** The public view of a key (never the hash). */

@@ -1,4 +1,4 @@
-import { findApiKeyByHash, hashApiKey, looksLikeApiKey } from './api-keys';
+import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey } from './api-keys';
 import { ApiAccessDisabledError, UnauthorizedError } from './errors';
 import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
 import { getTenant } from './tenants';
@@ -21,9 +21,6 @@ export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header ?? '');
   return match?.[1];
 }
-
-export const isExpired = (expiresAt: string | null, now: Date): boolean =>
-  expiresAt !== null && Date.parse(expiresAt) <= now.getTime();
 
 /**
  * The whole authorizer decision: key hash -> key row -> organization. Missing, malformed,

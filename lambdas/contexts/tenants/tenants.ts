@@ -5,6 +5,8 @@ import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
 import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
+import { queryAll } from '../../shared/table/query-all';
+import { GSIS } from '../../shared/table/table-schema';
 import { NumberTakenError } from './errors';
 import type { Plan } from './scopes';
 
@@ -49,8 +51,15 @@ export const slugify = (name: string): string =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 60) || 'org';
 
+/**
+ * The gsi2 entry that lists every organization for the operator (`tenant list`), in creation order
+ * (ids are time-ordered). One index partition for all of them: written only when an organization
+ * is created or changed, read only by the operator. Older rows get it at their next update.
+ */
+const allTenantsListing = (tenantId: string) => ({ [GSIS.gsi2.partitionKey]: PREFIX.tenants, [GSIS.gsi2.sortKey]: tenantId });
+
 export function toItem(tenant: Tenant): Item {
-  return { ...tenantKey(tenant.id), type: 'tenant', ...tenant };
+  return { ...tenantKey(tenant.id), ...allTenantsListing(tenant.id), type: 'tenant', ...tenant };
 }
 
 export function fromItem(item: Item): Tenant {
@@ -96,6 +105,17 @@ export async function getTenant(tenantId: string): Promise<Tenant | undefined> {
   return Item ? fromItem(Item) : undefined;
 }
 
+/** Every organization, oldest first: the operator's listing (an index query, never a scan). */
+export async function listTenants(): Promise<Tenant[]> {
+  const items = await queryAll({
+    IndexName: GSIS.gsi2.indexName,
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
+    ExpressionAttributeValues: { ':pk': PREFIX.tenants },
+  });
+  return items.map(fromItem);
+}
+
 /** Applies an operator's change (the portal's job) in one conditional update. */
 export async function updateTenant(tenantId: string, change: TenantUpdate, now = new Date()): Promise<Tenant> {
   const current = await getTenant(tenantId);
@@ -121,11 +141,13 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
         Update: {
           TableName: TABLE_NAME,
           Key: tenantKey(tenantId),
-          UpdateExpression: `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}`,
+          UpdateExpression: `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk`,
           ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
-          ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])),
+          ExpressionAttributeNames: { ...Object.fromEntries(fields.map((f) => [`#${f}`, f])), '#listPk': GSIS.gsi2.partitionKey, '#listSk': GSIS.gsi2.sortKey },
           ExpressionAttributeValues: {
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
+            ':listPk': PREFIX.tenants,
+            ':listSk': tenantId,
             ':previousUpdatedAt': current.updatedAt,
           },
         },

@@ -2,7 +2,7 @@ import { logger } from '../../shared/aws';
 import { ValidationError } from '../../shared/errors';
 import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryDelayMs } from './backoff';
 import { claimAttempt, recordAttempt, type Delivery } from './deliveries';
-import type { WebhookEndpoint } from './endpoints';
+import { signingSecrets, type WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
 import { readAttemptState } from './internal/attempt-state';
 import { deliveryHeaders } from './internal/signing';
@@ -64,13 +64,8 @@ async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoi
     const target = await resolveTarget(url, { ...deps, timeoutMs });
     const leftMs = Math.floor(timeoutMs - (performance.now() - startedAt));
     if (leftMs <= 0) return { ok: false, error: `timeout: ${target.hostname} resolved too late to post within ${timeoutMs} ms` };
-    const headers = deliveryHeaders({
-      secret: endpoint.secret,
-      deliveryId: delivery.id,
-      eventType: delivery.event,
-      body,
-      nowMs: (deps.now ?? Date.now)(),
-    });
+    const nowMs = (deps.now ?? Date.now)();
+    const headers = deliveryHeaders({ ...signingSecrets(endpoint, new Date(nowMs)), deliveryId: delivery.id, eventType: delivery.event, body, nowMs });
     return await postPinned(target, headers, body, leftMs, timeoutMs);
   } catch (err) {
     if (err instanceof ResolutionTimeoutError) return { ok: false, error: excerpt(err.message) };
@@ -95,8 +90,10 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
     return 'stale';
   }
   const base = { cycle: message.cycle, attempt: message.attempt };
-  if (!endpoint) {
-    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError: 'endpoint deleted', now: new Date(now()) });
+  if (!endpoint || endpoint.disabledAt !== null) {
+    // The operator removed or disabled it: the attempt chain ends; `webhook redeliver` starts it again.
+    const lastError = endpoint ? 'endpoint disabled' : 'endpoint deleted';
+    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError, now: new Date(now()) });
     return 'failed';
   }
 

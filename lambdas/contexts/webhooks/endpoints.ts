@@ -1,10 +1,11 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { CONDITION, nowIso, type Item } from '../../shared/table/dynamo';
+import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { findByIdIndex } from '../../shared/table/id-index';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
+import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { getTenant } from '../tenants/tenants';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
@@ -23,6 +24,11 @@ export type WebhookEndpoint = {
   events: WebhookEventType[];
   secret: string;
   createdAt: string;
+  /** Set while the operator has the endpoint disabled: no deliveries are made to it. */
+  disabledAt: string | null;
+  /** The secret before the last `rotate-secret`, still signing until `previousSecretExpiresAt`. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
 };
 
 export type AddWebhookEndpointInput = { url: string; events?: string[] };
@@ -50,6 +56,9 @@ export function fromItem(item: Item): WebhookEndpoint {
     events: ((item.events as string[] | undefined) ?? []).filter(isWebhookEventType),
     secret: item.secret as string,
     createdAt: item.createdAt as string,
+    disabledAt: str(item.disabledAt),
+    previousSecret: str(item.previousSecret),
+    previousSecretExpiresAt: str(item.previousSecretExpiresAt),
   };
 }
 
@@ -81,6 +90,9 @@ export async function addWebhookEndpoint(
     events: parseEvents(input.events),
     secret: generateSecret(),
     createdAt: nowIso(now),
+    disabledAt: null,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
   };
   await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(endpoint), ConditionExpression: CONDITION.rowIsNew }));
   return endpoint;
@@ -99,24 +111,96 @@ export async function findWebhookEndpoint(endpointId: string): Promise<WebhookEn
 }
 
 export async function listWebhookEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
-  const endpoints: WebhookEndpoint[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':prefix': PREFIX.webhookEndpoint },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    endpoints.push(...(page.Items ?? []).map(fromItem));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return endpoints;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':prefix': PREFIX.webhookEndpoint },
+  });
+  return items.map(fromItem);
 }
 
 /** The tenant's endpoints that receive `type`. An organization has a handful, so one query and a filter here. */
 export async function endpointsSubscribedTo(tenantId: string, type: WebhookEventType): Promise<WebhookEndpoint[]> {
-  return (await listWebhookEndpoints(tenantId)).filter((endpoint) => endpoint.events.includes(type));
+  return (await listWebhookEndpoints(tenantId)).filter((endpoint) => endpoint.disabledAt === null && endpoint.events.includes(type));
+}
+
+/** The public view of an endpoint: never a secret. */
+export const publicWebhookEndpoint = ({ id, url, events, createdAt, disabledAt, previousSecretExpiresAt }: WebhookEndpoint) => ({
+  id,
+  url,
+  events,
+  createdAt,
+  enabled: disabledAt === null,
+  disabledAt,
+  /** While a rotated-out secret still signs (null otherwise). */
+  previousSecretExpiresAt,
+});
+
+/**
+ * The secrets an attempt is signed with: the current one, and the one it replaced while that
+ * one's grace period runs (receivers holding either can verify; internal/signing.ts says how).
+ */
+export function signingSecrets(endpoint: WebhookEndpoint, now: Date): { secret: string; previousSecret?: string } {
+  const { secret, previousSecret, previousSecretExpiresAt } = endpoint;
+  const previousStillValid = previousSecret !== null && previousSecretExpiresAt !== null && Date.parse(previousSecretExpiresAt) > now.getTime();
+  return previousStillValid ? { secret, previousSecret } : { secret };
+}
+
+/** Removes an endpoint: no new deliveries; its queued retries end as failed (endpoint deleted). */
+export async function removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
+  const endpoint = await findWebhookEndpoint(endpointId);
+  try {
+    await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: endpointKey(endpoint.tenantId, endpoint.id), ConditionExpression: CONDITION.rowExists }));
+  } catch (err) {
+    // The index lags a delete: a second removal may still find the id, but not the row.
+    if (isConditionalCheckFailed(err)) throw new NotFoundError('Webhook endpoint');
+    throw err;
+  }
+  return endpoint;
+}
+
+/** Stops (or resumes) deliveries to an endpoint; disabling twice keeps the first time. */
+export async function setWebhookEndpointEnabled(endpointId: string, enabled: boolean, now = new Date()): Promise<WebhookEndpoint> {
+  const endpoint = await findWebhookEndpoint(endpointId);
+  const disabledAt = enabled ? null : (endpoint.disabledAt ?? nowIso(now));
+  return updateEndpoint(endpoint, 'SET disabledAt = :disabledAt', { ':disabledAt': disabledAt });
+}
+
+/**
+ * Issues a new secret; the current one keeps signing beside it for the grace period (0: it stops
+ * at once). A second rotation inside the period drops the oldest secret: two sign, never three.
+ */
+export async function rotateWebhookSecret(endpointId: string, graceSeconds: number, now = new Date()): Promise<WebhookEndpoint> {
+  const endpoint = await findWebhookEndpoint(endpointId);
+  const expiresAt = graceSeconds > 0 ? nowIso(new Date(now.getTime() + graceSeconds * 1000)) : null;
+  return updateEndpoint(
+    endpoint,
+    'SET secret = :secret, previousSecret = :previous, previousSecretExpiresAt = :expiresAt',
+    { ':secret': generateSecret(), ':previous': expiresAt === null ? null : endpoint.secret, ':expiresAt': expiresAt },
+    // Two rotations at once must not both keep the same old secret and lose one new one.
+    { condition: 'secret = :expected', values: { ':expected': endpoint.secret } },
+  );
+}
+
+async function updateEndpoint(
+  endpoint: WebhookEndpoint,
+  updateExpression: string,
+  values: Record<string, unknown>,
+  guard: { condition: string; values: Record<string, unknown> } = { condition: '', values: {} },
+): Promise<WebhookEndpoint> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: endpointKey(endpoint.tenantId, endpoint.id),
+        UpdateExpression: updateExpression,
+        ConditionExpression: [CONDITION.rowExists, guard.condition].filter(Boolean).join(' AND '),
+        ExpressionAttributeValues: { ...values, ...guard.values },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return fromItem(Attributes as Item);
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) throw new ValidationError(`Webhook endpoint ${endpoint.id} was removed or changed meanwhile; try again`);
+    throw err;
+  }
 }

@@ -10,6 +10,7 @@ import { resolveOrganization } from '../../contexts/carrier/organization';
 import { verifyTwilioSignature, type FormPair } from '../../contexts/carrier/signature';
 import { TENANT_HINT_PARAM } from '../../contexts/carrier/tenant-hint';
 import { logger } from '../../shared/aws';
+import { issueText } from '../http/validation';
 import type { CarrierRouteSpec } from './routes';
 
 /**
@@ -102,7 +103,7 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
     const parsed = kind.params.safeParse({ ...Object.fromEntries(query), ...Object.fromEntries(params) });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return errorResult(400, 'validation_failed', `${issue.path.map(String).join('.') || 'body'}: ${issue.message}`);
+      return errorResult(400, 'validation_failed', `${issue.path.map(String).join('.') || 'body'}: ${issueText(issue)}`);
     }
     const hint = tenantHintSchema.safeParse(new Map(query).get(TENANT_HINT_PARAM));
     if (!hint.success) return errorResult(400, 'validation_failed', `${TENANT_HINT_PARAM}: must be a uuid`);

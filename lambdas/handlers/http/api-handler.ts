@@ -64,18 +64,24 @@ function countRefusal(state: RateLimitState | undefined): boolean {
  * over-limit verdict is discarded for the 429.
  */
 const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext> => ({
+  before: (request) => {
+    logger.appendKeys({ requestId: requestIdOf(request) });
+  },
   after: async (request) => {
     const state = await verdictOf(request);
     const refused = countRefusal(state);
-    const response = refused ? toErrorResponse(new RateLimitedError(state!.resetSeconds)) : (request.response as ApiResponse);
+    const response = refused ? toErrorResponse(new RateLimitedError(state!.resetSeconds), requestIdOf(request)) : (request.response as ApiResponse);
     request.response = toProxyResult(withRateLimit(response, state));
   },
   onError: async (request) => {
     const state = await verdictOf(request).catch(() => undefined);
     const error = countRefusal(state) ? new RateLimitedError(state!.resetSeconds) : request.error;
-    request.response = toProxyResult(withRateLimit(toErrorResponse(error, request.context.awsRequestId), state));
+    request.response = toProxyResult(withRateLimit(toErrorResponse(error, requestIdOf(request)), state));
   },
 });
+
+/** API Gateway's id of the request: its x-amzn-RequestId response header (Lambda's own id is another). */
+const requestIdOf = (request: ApiMiddlewareRequest): string => request.event.requestContext?.requestId ?? request.context.awsRequestId;
 
 /**
  * Counts the request against its key's minute. Reads (GET) overlap the counter update with their

@@ -10,6 +10,12 @@ type HttpErrorLike = { statusCode?: number; expose?: boolean; message?: string }
  * about internals and is logged with the request id.
  */
 export function toErrorResponse(err: unknown, requestId?: string): ApiResponse {
+  const response = errorResponse(err, requestId);
+  // The id of the x-amzn-RequestId header and of the logs, so a report of an error can be found.
+  return requestId ? { ...response, body: { ...(response.body as object), requestId } } : response;
+}
+
+function errorResponse(err: unknown, requestId: string | undefined): ApiResponse {
   if (err instanceof DomainError) {
     return {
       statusCode: err.status,
@@ -28,6 +34,6 @@ export function toErrorResponse(err: unknown, requestId?: string): ApiResponse {
   logger.error('Unhandled error', { requestId, error: err as Error });
   return {
     statusCode: 500,
-    body: { error: `Internal error${requestId ? ` (request ${requestId})` : ''}`, code: 'internal' },
+    body: { error: 'Internal error', code: 'internal' },
   };
 }

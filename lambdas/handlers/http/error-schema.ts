@@ -22,6 +22,9 @@ export const ErrorSchema = z
   .object({
     error: z.string().register(z.globalRegistry, { description: 'Human-readable message; names the failing field on validation errors' }),
     code: z.optional(ErrorCodeSchema),
+    requestId: z
+      .optional(z.string())
+      .register(z.globalRegistry, { description: 'The id of this request, as in the x-amzn-RequestId response header: quote it when you report an error' }),
     contactId: z.optional(uuid).register(z.globalRegistry, { description: 'On 409 contact conflicts: the contact that holds the number' }),
     messageId: z.optional(uuid).register(z.globalRegistry, {
       description: 'POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the carrier)',

@@ -65,7 +65,7 @@ export const GATEWAY_RESPONSES = {
 export const DENIAL_CONTEXT_KEYS = { error: 'deniedError', code: 'deniedCode' } as const;
 
 /** The ACCESS_DENIED gateway response template (a VTL template: `$context...` is evaluated). */
-export const ACCESS_DENIED_TEMPLATE = `{"error":"$context.authorizer.${DENIAL_CONTEXT_KEYS.error}","code":"$context.authorizer.${DENIAL_CONTEXT_KEYS.code}"}`;
+export const ACCESS_DENIED_TEMPLATE = `{"error":"$context.authorizer.${DENIAL_CONTEXT_KEYS.error}","code":"$context.authorizer.${DENIAL_CONTEXT_KEYS.code}","requestId":"$context.requestId"}`;
 
 /** What API Gateway makes of ACCESS_DENIED_TEMPLATE for an authorizer context: the local runtime's 403. */
 export function accessDeniedResponse(context: Record<string, unknown> | undefined): GatewayResponse {

@@ -14,9 +14,12 @@ export function validationMessage(error: z.core.$ZodError, where: 'query' | 'pat
     return `${field}: unknown ${issue.keys.length > 1 ? 'fields' : 'field'}`;
   }
   const field = path.length === 0 ? where : where === 'body' ? `body.${path.join('.')}` : path.join('.');
-  const received = issue.code === 'invalid_type' && issue.message.includes('received undefined') ? 'is required' : issue.message;
-  return `${field}: ${received}`;
+  return `${field}: ${issueText(issue)}`;
 }
+
+/** What is wrong, without the field (the caller names it once): a missing value is "is required". */
+export const issueText = (issue: z.core.$ZodIssue): string =>
+  issue.code === 'invalid_type' && issue.message.includes('received undefined') ? 'is required' : issue.message;
 
 export function parseOrThrow<T extends z.ZodMiniType>(schema: T, value: unknown, where: 'query' | 'path' | 'body'): z.output<T> {
   const result = schema.safeParse(value);

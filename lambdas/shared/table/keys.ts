@@ -9,6 +9,10 @@ export const PREFIX = {
   tenant: 'T#',
   apiKeyHash: 'KEYHASH#',
   apiKeyId: 'KEYID#',
+  /** An organization's API keys (gsi2 on the key row, `T#<tenantId>#APIKEYS`): the operator's `key list`. */
+  apiKeysOfTenant: 'APIKEYS',
+  /** Every organization (gsi2 on the tenant row): the operator's `tenant list`. */
+  tenants: 'TENANTS',
   call: 'CALL#',
   callsByDirection: 'CALLS#',
   contact: 'CONTACT#',

@@ -1,10 +1,23 @@
 import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { consentBackfill } from './consent';
-import { keyCreate, keyRevoke } from './key';
+import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
 import { searchBackfill } from './search';
-import { tenantCreate, tenantUpdate } from './tenant';
+import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
 import { WEBHOOK_COMMANDS } from './webhook';
 
 /** Every command of the operator CLI, in the order `--help` lists them. Add new modules here. */
-export const ADMIN_COMMANDS: readonly AdminCommand[] = [tenantCreate, tenantUpdate, keyCreate, keyRevoke, ...WEBHOOK_COMMANDS, ...CARRIER_COMMANDS, consentBackfill, searchBackfill];
+export const ADMIN_COMMANDS: readonly AdminCommand[] = [
+  tenantCreate,
+  tenantUpdate,
+  tenantList,
+  tenantShow,
+  keyCreate,
+  keyList,
+  keyRotate,
+  keyRevoke,
+  ...WEBHOOK_COMMANDS,
+  ...CARRIER_COMMANDS,
+  consentBackfill,
+  searchBackfill,
+];

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { CreateApiKeyInput } from '../../../lambdas/contexts/tenants/api-keys';
-import { option, parseOptions, parsePositional } from '../options';
+import type { ApiKeyRecord, CreateApiKeyInput } from '../../../lambdas/contexts/tenants/api-keys';
+import { gracePeriod, option, parseOptions, parsePositional, ROTATION_GRACE } from '../options';
 import { defineCommand } from '../registry';
-import { appliedTarget, isAwsTable } from '../target';
+import { appliedTarget, isAwsTable, type DeployedStack } from '../target';
 import { requireTenant } from './require-tenant';
 
 /**
@@ -38,29 +38,92 @@ export const keyCreate = defineCommand({
       throw new Error('A key for a deployed stack needs its API Gateway usage-plan key: give --stack <name> [--region <r>] instead of --table-name');
     }
     await requireTenant(input.tenantId);
-    const { createApiKey, publicApiKey, revokeApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
+    const { createApiKey, publicApiKey, revokeApiKey } = await import('../../../lambdas/contexts/tenants/api-keys');
     const { key, apiKey } = await createApiKey(input);
     if (!target?.stack) return { key, apiKey: publicApiKey(apiKey) };
 
     const { stack } = target;
     let usagePlanKey;
     try {
-      usagePlanKey = await stack.aws.createUsagePlanKey({
-        usagePlanId: stack.usagePlanId,
-        value: usagePlanKeyValueOf(apiKey.id),
-        description: `Usage-plan key of service API key ${apiKey.id} (organization ${input.tenantId}, stack ${stack.name})`,
-      });
+      usagePlanKey = await createUsagePlanKeyFor(stack, apiKey.id, `organization ${input.tenantId}`);
     } catch (err) {
       // Never hand out a key API Gateway would refuse: take it back before reporting.
       await revokeApiKey(apiKey.id).catch(() => undefined);
       throw new Error(`Could not create the API Gateway key for the new API key ${apiKey.id}, which was revoked again: ${(err as Error).message}`, { cause: err });
     }
-    return {
-      key,
-      apiKey: publicApiKey(apiKey),
-      baseUrl: stack.apiBaseUrl,
-      usagePlanKey: { apiGatewayKeyId: usagePlanKey.apiKeyId, usagePlanId: stack.usagePlanId },
-    };
+    return { key, apiKey: publicApiKey(apiKey), baseUrl: stack.apiBaseUrl, usagePlanKey };
+  },
+});
+
+async function createUsagePlanKeyFor(stack: DeployedStack, keyId: string, whose: string) {
+  const { usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
+  const created = await stack.aws.createUsagePlanKey({
+    usagePlanId: stack.usagePlanId,
+    value: usagePlanKeyValueOf(keyId),
+    description: `Usage-plan key of service API key ${keyId} (${whose}, stack ${stack.name})`,
+  });
+  return { apiGatewayKeyId: created.apiKeyId, usagePlanId: stack.usagePlanId };
+}
+
+/** What an operator needs to know of a key: its public view, whether it still works, and what replaced it. */
+function keyStatus(record: ApiKeyRecord, now: Date) {
+  const expired = record.expiresAt !== null && Date.parse(record.expiresAt) <= now.getTime();
+  const state = record.revokedAt !== null ? 'revoked' : expired ? 'expired' : record.replacedBy !== null ? 'rotating_out' : 'active';
+  return { state, revokedAt: record.revokedAt, replacedBy: record.replacedBy };
+}
+
+export const keyList = defineCommand({
+  words: ['key', 'list'],
+  summary: "An organization's API keys, oldest first, with state active|rotating_out|expired|revoked (never a key or its hash)",
+  usage: '--tenant <id>',
+  options: { tenant: { type: 'string' } },
+  parse: ({ values }) => parseOptions(z.object({ tenant: option.uuid }), values),
+  run: async ({ tenant }) => {
+    await requireTenant(tenant);
+    return { apiKeys: await describeKeysOf(tenant) };
+  },
+});
+
+/** An organization's keys as `key list` and `tenant show` print them. */
+export async function describeKeysOf(tenantId: string) {
+  const { listApiKeys, publicApiKey } = await import('../../../lambdas/contexts/tenants/api-keys');
+  const now = new Date();
+  return (await listApiKeys(tenantId)).map((record) => ({ ...publicApiKey(record), ...keyStatus(record, now) }));
+}
+
+export const keyRotate = defineCommand({
+  words: ['key', 'rotate'],
+  summary: `Replace an API key: a new key (printed once, same name and scopes); the old one keeps working for --grace (default ${ROTATION_GRACE.defaultText}), then expires`,
+  usage: '[--grace <30m|24h|7d|0>] [--expires-at <iso>]',
+  positionals: ['keyId'],
+  options: { grace: { type: 'string' }, 'expires-at': { type: 'string' } },
+  parse: ({ values, positionals }) => {
+    const keyId = parsePositional(option.uuid, 'keyId', positionals[0]);
+    const o = parseOptions(z.object({ grace: gracePeriod().optional(), 'expires-at': option.isoDateTime.optional() }), values);
+    const expiresAt = o['expires-at'] === undefined ? undefined : new Date(o['expires-at']).toISOString();
+    return { keyId, graceSeconds: o.grace ?? ROTATION_GRACE.defaultSeconds, expiresAt };
+  },
+  run: async ({ keyId, graceSeconds, expiresAt }) => {
+    const { rotateApiKey, publicApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
+    const { uuidv7 } = await import('../../../lambdas/shared/ids');
+    const stack = appliedTarget()?.stack;
+    // Against a stack the new key's usage-plan key comes first: the new key must work the moment it is shown.
+    const newKeyId = uuidv7();
+    const usagePlanKey = stack ? await createUsagePlanKeyFor(stack, newKeyId, `replacing key ${keyId}`) : undefined;
+    try {
+      const { key, apiKey, replaced } = await rotateApiKey(keyId, { graceSeconds, expiresAt, newKeyId });
+      const now = new Date();
+      return {
+        key,
+        apiKey: publicApiKey(apiKey),
+        replaced: { ...publicApiKey(replaced), ...keyStatus(replaced, now) },
+        ...(stack && { baseUrl: stack.apiBaseUrl, usagePlanKey }),
+      };
+    } catch (err) {
+      // Nothing was rotated: the usage-plan key made for it goes again.
+      if (stack) await stack.aws.deleteUsagePlanKey(usagePlanKeyValueOf(newKeyId)).catch(() => undefined);
+      throw err;
+    }
   },
 });
 

@@ -3,6 +3,7 @@ import type { TenantInput, TenantUpdate } from '../../../lambdas/contexts/tenant
 import { UsageError } from '../../usage-error';
 import { option, parseOptions, parsePositional } from '../options';
 import { defineCommand, type OptionSpecs } from '../registry';
+import { describeKeysOf } from './key';
 
 /** `tenant create` and `tenant update`: what the portal's organization settings do. */
 const SHARED_OPTIONS = {
@@ -90,5 +91,36 @@ export const tenantUpdate = defineCommand({
   run: async ({ tenantId, change }) => {
     const { updateTenant } = await import('../../../lambdas/contexts/tenants/tenants');
     return { tenant: await updateTenant(tenantId, change) };
+  },
+});
+
+export const tenantList = defineCommand({
+  words: ['tenant', 'list'],
+  summary: 'Every organization, oldest first (organizations last changed before this listing existed appear after their next tenant update)',
+  usage: '',
+  options: {},
+  parse: () => undefined,
+  run: async () => {
+    const { listTenants } = await import('../../../lambdas/contexts/tenants/tenants');
+    return { tenants: await listTenants() };
+  },
+});
+
+export const tenantShow = defineCommand({
+  words: ['tenant', 'show'],
+  summary: 'One organization with its API keys and webhook endpoints (never a key or a secret)',
+  usage: '',
+  positionals: ['tenantId'],
+  options: {},
+  parse: ({ positionals }) => parsePositional(option.uuid, 'tenantId', positionals[0]),
+  run: async (tenantId) => {
+    const [{ getTenant }, { listWebhookEndpoints, publicWebhookEndpoint }] = await Promise.all([
+      import('../../../lambdas/contexts/tenants/tenants'),
+      import('../../../lambdas/contexts/webhooks/endpoints'),
+    ]);
+    const tenant = await getTenant(tenantId);
+    if (!tenant) throw new Error(`No organization with id ${tenantId}`);
+    const [apiKeys, endpoints] = await Promise.all([describeKeysOf(tenantId), listWebhookEndpoints(tenantId)]);
+    return { tenant, apiKeys, webhookEndpoints: endpoints.map(publicWebhookEndpoint) };
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { option, parseOptions, parsePositional } from '../options';
+import { gracePeriod, option, parseOptions, parsePositional, ROTATION_GRACE } from '../options';
 import { defineCommand } from '../registry';
 import { requireTenant } from './require-tenant';
 
@@ -75,4 +75,73 @@ export const webhookTest = defineCommand({
   run: async ({ endpointId, waitMs }) => (await webhookCommands()).webhookTest(endpointId, { waitMs }),
 });
 
-export const WEBHOOK_COMMANDS = [webhookAdd, webhookList, webhookDeliveries, webhookRedeliver, webhookTest];
+const endpointIdOf = ({ positionals }: { positionals: string[] }) => parsePositional(option.uuid, 'endpointId', positionals[0]);
+
+export const webhookRemove = defineCommand({
+  words: ['webhook', 'remove'],
+  summary: 'Delete an endpoint: nothing more is delivered to it, pending retries end as failed',
+  usage: '',
+  positionals: ['endpointId'],
+  options: {},
+  parse: endpointIdOf,
+  run: async (endpointId) => (await webhookCommands()).webhookRemove(endpointId),
+});
+
+export const webhookDisable = defineCommand({
+  words: ['webhook', 'disable'],
+  summary: 'Stop deliveries to an endpoint: events meanwhile are not delivered to it, pending retries end as failed (redeliver them after enable)',
+  usage: '',
+  positionals: ['endpointId'],
+  options: {},
+  parse: endpointIdOf,
+  run: async (endpointId) => (await webhookCommands()).webhookSetEnabled(endpointId, false),
+});
+
+export const webhookEnable = defineCommand({
+  words: ['webhook', 'enable'],
+  summary: 'Resume deliveries to a disabled endpoint, from the next event on',
+  usage: '',
+  positionals: ['endpointId'],
+  options: {},
+  parse: endpointIdOf,
+  run: async (endpointId) => (await webhookCommands()).webhookSetEnabled(endpointId, true),
+});
+
+export const webhookRotateSecret = defineCommand({
+  words: ['webhook', 'rotate-secret'],
+  summary: `Issue a new signing secret (printed once); the old one keeps signing beside it for --grace (default ${ROTATION_GRACE.defaultText})`,
+  usage: '[--grace <30m|24h|7d|0>]',
+  positionals: ['endpointId'],
+  options: { grace: { type: 'string' } },
+  parse: (input) => {
+    const o = parseOptions(z.object({ grace: gracePeriod().optional() }), input.values);
+    return { endpointId: endpointIdOf(input), graceSeconds: o.grace ?? ROTATION_GRACE.defaultSeconds };
+  },
+  run: async ({ endpointId, graceSeconds }) => (await webhookCommands()).webhookRotateSecret(endpointId, graceSeconds),
+});
+
+
+export const webhookListen = defineCommand({
+  words: ['webhook', 'listen'],
+  summary: "Forward an organization's events to a local URL until Ctrl-C (local runtime with --allow-http-webhooks); one JSON line per event",
+  usage: `--tenant <id> --forward-to <url> [--events <${EVENTS_HELP}>]`,
+  options: { tenant: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' } },
+  parse: ({ values }) => {
+    const o = parseOptions(z.object({ tenant: option.uuid, 'forward-to': option.httpUrl, events: option.text.optional() }), values);
+    return { tenant: o.tenant, forwardTo: o['forward-to'], events: o.events?.split(',').map((e) => e.trim()).filter(Boolean) };
+  },
+  run: async (args, context) => (await import('../webhook-listen')).webhookListen(args, context),
+});
+
+export const WEBHOOK_COMMANDS = [
+  webhookAdd,
+  webhookList,
+  webhookDeliveries,
+  webhookRedeliver,
+  webhookTest,
+  webhookRemove,
+  webhookDisable,
+  webhookEnable,
+  webhookRotateSecret,
+  webhookListen,
+];

@@ -49,8 +49,9 @@ export type TranscriptionParams = z.output<typeof TranscriptionParams>;
 
 /** Twilio sends both names; older integrations only `SmsSid` / `SmsStatus`. */
 const messageSidOf = <T extends { MessageSid?: string; SmsSid?: string }>(p: T) => p.MessageSid ?? p.SmsSid;
-const refineSid = { message: 'MessageSid: is required', path: ['MessageSid'] };
-const refineStatus = { message: 'MessageStatus: is required', path: ['MessageStatus'] };
+// The field is named once, by whoever reports the issue (its path), never in the message too.
+const refineSid = { message: 'is required (Twilio sends it as MessageSid or SmsSid)', path: ['MessageSid'] };
+const refineStatus = { message: 'is required (Twilio sends it as MessageStatus or SmsStatus)', path: ['MessageStatus'] };
 
 const smsInboundFields = z
   .object({

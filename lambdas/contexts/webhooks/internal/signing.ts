@@ -12,6 +12,12 @@ import { createHmac, randomBytes } from 'node:crypto';
  * - `webhook-signature` (Standard Webhooks): keyed with the base64-decoded bytes after `whsec_`,
  *   over `${webhook-id}.${webhook-timestamp}.${rawBody}`, as `v1,<base64>`, so the standard's
  *   libraries verify deliveries with the same secret string.
+ *
+ * While a rotated-out secret is in its grace period (`webhook rotate-secret`), `webhook-signature`
+ * carries both signatures, new first, space-separated as the standard defines, so a receiver
+ * holding either secret verifies. The spec's headers hold exactly one signature: they keep the
+ * OLD secret's until the grace period ends, so a receiver that has not switched yet keeps working
+ * and one that switches early holds both secrets meanwhile (verify.ts accepts a list).
  */
 export const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
@@ -30,16 +36,25 @@ export function standardWebhooksSignature(secret: string, id: string, seconds: s
   return `v1,${createHmac('sha256', key).update(`${id}.${seconds}.${body}`, 'utf8').digest('base64')}`;
 }
 
-export type SignInput = { secret: string; deliveryId: string; eventType: string; body: string; nowMs: number };
+export type SignInput = {
+  secret: string;
+  /** The rotated-out secret while its grace period runs. */
+  previousSecret?: string;
+  deliveryId: string;
+  eventType: string;
+  body: string;
+  nowMs: number;
+};
 
 /**
  * Every header of one attempt. The timestamp is taken per attempt (a retry is signed afresh);
  * the delivery id is the same on every retry, so receivers can use it as an idempotency key.
  */
-export function deliveryHeaders({ secret, deliveryId, eventType, body, nowMs }: SignInput): Record<string, string> {
+export function deliveryHeaders({ secret, previousSecret, deliveryId, eventType, body, nowMs }: SignInput): Record<string, string> {
   const timestamp = String(Math.trunc(nowMs));
   const seconds = String(Math.floor(nowMs / 1000));
-  const signature = serviceSignature(secret, timestamp, body);
+  const signature = serviceSignature(previousSecret ?? secret, timestamp, body);
+  const standardSignatures = [secret, ...(previousSecret ? [previousSecret] : [])].map((s) => standardWebhooksSignature(s, deliveryId, seconds, body));
   return {
     'Content-Type': 'application/json',
     'User-Agent': USER_AGENT,
@@ -54,6 +69,6 @@ export function deliveryHeaders({ secret, deliveryId, eventType, body, nowMs }: 
     'X-Legacy-Delivery': deliveryId,
     'webhook-id': deliveryId,
     'webhook-timestamp': seconds,
-    'webhook-signature': standardWebhooksSignature(secret, deliveryId, seconds, body),
+    'webhook-signature': standardSignatures.join(' '),
   };
 }
