@@ -31,6 +31,8 @@ describe('a mixed run of sends under carrier and DynamoDB faults', () => {
 
   it('never texts a number whose opt-out is on record', () => {
     expect(figures.optedOutTexts).toBe(0);
+    // The run checked the ledger for carrier opt-outs too (it throws when one is missing).
+    expect(figures.carrierOptOutsLearned).toBeGreaterThan(0);
     expect(figures.outcomes['409 recipient_opted_out']).toBeGreaterThan(0);
   });
 

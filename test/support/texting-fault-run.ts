@@ -39,6 +39,8 @@ export type FaultRunFigures = {
   duplicateTexts: number;
   /** Carrier requests to a number after its opt-out was on record (must be 0). */
   optedOutTexts: number;
+  /** Numbers on the carrier's own opt-out list the service learned of (each must be on the ledger). */
+  carrierOptOutsLearned: number;
   /** Messages whose final status differs from the carrier's (must be 0). */
   statusMismatches: number;
   /** Spend minus the cost of texts not failed, in cents (must be 0). */
@@ -84,7 +86,19 @@ async function rowsOfType(tenantId: string, skPrefix: string): Promise<Row[]> {
   return rows;
 }
 
-export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultRunOptions): Promise<FaultRunFigures> {
+/** Something the run started and must stop whatever happens: a server left listening keeps Jest from exiting. */
+type Stoppable = { stop: () => Promise<unknown> | void };
+
+export async function runTextingFaults(options: FaultRunOptions): Promise<FaultRunFigures> {
+  const toStop: Stoppable[] = [];
+  try {
+    return await run(options, toStop);
+  } finally {
+    for (const thing of toStop.reverse()) await thing.stop();
+  }
+}
+
+async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: Stoppable[]): Promise<FaultRunFigures> {
   const started = Date.now();
   const random = seeded(seed);
   const orgNumber = number('628777', seed % 10_000);
@@ -109,6 +123,7 @@ export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultR
     undeliveredShare: 0.1,
   });
   const twilioUrl = await twilio.start();
+  toStop.push(twilio);
   const callbackConfig = { config: { authToken: TOKEN, publicBaseUrl: '' } };
   const callbacks = await startCallbackServer([
     { route: carrierRoutes.twilioSmsStatus, handler: callbackHandler(carrierRoutes.twilioSmsStatus, smsStatusCallback, callbackConfig) },
@@ -116,6 +131,7 @@ export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultR
   ]);
   // The handlers check signatures against PUBLIC_BASE_URL + path: here the callback server itself.
   callbackConfig.config.publicBaseUrl = callbacks.baseUrl;
+  toStop.push(callbacks);
   const carrier = new TwilioCarrier({
     accountSid: 'ACfake',
     authToken: TOKEN,
@@ -150,6 +166,7 @@ export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultR
   }
 
   const faults = injectDynamoFaults(dynamo, random, { throttled: 0.02, conflict: 0.02, lostAnswer: 0.01 });
+  toStop.push({ stop: () => void faults.remove() });
   const startedAt = new Map<string, number>(); // body -> when its first send call began
   const optedOutAt = new Map<string, number>(); // number -> when the service had its opt-out on record
   for (const to of optedOutBefore) optedOutAt.set(to, 0);
@@ -204,10 +221,7 @@ export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultR
   const sweep = await settleUnknownOutcomes({ now: new Date(Date.now() + 2 * 60 * 60 * 1000) });
   faults.remove();
 
-  const figures = await compare();
-  await callbacks.stop();
-  await twilio.stop();
-  return figures;
+  return compare();
 
   async function compare(): Promise<FaultRunFigures> {
     const messages = (await rowsOfType(tenantId, PREFIX.message)).filter((m) => m.direction === 'outbound');
@@ -228,10 +242,20 @@ export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultR
       const why = offending.map((r) => ({ to: r.to, fault: r.fault, set: stopMidRun.has(r.to) ? 'mid-run STOP' : optedOutBefore.has(r.to) ? 'STOP before' : 'carrier 21610', startedAfterMs: startedAt.get(r.body)! - optedOutAt.get(r.to)! }));
       process.stderr.write(`opted-out texts: ${JSON.stringify(why)}\n`);
     }
-    const texted = new Set(twilio.requests.map((r) => r.to));
-    const mustBeOptedOut = [...optedOutBefore, ...stopMidRun, ...[...carrierOptedOut].filter((to) => texted.has(to))];
+    // The carrier's own opt-outs bind once the service learned of one: a send answered 409
+    // recipient_opted_out, or a text failed for it. A 21610 answer that came after the carrier
+    // timeout (the suite's 2 cores can stall past 150 ms) taught it nothing: that text stays
+    // unknown until the sweep, and the next send to the number asks the carrier again.
+    const learnedFromCarrier = [...carrierOptedOut].filter(
+      (to) => optedOutAt.has(to) || messages.some((m) => m.toNumber === to && m.failureReason === 'recipient_opted_out'),
+    );
+    const mustBeOptedOut = [...optedOutBefore, ...stopMidRun, ...learnedFromCarrier];
     for (const to of mustBeOptedOut) {
-      if ((await consentOf(tenantId, to)).status !== 'opted_out') throw new Error(`the ledger lost the opt-out of ${to}`);
+      if ((await consentOf(tenantId, to)).status !== 'opted_out') {
+        const sent = messages.filter((m) => m.toNumber === to).map((m) => ({ status: m.status, failureReason: m.failureReason, carrierCode: m.carrierCode }));
+        const requests = twilio.requests.filter((r) => r.to === to).map((r) => r.fault);
+        throw new Error(`the ledger lost the opt-out of ${to}: ${JSON.stringify({ requests, sent })}`);
+      }
     }
 
     let statusMismatches = 0;
@@ -255,6 +279,7 @@ export async function runTextingFaults({ sends, seed, concurrency = 12 }: FaultR
       settledBySweep: sweep.failed,
       duplicateTexts,
       optedOutTexts,
+      carrierOptOutsLearned: learnedFromCarrier.length,
       statusMismatches,
       ledgerDeltaCents: spend - costNotFailed,
       elapsedMs: Date.now() - started,
