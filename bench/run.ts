@@ -50,7 +50,6 @@ const SETTINGS = {
     sizes: (optionValue('--scale-sizes') ?? (QUICK ? '1000' : '1000,10000,100000')).split(',').map(Number),
     requests: QUICK ? 10 : 40,
     warmup: 3,
-    concurrency: 16,
   },
 };
 

@@ -11,7 +11,7 @@ import { distribution, round } from './stats';
  * time so latency is the request's own, not a queue's. The per-key rate limit is off here: it
  * is a write per request, the same at every size, and 120 a minute would stop the run.
  */
-export type ScaleSettings = { sizes: number[]; requests: number; warmup: number; concurrency: number };
+export type ScaleSettings = { sizes: number[]; requests: number; warmup: number };
 
 export type ScaleRow = {
   size: number;
@@ -73,7 +73,7 @@ export async function measureScale(
       const grow = size - seeded;
       const conversationGrow = Math.floor(size / 10) - Math.floor(seeded / 10);
       log(`  seeding ${grow} contacts, ${grow} threads and ${conversationGrow} texts of one conversation (to ${size} of each)`);
-      await seed.seedContacts(tenantId, grow, { first: seeded, concurrency: settings.concurrency });
+      await seed.seedContacts(tenantId, grow, { first: seeded });
       await seed.seedThreads(tenantId, grow, { first: seeded });
       await seed.seedConversation(tenantId, counterpart, conversationGrow, { first: Math.floor(seeded / 10) });
       seeded = size;

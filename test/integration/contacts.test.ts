@@ -1,5 +1,6 @@
 import { createTestTable } from '../support/table';
-import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { createContact, deleteContact, getContact, listContacts, newContactRows, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { putInBatches } from '../support/scale-seed';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';
 import { NotFoundError } from '../../lambdas/shared/errors';
@@ -54,6 +55,23 @@ describe('creating contacts', () => {
     expect(conflicts).toHaveLength(7);
     const rows = (await list({ search: '4155550122' })).items;
     expect(rows).toHaveLength(1);
+  });
+
+  it('bulk-loads from newContactRows a contact the service treats as one it created: found, searchable, its number held', async () => {
+    // Prepare: the rows the bench's scale section batch-writes
+    const input = { displayName: 'Barbara Bulk', phoneNumber: '+14155550133', company: 'Loaded Ltd' };
+    await putInBatches(newContactRows(tenantId, input, new Date('2026-11-01T00:00:00Z')));
+    // Act
+    const [byName, byCompany, byDigits] = await Promise.all([list({ search: 'barb' }), list({ search: 'loaded' }), list({ search: '555 0133' })]);
+    const again = await createContact(tenantId, { displayName: 'Other', phoneNumber: '+14155550133' }).catch((err: unknown) => err);
+    // Assess
+    const loaded = byName.items[0];
+    expect(byName.items).toHaveLength(1);
+    expect(loaded).toMatchObject({ ...input, normalizedNumber: '+14155550133', source: 'manual', isAutoCreated: false, createdAt: '2026-11-01T00:00:00.000Z' });
+    expect([byCompany.items.map((c) => c.id), byDigits.items.map((c) => c.id)]).toEqual([[loaded.id], [loaded.id]]);
+    expect(await getContact(tenantId, loaded.id)).toEqual(loaded);
+    expect(again).toBeInstanceOf(ContactConflictError);
+    expect(again).toMatchObject({ details: { contactId: loaded.id } });
   });
 });
 

@@ -113,6 +113,21 @@ function newContact(tenantId: string, fields: Partial<Contact> & Pick<Contact, '
   };
 }
 
+/** A contact as POST /contacts creates it. */
+const manualContact = (tenantId: string, input: CreateContactInput, now: Date): Contact =>
+  newContact(
+    tenantId,
+    {
+      displayName: input.displayName,
+      phoneNumber: input.phoneNumber,
+      company: input.company ?? null,
+      tag: input.tag ?? null,
+      notes: input.notes ?? null,
+      source: 'manual',
+    },
+    now,
+  );
+
 /** GET /contacts/{id}: the contact with its number's consent. */
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
   return withConsentOne(tenantId, await readContact(tenantId, contactId));
@@ -135,23 +150,34 @@ async function readContactRow(tenantId: string, contactId: string, consistent = 
 const withFingerprint = (fields: Record<string, unknown>, search: Reindex) =>
   updateExpression({ ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined });
 
+/** The rows a new contact is stored as: its number's claim, the contact, its search entries. */
+function rowsOfNewContact(contact: Contact) {
+  return {
+    claim: claimItem(contact.tenantId, contact.normalizedNumber as string, { contactId: contact.id, named: !contact.isAutoCreated }),
+    row: toItem(contact),
+    entries: insertIndex(contact.tenantId, contact.id, contact).writes,
+  };
+}
+
+/**
+ * The rows `createContact` writes for a number nobody holds, for bulk loads (the bench's scale
+ * section): the same items, without the transaction's conditions, so a loader can batch them.
+ */
+export function newContactRows(tenantId: string, input: CreateContactInput, now = new Date()): Item[] {
+  const { claim, row, entries } = rowsOfNewContact(manualContact(tenantId, input, now));
+  return [claim, row, ...entries.flatMap((write) => (write.Put ? [write.Put.Item as Item] : []))];
+}
+
 /** Writes a contact, its claim and its search rows together; on a lost race returns the claim that won. */
 async function insertWithClaim(contact: Contact): Promise<{ ok: true } | { ok: false; claim: NumberClaim }> {
-  const number = contact.normalizedNumber as string;
+  const { claim, row, entries } = rowsOfNewContact(contact);
   try {
     await retryOnTransactionConflict(() => dynamo.send(
       new TransactWriteCommand({
         TransactItems: [
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: claimItem(contact.tenantId, number, { contactId: contact.id, named: !contact.isAutoCreated }),
-              ConditionExpression: CONDITION.rowIsNew,
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          { Put: { TableName: TABLE_NAME, Item: toItem(contact), ConditionExpression: CONDITION.rowIsNew } },
-          ...insertIndex(contact.tenantId, contact.id, contact).writes,
+          { Put: { TableName: TABLE_NAME, Item: claim, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+          { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
+          ...entries,
         ],
       }),
     ));
@@ -258,18 +284,7 @@ async function createOrAdopt(
 ): Promise<{ contact: Contact; adopted: boolean }> {
   // A few rounds at most: each round lost means another writer changed the claim in between.
   for (let round = 0; round < 4; round += 1) {
-    const contact = newContact(
-      tenantId,
-      {
-        displayName: input.displayName,
-        phoneNumber: input.phoneNumber,
-        company: input.company ?? null,
-        tag: input.tag ?? null,
-        notes: input.notes ?? null,
-        source: 'manual',
-      },
-      now,
-    );
+    const contact = manualContact(tenantId, input, now);
     const inserted = await insertWithClaim(contact);
     if (inserted.ok) return { contact, adopted: false };
     if (inserted.claim.named) throw new ContactConflictError(inserted.claim.contactId);
