@@ -17,7 +17,7 @@ import { createHmac, randomBytes } from 'node:crypto';
  * carries both signatures, new first, space-separated as the standard defines, so a receiver
  * holding either secret verifies. The spec's headers hold exactly one signature: they keep the
  * OLD secret's until the grace period ends, so a receiver that has not switched yet keeps working
- * and one that switches early holds both secrets meanwhile (verify.ts accepts a list).
+ * and one that switches early holds both secrets meanwhile (the client package's `Webhook` takes a list).
  */
 export const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
