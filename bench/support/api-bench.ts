@@ -13,7 +13,7 @@ import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { contactKey, createContact, fromItem, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contacts';
 import { indexedEntriesOf, insertIndex, reindex } from '../../lambdas/contexts/contacts/search-rows';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { PREFIX, tenantPk, tenantScopedPk } from '../../lambdas/shared/table/keys';
+import { PREFIX, sortKeyStartsWith, tenantPk, tenantScopedPk } from '../../lambdas/shared/table/keys';
 import type { Message } from '../../lambdas/contexts/texting/schemas';
 import { messageKey, messageSidKey, toItem as messageItem } from '../../lambdas/contexts/texting/messages';
 import { rateWindowKey } from '../../lambdas/contexts/tenants/rate-limit';
@@ -152,6 +152,9 @@ function rateLimitUpdate(db: Bare, tenantId: string) {
   );
 }
 
+/** The contact list's key condition, as `listContacts` builds it. */
+const contactRows = sortKeyStartsWith(PREFIX.contact);
+
 const page = (query: Omit<QueryCommandInput, 'TableName'>, limit = 50): QueryCommandInput => ({
   TableName: TABLE_NAME,
   ScanIndexForward: false,
@@ -252,9 +255,9 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
           db.send(
             new QueryCommand(
               page({
-                KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-                ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-                ExpressionAttributeValues: { ':pk': tenantPk(t), ':prefix': PREFIX.contact },
+                KeyConditionExpression: `#pk = :pk AND ${contactRows.condition}`,
+                ExpressionAttributeNames: { '#pk': 'pk', ...contactRows.names },
+                ExpressionAttributeValues: { ':pk': tenantPk(t), ...contactRows.values },
               }),
             ),
           ),

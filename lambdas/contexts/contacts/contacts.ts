@@ -4,7 +4,7 @@ import { NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, retryOnTransactionConflict, str, type Item } from '../../shared/table/dynamo';
-import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import { PREFIX, sortKeyStartsWith, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
 import { consentsOf, NO_CONSENT_RECORDED, type Consent } from '../consent/ledger';
@@ -329,14 +329,16 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
   const pk = tenantPk(tenantId);
   const namedPk = tenantScopedPk(tenantId, PREFIX.namedContacts);
   const cursorSk = input.cursor ? `${PREFIX.contact}${input.cursor}` : undefined;
+  // Every contact, auto-created ones included, shares the organization's partition with its other rows.
+  const contactRows = sortKeyStartsWith(PREFIX.contact);
   return queryPage({
     query: {
       TableName: TABLE_NAME,
       ...(named && { IndexName: GSIS.gsi1.indexName }),
-      KeyConditionExpression: named ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
+      KeyConditionExpression: named ? '#pk = :pk' : `#pk = :pk AND ${contactRows.condition}`,
       ScanIndexForward: false,
-      ExpressionAttributeNames: { '#pk': named ? GSIS.gsi1.partitionKey : 'pk', ...(!named && { '#sk': 'sk' }) },
-      ExpressionAttributeValues: { ':pk': named ? namedPk : pk, ...(!named && { ':prefix': PREFIX.contact }) },
+      ExpressionAttributeNames: { '#pk': named ? GSIS.gsi1.partitionKey : 'pk', ...(!named && contactRows.names) },
+      ExpressionAttributeValues: { ':pk': named ? namedPk : pk, ...(!named && contactRows.values) },
     },
     limit: input.limit,
     startKey: !cursorSk

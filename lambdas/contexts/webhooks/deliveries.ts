@@ -5,7 +5,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { findByIdIndex } from '../../shared/table/id-index';
-import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { PREFIX, sortKeyStartsWith, tenantScopedPk } from '../../shared/table/keys';
 import { ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
 import type { DeliveredEventType } from './event-types';
@@ -251,11 +251,13 @@ export async function claimAttempt(
 
 /** The endpoint's deliveries, newest first. */
 export async function listDeliveriesOf(tenantId: string, endpointId: string, limit = 50): Promise<Delivery[]> {
+  const deliveryRows = sortKeyStartsWith(PREFIX.webhookDelivery);
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': deliveryKey(tenantId, endpointId, '').pk, ':prefix': PREFIX.webhookDelivery },
+      KeyConditionExpression: `pk = :pk AND ${deliveryRows.condition}`,
+      ExpressionAttributeNames: deliveryRows.names,
+      ExpressionAttributeValues: { ':pk': deliveryKey(tenantId, endpointId, '').pk, ...deliveryRows.values },
       ScanIndexForward: false,
       Limit: limit,
     }),

@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { findByIdIndex } from '../../shared/table/id-index';
-import { PREFIX, tenantPk } from '../../shared/table/keys';
+import { PREFIX, sortKeyStartsWith, tenantPk } from '../../shared/table/keys';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { getTenant } from '../tenants/tenants';
@@ -111,9 +111,11 @@ export async function findWebhookEndpoint(endpointId: string): Promise<WebhookEn
 }
 
 export async function listWebhookEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
+  const endpointRows = sortKeyStartsWith(PREFIX.webhookEndpoint);
   const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':prefix': PREFIX.webhookEndpoint },
+    KeyConditionExpression: `pk = :pk AND ${endpointRows.condition}`,
+    ExpressionAttributeNames: endpointRows.names,
+    ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ...endpointRows.values },
   });
   return items.map(fromItem);
 }

@@ -67,3 +67,23 @@ export const tenantScopedPk = (tenantId: string, ...parts: string[]): string =>
   [tenantPk(tenantId), ...parts].join('#');
 
 export type Key = { pk: string; sk: string };
+
+/**
+ * The key condition "sort key starts with `prefix`" (every prefix here ends in `#`), written as
+ * the range `BETWEEN prefix AND successor`, where the successor is the prefix with its last
+ * character raised by one (`CONTACT#` -> `CONTACT$`). DynamoDB reads the same rows and charges
+ * the same for both forms; DynamoDB Local, the engine of the laptop and the tests, answers
+ * `begins_with` by walking the whole partition, so a page of contacts slowed down as the
+ * organization's other rows grew, while it answers a range from its index
+ * (bench/probes/begins-with.ts: 27 ms vs 3.7 ms beside 100,000 other rows). The upper bound is
+ * inclusive, and so would match a sort key equal to the successor itself; none exists, since no
+ * key contains `$`.
+ */
+export function sortKeyStartsWith(prefix: string, sortKeyName = 'sk'): { condition: string; names: Record<string, string>; values: Record<string, string> } {
+  const successor = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+  return {
+    condition: '#skRange BETWEEN :skFrom AND :skTo',
+    names: { '#skRange': sortKeyName },
+    values: { ':skFrom': prefix, ':skTo': successor },
+  };
+}
