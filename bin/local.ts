@@ -7,14 +7,21 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 async function main(): Promise<void> {
   // Imported only now: the AWS SDK must load after the line above, and lambdas/ modules after the runtime sets TABLE_NAME.
-  const [{ parseRuntimeArgs, RUNTIME_USAGE }, { UsageError, USAGE_EXIT_CODE }, { JAVA_HELP, javaMajorVersion }, { startRuntime }, { isProcessAlive }] =
-    await Promise.all([
-      import('../local/cli-args'),
-      import('../local/usage-error'),
-      import('../local/dynamodb-local'),
-      import('../local/runtime'),
-      import('../local/runtime-file'),
-    ]);
+  const [
+    { parseRuntimeArgs, RUNTIME_USAGE },
+    { UsageError, USAGE_EXIT_CODE },
+    { JAVA_HELP, javaMajorVersion },
+    { startRuntime },
+    { isProcessAlive },
+    { runOutsideInvocations },
+  ] = await Promise.all([
+    import('../local/cli-args'),
+    import('../local/usage-error'),
+    import('../local/dynamodb-local'),
+    import('../local/runtime'),
+    import('../local/runtime-file'),
+    import('../local/invocations'),
+  ]);
 
   let parsed: ReturnType<typeof parseRuntimeArgs>;
   try {
@@ -36,7 +43,7 @@ async function main(): Promise<void> {
 
   let stopRuntime: (() => Promise<void>) | undefined;
   let stopping = false;
-  const shutdown = (reason: string) => {
+  const stopOnce = (reason: string) => {
     // Ctrl-C under `npm start` arrives more than once (the terminal signals the whole group and
     // npm and tsx forward it too), so a repeat is not a request to hurry.
     if (stopping) return;
@@ -51,6 +58,9 @@ async function main(): Promise<void> {
     // Whatever has not registered its stop yet (a JVM still starting) is killed by its exit handler.
     void (stopRuntime ?? (async () => {}))().finally(() => process.exit(0));
   };
+  // In the process scope: a signal listener runs in the scope its signal's handle was made in,
+  // and tsx may have made it before main (for its own listeners), outside every scope.
+  const shutdown = (reason: string) => runOutsideInvocations(() => stopOnce(reason));
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
   const { stopWithPid } = options;
@@ -75,6 +85,17 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+/**
+ * Main in the process scope of per-invocation logging (local/invocations.ts), turned on first:
+ * before any SDK client or Powertools logger runs, and here rather than in local/runtime.ts,
+ * which tests import as a library.
+ */
+async function start(): Promise<void> {
+  const { scopeInvocations, runOutsideInvocations } = await import('../local/invocations');
+  await scopeInvocations();
+  await runOutsideInvocations(main);
+}
+
+void start();
 
 export {}; // a module, not a script: its names stay its own

@@ -1,4 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { runInvocation } from './invocations';
 
 /**
  * API Gateway's side of a TOKEN authorizer, for the local runtime: the event it sends the
@@ -23,7 +24,8 @@ export const methodArnOf = (stage: string, method: string, rawPath: string): str
 export async function invokeAuthorizer(handler: AuthorizerHandler, token: string, methodArn: string): Promise<AuthorizerOutcome> {
   const started = Date.now();
   try {
-    const result = await handler({ type: 'TOKEN', authorizationToken: token, methodArn });
+    // The authorizer is a function of its own, invoked apart from the request's function.
+    const result = await runInvocation(() => handler({ type: 'TOKEN', authorizationToken: token, methodArn }));
     return { kind: 'policy', result, latencyMs: Date.now() - started };
   } catch (err) {
     if ((err as Error).message === 'Unauthorized') return { kind: 'unauthorized' };

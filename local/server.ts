@@ -9,6 +9,7 @@ import { methodArnOf, policyAllows, type AuthorizerOutcome } from './authorizer'
 import type { CarrierCallbackGate } from './carrier-callback-gate';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../lambdas/shared/response-limit';
 import type { ProxyHandler } from './handlers';
+import { runInvocation } from './invocations';
 import { lambdaContext, toProxyEvent, type GatewayAuthorization, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';
 
@@ -100,10 +101,14 @@ function splitUrl(url: string): { rawPath: string; rawQuery: string } {
   return at === -1 ? { rawPath: url, rawQuery: '' } : { rawPath: url.slice(0, at), rawQuery: url.slice(at + 1) };
 }
 
+/** An operation's function as its Lambda context names it locally: one function per operation, as in AWS. */
+export const functionNameOf = (stage: string, operationId: string): string => `cct-${stage}-${operationId}`;
+
 async function invoke(handler: ProxyHandler | undefined, operationId: string, event: APIGatewayProxyEvent, stage: string): Promise<Outcome> {
   if (!handler) throw new Error(`No handler loaded for ${operationId}`);
-  const context = lambdaContext({ functionName: `cct-${stage}-${operationId}`, awsRequestId: randomUUID(), timeoutMs: INTEGRATION_TIMEOUT_MS });
-  const result = await handler(event, context);
+  const context = lambdaContext({ functionName: functionNameOf(stage, operationId), awsRequestId: randomUUID(), timeoutMs: INTEGRATION_TIMEOUT_MS });
+  // An invocation of its own: the function's log records carry its context and keys, not another's.
+  const result = await runInvocation(() => handler(event, context), context.awsRequestId);
   // Lambda refuses a response over 6 MB and API Gateway answers 5xx: so does the laptop.
   const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
   if (bytes > LAMBDA_RESPONSE_LIMIT_BYTES) throw new Error(`${operationId} answered ${bytes} bytes, over Lambda's response limit`);

@@ -1,3 +1,5 @@
+import { runInvocation } from './invocations';
+
 /**
  * The settlement sweep in the local runtime: what EventBridge runs every five minutes in AWS runs
  * here on a timer (every minute, or every quarter of the grace period when that is shorter, so a
@@ -10,7 +12,8 @@ export async function startTextSettlement(graceMs: number, logError: (line: stri
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     if (running) return; // one run at a time, as one scheduled Lambda at a time in AWS
-    running = settleUnknownOutcomes({ graceMs })
+    // One invocation of the scheduled function: what it logs stays out of the runtime's own scope.
+    running = runInvocation(() => settleUnknownOutcomes({ graceMs }))
       .catch((err: Error) => logError(`Text settlement sweep failed: ${err.message}`))
       .finally(() => (running = undefined));
   }, everyMs);

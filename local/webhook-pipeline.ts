@@ -15,6 +15,7 @@ import { toStreamChange } from '../lambdas/contexts/webhooks/stream-change';
 import { claimStaleAfterMs, processDeliveryMessage } from '../lambdas/contexts/webhooks/deliver';
 import { endpointCache, routeChange } from '../lambdas/contexts/webhooks/route-change';
 import { LocalDelayQueue } from './delay-queue';
+import { runInvocation } from './invocations';
 import { localDynamoClient } from './dynamodb-local';
 import type { QueueStore } from './queue-file';
 import { localEngineClientConfig } from '../lambdas/shared/config';
@@ -69,13 +70,16 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   const streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
   const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const queue: LocalDelayQueue = new LocalDelayQueue(
+    // Each message received is one invocation of the sender function.
     (message) =>
-      processDeliveryMessage(message, {
-        queue,
-        backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
-        timeoutMs,
-        allowInsecureTargets: options.allowInsecureTargets ?? false,
-      }),
+      runInvocation(() =>
+        processDeliveryMessage(message, {
+          queue,
+          backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+          timeoutMs,
+          allowInsecureTargets: options.allowInsecureTargets ?? false,
+        }),
+      ),
     claimStaleAfterMs(timeoutMs) + LOCAL_VISIBILITY_MARGIN_MS,
     options.queueStore,
   );
@@ -112,7 +116,10 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     lastDiscovery = Date.now();
   }
 
-  async function route(record: StreamRecord): Promise<void> {
+  /** One invocation of the router function per stream record, its retries included. */
+  const route = (record: StreamRecord): Promise<void> => runInvocation(() => routeRecord(record));
+
+  async function routeRecord(record: StreamRecord): Promise<void> {
     const change = toStreamChange({
       eventID: record.eventID,
       eventName: record.eventName,
