@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
@@ -10,6 +11,7 @@ import {
 import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
+import { consentKey } from '../../lambdas/contexts/consent/ledger';
 import { contactKey, createContact, fromItem, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contacts';
 import { indexedEntriesOf, insertIndex, reindex } from '../../lambdas/contexts/contacts/search-rows';
 import { uuidv7 } from '../../lambdas/shared/ids';
@@ -155,6 +157,16 @@ function rateLimitUpdate(db: Bare, tenantId: string) {
 /** The contact list's key condition, as `listContacts` builds it. */
 const contactRows = sortKeyStartsWith(PREFIX.contact);
 
+/**
+ * What a contact read does after reading the contact rows: the consent of their numbers from the
+ * consent ledger, one strongly consistent BatchGetItem (`withConsent` in contacts.ts).
+ */
+const consentOfRows = (db: DynamoDBDocumentClient, tenantId: string, rows: Record<string, unknown>[] | undefined) => {
+  const numbers = [...new Set((rows ?? []).map((row) => row.normalizedNumber).filter((n): n is string => typeof n === 'string'))];
+  if (numbers.length === 0) return Promise.resolve();
+  return db.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: numbers.map((n) => consentKey(tenantId, n)), ConsistentRead: true } } }));
+};
+
 const page = (query: Omit<QueryCommandInput, 'TableName'>, limit = 50): QueryCommandInput => ({
   TableName: TABLE_NAME,
   ScanIndexForward: false,
@@ -251,8 +263,8 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       request: () => ({ method: 'GET', path: '/contacts' }),
       expect: [200],
       bare: () =>
-        parallelWithLimit(() =>
-          db.send(
+        parallelWithLimit(async () => {
+          const { Items } = await db.send(
             new QueryCommand(
               page({
                 KeyConditionExpression: `#pk = :pk AND ${contactRows.condition}`,
@@ -260,15 +272,20 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                 ExpressionAttributeValues: { ':pk': tenantPk(t), ...contactRows.values },
               }),
             ),
-          ),
-        ),
+          );
+          await consentOfRows(db, t, Items?.slice(0, 50)); // the page shown, not the row read past it
+        }),
     },
     {
       name: 'GET /contacts/{id}',
       write: false,
       request: (i) => ({ method: 'GET', path: `/contacts/${pick(fixture.namedContactIds, i)}` }),
       expect: [200],
-      bare: (i) => parallelWithLimit(() => db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }))),
+      bare: (i) =>
+        parallelWithLimit(async () => {
+          const { Item } = await db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }));
+          await consentOfRows(db, t, Item && [Item]);
+        }),
     },
     {
       name: 'GET /messages',
@@ -339,6 +356,8 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
             ],
           }),
         );
+        // The number may have decided consent before its contact existed: the answer carries it.
+        await consentOfRows(db, bareTenant, [{ normalizedNumber: contact.phoneNumber }]);
       },
     },
     {
@@ -367,6 +386,8 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
             },
           }),
         );
+        // The contact it answers with carries its number's consent, as every contact read does.
+        await consentOfRows(db, t, Item && [Item]);
       },
     },
     {
@@ -512,6 +533,9 @@ type CaseSpec = {
 
 const READ_ONE = { GetItem: 1, UpdateItem: 1 };
 const QUERY_ONE = { Query: 1, UpdateItem: 1 };
+/** Contact reads add the consent of the page's numbers: one BatchGetItem on the consent ledger. */
+const CONTACT_ONE = { ...READ_ONE, BatchGetItem: 1 };
+const CONTACTS_PAGE = { ...QUERY_ONE, BatchGetItem: 1 };
 
 const sameCounts = (a: Record<string, number>, b: Record<string, number>) => {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -537,16 +561,16 @@ export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixtur
       target: QUERY_ONE,
     },
     { name: 'GET /calls/{id}', request: () => ({ method: 'GET', path: `/calls/${fixture.callIds[0]}` }), target: READ_ONE },
-    { name: 'GET /contacts', request: () => ({ method: 'GET', path: '/contacts' }), target: QUERY_ONE },
-    { name: 'GET /contacts, page 2 (cursor)', request: async () => ({ method: 'GET', path: `/contacts?cursor=${await cursorOf('/contacts')}` }), target: QUERY_ONE },
-    { name: 'GET /contacts?includeAutoCreated=false', request: () => ({ method: 'GET', path: '/contacts?includeAutoCreated=false' }), target: QUERY_ONE },
+    { name: 'GET /contacts', request: () => ({ method: 'GET', path: '/contacts' }), target: CONTACTS_PAGE },
+    { name: 'GET /contacts, page 2 (cursor)', request: async () => ({ method: 'GET', path: `/contacts?cursor=${await cursorOf('/contacts')}` }), target: CONTACTS_PAGE },
+    { name: 'GET /contacts?includeAutoCreated=false', request: () => ({ method: 'GET', path: '/contacts?includeAutoCreated=false' }), target: CONTACTS_PAGE },
     {
       name: 'GET /contacts?search=acme',
       request: () => ({ method: 'GET', path: '/contacts?search=acme' }),
-      target: QUERY_ONE,
-      note: 'a filter: DynamoDB applies Limit before it, so more Query pages may be read to fill one page',
+      target: { ...CONTACTS_PAGE, BatchGetItem: 2 },
+      note: 'the search index: its entries, then the contacts they name, then their consent',
     },
-    { name: 'GET /contacts/{id}', request: () => ({ method: 'GET', path: `/contacts/${fixture.namedContactIds[0]}` }), target: READ_ONE },
+    { name: 'GET /contacts/{id}', request: () => ({ method: 'GET', path: `/contacts/${fixture.namedContactIds[0]}` }), target: CONTACT_ONE },
     { name: 'GET /messages', request: () => ({ method: 'GET', path: '/messages' }), target: QUERY_ONE },
     { name: 'GET /messages/{counterpart}', request: () => ({ method: 'GET', path: `/messages/${conversation}` }), target: QUERY_ONE },
     {
@@ -557,7 +581,8 @@ export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixtur
     {
       name: 'POST /contacts (create)',
       request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Round Trip', phoneNumber: e164('551', 1) } }),
-      target: { TransactWriteItems: 1, UpdateItem: 1 },
+      target: { TransactWriteItems: 1, UpdateItem: 1, BatchGetItem: 1 },
+      note: 'the create transaction, then the consent its number may already have',
     },
     {
       name: 'POST /contacts (adopt an auto-created contact)',
