@@ -38,6 +38,15 @@ export const hashApiKey = (key: string): string => createHash('sha256').update(k
 export const isExpired = (expiresAt: string | null, now: Date): boolean =>
   expiresAt !== null && Date.parse(expiresAt) <= now.getTime();
 
+/** Whether a key still works, as the operator sees it: a rotated key is `rotating_out` until its grace period ends. */
+export type ApiKeyState = 'active' | 'rotating_out' | 'expired' | 'revoked';
+
+export function apiKeyState(record: ApiKeyRecord, now: Date): ApiKeyState {
+  if (record.revokedAt !== null) return 'revoked';
+  if (isExpired(record.expiresAt, now)) return 'expired';
+  return record.replacedBy !== null ? 'rotating_out' : 'active';
+}
+
 export const looksLikeApiKey = (value: string): boolean => KEY_PATTERN.test(value);
 
 export function generateApiKey(): { key: string; hash: string; prefix: string } {
@@ -211,4 +220,12 @@ export const publicApiKey = ({ id, name, prefix, scopes, expiresAt, createdAt }:
   scopes,
   expiresAt,
   createdAt,
+});
+
+/** The operator's view of a key (`key list`, `tenant show`, `key rotate`): the public view, whether it still works, what replaced it. */
+export const operatorApiKeyView = (record: ApiKeyRecord, now: Date) => ({
+  ...publicApiKey(record),
+  state: apiKeyState(record, now),
+  revokedAt: record.revokedAt,
+  replacedBy: record.replacedBy,
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ApiKeyRecord, CreateApiKeyInput } from '../../../lambdas/contexts/tenants/api-keys';
-import { gracePeriod, option, parseOptions, parsePositional, ROTATION_GRACE } from '../options';
+import type { CreateApiKeyInput } from '../../../lambdas/contexts/tenants/api-keys';
+import { gracePeriod, option, parseOptions, ROTATION_GRACE, uuidPositional } from '../options';
 import { defineCommand } from '../registry';
 import { appliedTarget, isAwsTable, type DeployedStack } from '../target';
 import { requireTenant } from './require-tenant';
@@ -65,13 +65,6 @@ async function createUsagePlanKeyFor(stack: DeployedStack, keyId: string, whose:
   return { apiGatewayKeyId: created.apiKeyId, usagePlanId: stack.usagePlanId };
 }
 
-/** What an operator needs to know of a key: its public view, whether it still works, and what replaced it. */
-function keyStatus(record: ApiKeyRecord, now: Date) {
-  const expired = record.expiresAt !== null && Date.parse(record.expiresAt) <= now.getTime();
-  const state = record.revokedAt !== null ? 'revoked' : expired ? 'expired' : record.replacedBy !== null ? 'rotating_out' : 'active';
-  return { state, revokedAt: record.revokedAt, replacedBy: record.replacedBy };
-}
-
 export const keyList = defineCommand({
   words: ['key', 'list'],
   summary: "An organization's API keys, oldest first, with state active|rotating_out|expired|revoked (never a key or its hash)",
@@ -86,9 +79,9 @@ export const keyList = defineCommand({
 
 /** An organization's keys as `key list` and `tenant show` print them. */
 export async function describeKeysOf(tenantId: string) {
-  const { listApiKeys, publicApiKey } = await import('../../../lambdas/contexts/tenants/api-keys');
+  const { listApiKeys, operatorApiKeyView } = await import('../../../lambdas/contexts/tenants/api-keys');
   const now = new Date();
-  return (await listApiKeys(tenantId)).map((record) => ({ ...publicApiKey(record), ...keyStatus(record, now) }));
+  return (await listApiKeys(tenantId)).map((record) => operatorApiKeyView(record, now));
 }
 
 export const keyRotate = defineCommand({
@@ -98,13 +91,13 @@ export const keyRotate = defineCommand({
   positionals: ['keyId'],
   options: { grace: { type: 'string' }, 'expires-at': { type: 'string' } },
   parse: ({ values, positionals }) => {
-    const keyId = parsePositional(option.uuid, 'keyId', positionals[0]);
+    const keyId = uuidPositional('keyId')({ positionals });
     const o = parseOptions(z.object({ grace: gracePeriod().optional(), 'expires-at': option.isoDateTime.optional() }), values);
     const expiresAt = o['expires-at'] === undefined ? undefined : new Date(o['expires-at']).toISOString();
     return { keyId, graceSeconds: o.grace ?? ROTATION_GRACE.defaultSeconds, expiresAt };
   },
   run: async ({ keyId, graceSeconds, expiresAt }) => {
-    const { rotateApiKey, publicApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
+    const { rotateApiKey, publicApiKey, operatorApiKeyView, usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
     const { uuidv7 } = await import('../../../lambdas/shared/ids');
     const stack = appliedTarget()?.stack;
     // Against a stack the new key's usage-plan key comes first: the new key must work the moment it is shown.
@@ -112,11 +105,10 @@ export const keyRotate = defineCommand({
     const usagePlanKey = stack ? await createUsagePlanKeyFor(stack, newKeyId, `replacing key ${keyId}`) : undefined;
     try {
       const { key, apiKey, replaced } = await rotateApiKey(keyId, { graceSeconds, expiresAt, newKeyId });
-      const now = new Date();
       return {
         key,
         apiKey: publicApiKey(apiKey),
-        replaced: { ...publicApiKey(replaced), ...keyStatus(replaced, now) },
+        replaced: operatorApiKeyView(replaced, new Date()),
         ...(stack && { baseUrl: stack.apiBaseUrl, usagePlanKey }),
       };
     } catch (err) {
@@ -133,7 +125,7 @@ export const keyRevoke = defineCommand({
   usage: '',
   positionals: ['keyId'],
   options: {},
-  parse: ({ positionals }) => parsePositional(option.uuid, 'keyId', positionals[0]),
+  parse: uuidPositional('keyId'),
   run: async (keyId) => {
     const { revokeApiKey, publicApiKey, usagePlanKeyValueOf } = await import('../../../lambdas/contexts/tenants/api-keys');
     const record = await revokeApiKey(keyId);
