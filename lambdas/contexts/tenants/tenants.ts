@@ -135,6 +135,8 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
   // Spend is changed only by sends; everything else is the operator's. Guarding on updatedAt
   // makes a concurrent operator change fail loudly instead of being silently overwritten.
   const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
+  // Written on every update too, so an organization created before `tenant list` existed joins it.
+  const listing = allTenantsListing(tenantId);
   try {
     await writeWithNumbers(
       {
@@ -146,8 +148,8 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
           ExpressionAttributeNames: { ...Object.fromEntries(fields.map((f) => [`#${f}`, f])), '#listPk': GSIS.gsi2.partitionKey, '#listSk': GSIS.gsi2.sortKey },
           ExpressionAttributeValues: {
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
-            ':listPk': PREFIX.tenants,
-            ':listSk': tenantId,
+            ':listPk': listing[GSIS.gsi2.partitionKey],
+            ':listSk': listing[GSIS.gsi2.sortKey],
             ':previousUpdatedAt': current.updatedAt,
           },
         },
