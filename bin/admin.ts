@@ -15,7 +15,6 @@ async function main(): Promise<void> {
     stderr: (text) => process.stderr.write(text),
     signal: stop.signal,
   });
-
 }
 
 void main();

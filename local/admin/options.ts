@@ -91,3 +91,9 @@ export function parsePositional<T extends z.ZodType>(schema: T, name: string, va
   if (result.success) return result.data;
   throw new UsageError(`<${name}>: ${value === undefined ? 'is required' : result.error.issues[0].message}`);
 }
+
+/** The parse of a command whose one positional is an id (`tenant show <tenantId>`), or that id of a longer parse. */
+export const uuidPositional =
+  (name: string) =>
+  ({ positionals }: { positionals: string[] }): string =>
+    parsePositional(option.uuid, name, positionals[0]);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { buffer } from 'node:stream/consumers';
 import { addWebhookEndpoint, removeWebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { getTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import type { CommandContext } from './registry';
@@ -20,14 +21,6 @@ const LOOPBACK = '127.0.0.1';
 const FORWARD_TIMEOUT_MS = 9_000;
 /** Hop-by-hop and length headers are the forward's own; everything else (the signatures) is passed on. */
 const NOT_FORWARDED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
-
-const readRaw = (req: IncomingMessage) =>
-  new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 
 async function forward(forwardTo: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; error?: string }> {
   const headers = Object.entries(req.headers).filter(([name]) => !NOT_FORWARDED.has(name));
@@ -50,7 +43,7 @@ async function forward(forwardTo: string, req: IncomingMessage, body: Buffer): P
 function startForwarder(forwardTo: string, emit: (document: unknown) => void, count: { forwarded: number }): Promise<Server> {
   const server = createServer((req, res) => {
     void (async () => {
-      const body = await readRaw(req);
+      const body = await buffer(req);
       const outcome = await forward(forwardTo, req, body);
       count.forwarded += 1;
       emit({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TenantInput, TenantUpdate } from '../../../lambdas/contexts/tenants/tenants';
 import { UsageError } from '../../usage-error';
-import { option, parseOptions, parsePositional } from '../options';
+import { option, parseOptions, uuidPositional } from '../options';
 import { defineCommand, type OptionSpecs } from '../registry';
 import { describeKeysOf } from './key';
 
@@ -64,7 +64,7 @@ export const tenantUpdate = defineCommand({
     'approve-host': { type: 'string', multiple: true },
   },
   parse: ({ values, positionals }): { tenantId: string; change: TenantUpdate } => {
-    const tenantId = parsePositional(option.uuid, 'tenantId', positionals[0]);
+    const tenantId = uuidPositional('tenantId')({ positionals });
     const o = parseOptions(
       z.object({
         name: option.text.optional(),
@@ -112,7 +112,7 @@ export const tenantShow = defineCommand({
   usage: '',
   positionals: ['tenantId'],
   options: {},
-  parse: ({ positionals }) => parsePositional(option.uuid, 'tenantId', positionals[0]),
+  parse: uuidPositional('tenantId'),
   run: async (tenantId) => {
     const [{ getTenant }, { listWebhookEndpoints, publicWebhookEndpoint }] = await Promise.all([
       import('../../../lambdas/contexts/tenants/tenants'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { gracePeriod, option, parseOptions, parsePositional, ROTATION_GRACE } from '../options';
+import { gracePeriod, option, parseOptions, ROTATION_GRACE, uuidPositional } from '../options';
 import { defineCommand } from '../registry';
 import { requireTenant } from './require-tenant';
 
@@ -12,6 +12,8 @@ const webhookCommands = () => import('../webhook-commands');
 
 /** The spec's three events; checked again (with the table's own list) when the endpoint is written. */
 const EVENTS_HELP = 'call.completed,voicemail.received,sms.received';
+
+const endpointIdOf = uuidPositional('endpointId');
 
 export const webhookAdd = defineCommand({
   words: ['webhook', 'add'],
@@ -47,7 +49,7 @@ export const webhookDeliveries = defineCommand({
   options: { limit: { type: 'string' } },
   parse: ({ values, positionals }) => {
     const { limit } = parseOptions(z.object({ limit: option.wholeNumber.pipe(z.number().min(1, 'must be at least 1').max(100, 'must be at most 100')).optional() }), values);
-    return { endpointId: parsePositional(option.uuid, 'endpointId', positionals[0]), limit };
+    return { endpointId: endpointIdOf({ positionals }), limit };
   },
   run: async ({ endpointId, limit }) => (await webhookCommands()).webhookDeliveries(endpointId, { limit }),
 });
@@ -58,7 +60,7 @@ export const webhookRedeliver = defineCommand({
   usage: '',
   positionals: ['deliveryId'],
   options: {},
-  parse: ({ positionals }) => parsePositional(option.uuid, 'deliveryId', positionals[0]),
+  parse: uuidPositional('deliveryId'),
   run: async (deliveryId) => (await webhookCommands()).webhookRedeliver(deliveryId),
 });
 
@@ -70,12 +72,10 @@ export const webhookTest = defineCommand({
   options: { 'wait-ms': { type: 'string' } },
   parse: ({ values, positionals }) => {
     const o = parseOptions(z.object({ 'wait-ms': option.wholeNumber.optional() }), values);
-    return { endpointId: parsePositional(option.uuid, 'endpointId', positionals[0]), waitMs: o['wait-ms'] };
+    return { endpointId: endpointIdOf({ positionals }), waitMs: o['wait-ms'] };
   },
   run: async ({ endpointId, waitMs }) => (await webhookCommands()).webhookTest(endpointId, { waitMs }),
 });
-
-const endpointIdOf = ({ positionals }: { positionals: string[] }) => parsePositional(option.uuid, 'endpointId', positionals[0]);
 
 export const webhookRemove = defineCommand({
   words: ['webhook', 'remove'],
@@ -119,7 +119,6 @@ export const webhookRotateSecret = defineCommand({
   },
   run: async ({ endpointId, graceSeconds }) => (await webhookCommands()).webhookRotateSecret(endpointId, graceSeconds),
 });
-
 
 export const webhookListen = defineCommand({
   words: ['webhook', 'listen'],
