@@ -27,28 +27,36 @@ export const ROUTE_TABLE_ACCESS = {
   listCalls: LIST_PAGE,
   /** `calls.getCall`. */
   getCall: READ_ROWS,
-  /** `contacts.getContact`: the contact, then its number's consent ledger row (BatchGetItem, as for a page). */
+  /**
+   * `contacts.getContact`: the contact (GetItem), which carries its number's consent; a row written
+   * before contacts carried it reads its number's ledger row (BatchGetItem) until migrated.
+   */
   getContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] },
   /**
-   * `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false;
-   * then the page's consent ledger rows in one BatchGetItem. A search queries one partition of
-   * the search index and reads its contacts with BatchGetItem.
+   * `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false.
+   * A search queries one partition of the search index and reads its contacts with BatchGetItem
+   * (rows not yet migrated read their numbers' ledger rows the same way).
    */
   listContacts: { ...LIST_PAGE, actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
   /**
-   * `contacts.createContact`: a transaction of Puts (claim, contact, its search entries); adoption
-   * reads the contact (GetItem), then a transaction of two Updates (claim + contact) with the
-   * changed search entries (Put, Delete), followed by a GetItem of the adopted contact; the
-   * number's consent ledger row is read with BatchGetItem.
-   * No ConditionCheck item is used, so none is granted. The Idempotency-Key records (Powertools)
-   * are Put, Get, Update and Delete: a failed request (a 409) deletes its record to free the key.
+   * `contacts.createContact`: the number's ledger row (GetItem), then a transaction of Puts (claim,
+   * contact with its consent copy, its search entries) and the ledger's ConditionCheckItem;
+   * adoption reads the contact (GetItem), then a transaction of two Updates (claim + contact) with
+   * the changed search entries (Put, Delete), followed by a GetItem of the adopted contact.
+   * The Idempotency-Key records (Powertools) are Put, Get, Update and Delete: a failed request (a
+   * 409) deletes its record to free the key.
    */
-  createContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  createContact: {
+    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+  },
   /**
    * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claim
-   * and the changed search entries (Update contact, Delete old claim and entries, Put new ones).
+   * and the changed search entries (Update contact, Delete old claim and entries, Put new ones);
+   * a new number brings its ledger row's consent (GetItem, then a ConditionCheckItem in the transaction).
    */
-  updateContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
+  updateContact: {
+    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+  },
   /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claim and search entries. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
   /** `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity). */
@@ -56,13 +64,16 @@ export const ROUTE_TABLE_ACCESS = {
   /** `messages.listMessages`: one conversation on gsi1. */
   listMessages: { actions: ['dynamodb:Query'], indexes: ['gsi1'] },
   /**
-   * `sending.sendMessage`: GetItem (Idempotency-Key row, organization, message on a replay); one
-   * transaction of ConditionCheckItem (the number's consent), UpdateItem (charge, thread), PutItem
-   * (message, Idempotency-Key row); then the sid (UpdateItem + PutItem of the sid row), or a failure
-   * (UpdateItem: message, refund, thread),
-   * and the ledger's UpdateItem when the carrier reports an opt-out.
+   * `sending.sendMessage`: GetItem (Idempotency-Key row, organization, thread, message on a
+   * replay); one transaction of ConditionCheckItem (the number's consent), UpdateItem (the charge
+   * on a spend shard, thread), PutItem (message, Idempotency-Key row); then the sid (UpdateItem +
+   * PutItem of the sid row), or a failure (UpdateItem: message, refund, thread). A shard that
+   * refuses the charge has the shards read (BatchGetItem) and rebalanced or brought up to the
+   * policy (UpdateItem); an organization without shards gets them (UpdateItem, PutItem); a thread
+   * under its legacy key is moved (DeleteItem, PutItem). A carrier opt-out updates the ledger and
+   * the holder's copy (UpdateItem, ConditionCheckItem on the number's claim).
    */
-  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
 } satisfies Record<RouteId, TableAccess>;
 
 /**
@@ -106,18 +117,19 @@ export const WEBHOOK_SENDER_TABLE_ACCESS: TableAccess = {
  * The carrier's callback functions (lambdas/handlers/carrier/*.ts through lambdas/contexts/carrier/).
  * Every one first finds the organization: GetItem of the number-owner rows, the call-owner row and
  * (with `?tenantId=`) the organization row (`organization.resolveOrganization`). Transactions are
- * authorized per item, so each lists the item actions inside its transactions; none uses Query,
- * DeleteItem or ConditionCheckItem, and none is granted them.
+ * authorized per item, so each lists the item actions inside its transactions; none uses Query.
+ * A contact created for a number copies and checks its ledger row (GetItem, ConditionCheckItem).
  */
 export const CARRIER_CALLBACK_TABLE_ACCESS = {
   /**
    * `calls.upsertCallByProviderSid`: GetItem (sid row); the first callback of a call writes the
    * sid row, the call-owner row and the call in one transaction (PutItem x3); every callback
    * applies its facts as conditional UpdateItems; each external number gets its contact and number
-   * claim (`contacts.ensureContactForNumber`, a transaction of PutItems: claim, contact, search entries); a voicemail waiting
+   * claim (`contacts.ensureContactForNumber`: GetItem of the claim, and for a new number a transaction of PutItems:
+   * claim, contact, search entries, with the ledger's ConditionCheckItem); a voicemail waiting
    * for this call gets its numbers (`voicemails.attachCallToVoicemail`, UpdateItem).
    */
-  twilioVoiceStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+  twilioVoiceStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'] },
   /**
    * `callbacks.recordingCallback`: GetItem (call by sid), the voicemail row written by UpdateItem
    * (an upsert: no PutItem) and marked ready by another UpdateItem.
@@ -127,20 +139,24 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
   twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
   /**
    * `receiving.receiveInboundMessage`: the sender's contact, claim and search entries (a transaction of PutItems),
-   * the message with its sid row (PutItem x2), its thread and a consent keyword's ledger row
-   * (UpdateItem) in one transaction, and GetItem of the first copy on a carrier retry.
+   * the message with its sid row (PutItem x2), its thread (GetItem, then UpdateItem; a legacy row
+   * moved by DeleteItem + PutItem) and a consent keyword's ledger row and holder's copy (UpdateItem,
+   * ConditionCheckItem on the claim) in one transaction, and GetItem of the first copy on a carrier retry.
    */
-  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'] },
   /**
    * `delivery-status.updateMessageStatus`: GetItem (sid row, message), then one transaction of
-   * UpdateItems (message, thread's `lastStatus`, the refund of a failed text) with the sid row's
-   * PutItem when the callback is the first to name the sid; an opt-out code updates the ledger.
+   * UpdateItems (message, thread's `lastStatus`, the refund of a failed text on its spend shard)
+   * with the sid row's PutItem when the callback is the first to name the sid; an opt-out code
+   * updates the ledger and the holder's copy (UpdateItem, ConditionCheckItem on the claim). A text
+   * charged before spend shards existed reads the organization row (GetItem) and may make them (UpdateItem, PutItem).
    */
-  twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+  twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'] },
 } satisfies Record<CarrierRouteId, TableAccess>;
 
 /**
  * The settlement sweep (`settlement.settleUnknownOutcomes`): Query on gsi2 (the unsettled
- * worklist), then per text GetItem and one transaction of UpdateItems (message, refund, thread).
+ * worklist), then per text GetItem and one transaction of UpdateItems (message, refund, thread);
+ * a text charged before spend shards existed may have them made (UpdateItem, PutItem).
  */
-export const TEXT_SETTLEMENT_TABLE_ACCESS: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], indexes: ['gsi2'] };
+export const TEXT_SETTLEMENT_TABLE_ACCESS: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], indexes: ['gsi2'] };

@@ -465,7 +465,7 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
         await db.send(
           new TransactWriteCommand({
             TransactItems: [
-              { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1 }), ConditionExpression: 'attribute_not_exists(pk)' } },
+              { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1, spendShard: 0 }), ConditionExpression: 'attribute_not_exists(pk)' } },
               threadUpdateFor(bareTenant, message, true),
             ],
           }),

@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { localEngineClientConfig, tableConfig } from './config';
+import { ContentionRetryStrategy } from './table/contention';
 
 /**
  * The process-wide SDK clients and logger, created once at module scope so every invocation of a
@@ -12,10 +13,15 @@ const { tableName, endpoint } = tableConfig();
 
 export const TABLE_NAME = tableName;
 
+/**
+ * Contention (throttles, transaction conflicts) is retried a few times, quickly, by the client
+ * itself (./table/contention.ts), so no caller writes its own retry loop for it.
+ */
 export const dynamo = DynamoDBDocumentClient.from(
-  new DynamoDBClient(
-    endpoint ? localEngineClientConfig(endpoint) : {},
-  ),
+  new DynamoDBClient({
+    ...(endpoint ? localEngineClientConfig(endpoint) : {}),
+    retryStrategy: new ContentionRetryStrategy(),
+  }),
   { marshallOptions: { removeUndefinedValues: true } },
 );
 

@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   carrier_unavailable: 502,
+  /** DynamoDB contention that outlasted the retries (shared/table/contention.ts): nothing was written. */
+  temporarily_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -64,6 +66,18 @@ export class NotFoundError extends DomainError {
   }
 }
 
+
+/**
+ * Contention the service's retries could not outlast (a throttled partition, items held by other
+ * transactions): nothing was written, so the same request again after `Retry-After` is safe.
+ */
+export class TemporarilyUnavailableError extends DomainError {
+  constructor(retryAfterSeconds = 1) {
+    super(503, 'temporarily_unavailable', `The service is busy with this organization's data; nothing was changed, retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`, {}, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
 
 /** The response header that marks an answer given again for a repeated Idempotency-Key. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';

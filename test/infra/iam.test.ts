@@ -118,10 +118,10 @@ describe('least-privilege IAM', () => {
     ['listContacts', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
     ['listThreads', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi2'] }],
     ['listMessages', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
-    ['createContact', ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
-    ['updateContact', ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    ['createContact', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    ['updateContact', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
     ['deleteContact', ['dynamodb:DeleteItem', 'dynamodb:GetItem'], {}],
-    ['sendMessage', ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    ['sendMessage', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
   ] as const)('grants %s exactly the table actions its domain code sends', (operationId, onTable, onIndexes) => {
     const access = accessOf(operationId as RouteId);
 

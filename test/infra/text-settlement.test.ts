@@ -21,7 +21,7 @@ describe('the settlement sweep of texts with an unknown carrier outcome', () => 
     ]);
   });
 
-  it('may query only gsi2 (the unsettled worklist) and read and update rows, nothing else', () => {
+  it('may query only gsi2 (the unsettled worklist), read and update rows and make spend shards, nothing else', () => {
     // Prepare
     const { stack, template } = synth();
     const tableId = logicalIdOf(stack, stack.table.table);
@@ -29,7 +29,7 @@ describe('the settlement sweep of texts with an unknown carrier outcome', () => 
     const statements = dynamoStatements(statementsOfFunction(template, logicalIdOf(stack, stack.textSettlement.sweeper)));
     // Assess
     const actions = [...new Set(statements.flatMap(actionsOf))].sort();
-    expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     const queryResources = JSON.stringify(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')).map((s) => s.Resource));
     expect(queryResources).toContain('/index/gsi2');
     expect(queryResources).not.toContain('gsi1');

@@ -9,7 +9,8 @@ import { consentOf } from '../../lambdas/contexts/consent/ledger';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { RecipientOptedOutError } from '../../lambdas/contexts/texting/errors';
 import { listMessages } from '../../lambdas/contexts/texting/messages';
-import { createTenant, getTenant } from '../../lambdas/contexts/tenants/tenants';
+import { spendOf } from '../../lambdas/contexts/texting/spend';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { sendMessage as sendText } from '../../lambdas/contexts/texting/sending';
 import { listThreads } from '../../lambdas/contexts/texting/threads';
 import { sid, smsInbound, smsStatus, type Form } from '../fixtures/twilio/callbacks';
@@ -185,14 +186,14 @@ describe('a message status callback', () => {
     // Prepare
     const customer = nextCustomer();
     const { messageSid } = await sendOne(customer);
-    const spend = (await getTenant(tenantId))!.spendCents;
+    const spend = await spendOf(tenantId);
     const carrier = countingCarrier();
     // Act
     await postStatus(smsStatus({ messageSid, status: 'undelivered', from: ORG, to: customer, errorCode: '21610' }));
     // Assess
     expect(await consentOf(tenantId, customer)).toMatchObject({ status: 'opted_out', source: 'carrier_opt_out', at: received.toISOString() });
     expect((await conversation(customer))[0]).toMatchObject({ status: 'failed' });
-    expect((await getTenant(tenantId))!.spendCents).toBe(spend - 1);
+    expect(await spendOf(tenantId)).toBe(spend - 1);
     const refusal = await sendMessage(tenantId, { to: customer, body: 'Again?' }, carrier).catch((err: unknown) => err);
     expect(refusal).toBeInstanceOf(RecipientOptedOutError);
     expect(refusal).toMatchObject({ status: 409, code: 'recipient_opted_out' });

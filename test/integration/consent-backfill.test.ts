@@ -1,7 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { consentOf, recordConsentChange } from '../../lambdas/contexts/consent/ledger';
+import { consentOf } from '../../lambdas/contexts/consent/ledger';
+import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { contactKey } from '../../lambdas/contexts/contacts/contacts';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { consentBackfill } from '../../local/admin/commands/consent';

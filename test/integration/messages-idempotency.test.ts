@@ -14,7 +14,8 @@ import { CarrierError, type Carrier, type CarrierErrorDetails, type OutboundText
 import { CarrierRejectedError, CarrierUnavailableError, RecipientOptedOutError } from '../../lambdas/contexts/texting/errors';
 import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { listMessages } from '../../lambdas/contexts/texting/messages';
-import { createTenant, getTenant } from '../../lambdas/contexts/tenants/tenants';
+import { spendOf } from '../../lambdas/contexts/texting/spend';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 
 type Handler = (event: ReturnType<typeof apiEvent>, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -62,7 +63,7 @@ describe('Idempotency-Key on POST /messages', () => {
     expect(retry.headers).toMatchObject({ 'Idempotent-Replayed': 'true' });
     expect(first.headers?.['Idempotent-Replayed']).toBeUndefined();
     expect((await listMessages(tenantId, '+14155550601', { limit: 10 })).items).toHaveLength(1);
-    expect((await getTenant(tenantId))!.spendCents).toBe(1);
+    expect(await spendOf(tenantId)).toBe(1);
     const { Items: records = [] } = await dynamo.send(
       new QueryCommand({
         TableName: TABLE_NAME,

@@ -11,6 +11,7 @@ import { settleUnknownOutcomes } from '../../lambdas/contexts/texting/settlement
 import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
 import { recordMessageSid, updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { getMessage, getMessageItem, listMessages } from '../../lambdas/contexts/texting/messages';
+import { spendOf } from '../../lambdas/contexts/texting/spend';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
 import { sendMessage as sendText } from '../../lambdas/contexts/texting/sending';
 import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/contexts/tenants/tenants';
@@ -60,7 +61,6 @@ const newOrg = async (overrides: Partial<TenantInput> = {}) =>
   (await createTenant({ name: 'Texting Org', smsNumber: `+1628555${String((orgNumbers += 1)).padStart(4, '0')}`, ...overrides })).id;
 const smsNumberOf = async (tenantId: string) => (await getTenant(tenantId))!.smsNumber!;
 
-const spendOf = async (tenantId: string) => (await getTenant(tenantId))!.spendCents;
 
 const inbound = (tenantId: string, from: string, body: string, at: Date, messageSid = newSid()) =>
   receiveInboundMessage(tenantId, { from, to: ORG_NUMBER, body, messageSid, receivedAt: at });

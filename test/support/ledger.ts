@@ -1,10 +1,9 @@
-import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, ScanCommand, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { PREFIX, tenantPk } from '../../lambdas/shared/table/keys';
 import { ROW_TYPES } from '../../lambdas/shared/table/row-types';
 import { GSIS } from '../../lambdas/shared/table/table-schema';
 import { costCentsOfItem, UNSETTLED_SHARDS, unsettledPk } from '../../lambdas/contexts/texting/messages';
-import { getTenant } from '../../lambdas/contexts/tenants/tenants';
+import { spendOf } from '../../lambdas/contexts/texting/spend';
 
 /**
  * The money of one organization, read from the table rather than from what the code under test
@@ -27,20 +26,35 @@ async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): P
   return rows;
 }
 
+/**
+ * Every message row of the organization, whatever conversation or partition it is in (each has its
+ * own): a strongly consistent Scan of the test's own table, which only tests may afford.
+ */
+export async function messageRowsOf(tenantId: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  let startKey: ScanCommandOutput['LastEvaluatedKey'];
+  do {
+    const page = await dynamo.send(
+      new ScanCommand({
+        TableName: TABLE_NAME,
+        FilterExpression: '#type = :message AND tenantId = :tenantId',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':message': ROW_TYPES.message, ':tenantId': tenantId },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    rows.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return rows;
+}
+
 export async function moneyLedgerOf(tenantId: string): Promise<MoneyLedger> {
-  // Every message row of the organization, whatever conversation it is in.
-  const rows = await queryAll({
-    TableName: TABLE_NAME,
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :message)',
-    ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':message': PREFIX.message },
-    ConsistentRead: true,
-  });
-  const owedCents = rows
-    .filter((row) => row.type === ROW_TYPES.message && row.direction === 'outbound' && row.status !== 'failed')
+  const owedCents = (await messageRowsOf(tenantId))
+    .filter((row) => row.direction === 'outbound' && row.status !== 'failed')
     .reduce((sum, row) => sum + costCentsOfItem(row), 0);
-  const tenant = await getTenant(tenantId);
-  if (!tenant) throw new Error(`moneyLedgerOf: organization ${tenantId} does not exist`);
-  return { spendCents: tenant.spendCents, owedCents };
+  return { spendCents: await spendOf(tenantId), owedCents };
 }
 
 /** The ids of the organization's texts in the settlement sweep's worklist (all shards). */

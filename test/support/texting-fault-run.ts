@@ -1,7 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { dynamo } from '../../lambdas/shared/aws';
 import { DomainError } from '../../lambdas/shared/errors';
-import { tenantPk, PREFIX } from '../../lambdas/shared/table/keys';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import { smsInboundCallback, smsStatusCallback } from '../../lambdas/contexts/carrier/callbacks';
@@ -9,9 +7,11 @@ import { TwilioCarrier } from '../../lambdas/contexts/carrier/internal/twilio';
 import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
 import { consentOf } from '../../lambdas/contexts/consent/ledger';
 import { createContact, deleteContact, updateContact } from '../../lambdas/contexts/contacts/contacts';
-import { createTenant, getTenant } from '../../lambdas/contexts/tenants/tenants';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { settleUnknownOutcomes } from '../../lambdas/contexts/texting/settlement';
+import { spendOf } from '../../lambdas/contexts/texting/spend';
+import { messageRowsOf } from './ledger';
 import { startCallbackServer } from './callback-server';
 import { injectDynamoFaults, type DynamoFaultCounts } from './dynamo-faults';
 import { FakeTwilio } from './fake-twilio';
@@ -65,26 +65,7 @@ function seeded(seed: number): () => number {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const number = (prefix: string, i: number) => `+1${prefix}${String(i).padStart(4, '0')}`;
 
-type Row = Record<string, unknown>;
 
-async function rowsOfType(tenantId: string, skPrefix: string): Promise<Row[]> {
-  const rows: Row[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':prefix': skPrefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    rows.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return rows;
-}
 
 /** Something the run started and must stop whatever happens: a server left listening keeps Jest from exiting. */
 type Stoppable = { stop: () => Promise<unknown> | void };
@@ -224,7 +205,7 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
   return compare();
 
   async function compare(): Promise<FaultRunFigures> {
-    const messages = (await rowsOfType(tenantId, PREFIX.message)).filter((m) => m.direction === 'outbound');
+    const messages = (await messageRowsOf(tenantId)).filter((m) => m.direction === 'outbound');
     const createdByBody = new Map<string, (typeof twilio.created)[number]>();
     for (const text of twilio.created) createdByBody.set(text.body, text);
     // Each body is one logical send, one Idempotency-Key: every carrier request beyond its first is a duplicate.
@@ -266,7 +247,7 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
       if (m.status !== expected) statusMismatches += 1;
       if (m.status !== 'failed') costNotFailed += (m.costCents as number) ?? 0;
     }
-    const spend = (await getTenant(tenantId))!.spendCents;
+    const spend = await spendOf(tenantId);
     return {
       sends,
       sendCalls,

@@ -79,7 +79,7 @@ describe('the middleware chain', () => {
     expect(dataCalls()).toHaveLength(0);
   });
 
-  it('reads a contact with one GetItem on the caller tenant partition', async () => {
+  it('reads a contact with one GetItem on the caller tenant partition: its consent is on the row', async () => {
     const principal = aPrincipal();
     ddb.on(GetCommand).resolves({
       Item: {
@@ -92,7 +92,10 @@ describe('the middleware chain', () => {
         normalizedNumber: '+14155550100',
         isAutoCreated: false,
         source: 'manual',
-        consentStatus: 'unknown',
+        consentStatus: 'opted_out',
+        consentSource: 'sms_keyword',
+        consentAt: '2026-10-02T00:00:00.000Z',
+        consentNote: 'Replied STOP',
         createdAt: '2026-10-01T00:00:00.000Z',
         updatedAt: '2026-10-01T00:00:00.000Z',
         searchName: 'ada',
@@ -104,13 +107,10 @@ describe('the middleware chain', () => {
     expect(result.statusCode).toBe(200);
     expect(ddb).toHaveReceivedCommandTimes(GetCommand, 1);
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}`, sk: `CONTACT#${contactId}` } });
-    // The consent is its number's, read from the ledger in the caller's partition.
-    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
-    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems).toEqual({
-      [process.env.TABLE_NAME!]: { Keys: [{ pk: `T#${principal.tenant.id}`, sk: expect.stringMatching(/^CONSENT#\+/) }], ConsistentRead: true },
-    });
+    // The consent is its number's, copied onto the row with every change of the ledger: no second read.
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 0);
     const { contact } = bodyOf(result);
-    expect(contact).toMatchObject({ id: contactId, company: null, tag: null, notes: null, consentStatus: 'unknown', consentAt: null });
+    expect(contact).toMatchObject({ id: contactId, company: null, tag: null, notes: null, consentStatus: 'opted_out', consentAt: '2026-10-02T00:00:00.000Z' });
     expect(contact).not.toHaveProperty('pk');
     expect(contact).not.toHaveProperty('searchName');
   });
@@ -130,6 +130,7 @@ describe('the middleware chain', () => {
   });
 
   it('reads the content type whatever the case of its header name', async () => {
+    ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).resolves({});
     const body = JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' });
 
@@ -158,8 +159,9 @@ describe('the middleware chain', () => {
 });
 
 describe('contact writes', () => {
-  it('creates a contact with one transaction: the number claim and the row, both conditional', async () => {
+  it("creates a contact with one transaction: the number claim and the row, both conditional, with the number's consent checked", async () => {
     const principal = aPrincipal();
+    ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).resolves({});
 
     const result = await createContact(
@@ -169,20 +171,23 @@ describe('contact writes', () => {
 
     expect(result.statusCode).toBe(201);
     expect(bodyOf(result)).toMatchObject({ adopted: false, contact: { displayName: 'Ada', isAutoCreated: false, source: 'manual', createdByAgentId: null } });
-    // One write (the transaction), then the read of the number's consent for the answer.
-    expect(dataCalls().map((call) => call.args[0].constructor.name)).toEqual(['TransactWriteCommand', 'BatchGetCommand']);
-    const [claim, row] = (ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? []).map((item) => item.Put!);
-    expect(claim).toMatchObject({
+    // The number's consent (its ledger row), then one write: the transaction.
+    expect(dataCalls().map((call) => call.args[0].constructor.name)).toEqual(['GetCommand', 'TransactWriteCommand']);
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}`, sk: 'CONSENT#+14155550100' }, ConsistentRead: true });
+    const [claim, row, ledgerCheck] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
+    expect(claim.Put).toMatchObject({
       Item: { pk: `T#${principal.tenant.id}`, sk: 'NUMBER#+14155550100', named: true },
       ConditionExpression: 'attribute_not_exists(pk)',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    expect(row).toMatchObject({ Item: { pk: `T#${principal.tenant.id}`, gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS` }, ConditionExpression: 'attribute_not_exists(pk)' });
-    // Consent is the number's: the contact row never stores it.
-    expect(row.Item).not.toHaveProperty('consentStatus');
+    expect(row.Put).toMatchObject({ Item: { pk: `T#${principal.tenant.id}`, gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS` }, ConditionExpression: 'attribute_not_exists(pk)' });
+    // The row carries a copy of the number's ledger row (none yet: unknown), which must still be that when it commits.
+    expect(row.Put!.Item).toMatchObject({ consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null });
+    expect(ledgerCheck.ConditionCheck).toMatchObject({ Key: { pk: `T#${principal.tenant.id}`, sk: 'CONSENT#+14155550100' }, ConditionExpression: 'attribute_not_exists(pk)' });
   });
 
   it('answers 409 with the holder contactId when a named contact already has the number', async () => {
+    ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).rejects(
       new TransactionCanceledException({
         message: 'Transaction cancelled',

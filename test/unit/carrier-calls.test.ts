@@ -62,25 +62,22 @@ describe('upserting a call by provider sid', () => {
     });
   });
 
-  it('looks again after losing a transaction race, then updates the call it finds', async () => {
-    // Prepare
-    ddb.on(GetCommand, { Key: mapKey }).resolvesOnce({}).resolves({ Item: { ...mapKey, callId: existingCallId } });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }, { Code: 'None' }));
-    ddb.on(UpdateCommand).resolves({});
-    // Act
-    const result = await upsertCallByProviderSid(tenantId, SID, change());
-    // Assess
-    expect(result).toEqual({ callId: existingCallId, created: false });
-    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
-  });
-
-  it("retries the caller's contact when its claim collided with a concurrent callback's", async () => {
+  it('lets contention that outlasted the client\'s retries surface, so the callback answers 503 and Twilio retries it', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }))
-      .resolves({});
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }, { Code: 'None' }));
+    // Act
+    const upsert = upsertCallByProviderSid(tenantId, SID, change());
+    // Assess
+    await expect(upsert).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
+  });
+
+  it("creates the caller's contact from its claim, reading the claim first", async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     const inbound = change({
       classification: { rank: 3, direction: 'inbound', isInternal: false, fromNumber: '+14155550199', toNumber: '+14155550000', outcomeLeg: 'parent' },
       externalNumbers: ['+14155550199'],
@@ -88,10 +85,28 @@ describe('upserting a call by provider sid', () => {
     // Act
     const result = await upsertCallByProviderSid(tenantId, SID, inbound);
     // Assess
-    const [firstClaim, secondClaim, call] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
-    expect(firstClaim[0].Put!.Item).toMatchObject({ sk: 'NUMBER#+14155550199' });
-    expect(secondClaim[0].Put!.Item).toMatchObject({ sk: 'NUMBER#+14155550199' });
-    expect(call[2].Put!.Item).toMatchObject({ id: result.callId, contactId: secondClaim[1].Put!.Item!.id });
+    const [claim, call] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'NUMBER#+14155550199' } });
+    expect(claim[0].Put!.Item).toMatchObject({ sk: 'NUMBER#+14155550199' });
+    expect(call[2].Put!.Item).toMatchObject({ id: result.callId, contactId: claim[1].Put!.Item!.id });
+  });
+
+  it('reuses the contact that already holds the number: one read, no transaction for it', async () => {
+    // Prepare
+    const holder = '0199a000-0000-7000-8000-0000000000d1';
+    ddb.on(GetCommand).resolves({});
+    ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'NUMBER#+14155550199' } }).resolves({ Item: { contactId: holder } });
+    ddb.on(TransactWriteCommand).resolves({});
+    const inbound = change({
+      classification: { rank: 3, direction: 'inbound', isInternal: false, fromNumber: '+14155550199', toNumber: '+14155550000', outcomeLeg: 'parent' },
+      externalNumbers: ['+14155550199'],
+    });
+    // Act
+    await upsertCallByProviderSid(tenantId, SID, inbound);
+    // Assess
+    const transactions = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0][2].Put!.Item).toMatchObject({ contactId: holder });
   });
 
   it('refuses a provider call another organization already owns', async () => {

@@ -1,8 +1,7 @@
-import { chargeRefusal, chargeUpdate, costCentsOf, DEFAULT_SMS_RATE_CENTS, refundUpdate, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
-import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
+import { costCentsOf, DEFAULT_SMS_RATE_CENTS, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
+import { chargeRefusalOf, chargeShard, headroomSlices, pickShard, refundShard, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
 
 const tenantId = '0199a000-0000-7000-8000-000000000001';
-const tenantRowKey = { pk: `T#${tenantId}`, sk: 'TENANT' };
 
 describe('segments', () => {
   it.each([
@@ -49,88 +48,77 @@ describe('segments', () => {
   });
 });
 
-describe('charging', () => {
-  it("is the send transaction's conditional update of the organization row: status, limit and the added cost", () => {
-    // Prepare: the organization read a limit of 10 cents; the text costs 2
-    const snapshot = { spendingLimitCents: 10 };
+describe('charging a spend shard', () => {
+  const limited = { billingStatus: 'active' as const, spendingLimitCents: 10, version: 4 };
+
+  it("is the send transaction's conditional update of one shard: policy version, billing status and headroom", () => {
     // Act
-    const item = chargeUpdate(tenantId, 2, snapshot);
+    const item = chargeShard(tenantId, 7, 2, limited);
     // Assess: the whole item, so a lost guard or a lost ALL_OLD fails here
     expect(item).toEqual({
       Update: {
         TableName: process.env.TABLE_NAME,
-        Key: tenantRowKey,
-        UpdateExpression: 'ADD #spend :cost',
-        ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND #limit = :limit AND (attribute_not_exists(#spend) OR #spend <= :maxSpendBefore)',
-        ExpressionAttributeNames: { '#spend': 'spendCents', '#limit': 'spendingLimitCents', '#billingStatus': 'billingStatus' },
-        ExpressionAttributeValues: { ':cost': 2, ':active': 'active', ':limit': 10, ':maxSpendBefore': 8 },
+        Key: { pk: `T#${tenantId}#SPEND#7`, sk: 'SPEND' },
+        UpdateExpression: 'ADD #spend :cost, #headroom :minusCost',
+        ConditionExpression: 'attribute_exists(pk) AND #version = :version AND #billingStatus = :active AND #headroom >= :cost',
+        ExpressionAttributeNames: { '#spend': 'spendCents', '#version': 'policyVersion', '#billingStatus': 'billingStatus', '#headroom': 'headroomCents' },
+        ExpressionAttributeValues: { ':cost': 2, ':version': 4, ':active': 'active', ':minusCost': -2 },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     });
   });
 
-  it('leaves out the never-charged branch when the cost alone is over the limit, so a row without spend cannot take it', () => {
+  it('has no headroom guard when the organization has no limit, but still its version and status', () => {
     // Act
-    const item = chargeUpdate(tenantId, 12, { spendingLimitCents: 10 }).Update!;
-    // Assess: only the spend comparison (a missing spend fails it), with a bound below zero
-    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #billingStatus = :active AND #limit = :limit AND (#spend <= :maxSpendBefore)');
-    expect(item.ExpressionAttributeValues).toMatchObject({ ':maxSpendBefore': -2 });
-  });
-
-  it('has no spend bound when the organization has no limit, but still requires the limit to be absent', () => {
-    // Act
-    const item = chargeUpdate(tenantId, 1, { spendingLimitCents: null }).Update!;
-    // Assess: a limit the operator set after the read refuses the charge (then read as limitChanged)
-    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #billingStatus = :active AND (attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))');
-    expect(item.ExpressionAttributeValues).toEqual({ ':cost': 1, ':active': 'active', ':nullType': 'NULL' });
-  });
-});
-
-describe('reading a refused charge from the row DynamoDB returned', () => {
-  it.each([
-    ['billing not active', { billingStatus: 'suspended', spendingLimitCents: null, spendCents: 0 }, { spendingLimitCents: null }, BillingBlockedError],
-    ['billing not active, even when the limit also changed', { billingStatus: 'suspended', spendingLimitCents: 50 }, { spendingLimitCents: 10 }, BillingBlockedError],
-    ['the limit read, reached', { billingStatus: 'active', spendingLimitCents: 5, spendCents: 5 }, { spendingLimitCents: 5 }, SpendingLimitReachedError],
-  ])('%s -> %p', (_name, oldRow, snapshot, expected) => {
-    // Act
-    const refusal = chargeRefusal(oldRow, snapshot);
+    const item = chargeShard(tenantId, 0, 1, { ...limited, spendingLimitCents: null }).Update!;
     // Assess
-    expect(refusal).toBeInstanceOf(expected);
+    expect(item.UpdateExpression).toBe('ADD #spend :cost');
+    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #version = :version AND #billingStatus = :active');
   });
 
   it.each([
-    ['raised', { spendingLimitCents: 20 }, 5, 20],
-    ['removed', { spendingLimitCents: null }, 5, null],
-    ['set where there was none', { spendingLimitCents: 7 }, null, 7],
-  ])('tells a limit the operator %s since the read: charge again against the new one', (_name, row, readLimit, newLimit) => {
-    // Act
-    const refusal = chargeRefusal({ billingStatus: 'active', spendCents: 5, ...row }, { spendingLimitCents: readLimit });
-    // Assess
-    expect(refusal).toEqual({ limitChanged: { spendingLimitCents: newLimit } });
+    ['no shard yet', undefined, 'noShards'],
+    ['a shard behind the policy read', { shard: 1, policyVersion: 3, billingStatus: 'active', headroomCents: 50 }, 'policyChanged'],
+    ['billing not active on the policy read', { shard: 1, policyVersion: 4, billingStatus: 'suspended', headroomCents: 50 }, 'billingBlocked'],
+    ['not enough headroom on this shard', { shard: 1, policyVersion: 4, billingStatus: 'active', headroomCents: 1 }, 'noHeadroom'],
+  ])('reads a refusal from the row DynamoDB returned: %s', (_name, oldRow, expected) => {
+    // Act + Assess
+    expect(chargeRefusalOf(oldRow, limited)).toBe(expected);
   });
 
-  it('is an error when the organization row is gone', () => {
+  it('gives a refund back to the shard charged: spend down, headroom up, never refused for a limit', () => {
     // Act
-    const refusal = chargeRefusal(undefined, { spendingLimitCents: 5 });
+    const item = refundShard(tenantId, 7, 3);
     // Assess
-    expect(refusal).toEqual(new Error('charge: the organization row is missing'));
-  });
-});
-
-describe('refunding', () => {
-  it('gives the cost back with an atomic ADD of its negative, for the transaction that fails the text', () => {
-    // Act
-    const item = refundUpdate(tenantId, 3);
-    // Assess: no condition on spend, so a refund never fails because of a limit
     expect(item).toEqual({
       Update: {
         TableName: process.env.TABLE_NAME,
-        Key: tenantRowKey,
-        UpdateExpression: 'ADD #spend :refund',
+        Key: { pk: `T#${tenantId}#SPEND#7`, sk: 'SPEND' },
+        UpdateExpression: 'ADD #spend :minusCost, #headroom :cost',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#spend': 'spendCents' },
-        ExpressionAttributeValues: { ':refund': -3 },
+        ExpressionAttributeNames: { '#spend': 'spendCents', '#headroom': 'headroomCents' },
+        ExpressionAttributeValues: { ':cost': 3, ':minusCost': -3 },
       },
     });
+  });
+});
+
+describe('splitting a limit over the shards', () => {
+  it.each([
+    [1_000, 0, 4, [250, 250, 250, 250]],
+    [1_003, 0, 4, [251, 251, 251, 250]],
+    [1_000, 998, 4, [1, 1, 0, 0]],
+    [1_000, 1_200, 4, [0, 0, 0, 0]],
+    [null, 50, 3, [0, 0, 0]],
+  ])('limit %p with %p spent over %p shards -> %p: the slices add up to what is left', (limit, spent, shards, slices) => {
+    // Act + Assess
+    expect(headroomSlices(limit, spent, shards)).toEqual(slices);
+  });
+
+  it(`spreads sends over ${SPEND_SHARDS} shards`, () => {
+    // Act
+    const picked = [0, 0.5, 0.999999].map((r) => pickShard(() => r));
+    // Assess
+    expect(picked).toEqual([0, SPEND_SHARDS / 2, SPEND_SHARDS - 1]);
   });
 });

@@ -1,8 +1,9 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { consentChangeUpdate, consentOf, consentsOf, notOptedOutCheck, recordConsentChange } from '../../lambdas/contexts/consent/ledger';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { consentChangeUpdate, consentOf, consentsOf, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
+import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { consentChangeOf, consentKeywordOf } from '../../lambdas/contexts/texting/consent-keywords';
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -11,6 +12,8 @@ beforeEach(() => ddb.reset());
 const tenantId = '0199a000-0000-7000-8000-000000000001';
 const table = process.env.TABLE_NAME!;
 const ledgerKey = (number: string) => ({ pk: `T#${tenantId}`, sk: `CONSENT#${number}` });
+const cancelled = (...codes: string[]) =>
+  new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
 
 describe('consent keywords', () => {
   it.each(['STOP', 'stopall', 'Unsubscribe', 'CANCEL', 'end', 'QUIT', 'revoke', 'OptOut', '  stop\n'])('"%s" opts out', (body) => {
@@ -69,33 +72,64 @@ describe('the consent ledger', () => {
     ExpressionAttributeValues: { ':type': 'consent', ':number': number, ':status': 'opted_out', ':source': 'sms_keyword', ':at': '2026-10-01T10:00:00.000Z', ':note': 'Replied STOP' },
   });
 
-  it('records a change on the number, in the organization partition, guarded so the later change wins', async () => {
+  const holder = '0199a000-0000-7000-8000-0000000000c1';
+  const claimKey = (number: string) => ({ pk: `T#${tenantId}`, sk: `NUMBER#${number}` });
+
+  it("records a change on the number with the copy on the contact that holds it, in one transaction guarded on the holder", async () => {
     // Prepare
-    ddb.on(UpdateCommand).resolves({});
+    ddb.on(GetCommand, { Key: claimKey('+14155550100') }).resolves({ Item: { ...claimKey('+14155550100'), contactId: holder } });
+    ddb.on(TransactWriteCommand).resolves({});
     // Act
     const recorded = await recordConsentChange(tenantId, '+14155550100', change);
     // Assess
     expect(recorded).toBe(true);
-    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, ledgerUpdate('+14155550100'));
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: claimKey('+14155550100'), ConsistentRead: true });
+    const [ledger, copy, claim] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(ledger).toEqual({ Update: ledgerUpdate('+14155550100') });
+    expect(copy.Update).toMatchObject({
+      Key: { pk: `T#${tenantId}`, sk: `CONTACT#${holder}` },
+      ConditionExpression: 'attribute_exists(pk) AND #number = :number',
+      ExpressionAttributeValues: { ':consentStatus': 'opted_out', ':consentSource': 'sms_keyword', ':consentAt': '2026-10-01T10:00:00.000Z', ':consentNote': 'Replied STOP', ':number': '+14155550100' },
+    });
+    expect(claim.ConditionCheck).toMatchObject({ Key: claimKey('+14155550100'), ConditionExpression: 'contactId = :holder', ExpressionAttributeValues: { ':holder': holder } });
+  });
+
+  it('records a change on a number nobody holds with the check that still nobody does', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await recordConsentChange(tenantId, '+14155550100', change);
+    // Assess
+    const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(items).toHaveLength(2);
+    expect(items[1].ConditionCheck).toMatchObject({ Key: claimKey('+14155550100'), ConditionExpression: 'attribute_not_exists(pk)' });
   });
 
   it('reports no change when a later change is on record', async () => {
     // Prepare
-    ddb.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'failed', $metadata: {} }));
+    ddb.on(GetCommand).resolves({});
+    ddb.on(TransactWriteCommand).rejects(cancelled('ConditionalCheckFailed', 'None'));
     // Act
     const recorded = await recordConsentChange(tenantId, '+14155550100', change);
     // Assess
     expect(recorded).toBe(false);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   });
 
-  it('lets any other failure through: the caller retries a lost opt-out', async () => {
+  it('writes the change again for the new holder when the number moved between the read and the write', async () => {
     // Prepare
-    ddb.on(UpdateCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    ddb
+      .on(GetCommand, { Key: claimKey('+14155550100') })
+      .resolvesOnce({ Item: { contactId: holder } })
+      .resolves({ Item: { contactId: 'new-holder' } });
+    ddb.on(TransactWriteCommand).rejectsOnce(cancelled('None', 'ConditionalCheckFailed', 'ConditionalCheckFailed')).resolves({});
     // Act
-    const recorded = recordConsentChange(tenantId, '+14155550100', change);
+    const recorded = await recordConsentChange(tenantId, '+14155550100', change);
     // Assess
-    await expect(recorded).rejects.toBeInstanceOf(ProvisionedThroughputExceededException);
+    expect(recorded).toBe(true);
+    const copies = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems![1].Update!.Key);
+    expect(copies).toEqual([{ pk: `T#${tenantId}`, sk: `CONTACT#${holder}` }, { pk: `T#${tenantId}`, sk: 'CONTACT#new-holder' }]);
   });
 
   it('gives the inbound transaction the same guarded update', () => {

@@ -1,7 +1,7 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
 import { handler as listMessages } from '../../lambdas/handlers/api/list-messages';
@@ -24,6 +24,8 @@ const tenantId = principal.tenant.id;
 const pk = `T#${tenantId}`;
 const tenantRow = { pk, sk: 'TENANT' };
 const SID = 'SM0123456789abcdef0123456789abcdef';
+const messageKey = (id: string) => ({ pk: `${pk}#MSG#${id}`, sk: 'MESSAGE' });
+const shardKey = (shard: number) => ({ pk: `${pk}#SPEND#${shard}`, sk: 'SPEND' });
 
 beforeEach(() => {
   ddb.reset();
@@ -45,9 +47,15 @@ const organization = (fields: Record<string, unknown> = {}) => ({
   numbers: ['+14155550000'],
   billingStatus: 'active',
   spendingLimitCents: 100,
-  spendCents: 10,
+  // Its spend lives on 32 shards (texting/spend.ts), at the policy version the shards hold.
+  spendShards: 32,
+  policyVersion: 0,
   ...fields,
 });
+
+/** The organization's spend shards as a BatchGetItem of them answers. */
+const shards = (headroomOf: (shard: number) => number, fields: Record<string, unknown> = {}) =>
+  Array.from({ length: 32 }, (_, shard) => ({ ...shardKey(shard), shard, spendCents: 0, headroomCents: headroomOf(shard), billingStatus: 'active', policyVersion: 0, ...fields }));
 
 const send = (body: unknown, headers: Record<string, string> = {}) =>
   sendMessage(apiEvent({ method: 'POST', body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } }), lambdaContext);
@@ -148,7 +156,7 @@ describe('GET /messages/{counterpart}', () => {
       ExpressionAttributeValues: { ':pk': `${pk}#CONVERSATION#+14155550101` },
       ScanIndexForward: false,
       Limit: 3,
-      ExclusiveStartKey: { pk, sk: `MSG#${cursor}`, gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi1sk: `MSG#${cursor}` },
+      ExclusiveStartKey: { ...messageKey(cursor), gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi1sk: `MSG#${cursor}` },
     });
   });
 });
@@ -167,16 +175,18 @@ describe('POST /messages', () => {
     messageSid: '',
     isRead: true,
     costCents: 1,
+    spendShard: 3,
     createdAt: '2026-10-01T10:00:00.000Z',
     ...fields,
   });
+  const messageIdOf = (key: { pk: string }) => key.pk.slice(`${pk}#MSG#`.length);
   /** The organization row, the send's own message row, and `keyRow` for the Idempotency-Key when given. */
   const withOrganization = (fields: Record<string, unknown> = {}, keyRow?: Record<string, unknown>) => {
-    ddb.on(GetCommand).callsFake(({ Key }: { Key: { sk: string } }) =>
+    ddb.on(GetCommand).callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
       Key.sk === 'TENANT'
         ? { Item: organization(fields) }
-        : Key.sk.startsWith('MSG#')
-          ? { Item: { ...Key, id: Key.sk.slice(4), ...storedRow() } }
+        : Key.sk === 'MESSAGE'
+          ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow() } }
           : Key.sk.startsWith('SENDKEY#') && keyRow
             ? { Item: keyRow }
             : {},
@@ -208,12 +218,18 @@ describe('POST /messages', () => {
     const [store, sid] = transactions();
     expect(store.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Update', 'Put', 'Update']);
     expect(store[0].ConditionCheck).toMatchObject({ Key: { pk, sk: 'CONSENT#+14155550101' }, ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut' });
-    expect(store[1].Update).toMatchObject({ Key: tenantRow, UpdateExpression: 'ADD #spend :cost', ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':limit': 100, ':maxSpendBefore': 99 }) });
-    expect(store[2].Put!.Item).toMatchObject({ pk, sk: `MSG#${message.id}`, gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi2pk: expect.stringMatching(/^UNSETTLED#/), segments: 1, costCents: 1 });
-    expect(store[3].Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' } });
+    // The charge lands on one of the organization's spend shards, never on its row.
+    const charged = store[1].Update!;
+    expect(charged.Key!.pk).toMatch(new RegExp(`^${pk}#SPEND#([0-9]|[12][0-9]|3[01])$`));
+    expect(charged).toMatchObject({ UpdateExpression: 'ADD #spend :cost, #headroom :minusCost', ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':version': 0 }) });
+    expect(store[2].Put!.Item).toMatchObject({ ...messageKey(message.id), gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi2pk: expect.stringMatching(/^UNSETTLED#/), segments: 1, costCents: 1, spendShard: Number(charged.Key!.pk.split('#').pop()) });
+    expect(store[3].Update).toMatchObject({ Key: { pk: `${pk}#THREAD#+14155550101`, sk: 'THREAD' } });
     // The carrier's answer settles the text: its sid is recorded and it leaves the unsettled worklist.
     expect(sid[0].Update!.UpdateExpression).toBe('SET #sid = :sid REMOVE #gsi2pk, #gsi2sk');
-    expect(sid[1].Put!.Item).toMatchObject({ pk, sk: `MSGSID#${SID}`, messageId: message.id });
+    expect(sid[1].Put!.Item).toMatchObject({ pk: `${pk}#MSGSID#${SID}`, sk: 'MSGSID', messageId: message.id });
+    // Nothing of the send touches the organization's row but its strongly consistent read.
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: tenantRow, ConsistentRead: true });
+    expect(JSON.stringify(transactions())).not.toContain('"sk":"TENANT"');
     expect(carrierSend).toHaveBeenCalledTimes(1);
     expect(carrierSend).toHaveBeenCalledWith({ tenantId, messageId: message.id, from: '+14155550000', to: '+14155550101', body: 'Hello' });
   });
@@ -267,38 +283,105 @@ describe('POST /messages', () => {
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it.each([
-    ['spending_limit_reached', { billingStatus: 'active', spendingLimitCents: 10, spendCents: 10 }],
-    ['billing_blocked', { billingStatus: 'suspended', spendingLimitCents: 10, spendCents: 0 }],
-  ])('answers 402 %s when the charge fails its condition, from the row it returned', async (code, oldRow) => {
+  it('answers 402 billing_blocked when the shard refuses the charge for the policy it holds: nothing more is read', async () => {
     // Prepare
-    withOrganization({ spendingLimitCents: 10 });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: oldRow }, { Code: 'None' }, { Code: 'None' }));
+    withOrganization({ billingStatus: 'active' });
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'suspended', policyVersion: 0, headroomCents: 50 } }, { Code: 'None' }, { Code: 'None' }));
     // Act
     const result = await send(request);
     // Assess
-    expect([result.statusCode, bodyOf(result).code]).toEqual([402, code]);
+    expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'billing_blocked']);
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('charges again against the new limit when the operator changed it between the read and the charge', async () => {
-    // Prepare: read with a limit of 10; the row now says 500
+  it('answers 402 spending_limit_reached only when the whole organization has less headroom than the text costs', async () => {
+    // Prepare: this shard has none, and all 32 together have none either
     withOrganization({ spendingLimitCents: 10 });
+    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }));
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 0) } });
+    // Act
+    const result = await send(request);
+    // Assess
+    expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
+    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toMatchObject({ ConsistentRead: true });
+    expect(carrierSend).not.toHaveBeenCalled();
+  });
+
+  it('charges the shard with the most headroom when the one it picked has too little', async () => {
+    // Prepare
+    withOrganization();
     ddb
       .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { billingStatus: 'active', spendingLimitCents: 500, spendCents: 10 } }, { Code: 'None' }, { Code: 'None' }))
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }))
       .resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 9 ? 5 : 0)) } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
     // Assess
     expect(result.statusCode).toBe(201);
-    const [first, second] = transactions();
-    expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':limit': 10 });
-    expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':limit': 500, ':maxSpendBefore': 499 });
-    expect(second[2].Put!.Item).toMatchObject({ id: (first[2].Put!.Item as { id: string }).id }); // the same message, once
+    expect(transactions()[1][1].Update!.Key).toEqual(shardKey(9));
+    expect(transactions()[1][2].Put!.Item).toMatchObject({ spendShard: 9, id: (transactions()[0][2].Put!.Item as { id: string }).id });
     expect(carrierSend).toHaveBeenCalledTimes(1);
+  });
+
+  it("moves every other shard's headroom onto the richest, in one transaction, when no shard alone can pay but all together can", async () => {
+    // Prepare: a 2-segment text (2 cents); two shards hold 1 cent each
+    withOrganization();
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }))
+      .resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 2 || shard === 11 ? 1 : 0)) } });
+    carrierSend.mockResolvedValue({ messageSid: SID });
+    // Act
+    const result = await send({ ...request, body: 'x'.repeat(161) });
+    // Assess: the donor's headroom as read goes to zero, the target takes it, then the send charges the target
+    expect(result.statusCode).toBe(201);
+    const [, rebalance, retry] = transactions();
+    expect(rebalance).toEqual([
+      expect.objectContaining({ Update: expect.objectContaining({ Key: shardKey(11), ConditionExpression: '#headroom = :was', ExpressionAttributeValues: { ':zero': 0, ':was': 1 } }) }),
+      expect.objectContaining({ Update: expect.objectContaining({ Key: shardKey(2), UpdateExpression: 'ADD #headroom :moved', ExpressionAttributeValues: { ':moved': 1 } }) }),
+    ]);
+    expect(retry[1].Update).toMatchObject({ Key: shardKey(2), ExpressionAttributeValues: expect.objectContaining({ ':cost': 2 }) });
+  });
+
+  it('brings the shards up to a policy the operator changed after they were last told, then charges under it', async () => {
+    // Prepare: the organization row is at version 1 (a new limit); the shard still holds version 0
+    withOrganization({ policyVersion: 1, spendingLimitCents: 500 });
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 3 } }, { Code: 'None' }, { Code: 'None' }))
+      .resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { spendCents: 1 }) } });
+    carrierSend.mockResolvedValue({ messageSid: SID });
+    // Act
+    const result = await send(request);
+    // Assess: 500 - 32 spent, split again over the 32 shards at version 1, each guarded on its spend as read
+    expect(result.statusCode).toBe(201);
+    const [first, sync, second] = transactions();
+    expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
+    expect(sync).toHaveLength(32);
+    expect(sync[0].Update).toMatchObject({ ConditionExpression: '#spend = :spend AND #version = :was', ExpressionAttributeValues: { ':headroom': 15, ':version': 1, ':spend': 1, ':was': 0, ':status': 'active' } });
+    expect(sync.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0)).toBe(500 - 32);
+    expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
+    expect(carrierSend).toHaveBeenCalledTimes(1);
+  });
+
+  it('makes the spend shards on the first send of an organization that has none, moving the spend its row recorded onto shard 0', async () => {
+    // Prepare: a row from before shards: its spend on the row itself
+    withOrganization({ spendShards: undefined, spendCents: 10, updatedAt: '2026-09-01T00:00:00.000Z' });
+    carrierSend.mockResolvedValue({ messageSid: SID });
+    // Act
+    const result = await send(request);
+    // Assess
+    expect(result.statusCode).toBe(201);
+    const create = transactions()[0];
+    expect(create).toHaveLength(33);
+    expect(create[0].Update).toMatchObject({ Key: tenantRow, UpdateExpression: 'SET #shards = :shards REMOVE #spend', ExpressionAttributeValues: { ':shards': 32, ':spend': 10, ':updatedAt': '2026-09-01T00:00:00.000Z' } });
+    expect(create[1].Put!.Item).toMatchObject({ ...shardKey(0), spendCents: 10, headroomCents: 3, billingStatus: 'active', policyVersion: 0 });
+    expect(create.slice(1).reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100 - 10);
   });
 
   it.each([
@@ -339,9 +422,9 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result)]).toEqual([422, expect.objectContaining({ code: 'carrier_rejected', messageId: storedMessageId(), carrierCode: 21211 })]);
     const failed = transactions()[1];
-    expect(failed[0].Update).toMatchObject({ Key: { pk, sk: `MSG#${storedMessageId()}` }, ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed', ':reason': 'carrier_rejected', ':code': 21211 }) });
-    expect(failed[1].Update).toMatchObject({ Key: tenantRow, ExpressionAttributeValues: { ':refund': -1 } });
-    expect(ddb).not.toHaveReceivedCommandWith(UpdateCommand, { Key: { pk, sk: 'CONSENT#+14155550101' } });
+    expect(failed[0].Update).toMatchObject({ Key: messageKey(storedMessageId()), ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed', ':reason': 'carrier_rejected', ':code': 21211 }) });
+    expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
+    expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101"},"UpdateExpression');
   });
 
   it('answers 409 recipient_opted_out naming the message when the carrier says the recipient opted out, and records it in the ledger', async () => {
@@ -352,15 +435,15 @@ describe('POST /messages', () => {
     const result = await send(request);
     // Assess
     expect([result.statusCode, bodyOf(result)]).toEqual([409, expect.objectContaining({ code: 'recipient_opted_out', messageId: storedMessageId() })]);
-    // The ledger learns the opt-out, so the next send is refused before any charge.
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
-      Key: { pk, sk: 'CONSENT#+14155550101' },
+    // The ledger learns the opt-out (with the copy of whoever holds the number), so the next send is refused before any charge.
+    const ledger = transactions().find((items) => items[0].Update?.Key?.sk === 'CONSENT#+14155550101')!;
+    expect(ledger[0].Update).toMatchObject({
       ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
       ExpressionAttributeValues: expect.objectContaining({ ':status': 'opted_out', ':source': 'carrier_opt_out', ':note': 'Carrier refused a send (error 21610)' }),
     });
-    const failed = transactions()[1];
+    const failed = transactions()[transactions().length - 1];
     expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'recipient_opted_out', ':code': 21610 });
-    expect(failed[1].Update).toMatchObject({ Key: tenantRow, ExpressionAttributeValues: { ':refund': -1 } });
+    expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
   });
 
   it('answers 502 carrier_unavailable only when the carrier certainly never took the text, failing and refunding it', async () => {
@@ -373,7 +456,7 @@ describe('POST /messages', () => {
     expect([result.statusCode, bodyOf(result).code]).toEqual([502, 'carrier_unavailable']);
     const failed = transactions()[1];
     expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_unavailable' });
-    expect(failed[1].Update).toMatchObject({ Key: tenantRow, ExpressionAttributeValues: { ':refund': -1 } });
+    expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
   });
 
   it('answers 201 queued, not 502, when a text the carrier did not take could not be failed: without a refund, a retry is not safe', async () => {
@@ -403,8 +486,8 @@ describe('POST /messages', () => {
       ...fields,
     });
     const withEarlierSend = (key: Record<string, unknown>, message: Record<string, unknown>) =>
-      ddb.on(GetCommand).callsFake(({ Key }: { Key: { sk: string } }) =>
-        Key.sk.startsWith('SENDKEY#') ? { Item: key } : Key.sk.startsWith('MSG#') ? { Item: { ...Key, id: Key.sk.slice(4), ...storedRow(message) } } : {},
+      ddb.on(GetCommand).callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
+        Key.sk.startsWith('SENDKEY#') ? { Item: key } : Key.sk === 'MESSAGE' ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow(message) } } : {},
       );
 
     it('claims the key, hashed, in the same transaction as the charge and the message', async () => {

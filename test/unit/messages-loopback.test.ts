@@ -15,7 +15,7 @@ function recorder() {
 }
 
 describe('the loopback carrier', () => {
-  it('answers with a provider-style sid and then moves the message, named by its id, to sent, then delivered', async () => {
+  it('answers with a provider-style sid and then moves the message, named by its id and sid as Twilio names it, to sent, then delivered', async () => {
     // Prepare
     const { steps, advance } = recorder();
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
@@ -25,8 +25,8 @@ describe('the loopback carrier', () => {
     // Assess
     expect(receipt.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
     expect(steps).toEqual([
-      ['t1', { messageId: 'm1' }, 'sent'],
-      ['t1', { messageId: 'm1' }, 'delivered'],
+      ['t1', { messageId: 'm1', messageSid: receipt.messageSid }, 'sent'],
+      ['t1', { messageId: 'm1', messageSid: receipt.messageSid }, 'delivered'],
     ]);
     await carrier.stop();
   });
@@ -80,7 +80,19 @@ describe('the loopback carrier', () => {
     await carrier.stop();
   });
 
-  it('keeps going when a status step fails (the row may be gone)', async () => {
+  it('tries a failed status step again, like Twilio a callback answered 5xx, and goes on once it lands', async () => {
+    // Prepare
+    const advance = jest.fn().mockRejectedValueOnce(new Error('throttled')).mockResolvedValue({ message: {}, changed: true });
+    const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
+    // Act
+    await carrier.send(text);
+    await carrier.idle();
+    // Assess
+    expect(advance.mock.calls.map(([, , status]) => status)).toEqual(['sent', 'sent', 'delivered']);
+    await carrier.stop();
+  });
+
+  it('gives up on a message after a few failed tries of one step (the row may be gone)', async () => {
     // Prepare
     const advance = jest.fn().mockRejectedValue(new Error('Message not found'));
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
@@ -88,7 +100,8 @@ describe('the loopback carrier', () => {
     await carrier.send(text);
     await carrier.idle();
     // Assess
-    expect(advance).toHaveBeenCalledTimes(1); // gave up on this message after the failed step
+    expect(advance).toHaveBeenCalledTimes(4);
+    expect(advance.mock.calls.every(([, , status]) => status === 'sent')).toBe(true);
     await carrier.stop();
   });
 });

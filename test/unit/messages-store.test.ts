@@ -12,6 +12,12 @@ beforeEach(() => ddb.reset());
 
 const tenantId = '0199a000-0000-7000-8000-000000000001';
 const pk = `T#${tenantId}`;
+/** Each message, sid lookup row and thread is a partition of its own inside the organization's key space. */
+const messageKey = (id: string) => ({ pk: `${pk}#MSG#${id}`, sk: 'MESSAGE' });
+const legacyMessageKey = (id: string) => ({ pk, sk: `MSG#${id}` });
+const sidKey = (sid: string) => ({ pk: `${pk}#MSGSID#${sid}`, sk: 'MSGSID' });
+const threadKey = (number: string) => ({ pk: `${pk}#THREAD#${number}`, sk: 'THREAD' });
+const legacyThreadKey = (number: string) => ({ pk, sk: `THREAD#${number}` });
 const message: Message = {
   id: '0199a000-0000-7000-8000-0000000000e1',
   tenantId,
@@ -36,54 +42,81 @@ const cancelled = (...reasons: { Code: string; Item?: Record<string, unknown> }[
   });
 
 const threadItemOf = (call: number) => ddb.commandCalls(TransactWriteCommand)[call].args[0].input.TransactItems![2].Update!;
+const threadRow = (lastMessageId: string) => ({ ...threadKey(message.counterpartNumber), type: 'thread', counterpartNumber: message.counterpartNumber, lastMessageId, messageCount: 3, unreadCount: 1 });
 
 describe('storing a message with its thread', () => {
-  it('writes message, sid claim and thread (counters by ADD) in one transaction', async () => {
+  it('writes message, sid claim and thread (counters by ADD), each in a partition of its own, in one transaction', async () => {
     // Prepare
+    ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).resolves({});
     // Act
     const result = await storeMessage(message);
     // Assess
     expect(result).toEqual({ stored: true });
     const [put, sid, thread] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(put.Put).toMatchObject({ Item: { pk, sk: `MSG#${message.id}`, type: 'message', isRead: false }, ConditionExpression: 'attribute_not_exists(pk)' });
-    expect(sid.Put).toMatchObject({ Item: { pk, sk: `MSGSID#${message.messageSid}`, messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(put.Put).toMatchObject({ Item: { ...messageKey(message.id), type: 'message', isRead: false }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(sid.Put).toMatchObject({ Item: { ...sidKey(message.messageSid), messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(thread.Update!.Key).toEqual(threadKey(message.counterpartNumber));
     expect(thread.Update!.UpdateExpression).toContain('ADD #messageCount :one, #unreadCount :unread');
     expect(thread.Update!.ExpressionAttributeValues).toMatchObject({ ':unread': 1, ':gsi2pk': `${pk}#THREADS`, ':gsi2sk': `${message.createdAt}#${message.id}` });
   });
 
-  it('only counts a message older than the thread\'s last one', async () => {
+  it("only counts a message older than the thread's last one, guarded on the thread it read", async () => {
     // Prepare
+    ddb.on(GetCommand).resolves({ Item: threadRow('0199a000-0000-7000-8000-0000000000ff') });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await storeMessage(message);
+    // Assess
+    const thread = threadItemOf(0);
+    expect(thread.UpdateExpression).not.toContain('#lastMessage');
+    expect(thread.ConditionExpression).toBe('attribute_exists(pk)');
+    expect(thread.UpdateExpression).toContain('ADD #messageCount :one, #unreadCount :unread');
+  });
+
+  it('reads the thread again, strongly consistent, when a newer message became its last between the read and the write', async () => {
+    // Prepare
+    ddb
+      .on(GetCommand)
+      .resolvesOnce({ Item: threadRow('0199a000-0000-7000-8000-000000000001') })
+      .resolves({ Item: threadRow('0199a000-0000-7000-8000-0000000000ff') });
     ddb
       .on(TransactWriteCommand)
       .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }))
       .resolves({});
     // Act
-    await storeMessage(message);
-    // Assess
-    const retry = threadItemOf(1);
-    expect(retry.UpdateExpression).not.toContain('#lastMessage');
-    expect(retry.ConditionExpression).toBeUndefined();
-    expect(retry.UpdateExpression).toContain('ADD #messageCount :one, #unreadCount :unread');
-  });
-
-  it('retries a transaction that lost a race with another one on the thread', async () => {
-    // Prepare
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'TransactionConflict' }))
-      .resolves({});
-    // Act
     const result = await storeMessage(message);
     // Assess
     expect(result).toEqual({ stored: true });
-    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 2);
-    expect(threadItemOf(1).UpdateExpression).toContain('#lastMessage');
+    expect(threadItemOf(0).UpdateExpression).toContain('#lastMessage');
+    expect(threadItemOf(1).UpdateExpression).not.toContain('#lastMessage');
+    expect(ddb.commandCalls(GetCommand)[1].args[0].input).toMatchObject({ Key: threadKey(message.counterpartNumber), ConsistentRead: true });
+  });
+
+  it('moves a thread kept under its legacy key to its own partition before writing to it, so a conversation stays one row', async () => {
+    // Prepare
+    const legacy = { ...threadRow('0199a000-0000-7000-8000-000000000001'), ...legacyThreadKey(message.counterpartNumber), lastStatus: 'delivered', gsi2pk: `${pk}#THREADS`, gsi2sk: 'x' };
+    ddb
+      .on(GetCommand, { Key: threadKey(message.counterpartNumber) })
+      .resolvesOnce({}) // the message's read: no thread in its own partition yet
+      .resolvesOnce({}) // the move's read: still none, so the legacy row is copied, not added
+      .resolves({ Item: { ...legacy, ...threadKey(message.counterpartNumber) } })
+      .on(GetCommand, { Key: legacyThreadKey(message.counterpartNumber) })
+      .resolves({ Item: legacy });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await storeMessage(message);
+    // Assess: the move (delete the legacy row as read, create the new one), then the message
+    const [move, store] = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems!);
+    expect(move[0].Delete).toMatchObject({ Key: legacyThreadKey(message.counterpartNumber), ExpressionAttributeValues: { ':lastId': legacy.lastMessageId, ':count': 3 } });
+    expect(move[1].Put).toMatchObject({ Item: { ...threadKey(message.counterpartNumber), messageCount: 3, unreadCount: 1, lastStatus: 'delivered' }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(store[2].Update!.Key).toEqual(threadKey(message.counterpartNumber));
   });
 
   it('reports a carrier retry of a stored sid as a duplicate', async () => {
     // Prepare
     const firstId = '0199a000-0000-7000-8000-0000000000e0';
+    ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { messageId: firstId } }, { Code: 'None' }));
     // Act
     const result = await storeMessage(message);
@@ -95,25 +128,27 @@ describe('storing a message with its thread', () => {
 describe('storing a message with writes that must agree with it', () => {
   const queued: Message = { ...message, direction: 'outbound', status: 'queued', messageSid: '', isRead: true };
   const check = { ConditionCheck: { TableName: process.env.TABLE_NAME, Key: { pk, sk: 'CONSENT#+14155550101' }, ConditionExpression: 'attribute_not_exists(consentStatus)' } };
-  const charge = { Update: { TableName: process.env.TABLE_NAME, Key: { pk, sk: 'TENANT' }, UpdateExpression: 'ADD spendCents :cost', ExpressionAttributeValues: { ':cost': 1 } } };
+  const charge = { Update: { TableName: process.env.TABLE_NAME, Key: { pk: `${pk}#SPEND#7`, sk: 'SPEND' }, UpdateExpression: 'ADD spendCents :cost', ExpressionAttributeValues: { ':cost': 1 } } };
 
   it('puts them first in the same transaction, then the message with its charge and unsettled keys, then the thread', async () => {
     // Prepare
+    ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).resolves({});
     // Act
-    const result = await storeMessage(queued, { charge: { segments: 1, costCents: 1 }, alongside: [check, charge] });
+    const result = await storeMessage(queued, { charge: { segments: 1, costCents: 1, spendShard: 7 }, alongside: [check, charge] });
     // Assess
     expect(result).toEqual({ stored: true });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(items.slice(0, 2)).toEqual([check, charge]);
-    expect(items[2].Put!.Item).toMatchObject({ sk: `MSG#${queued.id}`, segments: 1, costCents: 1, gsi2pk: expect.stringMatching(/^UNSETTLED#[0-7]$/) });
-    expect(items[3].Update!.Key).toEqual({ pk, sk: 'THREAD#+14155550101' });
+    expect(items[2].Put!.Item).toMatchObject({ ...messageKey(queued.id), segments: 1, costCents: 1, spendShard: 7, gsi2pk: expect.stringMatching(/^UNSETTLED#[0-7]$/) });
+    expect(items[3].Update!.Key).toEqual(threadKey('+14155550101'));
     expect(items).toHaveLength(4); // no sid yet: no sid claim
   });
 
   it('writes nothing and hands back the reasons of those writes, in order, when one fails its condition', async () => {
     // Prepare
+    ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { spendCents: 100 } }, { Code: 'None' }, { Code: 'None' }));
     // Act
     const result = await storeMessage(queued, { alongside: [check, charge] });
@@ -128,7 +163,7 @@ describe('the unsettled worklist', () => {
 
   it('holds an outbound text from its queued row until the carrier answers, sorted by time under a shard', () => {
     // Act
-    const item = toItem(queued, { segments: 1, costCents: 1 });
+    const item = toItem(queued, { segments: 1, costCents: 1, spendShard: 0 });
     // Assess
     expect(item.gsi2pk).toMatch(/^UNSETTLED#[0-7]$/);
     expect(item.gsi2sk).toBe(`${queued.createdAt}#${tenantId}#${queued.id}`);
@@ -148,9 +183,18 @@ describe('the unsettled worklist', () => {
 });
 
 describe('delivery status', () => {
-  const outbound = { ...message, direction: 'outbound', status: 'sent', pk, sk: `MSG#${message.id}`, costCents: 3, gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
+  const outbound = { ...message, direction: 'outbound', status: 'sent', ...messageKey(message.id), costCents: 3, spendShard: 5, gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
   const itemsOf = (call: number) => ddb.commandCalls(TransactWriteCommand)[call].args[0].input.TransactItems!;
-  const refundItem = { Update: { TableName: process.env.TABLE_NAME, Key: { pk, sk: 'TENANT' }, UpdateExpression: 'ADD #spend :refund', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#spend': 'spendCents' }, ExpressionAttributeValues: { ':refund': -3 } } };
+  const refundItem = (shard: number) => ({
+    Update: {
+      TableName: process.env.TABLE_NAME,
+      Key: { pk: `${pk}#SPEND#${shard}`, sk: 'SPEND' },
+      UpdateExpression: 'ADD #spend :minusCost, #headroom :cost',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#spend': 'spendCents', '#headroom': 'headroomCents' },
+      ExpressionAttributeValues: { ':cost': 3, ':minusCost': -3 },
+    },
+  });
 
   it('changes message and thread together, guarded on the statuses it may follow, and takes the text off the unsettled worklist', async () => {
     // Prepare
@@ -163,14 +207,14 @@ describe('delivery status', () => {
     const [messageUpdate, threadUpdate] = itemsOf(0);
     expect(messageUpdate.Update).toEqual({
       TableName: process.env.TABLE_NAME,
-      Key: { pk, sk: `MSG#${message.id}` },
+      Key: messageKey(message.id),
       // A known outcome leaves the unsettled worklist.
       UpdateExpression: 'SET #status = :status REMOVE #gsi2pk, #gsi2sk',
       ConditionExpression: '#status IN (:from0, :from1)',
       ExpressionAttributeNames: { '#status': 'status', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk' },
       ExpressionAttributeValues: { ':status': 'delivered', ':from0': 'queued', ':from1': 'sent' },
     });
-    expect(threadUpdate.Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' }, ConditionExpression: '#lastMessageId = :id' });
+    expect(threadUpdate.Update).toMatchObject({ Key: threadKey('+14155550101'), ConditionExpression: '#lastMessageId = :id' });
   });
 
   it.each(['sent', 'delivered'] as const)('never refunds a text that is %s', async (status) => {
@@ -181,7 +225,7 @@ describe('delivery status', () => {
     await updateMessageStatus(tenantId, { messageId: message.id }, status);
     // Assess: the message and its thread, nothing on the organization row
     const items = itemsOf(0);
-    expect(items.map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'THREAD#+14155550101' }]);
+    expect(items.map((item) => item.Update!.Key)).toEqual([messageKey(message.id), threadKey('+14155550101')]);
   });
 
   it('refunds a failed outbound text in the same transaction, with the reason kept on the row', async () => {
@@ -198,8 +242,8 @@ describe('delivery status', () => {
       ConditionExpression: '#status IN (:from0, :from1)',
       ExpressionAttributeValues: { ':status': 'failed', ':reason': 'carrier_failed', ':code': 30003, ':from0': 'queued', ':from1': 'sent' },
     });
-    expect(refund).toEqual(refundItem);
-    expect(thread.Update!.Key).toEqual({ pk, sk: 'THREAD#+14155550101' });
+    expect(refund).toEqual(refundItem(5));
+    expect(thread.Update!.Key).toEqual(threadKey('+14155550101'));
   });
 
   it('refunds nothing for a failed row that was never charged (written before billing)', async () => {
@@ -210,7 +254,7 @@ describe('delivery status', () => {
     // Act
     await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
     // Assess
-    expect(itemsOf(0).map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'THREAD#+14155550101' }]);
+    expect(itemsOf(0).map((item) => item.Update!.Key)).toEqual([messageKey(message.id), threadKey('+14155550101')]);
   });
 
   it('changes nothing, and so refunds nothing, for a text already failed', async () => {
@@ -234,7 +278,7 @@ describe('delivery status', () => {
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
     // Assess
     expect(result.changed).toBe(true);
-    expect(itemsOf(1).map((item) => item.Update!.Key)).toEqual([{ pk, sk: `MSG#${message.id}` }, { pk, sk: 'TENANT' }]);
+    expect(itemsOf(1).map((item) => item.Update!.Key)).toEqual([messageKey(message.id), { pk: `${pk}#SPEND#5`, sk: 'SPEND' }]);
   });
 
   it('reads again and decides afresh when the status moved between its read and its write', async () => {
@@ -259,7 +303,26 @@ describe('delivery status', () => {
     await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_outcome_unknown', onlyIfUnsettled: true });
     // Assess: guarded on the worklist keys, so a callback that settled it first wins
     expect(itemsOf(0)[0].Update!.ConditionExpression).toBe('#status IN (:from0, :from1) AND attribute_exists(#gsi2pk)');
-    expect(itemsOf(0)[1]).toEqual(refundItem);
+    expect(itemsOf(0)[1]).toEqual(refundItem(5));
+  });
+
+  it('writes a row kept under its legacy key where it is, and refunds a text charged before shards to shard 0', async () => {
+    // Prepare: no spend shard on the row (charged on the organization row, whose spend moved onto shard 0)
+    const { spendShard: _shard, ...legacy } = { ...outbound, ...legacyMessageKey(message.id) };
+    ddb
+      .on(GetCommand)
+      .resolves({})
+      .on(GetCommand, { Key: legacyMessageKey(message.id) })
+      .resolves({ Item: legacy })
+      .on(GetCommand, { Key: { pk, sk: 'TENANT' } })
+      .resolves({ Item: { pk, sk: 'TENANT', id: tenantId, spendShards: 32 } });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
+    // Assess
+    const [messageUpdate, refund] = itemsOf(0);
+    expect(messageUpdate.Update!.Key).toEqual(legacyMessageKey(message.id));
+    expect(refund).toEqual(refundItem(0));
   });
 
   it('leaves a settled text alone when the sweep comes late', async () => {
@@ -282,9 +345,9 @@ describe('delivery status', () => {
     // Assess
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
     const [messageUpdate, sidRow] = itemsOf(0);
-    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #sid = :sid, #status = :status REMOVE #gsi2pk, #gsi2sk');
+    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :status, #sid = :sid REMOVE #gsi2pk, #gsi2sk');
     expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':sid': 'SMfromcallback' });
-    expect(sidRow.Put).toMatchObject({ Item: { pk, sk: 'MSGSID#SMfromcallback', messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
+    expect(sidRow.Put).toMatchObject({ Item: { ...sidKey('SMfromcallback'), messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
   });
 
   it('never goes backwards: a late "sent" after "delivered" writes nothing', async () => {
@@ -297,14 +360,14 @@ describe('delivery status', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('finds the message by carrier sid through the lookup row, and 404s an unknown sid', async () => {
+  it('finds the message by carrier sid through the lookup row (new, then legacy, then new again), and 404s an unknown sid', async () => {
     // Prepare
     ddb
       .on(GetCommand)
       .resolves({})
-      .on(GetCommand, { Key: { pk, sk: 'MSGSID#SMknown' } })
+      .on(GetCommand, { Key: sidKey('SMknown') })
       .resolves({ Item: { messageId: message.id } })
-      .on(GetCommand, { Key: { pk, sk: `MSG#${message.id}` } })
+      .on(GetCommand, { Key: messageKey(message.id) })
       .resolves({ Item: { ...outbound, status: 'queued' } });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
@@ -313,11 +376,13 @@ describe('delivery status', () => {
     // Assess
     await expect(known).resolves.toMatchObject({ changed: true });
     await expect(unknown).rejects.toMatchObject({ status: 404 });
+    const unknownReads = ddb.commandCalls(GetCommand).map((call) => call.args[0].input.Key).filter((key) => JSON.stringify(key).includes('SMunknown'));
+    expect(unknownReads).toEqual([sidKey('SMunknown'), { pk, sk: 'MSGSID#SMunknown' }, sidKey('SMunknown')]);
   });
 });
 
 describe("recording the carrier's sid", () => {
-  const queuedRow = { ...message, direction: 'outbound', status: 'queued', messageSid: '', pk, sk: `MSG#${message.id}`, gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
+  const queuedRow = { ...message, direction: 'outbound', status: 'queued', messageSid: '', ...messageKey(message.id), gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
 
   it('stores the sid on the row and its lookup row in one transaction, which settles the text', async () => {
     // Prepare
@@ -332,7 +397,7 @@ describe("recording the carrier's sid", () => {
         {
           Update: {
             TableName: process.env.TABLE_NAME,
-            Key: { pk, sk: `MSG#${message.id}` },
+            Key: messageKey(message.id),
             UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk',
             // The same sid again (a callback first, then the send's answer) is harmless.
             ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))',
@@ -343,7 +408,7 @@ describe("recording the carrier's sid", () => {
         {
           Put: {
             TableName: process.env.TABLE_NAME,
-            Item: { pk, sk: 'MSGSID#SM1', type: 'messageSid', messageId: message.id, counterpartNumber: '+14155550101' },
+            Item: { ...sidKey('SM1'), type: 'messageSid', messageId: message.id, counterpartNumber: '+14155550101' },
             ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id',
             ExpressionAttributeValues: { ':id': message.id },
           },
@@ -355,10 +420,29 @@ describe("recording the carrier's sid", () => {
   it('reports false, changing nothing, when the row already holds another sid', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({ Item: { ...queuedRow, messageSid: 'SMother' } });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }));
     // Act
     const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
     // Assess
     expect(recorded).toBe(false);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  it('reads the row again when it moved between its read and the write (the key-layout migration), and writes it where it is now', async () => {
+    // Prepare
+    ddb
+      .on(GetCommand)
+      .resolves({})
+      .on(GetCommand, { Key: legacyMessageKey(message.id) })
+      .resolvesOnce({ Item: { ...queuedRow, ...legacyMessageKey(message.id) } })
+      .on(GetCommand, { Key: messageKey(message.id) })
+      .resolvesOnce({})
+      .resolves({ Item: queuedRow });
+    ddb.on(TransactWriteCommand).rejectsOnce(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' })).resolves({});
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
+    // Assess
+    expect(recorded).toBe(true);
+    const keys = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems![0].Update!.Key);
+    expect(keys).toEqual([legacyMessageKey(message.id), messageKey(message.id)]);
   });
 });

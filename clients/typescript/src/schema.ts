@@ -335,9 +335,10 @@ export interface components {
          *     - `rate_limited` (429): too many requests: wait `Retry-After` seconds
          *     - `internal` (500): an unexpected error; the message carries the request id
          *     - `carrier_unavailable` (502): the carrier certainly did not take the text: nothing is billed and sending again with a new Idempotency-Key is safe (when it may have taken it, the answer is 201 `queued` instead)
+         *     - `temporarily_unavailable` (503): the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "number_taken" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "rate_limited" | "internal" | "carrier_unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "number_taken" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
         Error: {
             /** @description Human-readable message; names the failing field on validation errors */
             error: string;
@@ -836,6 +837,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     listCalls: {
@@ -991,6 +1019,33 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -1171,6 +1226,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     listContacts: {
@@ -1327,6 +1409,33 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -1607,6 +1716,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContact: {
@@ -1784,6 +1920,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteContact: {
@@ -1956,6 +2119,33 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -2215,6 +2405,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     listThreads: {
@@ -2367,6 +2584,33 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -2681,6 +2925,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMessages: {
@@ -2836,6 +3107,33 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };

@@ -226,8 +226,6 @@ export type CallLegChange = {
 
 export type UpsertedCall = { callId: string; created: boolean };
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Applies one leg's callback to the call of `providerCallSid` (the parent leg's sid), creating
  * the call on the first callback of any of its legs. Every write is conditional on the row's own
@@ -237,23 +235,16 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function upsertCallByProviderSid(tenantId: string, providerCallSid: string, change: CallLegChange): Promise<UpsertedCall> {
   const contactId = await ensureContactsOf(tenantId, change);
-  for (let attempt = 1; attempt <= 8; attempt += 1) {
-    const known = await findCallIdByProviderSid(tenantId, providerCallSid);
-    if (known) {
-      await applyLegChange(tenantId, known, change, contactId, false);
-      return { callId: known, created: false };
-    }
-    const inserted = await insertCall(tenantId, providerCallSid, change, contactId);
-    if (inserted.kind === 'conflict') {
-      // Another first callback of this call is being written right now; look again shortly.
-      await pause(Math.random() * 20 * attempt);
-      continue;
-    }
-    const created = inserted.kind === 'created';
-    await applyLegChange(tenantId, inserted.callId, change, contactId, created);
-    return { callId: inserted.callId, created };
+  const known = await findCallIdByProviderSid(tenantId, providerCallSid);
+  if (known) {
+    await applyLegChange(tenantId, known, change, contactId, false);
+    return { callId: known, created: false };
   }
-  throw new Error('upsertCallByProviderSid: the call kept being written concurrently; giving up');
+  // Two first callbacks of one call race here: the sid row's condition lets exactly one create it.
+  const inserted = await insertCall(tenantId, providerCallSid, change, contactId);
+  const created = inserted.kind === 'created';
+  await applyLegChange(tenantId, inserted.callId, change, contactId, created);
+  return { callId: inserted.callId, created };
 }
 
 /** Contacts for every external number; returns the one of the classification's external party. */
@@ -266,7 +257,7 @@ async function ensureContactsOf(tenantId: string, change: CallLegChange): Promis
   return external ? (ids.get(external) ?? (await contactOfCall(tenantId, c, at))) : null;
 }
 
-type Inserted = { kind: 'created' | 'exists'; callId: string } | { kind: 'conflict' };
+type Inserted = { kind: 'created' | 'exists'; callId: string };
 
 /** The call, its sid row and its owner row in one transaction: two first callbacks make one call. */
 async function insertCall(tenantId: string, providerCallSid: string, change: CallLegChange, contactId: string | null): Promise<Inserted> {
@@ -325,7 +316,6 @@ async function insertCall(tenantId: string, providerCallSid: string, change: Cal
     const existing = failedCondition(reasons, 0)?.item;
     if (existing) return { kind: 'exists', callId: existing.callId as string };
     if (failedCondition(reasons, 1)) throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', { cause: err });
-    if (reasons.some((r) => r.code === 'TransactionConflict')) return { kind: 'conflict' };
     throw err;
   }
 }

@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from '../../shared/errors';
 import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
 import type { Call } from '../calls/schemas';
 import { attachCallToVoicemail, recordVoicemailRecording, recordVoicemailTranscript, type VoicemailParties } from '../calls/voicemails';
-import { recordConsentChange } from '../consent/ledger';
+import { recordConsentChange } from '../contacts/consent-copies';
 import { recordMessageSid, updateMessageStatus } from '../texting/delivery-status';
 import { receiveInboundMessage } from '../texting/receiving';
 import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './internal/callback-params';

@@ -20,6 +20,9 @@ export type LoopbackOptions = {
 
 const live = new Set<LoopbackCarrier>();
 
+/** Tries of one status callback: the first and a few more, each after a doubled pause. */
+const CALLBACK_ATTEMPTS = 4;
+
 export class LoopbackCarrier implements Carrier {
   readonly name = 'loopback' as const;
   readonly #delayMs: number;
@@ -42,7 +45,7 @@ export class LoopbackCarrier implements Carrier {
       throw new CarrierError('The loopback carrier refuses this number (configured to fail)', { kind: 'refused', httpStatus: 400, providerCode: 21211 });
     }
     const messageSid = `SM${randomBytes(16).toString('hex')}`;
-    this.#track(this.#progress(text));
+    this.#track(this.#progress(text, messageSid));
     return { messageSid };
   }
 
@@ -63,27 +66,35 @@ export class LoopbackCarrier implements Carrier {
     await this.idle();
   }
 
-  async #progress(text: OutboundText): Promise<void> {
+  /**
+   * Like Twilio's status callbacks: each names the message (our id, from the callback URL) and
+   * its sid, so a callback records the sid when the send's own answer could not; and each is
+   * tried again while it fails (Twilio retries a callback answered 5xx), a few times.
+   */
+  async #progress(text: OutboundText, messageSid: string): Promise<void> {
     for (const status of ['sent', 'delivered'] as const) {
-      if (!(await this.#wait())) return;
-      try {
-        await this.#advance(text.tenantId, { messageId: text.messageId }, status);
-      } catch (err) {
-        // The message may be gone (a test dropped its table); a local carrier must not crash the runtime.
-        logger.warn('Loopback carrier could not advance a message', { messageId: text.messageId, status, error: (err as Error).message });
-        return;
+      for (let attempt = 1; ; attempt += 1) {
+        if (!(await this.#wait(attempt === 1 ? this.#delayMs : this.#delayMs * 2 ** attempt))) return;
+        try {
+          await this.#advance(text.tenantId, { messageId: text.messageId, messageSid }, status);
+          break;
+        } catch (err) {
+          // The message may be gone (a test dropped its table); a local carrier must not crash the runtime.
+          logger.warn('Loopback carrier could not advance a message', { messageId: text.messageId, status, attempt, error: (err as Error).message });
+          if (attempt >= CALLBACK_ATTEMPTS) return;
+        }
       }
     }
   }
 
-  /** True after the delay, false when stopped meanwhile. Timers are unref'd: they never keep a process alive. */
-  #wait(): Promise<boolean> {
+  /** True after `delayMs`, false when stopped meanwhile. Timers are unref'd: they never keep a process alive. */
+  #wait(delayMs: number): Promise<boolean> {
     if (this.#stopped) return Promise.resolve(false);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
         resolve(!this.#stopped);
-      }, this.#delayMs);
+      }, delayMs);
       timer.unref();
       this.#timers.set(timer, () => resolve(false));
     });

@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { isConditionalCheckFailed, str, type Item } from '../../shared/table/dynamo';
+import { str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 
 /**
@@ -13,6 +13,10 @@ import { PREFIX, tenantPk } from '../../shared/table/keys';
  * retried late never overrides a newer one and replaying a change is harmless. The send path
  * checks the row in the same transaction that charges and stores the text
  * (`notOptedOutCheck`), so a STOP that lands between a read and the charge cannot be missed.
+ *
+ * The contact that holds a number carries a copy of its row (so a page of contacts is one read):
+ * every change is written with the holder's copy (contacts/consent-copies.ts), and every write that
+ * gives a contact a number copies the row with `ledgerSnapshot`'s check.
  */
 export type ConsentStatus = 'unknown' | 'opted_in' | 'opted_out';
 
@@ -83,16 +87,38 @@ export function consentChangeUpdate(tenantId: string, number: string, change: Co
   };
 }
 
-/** Records a change on its own (a carrier's opt-out code). False when a later change is on record. */
-export async function recordConsentChange(tenantId: string, number: string, change: ConsentChange): Promise<boolean> {
-  try {
-    await dynamo.send(new UpdateCommand(consentChangeUpdate(tenantId, number, change).Update!));
-    return true;
-  } catch (err) {
-    if (isConditionalCheckFailed(err)) return false;
-    throw err;
-  }
+/**
+ * The ledger row of a number as a write that copies it reads it (a contact created for the
+ * number, or renumbered to it), with the check that keeps the copy true: the row is still the one
+ * read when the copy commits (a change in between cancels the write, which reads again).
+ */
+export async function ledgerSnapshot(tenantId: string, number: string): Promise<{ consent: Consent; unchanged: TransactItem }> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }));
+  const consent = fromItem(Item);
+  const unchanged: TransactItem = {
+    ConditionCheck: {
+      TableName: TABLE_NAME,
+      Key: consentKey(tenantId, number),
+      ...(Item && typeof Item.consentAt === 'string'
+        ? { ConditionExpression: '#at = :at', ExpressionAttributeNames: { '#at': 'consentAt' }, ExpressionAttributeValues: { ':at': Item.consentAt } }
+        : Item
+          ? { ConditionExpression: 'attribute_not_exists(#at)', ExpressionAttributeNames: { '#at': 'consentAt' } }
+          : { ConditionExpression: 'attribute_not_exists(pk)' }),
+    },
+  };
+  return { consent, unchanged };
 }
+
+/** A consent as the attributes a row stores it under (the ledger's own, and its copies on contacts). */
+export const consentAttributes = (consent: Consent): Item => ({
+  consentStatus: consent.status,
+  consentSource: consent.source,
+  consentAt: consent.at,
+  consentNote: consent.note,
+});
+
+/** A change as the consent it records. */
+export const consentOfChange = (change: ConsentChange): Consent => ({ status: change.status, source: change.source, at: change.at.toISOString(), note: change.note });
 
 /** The send transaction's guard: the number has not opted out (no row, `unknown` or `opted_in`). */
 export function notOptedOutCheck(tenantId: string, number: string): TransactItem {

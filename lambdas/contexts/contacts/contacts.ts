@@ -3,11 +3,12 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, retryOnTransactionConflict, str, type Item } from '../../shared/table/dynamo';
+import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, str, transactWrite, type Item } from '../../shared/table/dynamo';
 import { PREFIX, sortKeyStartsWith, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
+import { isContention } from '../../shared/table/contention';
 import { GSIS } from '../../shared/table/table-schema';
-import { consentsOf, NO_CONSENT_RECORDED, type Consent } from '../consent/ledger';
+import { consentAttributes, consentsOf, ledgerSnapshot, NO_CONSENT_RECORDED, type Consent } from '../consent/ledger';
 import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
 import { indexedEntriesOf, insertIndex, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
@@ -41,34 +42,48 @@ const namedIndexKeys = (tenantId: string, contactId: string) => ({
   [GSIS.gsi1.sortKey]: `${PREFIX.contact}${contactId}`,
 });
 
+/**
+ * A contact row carries the consent of its number: a copy of the number's ledger row
+ * (consent/ledger.ts), written in the same transaction as every ledger change
+ * (./consent-copies.ts) and by every write that gives the contact a number (create, renumber:
+ * `ledgerSnapshot`'s check keeps the copy the ledger's). The ledger stays the truth: it outlives
+ * the contact's delete and renumber. So a contact is one read and a page of contacts one Query.
+ */
 export function toItem(contact: Contact): Item {
-  // Consent is not the contact's: it is read from the number's ledger row (withConsent).
-  const { consentStatus: _status, consentSource: _source, consentAt: _at, consentNote: _note, ...fields } = contact;
   return {
     ...contactKey(contact.tenantId, contact.id),
     // Sparse index: only named contacts appear in it, so includeAutoCreated=false is a plain query.
     ...(!contact.isAutoCreated && namedIndexKeys(contact.tenantId, contact.id)),
     type: 'contact',
-    ...fields,
+    ...contact,
     [SEARCH_INDEX_ATTRIBUTE]: insertIndex(contact.tenantId, contact.id, contact).fingerprint,
   };
 }
 
+/** Rows written before contacts carried their consent have none until the key-layout migration copies it. */
+const hasConsentCopy = (item: Item): boolean => typeof item.consentStatus === 'string';
+
 /**
- * Contacts as the API shows them: each with the consent of its current number, from the consent
- * ledger (one BatchGetItem per page), so deleting, renumbering or re-creating a contact can never
- * change what a number decided.
+ * Contacts from their rows, as the API shows them. A row without its consent copy (written before
+ * the copies, not yet migrated) gets its number's consent from the ledger: one BatchGetItem for
+ * those rows alone, none once the migration has run.
  */
-async function withConsent(tenantId: string, contacts: Contact[]): Promise<Contact[]> {
-  const numbers = contacts.map((c) => c.normalizedNumber).filter((n): n is string => n !== null);
-  const consents = numbers.length > 0 ? await consentsOf(tenantId, numbers) : new Map<string, Consent>();
-  return contacts.map((contact) => {
-    const consent = (contact.normalizedNumber && consents.get(contact.normalizedNumber)) || NO_CONSENT_RECORDED;
-    return { ...contact, consentStatus: consent.status, consentSource: consent.source, consentAt: consent.at, consentNote: consent.note };
-  });
+async function contactsOf(tenantId: string, rows: Item[]): Promise<Contact[]> {
+  const contacts = rows.map(fromItem);
+  if (rows.every(hasConsentCopy)) return contacts;
+  const fromLedger = await withLedgerConsent(tenantId, contacts.filter((_, i) => !hasConsentCopy(rows[i])));
+  return contacts.map((contact, i) => (hasConsentCopy(rows[i]) ? contact : fromLedger.shift()!));
 }
 
-const withConsentOne = async (tenantId: string, contact: Contact): Promise<Contact> => (await withConsent(tenantId, [contact]))[0];
+/** The contacts with their numbers' consent read from the ledger (one BatchGetItem). */
+async function withLedgerConsent(tenantId: string, contacts: Contact[]): Promise<Contact[]> {
+  const numbers = contacts.map((contact) => contact.normalizedNumber).filter((n): n is string => n !== null);
+  const consents = numbers.length > 0 ? await consentsOf(tenantId, numbers) : new Map<string, Consent>();
+  return contacts.map((contact) => ({ ...contact, ...withConsentFields((contact.normalizedNumber && consents.get(contact.normalizedNumber)) || NO_CONSENT_RECORDED) }));
+}
+
+const withConsentFields = (consent: Consent): Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'> =>
+  consentAttributes(consent) as Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'>;
 
 export function fromItem(item: Item): Contact {
   return {
@@ -128,22 +143,19 @@ const manualContact = (tenantId: string, input: CreateContactInput, now: Date): 
     now,
   );
 
-/** GET /contacts/{id}: the contact with its number's consent. */
+/** GET /contacts/{id}: the contact with its number's consent, in one read. */
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
-  return withConsentOne(tenantId, await readContact(tenantId, contactId));
-}
-
-/** The stored row alone, for read-then-write rounds that never show consent. */
-async function readContact(tenantId: string, contactId: string): Promise<Contact> {
-  return (await readContactRow(tenantId, contactId)).contact;
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId) }));
+  if (!Item) throw new NotFoundError('Contact');
+  return (await contactsOf(tenantId, [Item]))[0];
 }
 
 /** The stored row and the search entries it is filed under, for writes that change them. */
-async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<{ contact: Contact; indexed: IndexedEntries }> {
+async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<{ contact: Contact; indexed: IndexedEntries; row: Item }> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }));
   if (!Item) throw new NotFoundError('Contact');
   const contact = fromItem(Item);
-  return { contact, indexed: indexedEntriesOf(Item, contact) };
+  return { contact, indexed: indexedEntriesOf(Item, contact), row: Item };
 }
 
 /** `SET searchIndex` with the other attributes a write sets, when its entries change. */
@@ -168,25 +180,29 @@ export function newContactRows(tenantId: string, input: CreateContactInput, now 
   return [claim, row, ...entries.flatMap((write) => (write.Put ? [write.Put.Item as Item] : []))];
 }
 
-/** Writes a contact, its claim and its search rows together; on a lost race returns the claim that won. */
-async function insertWithClaim(contact: Contact): Promise<{ ok: true } | { ok: false; claim: NumberClaim }> {
-  const { claim, row, entries } = rowsOfNewContact(contact);
-  try {
-    await retryOnTransactionConflict(() => dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: TABLE_NAME, Item: claim, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-          { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
-          ...entries,
-        ],
-      }),
-    ));
-    return { ok: true };
-  } catch (err) {
-    const claimTaken = failedCondition(cancellationReasons(err), 0);
-    if (!claimTaken?.item) throw err;
-    return { ok: false, claim: { contactId: claimTaken.item.contactId as string, named: claimTaken.item.named === true } };
+/**
+ * Writes a contact, its claim and its search rows together, the contact with its number's consent
+ * copied from the ledger (checked unchanged in the same transaction); on a lost race returns the
+ * claim that won. Returns the contact as written.
+ */
+async function insertWithClaim(draft: Contact): Promise<{ ok: true; contact: Contact } | { ok: false; claim: NumberClaim }> {
+  for (let round = 0; round < 4; round += 1) {
+    const { consent, unchanged } = await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string);
+    const contact: Contact = { ...draft, ...withConsentFields(consent) };
+    const { claim, row, entries } = rowsOfNewContact(contact);
+    const reasons = await transactWrite([
+      { Put: { TableName: TABLE_NAME, Item: claim, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+      { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
+      unchanged,
+      ...entries,
+    ]);
+    if (!reasons) return { ok: true, contact };
+    const claimTaken = failedCondition(reasons, 0);
+    if (claimTaken?.item) return { ok: false, claim: { contactId: claimTaken.item.contactId as string, named: claimTaken.item.named === true } };
+    // The number's consent changed between the read and the write: copy it again.
+    if (!failedCondition(reasons, 2)) throw new Error(`insertWithClaim: contact ${contact.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
   }
+  throw new Error("insertWithClaim: the number's consent kept changing; giving up");
 }
 
 /** Attributes set by a person naming a contact, as an update expression. */
@@ -229,7 +245,7 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
   const search = reindex(tenantId, contactId, current.indexed, { ...named, normalizedNumber: current.contact.normalizedNumber });
   const contactUpdate = withFingerprint(named, search);
   try {
-    await retryOnTransactionConflict(() => dynamo.send(
+    await dynamo.send(
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -255,7 +271,7 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
           ...search.writes,
         ],
       }),
-    ));
+    );
   } catch (err) {
     const reasons = cancellationReasons(err);
     const claim = failedCondition(reasons, 0);
@@ -268,25 +284,15 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }));
   // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than answering 404.
   if (!Item) throw new ClaimMoved();
-  return fromItem(Item);
+  return (await contactsOf(tenantId, [Item]))[0];
 }
 
 /** POST /contacts: create (201), adopt the auto-created row (200), or 409 naming the holder. */
 export async function createContact(tenantId: string, input: CreateContactInput, now = new Date()): Promise<{ contact: Contact; adopted: boolean }> {
-  const { contact, adopted } = await createOrAdopt(tenantId, input, now);
-  return { contact: await withConsentOne(tenantId, contact), adopted };
-}
-
-async function createOrAdopt(
-  tenantId: string,
-  input: CreateContactInput,
-  now = new Date(),
-): Promise<{ contact: Contact; adopted: boolean }> {
   // A few rounds at most: each round lost means another writer changed the claim in between.
   for (let round = 0; round < 4; round += 1) {
-    const contact = manualContact(tenantId, input, now);
-    const inserted = await insertWithClaim(contact);
-    if (inserted.ok) return { contact, adopted: false };
+    const inserted = await insertWithClaim(manualContact(tenantId, input, now));
+    if (inserted.ok) return { contact: inserted.contact, adopted: false };
     if (inserted.claim.named) throw new ContactConflictError(inserted.claim.contactId);
     try {
       return { contact: await adopt(tenantId, inserted.claim.contactId, input, now), adopted: true };
@@ -307,21 +313,22 @@ export async function ensureContactForNumber(
   source: 'auto_inbound' | 'auto_outbound',
   now = new Date(),
 ): Promise<string> {
-  const contact = newContact(tenantId, { displayName: number, phoneNumber: number, source }, now);
-  const inserted = await insertWithClaim(contact);
-  return inserted.ok ? contact.id : inserted.claim.contactId;
+  // Most numbers seen on calls and texts already have their contact: one read, not a transaction.
+  const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number) }));
+  if (typeof claim?.contactId === 'string') return claim.contactId;
+  const inserted = await insertWithClaim(newContact(tenantId, { displayName: number, phoneNumber: number, source }, now));
+  return inserted.ok ? inserted.contact.id : inserted.claim.contactId;
 }
 
 export async function listContacts(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
-  const page = input.search
-    ? await searchPage(tenantId, { ...input, search: input.search }, (ids) => readContacts(tenantId, ids))
-    : await listContactRows(tenantId, input);
-  return { ...page, items: await withConsent(tenantId, page.items) };
+  return input.search
+    ? searchPage(tenantId, { ...input, search: input.search }, (ids) => readContacts(tenantId, ids))
+    : listContactRows(tenantId, input);
 }
 
 /** Contacts by id, in one BatchGetItem per 100: those deleted meanwhile are missing. */
 async function readContacts(tenantId: string, contactIds: readonly string[]): Promise<Contact[]> {
-  return (await batchGetItems(contactIds.map((id) => contactKey(tenantId, id)))).map(fromItem);
+  return contactsOf(tenantId, await batchGetItems(contactIds.map((id) => contactKey(tenantId, id))));
 }
 
 async function listContactRows(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
@@ -331,7 +338,7 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
   const cursorSk = input.cursor ? `${PREFIX.contact}${input.cursor}` : undefined;
   // Every contact, auto-created ones included, shares the organization's partition with its other rows.
   const contactRows = sortKeyStartsWith(PREFIX.contact);
-  return queryPage({
+  const page = await queryPage({
     query: {
       TableName: TABLE_NAME,
       ...(named && { IndexName: GSIS.gsi1.indexName }),
@@ -346,14 +353,15 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
       : (named
         ? { pk, sk: cursorSk, [GSIS.gsi1.partitionKey]: namedPk, [GSIS.gsi1.sortKey]: cursorSk }
         : { pk, sk: cursorSk }),
-    fromItem,
-    idOf: (contact) => contact.id,
+    fromItem: (item) => item,
+    idOf: (item) => item.id as string,
   });
+  return { ...page, items: await contactsOf(tenantId, page.items) };
 }
 
 /** PATCH /contacts/{id}: only the given fields change; a new number moves the claim atomically. */
 export async function updateContact(tenantId: string, contactId: string, patch: UpdateContactInput, now = new Date()): Promise<Contact> {
-  return withConsentOne(tenantId, await applyUpdate(tenantId, contactId, patch, now));
+  return applyUpdate(tenantId, contactId, patch, now);
 }
 
 const touchesSearch = (patch: UpdateContactInput): boolean =>
@@ -361,7 +369,7 @@ const touchesSearch = (patch: UpdateContactInput): boolean =>
 
 async function applyUpdate(tenantId: string, contactId: string, patch: UpdateContactInput, now: Date): Promise<Contact> {
   for (let round = 0; round < 4; round += 1) {
-    const { contact: current, indexed } = await readContactRow(tenantId, contactId);
+    const { contact: current, indexed, row } = await readContactRow(tenantId, contactId);
     const next: Contact = {
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -373,8 +381,14 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
     const searchChanges = touchesSearch(patch) && search.changed;
     // Only the fields this PATCH writes: a value derived from the rest of `current` would
     // overwrite what a concurrent writer (an adoption, another PATCH) just set.
-    const changed = withFingerprint({ ...patch, normalizedNumber: patch.phoneNumber, updatedAt: next.updatedAt }, { ...search, changed: searchChanges });
     const numberMoves = current.normalizedNumber !== next.normalizedNumber;
+    // A new number brings its own consent: the ledger's row, copied and checked unchanged.
+    const ledger = numberMoves ? await ledgerSnapshot(tenantId, next.normalizedNumber as string) : undefined;
+    if (ledger) Object.assign(next, withConsentFields(ledger.consent));
+    const changed = withFingerprint(
+      { ...patch, normalizedNumber: patch.phoneNumber, updatedAt: next.updatedAt, ...(ledger && consentAttributes(ledger.consent)) },
+      { ...search, changed: searchChanges },
+    );
     if (!numberMoves && !searchChanges) {
       try {
         const { Attributes } = await dynamo.send(
@@ -391,7 +405,7 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
             ReturnValues: 'ALL_NEW',
           }),
         );
-        return fromItem(Attributes as Item);
+        return (await contactsOf(tenantId, [Attributes as Item]))[0];
       } catch (err) {
         if (isConditionalCheckFailed(err)) continue; // deleted or renumbered meanwhile: look again
         throw err;
@@ -412,14 +426,14 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
     };
     const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
     try {
-      await dynamo.send(new TransactWriteCommand({ TransactItems: [contactUpdate, ...claimMoves, ...search.writes] }));
+      await dynamo.send(new TransactWriteCommand({ TransactItems: [contactUpdate, ...claimMoves, ...search.writes, ...(ledger ? [ledger.unchanged] : [])] }));
       // The row as this write left it: its conditions held the number, the named flag and the search
       // fields as read. A read after it could show a later writer's row instead (an adoption that
       // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
-      return next;
+      return ledger || hasConsentCopy(row) ? next : (await withLedgerConsent(tenantId, [next]))[0];
     } catch (err) {
       const reasons = cancellationReasons(err);
-      if (!reasons) throw err;
+      if (!reasons || isContention(err)) throw err;
       const taken = numberMoves ? failedCondition(reasons, claimMoves.length) : undefined;
       // Held by this very contact: a concurrent PATCH moved it there first; the next round sees no move.
       if (taken?.item && taken.item.contactId !== contactId) throw new ContactConflictError(taken.item.contactId as string);
@@ -475,7 +489,7 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
       );
       return;
     } catch (err) {
-      if (!cancellationReasons(err)) throw err;
+      if (!cancellationReasons(err) || isContention(err)) throw err;
     }
   }
   throw new Error('deleteContact: the contact kept changing; giving up');

@@ -1,6 +1,6 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { cancellationReasons, CONDITION, retryOnTransactionConflict, type Item } from '../../shared/table/dynamo';
+import { cancellationReasons, CONDITION, type Item } from '../../shared/table/dynamo';
 import { contactKey, fromItem } from './contacts';
 import { insertIndex, SEARCH_INDEX_ATTRIBUTE } from './search-rows';
 
@@ -23,7 +23,7 @@ export async function indexContactRow(row: Item): Promise<BackfillOutcome> {
     const contact = fromItem(current);
     const search = insertIndex(contact.tenantId, contact.id, contact);
     try {
-      await retryOnTransactionConflict(() => dynamo.send(new TransactWriteCommand({
+      await dynamo.send(new TransactWriteCommand({
         TransactItems: [
           {
             Update: {
@@ -37,7 +37,7 @@ export async function indexContactRow(row: Item): Promise<BackfillOutcome> {
           },
           ...search.writes,
         ],
-      })));
+      }));
       return 'indexed';
     } catch (err) {
       if (!cancellationReasons(err)) throw err;

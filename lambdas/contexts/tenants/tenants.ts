@@ -23,7 +23,6 @@ export type Tenant = {
   numbers: string[];
   billingStatus: BillingStatus;
   spendingLimitCents: number | null;
-  spendCents: number;
   approvedHosts: string[];
   createdAt: string;
   updatedAt: string;
@@ -72,7 +71,6 @@ export function fromItem(item: Item): Tenant {
     numbers: (item.numbers as string[] | undefined) ?? [],
     billingStatus: item.billingStatus as BillingStatus,
     spendingLimitCents: num(item.spendingLimitCents),
-    spendCents: num(item.spendCents) ?? 0,
     approvedHosts: (item.approvedHosts as string[] | undefined) ?? [],
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
@@ -91,7 +89,6 @@ export async function createTenant(input: TenantInput, now = new Date()): Promis
     numbers,
     billingStatus: input.billingStatus ?? 'active',
     spendingLimitCents: input.spendingLimitCents ?? null,
-    spendCents: 0,
     approvedHosts: [],
     createdAt: at,
     updatedAt: at,
@@ -132,9 +129,12 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
     approvedHosts: [...new Set([...current.approvedHosts, ...(change.approveHosts ?? []).map((h) => h.toLowerCase())])],
     updatedAt: nowIso(now),
   };
-  // Spend is changed only by sends; everything else is the operator's. Guarding on updatedAt
-  // makes a concurrent operator change fail loudly instead of being silently overwritten.
+  // Spend is changed only by sends (on its shards: texting/spend.ts); everything else is the
+  // operator's. Guarding on updatedAt makes a concurrent operator change fail loudly instead of
+  // being silently overwritten. A change of the billing status or the limit raises the policy's
+  // version, which is how the spend shards learn they must catch up with it.
   const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
+  const policyChanges = next.billingStatus !== current.billingStatus || next.spendingLimitCents !== current.spendingLimitCents;
   // Written on every update too, so an organization created before `tenant list` existed joins it.
   const listing = allTenantsListing(tenantId);
   try {
@@ -143,10 +143,17 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
         Update: {
           TableName: TABLE_NAME,
           Key: tenantKey(tenantId),
-          UpdateExpression: `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk`,
+          UpdateExpression:
+            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk` + (policyChanges ? ' ADD #policyVersion :one' : ''),
           ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
-          ExpressionAttributeNames: { ...Object.fromEntries(fields.map((f) => [`#${f}`, f])), '#listPk': GSIS.gsi2.partitionKey, '#listSk': GSIS.gsi2.sortKey },
+          ExpressionAttributeNames: {
+            ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
+            '#listPk': GSIS.gsi2.partitionKey,
+            '#listSk': GSIS.gsi2.sortKey,
+            ...(policyChanges && { '#policyVersion': 'policyVersion' }),
+          },
           ExpressionAttributeValues: {
+            ...(policyChanges && { ':one': 1 }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
             ':listPk': listing[GSIS.gsi2.partitionKey],
             ':listSk': listing[GSIS.gsi2.sortKey],
@@ -202,18 +209,13 @@ async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Prom
       ExpressionAttributeValues: { ':tenantId': tenant.id },
     },
   }));
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await dynamo.send(new TransactWriteCommand({ TransactItems: [tenantWrite, ...owners] }));
-      return;
-    } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (failedCondition(reasons, 0)) throw new TenantRowConflict('tenant row condition failed', { cause: err });
-      const taken = tenant.numbers.findIndex((_, i) => failedCondition(reasons, i + 1));
-      if (taken !== -1) throw new NumberTakenError(tenant.numbers[taken]);
-      // Another transaction on the same number was in flight: the retry sees its outcome.
-      if (!reasons?.some((r) => r.code === 'TransactionConflict') || attempt >= 5) throw err;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
-    }
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: [tenantWrite, ...owners] }));
+  } catch (err) {
+    const reasons = cancellationReasons(err);
+    if (failedCondition(reasons, 0)) throw new TenantRowConflict('tenant row condition failed', { cause: err });
+    const taken = tenant.numbers.findIndex((_, i) => failedCondition(reasons, i + 1));
+    if (taken !== -1) throw new NumberTakenError(tenant.numbers[taken]);
+    throw err;
   }
 }

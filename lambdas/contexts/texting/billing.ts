@@ -1,14 +1,10 @@
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { TABLE_NAME } from '../../shared/aws';
-import { CONDITION, num, type Item } from '../../shared/table/dynamo';
-import { tenantKey } from '../tenants/tenants';
-import { BillingBlockedError, SpendingLimitReachedError } from './errors';
+import { num, type Item } from '../../shared/table/dynamo';
 
 /**
- * What a text costs and the one place spend changes. Cost = segments x the organization's rate.
- * Spend changes only inside the transactions that change a text's fate: the charge with the
- * `queued` message, the refund with the status change that fails it. So charges minus refunds is
- * always the cost of the texts that did not fail.
+ * What a text costs: segments x the organization's rate. Spend changes only inside the
+ * transactions that change a text's fate (./spend.ts keeps it): the charge with the `queued`
+ * message, the refund with the status change that fails it. So charges minus refunds is always
+ * the cost of the texts that did not fail.
  */
 
 /** Cents per segment when the organization row has no `smsRateCents` of its own. */
@@ -64,73 +60,3 @@ export function segmentsOf(body: string): SegmentCount {
 }
 
 export const costCentsOf = (body: string, rateCents: number): number => segmentsOf(body).segments * rateCents;
-
-// ---------- charge and refund ----------
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-/** What the send path read from the organization row; the charge is guarded on the limit it saw. */
-export type BillingSnapshot = { spendingLimitCents: number | null };
-
-/**
- * The charge's share of the send transaction: billing status active and spend + cost within the
- * limit, checked and added in one conditional update of the organization row, so concurrent sends
- * can never overspend (DynamoDB serialises a transaction's items with every other write of them).
- * DynamoDB cannot add inside a condition, so the condition compares the current spend with
- * `limit - cost`, guarded on the limit being the one read (`chargeRefusal` tells a changed limit
- * from a reached one). The old row comes back on failure, to say which.
- */
-export function chargeUpdate(tenantId: string, costCents: number, snapshot: BillingSnapshot): TransactItem {
-  const limit = snapshot.spendingLimitCents;
-  // A row that has never been charged has no spend (counted as 0): it may take the charge only if
-  // the cost alone fits the limit, which is known here, so that branch is left out when it does not.
-  const noSpendYet = limit !== null && limit - costCents >= 0 ? 'attribute_not_exists(#spend) OR ' : '';
-  const withinLimit =
-    limit === null
-      ? '(attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))'
-      : `#limit = :limit AND (${noSpendYet}#spend <= :maxSpendBefore)`;
-  return {
-    Update: {
-      TableName: TABLE_NAME,
-      Key: tenantKey(tenantId),
-      UpdateExpression: 'ADD #spend :cost',
-      ConditionExpression: `${CONDITION.rowExists} AND #billingStatus = :active AND ${withinLimit}`,
-      ExpressionAttributeNames: { '#spend': 'spendCents', '#limit': 'spendingLimitCents', '#billingStatus': 'billingStatus' },
-      ExpressionAttributeValues: {
-        ':cost': costCents,
-        ':active': 'active',
-        ...(limit === null ? { ':nullType': 'NULL' } : { ':limit': limit, ':maxSpendBefore': limit - costCents }),
-      },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    },
-  };
-}
-
-/**
- * Why the organization row refused a charge, from the row it returned: billing blocked, limit
- * reached, or `limitChanged` (the operator changed it after our read: charge again with the new one).
- */
-export function chargeRefusal(oldRow: Item | undefined, snapshot: BillingSnapshot): Error | { limitChanged: BillingSnapshot } {
-  if (!oldRow) return new Error('charge: the organization row is missing');
-  if (oldRow.billingStatus !== 'active') return new BillingBlockedError();
-  const currentLimit = num(oldRow.spendingLimitCents);
-  if (currentLimit === snapshot.spendingLimitCents) return new SpendingLimitReachedError();
-  return { limitChanged: { spendingLimitCents: currentLimit } };
-}
-
-/**
- * Gives back the charge of a text that failed, in the same transaction as the status change that
- * fails it: the message's condition (it was not failed before) makes the refund happen once.
- */
-export function refundUpdate(tenantId: string, costCents: number): TransactItem {
-  return {
-    Update: {
-      TableName: TABLE_NAME,
-      Key: tenantKey(tenantId),
-      UpdateExpression: 'ADD #spend :refund',
-      ConditionExpression: CONDITION.rowExists,
-      ExpressionAttributeNames: { '#spend': 'spendCents' },
-      ExpressionAttributeValues: { ':refund': -costCents },
-    },
-  };
-}

@@ -1,20 +1,22 @@
-import { TABLE_NAME } from '../../shared/aws';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { CONDITION, failedCondition, num, str, type Item } from '../../shared/table/dynamo';
+import { CONDITION, failedCondition, num, str, transactWrite, type Item } from '../../shared/table/dynamo';
 import { GSIS } from '../../shared/table/table-schema';
-import { refundUpdate } from './billing';
+import { tenantKey } from '../tenants/tenants';
 import {
   costCentsOfItem,
   findMessageIdBySid,
   fromItem,
   getMessageItem,
-  messageKey,
+  keyOf,
   sidItem,
-  transact,
+  spendShardOfItem,
   type FailureReason,
   type TransactItem,
 } from './messages';
 import type { Message, MessageStatus } from './schemas';
+import { createSpendShards, hasSpendShards, refundShard } from './spend';
 import { threadStatusUpdate } from './threads';
 
 /**
@@ -22,6 +24,8 @@ import { threadStatusUpdate } from './threads';
  * (carrier status callbacks in any order, the send's own outcome, the settlement sweep). Every
  * change is one transaction guarded on the status it moves from, so duplicates and late arrivals
  * change nothing, and a text that fails is refunded in the same transaction: exactly once.
+ * Writes go to the key the row was read under (./messages.ts: rows of the legacy layout stay where
+ * they are until migrated); a row the migration moved meanwhile fails the guard and is read again.
  */
 export type DeliveryStatus = Extract<MessageStatus, 'sent' | 'delivered' | 'failed'>;
 
@@ -47,29 +51,19 @@ export type StatusChangeOptions = {
 const UNSETTLED_INDEX = `REMOVE #gsi2pk, #gsi2sk`;
 const UNSETTLED_NAMES = { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey };
 
-/** Records the carrier's sid on a message and its lookup row; harmless when already recorded. */
-function sidWrites(row: Item, messageSid: string): TransactItem[] {
-  const message = fromItem(row);
-  return [
-    {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: messageKey(message.tenantId, message.id),
-        UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
-        ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
-        ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
-        ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
-      },
+/** How many times a change is decided afresh when the row moved under it (another writer, the migration). */
+const ROUNDS = 4;
+
+/** The sid lookup row of a message: harmless when it already names this message. */
+function sidPut(message: Message, messageSid: string): TransactItem {
+  return {
+    Put: {
+      TableName: TABLE_NAME,
+      Item: sidItem(message, messageSid),
+      ConditionExpression: `${CONDITION.rowIsNew} OR messageId = :id`,
+      ExpressionAttributeValues: { ':id': message.id },
     },
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: sidItem(message, messageSid),
-        ConditionExpression: `${CONDITION.rowIsNew} OR messageId = :id`,
-        ExpressionAttributeValues: { ':id': message.id },
-      },
-    },
-  ];
+  };
 }
 
 /**
@@ -78,10 +72,26 @@ function sidWrites(row: Item, messageSid: string): TransactItem[] {
  * another sid (nothing changes).
  */
 export async function recordMessageSid(tenantId: string, messageId: string, messageSid: string): Promise<boolean> {
-  const row = await getMessageItem(tenantId, messageId);
-  const reasons = await transact(sidWrites(row, messageSid));
-  if (!reasons) return true;
-  if (failedCondition(reasons, 0)) return false;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const row = await getMessageItem(tenantId, messageId);
+    const message = fromItem(row);
+    if (message.messageSid !== '' && message.messageSid !== messageSid) return false;
+    const reasons = await transactWrite([
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: keyOf(row),
+          UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
+          ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
+          ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
+          ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
+        },
+      },
+      sidPut(message, messageSid),
+    ]);
+    if (!reasons) return true;
+    // Moved by the migration, or another sid won: read again and decide.
+  }
   throw new Error(`recordMessageSid: could not record the sid of message ${messageId}`);
 }
 
@@ -89,6 +99,24 @@ async function messageIdOf(tenantId: string, ref: MessageRef): Promise<string> {
   const messageId = 'messageId' in ref ? ref.messageId : await findMessageIdBySid(tenantId, ref.messageSid);
   if (!messageId) throw new NotFoundError('Message');
   return messageId;
+}
+
+/**
+ * The refund of a failed text, to the spend shard it was charged on (./spend.ts). A text charged
+ * before shards existed was charged on the organization row, whose spend moved onto shard 0 when
+ * the shards were made: it is refunded there (the shards are made first if they are not yet).
+ */
+async function refundOf(tenantId: string, row: Item): Promise<TransactItem[]> {
+  const cost = costCentsOfItem(row);
+  if (cost <= 0 || row.direction !== 'outbound') return [];
+  const shard = spendShardOfItem(row);
+  if (shard !== undefined) return [refundShard(tenantId, shard, cost)];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const { Item: tenantRow } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
+    if (!tenantRow) throw new Error(`refund: organization ${tenantId} is missing`);
+    if (hasSpendShards(tenantRow) || (await createSpendShards(tenantRow))) return [refundShard(tenantId, 0, cost)];
+  }
+  throw new Error(`refund: could not make the spend shards of organization ${tenantId}`);
 }
 
 /**
@@ -104,10 +132,10 @@ export async function updateMessageStatus(
   options: StatusChangeOptions = {},
 ): Promise<{ message: Message; changed: boolean }> {
   const messageId = await messageIdOf(tenantId, ref);
-  for (let round = 0; round < 3; round += 1) {
+  const callbackSid = 'messageSid' in ref ? ref.messageSid : undefined;
+  for (let round = 0; round < ROUNDS; round += 1) {
     const row = await getMessageItem(tenantId, messageId);
     const message = fromItem(row);
-    const callbackSid = 'messageSid' in ref ? ref.messageSid : undefined;
     const recordSid = callbackSid !== undefined && message.direction === 'outbound' && message.messageSid === '';
     const previous = MAY_FOLLOW[status];
     const moves = previous.includes(message.status) && !(options.onlyIfUnsettled && row[GSIS.gsi2.partitionKey] === undefined);
@@ -116,24 +144,32 @@ export async function updateMessageStatus(
       return { message: recordSid ? { ...message, messageSid: callbackSid } : message, changed: false };
     }
 
-    const refund = status === 'failed' && message.direction === 'outbound' ? costCentsOfItem(row) : 0;
-    const reason = status === 'failed' ? (options.failureReason ?? 'carrier_failed') : undefined;
-    const code = status === 'failed' ? options.carrierCode : undefined;
+    const failing = status === 'failed';
+    const reason = failing ? (options.failureReason ?? 'carrier_failed') : undefined;
+    const code = failing ? options.carrierCode : undefined;
+    const sets = [
+      '#status = :status',
+      ...(recordSid ? ['#sid = :sid'] : []),
+      ...(reason ? ['#reason = :reason'] : []),
+      ...(code !== undefined ? ['#code = :code'] : []),
+    ];
     const messageUpdate: TransactItem = {
       Update: {
         TableName: TABLE_NAME,
-        Key: messageKey(tenantId, messageId),
-        UpdateExpression: `SET #status = :status${reason ? ', #reason = :reason' : ''}${code !== undefined ? ', #code = :code' : ''} ${UNSETTLED_INDEX}`,
+        Key: keyOf(row),
+        UpdateExpression: `SET ${sets.join(', ')} ${UNSETTLED_INDEX}`,
         ConditionExpression:
           `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` + (options.onlyIfUnsettled ? ' AND attribute_exists(#gsi2pk)' : ''),
         ExpressionAttributeNames: {
           '#status': 'status',
           ...UNSETTLED_NAMES,
+          ...(recordSid && { '#sid': 'messageSid' }),
           ...(reason && { '#reason': 'failureReason' }),
           ...(code !== undefined && { '#code': 'carrierCode' }),
         },
         ExpressionAttributeValues: {
           ':status': status,
+          ...(recordSid && { ':sid': callbackSid }),
           ...(reason && { ':reason': reason }),
           ...(code !== undefined && { ':code': code }),
           ...Object.fromEntries(previous.map((s, i) => [`:from${i}`, s])),
@@ -142,20 +178,13 @@ export async function updateMessageStatus(
     };
     const items: TransactItem[] = [
       messageUpdate,
-      ...(refund > 0 ? [refundUpdate(tenantId, refund)] : []),
-      ...(recordSid ? sidWrites(row, callbackSid).slice(1) : []),
+      ...(failing ? await refundOf(tenantId, row) : []),
+      ...(recordSid ? [sidPut(message, callbackSid)] : []),
     ];
-    if (recordSid) {
-      // The sid goes on the row in the same update as the status.
-      const update = messageUpdate.Update!;
-      update.UpdateExpression = update.UpdateExpression!.replace('SET ', 'SET #sid = :sid, ');
-      update.ExpressionAttributeNames = { ...update.ExpressionAttributeNames, '#sid': 'messageSid' };
-      update.ExpressionAttributeValues = { ...update.ExpressionAttributeValues, ':sid': callbackSid };
-    }
     // First with the thread's lastStatus; when the message is no longer the thread's newest, without.
     for (const withThread of [true, false]) {
       const all = withThread ? [...items, threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status)] : items;
-      const reasons = await transact(all);
+      const reasons = await transactWrite(all);
       const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
       if (!reasons) return { message: changed, changed: true };
       if (failedCondition(reasons, 0)) break; // moved meanwhile: read again and decide afresh

@@ -1,34 +1,56 @@
-import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { cancellationReasons, CONDITION, failedCondition, num, str, type CancellationReason, type Item } from '../../shared/table/dynamo';
-import { PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item } from '../../shared/table/dynamo';
+import { ENTITY_SK, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
-import { threadUpdateFor } from './threads';
+import { threadWriteFor } from './threads';
 
 /**
  * Message rows and their storage. A message and its thread are written in one transaction; ids
  * are UUIDv7 from `createdAt`, so a conversation (gsi1, one partition per external number) lists
  * newest first by id and a cursor is a message id. Carrier sids map to message ids through a
  * lookup row, so status callbacks, which only know the sid, find their message.
+ *
+ * Each message is a partition of its own (`T#<org>#MSG#<id>` / `MESSAGE`), and so is each sid
+ * lookup row: a text is written four times in its life (stored, its sid, sent, delivered), and on
+ * the organization's partition those writes would add up to a partition DynamoDB throttles at
+ * about 1,000 write units per second, some 125 texts per second for the whole organization. Rows
+ * written before this layout (`T#<org>` / `MSG#<id>`) are found where they are and written where
+ * they were read until the key-layout migration moves them (`npm run admin -- layout migrate`).
  */
-export const messageKey = (tenantId: string, messageId: string) => ({
+export const messageKey = (tenantId: string, messageId: string): Key => ({
+  pk: tenantScopedPk(tenantId, PREFIX.message.slice(0, -1), messageId),
+  sk: ENTITY_SK.message,
+});
+
+/** Where a message row was kept before each had a partition of its own. */
+export const legacyMessageKey = (tenantId: string, messageId: string): Key => ({
   pk: tenantPk(tenantId),
   sk: `${PREFIX.message}${messageId}`,
 });
 
-export const messageSidKey = (tenantId: string, messageSid: string) => ({
+export const messageSidKey = (tenantId: string, messageSid: string): Key => ({
+  pk: tenantScopedPk(tenantId, PREFIX.messageSid.slice(0, -1), messageSid),
+  sk: ENTITY_SK.messageSid,
+});
+
+export const legacyMessageSidKey = (tenantId: string, messageSid: string): Key => ({
   pk: tenantPk(tenantId),
   sk: `${PREFIX.messageSid}${messageSid}`,
 });
 
+/** The key a stored row was read under: writes after a read go where the row is. */
+export const keyOf = (row: Item): Key => ({ pk: row.pk as string, sk: row.sk as string });
+
 const conversationPk = (tenantId: string, counterpart: string) => tenantScopedPk(tenantId, PREFIX.conversation, counterpart);
 
-/** Billing facts kept on outbound rows (not part of the API's Message). */
-export type MessageCharge = { segments: number; costCents: number };
+/** Billing facts kept on outbound rows (not part of the API's Message): the spend shard charged (./spend.ts). */
+export type MessageCharge = { segments: number; costCents: number; spendShard: number };
 
 /** Shards of the unsettled worklist: spreads a carrier outage's writes over partitions. */
 export const UNSETTLED_SHARDS = 8;
@@ -66,6 +88,9 @@ export function toItem(message: Message, charge?: MessageCharge): Item {
 /** The cost charged for an outbound row (0 for inbound rows and rows written before billing). */
 export const costCentsOfItem = (item: Item): number => num(item.costCents) ?? 0;
 
+/** The spend shard an outbound row was charged on; undefined for rows charged before shards. */
+export const spendShardOfItem = (item: Item): number | undefined => num(item.spendShard) ?? undefined;
+
 /** Why an outbound text failed, kept on the row (not part of the API's Message). */
 export type FailureReason = 'carrier_rejected' | 'carrier_unavailable' | 'recipient_opted_out' | 'carrier_failed' | 'carrier_outcome_unknown';
 
@@ -95,30 +120,6 @@ export const sidItem = (message: Pick<Message, 'tenantId' | 'id' | 'counterpartN
 
 export type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
 export type TransactItem = TransactItems[number];
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Runs a transaction, retrying when it lost a race with another transaction on the same item
- * (`TransactionConflict`: concurrent texts of one thread). Any other cancellation is returned
- * for the caller to interpret; non-transaction errors are thrown.
- */
-export async function transact(items: TransactItems): Promise<CancellationReason[] | undefined> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
-      return undefined;
-    } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons) throw err;
-      const conflict = reasons.some((r) => r.code === 'TransactionConflict');
-      const failed = reasons.some((r) => r.code === 'ConditionalCheckFailed');
-      if (failed || !conflict) return reasons;
-      if (attempt >= 10) throw err;
-      await pause(Math.random() * 25 * attempt); // jittered, so racing writers spread out
-    }
-  }
-}
 
 export type StoreResult =
   | { stored: true }
@@ -153,29 +154,40 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   ];
   const sidIndex = alongside.length + 1;
   const threadIndex = alongside.length + own.length;
-  let asLatest = true;
   for (let round = 0; round < 3; round += 1) {
-    const reasons = await transact([...alongside, ...own, threadUpdateFor(message.tenantId, message, asLatest)]);
+    const thread = await threadWriteFor(message, round > 0);
+    const reasons: CancellationReason[] | undefined = await transactWrite([...alongside, ...own, thread]);
     if (!reasons) return { stored: true };
     const sidTaken = withSid ? failedCondition(reasons, sidIndex) : undefined;
     if (sidTaken?.item) return { stored: false, duplicateOf: sidTaken.item.messageId as string };
     if (reasons.slice(0, alongside.length).some((r) => r.code === 'ConditionalCheckFailed')) {
       return { stored: false, refused: reasons.slice(0, alongside.length) };
     }
-    if (asLatest && failedCondition(reasons, threadIndex)) {
-      asLatest = false; // a newer message is already the thread's last: only count this one
-      continue;
-    }
+    // The thread moved on since it was read (a newer message, a new row): read it again.
+    if (failedCondition(reasons, threadIndex)) continue;
     break;
   }
   throw new Error(`storeMessage: could not write message ${message.id}`);
 }
 
-/** The stored row, with the facts the API's Message leaves out (cost, failure reason). */
+/**
+ * The stored row, with the facts the API's Message leaves out (cost, failure reason) and the key
+ * it is kept under. A row not yet moved by the key-layout migration is read where it was; the
+ * last read covers a row the migration moved between the first two.
+ */
 export async function getMessageItem(tenantId: string, messageId: string): Promise<Item> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageKey(tenantId, messageId), ConsistentRead: true }));
-  if (!Item) throw new NotFoundError('Message');
-  return Item;
+  const item = await firstFound([messageKey(tenantId, messageId), legacyMessageKey(tenantId, messageId), messageKey(tenantId, messageId)]);
+  if (!item) throw new NotFoundError('Message');
+  return item;
+}
+
+/** The first of these rows that exists (strongly consistent), reading them in order. */
+async function firstFound(keys: Key[]): Promise<Item | undefined> {
+  for (const key of keys) {
+    const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }));
+    if (Item) return Item;
+  }
+  return undefined;
 }
 
 export async function getMessage(tenantId: string, messageId: string): Promise<Message> {
@@ -183,8 +195,8 @@ export async function getMessage(tenantId: string, messageId: string): Promise<M
 }
 
 export async function findMessageIdBySid(tenantId: string, messageSid: string): Promise<string | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageSidKey(tenantId, messageSid), ConsistentRead: true }));
-  return Item ? (Item.messageId as string) : undefined;
+  const item = await firstFound([messageSidKey(tenantId, messageSid), legacyMessageSidKey(tenantId, messageSid), messageSidKey(tenantId, messageSid)]);
+  return item ? (item.messageId as string) : undefined;
 }
 
 /** GET /messages/{counterpart}: newest first; each page goes further back in time. */

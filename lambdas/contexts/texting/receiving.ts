@@ -1,7 +1,8 @@
 import { ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import { consentChangeUpdate } from '../consent/ledger';
+import type { ConsentChange } from '../consent/ledger';
+import { consentChangeIsStale, consentChangeWrites } from '../contacts/consent-copies';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { consentChangeOf, consentKeywordOf, type ConsentKeyword } from './consent-keywords';
 import { getMessage, storeMessage, type StoreResult } from './messages';
@@ -59,12 +60,23 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
     createdAt: text.receivedAt.toISOString(),
   };
   const consent = consentKeywordOf(text.body, text.optOutType);
-  let stored: StoreResult = consent
-    ? await storeMessage(received, { alongside: [consentChangeUpdate(tenantId, text.from, consentChangeOf(consent, text.receivedAt))] })
-    : await storeMessage(received);
-  // A later change is already on record: the keyword is history, the message is still stored.
-  if (!stored.stored && 'refused' in stored) stored = await storeMessage(received);
+  const stored = consent ? await storeWithConsentChange(received, consentChangeOf(consent, text.receivedAt)) : await storeMessage(received);
   if (stored.stored) return { message: received, duplicate: false, contactId, consent };
   if ('refused' in stored) throw new Error(`receiveInboundMessage: could not store message ${received.id}`);
   return { message: await getMessage(tenantId, stored.duplicateOf), duplicate: true, contactId, consent };
+}
+
+/**
+ * A keyword's message, stored with the consent change it is (the ledger and the number's holder's
+ * copy: contacts/consent-copies.ts) in one transaction. When the number moved to another contact
+ * in between, the change is written again for the new holder; when a later change is on record,
+ * the keyword is history and the message is stored alone.
+ */
+async function storeWithConsentChange(received: Message, change: ConsentChange): Promise<StoreResult> {
+  for (let round = 0; round < 4; round += 1) {
+    const stored = await storeMessage(received, { alongside: await consentChangeWrites(received.tenantId, received.fromNumber, change) });
+    if (stored.stored || !('refused' in stored)) return stored;
+    if (consentChangeIsStale(stored.refused)) return storeMessage(received);
+  }
+  throw new Error(`receiveInboundMessage: the number of message ${received.id} kept moving between contacts`);
 }

@@ -2,14 +2,16 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { failedCondition } from '../../shared/table/dynamo';
-import { notOptedOutCheck, recordConsentChange } from '../consent/ledger';
+import { failedCondition, type Item } from '../../shared/table/dynamo';
+import { notOptedOutCheck } from '../consent/ledger';
+import { recordConsentChange } from '../contacts/consent-copies';
 import { fromItem as tenantFromItem, tenantKey } from '../tenants/tenants';
-import { chargeRefusal, chargeUpdate, segmentsOf, smsRateCentsOf, type BillingSnapshot } from './billing';
+import { segmentsOf, smsRateCentsOf } from './billing';
 import { CarrierError, type Carrier } from './carrier-port';
 import { failureOf, recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
-import { CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError } from './errors';
+import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from './errors';
 import { fromItem, getMessageItem, storeMessage, type MessageCharge } from './messages';
+import { chargeRefusalOf, chargeShard, createSpendShards, hasSpendShards, pickShard, policyOf, readShards, rebalance, syncPolicy, type BillingPolicy, type SpendShard } from './spend';
 import type { Message, SendMessageInput } from './schemas';
 import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 
@@ -31,8 +33,8 @@ export type SendResult = { message: Message; replayed: boolean };
 
 const REPLAYED = { [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
 
-/** How often the charge is tried again because the operator changed the limit meanwhile. */
-const CHARGE_ROUNDS = 3;
+/** How many times the send transaction is tried again after the charge's shard refused it (see `chargeAgain`). */
+const CHARGE_ROUNDS = 6;
 
 export async function sendMessage(tenantId: string, input: SendMessageInput, carrier: Carrier, options: SendOptions = {}): Promise<SendResult> {
   const now = options.now ?? new Date();
@@ -43,13 +45,18 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
     if (earlier) return replay(tenantId, earlier, requestHash);
   }
 
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId) }));
-  if (!Item) throw new Error('sendMessage: the organization row is missing');
-  const tenant = tenantFromItem(Item);
+  // Strongly consistent: a billing block or a lowered limit bites from the first send after it.
+  let tenantRow = await readTenantRow(tenantId);
+  const tenant = tenantFromItem(tenantRow);
   if (!tenant.smsNumber) throw new NoSmsNumberError();
+  // The organization's first send since its spend moved onto shards (./spend.ts) makes them.
+  if (!hasSpendShards(tenantRow)) {
+    await createSpendShards(tenantRow);
+    tenantRow = await readTenantRow(tenantId);
+  }
 
   const { segments } = segmentsOf(input.body);
-  const charge: MessageCharge = { segments, costCents: segments * smsRateCentsOf(Item) };
+  const costCents = segments * smsRateCentsOf(tenantRow);
   const message: Message = {
     id: uuidv7(now),
     tenantId,
@@ -65,11 +72,13 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
     createdAt: now.toISOString(),
   };
 
-  let billing: BillingSnapshot = { spendingLimitCents: tenant.spendingLimitCents };
+  let shard = pickShard();
   for (let round = 0; ; round += 1) {
+    const policy = policyOf(tenantRow);
+    const charge: MessageCharge = { segments, costCents, spendShard: shard };
     const alongside = [
       notOptedOutCheck(tenantId, input.to),
-      chargeUpdate(tenantId, charge.costCents, billing),
+      chargeShard(tenantId, shard, costCents, policy),
       ...(idempotencyKey ? [sendKeyPut(tenantId, idempotencyKey, { messageId: message.id, requestHash }, now)] : []),
     ];
     const stored = await storeMessage(message, { charge, alongside });
@@ -80,21 +89,54 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
     const earlier = sendKeyOf(keyTaken?.item, now);
     if (earlier) return replay(tenantId, earlier, requestHash); // a concurrent retry won the key
     if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
-    if (keyTaken) {
-      // The key's row changed between our condition and its answer (expired and taken over): look again.
-      if (round + 1 >= CHARGE_ROUNDS) throw new Error('sendMessage: the Idempotency-Key kept changing hands; giving up');
-      continue;
-    }
-    const refusal = chargeRefusal(failedCondition([charged], 0)?.item, billing);
-    if (refusal instanceof Error) throw refusal;
-    if (round + 1 >= CHARGE_ROUNDS) throw new Error('sendMessage: the spending limit kept changing; giving up');
-    billing = refusal.limitChanged;
+    if (round + 1 >= CHARGE_ROUNDS) throw new Error('sendMessage: the charge kept being refused; giving up');
+    // The key's row changed between our condition and its answer (expired and taken over): look again.
+    if (keyTaken) continue;
+    ({ tenantRow, shard } = await chargeAgain(tenantRow, shard, costCents, chargeRefusalOf(failedCondition([charged], 0)?.item, policy)));
   }
 
   const handedOver = await handOver(message, carrier);
   metrics.addMetric('TextsSent', MetricUnit.Count, 1);
   metrics.addMetric('TextSegmentsBilled', MetricUnit.Count, segments);
   return { message: handedOver, replayed: false };
+}
+
+async function readTenantRow(tenantId: string): Promise<Item> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
+  if (!Item) throw new Error('sendMessage: the organization row is missing');
+  return Item;
+}
+
+/**
+ * After the shard refused the charge: what to try next, or the 402. No shards yet: make them. A
+ * policy the shards have not caught up with: bring them up to date. Billing blocked: 402. No
+ * headroom on this shard: charge the shard with the most, after moving every other shard's
+ * headroom onto it when none has enough alone; 402 only when the whole organization has less
+ * headroom than the text costs.
+ */
+async function chargeAgain(tenantRow: Item, shard: number, costCents: number, refusal: ReturnType<typeof chargeRefusalOf>): Promise<{ tenantRow: Item; shard: number }> {
+  const tenantId = tenantRow.id as string;
+  if (refusal === 'billingBlocked') throw new BillingBlockedError();
+  if (refusal === 'noShards') {
+    if (!hasSpendShards(tenantRow)) await createSpendShards(tenantRow);
+    return { tenantRow: await readTenantRow(tenantId), shard };
+  }
+  if (refusal === 'policyChanged') {
+    const fresh = await readTenantRow(tenantId);
+    const shards = await readShards(tenantId);
+    if (shards.every((s): s is SpendShard => s !== undefined)) await syncPolicy(tenantId, shards, policyOf(fresh));
+    return { tenantRow: fresh, shard };
+  }
+  const shards = (await readShards(tenantId)).filter((s): s is SpendShard => s !== undefined);
+  const policy: BillingPolicy = policyOf(tenantRow);
+  if (shards.some((s) => s.policyVersion !== policy.version)) return { tenantRow: await readTenantRow(tenantId), shard };
+  if (shards.some((s) => s.billingStatus !== 'active')) throw new BillingBlockedError();
+  const richest = shards.reduce((best, s) => (s.headroomCents > best.headroomCents ? s : best), shards[0]);
+  if (richest.headroomCents >= costCents) return { tenantRow, shard: richest.shard };
+  const total = shards.reduce((sum, s) => sum + s.headroomCents, 0);
+  if (total < costCents) throw new SpendingLimitReachedError();
+  await rebalance(tenantId, shards, richest.shard);
+  return { tenantRow, shard: richest.shard };
 }
 
 /** The carrier's turn, once per stored message. Returns the message as it stands, or throws the outcome. */

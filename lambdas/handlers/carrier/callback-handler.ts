@@ -10,6 +10,7 @@ import { resolveOrganization } from '../../contexts/carrier/organization';
 import { verifyTwilioSignature, type FormPair } from '../../contexts/carrier/signature';
 import { TENANT_HINT_PARAM } from '../../contexts/carrier/tenant-hint';
 import { logger } from '../../shared/aws';
+import { isContention } from '../../shared/table/contention';
 import { issueText } from '../http/validation';
 import type { CarrierRouteSpec } from './routes';
 
@@ -30,9 +31,9 @@ export const MAX_CALLBACK_BODY_BYTES = 64 * 1024;
 
 const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 
-const errorResult = (statusCode: number, code: string, error: string): APIGatewayProxyResult => ({
+const errorResult = (statusCode: number, code: string, error: string, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
   statusCode,
-  headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
+  headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
   body: JSON.stringify({ error, code }),
 });
 
@@ -132,6 +133,11 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
         return await handle(event);
       } catch (err) {
         // Only the error: never the event, whose body is the customer's text or numbers.
+        if (isContention(err)) {
+          // Nothing was written: Twilio retries a 5xx (the connection overrides of the callback URL).
+          logger.warn('Callback refused for DynamoDB contention; Twilio retries it', { error: (err as Error).name });
+          return errorResult(503, 'temporarily_unavailable', 'Busy; nothing was changed, retry this callback', { 'Retry-After': '1' });
+        }
         logger.error('Callback failed', { error: err as Error });
         return errorResult(500, 'internal', 'Internal error');
       }

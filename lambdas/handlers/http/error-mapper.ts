@@ -1,5 +1,6 @@
 import { logger } from '../../shared/aws';
-import { DomainError } from '../../shared/errors';
+import { DomainError, TemporarilyUnavailableError } from '../../shared/errors';
+import { isContention } from '../../shared/table/contention';
 import type { ApiResponse } from './responses';
 
 type HttpErrorLike = { statusCode?: number; expose?: boolean; message?: string };
@@ -15,7 +16,10 @@ export function toErrorResponse(err: unknown, requestId?: string): ApiResponse {
   return requestId ? { ...response, body: { ...(response.body as object), requestId } } : response;
 }
 
-function errorResponse(err: unknown, requestId: string | undefined): ApiResponse {
+function errorResponse(thrown: unknown, requestId: string | undefined): ApiResponse {
+  // DynamoDB contention that outlasted the client's retries wrote nothing: 503, retry after a second.
+  const err = isContention(thrown) ? new TemporarilyUnavailableError() : thrown;
+  if (isContention(thrown)) logger.warn('DynamoDB contention outlasted the retries', { requestId, error: (thrown as Error).name });
   if (err instanceof DomainError) {
     return {
       statusCode: err.status,

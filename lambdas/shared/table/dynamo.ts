@@ -1,5 +1,8 @@
 import { TransactionCanceledException, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { dynamo } from '../aws';
+import { isContention } from './contention';
 
 /** Named conditions, so every conditional write says what it guards in words. */
 export const CONDITION = {
@@ -32,20 +35,19 @@ export function failedCondition(reasons: CancellationReason[] | undefined, index
 }
 
 /**
- * Runs a transaction again when DynamoDB cancelled it for colliding with another transaction on
- * the same rows (`TransactionConflict`), which is transient: the retry sees the other's result.
- * Condition failures are not retried; they are answers.
+ * Runs a transaction. Returns undefined when it committed, or the per-item reasons when DynamoDB
+ * cancelled it for a condition (an answer for the caller to read). Contention (a conflict with
+ * another transaction, a throttle) was already retried by the client (./contention.ts) and is
+ * thrown when it outlasted the retries, like every other error.
  */
-export async function retryOnTransactionConflict<T>(write: () => Promise<T>, attempts = 5): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await write();
-    } catch (err) {
-      const conflict = cancellationReasons(err)?.some((reason) => reason.code === 'TransactionConflict');
-      if (!conflict || attempt >= attempts) throw err;
-      // Jittered, growing pause so colliding writers do not collide again in lockstep.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
-    }
+export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<CancellationReason[] | undefined> {
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    return undefined;
+  } catch (err) {
+    const reasons = cancellationReasons(err);
+    if (!reasons || isContention(err)) throw err;
+    return reasons;
   }
 }
 

@@ -29,6 +29,8 @@ export const PREFIX = {
   messageSid: 'MSGSID#',
   /** The consent ledger: one row per (organization, number), whoever holds the number. */
   consent: 'CONSENT#',
+  /** The organization's spend, split over shards that each hold a slice of its limit (texting/spend.ts). */
+  spendShard: 'SPEND#',
   /** POST /messages Idempotency-Key rows, written in the send transaction (texting/send-keys.ts). */
   sendKey: 'SENDKEY#',
   /**
@@ -53,6 +55,18 @@ export const PREFIX = {
   /** Lookup rows outside any tenant: which organization owns a number / a provider call. */
   numberOwner: 'NUMBER_OWNER#',
   callSidOwner: 'CALLSID_OWNER#',
+} as const;
+
+/**
+ * Sort keys of the rows that have a partition key of their own (`T#<tenant>#<ENTITY>#<id>`): one
+ * row per partition, so each entity's writes spread over DynamoDB's partitions instead of landing
+ * on the organization's (a partition-key value takes about 1,000 write units per second).
+ */
+export const ENTITY_SK = {
+  message: 'MESSAGE',
+  messageSid: 'MSGSID',
+  thread: 'THREAD',
+  spendShard: 'SPEND',
 } as const;
 
 export const TENANT_SK = 'TENANT';

@@ -20,7 +20,7 @@ export const consentBackfill = defineCommand({
     const [{ ScanCommand }, { dynamo, TABLE_NAME }, { recordConsentChange }] = await Promise.all([
       import('@aws-sdk/lib-dynamodb'),
       import('../../../lambdas/shared/aws'),
-      import('../../../lambdas/contexts/consent/ledger'),
+      import('../../../lambdas/contexts/contacts/consent-copies'),
     ]);
     const result = { scanned: 0, contactsWithConsent: 0, recorded: 0, newerOnRecord: 0 };
     let startKey: Record<string, unknown> | undefined;

@@ -114,13 +114,14 @@ export const tenantShow = defineCommand({
   options: {},
   parse: uuidPositional('tenantId'),
   run: async (tenantId) => {
-    const [{ getTenant }, { listWebhookEndpoints, publicWebhookEndpoint }] = await Promise.all([
+    const [{ getTenant }, { listWebhookEndpoints, publicWebhookEndpoint }, { spendOf }] = await Promise.all([
       import('../../../lambdas/contexts/tenants/tenants'),
       import('../../../lambdas/contexts/webhooks/endpoints'),
+      import('../../../lambdas/contexts/texting/spend'),
     ]);
     const tenant = await getTenant(tenantId);
     if (!tenant) throw new Error(`No organization with id ${tenantId}`);
-    const [apiKeys, endpoints] = await Promise.all([describeKeysOf(tenantId), listWebhookEndpoints(tenantId)]);
-    return { tenant, apiKeys, webhookEndpoints: endpoints.map(publicWebhookEndpoint) };
+    const [apiKeys, endpoints, spendCents] = await Promise.all([describeKeysOf(tenantId), listWebhookEndpoints(tenantId), spendOf(tenantId)]);
+    return { tenant: { ...tenant, spendCents }, apiKeys, webhookEndpoints: endpoints.map(publicWebhookEndpoint) };
   },
 });

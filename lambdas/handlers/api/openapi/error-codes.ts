@@ -105,6 +105,12 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
       '(when it may have taken it, the answer is 201 `queued` instead)',
     example: { error: 'The carrier did not take the message; nothing was billed and it is safe to send again (with a new Idempotency-Key)' },
   },
+  temporarily_unavailable: {
+    meaning:
+      "the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries " +
+      'did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)',
+    example: { error: "The service is busy with this organization's data; nothing was changed, retry after 1 second" },
+  },
 };
 
 /** The `ErrorCode` component's description: every code and what it means. */
@@ -128,6 +134,8 @@ export function errorCodesOf(route: RouteSpec): ErrorCode[] {
   codes.push(...route.errors);
   if (route.idempotent) codes.push('idempotency_conflict', 'idempotency_mismatch');
   codes.push('internal');
+  // Every keyed request writes its key's rate-limit window; most read or write the organization's rows.
+  if (route.auth) codes.push('temporarily_unavailable');
   return [...new Set(codes)];
 }
 

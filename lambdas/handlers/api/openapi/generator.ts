@@ -153,6 +153,7 @@ const STATUS_TITLES: Record<number, string> = {
   429: 'Too many requests',
   500: 'Internal error',
   502: 'Bad gateway',
+  503: 'Service unavailable',
 };
 
 /**
@@ -166,7 +167,7 @@ function errorResponse(status: number, codes: ErrorCode[], keyed: boolean) {
     headers: {
       ...(keyed && status !== 401 && RATE_LIMIT_HEADERS),
       ...(status === 401 && { 'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string', const: 'Bearer' } } }),
-      ...(status === 429 && { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }),
+      ...((status === 429 || status === 503) && { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }),
     },
     content: {
       'application/json': {
@@ -303,6 +304,9 @@ const INTRODUCTION = [
   '## Rate limits\n120 requests per key and minute, and 600 per client network and minute before authentication. Every ' +
     'answer to a key carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a refusal is 429 ' +
     '`rate_limited` with `Retry-After` in seconds.',
+  '## Busy\nWhen an organization\'s data is too busy to take a request at once (many writes to the same rows), the service ' +
+    'retries for about a second itself; if that is not enough it answers 503 `temporarily_unavailable` with `Retry-After`. ' +
+    'Nothing was changed: send the same request again (with the same `Idempotency-Key`, if it had one).',
   '## Idempotency\n`POST /contacts` and `POST /messages` accept an `Idempotency-Key` header: a retry with the same key ' +
     'and body answers what the first request did and does nothing again. Send every text with one.',
   '## Versioning\nThis is v1, under `/api/v1`. Within v1 fields, optional parameters, endpoints, event types and error ' +

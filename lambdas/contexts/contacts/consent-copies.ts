@@ -1,0 +1,65 @@
+import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { CONDITION, failedCondition, transactWrite, type CancellationReason } from '../../shared/table/dynamo';
+import { consentAttributes, consentChangeUpdate, consentOfChange, type ConsentChange } from '../consent/ledger';
+import { contactKey, numberClaimKey } from './contacts';
+
+/**
+ * A consent change as it is written: the number's ledger row (consent/ledger.ts), and the copy on
+ * the contact that holds the number, in one transaction. The holder is read from the number's
+ * claim and the transaction checks the claim still names it (or that nobody holds the number), so
+ * a change racing a number moving between contacts (a renumber, a delete, a create) either lands
+ * before the move, whose own write then copies the new value, or fails and is written again with
+ * the new holder. The ledger's condition (a later change on record) comes first: index 0.
+ */
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+export async function consentChangeWrites(tenantId: string, number: string, change: ConsentChange): Promise<TransactItem[]> {
+  const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
+  const ledger = consentChangeUpdate(tenantId, number, change);
+  if (!claim) {
+    return [ledger, { ConditionCheck: { TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConditionExpression: CONDITION.rowIsNew } }];
+  }
+  const copy = consentAttributes(consentOfChange(change));
+  const names = Object.keys(copy);
+  return [
+    ledger,
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: contactKey(tenantId, claim.contactId as string),
+        UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
+        ConditionExpression: `${CONDITION.rowExists} AND #number = :number`,
+        ExpressionAttributeNames: { ...Object.fromEntries(names.map((name) => [`#${name}`, name])), '#number': 'normalizedNumber' },
+        ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, copy[name]])), ':number': number },
+      },
+    },
+    {
+      ConditionCheck: {
+        TableName: TABLE_NAME,
+        Key: numberClaimKey(tenantId, number),
+        ConditionExpression: 'contactId = :holder',
+        ExpressionAttributeValues: { ':holder': claim.contactId },
+      },
+    },
+  ];
+}
+
+/** True when the ledger refused the change for a later one on record (the rest of the reasons are a moved holder). */
+export const consentChangeIsStale = (reasons: CancellationReason[]): boolean => failedCondition(reasons, 0) !== undefined;
+
+/** Rounds of reading the holder again when the number moved between the read and the write. */
+const ROUNDS = 4;
+
+/**
+ * Records a change on its own (a carrier's opt-out code, the consent backfill), with the holder's
+ * copy. False when a later change is on record.
+ */
+export async function recordConsentChange(tenantId: string, number: string, change: ConsentChange): Promise<boolean> {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const reasons = await transactWrite(await consentChangeWrites(tenantId, number, change));
+    if (!reasons) return true;
+    if (consentChangeIsStale(reasons)) return false;
+  }
+  throw new Error('recordConsentChange: the number kept moving between contacts; giving up');
+}
