@@ -6,6 +6,7 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Call } from '../../lambdas/contexts/calls/schemas';
 import { enqueueRequestOf } from '../../lambdas/contexts/webhooks/deliveries';
 import { EVENT_SCHEMAS } from '../../lambdas/contexts/webhooks/event-schemas';
+import { ROUTER_FILTER_PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';
 import { deriveEvent } from '../../lambdas/contexts/webhooks/events';
 import type { StreamChange } from '../../lambdas/contexts/webhooks/stream-change';
 import { fromLambdaRecord } from '../../lambdas/handlers/webhooks/stream-records';
@@ -121,6 +122,15 @@ describe('sms.received', () => {
   it('is not raised for outbound messages or status updates', () => {
     expect(deriveEvent(change('INSERT', message('outbound')))).toBeUndefined();
     expect(deriveEvent(change('MODIFY', { ...message('inbound'), isRead: true }, message('inbound')))).toBeUndefined();
+  });
+
+  it('is not raised again when the key-layout migration moves the row (its insert carries movedAt), nor let through the filter', () => {
+    // Prepare
+    const moved = { ...message('inbound'), pk: `T#${tenantId}#MSG#x`, sk: 'MESSAGE', movedAt: at };
+    const pattern = ROUTER_FILTER_PATTERNS.find((p) => JSON.stringify(p).includes('"inbound"')) as { dynamodb: { NewImage: Record<string, unknown> } };
+    // Act + Assess
+    expect(deriveEvent(change('INSERT', moved))).toBeUndefined();
+    expect(pattern.dynamodb.NewImage.movedAt).toEqual([{ exists: false }]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, failedCondition, transactWrite, type CancellationReason } from '../../shared/table/dynamo';
-import { consentAttributes, consentChangeUpdate, consentOfChange, type ConsentChange } from '../consent/ledger';
+import { CONDITION, failedCondition, transactWrite, type CancellationReason, type Item } from '../../shared/table/dynamo';
+import { consentAttributes, consentChangeUpdate, consentOfChange, ledgerSnapshot, type ConsentChange } from '../consent/ledger';
 import { contactKey, numberClaimKey } from './contacts';
 
 /**
@@ -62,4 +62,38 @@ export async function recordConsentChange(tenantId: string, number: string, chan
     if (consentChangeIsStale(reasons)) return false;
   }
   throw new Error('recordConsentChange: the number kept moving between contacts; giving up');
+}
+
+/**
+ * The key-layout migration's step for a contact row written before contacts carried their
+ * number's consent: the ledger row's copy, written guarded on the row still lacking it and still
+ * holding the number, with the ledger checked unchanged. Idempotent: a row with its copy is left
+ * alone (any write since gave it one).
+ */
+export async function copyConsentOntoContact(row: Item): Promise<'copied' | 'alreadyCopied'> {
+  const tenantId = row.tenantId as string;
+  const number = row.normalizedNumber;
+  if (typeof number !== 'string' || typeof row.consentStatus === 'string') return 'alreadyCopied';
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const { consent, unchanged } = await ledgerSnapshot(tenantId, number);
+    const copy = consentAttributes(consent);
+    const names = Object.keys(copy);
+    const reasons = await transactWrite([
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: contactKey(tenantId, row.id as string),
+          UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
+          ConditionExpression: 'attribute_not_exists(#consentStatus) AND #number = :number',
+          ExpressionAttributeNames: { ...Object.fromEntries(names.map((name) => [`#${name}`, name])), '#number': 'normalizedNumber' },
+          ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, copy[name]])), ':number': number },
+        },
+      },
+      unchanged,
+    ]);
+    if (!reasons) return 'copied';
+    // The row got its copy or another number meanwhile (a write since copies it): nothing to do.
+    if (failedCondition(reasons, 0)) return 'alreadyCopied';
+  }
+  throw new Error(`copyConsentOntoContact: the consent of contact ${String(row.id)} kept changing; run the migration again`);
 }

@@ -1,6 +1,6 @@
 import { num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX } from '../../shared/table/keys';
-import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGED_AT, MOVED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
 import { fromItem as messageFromItem } from '../texting/messages';
@@ -56,7 +56,8 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
       }
       return undefined;
     case ROW_TYPES.message:
-      if (eventName === 'INSERT' && newImage.direction === 'inbound') {
+      // A row the key-layout migration moved arrives as an insert too: it was news when it was stored.
+      if (eventName === 'INSERT' && newImage.direction === 'inbound' && newImage[MOVED_AT] === undefined) {
         return { type: 'sms.received', data: { message: messageFromItem(newImage) } };
       }
       return undefined;

@@ -1,4 +1,4 @@
-import { ROW_TYPES } from '../../shared/table/row-types';
+import { MOVED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 
 /**
@@ -16,7 +16,7 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
   },
   {
     eventName: ['INSERT'],
-    dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] } } },
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] }, [MOVED_AT]: [{ exists: false }] } },
   },
   {
     eventName: ['INSERT', 'MODIFY'],

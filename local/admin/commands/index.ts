@@ -2,6 +2,7 @@ import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { consentBackfill } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
+import { layoutMigrate } from './layout';
 import { searchBackfill } from './search';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
 import { WEBHOOK_COMMANDS } from './webhook';
@@ -20,4 +21,5 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...CARRIER_COMMANDS,
   consentBackfill,
   searchBackfill,
+  layoutMigrate,
 ];
