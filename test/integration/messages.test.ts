@@ -154,6 +154,39 @@ describe('sending a text', () => {
     expect((await firstThreads(tenantId))[0].messageCount).toBe(k);
   });
 
+  it('spends exactly up to a limit spread over the 32 spend shards: 60 parallel sends against 25 cents, 25 succeed, the rest 402', async () => {
+    const tenantId = await newOrg({ spendingLimitCents: 25 });
+    const carrier = acceptingCarrier();
+
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 60 }, (_, i) => sendMessage(tenantId, { to: `+1415555${String(2000 + i)}`, body: `Parallel ${i}` }, carrier)),
+    );
+
+    expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(25);
+    expect(attempts.filter((a) => a.status === 'rejected' && a.reason instanceof SpendingLimitReachedError)).toHaveLength(35);
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 25, owedCents: 25 });
+    expect(carrier.sent).toHaveLength(25);
+  }, 60_000);
+
+  it('blocks at once when the operator blocks billing or lowers the limit below the spend, and sends again when both are lifted', async () => {
+    const tenantId = await newOrg({ spendingLimitCents: 100 });
+    const carrier = acceptingCarrier();
+    await sendMessage(tenantId, { to: '+14155550120', body: 'one' }, carrier);
+    await sendMessage(tenantId, { to: '+14155550121', body: 'two' }, carrier);
+
+    await updateTenant(tenantId, { billingStatus: 'suspended' });
+    const blocked = sendMessage(tenantId, { to: '+14155550122', body: 'three' }, carrier);
+    await expect(blocked).rejects.toBeInstanceOf(BillingBlockedError);
+    await updateTenant(tenantId, { billingStatus: 'active', spendingLimitCents: 2 });
+    const overLimit = sendMessage(tenantId, { to: '+14155550122', body: 'three' }, carrier);
+    await expect(overLimit).rejects.toBeInstanceOf(SpendingLimitReachedError);
+    await updateTenant(tenantId, { spendingLimitCents: null });
+    await sendMessage(tenantId, { to: '+14155550122', body: 'three' }, carrier);
+
+    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 3, owedCents: 3 });
+    expect(carrier.sent).toHaveLength(3);
+  }, 30_000);
+
   it('refuses a text that alone costs more than the limit of an organization never charged before (no spend on its row)', async () => {
     const tenantId = await newOrg({ spendingLimitCents: 1 });
     await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), UpdateExpression: 'REMOVE spendCents' }));

@@ -68,8 +68,17 @@ export function headroomSlices(limitCents: number | null, spentCents: number, sh
   return Array.from({ length: shards }, (_, i) => Math.floor(total / shards) + (i < total % shards ? 1 : 0));
 }
 
-/** Which shard a send charges first: spread at random, so no shard is every send's. */
-export const pickShard = (random: () => number = Math.random): number => Math.floor(random() * SPEND_SHARDS);
+/**
+ * Which shard a send charges first: the next one in turn from a random start per process, so the
+ * sends of one function instance never pile onto a shard and those of many instances spread at
+ * random. `random` picks a shard outright (tests).
+ */
+let nextShard = Math.floor(Math.random() * SPEND_SHARDS);
+export const pickShard = (random?: () => number): number => {
+  if (random) return Math.floor(random() * SPEND_SHARDS);
+  nextShard = (nextShard + 1) % SPEND_SHARDS;
+  return nextShard;
+};
 
 /**
  * The charge's share of the send transaction (see above). Refused, with the old row returned, when
