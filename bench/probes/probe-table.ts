@@ -2,13 +2,13 @@
  * What every probe needs: a table on a fresh DynamoDB Local (the same engine and table schema as
  * the local runtime), a batch loader, and the p50 of a Query repeated one at a time.
  */
-import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { batchPutItems } from '../../lambdas/shared/table/batch-write';
 import { ensureTable } from '../../local/create-table';
 import { localDynamoClient, startDynamoDbLocal } from '../../local/dynamodb-local';
 
 const TABLE = 'probe';
-/** BatchWriteItem's limit, and how many batches are in flight at once. */
-const BATCH = 25;
+/** How many batches are in flight at once. */
 const BATCHES_AT_ONCE = 8;
 
 export type ProbeTable = {
@@ -24,19 +24,7 @@ export async function openProbeTable(): Promise<ProbeTable> {
   const doc = DynamoDBDocumentClient.from(client);
   await ensureTable(client, TABLE);
 
-  const writeBatch = async (batch: Record<string, unknown>[]) => {
-    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
-    while (requests.length > 0) {
-      const result = await doc.send(new BatchWriteCommand({ RequestItems: { [TABLE]: requests } }));
-      requests = (result.UnprocessedItems?.[TABLE] ?? []) as typeof requests;
-    }
-  };
-  const put = async (items: Record<string, unknown>[]) => {
-    for (let i = 0; i < items.length; i += BATCH * BATCHES_AT_ONCE) {
-      const round = Array.from({ length: BATCHES_AT_ONCE }, (_, b) => items.slice(i + b * BATCH, i + (b + 1) * BATCH));
-      await Promise.all(round.filter((batch) => batch.length > 0).map(writeBatch));
-    }
-  };
+  const put = (items: Record<string, unknown>[]) => batchPutItems(doc, TABLE, items, BATCHES_AT_ONCE);
   const measure = async (query: Omit<QueryCommandInput, 'TableName'>) => {
     const times: number[] = [];
     let scanned = 0;

@@ -1,4 +1,4 @@
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchPutItems } from '../../lambdas/shared/table/batch-write';
 import { createTestTable } from '../support/table';
 import { meterDynamoReads, type ReadMeter, type ReadMeterSnapshot } from '../support/read-meter';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
@@ -44,15 +44,7 @@ function contactRows(tenantId: string, i: number): Record<string, unknown>[] {
 async function seedDirectory(size: number): Promise<string> {
   const tenantId = uuidv7();
   const rows = Array.from({ length: size }, (_, i) => contactRows(tenantId, i)).flat();
-  const batches = Array.from({ length: Math.ceil(rows.length / 25) }, (_, b) => rows.slice(b * 25, b * 25 + 25));
-  const write = async (batch: Record<string, unknown>[]) => {
-    let items = batch.map((Item) => ({ PutRequest: { Item } }));
-    while (items.length > 0) {
-      const { UnprocessedItems } = await dynamo.send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: items } }));
-      items = (UnprocessedItems?.[TABLE_NAME] ?? []) as typeof items;
-    }
-  };
-  for (let next = 0; next < batches.length; next += 16) await Promise.all(batches.slice(next, next + 16).map(write));
+  await batchPutItems(dynamo, TABLE_NAME, rows, 16);
   return tenantId;
 }
 

@@ -1,4 +1,4 @@
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchPutItems } from '../../lambdas/shared/table/batch-write';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Item } from '../../lambdas/shared/table/dynamo';
@@ -43,17 +43,8 @@ export function inboundText(tenantId: string, from: string, minutes: number, bod
   };
 }
 
-/** Writes rows 25 to a call (BatchWriteItem's limit), retrying what the engine left unprocessed. */
-export async function putInBatches(items: Item[], concurrency = 8): Promise<void> {
-  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => items.slice(i * 25, i * 25 + 25));
-  await inParallel(batches.length, concurrency, async (i) => {
-    let requests = batches[i].map((Item) => ({ PutRequest: { Item } }));
-    while (requests.length > 0) {
-      const { UnprocessedItems } = await dynamo.send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: requests } }));
-      requests = (UnprocessedItems?.[TABLE_NAME] ?? []) as typeof requests;
-    }
-  });
-}
+/** Writes rows 25 to a call (BatchWriteItem's limit), asking again with backoff for what the engine left unprocessed. */
+export const putInBatches = (items: Item[], concurrency = 8): Promise<void> => batchPutItems(dynamo, TABLE_NAME, items, concurrency);
 
 const rowsOf = (message: Message) => [messageItem(message), sidItem(message, message.messageSid)];
 
