@@ -82,5 +82,21 @@ describe('contact search at two sizes', () => {
       expect({ name, examined: atLarge[name].itemsExamined <= 2 * 51 }).toEqual({ name, examined: true });
     }
     expect([atLarge.rareTerm.found, atLarge.commonTerm.found, atLarge.rareDigits.found]).toEqual([1, 50, 1]);
+    // The index Query and one batch read of the contacts, which carry their numbers' consent.
+    for (const name of Object.keys(QUERIES) as (keyof typeof QUERIES)[]) expect({ name, calls: atLarge[name].calls }).toEqual({ name, calls: 2 });
+  });
+
+  it(`reads a page of the directory in one Query, the same at ${LARGE} contacts as at ${SMALL}, consent included`, async () => {
+    // Act
+    const page = async (tenantId: string) => {
+      meter.reset();
+      const { items } = await listContacts(tenantId, { limit: 50, includeAutoCreated: true });
+      return { ...meter.snapshot(), found: items.length, consent: items.every((c) => c.consentStatus === 'unknown') };
+    };
+    const atSmall = await page(small);
+    const atLarge = await page(large);
+    // Assess
+    expect(atLarge).toEqual(atSmall);
+    expect(atLarge).toMatchObject({ calls: 1, itemsExamined: 51, found: 50, consent: true });
   });
 });
