@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import {
-  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
@@ -8,10 +7,10 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLE_NAME } from '../../lambdas/shared/aws';
+import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
-import { consentKey } from '../../lambdas/contexts/consent/ledger';
+import { consentKey, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
 import { contactKey, createContact, fromItem, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contacts';
 import { indexedEntriesOf, insertIndex, reindex } from '../../lambdas/contexts/contacts/search-rows';
 import { uuidv7 } from '../../lambdas/shared/ids';
@@ -25,7 +24,8 @@ import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
 import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { createTenant, tenantKey } from '../../lambdas/contexts/tenants/tenants';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
-import { threadUpdateFor } from '../../lambdas/contexts/texting/threads';
+import { legacyThreadKey, threadKey, threadUpdateFor } from '../../lambdas/contexts/texting/threads';
+import { chargeShard, createSpendShards, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
 import { localDynamoClient } from '../../local/dynamodb-local';
 import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';
 import type { RuntimeProcess } from './runtime-process';
@@ -71,6 +71,8 @@ export async function seed(): Promise<Fixture> {
   const tenant = await createTenant({ name: 'Bench Organization', plan: 'pro', smsNumber: '+15005550006', billingStatus: 'active' });
   const bare = await createTenant({ name: 'Bench Bare Operations', plan: 'pro', smsNumber: '+15005550007', billingStatus: 'active' });
   const sender = await createTenant({ name: 'Bench Sender', plan: 'pro', smsNumber: '+15005550008', billingStatus: 'active' });
+  // The bare sends charge the bare organization's spend shards, as the service's first send makes them.
+  await createSpendShards((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bare.id), ConsistentRead: true }))).Item!);
   const [{ key }, { key: coldKey }, { key: senderKey }] = await Promise.all([
     createApiKey({ tenantId: tenant.id, name: 'bench', scopes: [...SCOPES] }),
     createApiKey({ tenantId: tenant.id, name: 'bench-cold', scopes: [...SCOPES] }),
@@ -157,15 +159,14 @@ function rateLimitUpdate(db: Bare, tenantId: string) {
 /** The contact list's key condition, as `listContacts` builds it. */
 const contactRows = sortKeyStartsWith(PREFIX.contact);
 
-/**
- * What a contact read does after reading the contact rows: the consent of their numbers from the
- * consent ledger, one strongly consistent BatchGetItem (`withConsent` in contacts.ts).
- */
-const consentOfRows = (db: DynamoDBDocumentClient, tenantId: string, rows: Record<string, unknown>[] | undefined) => {
-  const numbers = [...new Set((rows ?? []).map((row) => row.normalizedNumber).filter((n): n is string => typeof n === 'string'))];
-  if (numbers.length === 0) return Promise.resolve();
-  return db.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: numbers.map((n) => consentKey(tenantId, n)), ConsistentRead: true } } }));
-};
+/** A write that gives a contact a number reads the number's consent ledger row first (`ledgerSnapshot`), strongly consistent. */
+const ledgerRead = (db: DynamoDBDocumentClient, tenantId: string, number: string) =>
+  db.send(new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }));
+
+/** ... and checks it unchanged in its transaction (a number nobody texted has no row). */
+const ledgerUnchanged = (tenantId: string, number: string) => ({
+  ConditionCheck: { TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConditionExpression: 'attribute_not_exists(pk)' },
+});
 
 const page = (query: Omit<QueryCommandInput, 'TableName'>, limit = 50): QueryCommandInput => ({
   TableName: TABLE_NAME,
@@ -262,9 +263,10 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       write: false,
       request: () => ({ method: 'GET', path: '/contacts' }),
       expect: [200],
+      // One Query: each contact carries its number's consent.
       bare: () =>
-        parallelWithLimit(async () => {
-          const { Items } = await db.send(
+        parallelWithLimit(() =>
+          db.send(
             new QueryCommand(
               page({
                 KeyConditionExpression: `#pk = :pk AND ${contactRows.condition}`,
@@ -272,20 +274,15 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                 ExpressionAttributeValues: { ':pk': tenantPk(t), ...contactRows.values },
               }),
             ),
-          );
-          await consentOfRows(db, t, Items?.slice(0, 50)); // the page shown, not the row read past it
-        }),
+          ),
+        ),
     },
     {
       name: 'GET /contacts/{id}',
       write: false,
       request: (i) => ({ method: 'GET', path: `/contacts/${pick(fixture.namedContactIds, i)}` }),
       expect: [200],
-      bare: (i) =>
-        parallelWithLimit(async () => {
-          const { Item } = await db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }));
-          await consentOfRows(db, t, Item && [Item]);
-        }),
+      bare: (i) => parallelWithLimit(() => db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }))),
     },
     {
       name: 'GET /messages',
@@ -339,6 +336,7 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
         bareNumber += 1;
         const contact = newContact(bareTenant, e164('917', bareNumber), `Bare ${bareNumber}`);
         bareCreated.push({ id: contact.id, number: contact.phoneNumber });
+        await ledgerRead(db, bareTenant, contact.phoneNumber);
         await db.send(
           new TransactWriteCommand({
             TransactItems: [
@@ -351,13 +349,12 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                 },
               },
               { Put: { TableName: TABLE_NAME, Item: contactItem(contact), ConditionExpression: 'attribute_not_exists(pk)' } },
+              ledgerUnchanged(bareTenant, contact.phoneNumber),
               // The contact's search entries, written with it as the service does.
               ...insertIndex(bareTenant, contact.id, contact).writes,
             ],
           }),
         );
-        // The number may have decided consent before its contact existed: the answer carries it.
-        await consentOfRows(db, bareTenant, [{ normalizedNumber: contact.phoneNumber }]);
       },
     },
     {
@@ -386,8 +383,6 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
             },
           }),
         );
-        // The contact it answers with carries its number's consent, as every contact read does.
-        await consentOfRows(db, t, Item && [Item]);
       },
     },
     {
@@ -433,20 +428,12 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       expect: [201],
       bare: async (i) => {
         await rateLimitUpdate(db, t);
-        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bareTenant) }));
+        // The organization row, strongly consistent: a billing change bites at the next send.
+        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bareTenant), ConsistentRead: true }));
         const to = e164('818', i);
-        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(bareTenant, to) }));
-        await db.send(
-          new UpdateCommand({
-            TableName: TABLE_NAME,
-            Key: tenantKey(bareTenant),
-            UpdateExpression: 'ADD #spend :cost',
-            ConditionExpression: 'attribute_exists(pk) AND #billingStatus = :active AND (attribute_not_exists(#limit) OR attribute_type(#limit, :nullType))',
-            ExpressionAttributeNames: { '#spend': 'spendCents', '#limit': 'spendingLimitCents', '#billingStatus': 'billingStatus' },
-            ExpressionAttributeValues: { ':cost': 1, ':active': 'active', ':nullType': 'NULL' },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
+        // The thread, then (a new conversation) the key a thread had before it had a partition of its own.
+        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(bareTenant, to) }));
+        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: legacyThreadKey(bareTenant, to) }));
         const now = new Date();
         const message: Message = {
           id: uuidv7(now),
@@ -462,11 +449,14 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
           isRead: true,
           createdAt: now.toISOString(),
         };
+        const shard = i % SPEND_SHARDS;
         await db.send(
           new TransactWriteCommand({
             TransactItems: [
-              { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1, spendShard: 0 }), ConditionExpression: 'attribute_not_exists(pk)' } },
-              threadUpdateFor(bareTenant, message, true),
+              notOptedOutCheck(bareTenant, to),
+              chargeShard(bareTenant, shard, 1, { billingStatus: 'active', spendingLimitCents: null, version: 0 }),
+              { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1, spendShard: shard }), ConditionExpression: 'attribute_not_exists(pk)' } },
+              threadUpdateFor(bareTenant, message, true, false),
             ],
           }),
         );
@@ -478,9 +468,9 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                 Update: {
                   TableName: TABLE_NAME,
                   Key: messageKey(bareTenant, message.id),
-                  UpdateExpression: 'SET #sid = :sid',
+                  UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk',
                   ConditionExpression: 'attribute_exists(pk)',
-                  ExpressionAttributeNames: { '#sid': 'messageSid' },
+                  ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey },
                   ExpressionAttributeValues: { ':sid': sid },
                 },
               },
@@ -533,9 +523,9 @@ type CaseSpec = {
 
 const READ_ONE = { GetItem: 1, UpdateItem: 1 };
 const QUERY_ONE = { Query: 1, UpdateItem: 1 };
-/** Contact reads add the consent of the page's numbers: one BatchGetItem on the consent ledger. */
-const CONTACT_ONE = { ...READ_ONE, BatchGetItem: 1 };
-const CONTACTS_PAGE = { ...QUERY_ONE, BatchGetItem: 1 };
+/** A contact carries its number's consent: a contact read is one GetItem, a page one Query. */
+const CONTACT_ONE = READ_ONE;
+const CONTACTS_PAGE = QUERY_ONE;
 
 const sameCounts = (a: Record<string, number>, b: Record<string, number>) => {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -567,8 +557,8 @@ export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixtur
     {
       name: 'GET /contacts?search=acme',
       request: () => ({ method: 'GET', path: '/contacts?search=acme' }),
-      target: { ...CONTACTS_PAGE, BatchGetItem: 2 },
-      note: 'the search index: its entries, then the contacts they name, then their consent',
+      target: { ...CONTACTS_PAGE, BatchGetItem: 1 },
+      note: 'the search index: its entries, then the contacts they name',
     },
     { name: 'GET /contacts/{id}', request: () => ({ method: 'GET', path: `/contacts/${fixture.namedContactIds[0]}` }), target: CONTACT_ONE },
     { name: 'GET /messages', request: () => ({ method: 'GET', path: '/messages' }), target: QUERY_ONE },
@@ -581,8 +571,8 @@ export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixtur
     {
       name: 'POST /contacts (create)',
       request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Round Trip', phoneNumber: e164('551', 1) } }),
-      target: { TransactWriteItems: 1, UpdateItem: 1, BatchGetItem: 1 },
-      note: 'the create transaction, then the consent its number may already have',
+      target: { GetItem: 1, TransactWriteItems: 1, UpdateItem: 1 },
+      note: "its number's consent ledger row, then the create transaction, which checks it unchanged",
     },
     {
       name: 'POST /contacts (adopt an auto-created contact)',
