@@ -1,5 +1,4 @@
 import { errorName, refusal, upstreamAnswer } from './answers';
-import type { ChargeLine } from './charges';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
 import { keyOf } from './table-schema';
@@ -10,10 +9,15 @@ import { drawsOf, expectedWriteLines, failedConditionLines, itemWriteLines } fro
 /**
  * PutItem, UpdateItem and DeleteItem. The item is held while the write runs (standard writes of
  * one item queue; an item an ongoing transaction holds refuses the write with
- * TransactionConflictException); its current image is read first, so the write's cost (the larger
- * image, the index entries it puts and deletes) is known; the budgets of the item, its partition
- * and the index partitions it touches must admit it (else ThrottlingException); then DynamoDB
- * Local applies it.
+ * TransactionConflictException); the budgets of the item, its partition and the index partitions
+ * it touches must admit what it is expected to cost (else ThrottlingException); then DynamoDB
+ * Local applies it, and the write is charged on its images before and after (the larger image,
+ * the index entries it puts and deletes).
+ *
+ * The images cost as few extra reads as possible: a put or delete asks DynamoDB Local for the old
+ * item (ReturnValues ALL_OLD) and an update for the new one (ALL_NEW), and the engine takes the
+ * attributes out again when the caller did not ask for them. An update still reads the item
+ * before (its old image is not in its answer), and one that asked for UPDATED_* or ALL_OLD after.
  */
 export async function standardWrite(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const { input, operation } = request;
@@ -28,30 +32,33 @@ export async function standardWrite(engine: Engine, request: CallerRequest): Pro
     return refusal(transactionConflict());
   }
   try {
-    const before = (await engine.currentItems(request, table, [itemKey])).values().next().value;
-    const after = operation === 'PutItem' ? (input.Item as WireItem) : operation === 'DeleteItem' ? undefined : 'unknown';
-    const admission = engine.budgets.reserve(request.database, drawsOf(table, expectedWriteLines(table, itemKey, before, after, 'standard'), 0));
+    const readCurrent = async () => (await engine.currentItems(request, table, [itemKey])).values().next().value;
+    const isUpdate = operation === 'UpdateItem';
+    const beforeUpdate = isUpdate ? await readCurrent() : undefined;
+    const expectedAfter = operation === 'PutItem' ? (input.Item as WireItem) : isUpdate ? 'unknown' : undefined;
+    const admission = engine.budgets.reserve(request.database, drawsOf(table, expectedWriteLines(table, itemKey, beforeUpdate, expectedAfter, 'standard'), 0));
     if ('refused' in admission) {
       engine.meters.throttle(operation, admission.refused.reasons);
       return refusal(throttled(admission.refused.reasons));
     }
-    const answer = await engine.upstream.forward('POST', '/', request.headers, request.body);
-    let lines: ChargeLine[] = [];
-    if (answer.status === 200) {
-      lines = itemWriteLines(table, itemKey, before, after === 'unknown' ? await updatedImage(engine, request, answer.body) : after, 'standard');
-    } else if (errorName(parseJson(answer.body)) === 'ConditionalCheckFailedException') {
-      lines = failedConditionLines(table, itemKey, before);
+
+    const asked = input.ReturnValues ?? 'NONE';
+    const wanted = isUpdate ? 'ALL_NEW' : 'ALL_OLD';
+    const returnValues = asked === 'NONE' ? wanted : asked;
+    const body = returnValues === asked ? request.body : Buffer.from(JSON.stringify({ ...input, ReturnValues: returnValues }));
+    const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, body), []);
+    if (answer.json) {
+      const returned = answer.json.Attributes as WireItem | undefined;
+      if (asked === 'NONE') delete answer.json.Attributes;
+      const before = isUpdate ? beforeUpdate : returned;
+      const after = !isUpdate ? expectedAfter : returnValues === 'ALL_NEW' ? returned : await readCurrent();
+      answer.lines = itemWriteLines(table, itemKey, before, after as WireItem | undefined, 'standard');
+    } else if (answer.raw && errorName(parseJson(answer.raw.body)) === 'ConditionalCheckFailedException') {
+      answer.lines = failedConditionLines(table, itemKey, isUpdate ? beforeUpdate : await readCurrent());
     }
-    admission.reservation.settle(lines);
-    return upstreamAnswer(answer, lines);
+    admission.reservation.settle(answer.lines);
+    return answer;
   } finally {
     hold.release();
   }
-}
-
-/** The item after an UpdateItem: from its answer when the caller asked for ALL_NEW, else read again (the item is still held). */
-async function updatedImage(engine: Engine, request: CallerRequest, answerBody: Buffer): Promise<WireItem | undefined> {
-  if (request.input.ReturnValues === 'ALL_NEW') return parseJson(answerBody)?.Attributes as WireItem | undefined;
-  const table = (await engine.schema(request, request.input.TableName))!;
-  return (await engine.currentItems(request, table, [request.input.Key])).values().next().value;
 }

@@ -25,7 +25,7 @@ let local: DynamoDBClient;
 
 beforeAll(async () => {
   engine = await startEngineUnderTest();
-  local = new DynamoDBClient(localEngineClientConfig(process.env.DYNAMODB_ENDPOINT!));
+  local = new DynamoDBClient(localEngineClientConfig(process.env.DYNAMODB_LOCAL_ENDPOINT!));
   await createLimitsTable(engine.client);
 });
 afterAll(async () => {
@@ -95,6 +95,21 @@ it('charges each index an item change touches: moving an index key is a delete a
   const { partitions } = await stats();
   expect(partitions[`${TEST_TABLE}/${TEST_INDEX} S:A`]).toEqual({ readUnits: 0, writeUnits: 4, reads: 0, writes: 2 });
   expect(partitions[`${TEST_TABLE}/${TEST_INDEX} S:B`]).toEqual({ readUnits: 0, writeUnits: 2, reads: 0, writes: 1 });
+});
+
+it('charges a write the larger image, before or after, and answers only the attributes the caller asked for', async () => {
+  const key = { pk: { S: 'images' }, sk: { S: 'one' } };
+  await put({ ...key, v: pad(2000) });
+
+  const shrunk = await engine.client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: pad(10) }, ReturnConsumedCapacity: 'TOTAL' }));
+  const again = await engine.client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: pad(20) }, ReturnValues: 'ALL_OLD', ReturnConsumedCapacity: 'TOTAL' }));
+  const updated = await engine.client.send(
+    new UpdateItemCommand({ TableName: TEST_TABLE, Key: key, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': pad(3000) }, ReturnConsumedCapacity: 'TOTAL' }),
+  );
+
+  expect([shrunk.ConsumedCapacity?.CapacityUnits, shrunk.Attributes]).toEqual([2, undefined]);
+  expect([again.ConsumedCapacity?.CapacityUnits, again.Attributes?.v]).toEqual([1, pad(10)]);
+  expect([updated.ConsumedCapacity?.CapacityUnits, updated.Attributes]).toEqual([3, undefined]);
 });
 
 it('charges failed conditional writes (the 2 KB item there: 2 units; no item: 1) and a ConditionCheck as a transactional write', async () => {
