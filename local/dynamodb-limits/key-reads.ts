@@ -89,7 +89,7 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
   }
   const refusedCount = Object.values(refused).reduce((sum, r) => sum + r.Keys.length, 0);
   if (refusedCount > 0) engine.meters.throttle('BatchGetItem', reasons, refusedCount);
-  if (refusedCount === keyCount) return refusal(throttled(reasons));
+  if (refusedCount > 0 && refusedCount === keyCount) return refusal(throttled(reasons));
 
   const projected = Object.values(admitted).some(isProjected);
   const body = JSON.stringify({ ...request.input, RequestItems: admitted, ...(projected && { ReturnConsumedCapacity: 'TOTAL' }) });

@@ -46,7 +46,7 @@ export type LimitsProxy = {
 /** A realistic time for DynamoDB to prepare and commit a transaction. */
 export const DEFAULT_TRANSACTION_HOLD_MS = 25;
 
-/** DynamoDB's per-partition limits: 1,000 write and 3,000 read units per second (DynamoDB Developer Guide, "Partitions and data distribution"). */
+/** DynamoDB's per-partition limits: 1,000 write and 3,000 read units per second (DynamoDB Developer Guide, "Best practices for designing and using partition keys effectively"). */
 export const DEFAULT_BUDGETS: BudgetRates = {
   partitionWriteUnits: 1000,
   itemWriteUnits: 1000,

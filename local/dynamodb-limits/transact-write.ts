@@ -20,9 +20,10 @@ async function transactItems(engine: Engine, request: CallerRequest): Promise<Tr
     const action = ACTIONS.find((a) => entry?.[a]);
     const body = action && entry[action];
     const table = body && typeof body.TableName === 'string' ? await engine.schema(request, body.TableName) : undefined;
-    const key = (action === 'Put' ? body?.Item : body?.Key) as WireItem | undefined;
+    const written = action === 'Put' ? (body?.Item as WireItem | undefined) : undefined;
+    const key = (written ?? body?.Key) as WireItem | undefined;
     if (!action || !table || !key) return undefined;
-    items.push({ action, table, key: keyOf(table.key, key), item: action === 'Put' ? (key as WireItem) : undefined });
+    items.push({ action, table, key: keyOf(table.key, key), item: written });
   }
   return items;
 }
