@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
+import { readBodyWithin } from '../request-body';
 import { batchWrite } from './batch-write';
 import type { BudgetRates } from './budgets';
 import { consumedCapacity } from './charges';
@@ -59,7 +60,7 @@ export const DEFAULT_BUDGETS: BudgetRates = {
 export const STATS_PATH = '/__limits/stats';
 export const RESET_PATH = '/__limits/reset';
 
-/** DynamoDB's largest request is 16 MB; anything larger is refused before it is buffered whole. */
+/** DynamoDB's largest request is 16 MB; anything larger is refused without being buffered. */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 type Handler = (engine: Engine, request: CallerRequest) => Promise<EngineAnswer>;
@@ -81,24 +82,6 @@ const HANDLERS: Record<string, Handler> = {
 const SCHEMA_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable']);
 
 const TARGET = /^DynamoDB_20120810\.(\w+)$/;
-
-function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) {
-        resolve(undefined);
-        request.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
 
 function send(response: ServerResponse, status: number, headers: Record<string, string | number | string[]>, body: Buffer): void {
   response.writeHead(status, { ...headers, 'content-length': body.length });
@@ -159,8 +142,9 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
       reset();
       return sendJson(response, 200, { reset: true }, requestId);
     }
-    const body = await readBody(request);
-    if (!body) return sendJson(response, 413, { __type: 'com.amazon.coral.service#SerializationException', Message: 'Request too large' }, requestId);
+    const read = await readBodyWithin(request, MAX_REQUEST_BYTES);
+    if (read === 'tooLarge') return sendJson(response, 413, { __type: 'com.amazon.coral.service#SerializationException', Message: 'Request too large' }, requestId);
+    const body = read ?? Buffer.alloc(0);
     const operation = TARGET.exec(String(request.headers['x-amz-target'] ?? ''))?.[1];
     const input = request.method === 'POST' && operation ? parseJson(body) : undefined;
     const handler = operation && HANDLERS[operation];
