@@ -3,7 +3,7 @@ import type { ChargeLine } from './charges';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
 import { itemIdentity, keyOf, type TableSchema } from './table-schema';
-import { throttled, type ThrottlingReason } from './wire-errors';
+import { addReasons, throttled, type ThrottlingReason } from './wire-errors';
 import { drawsOf, expectedWriteLines, itemWriteLines } from './write-charges';
 
 type WriteRequest = { PutRequest?: { Item: WireItem }; DeleteRequest?: { Key: WireItem } };
@@ -28,7 +28,7 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
   );
   try {
     if (hold.conflicts.length > 0) engine.meters.conflict('BatchWriteItem');
-    const before = await imagesBefore(engine, request, items, hold.conflicts);
+    const before = await engine.imagesOf(request, items.map((item, index) => (hold.conflicts.includes(index) ? undefined : item)));
     const throttledItems = new Set<number>();
     const reasons: ThrottlingReason[] = [];
     const reservations = items.map((item, index) => {
@@ -37,7 +37,7 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
       const admission = engine.budgets.reserve(request.database, draws);
       if ('reservation' in admission) return admission.reservation;
       throttledItems.add(index);
-      reasons.push(...admission.refused.reasons.filter((r) => !reasons.some((s) => s.reason === r.reason && s.resource === r.resource)));
+      addReasons(reasons, admission.refused.reasons);
       return undefined;
     });
     if (throttledItems.size > 0) engine.meters.throttle('BatchWriteItem', reasons, throttledItems.size);
@@ -82,19 +82,6 @@ async function batchItems(engine: Engine, request: CallerRequest): Promise<Batch
     }
   }
   return items.length > 0 ? items : undefined;
-}
-
-async function imagesBefore(engine: Engine, request: CallerRequest, items: BatchItem[], skipped: number[]): Promise<(WireItem | undefined)[]> {
-  const images: (WireItem | undefined)[] = items.map(() => undefined);
-  const byTable = new Map<TableSchema, number[]>();
-  items.forEach((item, index) => {
-    if (!skipped.includes(index)) byTable.set(item.table, [...(byTable.get(item.table) ?? []), index]);
-  });
-  for (const [table, indexes] of byTable) {
-    const found = await engine.currentItems(request, table, indexes.map((index) => items[index].key));
-    for (const index of indexes) images[index] = found.get(itemIdentity(table.key, items[index].key).key);
-  }
-  return images;
 }
 
 function requestItems(items: BatchItem[]): Record<string, WriteRequest[]> {

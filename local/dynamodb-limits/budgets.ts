@@ -1,6 +1,6 @@
 import type { ChargeLine } from './charges';
 import { TokenBuckets } from './token-buckets';
-import type { ThrottlingReason } from './wire-errors';
+import { addReasons, type ThrottlingReason } from './wire-errors';
 
 /** Units per second each budget allows; 0 turns one off. */
 export type BudgetRates = {
@@ -19,7 +19,8 @@ export type BudgetRates = {
 /** An expected charge of a request, with the ARN a throttle names and which item of the request it is. */
 export type Draw = ChargeLine & { resource: string; itemIndex: number };
 
-export type Refusal = { itemIndexes: Set<number>; reasons: ThrottlingReason[] };
+/** The request items a budget refused (each with the first reason found for it), and every distinct reason. */
+export type Refusal = { itemIndexes: Map<number, ThrottlingReason>; reasons: ThrottlingReason[] };
 
 export type Reservation = {
   /** Replaces what was reserved by what the request really cost. */
@@ -83,12 +84,13 @@ export class Budgets {
   /** Reserves `draws`, or says which items a budget refuses and why (nothing is taken then). */
   reserve(database: string, draws: Draw[]): { refused: Refusal } | { reservation: Reservation } {
     const groups = this.grouped(database, draws);
-    const refused: Refusal = { itemIndexes: new Set(), reasons: [] };
+    const refused: Refusal = { itemIndexes: new Map(), reasons: [] };
     for (const draw of draws) {
       for (const take of this.takesOf(database, draw)) {
         if (take.buckets.admits(take.key, groups.get(take.buckets)!.get(take.key)!)) continue;
-        refused.itemIndexes.add(draw.itemIndex);
-        if (!refused.reasons.some((r) => r.reason === take.reason && r.resource === draw.resource)) refused.reasons.push({ reason: take.reason, resource: draw.resource });
+        const reason: ThrottlingReason = { reason: take.reason, resource: draw.resource };
+        if (!refused.itemIndexes.has(draw.itemIndex)) refused.itemIndexes.set(draw.itemIndex, reason);
+        addReasons(refused.reasons, [reason]);
       }
     }
     if (refused.itemIndexes.size > 0) return { refused };

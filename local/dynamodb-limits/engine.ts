@@ -117,6 +117,23 @@ export class Engine {
     return found;
   }
 
+  /**
+   * The current image of each target, in order (undefined for a missing item or an undefined
+   * target, which is not read): one `currentItems` per table.
+   */
+  async imagesOf(request: CallerRequest, targets: ({ table: TableSchema; key: WireItem } | undefined)[]): Promise<(WireItem | undefined)[]> {
+    const images: (WireItem | undefined)[] = targets.map(() => undefined);
+    const byTable = new Map<TableSchema, number[]>();
+    targets.forEach((target, index) => {
+      if (target) byTable.set(target.table, [...(byTable.get(target.table) ?? []), index]);
+    });
+    for (const [table, indexes] of byTable) {
+      const found = await this.currentItems(request, table, indexes.map((index) => targets[index]!.key));
+      for (const index of indexes) images[index] = found.get(itemIdentity(table.key, targets[index]!.key).key);
+    }
+    return images;
+  }
+
   /** Waits `ms`, or less if the engine stops meanwhile. */
   sleep(ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve();

@@ -5,7 +5,7 @@ import type { ChargeLine } from './charges';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import { itemBytes, type WireItem } from './item-size';
 import { itemIdentity, type TableSchema } from './table-schema';
-import { NO_CANCELLATION, throttled, throttlingReason, transactionCanceled, transactionConflictReason } from './wire-errors';
+import { addReasons, NO_CANCELLATION, throttled, throttlingReason, transactionCanceled, transactionConflictReason, type ThrottlingReason } from './wire-errors';
 
 /**
  * Reads by key: GetItem, BatchGetItem, TransactGetItems. Every requested key is charged, found or
@@ -74,7 +74,7 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
   const admitted: Record<string, KeysAndAttributes> = {};
   const refused: Record<string, KeysAndAttributes> = {};
   const reservations: { settle: (lines: ChargeLine[]) => void }[] = [];
-  const reasons: Parameters<typeof throttled>[0] = [];
+  const reasons: ThrottlingReason[] = [];
   let keyCount = 0;
   for (const [tableName, read] of Object.entries(requested)) {
     const table = tables.get(tableName)!;
@@ -84,7 +84,7 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
       const target = 'reservation' in admission ? admitted : refused;
       (target[tableName] ??= { ...read, Keys: [] }).Keys.push(key);
       if ('reservation' in admission) reservations.push(admission.reservation);
-      else reasons.push(...admission.refused.reasons.filter((r) => !reasons.some((s) => s.reason === r.reason && s.resource === r.resource)));
+      else addReasons(reasons, admission.refused.reasons);
     }
   }
   const refusedCount = Object.values(refused).reduce((sum, r) => sum + r.Keys.length, 0);
@@ -153,7 +153,7 @@ export async function transactGet(engine: Engine, request: CallerRequest): Promi
   if ('refused' in admission) {
     const { itemIndexes, reasons } = admission.refused;
     engine.meters.throttle('TransactGetItems', reasons, itemIndexes.size);
-    return refusal(transactionCanceled(gets.map((_, index) => (itemIndexes.has(index) ? throttlingReason(reasons[0]) : NO_CANCELLATION))));
+    return refusal(transactionCanceled(gets.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
   }
   const projected = gets.some((get) => isProjected(get!));
   const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, projected ? withCapacity(request.input) : request.body), [], { capacityList: true });

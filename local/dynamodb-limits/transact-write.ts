@@ -2,7 +2,7 @@ import { errorName, refusal, upstreamAnswer } from './answers';
 import type { ChargeLine } from './charges';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
-import { itemIdentity, keyOf, type TableSchema } from './table-schema';
+import { keyOf, type TableSchema } from './table-schema';
 import { parseJson } from './upstream';
 import { NO_CANCELLATION, throttlingReason, transactionCanceled, transactionConflictReason } from './wire-errors';
 import { drawsOf, expectedWriteLines, itemWriteLines } from './write-charges';
@@ -50,15 +50,13 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
     return refusal(transactionCanceled(items.map((_, index) => (hold.conflicts.includes(index) ? transactionConflictReason() : NO_CANCELLATION))));
   }
   try {
-    const before = await currentImages(engine, request, items);
-    const expected = items.map((i, index) =>
-      drawsOf(i.table, expectedWriteLines(i.table, i.key, before[index], i.action === 'Put' ? i.item : i.action === 'Delete' ? undefined : i.action === 'Update' ? 'unknown' : before[index], 'transactional'), index),
-    );
+    const before = await engine.imagesOf(request, items);
+    const expected = items.map((i, index) => drawsOf(i.table, expectedWriteLines(i.table, i.key, before[index], expectedAfter(i, before[index]), 'transactional'), index));
     const admission = engine.budgets.reserve(request.database, expected.flat());
     if ('refused' in admission) {
       const { itemIndexes, reasons } = admission.refused;
       engine.meters.throttle('TransactWriteItems', reasons, itemIndexes.size);
-      return refusal(transactionCanceled(items.map((_, index) => (itemIndexes.has(index) ? throttlingReason(reasons[0]) : NO_CANCELLATION))));
+      return refusal(transactionCanceled(items.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
     }
     await engine.sleep(engine.settings.transactionHoldMs);
     const answer = await engine.upstream.forward('POST', '/', request.headers, request.body);
@@ -78,25 +76,16 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
   }
 }
 
-/** Each item's current image, in request order (one consistent read per table). */
-async function currentImages(engine: Engine, request: CallerRequest, items: TransactItem[], only?: Set<number>): Promise<(WireItem | undefined)[]> {
-  const images: (WireItem | undefined)[] = items.map(() => undefined);
-  const tables = new Map<TableSchema, number[]>();
-  items.forEach((item, index) => {
-    if (only && !only.has(index)) return;
-    tables.set(item.table, [...(tables.get(item.table) ?? []), index]);
-  });
-  for (const [table, indexes] of tables) {
-    const found = await engine.currentItems(request, table, indexes.map((index) => items[index].key));
-    for (const index of indexes) images[index] = found.get(itemIdentity(table.key, items[index].key).key);
-  }
-  return images;
+/** What an item is expected to look like after the commit, before it runs: an update's new image is not known yet. */
+function expectedAfter(item: TransactItem, before: WireItem | undefined): WireItem | undefined | 'unknown' {
+  if (item.action === 'Put') return item.item;
+  if (item.action === 'Delete') return undefined;
+  return item.action === 'Update' ? 'unknown' : before;
 }
 
 /** The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's as read again. */
 async function imagesAfter(engine: Engine, request: CallerRequest, items: TransactItem[], before: (WireItem | undefined)[]): Promise<(WireItem | undefined)[]> {
-  const updates = new Set(items.flatMap((item, index) => (item.action === 'Update' ? [index] : [])));
-  const updated = updates.size > 0 ? await currentImages(engine, request, items, updates) : [];
+  const updated = await engine.imagesOf(request, items.map((item) => (item.action === 'Update' ? item : undefined)));
   return items.map((item, index) => {
     if (item.action === 'Put') return item.item;
     if (item.action === 'Delete') return undefined;

@@ -21,6 +21,11 @@ export const TRANSACTION_CONFLICT_MESSAGE = 'Transaction is ongoing for the item
 /** `ResourceType + OperationType + LimitType`, as the ThrottlingReason shape defines them. */
 export type ThrottlingReason = { reason: `${'Table' | 'Index'}${'Read' | 'Write'}KeyRangeThroughputExceeded`; resource: string };
 
+/** Adds to `into` the reasons it does not hold yet (a throttling error names each reason once). */
+export function addReasons(into: ThrottlingReason[], more: ThrottlingReason[]): void {
+  for (const reason of more) if (!into.some((r) => r.reason === reason.reason && r.resource === reason.resource)) into.push(reason);
+}
+
 export type CancellationReason = { Code: string; Message?: string; Item?: unknown };
 
 export function transactionCanceled(reasons: CancellationReason[]): WireError {

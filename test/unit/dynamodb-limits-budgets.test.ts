@@ -54,7 +54,8 @@ describe('budgets', () => {
       { ...line('hot', 3, 'b'), resource: 'arn:t', itemIndex: 1 },
     ]);
 
-    expect(result).toEqual({ refused: { itemIndexes: new Set([0, 1]), reasons: [{ reason: 'TableWriteKeyRangeThroughputExceeded', resource: 'arn:t' }] } });
+    const reason = { reason: 'TableWriteKeyRangeThroughputExceeded', resource: 'arn:t' };
+    expect(result).toEqual({ refused: { itemIndexes: new Map([[0, reason], [1, reason]]), reasons: [reason] } });
     expect('reservation' in budgets.reserve('db', [{ ...line('hot', 3, 'a'), resource: 'arn:t', itemIndex: 0 }])).toBe(true);
   });
 
