@@ -1,6 +1,7 @@
 // Four projects so each kind of test runs with only what it needs: unit tests never touch a network,
-// integration tests share one DynamoDB Local started by globalSetup, infra tests synthesize the stack,
-// end-to-end tests start the local runtime and speak HTTP to it.
+// integration tests share one DynamoDB Local started by globalSetup (and, for the files listed below,
+// the limits engine in front of it: a fifth project), infra tests synthesize the stack, end-to-end
+// tests start the local runtime and speak HTTP to it.
 const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
 
 const base = {
@@ -12,17 +13,38 @@ const base = {
   setupFiles: ['<rootDir>/test/support/quiet-sdk.ts'],
 };
 
+// Integration test files on the limits-faithful engine (docs/local-engine.md) rather than DynamoDB
+// Local alone, and files on both (run twice, once per engine). Paths from the repository root.
+const ON_LIMITS_ENGINE = [];
+const ON_BOTH_ENGINES = [];
+
+const integration = {
+  ...base,
+  globalSetup: '<rootDir>/test/support/dynamodb-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/dynamodb-global-teardown.ts',
+  setupFiles: [...base.setupFiles, '<rootDir>/test/support/integration-env.ts'],
+};
+const onLimitsEngine = [...ON_LIMITS_ENGINE, ...ON_BOTH_ENGINES];
+
 module.exports = {
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
-      ...base,
+      ...integration,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/support/dynamodb-global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/dynamodb-global-teardown.ts',
-      setupFiles: [...base.setupFiles, '<rootDir>/test/support/integration-env.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...ON_LIMITS_ENGINE.map((file) => `<rootDir>/${file}$`)],
     },
+    ...(onLimitsEngine.length === 0
+      ? []
+      : [
+          {
+            ...integration,
+            displayName: 'integration-limits',
+            testMatch: onLimitsEngine.map((file) => `<rootDir>/${file}`),
+            setupFiles: [...integration.setupFiles, '<rootDir>/test/support/limits-engine-setup.ts'],
+          },
+        ]),
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],

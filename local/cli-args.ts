@@ -5,6 +5,8 @@ import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
 import { DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, DEFAULT_CALLBACK_THROTTLE } from '../lambdas/contexts/carrier/callback-protection';
 import type { CallbackGateSettings } from './carrier-callback-gate';
+import type { BudgetRates } from './dynamodb-limits/budgets';
+import { DEFAULT_BUDGETS, DEFAULT_TRANSACTION_HOLD_MS } from './dynamodb-limits/limits-proxy';
 import { UsageError } from './usage-error';
 
 /** What `npm start -- ...` accepts; see RUNTIME_USAGE for the meaning of each option. */
@@ -34,7 +36,11 @@ export type RuntimeOptions = {
   logLevel: LogLevel;
   /** The edge rules and throttle of the callback paths, as the stack configures them in AWS. */
   carrierCallbacks: CallbackGateSettings;
+  /** `--dynamodb-limits`: the handlers reach DynamoDB Local through the limits-faithful engine (docs/local-engine.md). */
+  dynamodbLimits: DynamodbLimitsSettings | undefined;
 };
+
+export type DynamodbLimitsSettings = { transactionHoldMs: number; budgets: BudgetRates };
 
 /** `error` by default: one access line per request, and the errors of a request that failed. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -86,6 +92,17 @@ Texts:
                                  ${SETTLEMENT_GRACE_MS}, one hour, as in AWS); the sweep runs every minute or
                                  every quarter of this, whichever is shorter
 
+DynamoDB limits (docs/local-engine.md):
+  --dynamodb-limits              Put the limits-faithful engine in front of DynamoDB Local: conflicting
+                                 transactions are cancelled, hot partitions and items throttled, and
+                                 capacity is counted as AWS charges it (meters at <engine>/__limits/stats)
+  --transaction-hold-ms <n>      How long a transaction holds its items (default ${DEFAULT_TRANSACTION_HOLD_MS})
+  --partition-write-units <n>    Write units per second per partition-key value, of the table and of each
+                                 index (default ${DEFAULT_BUDGETS.partitionWriteUnits}; 0 disables)
+  --item-write-units <n>         Write units per second per item (default ${DEFAULT_BUDGETS.itemWriteUnits}; 0 disables)
+  --partition-read-units <n>     Read units per second per partition-key value and per item (default
+                                 ${DEFAULT_BUDGETS.partitionReadUnits}; 0 disables)
+
 Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
   --twilio-auth-token <token>    The token signatures are checked with (default: the TWILIO_AUTH_TOKEN
                                  environment variable, else the local default "${LOCAL_TWILIO_AUTH_TOKEN}",
@@ -120,6 +137,11 @@ const OPTIONS = {
   'callback-rate-limit': { type: 'string' },
   'callback-burst-limit': { type: 'string' },
   'callback-limit-per-address': { type: 'string' },
+  'dynamodb-limits': { type: 'boolean' },
+  'transaction-hold-ms': { type: 'string' },
+  'partition-write-units': { type: 'string' },
+  'item-write-units': { type: 'string' },
+  'partition-read-units': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -168,6 +190,31 @@ function callbackGateSettings(values: Record<string, unknown>): CallbackGateSett
   return { rateLimit, burstLimit, limitPerMinutePerAddress };
 }
 
+const LIMITS_OPTIONS = ['transaction-hold-ms', 'partition-write-units', 'item-write-units', 'partition-read-units'] as const;
+
+/** A minute: a longer hold would only stall every test and request that meets it. */
+const MAX_TRANSACTION_HOLD_MS = 60_000;
+
+function dynamodbLimitsSettings(values: Record<string, unknown>): DynamodbLimitsSettings | undefined {
+  if (!values['dynamodb-limits']) {
+    const stray = LIMITS_OPTIONS.find((name) => values[name] !== undefined);
+    if (stray) throw new UsageError(`--${stray}: only applies with --dynamodb-limits`);
+    return undefined;
+  }
+  const partitionWriteUnits = wholeNumberOption(values, 'partition-write-units', DEFAULT_BUDGETS.partitionWriteUnits, MAX_RATE_LIMIT);
+  const partitionReadUnits = wholeNumberOption(values, 'partition-read-units', DEFAULT_BUDGETS.partitionReadUnits, MAX_RATE_LIMIT);
+  return {
+    transactionHoldMs: wholeNumberOption(values, 'transaction-hold-ms', DEFAULT_TRANSACTION_HOLD_MS, MAX_TRANSACTION_HOLD_MS),
+    budgets: {
+      partitionWriteUnits,
+      indexPartitionWriteUnits: partitionWriteUnits,
+      itemWriteUnits: wholeNumberOption(values, 'item-write-units', DEFAULT_BUDGETS.itemWriteUnits, MAX_RATE_LIMIT),
+      partitionReadUnits,
+      itemReadUnits: partitionReadUnits,
+    },
+  };
+}
+
 function parseOrUsageError(argv: string[]) {
   try {
     return parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
@@ -212,6 +259,7 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
       publicUrl: values['public-url'] === undefined ? undefined : parsePublicUrl(values['public-url']),
       logLevel: parseLogLevel(values['log-level']),
       carrierCallbacks: callbackGateSettings(values),
+      dynamodbLimits: dynamodbLimitsSettings(values),
     },
   };
 }

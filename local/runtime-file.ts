@@ -10,6 +10,11 @@ export type RuntimeInfo = {
   pid: number;
   apiBaseUrl: string;
   dynamodbEndpoint: string;
+  /**
+   * With --dynamodb-limits, the limits engine the handlers use (its meters at /__limits/stats);
+   * the operator CLI keeps writing to DynamoDB Local directly. Absent in files of older runtimes.
+   */
+  dynamodbLimitsEndpoint?: string | null;
   tableName: string;
   inMemory: boolean;
   /** The JVM of the DynamoDB Local this runtime started; null when it uses --dynamodb-endpoint. */

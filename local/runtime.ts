@@ -15,6 +15,7 @@ import type { RuntimeOptions } from './cli-args';
 import { ensureTable } from './create-table';
 import { demoBanner, ensureDemoOrganization } from './demo';
 import { localDynamoClient, startDynamoDbLocal } from './dynamodb-local';
+import { startLimitsProxy, STATS_PATH } from './dynamodb-limits/limits-proxy';
 import { loadHandlers, type ProxyHandler } from './handlers';
 import { queueFile } from './queue-file';
 import { createRouter } from './router';
@@ -96,6 +97,28 @@ async function openDatabase(options: RuntimeOptions, stateDir: string, cleanup: 
   return { endpoint, dynamodbPid, client };
 }
 
+/**
+ * With --dynamodb-limits, the limits-faithful engine in front of DynamoDB Local: the handlers
+ * reach the table through it; the table's creation and the stream reader go to DynamoDB Local
+ * directly (streams are not the engine's concern). One database for every caller, as the
+ * runtime's clients (handlers, operator CLI) all sign with the same local credentials.
+ */
+async function openLimitsEngine(options: RuntimeOptions, upstream: string, cleanup: ReturnType<typeof cleanupStack>) {
+  if (!options.dynamodbLimits) return undefined;
+  const proxy = await startLimitsProxy({ upstream, sharedDb: true, ...options.dynamodbLimits });
+  cleanup.push(proxy.stop);
+  return proxy;
+}
+
+/** One line for the console: where the limits engine listens and what it enforces. */
+function limitsLine(endpoint: string, settings: NonNullable<RuntimeOptions['dynamodbLimits']>): string {
+  const { budgets } = settings;
+  return (
+    `DynamoDB limits engine: ${endpoint} (transaction hold ${settings.transactionHoldMs} ms; per second ${budgets.partitionWriteUnits} write units per partition key, ` +
+    `${budgets.itemWriteUnits} per item, ${budgets.partitionReadUnits} read units; 0 is off); meters at ${endpoint}${STATS_PATH}`
+  );
+}
+
 const REPO_ROOT = resolve(__dirname, '..');
 
 /**
@@ -149,10 +172,11 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   await checkPortIsFree(options.port);
 
   const { endpoint, dynamodbPid } = await openDatabase(options, stateDir, cleanup);
+  const limits = await openLimitsEngine(options, endpoint, cleanup);
 
   // The shared module reads these at import, so they are set before the first lambdas/ import.
   process.env.TABLE_NAME = LOCAL_TABLE_NAME;
-  process.env.DYNAMODB_ENDPOINT = endpoint;
+  process.env.DYNAMODB_ENDPOINT = limits?.endpoint ?? endpoint;
   process.env.POWERTOOLS_SERVICE_NAME ??= 'cct-local';
   // The console shows the access lines; the handlers' own logs only at --log-level or above.
   process.env.POWERTOOLS_LOG_LEVEL = options.logLevel.toUpperCase();
@@ -219,6 +243,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     pid: process.pid,
     apiBaseUrl: runtime.apiBaseUrl,
     dynamodbEndpoint: endpoint,
+    dynamodbLimitsEndpoint: limits?.endpoint ?? null,
     tableName: LOCAL_TABLE_NAME,
     inMemory: options.inMemory,
     dynamodbPid,
@@ -231,5 +256,6 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   });
   out.print(demoBanner(demo, runtime.apiBaseUrl, options.inMemory));
   out.print(carrierLine(carrier));
+  if (limits && options.dynamodbLimits) out.print(limitsLine(limits.endpoint, options.dynamodbLimits));
   return runtime;
 }

@@ -12,6 +12,7 @@ import type { ProxyHandler } from './handlers';
 import { runInvocation } from './invocations';
 import { lambdaContext, toProxyEvent, type GatewayAuthorization, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';
+import { readBodyWithin } from './request-body';
 
 /** API Gateway's payload limit: larger requests never reach a handler. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -63,28 +64,7 @@ function methodNotAllowed(allow: readonly string[], requestId: string): Outcome 
   return { ...outcome, headers: { ...outcome.headers, Allow: allow.join(', ') } };
 }
 
-/** The body's bytes (null when empty), or 'tooLarge' without buffering what is over the limit. */
-function readBody(req: IncomingMessage): Promise<Buffer | null | 'tooLarge'> {
-  if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) {
-    req.resume();
-    return Promise.resolve('tooLarge');
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) {
-        chunks.length = 0;
-        resolve('tooLarge'); // the rest is drained and dropped
-      } else {
-        chunks.push(chunk);
-      }
-    });
-    req.on('end', () => resolve(size === 0 ? null : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
+const readBody = (req: IncomingMessage) => readBodyWithin(req, MAX_REQUEST_BYTES);
 
 function fromHandlerResult(result: unknown): Outcome | undefined {
   const r = result as Partial<APIGatewayProxyResult> | undefined;

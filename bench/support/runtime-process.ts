@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../local/dynamodb-local';
 import { REPO_ROOT } from './bundles';
+import { LIMITS_LINE, limitsMeters, type LimitsMeters } from './limits-meters';
 import type { CounterStats } from './table-call-counter';
 
 /**
@@ -15,6 +16,8 @@ import type { CounterStats } from './table-call-counter';
 export type RuntimeProcess = {
   baseUrl: string;
   pid: number;
+  /** The limits engine's meters, when the runtime was started with `--dynamodb-limits` (limitsRuntimeArgs). */
+  limits: LimitsMeters | undefined;
   stats: () => Promise<CounterStats>;
   reset: () => Promise<CounterStats>;
   stop: () => Promise<void>;
@@ -23,8 +26,11 @@ export type RuntimeProcess = {
 const READY_LINE = /Ready: (http:\/\/127\.0\.0\.1:\d+\/api\/v1)/;
 const START_TIMEOUT_MS = 90_000;
 
-/** `nodeArgs`: extra Node options for the runtime (e.g. `--cpu-prof` when looking for where its time goes). */
-export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: string[] = []): Promise<RuntimeProcess> {
+/**
+ * `nodeArgs`: extra Node options for the runtime (e.g. `--cpu-prof` when looking for where its time goes);
+ * `runtimeArgs`: extra `npm start` options (e.g. limitsRuntimeArgs() for the limits engine).
+ */
+export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: string[] = [], runtimeArgs: string[] = []): Promise<RuntimeProcess> {
   const [port, controlPort] = [await freePort(), await freePort()];
   const stateDir = await mkdtemp(join(tmpdir(), 'cct-bench-'));
   const child: ChildProcess = spawn(
@@ -40,6 +46,7 @@ export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: st
       '--rate-limit-per-key', '1000000',
       '--rate-limit-per-network', '0',
       '--stop-with-pid', String(process.pid),
+      ...runtimeArgs,
     ],
     {
       cwd: REPO_ROOT,
@@ -85,9 +92,11 @@ export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: st
     const response = await fetch(`http://127.0.0.1:${controlPort}${path}`, { method });
     return (await response.json()) as CounterStats;
   };
+  const limitsEndpoint = LIMITS_LINE.exec(head)?.[1];
   return {
     baseUrl,
     pid: child.pid!,
+    limits: limitsEndpoint ? limitsMeters(limitsEndpoint) : undefined,
     stats: () => control('GET', '/stats'),
     reset: () => control('POST', '/reset'),
     async stop() {

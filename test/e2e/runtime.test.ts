@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { JAVA_HELP, localDynamoClient, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
+import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import { isProcessAlive } from '../../local/runtime-file';
 import { REPO_ROOT, startLocalRuntime, tsxNode, type LocalRuntimeHandle } from '../support/local-runtime';
 import type { Api } from './support/api';
@@ -193,7 +194,7 @@ describe('--dynamodb-endpoint', () => {
     let again: LocalRuntimeHandle;
     beforeAll(async () => {
       await first.stop();
-      again = await startLocalRuntime(options('--rate-limit-per-network', '3', '--rate-limit-per-key', '7'));
+      again = await startLocalRuntime(options('--rate-limit-per-network', '3', '--rate-limit-per-key', '7', '--dynamodb-limits'));
     }, START_TIMEOUT_MS);
     afterAll(() => again?.stop(), START_TIMEOUT_MS);
 
@@ -210,6 +211,16 @@ describe('--dynamodb-endpoint', () => {
 
       expect(response.headers.get('RateLimit-Limit')).toBe('7');
       expect(response.body.rateLimit).toEqual({ requestsPerMinute: 7 });
+    });
+
+    it('with --dynamodb-limits, reaches the table through the limits engine, which meters what AWS would charge', async () => {
+      const endpoint = again.info.dynamodbLimitsEndpoint;
+      const stats = (await (await fetch(`${endpoint}/__limits/stats`)).json()) as LimitsStats;
+
+      expect(again.stdout()).toContain(`DynamoDB limits engine: ${endpoint} (transaction hold 25 ms;`);
+      expect(again.info.dynamodbEndpoint).toBe(engine.endpoint);
+      // The start alone reads the table (the demo organization is looked up): through the engine.
+      expect(stats.tables['cct-local'].readUnits).toBeGreaterThan(0);
     });
 
     it('limits requests per client network with --rate-limit-per-network, before any key is checked', async () => {

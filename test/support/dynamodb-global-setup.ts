@@ -1,16 +1,31 @@
-import { startDynamoDbLocal } from '../../local/dynamodb-local';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
+import { startLimitsProxy, type LimitsProxy } from '../../local/dynamodb-limits/limits-proxy';
+
+/** What the integration run started, for the teardown (globalSetup and globalTeardown share this process). */
+export type IntegrationEngines = { dynamoDbLocal: DynamoDbLocal; limits: LimitsProxy };
+
+const started = globalThis as { __integrationEngines?: IntegrationEngines };
 
 /**
- * One DynamoDB Local for the whole integration project; each test file signs with its own access
+ * One DynamoDB Local for the whole integration run; each test file signs with its own access
  * key, so it has its own database there (integration-env.ts says why), and creates its table in it.
+ * In front of it, one limits-faithful engine (docs/local-engine.md) for the files that run on it
+ * (`DYNAMODB_LIMITS_ENDPOINT`; on-limits-engine.ts switches a file over). Both projects of the
+ * run (integration, integration-limits) call this: the second reuses what the first started.
  */
 export default async function globalSetup(): Promise<void> {
   // globalSetup runs outside the per-file setupFiles; see quiet-sdk.ts for why this warning is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  const engine = await startDynamoDbLocal({ sharedDb: false });
-  process.env.DYNAMODB_ENDPOINT = engine.endpoint;
-  (globalThis as { __dynamoDbLocal?: typeof engine }).__dynamoDbLocal = engine;
-  const stopOnSignal = () => void engine.stop().finally(() => process.exit(130));
-  process.once('SIGINT', stopOnSignal);
-  process.once('SIGTERM', stopOnSignal);
+  if (!started.__integrationEngines) {
+    const dynamoDbLocal = await startDynamoDbLocal({ sharedDb: false });
+    const limits = await startLimitsProxy({ upstream: dynamoDbLocal.endpoint, sharedDb: false });
+    started.__integrationEngines = { dynamoDbLocal, limits };
+    const stopOnSignal = () => void Promise.all([limits.stop(), dynamoDbLocal.stop()]).finally(() => process.exit(130));
+    process.once('SIGINT', stopOnSignal);
+    process.once('SIGTERM', stopOnSignal);
+  }
+  const { dynamoDbLocal, limits } = started.__integrationEngines;
+  process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
+  process.env.DYNAMODB_LOCAL_ENDPOINT = dynamoDbLocal.endpoint;
+  process.env.DYNAMODB_LIMITS_ENDPOINT = limits.endpoint;
 }

@@ -1,5 +1,9 @@
-import type { DynamoDbLocal } from '../../local/dynamodb-local';
+import type { IntegrationEngines } from './dynamodb-global-setup';
 
 export default async function globalTeardown(): Promise<void> {
-  await (globalThis as { __dynamoDbLocal?: DynamoDbLocal }).__dynamoDbLocal?.stop();
+  const started = globalThis as { __integrationEngines?: IntegrationEngines };
+  const engines = started.__integrationEngines;
+  started.__integrationEngines = undefined; // the other project's teardown finds nothing left to stop
+  await engines?.limits.stop();
+  await engines?.dynamoDbLocal.stop();
 }

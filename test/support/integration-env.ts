@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { runOnLimitsEngine } from './on-limits-engine';
 
 // Runs before each integration test file imports anything: the shared module reads TABLE_NAME and
 // the engine's credentials at load time.
@@ -11,3 +12,6 @@ import { randomUUID } from 'node:crypto';
 const id = randomUUID().replace(/-/g, '');
 process.env.LOCAL_ENGINE_ACCESS_KEY_ID = `it${id}`;
 process.env.TABLE_NAME = `it-${id}`;
+
+// `DYNAMODB_ENGINE=limits npm run test:integration`: every file on the limits-faithful engine.
+if (process.env.DYNAMODB_ENGINE === 'limits') runOnLimitsEngine();

@@ -25,6 +25,7 @@ describe('npm start options', () => {
         logLevel: 'error',
         // The stack's defaults: each callback method's throttle and the WAF's callback limit per address.
         carrierCallbacks: { rateLimit: 50, burstLimit: 100, limitPerMinutePerAddress: 1200 },
+        dynamodbLimits: undefined,
       },
     });
   });
@@ -48,6 +49,11 @@ describe('npm start options', () => {
       '--callback-rate-limit', '5',
       '--callback-burst-limit', '8',
       '--callback-limit-per-address', '0',
+      '--dynamodb-limits',
+      '--transaction-hold-ms', '5',
+      '--partition-write-units', '10',
+      '--item-write-units', '0',
+      '--partition-read-units', '30',
     ]);
 
     expect(parsed).toEqual({
@@ -70,8 +76,25 @@ describe('npm start options', () => {
         publicUrl: 'https://abc.tunnel.example',
         logLevel: 'debug',
         carrierCallbacks: { rateLimit: 5, burstLimit: 8, limitPerMinutePerAddress: 0 },
+        dynamodbLimits: {
+          transactionHoldMs: 5,
+          budgets: { partitionWriteUnits: 10, indexPartitionWriteUnits: 10, itemWriteUnits: 0, partitionReadUnits: 30, itemReadUnits: 30 },
+        },
       },
     });
+  });
+
+  it('puts the limits engine in front of DynamoDB Local with DynamoDB\'s defaults: a 25 ms hold, 1,000 write and 3,000 read units per second', () => {
+    const parsed = parseRuntimeArgs(['--dynamodb-limits']);
+
+    expect(parsed.help === false && parsed.options.dynamodbLimits).toEqual({
+      transactionHoldMs: 25,
+      budgets: { partitionWriteUnits: 1000, indexPartitionWriteUnits: 1000, itemWriteUnits: 1000, partitionReadUnits: 3000, itemReadUnits: 3000 },
+    });
+  });
+
+  it('refuses a limits option without --dynamodb-limits, rather than ignore it', () => {
+    expect(() => parseRuntimeArgs(['--transaction-hold-ms', '50'])).toThrow('--transaction-hold-ms: only applies with --dynamodb-limits');
   });
 
   it('names the levels when --log-level is not one of them', () => {

@@ -1,0 +1,62 @@
+/**
+ * Which items are taken, and by what (DynamoDB Developer Guide, "Transaction conflict handling"):
+ * - a transaction (TransactWriteItems) holds its items from its start to its commit; another
+ *   transaction, a standard write (PutItem, UpdateItem, DeleteItem) or a transactional read of
+ *   one of them is refused (a conflict), a BatchWriteItem leaves it unprocessed;
+ * - a standard write holds its item while it runs; standard writes of one item queue behind each
+ *   other (DynamoDB serializes them), a transaction waits for the item rather than fail (the
+ *   transaction is serializable with each standard write), and a transactional read of it is
+ *   refused (DynamoDB cancels a TransactGetItems on an item an ongoing write is writing).
+ * Nothing is held partially: a request that must wait holds none of its items meanwhile, so two
+ * requests can never wait on each other.
+ */
+export type HoldKind = 'transaction' | 'write';
+
+export type HoldResult = { conflicts: number[]; release: () => void; waitedMs: number };
+
+export class ItemHolds {
+  private readonly held = new Map<string, HoldKind>();
+  private readonly waiters = new Map<string, (() => void)[]>();
+
+  /** The kind of request holding the item, if any. */
+  holderOf(key: string): HoldKind | undefined {
+    return this.held.get(key);
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  /**
+   * Takes every key in `keys` for a request of `kind`, waiting for standard writes on them to end.
+   * Keys held by a transaction are conflicts: for a transaction or a standard write nothing is
+   * taken then (the caller refuses the request); `skipConflicts` (BatchWriteItem) takes the rest.
+   */
+  async hold(keys: string[], kind: HoldKind, options: { skipConflicts?: boolean } = {}): Promise<HoldResult> {
+    const started = performance.now();
+    for (;;) {
+      const conflicts = keys.flatMap((key, index) => (this.held.get(key) === 'transaction' ? [index] : []));
+      if (conflicts.length > 0 && !options.skipConflicts) return { conflicts, release: () => {}, waitedMs: performance.now() - started };
+      const wanted = keys.filter((_, index) => !conflicts.includes(index));
+      const busy = wanted.find((key) => this.held.has(key));
+      if (busy === undefined) {
+        for (const key of wanted) this.held.set(key, kind);
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          for (const key of wanted) this.free(key);
+        };
+        return { conflicts, release, waitedMs: performance.now() - started };
+      }
+      await new Promise<void>((wake) => this.waiters.set(busy, [...(this.waiters.get(busy) ?? []), wake]));
+    }
+  }
+
+  private free(key: string): void {
+    this.held.delete(key);
+    const waiting = this.waiters.get(key);
+    this.waiters.delete(key);
+    for (const wake of waiting ?? []) wake();
+  }
+}

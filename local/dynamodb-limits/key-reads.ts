@@ -1,0 +1,174 @@
+import { refusal, upstreamAnswer } from './answers';
+import type { Draw } from './budgets';
+import { keyReadUnits, type ReadMode } from './capacity';
+import type { ChargeLine } from './charges';
+import type { CallerRequest, Engine, EngineAnswer } from './engine';
+import { itemBytes, type WireItem } from './item-size';
+import { itemIdentity, type TableSchema } from './table-schema';
+import { addReasons, NO_CANCELLATION, throttled, throttlingReason, transactionCanceled, transactionConflictReason, type ThrottlingReason } from './wire-errors';
+
+/**
+ * Reads by key: GetItem, BatchGetItem, TransactGetItems. Every requested key is charged, found or
+ * not (DynamoDB Local charges a BatchGetItem only for the keys it found), each item rounded up to
+ * 4 KB. The engine computes the units from the items it passes back; when a projection hides part
+ * of an item, it takes DynamoDB Local's figure for the found items (computed on the whole item:
+ * checked) and adds the keys that found nothing.
+ */
+
+type TableRead = { ProjectionExpression?: string; AttributesToGet?: string[]; ConsistentRead?: boolean };
+
+const isProjected = (read: TableRead) => !!read.ProjectionExpression || (read.AttributesToGet?.length ?? 0) > 0;
+
+const modeOf = (read: TableRead): ReadMode => (read.ConsistentRead ? 'strong' : 'eventual');
+
+/** What DynamoDB Local says a table's part of an answer consumed. */
+function upstreamUnits(json: Record<string, unknown> | undefined, tableName: string): number {
+  const consumed = json?.ConsumedCapacity as { TableName?: string; CapacityUnits?: number } | { TableName?: string; CapacityUnits?: number }[] | undefined;
+  const entries = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
+  return entries.filter((e) => e.TableName === tableName).reduce((sum, e) => sum + (e.CapacityUnits ?? 0), 0);
+}
+
+function readLine(table: TableSchema, key: WireItem, readUnits: number): ChargeLine {
+  const { partitionKey, key: itemKey } = itemIdentity(table.key, key);
+  return { table: table.name, index: undefined, partitionKey, itemKey, readUnits, writeUnits: 0 };
+}
+
+const draw = (table: TableSchema, line: ChargeLine, itemIndex: number): Draw => ({ ...line, resource: table.arn, itemIndex });
+
+const withCapacity = (input: Record<string, unknown>) => Buffer.from(JSON.stringify({ ...input, ReturnConsumedCapacity: 'TOTAL' }));
+
+export async function getItem(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
+  const { input } = request;
+  const table = await engine.schema(request, input.TableName);
+  if (!table || !input.Key) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), []);
+  const mode = modeOf(input);
+  const admission = engine.budgets.reserve(request.database, [draw(table, readLine(table, input.Key, keyReadUnits(undefined, mode)), 0)]);
+  if ('refused' in admission) {
+    engine.meters.throttle('GetItem', admission.refused.reasons);
+    return refusal(throttled(admission.refused.reasons));
+  }
+  const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, isProjected(input) ? withCapacity(input) : request.body), []);
+  if (answer.json) {
+    const item = answer.json.Item as WireItem | undefined;
+    const units = isProjected(input) ? upstreamUnits(answer.json, table.name) : keyReadUnits(item ? itemBytes(item) : undefined, mode);
+    answer.lines = [readLine(table, input.Key, units)];
+  }
+  admission.reservation.settle(answer.lines);
+  return answer;
+}
+
+type KeysAndAttributes = TableRead & { Keys: WireItem[] };
+
+/**
+ * BatchGetItem: keys refused by a read budget come back in UnprocessedKeys (all of them refused:
+ * ThrottlingException); the rest are read, each charged as a GetItem of its own.
+ */
+export async function batchGetItem(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
+  const requested = (request.input.RequestItems ?? {}) as Record<string, KeysAndAttributes>;
+  const tables = new Map<string, TableSchema>();
+  for (const tableName of Object.keys(requested)) {
+    const table = await engine.schema(request, tableName);
+    if (!table || !Array.isArray(requested[tableName]?.Keys)) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+    tables.set(tableName, table);
+  }
+  const admitted: Record<string, KeysAndAttributes> = {};
+  const refused: Record<string, KeysAndAttributes> = {};
+  const reservations: { settle: (lines: ChargeLine[]) => void }[] = [];
+  const reasons: ThrottlingReason[] = [];
+  let keyCount = 0;
+  for (const [tableName, read] of Object.entries(requested)) {
+    const table = tables.get(tableName)!;
+    for (const key of read.Keys) {
+      keyCount += 1;
+      const admission = engine.budgets.reserve(request.database, [draw(table, readLine(table, key, keyReadUnits(undefined, modeOf(read))), 0)]);
+      const target = 'reservation' in admission ? admitted : refused;
+      (target[tableName] ??= { ...read, Keys: [] }).Keys.push(key);
+      if ('reservation' in admission) reservations.push(admission.reservation);
+      else addReasons(reasons, admission.refused.reasons);
+    }
+  }
+  const refusedCount = Object.values(refused).reduce((sum, r) => sum + r.Keys.length, 0);
+  if (refusedCount > 0) engine.meters.throttle('BatchGetItem', reasons, refusedCount);
+  if (refusedCount > 0 && refusedCount === keyCount) return refusal(throttled(reasons));
+
+  const projected = Object.values(admitted).some(isProjected);
+  const body = JSON.stringify({ ...request.input, RequestItems: admitted, ...(projected && { ReturnConsumedCapacity: 'TOTAL' }) });
+  const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, Buffer.from(body)), [], { capacityList: true });
+  if (answer.json) {
+    const unprocessed = (answer.json.UnprocessedKeys ?? {}) as Record<string, KeysAndAttributes>;
+    const responses = (answer.json.Responses ?? {}) as Record<string, WireItem[]>;
+    for (const [tableName, read] of Object.entries(admitted)) {
+      answer.lines.push(...batchTableLines(tables.get(tableName)!, read, unprocessed[tableName]?.Keys ?? [], responses[tableName] ?? [], answer.json));
+    }
+    for (const [tableName, read] of Object.entries(refused)) {
+      const left = (unprocessed[tableName] ??= { ...read, Keys: [] });
+      left.Keys = [...left.Keys, ...read.Keys];
+    }
+    answer.json.UnprocessedKeys = unprocessed;
+  }
+  // Settled together: the keys' lines are per key, but budgets only sum them per bucket.
+  reservations.forEach((reservation, index) => reservation.settle(index === 0 ? answer.lines : []));
+  return answer;
+}
+
+/** One table's part of a BatchGetItem: each processed key charged as a GetItem. */
+function batchTableLines(table: TableSchema, read: KeysAndAttributes, unprocessed: WireItem[], found: WireItem[], json: Record<string, unknown>): ChargeLine[] {
+  const mode = modeOf(read);
+  const left = new Set(unprocessed.map((key) => itemIdentity(table.key, key).key));
+  const processed = read.Keys.filter((key) => !left.has(itemIdentity(table.key, key).key));
+  if (!isProjected(read)) {
+    const byKey = new Map(found.map((item) => [itemIdentity(table.key, item).key, item]));
+    return processed.map((key) => {
+      const item = byKey.get(itemIdentity(table.key, key).key);
+      return readLine(table, key, keyReadUnits(item ? itemBytes(item) : undefined, mode));
+    });
+  }
+  // A projection may hide the keys: DynamoDB Local's total for the found items, plus one block per key that found nothing, spread evenly.
+  const total = upstreamUnits(json, table.name) + (processed.length - found.length) * keyReadUnits(undefined, mode);
+  return processed.map((key) => readLine(table, key, total / processed.length));
+}
+
+type TransactGet = { Get?: TableRead & { TableName: string; Key: WireItem } };
+
+/**
+ * TransactGetItems: an item an ongoing transaction or standard write holds cancels it
+ * (TransactionConflict), as does one refused by a read budget (ThrottlingError); each item is a
+ * transactional read (2 units per 4 KB, found or not).
+ */
+export async function transactGet(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
+  const gets = ((request.input.TransactItems ?? []) as TransactGet[]).map((entry) => entry?.Get);
+  const tables: TableSchema[] = [];
+  for (const get of gets) {
+    const table = get?.Key && typeof get.TableName === 'string' ? await engine.schema(request, get.TableName) : undefined;
+    if (!table) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+    tables.push(table);
+  }
+  const held = gets.map((get, index) => engine.holds.holderOf(engine.holdKey(request, tables[index], get!.Key)) !== undefined);
+  if (held.some(Boolean)) {
+    engine.meters.conflict('TransactGetItems');
+    return refusal(transactionCanceled(held.map((h) => (h ? transactionConflictReason() : NO_CANCELLATION))));
+  }
+  const draws = gets.map((get, index) => draw(tables[index], readLine(tables[index], get!.Key, keyReadUnits(undefined, 'transactional')), index));
+  const admission = engine.budgets.reserve(request.database, draws);
+  if ('refused' in admission) {
+    const { itemIndexes, reasons } = admission.refused;
+    engine.meters.throttle('TransactGetItems', reasons, itemIndexes.size);
+    return refusal(transactionCanceled(gets.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
+  }
+  const projected = gets.some((get) => isProjected(get!));
+  const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, projected ? withCapacity(request.input) : request.body), [], { capacityList: true });
+  if (answer.json) {
+    const responses = (answer.json.Responses ?? []) as { Item?: WireItem }[];
+    answer.lines = gets.map((get, index) => {
+      const table = tables[index];
+      if (!projected) {
+        const item = responses[index]?.Item;
+        return readLine(table, get!.Key, keyReadUnits(item ? itemBytes(item) : undefined, 'transactional'));
+      }
+      const sameTable = tables.filter((t) => t === table).length;
+      return readLine(table, get!.Key, upstreamUnits(answer.json, table.name) / sameTable);
+    });
+  }
+  admission.reservation.settle(answer.lines);
+  return answer;
+}

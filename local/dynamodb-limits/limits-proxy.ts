@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { crc32 } from 'node:zlib';
+import { readBodyWithin } from '../request-body';
+import { batchWrite } from './batch-write';
+import type { BudgetRates } from './budgets';
+import { consumedCapacity } from './charges';
+import { Engine, type CallerRequest, type EngineAnswer, type EngineSettings } from './engine';
+import { batchGetItem, getItem, transactGet } from './key-reads';
+import type { LimitsStats } from './meters';
+import { pageRead } from './page-reads';
+import { standardWrite } from './standard-writes';
+import { transactWrite } from './transact-write';
+import { parseJson } from './upstream';
+
+export type LimitsProxyOptions = {
+  /** DynamoDB Local's endpoint. */
+  upstream: string;
+  /** Port on 127.0.0.1 (default 0: a free one). */
+  port?: number;
+  /** Whether that DynamoDB Local keeps one database for all callers (-sharedDb). Default true. */
+  sharedDb?: boolean;
+  /** Default DEFAULT_TRANSACTION_HOLD_MS. */
+  transactionHoldMs?: number;
+  /** Default DEFAULT_BUDGETS; 0 turns a budget off. */
+  budgets?: Partial<BudgetRates>;
+  /** Default 10,000. */
+  maxTrackedKeys?: number;
+  /** Default 1,000. */
+  recentRequests?: number;
+};
+
+export type LimitsProxy = {
+  /** Point DynamoDB clients here (`http://127.0.0.1:<port>`). */
+  endpoint: string;
+  settings: EngineSettings;
+  stats: () => LimitsStats;
+  /** Clears the meters and refills every budget. */
+  reset: () => void;
+  /** How many items ongoing transactions and writes hold now (tests wait on it to act inside a hold). */
+  heldItems: () => number;
+  /** Closes the server and its connections; requests under way are answered with an error. */
+  stop: () => Promise<void>;
+};
+
+/** A realistic time for DynamoDB to prepare and commit a transaction. */
+export const DEFAULT_TRANSACTION_HOLD_MS = 25;
+
+/** DynamoDB's per-partition limits: 1,000 write and 3,000 read units per second (DynamoDB Developer Guide, "Best practices for designing and using partition keys effectively"). */
+export const DEFAULT_BUDGETS: BudgetRates = {
+  partitionWriteUnits: 1000,
+  itemWriteUnits: 1000,
+  indexPartitionWriteUnits: 1000,
+  partitionReadUnits: 3000,
+  itemReadUnits: 3000,
+};
+
+/** Where the meters are served, on the proxy's own port. */
+export const STATS_PATH = '/__limits/stats';
+export const RESET_PATH = '/__limits/reset';
+
+/** DynamoDB's largest request is 16 MB; anything larger is refused without being buffered. */
+const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+
+type Handler = (engine: Engine, request: CallerRequest) => Promise<EngineAnswer>;
+
+const HANDLERS: Record<string, Handler> = {
+  GetItem: getItem,
+  BatchGetItem: batchGetItem,
+  TransactGetItems: transactGet,
+  Query: pageRead,
+  Scan: pageRead,
+  PutItem: standardWrite,
+  UpdateItem: standardWrite,
+  DeleteItem: standardWrite,
+  BatchWriteItem: batchWrite,
+  TransactWriteItems: transactWrite,
+};
+
+/** Operations after which a table's schema must be read again. */
+const SCHEMA_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable']);
+
+const TARGET = /^DynamoDB_20120810\.(\w+)$/;
+
+function send(response: ServerResponse, status: number, headers: Record<string, string | number | string[]>, body: Buffer): void {
+  response.writeHead(status, { ...headers, 'content-length': body.length });
+  response.end(body);
+}
+
+/** DynamoDB Local's answer headers without the hop-by-hop ones (the length is set again). */
+function passedHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const passed: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !['connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name)) passed[name] = value;
+  }
+  return passed;
+}
+
+function sendJson(response: ServerResponse, status: number, json: unknown, requestId: string): void {
+  const body = Buffer.from(JSON.stringify(json));
+  send(response, status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': requestId, 'x-amz-crc32': String(crc32(body)) }, body);
+}
+
+/** The caller's answer: ConsumedCapacity as AWS charges it when asked for, absent otherwise. */
+function finalJson(answer: EngineAnswer, asked: unknown): Record<string, unknown> {
+  const json = { ...answer.json };
+  if (answer.status !== 200) return json;
+  delete json.ConsumedCapacity;
+  if (asked === 'TOTAL' || asked === 'INDEXES') {
+    const entries = consumedCapacity(answer.lines, asked);
+    if (answer.capacityList) json.ConsumedCapacity = entries;
+    else if (entries[0]) json.ConsumedCapacity = entries[0];
+  }
+  return json;
+}
+
+/**
+ * Starts the limits-faithful engine: an HTTP server on 127.0.0.1 speaking DynamoDB's JSON
+ * protocol in front of DynamoDB Local. Data-plane operations go through the rules of
+ * docs/local-engine.md; everything else (control plane, streams, unknown requests) is passed on
+ * untouched. The meters are served at GET /__limits/stats and cleared by POST /__limits/reset.
+ */
+export async function startLimitsProxy(options: LimitsProxyOptions): Promise<LimitsProxy> {
+  const settings: EngineSettings = {
+    transactionHoldMs: options.transactionHoldMs ?? DEFAULT_TRANSACTION_HOLD_MS,
+    sharedDb: options.sharedDb ?? true,
+    budgets: { ...DEFAULT_BUDGETS, ...options.budgets },
+    maxTrackedKeys: options.maxTrackedKeys ?? 10_000,
+    recentRequests: options.recentRequests ?? 1_000,
+  };
+  const engine = new Engine(options.upstream, settings);
+  const reset = () => {
+    engine.meters.reset();
+    engine.budgets.refill();
+  };
+
+  const serve = async (request: IncomingMessage, response: ServerResponse) => {
+    const requestId = randomUUID();
+    if (request.url === STATS_PATH && request.method === 'GET') return sendJson(response, 200, engine.meters.snapshot(), requestId);
+    if (request.url === RESET_PATH && request.method === 'POST') {
+      reset();
+      return sendJson(response, 200, { reset: true }, requestId);
+    }
+    const read = await readBodyWithin(request, MAX_REQUEST_BYTES);
+    if (read === 'tooLarge') return sendJson(response, 413, { __type: 'com.amazon.coral.service#SerializationException', Message: 'Request too large' }, requestId);
+    const body = read ?? Buffer.alloc(0);
+    const operation = TARGET.exec(String(request.headers['x-amz-target'] ?? ''))?.[1];
+    const input = request.method === 'POST' && operation ? parseJson(body) : undefined;
+    const handler = operation && HANDLERS[operation];
+    if (!handler || !input) {
+      const answer = await engine.upstream.forward(request.method ?? 'POST', request.url ?? '/', request.headers, body);
+      if (operation && SCHEMA_CHANGES.has(operation) && typeof input?.TableName === 'string') engine.forgetSchema(engine.databaseOf(request.headers), input.TableName);
+      return send(response, answer.status, passedHeaders(answer.headers), answer.body);
+    }
+    const caller: CallerRequest = { operation, headers: request.headers, database: engine.databaseOf(request.headers), input, body };
+    const answer = await handler(engine, caller);
+    engine.meters.request(operation, answer.status, answer.error, answer.lines);
+    if (answer.raw) return send(response, answer.raw.status, passedHeaders(answer.raw.headers), answer.raw.body);
+    sendJson(response, answer.status, finalJson(answer, input.ReturnConsumedCapacity), requestId);
+  };
+
+  const server = createServer((request, response) => {
+    serve(request, response).catch((err: Error) => {
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      sendJson(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: `DynamoDB limits engine: ${err.message}` }, randomUUID());
+    });
+  });
+  await new Promise<void>((listening, failed) => {
+    server.once('error', failed);
+    server.listen(options.port ?? 0, '127.0.0.1', () => listening());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    settings,
+    stats: () => engine.meters.snapshot(),
+    reset,
+    heldItems: () => engine.holds.size,
+    stop: async () => {
+      const closed = new Promise<void>((done) => server.close(() => done()));
+      server.closeAllConnections();
+      engine.close();
+      await closed;
+    },
+  };
+}

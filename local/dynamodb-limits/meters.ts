@@ -1,0 +1,126 @@
+import { totalUnits, unitsByTable, type ChargeLine, type TableUnits, type Units } from './charges';
+import type { ThrottlingReason } from './wire-errors';
+
+/** Units and counts for one partition-key value or one item. */
+export type KeyMeter = Units & { reads: number; writes: number };
+
+export type OperationMeter = Units & { requests: number; errors: Record<string, number> };
+
+/** One request as the engine charged it (the newest `recentRequests` are kept). */
+export type RequestRecord = { operation: string; status: number; error: string | undefined; tables: Record<string, TableUnits> };
+
+/** What the engine counted since it started or was last reset; every figure is what AWS would charge. */
+export type LimitsStats = {
+  since: string;
+  operations: Record<string, OperationMeter>;
+  tables: Record<string, TableUnits>;
+  /** `<table> <value>` for a table's partition-key values, `<table>/<index> <value>` for an index's (values as `S:...`, `N:...`). */
+  partitions: Record<string, KeyMeter>;
+  /** `<table> <partition value>[ <sort value>]`. */
+  items: Record<string, KeyMeter>;
+  /** Requests refused or cancelled because an item was held by an ongoing transaction or write, by operation. */
+  conflicts: { total: number; byOperation: Record<string, number> };
+  /** Requests (or, in a batch, items) refused for a throughput budget, by operation and by reason. */
+  throttles: { total: number; byOperation: Record<string, number>; byReason: Record<string, number> };
+  recentRequests: RequestRecord[];
+  /** Key meters not kept because `maxTrackedKeys` was reached (their units still count in the totals). */
+  untrackedKeys: number;
+};
+
+const emptyKeyMeter = (): KeyMeter => ({ readUnits: 0, writeUnits: 0, reads: 0, writes: 0 });
+
+function emptyStats(): LimitsStats {
+  return {
+    since: new Date().toISOString(),
+    operations: {},
+    tables: {},
+    partitions: {},
+    items: {},
+    conflicts: { total: 0, byOperation: {} },
+    throttles: { total: 0, byOperation: {}, byReason: {} },
+    recentRequests: [],
+    untrackedKeys: 0,
+  };
+}
+
+const increment = (counts: Record<string, number>, key: string, by = 1) => (counts[key] = (counts[key] ?? 0) + by);
+
+/** Strips the separators the engine uses inside keys, for readable meter names. */
+const readable = (key: string) => key.split('\u0000').join(' ');
+
+export class Meters {
+  private stats = emptyStats();
+  private trackedKeys = 0;
+
+  constructor(private readonly limits: { maxTrackedKeys: number; recentRequests: number }) {}
+
+  private keyMeter(map: Record<string, KeyMeter>, key: string): KeyMeter | undefined {
+    const existing = map[key];
+    if (existing) return existing;
+    if (this.trackedKeys >= this.limits.maxTrackedKeys) {
+      this.stats.untrackedKeys += 1;
+      return undefined;
+    }
+    this.trackedKeys += 1;
+    return (map[key] = emptyKeyMeter());
+  }
+
+  request(operation: string, status: number, error: string | undefined, lines: ChargeLine[]): void {
+    const byTable = unitsByTable(lines);
+    const operationMeter = (this.stats.operations[operation] ??= { requests: 0, readUnits: 0, writeUnits: 0, errors: {} });
+    operationMeter.requests += 1;
+    if (error) increment(operationMeter.errors, error);
+    for (const [table, units] of byTable) {
+      const total = totalUnits(units);
+      operationMeter.readUnits += total.readUnits;
+      operationMeter.writeUnits += total.writeUnits;
+      const tableMeter = (this.stats.tables[table] ??= { readUnits: 0, writeUnits: 0, indexes: {} });
+      tableMeter.readUnits += units.readUnits;
+      tableMeter.writeUnits += units.writeUnits;
+      for (const [index, u] of Object.entries(units.indexes)) {
+        const indexMeter = (tableMeter.indexes[index] ??= { readUnits: 0, writeUnits: 0 });
+        indexMeter.readUnits += u.readUnits;
+        indexMeter.writeUnits += u.writeUnits;
+      }
+    }
+    for (const line of lines) this.keyLine(line);
+    const recent = this.stats.recentRequests;
+    recent.push({ operation, status, error, tables: Object.fromEntries(byTable) });
+    if (recent.length > this.limits.recentRequests) recent.splice(0, recent.length - this.limits.recentRequests);
+  }
+
+  private keyLine(line: ChargeLine): void {
+    const add = (meter: KeyMeter | undefined) => {
+      if (!meter) return;
+      meter.readUnits += line.readUnits;
+      meter.writeUnits += line.writeUnits;
+      if (line.readUnits > 0) meter.reads += 1;
+      if (line.writeUnits > 0) meter.writes += 1;
+    };
+    if (line.partitionKey !== undefined) {
+      const owner = line.index === undefined ? line.table : `${line.table}/${line.index}`;
+      add(this.keyMeter(this.stats.partitions, `${owner} ${readable(line.partitionKey)}`));
+    }
+    if (line.itemKey !== undefined) add(this.keyMeter(this.stats.items, `${line.table} ${readable(line.itemKey)}`));
+  }
+
+  conflict(operation: string): void {
+    this.stats.conflicts.total += 1;
+    increment(this.stats.conflicts.byOperation, operation);
+  }
+
+  throttle(operation: string, reasons: ThrottlingReason[], count = 1): void {
+    this.stats.throttles.total += count;
+    increment(this.stats.throttles.byOperation, operation, count);
+    for (const reason of new Set(reasons.map((r) => r.reason))) increment(this.stats.throttles.byReason, reason, count);
+  }
+
+  snapshot(): LimitsStats {
+    return structuredClone(this.stats);
+  }
+
+  reset(): void {
+    this.stats = emptyStats();
+    this.trackedKeys = 0;
+  }
+}

@@ -1,0 +1,96 @@
+import { errorName, refusal, upstreamAnswer } from './answers';
+import type { ChargeLine } from './charges';
+import type { CallerRequest, Engine, EngineAnswer } from './engine';
+import type { WireItem } from './item-size';
+import { keyOf, type TableSchema } from './table-schema';
+import { parseJson } from './upstream';
+import { NO_CANCELLATION, throttlingReason, transactionCanceled, transactionConflictReason } from './wire-errors';
+import { drawsOf, expectedWriteLines, itemWriteLines } from './write-charges';
+
+type Action = 'Put' | 'Update' | 'Delete' | 'ConditionCheck';
+
+type TransactItem = { action: Action; table: TableSchema; key: WireItem; item: WireItem | undefined };
+
+const ACTIONS: Action[] = ['Put', 'Update', 'Delete', 'ConditionCheck'];
+
+/** The request's items, or undefined when one names an unknown table or is malformed (DynamoDB Local then answers). */
+async function transactItems(engine: Engine, request: CallerRequest): Promise<TransactItem[] | undefined> {
+  const items: TransactItem[] = [];
+  for (const entry of (request.input.TransactItems ?? []) as Record<string, Record<string, unknown>>[]) {
+    const action = ACTIONS.find((a) => entry?.[a]);
+    const body = action && entry[action];
+    const table = body && typeof body.TableName === 'string' ? await engine.schema(request, body.TableName) : undefined;
+    const written = action === 'Put' ? (body?.Item as WireItem | undefined) : undefined;
+    const key = (written ?? body?.Key) as WireItem | undefined;
+    if (!action || !table || !key) return undefined;
+    items.push({ action, table, key: keyOf(table.key, key), item: written });
+  }
+  return items;
+}
+
+/**
+ * TransactWriteItems (DynamoDB Developer Guide, "Transaction conflict handling"): its items are
+ * held from the start; an item another transaction holds cancels it (TransactionConflict for that
+ * item, None for the others); the budgets must admit every item at the transactional rate (else
+ * ThrottlingError for the refused items). Then the items stay held for the hold time, DynamoDB
+ * Local applies the transaction atomically, and only then are they released: a concurrent
+ * transaction on one of them within the window is cancelled, and a plain GetItem meanwhile still
+ * reads the committed value.
+ */
+export async function transactWrite(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
+  const items = await transactItems(engine, request);
+  if (!items || items.length === 0) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+
+  const hold = await engine.holds.hold(
+    items.map((i) => engine.holdKey(request, i.table, i.key)),
+    'transaction',
+  );
+  if (hold.conflicts.length > 0) {
+    engine.meters.conflict('TransactWriteItems');
+    return refusal(transactionCanceled(items.map((_, index) => (hold.conflicts.includes(index) ? transactionConflictReason() : NO_CANCELLATION))));
+  }
+  try {
+    const before = await engine.imagesOf(request, items);
+    const expected = items.map((i, index) => drawsOf(i.table, expectedWriteLines(i.table, i.key, before[index], expectedAfter(i, before[index]), 'transactional'), index));
+    const admission = engine.budgets.reserve(request.database, expected.flat());
+    if ('refused' in admission) {
+      const { itemIndexes, reasons } = admission.refused;
+      engine.meters.throttle('TransactWriteItems', reasons, itemIndexes.size);
+      return refusal(transactionCanceled(items.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
+    }
+    await engine.sleep(engine.settings.transactionHoldMs);
+    const answer = await engine.upstream.forward('POST', '/', request.headers, request.body);
+    let lines: ChargeLine[] = [];
+    if (answer.status === 200) {
+      const after = await imagesAfter(engine, request, items, before);
+      lines = items.flatMap((i, index) => itemWriteLines(i.table, i.key, before[index], after[index], 'transactional'));
+    } else if (errorName(parseJson(answer.body)) === 'TransactionCanceledException') {
+      // DynamoDB documents no figure for a cancelled transaction; the engine charges its prepare
+      // phase: each item's standard write of its current image (docs/local-engine.md).
+      lines = items.map((i, index) => itemWriteLines(i.table, i.key, before[index], undefined, 'standard')[0]);
+    }
+    admission.reservation.settle(lines);
+    return upstreamAnswer(answer, lines, { capacityList: true });
+  } finally {
+    hold.release();
+  }
+}
+
+/** What an item is expected to look like after the commit, before it runs: an update's new image is not known yet. */
+function expectedAfter(item: TransactItem, before: WireItem | undefined): WireItem | undefined | 'unknown' {
+  if (item.action === 'Put') return item.item;
+  if (item.action === 'Delete') return undefined;
+  return item.action === 'Update' ? 'unknown' : before;
+}
+
+/** The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's as read again. */
+async function imagesAfter(engine: Engine, request: CallerRequest, items: TransactItem[], before: (WireItem | undefined)[]): Promise<(WireItem | undefined)[]> {
+  const updated = await engine.imagesOf(request, items.map((item) => (item.action === 'Update' ? item : undefined)));
+  return items.map((item, index) => {
+    if (item.action === 'Put') return item.item;
+    if (item.action === 'Delete') return undefined;
+    if (item.action === 'Update') return updated[index];
+    return before[index];
+  });
+}
+
