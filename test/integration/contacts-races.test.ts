@@ -4,7 +4,8 @@ import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { NotFoundError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { tenantPk } from '../../lambdas/shared/table/keys';
-import { createContact, deleteContact, ensureContactForNumber, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import * as contacts from '../../lambdas/contexts/contacts/contacts';
+import { retryWhileBusy } from '../support/busy-retry';
 import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';
 import { fingerprintOf, SEARCH_INDEX_ATTRIBUTE, searchRowKey } from '../../lambdas/contexts/contacts/search-rows';
 import { searchIndexOf, type SearchFields } from '../../lambdas/contexts/contacts/search-terms';
@@ -19,6 +20,15 @@ import { batchGetItems } from '../../lambdas/shared/table/batch-get';
  * deleted contact) 404; never an unexplained error.
  */
 const ROUNDS = 25;
+
+/**
+ * The operations as a client calls them: on DynamoDB's limits (the limits engine) a write that kept
+ * colliding is answered busy (503) having written nothing, and the client sends it again.
+ */
+const createContact = (...args: Parameters<typeof contacts.createContact>) => retryWhileBusy(() => contacts.createContact(...args));
+const updateContact = (...args: Parameters<typeof contacts.updateContact>) => retryWhileBusy(() => contacts.updateContact(...args));
+const deleteContact = (...args: Parameters<typeof contacts.deleteContact>) => retryWhileBusy(() => contacts.deleteContact(...args));
+const ensureContactForNumber = (...args: Parameters<typeof contacts.ensureContactForNumber>) => retryWhileBusy(() => contacts.ensureContactForNumber(...args));
 // Many rounds of real DynamoDB writes: seconds alone, longer when the whole suite shares 2 cores.
 jest.setTimeout(120_000);
 let serial = 0;

@@ -82,14 +82,14 @@ describe('which refusals are contention', () => {
 });
 
 describe('the pause between attempts', () => {
-  it('doubles from 20 ms to at most 400 ms, half of it fixed and half random, about a second for all retries', () => {
+  it('doubles from 25 ms to at most 500 ms, half of it fixed and half random, under 2 s for all retries', () => {
     // Act
     const lowest = Array.from({ length: CONTENTION_MAX_ATTEMPTS - 1 }, (_, i) => contentionBackoffMs(i + 1, () => 0));
     const highest = Array.from({ length: CONTENTION_MAX_ATTEMPTS - 1 }, (_, i) => contentionBackoffMs(i + 1, () => 1));
     // Assess
-    expect(lowest).toEqual([10, 20, 40, 80, 160, 200]);
-    expect(highest).toEqual([20, 40, 80, 160, 320, 400]);
-    expect(highest.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1_100);
+    expect(lowest).toEqual([13, 25, 50, 100, 200, 250, 250]);
+    expect(highest).toEqual([25, 50, 100, 200, 400, 500, 500]);
+    expect(highest.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2_000);
   });
 });
 

@@ -316,8 +316,18 @@ export async function ensureContactForNumber(
   // Most numbers seen on calls and texts already have their contact: one read, not a transaction.
   const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number) }));
   if (typeof claim?.contactId === 'string') return claim.contactId;
-  const inserted = await insertWithClaim(newContact(tenantId, { displayName: number, phoneNumber: number, source }, now));
-  return inserted.ok ? inserted.contact.id : inserted.claim.contactId;
+  try {
+    const inserted = await insertWithClaim(newContact(tenantId, { displayName: number, phoneNumber: number, source }, now));
+    return inserted.ok ? inserted.contact.id : inserted.claim.contactId;
+  } catch (err) {
+    // Texts and calls of one new number arriving together all try to create its contact: the
+    // one that wins holds the claim while the others collide with it. Once it has, the claim
+    // answers every one of them; only when nobody holds it yet is the contention theirs.
+    if (!isContention(err)) throw err;
+    const { Item: winner } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
+    if (typeof winner?.contactId === 'string') return winner.contactId;
+    throw err;
+  }
 }
 
 export async function listContacts(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {

@@ -138,6 +138,13 @@ export type StoreOptions = {
 };
 
 /**
+ * Rounds of reading the thread again when a concurrent message of the same conversation moved it
+ * on between the read and the write: each lost round means another text landed, so a busy
+ * conversation needs as many as it has texts in flight.
+ */
+const STORE_ROUNDS = 8;
+
+/**
  * Writes a new message and its thread in one transaction, with `alongside`; an inbound message
  * also claims its carrier sid in the same transaction, so a carrier retry of the same text is
  * stored once.
@@ -154,7 +161,7 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   ];
   const sidIndex = alongside.length + 1;
   const threadIndex = alongside.length + own.length;
-  for (let round = 0; round < 3; round += 1) {
+  for (let round = 0; round < STORE_ROUNDS; round += 1) {
     const thread = await threadWriteFor(message, round > 0);
     const reasons: CancellationReason[] | undefined = await transactWrite([...alongside, ...own, thread]);
     if (!reasons) return { stored: true };

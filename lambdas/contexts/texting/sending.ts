@@ -11,7 +11,7 @@ import { CarrierError, type Carrier } from './carrier-port';
 import { failureOf, recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
 import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from './errors';
 import { fromItem, getMessageItem, storeMessage, type MessageCharge } from './messages';
-import { chargeRefusalOf, chargeShard, createSpendShards, hasSpendShards, pickShard, policyOf, readShards, rebalance, syncPolicy, type BillingPolicy, type SpendShard } from './spend';
+import { chargeRefusalOf, chargeShard, ensureSpendShards, pickShard, policyOf, readShards, rebalance, syncPolicy, type BillingPolicy, type SpendShard } from './spend';
 import type { Message, SendMessageInput } from './schemas';
 import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 
@@ -33,8 +33,12 @@ export type SendResult = { message: Message; replayed: boolean };
 
 const REPLAYED = { [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
 
-/** How many times the send transaction is tried again after the charge's shard refused it (see `chargeAgain`). */
-const CHARGE_ROUNDS = 6;
+/**
+ * How many times the send transaction is tried again after the charge's shard refused it (see
+ * `chargeAgain`). Far from the limit a refusal is rare; near it, concurrent sends race for the last
+ * headroom, and each round either charges, moves on to a shard that has some, or ends in a 402.
+ */
+const CHARGE_ROUNDS = 12;
 
 export async function sendMessage(tenantId: string, input: SendMessageInput, carrier: Carrier, options: SendOptions = {}): Promise<SendResult> {
   const now = options.now ?? new Date();
@@ -50,10 +54,7 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
   const tenant = tenantFromItem(tenantRow);
   if (!tenant.smsNumber) throw new NoSmsNumberError();
   // The organization's first send since its spend moved onto shards (./spend.ts) makes them.
-  if (!hasSpendShards(tenantRow)) {
-    await createSpendShards(tenantRow);
-    tenantRow = await readTenantRow(tenantId);
-  }
+  tenantRow = await ensureSpendShards(tenantRow, () => readTenantRow(tenantId));
 
   const { segments } = segmentsOf(input.body);
   const costCents = segments * smsRateCentsOf(tenantRow);
@@ -101,6 +102,16 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
   return { message: handedOver, replayed: false };
 }
 
+/** A shard picked at random, each as likely as the headroom it holds. */
+function weightedPick(shards: SpendShard[]): SpendShard {
+  let ticket = Math.random() * shards.reduce((sum, s) => sum + s.headroomCents, 0);
+  for (const shard of shards) {
+    ticket -= shard.headroomCents;
+    if (ticket < 0) return shard;
+  }
+  return shards[shards.length - 1];
+}
+
 async function readTenantRow(tenantId: string): Promise<Item> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
   if (!Item) throw new Error('sendMessage: the organization row is missing');
@@ -117,10 +128,7 @@ async function readTenantRow(tenantId: string): Promise<Item> {
 async function chargeAgain(tenantRow: Item, shard: number, costCents: number, refusal: ReturnType<typeof chargeRefusalOf>): Promise<{ tenantRow: Item; shard: number }> {
   const tenantId = tenantRow.id as string;
   if (refusal === 'billingBlocked') throw new BillingBlockedError();
-  if (refusal === 'noShards') {
-    if (!hasSpendShards(tenantRow)) await createSpendShards(tenantRow);
-    return { tenantRow: await readTenantRow(tenantId), shard };
-  }
+  if (refusal === 'noShards') return { tenantRow: await ensureSpendShards(await readTenantRow(tenantId), () => readTenantRow(tenantId)), shard };
   if (refusal === 'policyChanged') {
     const fresh = await readTenantRow(tenantId);
     const shards = await readShards(tenantId);
@@ -131,10 +139,13 @@ async function chargeAgain(tenantRow: Item, shard: number, costCents: number, re
   const policy: BillingPolicy = policyOf(tenantRow);
   if (shards.some((s) => s.policyVersion !== policy.version)) return { tenantRow: await readTenantRow(tenantId), shard };
   if (shards.some((s) => s.billingStatus !== 'active')) throw new BillingBlockedError();
-  const richest = shards.reduce((best, s) => (s.headroomCents > best.headroomCents ? s : best), shards[0]);
-  if (richest.headroomCents >= costCents) return { tenantRow, shard: richest.shard };
+  // A shard that can pay, at random: concurrent sends near the limit spread over them instead of all
+  // taking the same one (a shard with more headroom is likelier to be picked).
+  const able = shards.filter((s) => s.headroomCents >= costCents);
+  if (able.length > 0) return { tenantRow, shard: weightedPick(able).shard };
   const total = shards.reduce((sum, s) => sum + s.headroomCents, 0);
   if (total < costCents) throw new SpendingLimitReachedError();
+  const richest = shards.reduce((best, s) => (s.headroomCents > best.headroomCents ? s : best), shards[0]);
   await rebalance(tenantId, shards, richest.shard);
   return { tenantRow, shard: richest.shard };
 }

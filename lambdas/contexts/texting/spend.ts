@@ -2,6 +2,7 @@ import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamod
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { CONDITION, num, transactWrite, type Item } from '../../shared/table/dynamo';
+import { isContention } from '../../shared/table/contention';
 import { ENTITY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { tenantKey, type BillingStatus } from '../tenants/tenants';
 
@@ -180,6 +181,24 @@ export async function createSpendShards(tenantRow: Item): Promise<boolean> {
     })),
   ]);
   return reasons === undefined;
+}
+
+/**
+ * The organization row once its spend shards exist: made here when they do not (its first send),
+ * or by whichever concurrent first send wins (the others meet its shards: one transaction holds all
+ * 33 rows, so they collide with it rather than make a second set).
+ */
+export async function ensureSpendShards(tenantRow: Item, readAgain: () => Promise<Item>): Promise<Item> {
+  let row = tenantRow;
+  for (let round = 0; !hasSpendShards(row); round += 1) {
+    try {
+      if (await createSpendShards(row)) return readAgain();
+    } catch (err) {
+      if (!isContention(err) || round >= 3) throw err;
+    }
+    row = await readAgain();
+  }
+  return row;
 }
 
 const shardItem = (tenantId: string, shard: number, amounts: { spendCents: number; headroomCents: number }, policy: BillingPolicy): Item => ({

@@ -33,15 +33,15 @@ export function isContention(err: unknown): boolean {
 }
 
 /** Attempts per call, the first included. */
-export const CONTENTION_MAX_ATTEMPTS = 7;
+export const CONTENTION_MAX_ATTEMPTS = 8;
 
 /**
- * The pause before retry `n` (1-based): 20, 40, 80... ms, capped at 400 ms, with equal jitter (half
- * fixed, half random) so writers that collided spread out. Six retries wait at most ~1 s in all,
- * a tenth of an API function's 10 s, leaving the rest for the carrier and the other calls.
+ * The pause before retry `n` (1-based): 25, 50, 100... ms, capped at 500 ms, with equal jitter (half
+ * fixed, half random) so writers that collided spread out. Seven retries wait at most ~1.7 s in
+ * all, a sixth of an API function's 10 s, leaving the rest for the carrier and the other calls.
  */
 export function contentionBackoffMs(retry: number, random: () => number = Math.random): number {
-  const base = Math.min(400, 20 * 2 ** (retry - 1));
+  const base = Math.min(500, 25 * 2 ** (retry - 1));
   return Math.round(base / 2 + (random() * base) / 2);
 }
 
