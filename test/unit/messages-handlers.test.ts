@@ -212,7 +212,7 @@ describe('POST /messages', () => {
     expect(store[2].Put!.Item).toMatchObject({ pk, sk: `MSG#${message.id}`, gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi2pk: expect.stringMatching(/^UNSETTLED#/), segments: 1, costCents: 1 });
     expect(store[3].Update).toMatchObject({ Key: { pk, sk: 'THREAD#+14155550101' } });
     // The carrier's answer settles the text: its sid is recorded and it leaves the unsettled worklist.
-    expect(sid[0].Update!.UpdateExpression).toBe('SET #sid = :sid REMOVE #gsi2pk, #gsi2sk');
+    expect(sid[0].Update!.UpdateExpression).toBe('SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep');
     expect(sid[1].Put!.Item).toMatchObject({ pk, sk: `MSGSID#${SID}`, messageId: message.id });
     expect(carrierSend).toHaveBeenCalledTimes(1);
     expect(carrierSend).toHaveBeenCalledWith({ tenantId, messageId: message.id, from: '+14155550000', to: '+14155550101', body: 'Hello' });

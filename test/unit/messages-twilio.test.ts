@@ -106,7 +106,8 @@ describe('the Twilio carrier', () => {
     const error = await carrier().send(text).catch((err: unknown) => err);
     // Assess
     expect(error).toBeInstanceOf(CarrierError);
-    expect((error as CarrierError).details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21211 });
+    // Twilio's own words come along for the message.failed event; they are kept on the text, not in the error's message.
+    expect((error as CarrierError).details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21211, providerMessage: "The 'To' number is not a valid phone number." });
     expect((error as CarrierError).message).not.toContain(text.body);
     expect((error as CarrierError).message).not.toContain(AUTH_TOKEN);
   });
@@ -126,7 +127,8 @@ describe('the Twilio carrier', () => {
     // Act
     const error = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
     // Assess
-    expect(error.details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21610, recipientOptedOut: true });
+    // Without words of Twilio's, the title of its code.
+    expect(error.details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21610, providerMessage: 'Attempt to send to unsubscribed recipient', recipientOptedOut: true });
   });
 
   it('calls 429, 401 and 403 "not sent" (Twilio created nothing) and a 5xx "unknown" (it may have)', async () => {

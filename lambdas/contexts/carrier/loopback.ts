@@ -39,7 +39,12 @@ export class LoopbackCarrier implements Carrier {
   async send(text: OutboundText): Promise<CarrierReceipt> {
     if (this.#stopped) throw new CarrierError('The loopback carrier is stopped', { kind: 'not_sent' });
     if (this.#failTo.has(text.to)) {
-      throw new CarrierError('The loopback carrier refuses this number (configured to fail)', { kind: 'refused', httpStatus: 400, providerCode: 21211 });
+      throw new CarrierError('The loopback carrier refuses this number (configured to fail)', {
+        kind: 'refused',
+        httpStatus: 400,
+        providerCode: 21211,
+        providerMessage: `The 'To' number ${text.to} is not a valid phone number (loopback carrier)`,
+      });
     }
     const messageSid = `SM${randomBytes(16).toString('hex')}`;
     this.#track(this.#progress(text));
@@ -67,7 +72,7 @@ export class LoopbackCarrier implements Carrier {
     for (const status of ['sent', 'delivered'] as const) {
       if (!(await this.#wait())) return;
       try {
-        await this.#advance(text.tenantId, { messageId: text.messageId }, status);
+        await this.#advance(text.tenantId, { messageId: text.messageId }, status, { reportedAt: new Date() });
       } catch (err) {
         // The message may be gone (a test dropped its table); a local carrier must not crash the runtime.
         logger.warn('Loopback carrier could not advance a message', { messageId: text.messageId, status, error: (err as Error).message });

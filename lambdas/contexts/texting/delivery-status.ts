@@ -1,6 +1,8 @@
 import { TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, failedCondition, num, str, type Item } from '../../shared/table/dynamo';
+import { CHANGED_AT } from '../../shared/table/row-types';
+import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
 import { refundUpdate } from './billing';
 import {
@@ -40,9 +42,16 @@ export type StatusChangeOptions = {
   failureReason?: FailureReason;
   /** The carrier's error code of a refusal, kept with the reason. */
   carrierCode?: number;
+  /** The carrier's own words for a failure (its error message), kept with the code. */
+  carrierMessage?: string;
+  /** When the carrier reported a final status (its callback or its answer arrived); absent when it never did (the sweep). */
+  reportedAt?: Date;
   /** The sweep: change only a text still unsettled (no carrier answer recorded). */
   onlyIfUnsettled?: boolean;
 };
+
+/** The row's epoch milliseconds of the carrier's report of a final status (message.delivered, message.failed). */
+export const CARRIER_REPORTED_AT = 'carrierReportedAt';
 
 const UNSETTLED_INDEX = `REMOVE #gsi2pk, #gsi2sk`;
 const UNSETTLED_NAMES = { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey };
@@ -52,14 +61,14 @@ function sidWrites(row: Item, messageSid: string): TransactItem[] {
   const message = fromItem(row);
   return [
     {
-      Update: {
+      Update: withRowSequenceBump({
         TableName: TABLE_NAME,
         Key: messageKey(message.tenantId, message.id),
         UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
         ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
         ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
         ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
-      },
+      }),
     },
     {
       Put: {
@@ -119,26 +128,38 @@ export async function updateMessageStatus(
     const refund = status === 'failed' && message.direction === 'outbound' ? costCentsOfItem(row) : 0;
     const reason = status === 'failed' ? (options.failureReason ?? 'carrier_failed') : undefined;
     const code = status === 'failed' ? options.carrierCode : undefined;
+    const words = status === 'failed' ? options.carrierMessage : undefined;
+    const reportedAt = status === 'sent' ? undefined : options.reportedAt?.getTime();
+    // The final status is the message.delivered or message.failed event: its time (CHANGED_AT), the
+    // carrier's report time and the row's sequence number go in the same write (shared/table/row-sequence.ts).
     const messageUpdate: TransactItem = {
-      Update: {
+      Update: withRowSequenceBump({
         TableName: TABLE_NAME,
         Key: messageKey(tenantId, messageId),
-        UpdateExpression: `SET #status = :status${reason ? ', #reason = :reason' : ''}${code !== undefined ? ', #code = :code' : ''} ${UNSETTLED_INDEX}`,
+        UpdateExpression:
+          `SET #status = :status, #changedAt = :changedAt${reason ? ', #reason = :reason' : ''}${code !== undefined ? ', #code = :code' : ''}` +
+          `${words !== undefined ? ', #words = :words' : ''}${reportedAt !== undefined ? ', #reportedAt = :reportedAt' : ''} ${UNSETTLED_INDEX}`,
         ConditionExpression:
           `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` + (options.onlyIfUnsettled ? ' AND attribute_exists(#gsi2pk)' : ''),
         ExpressionAttributeNames: {
           '#status': 'status',
+          '#changedAt': CHANGED_AT,
           ...UNSETTLED_NAMES,
           ...(reason && { '#reason': 'failureReason' }),
           ...(code !== undefined && { '#code': 'carrierCode' }),
+          ...(words !== undefined && { '#words': 'carrierMessage' }),
+          ...(reportedAt !== undefined && { '#reportedAt': CARRIER_REPORTED_AT }),
         },
         ExpressionAttributeValues: {
           ':status': status,
+          ':changedAt': Date.now(),
           ...(reason && { ':reason': reason }),
           ...(code !== undefined && { ':code': code }),
+          ...(words !== undefined && { ':words': words }),
+          ...(reportedAt !== undefined && { ':reportedAt': reportedAt }),
           ...Object.fromEntries(previous.map((s, i) => [`:from${i}`, s])),
         },
-      },
+      }),
     };
     const items: TransactItem[] = [
       messageUpdate,
@@ -172,3 +193,20 @@ export const failureOf = (row: Item): { reason: FailureReason | undefined; carri
   reason: (str(row.failureReason) as FailureReason | null) ?? undefined,
   carrierCode: num(row.carrierCode),
 });
+
+/**
+ * What a row in a final status says about how it got there, for the message.delivered and
+ * message.failed events: when the carrier reported it (null when it never did), and for a failure
+ * the reason, the carrier's code and words, and the cents refunded (a failed outbound text gets its
+ * charge back in the transaction that failed it).
+ */
+export const finalStatusFactsOf = (row: Item) => {
+  const failed = row.status === 'failed';
+  return {
+    carrierReportedAtMs: num(row[CARRIER_REPORTED_AT]),
+    failureReason: failed ? ((str(row.failureReason) as FailureReason | null) ?? 'carrier_failed') : null,
+    carrierCode: failed ? num(row.carrierCode) : null,
+    carrierMessage: failed ? str(row.carrierMessage) : null,
+    refundedCents: failed && row.direction === 'outbound' ? costCentsOfItem(row) : 0,
+  };
+};
