@@ -1,3 +1,4 @@
+import { twilioErrorMessage } from '../../lambdas/contexts/carrier/internal/twilio-errors';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
@@ -265,5 +266,16 @@ describe('choosing the carrier from configuration', () => {
     Object.assign(process.env, { CARRIER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID });
     delete process.env.TWILIO_AUTH_TOKEN;
     expect(() => createCarrier()).toThrow('TWILIO_AUTH_TOKEN');
+  });
+});
+
+describe("the carrier's words for a failure", () => {
+  it("prefers Twilio's own words, then the title of its code, else nothing", () => {
+    expect(twilioErrorMessage(30003, 'Handset\nunreachable  ')).toBe('Handset unreachable');
+    expect(twilioErrorMessage(30003)).toBe('Unreachable destination handset');
+    expect(twilioErrorMessage(30003, '   ')).toBe('Unreachable destination handset');
+    expect(twilioErrorMessage(99999)).toBeUndefined();
+    expect(twilioErrorMessage(undefined)).toBeUndefined();
+    expect(twilioErrorMessage(undefined, 'x'.repeat(500))).toHaveLength(200);
   });
 });
