@@ -37,7 +37,10 @@ const MAX_AGENTS = 256;
 /** A 2xx body is read to the end so its socket can be reused, up to this; past it, closed. */
 const MAX_SUCCESS_BODY_BYTES = 64 * 1024;
 
-export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string };
+export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string; retryAfter?: string };
+
+/** Answers whose `Retry-After` the sender honours: the receiver asks for time (rate limited, unavailable). */
+const RETRY_AFTER_STATUSES = new Set([429, 503]);
 
 function pinnedLookup(target: ResolvedTarget): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
@@ -173,13 +176,20 @@ export function postPinned(
           return;
         }
         const failedStatus = status;
+        const retryAfter = response.headers['retry-after'];
+        const failed = (): AttemptOutcome => ({
+          ok: false,
+          status: failedStatus,
+          error: describeHttpFailure(failedStatus, received),
+          ...(RETRY_AFTER_STATUSES.has(failedStatus) && typeof retryAfter === 'string' && { retryAfter }),
+        });
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
           received += chunk;
-          if (received.length >= MAX_BODY_BYTES_READ) finish({ ok: false, status: failedStatus, error: describeHttpFailure(failedStatus, received) });
+          if (received.length >= MAX_BODY_BYTES_READ) finish(failed());
         });
-        response.on('end', () => finish({ ok: false, status: failedStatus, error: describeHttpFailure(failedStatus, received) }));
-        response.on('error', () => finish({ ok: false, status: failedStatus, error: describeHttpFailure(failedStatus, received) }));
+        response.on('end', () => finish(failed()));
+        response.on('error', () => finish(failed()));
       });
       current.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
