@@ -202,6 +202,11 @@ describe('message.delivered and message.failed', () => {
     expect(deriveEvent(change('MODIFY', newImage, oldImage))).toBeUndefined();
   });
 
+  it('raises nothing for a settled text inserted under another key (a key-layout migration copying it): its event was raised already', () => {
+    expect(deriveEvent(change('INSERT', { ...text('delivered'), pk: `T#${tenantId}#MSG#x`, sk: 'MESSAGE' }))).toBeUndefined();
+    expect(deriveEvent(change('INSERT', text('failed', { failureReason: 'carrier_failed' })))).toBeUndefined();
+  });
+
   it('reads the text from its attributes, never its key: a message under another key layout raises the same event', () => {
     // Prepare: the texting context may move messages to a partition of their own
     const moved = { ...text('delivered', { sequence: 4 }), pk: `T#${tenantId}#MSG#${message('outbound').id}`, sk: 'MESSAGE' };

@@ -85,6 +85,7 @@ describe('the webhooks section of the OpenAPI document', () => {
     expect(routed(record('MODIFY', text('failed')))).toBe(true);
     expect(routed(record('MODIFY', text('sent')))).toBe(false);
     expect(routed(record('INSERT', text('queued')))).toBe(false);
+    expect(routed(record('INSERT', text('delivered')))).toBe(false); // a copy, never a change (see the derivation)
     expect(routed(record('REMOVE', text('failed')))).toBe(false);
   });
 });

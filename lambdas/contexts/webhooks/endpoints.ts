@@ -212,20 +212,13 @@ export async function disableUnhealthyEndpoint(
   detail: string,
   now: Date,
 ): Promise<boolean> {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: endpointKey(endpoint.tenantId, endpoint.id),
-        UpdateExpression: 'SET disabledAt = :now, disabledReason = :reason',
-        ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(disabledAt) OR disabledAt = :null)`,
-        ExpressionAttributeValues: { ':now': nowIso(now), ':reason': reason, ':null': null },
-      }),
-    );
-  } catch (err) {
-    if (isConditionalCheckFailed(err)) return false; // already disabled, or removed
-    throw err;
-  }
+  const disabled = await updateEndpointIf(
+    endpoint,
+    'SET disabledAt = :now, disabledReason = :reason',
+    `${CONDITION.rowExists} AND (attribute_not_exists(disabledAt) OR disabledAt = :null)`,
+    { ':now': nowIso(now), ':reason': reason, ':null': null },
+  );
+  if (!disabled) return false; // already disabled, or removed
   logger.warn('Webhook endpoint disabled for its health', { endpointId: endpoint.id, tenantId: endpoint.tenantId, reason, detail });
   metrics.addMetric(ENDPOINTS_DISABLED_METRIC, MetricUnit.Count, 1);
   return true;
@@ -237,20 +230,38 @@ export async function disableUnhealthyEndpoint(
  * row is not written per delivery.
  */
 export async function recordEndpointStreak(endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>, failing: boolean, now: Date): Promise<void> {
+  // A failed condition: someone else noted it first, or the endpoint is gone.
+  await updateEndpointIf(
+    endpoint,
+    'SET failingSince = :since',
+    failing
+      ? `${CONDITION.rowExists} AND (attribute_not_exists(failingSince) OR failingSince = :null)`
+      : `${CONDITION.rowExists} AND attribute_exists(failingSince) AND failingSince <> :null`,
+    { ':since': failing ? nowIso(now) : null, ':null': null },
+  );
+}
+
+/** One conditional update of the endpoint row: false when its condition failed. */
+async function updateEndpointIf(
+  endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>,
+  updateExpression: string,
+  condition: string,
+  values: Record<string, unknown>,
+): Promise<boolean> {
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: endpointKey(endpoint.tenantId, endpoint.id),
-        UpdateExpression: 'SET failingSince = :since',
-        ConditionExpression: failing
-          ? `${CONDITION.rowExists} AND (attribute_not_exists(failingSince) OR failingSince = :null)`
-          : `${CONDITION.rowExists} AND attribute_exists(failingSince) AND failingSince <> :null`,
-        ExpressionAttributeValues: { ':since': failing ? nowIso(now) : null, ':null': null },
+        UpdateExpression: updateExpression,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: values,
       }),
     );
+    return true;
   } catch (err) {
-    if (!isConditionalCheckFailed(err)) throw err; // someone else noted it first, or the endpoint is gone
+    if (isConditionalCheckFailed(err)) return false;
+    throw err;
   }
 }
 

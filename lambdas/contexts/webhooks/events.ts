@@ -33,7 +33,7 @@ const isFinalMessageStatus = (status: unknown): status is (typeof FINAL_MESSAGE_
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /**
- * message.delivered or message.failed: the one write that moves an outbound text into a final
+ * message.delivered or message.failed: the one write that moves a stored outbound text into a final
  * status. Statuses only move forward and each move is a write guarded on the status it leaves, so
  * exactly one stream record of a text goes from non-final to final, however its callbacks arrive.
  */
@@ -92,7 +92,9 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
         return { type: 'sms.received', data: { message: messageFromItem(newImage) } };
       }
       // Read from the row's attributes, never its key: the key's layout is the texting context's to change.
-      if (newImage.direction === 'outbound' && isFinalMessageStatus(newImage.status) && (eventName === 'INSERT' || !isFinalMessageStatus(oldImage?.status))) {
+      // Only a change of a stored text: a text is stored queued, so an outbound row inserted in a final
+      // status is a copy (a key-layout migration moving it), whose event was raised where it was.
+      if (eventName === 'MODIFY' && newImage.direction === 'outbound' && isFinalMessageStatus(newImage.status) && !isFinalMessageStatus(oldImage?.status)) {
         return finalStatusEvent(newImage);
       }
       return undefined;

@@ -20,9 +20,9 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
     dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] } } },
   },
   {
-    // message.delivered, message.failed: an outbound text in a final status (the derivation keeps
-    // only the change into it; later edits of a settled text, such as a late sid, are no event).
-    eventName: ['INSERT', 'MODIFY'],
+    // message.delivered, message.failed: an outbound text changed while in a final status (the
+    // derivation keeps only the change into it; later edits of a settled text, such as a late sid, are no event).
+    eventName: ['MODIFY'],
     dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['outbound'] }, status: { S: [...FINAL_MESSAGE_STATUSES] } } },
   },
   {

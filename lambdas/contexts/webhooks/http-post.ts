@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { excerpt as printableExcerpt } from '../../shared/excerpt';
 import type { ResolvedTarget } from './internal/ssrf';
 
 /**
@@ -94,13 +95,7 @@ function agentFor(target: ResolvedTarget, secure: boolean, port: number): http.A
 }
 
 /** Printable, single-line, short: the log shows it, and a receiver's page is not ours to keep. */
-export const excerpt = (text: string, max = ERROR_EXCERPT_CHARS): string =>
-  [...text]
-    .map((char) => (char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f ? ' ' : char))
-    .join('')
-    .replace(/ {2,}/g, ' ')
-    .trim()
-    .slice(0, max);
+export const excerpt = (text: string, max = ERROR_EXCERPT_CHARS): string => printableExcerpt(text, max);
 
 /** `HTTP <status>[: <start of the body>]`, at most ERROR_EXCERPT_CHARS in all. */
 function describeHttpFailure(status: number, body: string): string {

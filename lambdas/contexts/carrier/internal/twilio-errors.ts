@@ -1,3 +1,5 @@
+import { excerpt } from '../../../shared/excerpt';
+
 /**
  * The words for Twilio's messaging error codes a text most often fails with, as Twilio's error
  * dictionary titles them. Twilio's status callback carries the code only (`ErrorCode`), so the
@@ -27,13 +29,7 @@ const TWILIO_MESSAGING_ERRORS: Record<number, string> = {
 const MAX_CARRIER_MESSAGE_CHARS = 200;
 
 /** Printable, one line, bounded: the carrier's text is shown to integrators, never interpreted. */
-const tidy = (text: string): string =>
-  [...text]
-    .map((char) => (char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f ? ' ' : char))
-    .join('')
-    .replace(/ {2,}/g, ' ')
-    .trim()
-    .slice(0, MAX_CARRIER_MESSAGE_CHARS);
+const tidy = (text: string): string => excerpt(text, MAX_CARRIER_MESSAGE_CHARS);
 
 /** What the carrier said about a failure: its own words when it sent any, else the title of its code, else nothing. */
 export function twilioErrorMessage(code: number | undefined, words?: unknown): string | undefined {
