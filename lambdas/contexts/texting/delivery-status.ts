@@ -17,6 +17,7 @@ import {
   type TransactItem,
 } from './messages';
 import type { Message, MessageStatus } from './schemas';
+import { CARRIER_MESSAGE, CARRIER_REPORTED_AT } from './outcome-facts';
 import { threadStatusUpdate } from './threads';
 
 /**
@@ -50,8 +51,6 @@ export type StatusChangeOptions = {
   onlyIfUnsettled?: boolean;
 };
 
-/** The row's epoch milliseconds of the carrier's report of a final status (message.delivered, message.failed). */
-export const CARRIER_REPORTED_AT = 'carrierReportedAt';
 
 const UNSETTLED_INDEX = `REMOVE #gsi2pk, #gsi2sk`;
 const UNSETTLED_NAMES = { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey };
@@ -147,7 +146,7 @@ export async function updateMessageStatus(
           ...UNSETTLED_NAMES,
           ...(reason && { '#reason': 'failureReason' }),
           ...(code !== undefined && { '#code': 'carrierCode' }),
-          ...(words !== undefined && { '#words': 'carrierMessage' }),
+          ...(words !== undefined && { '#words': CARRIER_MESSAGE }),
           ...(reportedAt !== undefined && { '#reportedAt': CARRIER_REPORTED_AT }),
         },
         ExpressionAttributeValues: {
@@ -193,20 +192,3 @@ export const failureOf = (row: Item): { reason: FailureReason | undefined; carri
   reason: (str(row.failureReason) as FailureReason | null) ?? undefined,
   carrierCode: num(row.carrierCode),
 });
-
-/**
- * What a row in a final status says about how it got there, for the message.delivered and
- * message.failed events: when the carrier reported it (null when it never did), and for a failure
- * the reason, the carrier's code and words, and the cents refunded (a failed outbound text gets its
- * charge back in the transaction that failed it).
- */
-export const finalStatusFactsOf = (row: Item) => {
-  const failed = row.status === 'failed';
-  return {
-    carrierReportedAtMs: num(row[CARRIER_REPORTED_AT]),
-    failureReason: failed ? ((str(row.failureReason) as FailureReason | null) ?? 'carrier_failed') : null,
-    carrierCode: failed ? num(row.carrierCode) : null,
-    carrierMessage: failed ? str(row.carrierMessage) : null,
-    refundedCents: failed && row.direction === 'outbound' ? costCentsOfItem(row) : 0,
-  };
-};

@@ -4,7 +4,7 @@ import { rowSequenceOf } from '../../shared/table/row-sequence';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
-import { finalStatusFactsOf } from '../texting/delivery-status';
+import { outcomeFactsOf } from '../texting/outcome-facts';
 import { fromItem as messageFromItem } from '../texting/messages';
 import type { WebhookVoicemail } from './event-schemas';
 import { FINAL_MESSAGE_STATUSES, type WebhookEventType } from './event-types';
@@ -39,7 +39,7 @@ const isoOrNull = (ms: number | null): string | null => (ms === null ? null : ne
  */
 function finalStatusEvent(newImage: Item): { type: WebhookEventType; data: Record<string, unknown> } {
   const message = messageFromItem(newImage);
-  const facts = finalStatusFactsOf(newImage);
+  const facts = outcomeFactsOf(newImage);
   const common = { messageId: message.id, counterpartNumber: message.counterpartNumber, carrierReportedAt: isoOrNull(facts.carrierReportedAtMs) };
   if (message.status === 'delivered') return { type: 'message.delivered', data: { ...common, status: 'delivered', message } };
   return {
