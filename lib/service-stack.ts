@@ -19,8 +19,12 @@ import { TextSettlement } from './constructs/text-settlement';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
 import { CARRIER_CALLBACK_TABLE_ACCESS, TEXT_SETTLEMENT_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
+import { ENDPOINTS_DISABLED_METRIC } from '../lambdas/contexts/webhooks/health-metrics';
 import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
 import { REFERENCE_PAGE_FILE } from '../lambdas/handlers/api/openapi/reference-page-file';
+
+/** The functions' Powertools service name: the `service` dimension of their business metrics. */
+const SERVICE_NAME = 'cct-service';
 
 /** Where synth builds the reference page before the CDK copies it into GET /docs's bundle (git ignores node_modules). */
 const REFERENCE_PAGE_BUILD_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'cct-service', 'reference-page');
@@ -78,7 +82,7 @@ export class ServiceStack extends Stack {
     this.functions = new FunctionFactory(this, 'Functions', {
       environment: {
         TABLE_NAME: this.table.tableName,
-        POWERTOOLS_SERVICE_NAME: 'cct-service',
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         // The functions' business metrics, next to the access-log metrics of the same stage.
         POWERTOOLS_METRICS_NAMESPACE: `${METRIC_NAMESPACE}/${config.stage}`,
         RATE_LIMIT_PER_KEY: String(config.rateLimitPerKey),
@@ -157,6 +161,14 @@ export class ServiceStack extends Stack {
       this.observability.monitorFunction('WebhookSender', this.webhooks.sender);
       this.observability.monitorDeadLetterQueue('WebhookDeadLetters', this.webhooks.deadLetterQueue);
       this.observability.monitorDeadLetterQueue('WebhookRouterFailures', this.webhooks.routerFailures);
+      // The sender disables an endpoint that answered 410 or failed for 5 days: an integrator is missing events.
+      this.observability.monitorBusinessCount('WebhookEndpointsDisabled', {
+        namespace: `${METRIC_NAMESPACE}/${config.stage}`,
+        metricName: ENDPOINTS_DISABLED_METRIC,
+        service: SERVICE_NAME,
+        description:
+          'The webhook sender disabled an endpoint (it answered 410 Gone, or every attempt failed for 5 days): `webhook list` shows which and why; `webhook enable` then `webhook recover` once it is fixed',
+      });
     }
 
     new CfnOutput(this, 'ApiBaseUrl', { value: this.api.baseUrl, description: '{base_url} of the spec' });

@@ -107,7 +107,8 @@ export const WEBHOOK_ROUTER_TABLE_ACCESS: TableAccess = {
 
 /**
  * The webhook sender (`lambdas/handlers/webhooks/sender.ts`): reads delivery, endpoint and organization in
- * one BatchGetItem (`attempt-state.readAttemptState`), records each attempt (UpdateItem).
+ * one BatchGetItem (`attempt-state.readAttemptState`), records each attempt (UpdateItem), and notes the
+ * endpoint's health on its row (UpdateItem: a failing streak's start and end, disabling it).
  */
 export const WEBHOOK_SENDER_TABLE_ACCESS: TableAccess = {
   actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],

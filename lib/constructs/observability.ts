@@ -132,6 +132,22 @@ export class Observability extends Construct {
     });
   }
 
+  /**
+   * A business metric the functions count (Powertools' embedded metric format: their namespace and
+   * the `service` dimension): one occurrence in 5 minutes alarms, and the dashboard graphs it.
+   */
+  monitorBusinessCount(name: string, metric: { namespace: string; metricName: string; service: string; description: string }): cloudwatch.Alarm {
+    const count = new cloudwatch.Metric({
+      namespace: metric.namespace,
+      metricName: metric.metricName,
+      dimensionsMap: { service: metric.service },
+      statistic: 'Sum',
+      period: PERIOD,
+    });
+    this.dashboard.addWidgets(new cloudwatch.GraphWidget({ title: `${name} (Sum)`, left: [count.with({ label: name })], width: 8 }));
+    return this.addAlarm(name, count, { description: metric.description, threshold: 1 });
+  }
+
   /** An alarm that notifies the topic when it fires and when it recovers. */
   addAlarm(
     id: string,

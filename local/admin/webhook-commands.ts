@@ -5,8 +5,9 @@ import {
   removeWebhookEndpoint,
   rotateWebhookSecret,
   setWebhookEndpointEnabled,
+  setWebhookEndpointEvents,
 } from '../../lambdas/contexts/webhooks/endpoints';
-import { getDeliveryView, listDeliveries, redeliver, sendTestEvent } from '../../lambdas/contexts/webhooks/operator';
+import { getDeliveryView, listDeliveries, recoverFailedDeliveries, redeliver, sendTestEvent } from '../../lambdas/contexts/webhooks/operator';
 import type { DeliveryView } from '../../lambdas/contexts/webhooks/deliveries';
 
 /**
@@ -17,7 +18,7 @@ import type { DeliveryView } from '../../lambdas/contexts/webhooks/deliveries';
 export type WebhookAddArgs = {
   tenant: string;
   url: string;
-  /** Comma-separated event names; all three when omitted. */
+  /** Comma-separated event names; the contract's three (call.completed, voicemail.received, sms.received) when omitted. */
   events?: string;
   /** Local runtime only: http and loopback receivers. */
   allowInsecureTargets?: boolean;
@@ -40,6 +41,22 @@ export async function webhookAdd(args: WebhookAddArgs) {
 export async function webhookList(args: { tenant: string }) {
   const endpoints = await listWebhookEndpoints(args.tenant);
   return { endpoints: endpoints.map(publicWebhookEndpoint) };
+}
+
+/** `webhook update <endpointId> --events a,b`: the endpoint's new list of events. */
+export async function webhookUpdate(endpointId: string, args: { events: string }) {
+  return { endpoint: publicWebhookEndpoint(await setWebhookEndpointEvents(endpointId, splitList(args.events) ?? [])) };
+}
+
+/**
+ * `webhook recover --endpoint <id> --since <time>`: what was queued again, oldest first, and
+ * where to go on when the run stopped at `--max`. `since` is an ISO time or seconds ago.
+ */
+export async function webhookRecover(args: { endpointId: string; since: string | number; max?: number; after?: string }) {
+  const now = new Date();
+  const since = typeof args.since === 'number' ? new Date(now.getTime() - args.since * 1000) : new Date(args.since);
+  const summary = await recoverFailedDeliveries(args.endpointId, since, { now, max: args.max, after: args.after });
+  return { recovered: { ...summary, queuedCount: summary.queued.length } };
 }
 
 /** `webhook remove <endpointId>`: its pending retries end as failed, its delivery log stays until it expires. */

@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deliveryId, Webhook, WebhookVerificationError, type operations } from '../../clients/typescript/src';
+import { deliveryId, eventResource, Webhook, WebhookVerificationError, type operations } from '../../clients/typescript/src';
 import { REPO_ROOT } from '../support/local-runtime';
-import { updateDeliveryExample, updateExamples } from '../support/api-examples';
+import { updateDeliveryExample, updateEventExamples, updateExamples } from '../support/api-examples';
 import { connectClient, type RecordingClient } from './support/client';
 import { unknownId, useLocalRuntime } from './support/e2e';
 import { receiveTexts } from './support/texts';
@@ -16,7 +16,9 @@ import { startReceiver, type Received, type Receiver } from './support/receiver'
  * a drift between the document (and the types generated from it) and the service fails here. The
  * exchanges become the examples of docs/api.md (`npm run docs:examples`).
  */
-const e2e = useLocalRuntime({ args: ['--allow-http-webhooks'] });
+const REFUSED = '+14155550133';
+// The loopback carrier refuses one number, as Twilio refuses an invalid one; it delivers the others about two seconds after the send.
+const e2e = useLocalRuntime({ args: ['--allow-http-webhooks'], env: { LOOPBACK_FAIL_TO: REFUSED } });
 
 const DEMO_NUMBER = '+15005550006';
 const CALLER = '+14155550111';
@@ -36,6 +38,8 @@ let receiver: Receiver;
 /** The webhook.test delivery the runtime signed and posted to the receiver, and the endpoint's secret. */
 let delivery: Received;
 let secret: string;
+/** The message.delivered and message.failed deliveries of the texts sent below (docs/api.md shows them). */
+let textOutcomes: Received[] = [];
 
 /** Seven operator commands, at most three in a row: each is a process of its own, slow on a busy machine. */
 const SETUP_TIMEOUT_MS = 240_000;
@@ -45,7 +49,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   const webhookEndpoint = async () => {
     await admin('tenant', 'update', e2e.demoTenantId, '--approve-host', '127.0.0.1');
-    const added = await admin('webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/hooks'), '--events', 'sms.received');
+    const added = await admin('webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/hooks'), '--events', 'sms.received,message.delivered,message.failed');
     await admin('webhook', 'test', added.endpoint.id);
     return added;
   };
@@ -76,7 +80,8 @@ afterAll(async () => {
   if (!process.env.UPDATE_API_EXAMPLES || !api || !delivery) return;
   const page = join(REPO_ROOT, 'docs', 'api.md');
   const exchanges = [api, readOnly, pastDue, unknownKey].flatMap((recording) => recording.exchanges);
-  writeFileSync(page, updateDeliveryExample(updateExamples(readFileSync(page, 'utf8'), exchanges), delivery));
+  const withEvents = updateEventExamples(updateExamples(readFileSync(page, 'utf8'), exchanges), textOutcomes.map((r) => r.body));
+  writeFileSync(page, updateDeliveryExample(withEvents, delivery));
 });
 
 describe('the typed client, operation by operation', () => {
@@ -158,6 +163,7 @@ describe('the typed client, operation by operation', () => {
       params: { header: { 'Idempotency-Key': 'booking-2931-confirmation' } },
     });
     const optedOut = await api.client.POST('/messages', { body: { to: OPTED_OUT, body: 'Hello again' } });
+    const refused = await api.client.POST('/messages', { body: { to: REFUSED, body: 'Your table is ready' } });
     const unpaid = await pastDue.client.POST('/messages', { body: { to: ADA, body: 'Hello' } });
     const threads = await api.client.GET('/messages');
     const conversation = await api.client.GET('/messages/{counterpart}', { params: { path: { counterpart: ADA } } });
@@ -165,6 +171,7 @@ describe('the typed client, operation by operation', () => {
     expect(sent.response.status).toBe(201);
     expect(sent.data?.message).toMatchObject({ direction: 'outbound', toNumber: ADA, fromNumber: DEMO_NUMBER, agentId: null });
     expect(optedOut.error?.code).toBe('recipient_opted_out');
+    expect(refused.error).toMatchObject({ code: 'carrier_rejected', carrierCode: 21211 });
     expect(unpaid.response.status).toBe(402);
     expect(unpaid.error?.code).toBe('billing_blocked');
     expect(threads.data?.threads.map((thread) => thread.counterpartNumber)).toEqual(expect.arrayContaining([ADA, OPTED_OUT]));
@@ -195,9 +202,24 @@ describe('webhook verification: the client package and the code of docs/api.md o
   const tampered = (): SignedDelivery => ({ ...signed(), body: delivery.body.replace('webhook.test', 'webhook.tset') });
 
   beforeAll(async () => {
-    const found = await pollUntil('the webhook.test delivery', () => receiver.received().find((r) => r.path === '/hooks'), Boolean, 60_000);
+    const found = await pollUntil('the webhook.test delivery', () => receiver.received().find((r) => r.path === '/hooks' && r.headers['x-service-event'] === 'webhook.test'), Boolean, 60_000);
     delivery = found!;
   }, 90_000);
+
+  it("Webhook.verify types the outcome of each text sent above: one message.delivered and one message.failed, about that text", async () => {
+    const outcomes = () => receiver.received().filter((r) => r.path === '/hooks' && String(r.headers['x-service-event']).startsWith('message.'));
+
+    textOutcomes = await pollUntil('the two text outcomes', outcomes, (found) => found.length >= 2, 15_000);
+    const events = textOutcomes.map((r) => new Webhook(secret).verify(r.body, r.headers));
+
+    expect(events.map((event) => event.type).sort()).toEqual(['message.delivered', 'message.failed']);
+    for (const event of events) {
+      if (event.type !== 'message.delivered' && event.type !== 'message.failed') throw new Error(`unexpected ${event.type}`);
+      expect(eventResource(event)).toEqual({ type: 'message', id: event.data.messageId });
+      expect([ADA, REFUSED]).toContain(event.data.counterpartNumber);
+      if (event.type === 'message.failed') expect(event.data).toMatchObject({ reason: 'carrier_rejected', carrierErrorCode: 21211, refunded: true });
+    }
+  });
 
   it('Webhook.verify returns the typed event from the Standard Webhooks headers and from the service headers alone', () => {
     const serviceOnly = Object.fromEntries(Object.entries(delivery.headers).filter(([name]) => !name.startsWith('webhook-')));

@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_5XX_RATE_PERCENT } from '../../lib/constructs/observability';
+import { ENDPOINTS_DISABLED_METRIC } from '../../lambdas/contexts/webhooks/health-metrics';
 import { logicalIdOf, synth } from './support';
 
 type Alarm = { Properties: Record<string, unknown> & { AlarmName: string; AlarmActions: unknown[]; OKActions: unknown[] } };
@@ -51,6 +52,26 @@ describe('observability', () => {
       expect(alarmNamed(template, `${route.operationId}Throttles`).Properties).toMatchObject({ MetricName: 'Throttles', Dimensions: [fnRef] });
     }
     expect(alarmNamed(template, 'AuthorizerThrottles').Properties).toMatchObject({ MetricName: 'Throttles' });
+  });
+
+  it('alarms at the first webhook endpoint the sender disables, on the metric the sender counts under its service dimension', () => {
+    const { template } = synth();
+
+    const alarm = alarmNamed(template, 'WebhookEndpointsDisabled').Properties;
+
+    expect(alarm).toMatchObject({
+      MetricName: ENDPOINTS_DISABLED_METRIC,
+      Namespace: 'CctService/dev',
+      Dimensions: [{ Name: 'service', Value: 'cct-service' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    // The sender's functions publish under exactly that namespace and service name.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^Webhook sender'),
+      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'cct-service', POWERTOOLS_METRICS_NAMESPACE: 'CctService/dev' }) },
+    });
   });
 
   it('notifies a TLS-only topic when an alarm fires and when it recovers', () => {

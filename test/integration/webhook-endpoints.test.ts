@@ -9,7 +9,7 @@ import {
   getWebhookEndpoint,
   listWebhookEndpoints,
 } from '../../lambdas/contexts/webhooks/endpoints';
-import { webhookAdd, webhookList } from '../../local/admin/webhook-commands';
+import { webhookAdd, webhookList, webhookUpdate } from '../../local/admin/webhook-commands';
 
 let tenantId: string;
 let otherTenantId: string;
@@ -72,6 +72,23 @@ describe('subscriptions', () => {
     expect(forVoicemail.map((e) => e.id)).not.toContain(texts.id);
     expect(await listWebhookEndpoints(otherTenantId)).toEqual([]);
   });
+
+  it('subscribes an endpoint registered without a list to the contract\'s three events only; webhook update changes the list', async () => {
+    // Prepare
+    const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/outcomes' });
+    const before = await endpointsSubscribedTo(tenantId, 'message.delivered');
+
+    // Act
+    const { endpoint: updated } = await webhookUpdate(endpoint.id, { events: 'message.delivered, message.failed' });
+
+    // Assess
+    expect(before.map((e) => e.id)).not.toContain(endpoint.id);
+    expect(updated.events).toEqual(['message.delivered', 'message.failed']);
+    expect((await endpointsSubscribedTo(tenantId, 'message.failed')).map((e) => e.id)).toContain(endpoint.id);
+    expect((await endpointsSubscribedTo(tenantId, 'call.completed')).map((e) => e.id)).not.toContain(endpoint.id);
+    await expect(webhookUpdate(endpoint.id, { events: 'message.sent' })).rejects.toThrow('events: unknown event "message.sent"');
+    await expect(webhookUpdate(endpoint.id, { events: '' })).rejects.toThrow('at least one');
+  });
 });
 
 describe('CLI commands', () => {
@@ -80,7 +97,18 @@ describe('CLI commands', () => {
     const listed = await webhookList({ tenant: tenantId });
 
     expect(added).toEqual({
-      endpoint: { id: expect.any(String), url: 'https://hooks.example.com/cli', events: ['call.completed', 'sms.received'], createdAt: expect.any(String), enabled: true, disabledAt: null, previousSecretExpiresAt: null },
+      endpoint: {
+        id: expect.any(String),
+        url: 'https://hooks.example.com/cli',
+        events: ['call.completed', 'sms.received'],
+        createdAt: expect.any(String),
+        state: 'enabled',
+        enabled: true,
+        disabledAt: null,
+        disabledReason: null,
+        failingSince: null,
+        previousSecretExpiresAt: null,
+      },
       secret: expect.stringMatching(/^whsec_/),
     });
     expect(listed.endpoints.find((e) => e.id === added.endpoint.id)).toEqual(added.endpoint);

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { createTestTable } from '../support/table';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
+import { addWebhookEndpoint, getWebhookEndpoint, publicWebhookEndpoint, setWebhookEndpointEnabled, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
+import { ENDPOINTS_DISABLED_METRIC } from '../../lambdas/contexts/webhooks/health-metrics';
+import { metrics } from '../../lambdas/shared/aws';
 import { getDelivery, insertDelivery, newDelivery } from '../../lambdas/contexts/webhooks/deliveries';
 import { MAX_QUEUE_DELAY_MS } from '../../lambdas/contexts/webhooks/backoff';
 import { postPinned } from '../../lambdas/contexts/webhooks/http-post';
@@ -225,6 +227,119 @@ describe('failed attempts', () => {
     expect(sent[1].message.notBefore).toBeUndefined(); // the remaining ~100 s fit in one hop
     expect(sent[1].delayMs).toBeLessThanOrEqual(100_000);
     expect(receiver.received).toHaveLength(1);
+  });
+});
+
+describe('a receiver that asks for time (429, 503 with Retry-After)', () => {
+  it('waits at least as long as it asked before the next attempt, rather than the backoff', async () => {
+    const { queue, sent } = captureQueue();
+    const message = await pendingDelivery();
+    receiver.replies.push({ status: 429, headers: { 'Retry-After': '30' } });
+
+    const result = await processDeliveryMessage(message, deps(queue));
+
+    expect(result).toBe('retrying');
+    expect(sent).toEqual([{ message: { ...message, attempt: 2 }, delayMs: 30_000 }]);
+    const row = (await getDelivery(tenantId, endpoint.id, message.deliveryId))!;
+    expect(Date.parse(row.nextRetryAt!) - Date.parse(row.updatedAt)).toBeGreaterThanOrEqual(29_000);
+  });
+
+  it('reads an HTTP date on a 503, and never waits past the cap (60 x the base: the spec\'s 60 minutes)', async () => {
+    const { queue, sent } = captureQueue();
+    const [soon, late] = [await pendingDelivery(), await pendingDelivery()];
+    const now = Date.now();
+    receiver.replies.push({ status: 503, headers: { 'Retry-After': new Date(now + 20_000).toUTCString() } }, { status: 503, headers: { 'Retry-After': '7200' } });
+
+    await processDeliveryMessage(soon, deps(queue, { now: () => now }));
+    await processDeliveryMessage(late, deps(queue, { now: () => now }));
+
+    expect(sent[0].delayMs).toBeGreaterThanOrEqual(19_000);
+    expect(sent[0].delayMs).toBeLessThanOrEqual(20_000);
+    expect(sent[1].delayMs).toBe(60_000);
+  });
+
+  it('ignores Retry-After on other failures: a 500 waits the backoff', async () => {
+    const { queue, sent } = captureQueue();
+    const message = await pendingDelivery();
+    receiver.replies.push({ status: 500, headers: { 'Retry-After': '30' } });
+
+    await processDeliveryMessage(message, deps(queue));
+
+    expect(sent[0].delayMs).toBe(1000);
+  });
+});
+
+describe('endpoint health', () => {
+  /** An endpoint of its own, so disabling it leaves the others alone. */
+  const ownEndpoint = () => addWebhookEndpoint(tenantId, { url: `${receiver.url}/hook` }, { allowInsecureTargets: true });
+  const shown = async (id: string) => publicWebhookEndpoint((await getWebhookEndpoint(tenantId, id))!);
+
+  it('disables at once an endpoint that answers 410, without a retry, and counts it', async () => {
+    // Prepare
+    const gone = await ownEndpoint();
+    const { queue, sent } = captureQueue();
+    const [message, next] = [await pendingDelivery(gone), await pendingDelivery(gone)];
+    receiver.replies.push({ status: 410 });
+    const counted = jest.spyOn(metrics, 'addMetric');
+
+    // Act
+    const result = await processDeliveryMessage(message, deps(queue));
+    const afterwards = await processDeliveryMessage(next, deps(queue));
+
+    // Assess
+    expect(result).toBe('failed');
+    expect(sent).toEqual([]);
+    expect(await getDelivery(tenantId, gone.id, message.deliveryId)).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringMatching(/^HTTP 410 \(endpoint disabled: the endpoint answered 410 Gone\)$/) });
+    expect(await shown(gone.id)).toMatchObject({ state: 'disabled', enabled: false, disabledReason: 'gone', disabledAt: expect.any(String) });
+    expect(counted).toHaveBeenCalledWith(ENDPOINTS_DISABLED_METRIC, 'Count', 1);
+    expect(counted).toHaveBeenCalledTimes(1);
+    // The next delivery meets the disabled endpoint and posts nothing.
+    expect(afterwards).toBe('failed');
+    expect(receiver.received).toHaveLength(1);
+    counted.mockRestore();
+  });
+
+  it('disables an endpoint whose every attempt has failed for 5 days, and a success in between starts the count again', async () => {
+    // Prepare
+    const failing = await ownEndpoint();
+    const { queue } = captureQueue();
+    const t0 = Date.parse('2026-11-01T00:00:00.000Z');
+    const day = 24 * 3600 * 1000;
+    const attemptAt = async (at: number, reply: { status: number }) => {
+      receiver.replies.push(reply);
+      return processDeliveryMessage(await pendingDelivery(failing), deps(queue, { now: () => at }));
+    };
+
+    // Act: failing from day 0, a success on day 2, failing again from day 3
+    await attemptAt(t0, { status: 500 });
+    const streakStart = (await shown(failing.id)).failingSince;
+    await attemptAt(t0 + 2 * day, { status: 204 });
+    const afterSuccess = (await shown(failing.id)).failingSince;
+    await attemptAt(t0 + 3 * day, { status: 500 });
+    const sixDaysAfterFirst = await attemptAt(t0 + 6 * day, { status: 500 });
+    const stillEnabled = await shown(failing.id);
+    const last = await attemptAt(t0 + 8 * day, { status: 500 });
+
+    // Assess
+    expect(streakStart).toBe(new Date(t0).toISOString());
+    expect(afterSuccess).toBeNull();
+    expect(sixDaysAfterFirst).toBe('retrying');
+    expect(stillEnabled).toMatchObject({ state: 'enabled', failingSince: new Date(t0 + 3 * day).toISOString() });
+    expect(last).toBe('failed');
+    expect(await shown(failing.id)).toMatchObject({ state: 'disabled', disabledReason: 'failing' });
+  });
+
+  it('is reset by webhook enable: enabled again, no reason, no failing streak', async () => {
+    // Prepare
+    const gone = await ownEndpoint();
+    receiver.replies.push({ status: 410 });
+    await processDeliveryMessage(await pendingDelivery(gone), deps(captureQueue().queue));
+
+    // Act
+    const enabled = publicWebhookEndpoint(await setWebhookEndpointEnabled(gone.id, true));
+
+    // Assess
+    expect(enabled).toMatchObject({ state: 'enabled', enabled: true, disabledAt: null, disabledReason: null, failingSince: null });
   });
 });
 

@@ -90,3 +90,25 @@ export function updateDeliveryExample(markdown: string, delivery: ReceivedDelive
   if (!DELIVERY_MARKER.test(markdown)) throw new Error('The page has no delivery example markers');
   return markdown.replace(DELIVERY_MARKER, () => block);
 }
+
+const EVENT_MARKER = /<!-- event example: ([\w.]+) -->\n([\s\S]*?)<!-- \/event example -->/g;
+
+/** The page with each `<!-- event example: <type> -->` replaced by the body of a delivered event of that type, pretty-printed. */
+export function updateEventExamples(markdown: string, bodies: string[]): string {
+  const missing: string[] = [];
+  const updated = markdown.replace(EVENT_MARKER, (whole, type: string) => {
+    const body = bodies.find((candidate) => (JSON.parse(candidate) as { type?: string }).type === type);
+    if (!body) {
+      missing.push(type);
+      return whole;
+    }
+    return `<!-- event example: ${type} -->\n\`\`\`json\n${JSON.stringify(JSON.parse(body), null, 2)}\n\`\`\`\n<!-- /event example -->`;
+  });
+  if (missing.length > 0) throw new Error(`No delivery recorded for the event examples ${missing.join(', ')}`);
+  return updated;
+}
+
+/** Every event example of the page: its type and body. */
+export function documentedEventExamples(markdown: string): { type: string; body: unknown }[] {
+  return [...markdown.matchAll(EVENT_MARKER)].map(([, type, block]) => ({ type, body: JSON.parse(/```json\n([\s\S]*?)\n```/.exec(block)![1]) }));
+}

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { documentedExamples } from '../support/api-examples';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { documentedEventExamples, documentedExamples } from '../support/api-examples';
 import { createOpenApiValidator, type OpenApiDocument } from '../../local/openapi-validator';
 
 /**
@@ -41,4 +43,25 @@ describe('docs/api.md', () => {
       expect(() => validator.check(operation!.method, operation!.path, example.status, example.body)).not.toThrow();
     },
   );
+});
+
+describe('the event examples of docs/api.md', () => {
+  const events = documentedEventExamples(page);
+  const webhooks = (document as unknown as { webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }> }).webhooks;
+
+  it('shows a delivered message.delivered and message.failed', () => {
+    expect(events.map((event) => event.type)).toEqual(['message.delivered', 'message.failed']);
+  });
+
+  it.each(events.map((event) => [event.type, event] as const))('%s is a body the OpenAPI document describes for its type', (type, event) => {
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi', components: document.components } as never);
+
+    const valid = ajv.validate(`openapi${webhooks[type].post.requestBody.content['application/json'].schema.$ref}`, event.body);
+
+    expect(ajv.errorsText(ajv.errors)).toBe('No errors');
+    expect(valid).toBe(true);
+    expect(event.body).toMatchObject({ type });
+  });
 });

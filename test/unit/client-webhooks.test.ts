@@ -1,5 +1,6 @@
 import { deliveryHeaders, generateSecret, standardWebhooksSignature } from '../../lambdas/contexts/webhooks/internal/signing';
-import { deliveryId, verifyStandardWebhook, Webhook, WebhookVerificationError } from '../../clients/typescript/src/webhooks';
+import { deliveryId, eventResource, verifyStandardWebhook, Webhook, WebhookVerificationError, type WebhookEvent, type WebhookEventOf } from '../../clients/typescript/src/webhooks';
+import { WEBHOOK_EXAMPLES } from '../../lambdas/handlers/api/openapi/examples';
 
 // The Standard Webhooks published test vector (the reference libraries' own tests use it).
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -75,5 +76,26 @@ describe('Webhook', () => {
 
     expect(act).toThrow(WebhookVerificationError);
     expect(act).toThrow('Webhook verification failed: bad_signature');
+  });
+});
+
+describe('eventResource', () => {
+  it('names the resource of every event type of the document, and none for webhook.test', () => {
+    // Prepare: the examples of the OpenAPI document, one per event type
+    const examples = WEBHOOK_EXAMPLES as Record<string, WebhookEvent>;
+
+    // Act
+    const resources = Object.fromEntries(Object.entries(examples).map(([type, event]) => [type, eventResource(event)?.type ?? null]));
+
+    // Assess
+    expect(resources).toEqual({
+      'call.completed': 'call',
+      'voicemail.received': 'voicemail',
+      'sms.received': 'message',
+      'message.delivered': 'message',
+      'message.failed': 'message',
+      'webhook.test': null,
+    });
+    expect(eventResource(examples['message.failed'])!.id).toBe((examples['message.failed'] as WebhookEventOf<'message.failed'>).data.messageId);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { keyCreate } from '../../local/admin/commands/key';
 import { simulateCall } from '../../local/admin/commands/simulate-call';
 import { tenantCreate, tenantUpdate } from '../../local/admin/commands/tenant';
-import { webhookAdd, webhookDeliveries, webhookListen, webhookRotateSecret, webhookTest } from '../../local/admin/commands/webhook';
+import { webhookAdd, webhookDeliveries, webhookListen, webhookRecover, webhookRotateSecret, webhookTest, webhookUpdate } from '../../local/admin/commands/webhook';
 import { runAdmin } from '../../local/admin/main';
 import { defineCommand, type CommandInput } from '../../local/admin/registry';
 import { UsageError } from '../../local/usage-error';
@@ -172,7 +172,22 @@ describe('webhook commands', () => {
     });
   });
 
+  it('reads webhook update and webhook recover: --since as a time or as how long ago, --max and --after', () => {
+    expect(webhookUpdate.parse({ values: { events: 'message.delivered,message.failed' }, positionals: [endpointId] })).toEqual({ endpointId, events: 'message.delivered,message.failed' });
+    expect(webhookRecover.parse({ values: { endpoint: endpointId, since: '2026-11-26T09:30:00+01:00' }, positionals: [] })).toEqual({
+      endpointId,
+      since: '2026-11-26T09:30:00+01:00',
+      max: undefined,
+      after: undefined,
+    });
+    expect(webhookRecover.parse({ values: { endpoint: endpointId, since: '6h', max: '50', after: endpointId }, positionals: [] })).toEqual({ endpointId, since: 21_600, max: 50, after: endpointId });
+  });
+
   it.each([
+    ['--since', () => webhookRecover.parse({ values: { endpoint: endpointId, since: 'yesterday' }, positionals: [] })],
+    ['--endpoint', () => webhookRecover.parse({ values: { since: '6h' }, positionals: [] })],
+    ['--max', () => webhookRecover.parse({ values: { endpoint: endpointId, since: '6h', max: '0' }, positionals: [] })],
+    ['--events', () => webhookUpdate.parse({ values: {}, positionals: [endpointId] })],
     ['--grace', () => webhookRotateSecret.parse({ values: { grace: '2 days' }, positionals: [endpointId] })],
     ['--forward-to', () => webhookListen.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001', 'forward-to': 'localhost:4242' }, positionals: [] })],
     ['<endpointId>', () => webhookDeliveries.parse({ values: {}, positionals: ['nope'] })],

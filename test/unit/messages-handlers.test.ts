@@ -225,7 +225,7 @@ describe('POST /messages', () => {
     expect(store[2].Put!.Item).toMatchObject({ ...messageKey(message.id), gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi2pk: expect.stringMatching(/^UNSETTLED#/), segments: 1, costCents: 1, spendShard: Number(charged.Key!.pk.split('#').pop()) });
     expect(store[3].Update).toMatchObject({ Key: { pk: `${pk}#THREAD#+14155550101`, sk: 'THREAD' } });
     // The carrier's answer settles the text: its sid is recorded and it leaves the unsettled worklist.
-    expect(sid[0].Update!.UpdateExpression).toBe('SET #sid = :sid REMOVE #gsi2pk, #gsi2sk');
+    expect(sid[0].Update!.UpdateExpression).toBe('SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep');
     expect(sid[1].Put!.Item).toMatchObject({ pk: `${pk}#MSGSID#${SID}`, sk: 'MSGSID', messageId: message.id });
     // Nothing of the send touches the organization's row but its strongly consistent read.
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: tenantRow, ConsistentRead: true });

@@ -208,11 +208,11 @@ describe('delivery status', () => {
     expect(messageUpdate.Update).toEqual({
       TableName: process.env.TABLE_NAME,
       Key: messageKey(message.id),
-      // A known outcome leaves the unsettled worklist.
-      UpdateExpression: 'SET #status = :status REMOVE #gsi2pk, #gsi2sk',
+      // A known outcome leaves the unsettled worklist; the change's time and the row's sequence number go with it (the event's).
+      UpdateExpression: 'SET #status = :status, #changedAt = :changedAt REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeNames: { '#status': 'status', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk' },
-      ExpressionAttributeValues: { ':status': 'delivered', ':from0': 'queued', ':from1': 'sent' },
+      ExpressionAttributeNames: { '#status': 'status', '#changedAt': 'changedAt', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
+      ExpressionAttributeValues: { ':status': 'delivered', ':changedAt': expect.any(Number), ':rowSequenceStep': 1, ':from0': 'queued', ':from1': 'sent' },
     });
     expect(threadUpdate.Update).toMatchObject({ Key: threadKey('+14155550101'), ConditionExpression: '#lastMessageId = :id' });
   });
@@ -233,14 +233,29 @@ describe('delivery status', () => {
     ddb.on(GetCommand).resolves({ Item: outbound });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
-    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_failed', carrierCode: 30003 });
-    // Assess: one transaction, so the refund happens exactly when the status changes
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', {
+      failureReason: 'carrier_failed',
+      carrierCode: 30003,
+      carrierMessage: 'Unreachable destination handset',
+      reportedAt: new Date('2026-11-21T10:00:05.123Z'),
+    });
+    // Assess: one transaction, so the refund happens exactly when the status changes; the carrier's report goes with it
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     const [messageUpdate, refund, thread] = itemsOf(0);
     expect(messageUpdate.Update).toMatchObject({
-      UpdateExpression: 'SET #status = :status, #reason = :reason, #code = :code REMOVE #gsi2pk, #gsi2sk',
+      UpdateExpression:
+        'SET #status = :status, #changedAt = :changedAt, #reason = :reason, #code = :code, #words = :words, #reportedAt = :reportedAt REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeValues: { ':status': 'failed', ':reason': 'carrier_failed', ':code': 30003, ':from0': 'queued', ':from1': 'sent' },
+      ExpressionAttributeNames: expect.objectContaining({ '#words': 'carrierMessage', '#reportedAt': 'carrierReportedAt', '#rowSequence': 'sequence' }),
+      ExpressionAttributeValues: expect.objectContaining({
+        ':status': 'failed',
+        ':reason': 'carrier_failed',
+        ':code': 30003,
+        ':words': 'Unreachable destination handset',
+        ':reportedAt': Date.parse('2026-11-21T10:00:05.123Z'),
+        ':from0': 'queued',
+        ':from1': 'sent',
+      }),
     });
     expect(refund).toEqual(refundItem(5));
     expect(thread.Update!.Key).toEqual(threadKey('+14155550101'));
@@ -345,7 +360,7 @@ describe('delivery status', () => {
     // Assess
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
     const [messageUpdate, sidRow] = itemsOf(0);
-    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :status, #sid = :sid REMOVE #gsi2pk, #gsi2sk');
+    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :status, #changedAt = :changedAt, #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep');
     expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':sid': 'SMfromcallback' });
     expect(sidRow.Put).toMatchObject({ Item: { ...sidKey('SMfromcallback'), messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
   });
@@ -398,11 +413,12 @@ describe("recording the carrier's sid", () => {
           Update: {
             TableName: process.env.TABLE_NAME,
             Key: messageKey(message.id),
-            UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk',
+            // The sid shows in the text's events: its write counts in the row's sequence number.
+            UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
             // The same sid again (a callback first, then the send's answer) is harmless.
             ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))',
-            ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk' },
-            ExpressionAttributeValues: { ':sid': 'SM1', ':empty': '' },
+            ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
+            ExpressionAttributeValues: { ':sid': 'SM1', ':empty': '', ':rowSequenceStep': 1 },
           },
         },
         {

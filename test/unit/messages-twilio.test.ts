@@ -1,3 +1,4 @@
+import { twilioErrorMessage } from '../../lambdas/contexts/carrier/internal/twilio-errors';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
@@ -106,7 +107,8 @@ describe('the Twilio carrier', () => {
     const error = await carrier().send(text).catch((err: unknown) => err);
     // Assess
     expect(error).toBeInstanceOf(CarrierError);
-    expect((error as CarrierError).details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21211 });
+    // Twilio's own words come along for the message.failed event; they are kept on the text, not in the error's message.
+    expect((error as CarrierError).details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21211, providerMessage: "The 'To' number is not a valid phone number." });
     expect((error as CarrierError).message).not.toContain(text.body);
     expect((error as CarrierError).message).not.toContain(AUTH_TOKEN);
   });
@@ -126,7 +128,8 @@ describe('the Twilio carrier', () => {
     // Act
     const error = (await carrier().send(text).catch((err: unknown) => err)) as CarrierError;
     // Assess
-    expect(error.details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21610, recipientOptedOut: true });
+    // Without words of Twilio's, the title of its code.
+    expect(error.details).toEqual({ kind: 'refused', httpStatus: 400, providerCode: 21610, providerMessage: 'Attempt to send to unsubscribed recipient', recipientOptedOut: true });
   });
 
   it('calls 429, 401 and 403 "not sent" (Twilio created nothing) and a 5xx "unknown" (it may have)', async () => {
@@ -263,5 +266,16 @@ describe('choosing the carrier from configuration', () => {
     Object.assign(process.env, { CARRIER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID });
     delete process.env.TWILIO_AUTH_TOKEN;
     expect(() => createCarrier()).toThrow('TWILIO_AUTH_TOKEN');
+  });
+});
+
+describe("the carrier's words for a failure", () => {
+  it("prefers Twilio's own words, then the title of its code, else nothing", () => {
+    expect(twilioErrorMessage(30003, 'Handset\nunreachable  ')).toBe('Handset unreachable');
+    expect(twilioErrorMessage(30003)).toBe('Unreachable destination handset');
+    expect(twilioErrorMessage(30003, '   ')).toBe('Unreachable destination handset');
+    expect(twilioErrorMessage(99999)).toBeUndefined();
+    expect(twilioErrorMessage(undefined)).toBeUndefined();
+    expect(twilioErrorMessage(undefined, 'x'.repeat(500))).toHaveLength(200);
   });
 });

@@ -1,4 +1,4 @@
-import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS, nextHop, retryDelayMs, retrySchedule } from '../../lambdas/contexts/webhooks/backoff';
+import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS, nextHop, retryAfterMs, retryDelayMs, retrySchedule, waitAfterFailure } from '../../lambdas/contexts/webhooks/backoff';
 
 const MINUTE = 60_000;
 
@@ -48,5 +48,32 @@ describe('queue hops', () => {
 
     expect(hops).toEqual([MAX_QUEUE_DELAY_MS, MAX_QUEUE_DELAY_MS, MAX_QUEUE_DELAY_MS, MAX_QUEUE_DELAY_MS]);
     expect(nextHop(now + 16 * MINUTE, now)).toEqual({ delayMs: MAX_QUEUE_DELAY_MS, notBefore: now + 16 * MINUTE });
+  });
+});
+
+describe('Retry-After (429 and 503)', () => {
+  const now = Date.parse('2026-11-21T10:00:00.000Z');
+
+  it('reads delta-seconds and an HTTP date; anything else is no request', () => {
+    expect(retryAfterMs('120', now)).toBe(120_000);
+    expect(retryAfterMs(' 0 ', now)).toBe(0);
+    expect(retryAfterMs('Sat, 21 Nov 2026 10:05:00 GMT', now)).toBe(5 * MINUTE);
+    expect(retryAfterMs('Sat, 21 Nov 2026 09:00:00 GMT', now)).toBe(0);
+    expect(retryAfterMs(undefined, now)).toBeUndefined();
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    expect(retryAfterMs('-5', now)).toBeUndefined();
+  });
+
+  it('waits at least as long as asked, never less than the backoff, and never past the 60-minute cap', () => {
+    expect(waitAfterFailure(1, 10 * MINUTE)).toBe(10 * MINUTE);
+    expect(waitAfterFailure(3, 30_000)).toBe(4 * MINUTE);
+    expect(waitAfterFailure(2, 5 * 60 * MINUTE)).toBe(60 * MINUTE);
+    expect(waitAfterFailure(2, undefined)).toBe(2 * MINUTE);
+    // The cap scales with a local runtime's shorter base, like the backoff.
+    expect(waitAfterFailure(1, 5_000, 20)).toBe(1_200);
+  });
+
+  it('adds no attempt: after the eighth there is no wait, asked or not', () => {
+    expect(waitAfterFailure(MAX_ATTEMPTS, 10 * MINUTE)).toBeUndefined();
   });
 });

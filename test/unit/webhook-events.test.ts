@@ -1,6 +1,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
+import { fromItem as messageFromItem } from '../../lambdas/contexts/texting/messages';
 import type { Item } from '../../lambdas/shared/table/dynamo';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Call } from '../../lambdas/contexts/calls/schemas';
@@ -78,7 +79,7 @@ describe('call.completed', () => {
     // Assess
     expect(event).toMatchObject({ tenantId, type: 'call.completed', createdAt: '2026-11-21T10:00:05.000Z' });
     const body = JSON.parse(event.body);
-    expect(body).toEqual({ id: event.id, type: 'call.completed', createdAt: event.createdAt, data: { call: call('completed') } });
+    expect(body).toEqual({ id: event.id, type: 'call.completed', createdAt: event.createdAt, sequence: 0, data: { call: call('completed') } });
     expect(EVENT_SCHEMAS['call.completed'].safeParse(body).success).toBe(true);
   });
 
@@ -131,6 +132,118 @@ describe('sms.received', () => {
     // Act + Assess
     expect(deriveEvent(change('INSERT', moved))).toBeUndefined();
     expect(pattern.dynamodb.NewImage.movedAt).toEqual([{ exists: false }]);
+  });
+});
+
+describe('message.delivered and message.failed', () => {
+  /** An outbound text's row in `status`, as texting writes it; `facts` are what the final write adds. */
+  const text = (status: string, facts: Item = {}): Item => ({
+    ...message('outbound'),
+    toNumber: '+14155550100',
+    fromNumber: '+14155559999',
+    status,
+    costCents: 2,
+    segments: 1,
+    ...facts,
+  });
+  const reportedAt = Date.parse('2026-11-21T10:00:07.321Z');
+
+  it('raises message.delivered once, on the change into delivered, with the message as the API shows it and when the carrier reported it', () => {
+    // Act
+    const event = deriveEvent(change('MODIFY', text('delivered', { carrierReportedAt: reportedAt, changedAt: reportedAt + 4, sequence: 4 }), text('sent', { sequence: 3 })))!;
+
+    // Assess
+    const body = JSON.parse(event.body);
+    expect(event.type).toBe('message.delivered');
+    expect(body).toMatchObject({ type: 'message.delivered', createdAt: '2026-11-21T10:00:07.325Z', sequence: 4 });
+    expect(body.data).toEqual({
+      messageId: message('outbound').id,
+      counterpartNumber: '+14155550100',
+      carrierReportedAt: '2026-11-21T10:00:07.321Z',
+      status: 'delivered',
+      message: { ...messageFromItem(text('delivered')) },
+    });
+    expect(body.data.message).not.toHaveProperty('costCents');
+    expect(EVENT_SCHEMAS['message.delivered'].safeParse(body).success).toBe(true);
+  });
+
+  it('raises message.failed with the reason, the carrier code and words, and the refund', () => {
+    // Prepare
+    const failed = text('failed', { failureReason: 'carrier_failed', carrierCode: 30003, carrierMessage: 'Unreachable destination handset', carrierReportedAt: reportedAt, sequence: 3 });
+
+    // Act
+    const event = deriveEvent(change('MODIFY', failed, text('queued', { sequence: 2 })))!;
+
+    // Assess
+    const body = JSON.parse(event.body);
+    expect(event.type).toBe('message.failed');
+    expect(body.data).toMatchObject({
+      status: 'failed',
+      reason: 'carrier_failed',
+      carrierErrorCode: 30003,
+      carrierErrorMessage: 'Unreachable destination handset',
+      carrierReportedAt: '2026-11-21T10:00:07.321Z',
+      refunded: true,
+      refundedCents: 2,
+      message: { status: 'failed' },
+    });
+    expect(body.sequence).toBe(3);
+    expect(EVENT_SCHEMAS['message.failed'].safeParse(body).success).toBe(true);
+  });
+
+  it('says when the carrier never reported (the sweep) and when nothing was charged', () => {
+    // Prepare: the settlement sweep failed a text nobody reported; a row written before billing has no cost
+    const swept = text('failed', { failureReason: 'carrier_outcome_unknown', costCents: undefined });
+
+    // Act
+    const body = JSON.parse(deriveEvent(change('MODIFY', swept, text('queued')))!.body);
+
+    // Assess
+    expect(body.data).toMatchObject({ reason: 'carrier_outcome_unknown', carrierErrorCode: null, carrierErrorMessage: null, carrierReportedAt: null, refunded: false, refundedCents: 0 });
+    expect(EVENT_SCHEMAS['message.failed'].safeParse(body).success).toBe(true);
+  });
+
+  it.each([
+    ['a duplicate of the final write (delivered -> delivered)', text('delivered'), text('delivered')],
+    ['a later edit of a failed text (a late sid)', text('failed', { messageSid: 'SMlate' }), text('failed')],
+    ['a move that is not final (queued -> sent)', text('sent'), text('queued')],
+    ['an inbound text', { ...message('inbound'), status: 'delivered' }, message('inbound')],
+  ])('raises nothing for %s', (_name, newImage, oldImage) => {
+    expect(deriveEvent(change('MODIFY', newImage, oldImage))).toBeUndefined();
+  });
+
+  it('raises nothing for a settled text inserted under another key (a key-layout migration copying it): its event was raised already', () => {
+    expect(deriveEvent(change('INSERT', { ...text('delivered'), pk: `T#${tenantId}#MSG#x`, sk: 'MESSAGE' }))).toBeUndefined();
+    expect(deriveEvent(change('INSERT', text('failed', { failureReason: 'carrier_failed' })))).toBeUndefined();
+  });
+
+  it('reads the text from its attributes, never its key: a message under another key layout raises the same event', () => {
+    // Prepare: the texting context may move messages to a partition of their own
+    const moved = { ...text('delivered', { sequence: 4 }), pk: `T#${tenantId}#MSG#${message('outbound').id}`, sk: 'MESSAGE' };
+
+    // Act
+    const here = deriveEvent(change('MODIFY', text('delivered', { sequence: 4 }), text('sent')))!;
+    const there = deriveEvent(change('MODIFY', moved, { ...text('sent'), pk: moved.pk, sk: moved.sk }))!;
+
+    // Assess
+    expect(there.body).toBe(here.body);
+    expect(there.tenantId).toBe(tenantId);
+  });
+});
+
+describe('sequence', () => {
+  it("is the row's sequence number at the change, so the newer of two events about one resource has the higher number", () => {
+    // Prepare: the row counted 1 at its insert, 2 for its sid, 3 for sent, 4 for delivered
+    const received = deriveEvent(change('INSERT', { ...message('inbound'), sequence: 1 }))!;
+    const delivered = deriveEvent(change('MODIFY', { ...message('outbound'), status: 'delivered', sequence: 4 }, { ...message('outbound'), status: 'sent', sequence: 3 }))!;
+
+    // Assess
+    expect(JSON.parse(received.body).sequence).toBe(1);
+    expect(JSON.parse(delivered.body).sequence).toBe(4);
+  });
+
+  it('is 0 for a row written before sequence numbers existed', () => {
+    expect(JSON.parse(deriveEvent(change('INSERT', message('inbound')))!.body).sequence).toBe(0);
   });
 });
 

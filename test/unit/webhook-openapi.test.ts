@@ -1,4 +1,5 @@
 import { validate } from '@readme/openapi-parser';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { buildOpenApiDocument } from '../../lambdas/handlers/api/openapi/generator';
@@ -7,6 +8,13 @@ import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { ROUTER_FILTER_PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';
 import { TERMINAL_CALL_STATUSES } from '../../lambdas/contexts/calls/call-statuses';
+
+/** Lambda's event filtering for the patterns the router uses: every key present, its value one of the listed ones. */
+function matchesFilter(pattern: unknown, value: unknown): boolean {
+  if (Array.isArray(pattern)) return pattern.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value));
+  if (typeof pattern !== 'object' || pattern === null || typeof value !== 'object' || value === null) return false;
+  return Object.entries(pattern).every(([key, inner]) => matchesFilter(inner, (value as Record<string, unknown>)[key]));
+}
 
 type WebhookOperation = {
   post: { parameters: { name: string; in: string; deprecated?: boolean }[]; requestBody: { content: Record<string, { schema: { $ref: string } }> } };
@@ -20,7 +28,7 @@ describe('the webhooks section of the OpenAPI document', () => {
     const webhooks = document.webhooks;
 
     // Assess
-    expect(Object.keys(webhooks).sort()).toEqual(['call.completed', 'sms.received', 'voicemail.received', 'webhook.test']);
+    expect(Object.keys(webhooks).sort()).toEqual(['call.completed', 'message.delivered', 'message.failed', 'sms.received', 'voicemail.received', 'webhook.test']);
     const names = webhooks['call.completed'].post.parameters.filter((p) => p.in === 'header' && !p.deprecated).map((p) => p.name);
     expect(names).toEqual(expect.arrayContaining(['X-Service-Event', 'X-Service-Timestamp', 'X-Service-Signature', 'X-Service-Delivery']));
     const legacy = webhooks['call.completed'].post.parameters.filter((p) => p.deprecated).map((p) => p.name);
@@ -62,5 +70,22 @@ describe('the webhooks section of the OpenAPI document', () => {
 
     expect(callPattern.dynamodb.NewImage.status.S).toEqual([...TERMINAL_CALL_STATUSES]);
     for (const pattern of ROUTER_FILTER_PATTERNS) expect(JSON.parse(JSON.stringify(pattern))).toEqual(pattern);
+  });
+
+  it('lets a text moving into a final status reach the router, and no other change of an outbound text', () => {
+    // Prepare: stream records as Lambda's filter sees them (marshalled images)
+    const text = (status: string) => ({ type: 'message', direction: 'outbound', status, id: uuidv7(), tenantId: uuidv7() });
+    const record = (eventName: string, newImage: Record<string, unknown>) => ({ eventName, dynamodb: { NewImage: marshall(newImage) } });
+
+    // Act
+    const routed = (r: unknown) => ROUTER_FILTER_PATTERNS.some((pattern) => matchesFilter(pattern, r));
+
+    // Assess
+    expect(routed(record('MODIFY', text('delivered')))).toBe(true);
+    expect(routed(record('MODIFY', text('failed')))).toBe(true);
+    expect(routed(record('MODIFY', text('sent')))).toBe(false);
+    expect(routed(record('INSERT', text('queued')))).toBe(false);
+    expect(routed(record('INSERT', text('delivered')))).toBe(false); // a copy, never a change (see the derivation)
+    expect(routed(record('REMOVE', text('failed')))).toBe(false);
   });
 });

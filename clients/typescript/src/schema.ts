@@ -239,7 +239,7 @@ export interface webhooks {
         put?: never;
         /**
          * A call ended: it reached completed, failed, no-answer, busy or canceled
-         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts). Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
          */
         post: operations["webhookCallCompleted"];
         delete?: never;
@@ -259,7 +259,7 @@ export interface webhooks {
         put?: never;
         /**
          * A text message arrived on one of the organization's numbers
-         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts). Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
          */
         post: operations["webhookSmsReceived"];
         delete?: never;
@@ -279,9 +279,49 @@ export interface webhooks {
         put?: never;
         /**
          * A caller left a message and the recording is ready; the transcript is included when it has already arrived
-         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts). Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
          */
         post: operations["webhookVoicemailReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to endpoints subscribed to it
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         */
+        post: operations["webhookMessageDelivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         */
+        post: operations["webhookMessageFailed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -299,7 +339,7 @@ export interface webhooks {
         put?: never;
         /**
          * Sent only when an operator tests an endpoint; acknowledge it like any other event
-         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts). Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
          */
         post: operations["webhookTest"];
         delete?: never;
@@ -528,9 +568,11 @@ export interface components {
             type: "call.completed";
             /**
              * Format: date-time
-             * @description When the change that raised the event happened
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            sequence: number;
             data: {
                 call: components["schemas"]["Call"];
             };
@@ -546,9 +588,11 @@ export interface components {
             type: "sms.received";
             /**
              * Format: date-time
-             * @description When the change that raised the event happened
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            sequence: number;
             data: {
                 message: components["schemas"]["Message"];
             };
@@ -564,9 +608,11 @@ export interface components {
             type: "voicemail.received";
             /**
              * Format: date-time
-             * @description When the change that raised the event happened
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            sequence: number;
             data: {
                 voicemail: {
                     /** Format: uuid */
@@ -583,6 +629,81 @@ export interface components {
                 };
             };
         };
+        /** @description A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to endpoints subscribed to it */
+        WebhookEventMessageDelivered: {
+            /**
+             * Format: uuid
+             * @description Event id; the same on every delivery and retry of this event
+             */
+            id: string;
+            /** @constant */
+            type: "message.delivered";
+            /**
+             * Format: date-time
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
+             */
+            createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            sequence: number;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description The text this event is about (`message.id`)
+                 */
+                messageId: string;
+                /** @description The number the text was sent to: its conversation, `GET /messages/{counterpart}` */
+                counterpartNumber: string;
+                /** @description When the carrier reported the final status, to the millisecond: the arrival of its status callback or of its answer to the send. Null when the carrier never reported one (a text the service failed itself, e.g. `carrier_outcome_unknown`) */
+                carrierReportedAt: string | null;
+                /** @constant */
+                status: "delivered";
+                message: components["schemas"]["Message"];
+            };
+        };
+        /** @description A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it */
+        WebhookEventMessageFailed: {
+            /**
+             * Format: uuid
+             * @description Event id; the same on every delivery and retry of this event
+             */
+            id: string;
+            /** @constant */
+            type: "message.failed";
+            /**
+             * Format: date-time
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
+             */
+            createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            sequence: number;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description The text this event is about (`message.id`)
+                 */
+                messageId: string;
+                /** @description The number the text was sent to: its conversation, `GET /messages/{counterpart}` */
+                counterpartNumber: string;
+                /** @description When the carrier reported the final status, to the millisecond: the arrival of its status callback or of its answer to the send. Null when the carrier never reported one (a text the service failed itself, e.g. `carrier_outcome_unknown`) */
+                carrierReportedAt: string | null;
+                /** @constant */
+                status: "failed";
+                /**
+                 * @description `carrier_rejected`: the carrier refused the text when it was sent (e.g. an invalid number); `carrier_failed`: the carrier accepted it, then reported it failed or undelivered; `recipient_opted_out`: the carrier refused it because the recipient opted out; `carrier_unavailable`: the carrier could not be reached and certainly has no such text; `carrier_outcome_unknown`: the carrier never answered and never reported a status within an hour, so the service failed it. Clients must tolerate reasons added later
+                 * @enum {string}
+                 */
+                reason: "carrier_rejected" | "carrier_failed" | "recipient_opted_out" | "carrier_unavailable" | "carrier_outcome_unknown";
+                /** @description The carrier's error code (Twilio: e.g. 30003 unreachable handset, 21211 invalid number), when it gave one */
+                carrierErrorCode: number | null;
+                /** @description The carrier's words for the error (or the title of its code), when known */
+                carrierErrorMessage: string | null;
+                /** @description True when the text had been charged and the charge was refunded (in the same write that failed it): a failed text is never billed */
+                refunded: boolean;
+                /** @description What was refunded, in cents (0 when nothing was charged) */
+                refundedCents: number;
+                message: components["schemas"]["Message"];
+            };
+        };
         /** @description Sent only when an operator tests an endpoint; acknowledge it like any other event */
         WebhookEventTest: {
             /**
@@ -594,9 +715,11 @@ export interface components {
             type: "webhook.test";
             /**
              * Format: date-time
-             * @description When the change that raised the event happened
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            sequence: number;
             data: {
                 /** Format: uuid */
                 endpointId: string;
@@ -3298,6 +3421,120 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventVoicemailReceived"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery will not be retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMessageDelivered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, e.g. `call.completed` */
+                "X-Service-Event": string;
+                /** @description Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string */
+                "X-Service-Timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued */
+                "X-Service-Signature": string;
+                /** @description The delivery id, the same on every retry: use it as an idempotency key */
+                "X-Service-Delivery": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Event (identical value)
+                 */
+                "X-Legacy-Event": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Timestamp (identical value)
+                 */
+                "X-Legacy-Timestamp": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Signature (identical value)
+                 */
+                "X-Legacy-Signature": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Delivery (identical value)
+                 */
+                "X-Legacy-Delivery": string;
+                /** @description Standard Webhooks: the delivery id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: seconds since the Unix epoch */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventMessageDelivered"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery will not be retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMessageFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, e.g. `call.completed` */
+                "X-Service-Event": string;
+                /** @description Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string */
+                "X-Service-Timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued */
+                "X-Service-Signature": string;
+                /** @description The delivery id, the same on every retry: use it as an idempotency key */
+                "X-Service-Delivery": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Event (identical value)
+                 */
+                "X-Legacy-Event": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Timestamp (identical value)
+                 */
+                "X-Legacy-Timestamp": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Signature (identical value)
+                 */
+                "X-Legacy-Signature": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Delivery (identical value)
+                 */
+                "X-Legacy-Delivery": string;
+                /** @description Standard Webhooks: the delivery id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: seconds since the Unix epoch */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventMessageFailed"];
             };
         };
         responses: {

@@ -32,6 +32,25 @@ export type WebhookEvent = {
     : never;
 }[keyof webhooks];
 
+/** The event of one type, e.g. `WebhookEventOf<'message.failed'>`. */
+export type WebhookEventOf<Type extends WebhookEvent['type']> = Extract<WebhookEvent, { type: Type }>;
+
+/** What an event is about, by type: the resource whose `sequence` orders its events. */
+export type EventResource = { type: 'call' | 'message' | 'voicemail'; id: string };
+
+/**
+ * The resource an event is about (`webhook.test` is about none): with `event.sequence`, the key of
+ * a receiver's "newest seen" record, so an event that arrives after a newer one about the same
+ * resource can be dropped (docs/api.md, "Order and stale events").
+ */
+export function eventResource(event: WebhookEvent): EventResource | undefined {
+  const data = event.data as { call?: { id: string }; message?: { id: string }; voicemail?: { id: string } };
+  if (data.call) return { type: 'call', id: data.call.id };
+  if (data.message) return { type: 'message', id: data.message.id };
+  if (data.voicemail) return { type: 'voicemail', id: data.voicemail.id };
+  return undefined;
+}
+
 export type VerifyFailure = 'missing_headers' | 'malformed_timestamp' | 'bad_signature' | 'stale_timestamp';
 export type VerifyResult = { ok: true } | { ok: false; reason: VerifyFailure };
 

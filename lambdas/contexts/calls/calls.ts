@@ -7,6 +7,7 @@ import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFail
 import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { FIRST_ROW_SEQUENCE, withRowSequenceBump } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
@@ -105,7 +106,7 @@ export async function recordCall(tenantId: string, input: RecordCallInput): Prom
     contactId,
   };
   // A call recorded whole may be terminal at once: its insert is then the event (CHANGED_AT).
-  const item = { ...toItem(tenantId, call), [CHANGED_AT]: Date.now() };
+  const item = { ...toItem(tenantId, call), [CHANGED_AT]: Date.now(), ...FIRST_ROW_SEQUENCE };
   await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: item, ConditionExpression: CONDITION.rowIsNew }));
   return call;
 }
@@ -305,7 +306,7 @@ async function insertCall(tenantId: string, providerCallSid: string, change: Cal
               ExpressionAttributeValues: { ':tenantId': tenantId },
             },
           },
-          { Put: { TableName: TABLE_NAME, Item: callItem, ConditionExpression: CONDITION.rowIsNew } },
+          { Put: { TableName: TABLE_NAME, Item: { ...callItem, ...FIRST_ROW_SEQUENCE }, ConditionExpression: CONDITION.rowIsNew } },
         ],
       }),
     );
@@ -441,7 +442,8 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
 /** True when written; false when the condition said the row already knows as much or more. */
 async function updateIf(key: ReturnType<typeof callKey>, update: Omit<UpdateCommandInput, 'TableName' | 'Key'>): Promise<boolean> {
   try {
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, ...update }));
+    // Every fact a call row learns may show in its call.completed event: each write counts in its sequence number.
+    await dynamo.send(new UpdateCommand(withRowSequenceBump({ TableName: TABLE_NAME, Key: key, ...update })));
     return true;
   } catch (err) {
     if (isConditionalCheckFailed(err)) return false;

@@ -4,6 +4,7 @@ import { uuidv7 } from '../../shared/ids';
 import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { withRowSequenceBump } from '../../shared/table/row-sequence';
 
 /**
  * Voicemails: one row per recorded call leg, keyed by that leg's provider sid so the recording
@@ -60,11 +61,12 @@ function upsertExpression(set: Fields, keep: Fields): Pick<UpdateCommandInput, '
   const defined = (fields: Fields) => Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);
   const s = defined(set);
   const k = defined(keep);
-  return {
+  // Each fact may show in the voicemail.received event: every write counts in the row's sequence number.
+  return withRowSequenceBump({
     UpdateExpression: `SET ${[...s.map(([n]) => `#${n} = :${n}`), ...k.map(([n]) => `#${n} = if_not_exists(#${n}, :${n})`)].join(', ')}`,
     ExpressionAttributeNames: Object.fromEntries([...s, ...k].map(([n]) => [`#${n}`, n])),
     ExpressionAttributeValues: Object.fromEntries([...s, ...k].map(([n, v]) => [`:${n}`, v])),
-  };
+  });
 }
 
 async function upsert(tenantId: string, providerCallSid: string, set: Fields, keep: Fields, createdAt: Date): Promise<void> {
@@ -133,7 +135,7 @@ export async function attachCallToVoicemail(tenantId: string, providerCallSid: s
 async function markReadyIfComplete(tenantId: string, providerCallSid: string): Promise<void> {
   try {
     await dynamo.send(
-      new UpdateCommand({
+      new UpdateCommand(withRowSequenceBump({
         TableName: TABLE_NAME,
         Key: voicemailKey(tenantId, providerCallSid),
         // The flip is the voicemail.received event: its time, to the millisecond (CHANGED_AT).
@@ -148,7 +150,7 @@ async function markReadyIfComplete(tenantId: string, providerCallSid: string): P
           '#changedAt': CHANGED_AT,
         },
         ExpressionAttributeValues: { ':true': true, ':false': false, ':changedAt': Date.now() },
-      }),
+      })),
     );
   } catch (err) {
     if (!isConditionalCheckFailed(err)) throw err; // not complete yet, or already ready

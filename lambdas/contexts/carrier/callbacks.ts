@@ -8,6 +8,7 @@ import { recordMessageSid, updateMessageStatus } from '../texting/delivery-statu
 import { receiveInboundMessage } from '../texting/receiving';
 import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './internal/callback-params';
 import { deliveryStatusOfTwilio, isOptedOutCode } from './internal/twilio';
+import { twilioErrorMessage } from './internal/twilio-errors';
 import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './internal/voice-legs';
 import type { Organization, OrganizationClues } from './organization';
 
@@ -139,7 +140,9 @@ export const smsStatusCallback: CallbackKind<SmsStatusParams> = {
         return ignored(`message status ${p.status.toLowerCase()} says nothing new`);
       }
       const errorCode = p.errorCode && /^\d+$/.test(p.errorCode) ? Number(p.errorCode) : undefined;
-      await updateMessageStatus(tenantId, ref, status, status === 'failed' ? { failureReason: optedOut ? 'recipient_opted_out' : 'carrier_failed', carrierCode: errorCode } : {});
+      // The callback's arrival is when the carrier reported the status (Twilio's callback has no time of its own).
+      const failure = { failureReason: optedOut ? 'recipient_opted_out' : 'carrier_failed', carrierCode: errorCode, carrierMessage: twilioErrorMessage(errorCode, p.errorMessage) } as const;
+      await updateMessageStatus(tenantId, ref, status, { reportedAt: receivedAt, ...(status === 'failed' && failure) });
       return HANDLED;
     } catch (err) {
       // Not ours (sent outside the service) or its sid is not recorded yet: nothing to move.

@@ -42,7 +42,12 @@ export class LoopbackCarrier implements Carrier {
   async send(text: OutboundText): Promise<CarrierReceipt> {
     if (this.#stopped) throw new CarrierError('The loopback carrier is stopped', { kind: 'not_sent' });
     if (this.#failTo.has(text.to)) {
-      throw new CarrierError('The loopback carrier refuses this number (configured to fail)', { kind: 'refused', httpStatus: 400, providerCode: 21211 });
+      throw new CarrierError('The loopback carrier refuses this number (configured to fail)', {
+        kind: 'refused',
+        httpStatus: 400,
+        providerCode: 21211,
+        providerMessage: `The 'To' number ${text.to} is not a valid phone number (loopback carrier)`,
+      });
     }
     const messageSid = `SM${randomBytes(16).toString('hex')}`;
     this.#track(this.#progress(text, messageSid));
@@ -76,7 +81,7 @@ export class LoopbackCarrier implements Carrier {
       for (let attempt = 1; ; attempt += 1) {
         if (!(await this.#wait(attempt === 1 ? this.#delayMs : this.#delayMs * 2 ** attempt))) return;
         try {
-          await this.#advance(text.tenantId, { messageId: text.messageId, messageSid }, status);
+          await this.#advance(text.tenantId, { messageId: text.messageId, messageSid }, status, { reportedAt: new Date() });
           break;
         } catch (err) {
           // The message may be gone (a test dropped its table); a local carrier must not crash the runtime.

@@ -35,6 +35,8 @@ export type CarrierErrorDetails = {
   httpStatus?: number;
   /** The provider's own error code (Twilio: e.g. 21211 invalid "To" number, 21610 opted out). */
   providerCode?: number;
+  /** The provider's own words for the refusal, when it gave any (kept on the failed text; never logged). */
+  providerMessage?: string;
   /** The provider says the recipient opted out (Twilio 21610): the consent ledger records it. */
   recipientOptedOut?: boolean;
 };

@@ -2,6 +2,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, failedCondition, num, str, transactWrite, type Item } from '../../shared/table/dynamo';
+import { CHANGED_AT } from '../../shared/table/row-types';
+import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
 import { tenantKey } from '../tenants/tenants';
 import {
@@ -16,6 +18,7 @@ import {
   type TransactItem,
 } from './messages';
 import type { Message, MessageStatus } from './schemas';
+import { CARRIER_MESSAGE, CARRIER_REPORTED_AT } from './outcome-facts';
 import { createSpendShards, hasSpendShards, refundShard } from './spend';
 import { threadStatusUpdate } from './threads';
 
@@ -44,6 +47,10 @@ export type StatusChangeOptions = {
   failureReason?: FailureReason;
   /** The carrier's error code of a refusal, kept with the reason. */
   carrierCode?: number;
+  /** The carrier's own words for a failure (its error message), kept with the code. */
+  carrierMessage?: string;
+  /** When the carrier reported a final status (its callback or its answer arrived); absent when it never did (the sweep). */
+  reportedAt?: Date;
   /** The sweep: change only a text still unsettled (no carrier answer recorded). */
   onlyIfUnsettled?: boolean;
 };
@@ -78,14 +85,14 @@ export async function recordMessageSid(tenantId: string, messageId: string, mess
     if (message.messageSid !== '' && message.messageSid !== messageSid) return false;
     const reasons = await transactWrite([
       {
-        Update: {
+        Update: withRowSequenceBump({
           TableName: TABLE_NAME,
           Key: keyOf(row),
           UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
           ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
           ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
           ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
-        },
+        }),
       },
       sidPut(message, messageSid),
     ]);
@@ -147,14 +154,21 @@ export async function updateMessageStatus(
     const failing = status === 'failed';
     const reason = failing ? (options.failureReason ?? 'carrier_failed') : undefined;
     const code = failing ? options.carrierCode : undefined;
+    const words = failing ? options.carrierMessage : undefined;
+    const reportedAt = status === 'sent' ? undefined : options.reportedAt?.getTime();
     const sets = [
       '#status = :status',
+      '#changedAt = :changedAt',
       ...(recordSid ? ['#sid = :sid'] : []),
       ...(reason ? ['#reason = :reason'] : []),
       ...(code !== undefined ? ['#code = :code'] : []),
+      ...(words !== undefined ? ['#words = :words'] : []),
+      ...(reportedAt !== undefined ? ['#reportedAt = :reportedAt'] : []),
     ];
+    // The final status is the message.delivered or message.failed event: its time (CHANGED_AT), the
+    // carrier's report time and the row's sequence number go in the same write (shared/table/row-sequence.ts).
     const messageUpdate: TransactItem = {
-      Update: {
+      Update: withRowSequenceBump({
         TableName: TABLE_NAME,
         Key: keyOf(row),
         UpdateExpression: `SET ${sets.join(', ')} ${UNSETTLED_INDEX}`,
@@ -162,19 +176,25 @@ export async function updateMessageStatus(
           `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` + (options.onlyIfUnsettled ? ' AND attribute_exists(#gsi2pk)' : ''),
         ExpressionAttributeNames: {
           '#status': 'status',
+          '#changedAt': CHANGED_AT,
           ...UNSETTLED_NAMES,
           ...(recordSid && { '#sid': 'messageSid' }),
           ...(reason && { '#reason': 'failureReason' }),
           ...(code !== undefined && { '#code': 'carrierCode' }),
+          ...(words !== undefined && { '#words': CARRIER_MESSAGE }),
+          ...(reportedAt !== undefined && { '#reportedAt': CARRIER_REPORTED_AT }),
         },
         ExpressionAttributeValues: {
           ':status': status,
+          ':changedAt': Date.now(),
           ...(recordSid && { ':sid': callbackSid }),
           ...(reason && { ':reason': reason }),
           ...(code !== undefined && { ':code': code }),
+          ...(words !== undefined && { ':words': words }),
+          ...(reportedAt !== undefined && { ':reportedAt': reportedAt }),
           ...Object.fromEntries(previous.map((s, i) => [`:from${i}`, s])),
         },
-      },
+      }),
     };
     const items: TransactItem[] = [
       messageUpdate,

@@ -6,6 +6,7 @@ import { CONDITION, failedCondition, num, str, transactWrite, type CancellationR
 import { ENTITY_SK, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { FIRST_ROW_SEQUENCE } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { threadWriteFor } from './threads';
@@ -153,8 +154,8 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   const alongside = options.alongside ?? [];
   const withSid = message.messageSid !== '';
   const own: TransactItems = [
-    // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT).
-    { Put: { TableName: TABLE_NAME, Item: { ...toItem(message, options.charge), [CHANGED_AT]: Date.now() }, ConditionExpression: CONDITION.rowIsNew } },
+    // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT), and the row's first sequence number.
+    { Put: { TableName: TABLE_NAME, Item: { ...toItem(message, options.charge), [CHANGED_AT]: Date.now(), ...FIRST_ROW_SEQUENCE }, ConditionExpression: CONDITION.rowIsNew } },
     ...(withSid
       ? [{ Put: { TableName: TABLE_NAME, Item: sidItem(message, message.messageSid), ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } }]
       : []),

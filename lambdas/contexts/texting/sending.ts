@@ -166,6 +166,8 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
       return message;
     }
     logger.warn('The carrier did not take a text', log);
+    // The carrier's answer is its report of the text's fate: kept with the failure (message.failed).
+    const report = { reportedAt: new Date(), carrierCode: failure.providerCode, carrierMessage: failure.providerMessage };
     if (failure.kind === 'not_sent') {
       // The key stays with this failed text, like every outcome: a key is one carrier request.
       if (await failQuietly(message, { failureReason: 'carrier_unavailable' })) throw new CarrierUnavailableError();
@@ -175,10 +177,10 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
       // The carrier knows of an opt-out the ledger did not (a STOP we never received): record it,
       // trying harder than for anything else, since every send until then would reach the carrier.
       await recordCarrierOptOut(message, failure.providerCode);
-      if (await failQuietly(message, { failureReason: 'recipient_opted_out', carrierCode: failure.providerCode })) throw new RecipientOptedOutError(message.id);
+      if (await failQuietly(message, { failureReason: 'recipient_opted_out', ...report })) throw new RecipientOptedOutError(message.id);
       return message;
     }
-    if (await failQuietly(message, { failureReason: 'carrier_rejected', carrierCode: failure.providerCode })) {
+    if (await failQuietly(message, { failureReason: 'carrier_rejected', ...report })) {
       throw new CarrierRejectedError(message.id, failure.providerCode ?? null);
     }
     return message;

@@ -30,3 +30,25 @@ export function nextHop(dueAtMs: number, nowMs: number): { delayMs: number; notB
   const wait = Math.max(0, dueAtMs - nowMs);
   return wait > MAX_QUEUE_DELAY_MS ? { delayMs: MAX_QUEUE_DELAY_MS, notBefore: dueAtMs } : { delayMs: wait };
 }
+
+/**
+ * A receiver's `Retry-After` (on 429 and 503) as milliseconds from `nowMs`: delta-seconds or an
+ * HTTP date (RFC 9110 section 10.2.3); undefined when it is neither.
+ */
+export function retryAfterMs(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+/**
+ * The wait after failed attempt `attempt`: the backoff, or longer when the receiver asked for more
+ * time, but never past the cap (60 x base: the spec's 60 minutes), so the 8 attempts still end.
+ */
+export function waitAfterFailure(attempt: number, askedMs: number | undefined, baseMs = DEFAULT_BACKOFF_BASE_MS): number | undefined {
+  const backoff = retryDelayMs(attempt, baseMs);
+  if (backoff === undefined || askedMs === undefined) return backoff;
+  return Math.min(Math.max(backoff, askedMs), baseMs * BACKOFF_CAP_FACTOR);
+}

@@ -1,7 +1,8 @@
 import { logger } from '../../shared/aws';
 import { ValidationError } from '../../shared/errors';
-import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryDelayMs } from './backoff';
+import { DEFAULT_BACKOFF_BASE_MS, nextHop, retryAfterMs, waitAfterFailure } from './backoff';
 import { claimAttempt, recordAttempt, type Delivery } from './deliveries';
+import { applyAttemptHealth } from './endpoint-health';
 import { signingSecrets, type WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
 import { readAttemptState } from './internal/attempt-state';
@@ -21,6 +22,8 @@ export type SenderDeps = {
   allowInsecureTargets?: boolean;
   lookup?: LookupAll;
   now?: () => number;
+  /** How long every attempt may fail before the endpoint is disabled (endpoint-health.ts; 5 days). */
+  failingLimitMs?: number;
 };
 
 export type SendResult = 'deferred' | 'stale' | 'succeeded' | 'retrying' | 'failed';
@@ -110,13 +113,26 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   const log = { deliveryId: delivery.id, endpointId: endpoint.id, attempt: message.attempt, status: outcome.status ?? null };
   // The receiver's response text stays in the delivery log only; logs get the status or the network cause.
   const cause = outcome.ok ? undefined : outcome.status === undefined ? outcome.error : `HTTP ${outcome.status}`;
+  const health = await applyAttemptHealth(endpoint, outcome, new Date(now()), deps.failingLimitMs).catch((err: unknown) => {
+    // Bookkeeping of the endpoint's health must not cost the delivery its outcome: the next attempt judges again.
+    logger.error('Could not record the health of a webhook endpoint', { ...log, error: (err as Error).message });
+    return { disabled: false } as const;
+  });
   if (outcome.ok) {
     await recordAttempt(delivery, { ...base, status: 'succeeded', nextRetryAt: null, now: new Date(now()) });
     logger.info('Webhook delivered', log);
     return 'succeeded';
   }
+  if (health.disabled) {
+    // The endpoint is gone or has failed for days: no retry; `webhook enable`, then `webhook recover`.
+    const lastError = `${outcome.error} (endpoint disabled: ${health.detail})`;
+    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError, now: new Date(now()) });
+    logger.warn('Webhook delivery failed: endpoint disabled', { ...log, cause, reason: health.reason });
+    return 'failed';
+  }
 
-  const waitMs = retryDelayMs(message.attempt, deps.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS);
+  const asked = retryAfterMs(outcome.retryAfter, now());
+  const waitMs = waitAfterFailure(message.attempt, asked, deps.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS);
   if (waitMs === undefined) {
     await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError: outcome.error, now: new Date(now()) });
     logger.warn('Webhook delivery failed for good', { ...log, cause });
@@ -132,6 +148,6 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   // attempt, so the chain does not fork. The other order could leave a pending row with nothing queued.
   await deps.queue.send({ ...message, attempt: message.attempt + 1, notBefore: hop.notBefore }, hop.delayMs);
   await recordAttempt(delivery, { ...base, status: 'pending', nextRetryAt: new Date(dueAt).toISOString(), lastError: outcome.error, now: new Date(now()) });
-  logger.info('Webhook attempt failed; retry queued', { ...log, cause, nextRetryAt: new Date(dueAt).toISOString() });
+  logger.info('Webhook attempt failed; retry queued', { ...log, cause, nextRetryAt: new Date(dueAt).toISOString(), ...(asked !== undefined && { retryAfterMs: asked }) });
   return 'retrying';
 }

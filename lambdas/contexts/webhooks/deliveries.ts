@@ -5,6 +5,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { findByIdIndex } from '../../shared/table/id-index';
+import { uuidv7LowerBound } from '../../shared/ids';
 import { PREFIX, sortKeyStartsWith, tenantScopedPk } from '../../shared/table/keys';
 import { ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
@@ -271,28 +272,82 @@ export async function listDeliveriesOf(tenantId: string, endpointId: string, lim
  */
 export async function requestRedelivery(deliveryId: string, now = new Date()): Promise<Delivery> {
   const current = await findDelivery(deliveryId);
-  const { Attributes } = await dynamo.send(
-    new UpdateCommand({
+  return (await startNewCycle(current, now))!;
+}
+
+/**
+ * The new cycle itself. With `onlyIfStill`, only while the row is as it was read (failed, in that
+ * cycle): of two recoveries racing for one delivery exactly one restarts it; undefined for the other.
+ */
+async function startNewCycle(current: Delivery, now: Date, onlyIfStill?: { status: DeliveryStatus; cycle: number }): Promise<Delivery | undefined> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: deliveryKey(current.tenantId, current.endpointId, current.id),
+        UpdateExpression:
+          'SET #cycle = #cycle + :one, #status = :pending, attempts = :zero, nextRetryAt = :now, lastError = :null, ' +
+          'enqueueRequested = :true, updatedAt = :now, #ttl = :ttl',
+        ConditionExpression: CONDITION.rowExists + (onlyIfStill ? ' AND #status = :wasStatus AND #cycle = :wasCycle' : ''),
+        ExpressionAttributeNames: { '#cycle': 'cycle', '#status': 'status', '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':pending': 'pending',
+          ':zero': 0,
+          ':now': nowIso(now),
+          ':null': null,
+          ':true': true,
+          ':ttl': expiresAt(now),
+          ...(onlyIfStill && { ':wasStatus': onlyIfStill.status, ':wasCycle': onlyIfStill.cycle }),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return fromItem(Attributes!);
+  } catch (err) {
+    if (onlyIfStill && isConditionalCheckFailed(err)) return undefined;
+    throw err;
+  }
+}
+
+/** A failed delivery sent again by a recovery: a new cycle unless it changed since it was read. */
+export const restartFailedDelivery = (delivery: Delivery, now: Date): Promise<Delivery | undefined> =>
+  startNewCycle(delivery, now, { status: 'failed', cycle: delivery.cycle });
+
+export type FailedDeliveriesPage = { deliveries: Delivery[]; examined: number; lastKey?: Record<string, unknown> };
+
+/**
+ * One page of an endpoint's deliveries that are failed and were last changed at or after
+ * `endedSince`, among those whose event happened at or after `eventsFrom`, oldest event first:
+ * a Query on the endpoint's own delivery partition (ids start with the event's time), `limit`
+ * items examined at most, never a scan.
+ */
+export async function failedDeliveriesPage(
+  tenantId: string,
+  endpointId: string,
+  range: { eventsFromMs: number; endedSince: Date; limit: number; startKey?: Record<string, unknown> },
+): Promise<FailedDeliveriesPage> {
+  const rows = sortKeyStartsWith(PREFIX.webhookDelivery);
+  const { Items, ScannedCount, LastEvaluatedKey } = await dynamo.send(
+    new QueryCommand({
       TableName: TABLE_NAME,
-      Key: deliveryKey(current.tenantId, current.endpointId, current.id),
-      UpdateExpression:
-        'SET #cycle = #cycle + :one, #status = :pending, attempts = :zero, nextRetryAt = :now, lastError = :null, ' +
-        'enqueueRequested = :true, updatedAt = :now, #ttl = :ttl',
-      ConditionExpression: CONDITION.rowExists,
-      ExpressionAttributeNames: { '#cycle': 'cycle', '#status': 'status', '#ttl': TTL_ATTRIBUTE },
+      KeyConditionExpression: 'pk = :pk AND #skRange BETWEEN :from AND :skTo',
+      FilterExpression: '#status = :failed AND updatedAt >= :endedSince',
+      ExpressionAttributeNames: { ...rows.names, '#status': 'status' },
       ExpressionAttributeValues: {
-        ':one': 1,
-        ':pending': 'pending',
-        ':zero': 0,
-        ':now': nowIso(now),
-        ':null': null,
-        ':true': true,
-        ':ttl': expiresAt(now),
+        ':pk': deliveryKey(tenantId, endpointId, '').pk,
+        ':from': `${PREFIX.webhookDelivery}${uuidv7LowerBound(range.eventsFromMs)}`,
+        ':skTo': rows.values[':skTo'],
+        ':failed': 'failed',
+        ':endedSince': nowIso(range.endedSince),
       },
-      ReturnValues: 'ALL_NEW',
+      ScanIndexForward: true,
+      ConsistentRead: true,
+      Limit: range.limit,
+      ExclusiveStartKey: range.startKey,
     }),
   );
-  return fromItem(Attributes!);
+  return { deliveries: (Items ?? []).map(fromItem), examined: ScannedCount ?? 0, lastKey: LastEvaluatedKey };
 }
 
 /**

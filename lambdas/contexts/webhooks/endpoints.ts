@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
@@ -8,7 +8,8 @@ import { PREFIX, sortKeyStartsWith, tenantPk } from '../../shared/table/keys';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { getTenant } from '../tenants/tenants';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
+import { DEFAULT_EVENT_TYPES, isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
+import { ENDPOINTS_DISABLED_METRIC } from './health-metrics';
 import { generateSecret } from './internal/signing';
 import { checkTargetUrl, type TargetOptions } from './internal/ssrf';
 
@@ -24,14 +25,27 @@ export type WebhookEndpoint = {
   events: WebhookEventType[];
   secret: string;
   createdAt: string;
-  /** Set while the operator has the endpoint disabled: no deliveries are made to it. */
+  /** Set while the endpoint is disabled (by the operator or by its health): no deliveries are made to it. */
   disabledAt: string | null;
+  /** Why it is disabled: null while enabled. */
+  disabledReason: DisabledReason | null;
+  /** The first failed attempt since its last success: null while its last attempt succeeded (or none was made). */
+  failingSince: string | null;
   /** The secret before the last `rotate-secret`, still signing until `previousSecretExpiresAt`. */
   previousSecret: string | null;
   previousSecretExpiresAt: string | null;
 };
 
 export type AddWebhookEndpointInput = { url: string; events?: string[] };
+
+/**
+ * Why an endpoint is disabled: `operator` (`webhook disable`), `gone` (it answered 410 Gone),
+ * `failing` (every attempt failed for ENDPOINT_FAILING_LIMIT_MS, endpoint-health.ts). The last two
+ * are the service's own decision; `webhook enable` undoes any of them.
+ */
+export const DISABLED_REASONS = ['operator', 'gone', 'failing'] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
 
 export const endpointKey = (tenantId: string, endpointId: string) => ({
   pk: tenantPk(tenantId),
@@ -57,13 +71,16 @@ export function fromItem(item: Item): WebhookEndpoint {
     secret: item.secret as string,
     createdAt: item.createdAt as string,
     disabledAt: str(item.disabledAt),
+    // Endpoints disabled before reasons were kept were disabled by the operator.
+    disabledReason: item.disabledAt ? ((DISABLED_REASONS as readonly unknown[]).includes(item.disabledReason) ? (item.disabledReason as DisabledReason) : 'operator') : null,
+    failingSince: str(item.failingSince),
     previousSecret: str(item.previousSecret),
     previousSecretExpiresAt: str(item.previousSecretExpiresAt),
   };
 }
 
 function parseEvents(events: string[] | undefined): WebhookEventType[] {
-  if (events === undefined) return [...WEBHOOK_EVENT_TYPES];
+  if (events === undefined) return [...DEFAULT_EVENT_TYPES];
   if (events.length === 0) throw new ValidationError(`events: must name at least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
   const unknown = events.filter((e) => !isWebhookEventType(e));
   if (unknown.length > 0) throw new ValidationError(`events: unknown event "${unknown[0]}"; one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
@@ -91,6 +108,8 @@ export async function addWebhookEndpoint(
     secret: generateSecret(),
     createdAt: nowIso(now),
     disabledAt: null,
+    disabledReason: null,
+    failingSince: null,
     previousSecret: null,
     previousSecretExpiresAt: null,
   };
@@ -126,13 +145,17 @@ export async function endpointsSubscribedTo(tenantId: string, type: WebhookEvent
 }
 
 /** The public view of an endpoint: never a secret. */
-export const publicWebhookEndpoint = ({ id, url, events, createdAt, disabledAt, previousSecretExpiresAt }: WebhookEndpoint) => ({
+export const publicWebhookEndpoint = ({ id, url, events, createdAt, disabledAt, disabledReason, failingSince, previousSecretExpiresAt }: WebhookEndpoint) => ({
   id,
   url,
   events,
   createdAt,
+  state: disabledAt === null ? ('enabled' as const) : ('disabled' as const),
   enabled: disabledAt === null,
   disabledAt,
+  disabledReason,
+  /** Since when every attempt has failed (null while the last one succeeded): disabled after 5 days of it. */
+  failingSince,
   /** While a rotated-out secret still signs (null otherwise). */
   previousSecretExpiresAt,
 });
@@ -160,11 +183,86 @@ export async function removeWebhookEndpoint(endpointId: string): Promise<Webhook
   return endpoint;
 }
 
-/** Stops (or resumes) deliveries to an endpoint; disabling twice keeps the first time. */
+/**
+ * Stops (or resumes) deliveries to an endpoint; disabling twice keeps the first time and reason.
+ * Enabling forgets why it was disabled and its failing streak: it starts afresh.
+ */
 export async function setWebhookEndpointEnabled(endpointId: string, enabled: boolean, now = new Date()): Promise<WebhookEndpoint> {
   const endpoint = await findWebhookEndpoint(endpointId);
-  const disabledAt = enabled ? null : (endpoint.disabledAt ?? nowIso(now));
-  return updateEndpoint(endpoint, 'SET disabledAt = :disabledAt', { ':disabledAt': disabledAt });
+  if (enabled) return updateEndpoint(endpoint, 'SET disabledAt = :null, disabledReason = :null, failingSince = :null', { ':null': null });
+  const disabledAt = endpoint.disabledAt ?? nowIso(now);
+  const disabledReason: DisabledReason = endpoint.disabledAt === null ? 'operator' : (endpoint.disabledReason ?? 'operator');
+  return updateEndpoint(endpoint, 'SET disabledAt = :disabledAt, disabledReason = :reason', { ':disabledAt': disabledAt, ':reason': disabledReason });
+}
+
+/** Changes which events an endpoint receives (`webhook update --events`): from the next event on. */
+export async function setWebhookEndpointEvents(endpointId: string, events: string[]): Promise<WebhookEndpoint> {
+  const endpoint = await findWebhookEndpoint(endpointId);
+  return updateEndpoint(endpoint, 'SET #events = :events', { ':events': parseEvents(events) }, undefined, { '#events': 'events' });
+}
+
+/**
+ * The service disables an endpoint for its health (endpoint-health.ts): logged, and counted in
+ * ENDPOINTS_DISABLED_METRIC. Only an enabled endpoint is disabled, so of concurrent attempts that
+ * reach the same verdict one disables it, logs and counts; false for the others.
+ */
+export async function disableUnhealthyEndpoint(
+  endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>,
+  reason: Exclude<DisabledReason, 'operator'>,
+  detail: string,
+  now: Date,
+): Promise<boolean> {
+  const disabled = await updateEndpointIf(
+    endpoint,
+    'SET disabledAt = :now, disabledReason = :reason',
+    `${CONDITION.rowExists} AND (attribute_not_exists(disabledAt) OR disabledAt = :null)`,
+    { ':now': nowIso(now), ':reason': reason, ':null': null },
+  );
+  if (!disabled) return false; // already disabled, or removed
+  logger.warn('Webhook endpoint disabled for its health', { endpointId: endpoint.id, tenantId: endpoint.tenantId, reason, detail });
+  metrics.addMetric(ENDPOINTS_DISABLED_METRIC, MetricUnit.Count, 1);
+  return true;
+}
+
+/**
+ * Notes the endpoint's failing streak: its start on the first failed attempt after a success (the
+ * first writer wins), its end on a success. Written only when it changes, so a healthy endpoint's
+ * row is not written per delivery.
+ */
+export async function recordEndpointStreak(endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>, failing: boolean, now: Date): Promise<void> {
+  // A failed condition: someone else noted it first, or the endpoint is gone.
+  await updateEndpointIf(
+    endpoint,
+    'SET failingSince = :since',
+    failing
+      ? `${CONDITION.rowExists} AND (attribute_not_exists(failingSince) OR failingSince = :null)`
+      : `${CONDITION.rowExists} AND attribute_exists(failingSince) AND failingSince <> :null`,
+    { ':since': failing ? nowIso(now) : null, ':null': null },
+  );
+}
+
+/** One conditional update of the endpoint row: false when its condition failed. */
+async function updateEndpointIf(
+  endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>,
+  updateExpression: string,
+  condition: string,
+  values: Record<string, unknown>,
+): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: endpointKey(endpoint.tenantId, endpoint.id),
+        UpdateExpression: updateExpression,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return false;
+    throw err;
+  }
 }
 
 /**
@@ -188,6 +286,7 @@ async function updateEndpoint(
   updateExpression: string,
   values: Record<string, unknown>,
   guard: { condition: string; values: Record<string, unknown> } = { condition: '', values: {} },
+  names?: Record<string, string>,
 ): Promise<WebhookEndpoint> {
   try {
     const { Attributes } = await dynamo.send(
@@ -197,6 +296,7 @@ async function updateEndpoint(
         UpdateExpression: updateExpression,
         ConditionExpression: [CONDITION.rowExists, guard.condition].filter(Boolean).join(' AND '),
         ExpressionAttributeValues: { ...values, ...guard.values },
+        ...(names && { ExpressionAttributeNames: names }),
         ReturnValues: 'ALL_NEW',
       }),
     );

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
 import { CallSchema } from '../calls/schemas';
+import type { FailureReason } from '../texting/messages';
 import { MessageSchema } from '../texting/schemas';
 import { TEST_EVENT_TYPE } from './event-types';
 
@@ -34,7 +35,15 @@ const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =
   z.object({
     id: uuid.clone().register(z.globalRegistry, { description: 'Event id; the same on every delivery and retry of this event' }),
     type: z.literal(type),
-    createdAt: dateTime.clone().register(z.globalRegistry, { description: 'When the change that raised the event happened' }),
+    createdAt: dateTime.clone().register(z.globalRegistry, {
+      description: 'When the change that raised the event happened, to the millisecond (the time of the write that made it)',
+    }),
+    sequence: z.int().check(z.gte(0)).register(z.globalRegistry, {
+      description:
+        "The resource's sequence number at this change: it grows with every change of the resource the event is about " +
+        '(`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. ' +
+        'Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed',
+    }),
     data,
   });
 
@@ -56,6 +65,64 @@ export const VoicemailReceivedEventSchema = envelope(
   description: 'A caller left a message and the recording is ready; the transcript is included when it has already arrived',
 });
 
+/** Why a text failed, as the message.failed event says it; the same words as the API's errors where they meet. */
+export const FAILURE_REASONS = ['carrier_rejected', 'carrier_failed', 'recipient_opted_out', 'carrier_unavailable', 'carrier_outcome_unknown'] as const;
+// Every reason the texting context records, and no other: a new one must be named here (and in docs/api.md).
+type SameMembers<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _everyFailureReason: SameMembers<(typeof FAILURE_REASONS)[number], FailureReason> = true;
+void _everyFailureReason;
+
+const finalStatusFields = {
+  messageId: uuid.clone().register(z.globalRegistry, { description: 'The text this event is about (`message.id`)' }),
+  counterpartNumber: z.string().register(z.globalRegistry, { description: 'The number the text was sent to: its conversation, `GET /messages/{counterpart}`' }),
+  carrierReportedAt: z.nullable(dateTime.clone()).register(z.globalRegistry, {
+    description:
+      'When the carrier reported the final status, to the millisecond: the arrival of its status callback or of its answer to the send. ' +
+      'Null when the carrier never reported one (a text the service failed itself, e.g. `carrier_outcome_unknown`)',
+  }),
+};
+
+export const MessageDeliveredEventSchema = envelope(
+  'message.delivered',
+  z.object({
+    ...finalStatusFields,
+    status: z.literal('delivered'),
+    message: WebhookMessageSchema,
+  }),
+).register(z.globalRegistry, {
+  id: 'WebhookEventMessageDelivered',
+  description: 'A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to endpoints subscribed to it',
+});
+
+export const MessageFailedEventSchema = envelope(
+  'message.failed',
+  z.object({
+    ...finalStatusFields,
+    status: z.literal('failed'),
+    reason: z.enum(FAILURE_REASONS).register(z.globalRegistry, {
+      description:
+        '`carrier_rejected`: the carrier refused the text when it was sent (e.g. an invalid number); `carrier_failed`: the carrier accepted it, ' +
+        'then reported it failed or undelivered; `recipient_opted_out`: the carrier refused it because the recipient opted out; ' +
+        '`carrier_unavailable`: the carrier could not be reached and certainly has no such text; `carrier_outcome_unknown`: the carrier never ' +
+        'answered and never reported a status within an hour, so the service failed it. Clients must tolerate reasons added later',
+    }),
+    carrierErrorCode: z.nullable(z.int()).register(z.globalRegistry, {
+      description: "The carrier's error code (Twilio: e.g. 30003 unreachable handset, 21211 invalid number), when it gave one",
+    }),
+    carrierErrorMessage: z.nullable(z.string()).register(z.globalRegistry, {
+      description: "The carrier's words for the error (or the title of its code), when known",
+    }),
+    refunded: z.boolean().register(z.globalRegistry, {
+      description: 'True when the text had been charged and the charge was refunded (in the same write that failed it): a failed text is never billed',
+    }),
+    refundedCents: z.int().check(z.gte(0)).register(z.globalRegistry, { description: 'What was refunded, in cents (0 when nothing was charged)' }),
+    message: WebhookMessageSchema,
+  }),
+).register(z.globalRegistry, {
+  id: 'WebhookEventMessageFailed',
+  description: 'A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it',
+});
+
 export const TestEventSchema = envelope(TEST_EVENT_TYPE, z.object({ endpointId: uuid })).register(z.globalRegistry, {
   id: 'WebhookEventTest',
   description: 'Sent only when an operator tests an endpoint; acknowledge it like any other event',
@@ -65,12 +132,16 @@ export const EVENT_SCHEMAS = {
   'call.completed': CallCompletedEventSchema,
   'sms.received': SmsReceivedEventSchema,
   'voicemail.received': VoicemailReceivedEventSchema,
+  'message.delivered': MessageDeliveredEventSchema,
+  'message.failed': MessageFailedEventSchema,
   [TEST_EVENT_TYPE]: TestEventSchema,
 } as const;
 
 export type CallCompletedEvent = z.infer<typeof CallCompletedEventSchema>;
 export type SmsReceivedEvent = z.infer<typeof SmsReceivedEventSchema>;
 export type VoicemailReceivedEvent = z.infer<typeof VoicemailReceivedEventSchema>;
+export type MessageDeliveredEvent = z.infer<typeof MessageDeliveredEventSchema>;
+export type MessageFailedEvent = z.infer<typeof MessageFailedEventSchema>;
 export type TestEvent = z.infer<typeof TestEventSchema>;
 export type WebhookMessage = z.infer<typeof WebhookMessageSchema>;
 export type WebhookVoicemail = z.infer<typeof WebhookVoicemailSchema>;

@@ -1,11 +1,13 @@
 import { num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX } from '../../shared/table/keys';
+import { rowSequenceOf } from '../../shared/table/row-sequence';
 import { CHANGED_AT, MOVED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
+import { outcomeFactsOf } from '../texting/outcome-facts';
 import { fromItem as messageFromItem } from '../texting/messages';
 import type { WebhookVoicemail } from './event-schemas';
-import type { WebhookEventType } from './event-types';
+import { FINAL_MESSAGE_STATUSES, type WebhookEventType } from './event-types';
 import { derivedUuid } from './internal/derived-ids';
 import type { StreamChange } from './stream-change';
 
@@ -24,6 +26,36 @@ export type DerivedEvent = {
 
 const isTerminal = (status: unknown): boolean =>
   typeof status === 'string' && (TERMINAL_CALL_STATUSES as readonly string[]).includes(status);
+
+const isFinalMessageStatus = (status: unknown): status is (typeof FINAL_MESSAGE_STATUSES)[number] =>
+  typeof status === 'string' && (FINAL_MESSAGE_STATUSES as readonly string[]).includes(status);
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * message.delivered or message.failed: the one write that moves a stored outbound text into a final
+ * status. Statuses only move forward and each move is a write guarded on the status it leaves, so
+ * exactly one stream record of a text goes from non-final to final, however its callbacks arrive.
+ */
+function finalStatusEvent(newImage: Item): { type: WebhookEventType; data: Record<string, unknown> } {
+  const message = messageFromItem(newImage);
+  const facts = outcomeFactsOf(newImage);
+  const common = { messageId: message.id, counterpartNumber: message.counterpartNumber, carrierReportedAt: isoOrNull(facts.carrierReportedAtMs) };
+  if (message.status === 'delivered') return { type: 'message.delivered', data: { ...common, status: 'delivered', message } };
+  return {
+    type: 'message.failed',
+    data: {
+      ...common,
+      status: 'failed',
+      reason: facts.failureReason,
+      carrierErrorCode: facts.carrierCode,
+      carrierErrorMessage: facts.carrierMessage,
+      refunded: facts.refundedCents > 0,
+      refundedCents: facts.refundedCents,
+      message,
+    },
+  };
+}
 
 /** The tenant of a row: its `tenantId`, or the `T#<id>` its key starts with. */
 function tenantOf(item: Item): string | undefined {
@@ -60,6 +92,12 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
       if (eventName === 'INSERT' && newImage.direction === 'inbound' && newImage[MOVED_AT] === undefined) {
         return { type: 'sms.received', data: { message: messageFromItem(newImage) } };
       }
+      // Read from the row's attributes, never its key: the key's layout is the texting context's to change.
+      // Only a change of a stored text: a text is stored queued, so an outbound row inserted in a final
+      // status is a copy (a key-layout migration moving it), whose event was raised where it was.
+      if (eventName === 'MODIFY' && newImage.direction === 'outbound' && isFinalMessageStatus(newImage.status) && !isFinalMessageStatus(oldImage?.status)) {
+        return finalStatusEvent(newImage);
+      }
       return undefined;
     case ROW_TYPES.voicemail:
       if (newImage.recordingReady === true && (eventName === 'INSERT' || oldImage?.recordingReady !== true)) {
@@ -88,6 +126,6 @@ export function deriveEvent(change: StreamChange): DerivedEvent | undefined {
   const at = changeTimeMs(change);
   const id = derivedUuid(at, 'event', change.eventId);
   const createdAt = new Date(at).toISOString();
-  const body = JSON.stringify({ id, type: classified.type, createdAt, data: classified.data });
+  const body = JSON.stringify({ id, type: classified.type, createdAt, sequence: rowSequenceOf(change.newImage), data: classified.data });
   return { id, tenantId, type: classified.type, createdAt, body };
 }

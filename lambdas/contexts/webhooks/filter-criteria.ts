@@ -1,5 +1,6 @@
 import { MOVED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
+import { FINAL_MESSAGE_STATUSES } from './event-types';
 
 /**
  * Lambda event-source filter patterns for the router: only the row changes that can raise an
@@ -17,6 +18,12 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
   {
     eventName: ['INSERT'],
     dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] }, [MOVED_AT]: [{ exists: false }] } },
+  },
+  {
+    // message.delivered, message.failed: an outbound text changed while in a final status (the
+    // derivation keeps only the change into it; later edits of a settled text, such as a late sid, are no event).
+    eventName: ['MODIFY'],
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['outbound'] }, status: { S: [...FINAL_MESSAGE_STATUSES] } } },
   },
   {
     eventName: ['INSERT', 'MODIFY'],

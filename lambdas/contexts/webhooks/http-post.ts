@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { excerpt as printableExcerpt } from '../../shared/excerpt';
 import type { ResolvedTarget } from './internal/ssrf';
 
 /**
@@ -37,7 +38,10 @@ const MAX_AGENTS = 256;
 /** A 2xx body is read to the end so its socket can be reused, up to this; past it, closed. */
 const MAX_SUCCESS_BODY_BYTES = 64 * 1024;
 
-export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string };
+export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string; retryAfter?: string };
+
+/** Answers whose `Retry-After` the sender honours: the receiver asks for time (rate limited, unavailable). */
+const RETRY_AFTER_STATUSES = new Set([429, 503]);
 
 function pinnedLookup(target: ResolvedTarget): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
@@ -91,13 +95,7 @@ function agentFor(target: ResolvedTarget, secure: boolean, port: number): http.A
 }
 
 /** Printable, single-line, short: the log shows it, and a receiver's page is not ours to keep. */
-export const excerpt = (text: string, max = ERROR_EXCERPT_CHARS): string =>
-  [...text]
-    .map((char) => (char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f ? ' ' : char))
-    .join('')
-    .replace(/ {2,}/g, ' ')
-    .trim()
-    .slice(0, max);
+export const excerpt = (text: string, max = ERROR_EXCERPT_CHARS): string => printableExcerpt(text, max);
 
 /** `HTTP <status>[: <start of the body>]`, at most ERROR_EXCERPT_CHARS in all. */
 function describeHttpFailure(status: number, body: string): string {
@@ -173,13 +171,20 @@ export function postPinned(
           return;
         }
         const failedStatus = status;
+        const retryAfter = response.headers['retry-after'];
+        const failed = (): AttemptOutcome => ({
+          ok: false,
+          status: failedStatus,
+          error: describeHttpFailure(failedStatus, received),
+          ...(RETRY_AFTER_STATUSES.has(failedStatus) && typeof retryAfter === 'string' && { retryAfter }),
+        });
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
           received += chunk;
-          if (received.length >= MAX_BODY_BYTES_READ) finish({ ok: false, status: failedStatus, error: describeHttpFailure(failedStatus, received) });
+          if (received.length >= MAX_BODY_BYTES_READ) finish(failed());
         });
-        response.on('end', () => finish({ ok: false, status: failedStatus, error: describeHttpFailure(failedStatus, received) }));
-        response.on('error', () => finish({ ok: false, status: failedStatus, error: describeHttpFailure(failedStatus, received) }));
+        response.on('end', () => finish(failed()));
+        response.on('error', () => finish(failed()));
       });
       current.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;

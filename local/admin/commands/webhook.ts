@@ -4,14 +4,20 @@ import { defineCommand } from '../registry';
 import { requireTenant } from './require-tenant';
 
 /**
- * `webhook add|list|deliveries|redeliver|test`: the portal's webhook settings and delivery log,
+ * `webhook add|update|list|deliveries|redeliver|recover|test|...`: the portal's webhook settings and delivery log,
  * over the plain functions of local/admin/webhook-commands.ts. That module opens the table when
  * it loads, so it is imported in `run`, after the CLI has pointed TABLE_NAME at its target.
  */
 const webhookCommands = () => import('../webhook-commands');
 
-/** The spec's three events; checked again (with the table's own list) when the endpoint is written. */
-const EVENTS_HELP = 'call.completed,voicemail.received,sms.received';
+/**
+ * Every event an endpoint can subscribe to; checked again (with the table's own list) when the
+ * endpoint is written. Without `--events`, an endpoint gets the contract's three.
+ */
+const EVENTS_HELP = 'call.completed,voicemail.received,sms.received,message.delivered,message.failed';
+
+/** `--since`: an ISO 8601 time, or how long ago (`90m`, `6h`, `2d`). */
+const sinceOption = z.union([option.isoDateTime, option.duration], { error: 'must be an ISO 8601 date-time (2026-01-31T09:30:00Z) or how long ago (90m, 6h, 2d)' });
 
 const endpointIdOf = uuidPositional('endpointId');
 
@@ -29,9 +35,42 @@ export const webhookAdd = defineCommand({
   },
 });
 
+export const webhookUpdate = defineCommand({
+  words: ['webhook', 'update'],
+  summary: 'Change which events an endpoint receives (the whole list), from the next event on',
+  usage: `--events <${EVENTS_HELP}>`,
+  positionals: ['endpointId'],
+  options: { events: { type: 'string' } },
+  parse: (input) => {
+    const o = parseOptions(z.object({ events: option.text }), input.values);
+    return { endpointId: endpointIdOf(input), events: o.events };
+  },
+  run: async ({ endpointId, events }) => (await webhookCommands()).webhookUpdate(endpointId, { events }),
+});
+
+export const webhookRecover = defineCommand({
+  words: ['webhook', 'recover'],
+  summary: 'Send again every delivery of an endpoint that ended failed since a time (same ids and bodies, oldest first; running it twice sends nothing twice)',
+  usage: '--endpoint <id> --since <ISO time|6h|2d> [--max <n>] [--after <deliveryId>]',
+  options: { endpoint: { type: 'string' }, since: { type: 'string' }, max: { type: 'string' }, after: { type: 'string' } },
+  parse: ({ values }) => {
+    const o = parseOptions(
+      z.object({
+        endpoint: option.uuid,
+        since: sinceOption,
+        max: option.wholeNumber.pipe(z.number().min(1, 'must be at least 1').max(10_000, 'must be at most 10000')).optional(),
+        after: option.uuid.optional(),
+      }),
+      values,
+    );
+    return { endpointId: o.endpoint, since: o.since, max: o.max, after: o.after };
+  },
+  run: async (args) => (await webhookCommands()).webhookRecover(args),
+});
+
 export const webhookList = defineCommand({
   words: ['webhook', 'list'],
-  summary: "An organization's webhook endpoints (without their secrets)",
+  summary: "An organization's webhook endpoints (without their secrets): state, and why the service disabled one",
   usage: '--tenant <id>',
   options: { tenant: { type: 'string' } },
   parse: ({ values }) => parseOptions(z.object({ tenant: option.uuid }), values),
@@ -134,9 +173,11 @@ export const webhookListen = defineCommand({
 
 export const WEBHOOK_COMMANDS = [
   webhookAdd,
+  webhookUpdate,
   webhookList,
   webhookDeliveries,
   webhookRedeliver,
+  webhookRecover,
   webhookTest,
   webhookRemove,
   webhookDisable,

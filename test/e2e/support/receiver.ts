@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 /**
  * A webhook receiver an integrator would run: node:http on 127.0.0.1, recording every request
  * with its raw body. Each path answers from its own script (one reply per request, in order, then
- * its default), so a test can make an endpoint fail, hang, redirect and recover.
+ * its default), so a test can make an endpoint fail, hang, redirect, say it is gone (410) and recover.
  */
-export type Reply = 'ok' | 'fail' | 'hang' | 'redirect';
+export type Reply = 'ok' | 'fail' | 'hang' | 'redirect' | 'gone';
 
 export type Received = { path: string; headers: IncomingHttpHeaders; body: string; reply: Reply };
 
@@ -20,7 +20,7 @@ export type Receiver = {
   close: () => Promise<void>;
 };
 
-const STATUS: Record<Exclude<Reply, 'hang'>, number> = { ok: 204, fail: 500, redirect: 302 };
+const STATUS: Record<Exclude<Reply, 'hang'>, number> = { ok: 204, fail: 500, redirect: 302, gone: 410 };
 
 export async function startReceiver(): Promise<Receiver> {
   const scripts = new Map<string, { replies: Reply[]; then: Reply }>();

@@ -87,6 +87,9 @@ const smsStatusFields = z
     To: z.optional(text),
     /** Twilio's error code on failed and undelivered texts, e.g. "21610" (the recipient opted out). */
     ErrorCode: z.optional(text),
+    /** Twilio's words for the error, when it sends any (some channels: ChannelStatusMessage). */
+    ErrorMessage: z.optional(text),
+    ChannelStatusMessage: z.optional(text),
     /** Our message id, from the StatusCallback URL each send gives Twilio. */
     messageId: z.optional(z.uuid()),
   })
@@ -101,6 +104,7 @@ export const SmsStatusParams = z.pipe(
     from: p.From,
     to: p.To,
     errorCode: p.ErrorCode,
+    errorMessage: p.ErrorMessage ?? p.ChannelStatusMessage,
     messageId: p.messageId,
   })),
 );

@@ -1,6 +1,7 @@
 import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../../texting/carrier-port';
 import type { DeliveryStatus } from '../../texting/delivery-status';
 import { withConnectionOverrides } from '../callback-protection';
+import { twilioErrorMessage } from './twilio-errors';
 
 /**
  * Twilio's Programmable Messaging API over plain fetch (no SDK: one endpoint, form-encoded).
@@ -80,7 +81,7 @@ export function statusCallbackUrlFor(base: string, messageId: string): string {
 }
 
 type TwilioMessage = { sid?: unknown };
-type TwilioErrorBody = { code?: unknown };
+type TwilioErrorBody = { code?: unknown; message?: unknown };
 type Endpoint = { url: string; authorization: string };
 
 export class TwilioCarrier implements Carrier {
@@ -154,6 +155,7 @@ export class TwilioCarrier implements Carrier {
         kind,
         httpStatus: status,
         providerCode,
+        providerMessage: twilioErrorMessage(providerCode, payload?.message),
         ...(providerCode === TWILIO_OPTED_OUT_CODE && { recipientOptedOut: true }),
       });
     }

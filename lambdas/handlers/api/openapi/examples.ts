@@ -168,12 +168,15 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
   },
 };
 
-const event = (type: string, id: string, createdAt: string, data: unknown) => ({ id, type, createdAt, data });
+const event = (type: string, id: string, createdAt: string, sequence: number, data: unknown) => ({ id, type, createdAt, sequence, data });
+
+/** A second text to Ada, which her carrier could not deliver. */
+const undelivered = { ...outbound, id: '0193a4c1-2e3f-7a4b-8c5d-6e7f8a9b0c1d', body: 'Your table is ready.', status: 'failed', messageSid: 'SM6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d', createdAt: '2026-11-20T16:16:30.100Z' };
 
 /** One body per event type, as the service posts it. */
 export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown> = {
-  'call.completed': event('call.completed', '0193a4b6-2b3c-7d4e-9f50-617283940a1b', call.endedAt, { call }),
-  'voicemail.received': event('voicemail.received', '0193a4b7-3c4d-7e5f-8a60-718293a4b5c6', '2026-11-20T16:40:12.000Z', {
+  'call.completed': event('call.completed', '0193a4b6-2b3c-7d4e-9f50-617283940a1b', call.endedAt, 6, { call }),
+  'voicemail.received': event('voicemail.received', '0193a4b7-3c4d-7e5f-8a60-718293a4b5c6', '2026-11-20T16:40:12.000Z', 4, {
     voicemail: {
       id: '0193a4b7-1a2b-7c3d-8e4f-5a6b7c8d9e0f',
       callId: '0193a4b6-9f8e-7d6c-8b5a-4f3e2d1c0b9a',
@@ -184,8 +187,27 @@ export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown
       createdAt: '2026-11-20T16:40:12.000Z',
     },
   }),
-  'sms.received': event('sms.received', '0193a4c3-aa01-7b02-8c03-d04e05f06a07', inbound.createdAt, { message: inbound }),
-  'webhook.test': event('webhook.test', '0193a4d0-0001-7002-8003-000400050006', '2026-11-20T17:00:00.000Z', {
+  'sms.received': event('sms.received', '0193a4c3-aa01-7b02-8c03-d04e05f06a07', inbound.createdAt, 1, { message: inbound }),
+  'message.delivered': event('message.delivered', '0193a4c0-4e21-8a3b-9c4d-5e6f7a8b9c0d', '2026-11-20T16:15:03.412Z', 4, {
+    messageId: outbound.id,
+    counterpartNumber: ADA,
+    carrierReportedAt: '2026-11-20T16:15:03.409Z',
+    status: 'delivered',
+    message: { ...outbound, status: 'delivered' },
+  }),
+  'message.failed': event('message.failed', '0193a4c1-5f32-8b4c-8d5e-6f7a8b9c0d1e', '2026-11-20T16:16:41.733Z', 4, {
+    messageId: undelivered.id,
+    counterpartNumber: ADA,
+    carrierReportedAt: '2026-11-20T16:16:41.730Z',
+    status: 'failed',
+    reason: 'carrier_failed',
+    carrierErrorCode: 30003,
+    carrierErrorMessage: 'Unreachable destination handset',
+    refunded: true,
+    refundedCents: 1,
+    message: undelivered,
+  }),
+  'webhook.test': event('webhook.test', '0193a4d0-0001-7002-8003-000400050006', '2026-11-20T17:00:00.000Z', 0, {
     endpointId: '0193a4cf-1111-7222-8333-444455556666',
   }),
 };
