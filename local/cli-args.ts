@@ -92,7 +92,10 @@ Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
                                  which \`npm run admin -- simulate ...\` also uses). Prefer the environment
                                  variable for a real token: command lines are visible to other users
   --public-url <url>             The URL the carrier calls this runtime by, which signatures cover (default
-                                 http://127.0.0.1:<port>; set it when a tunnel or proxy is in front)
+                                 http://127.0.0.1:<port>; set it when a tunnel or proxy is in front).
+                                 Required with CARRIER=twilio (real texts from TWILIO_ACCOUNT_SID and
+                                 TWILIO_AUTH_TOKEN): each text's status callback goes to
+                                 <url>/carrier/twilio/sms/status, as the stack sets it in AWS
   --callback-rate-limit <n>      Each callback path's throttle, requests per second for all callers, like the
                                  stage throttle in AWS (default ${DEFAULT_CALLBACK_THROTTLE.rateLimit}; 0 disables)
   --callback-burst-limit <n>     That throttle's burst (default ${DEFAULT_CALLBACK_THROTTLE.burstLimit})

@@ -10,7 +10,7 @@ import { ROUTE_SCOPES_ENV, encodeRoutePermissions } from '../lambdas/handlers/au
 import { invokeAuthorizer } from './authorizer';
 import { createAuthorizerCache } from './authorizer-cache';
 import { CarrierCallbackGate } from './carrier-callback-gate';
-import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
+import { applyCarrierCallbackEnv, applyCarrierSenderEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
 import { ensureTable } from './create-table';
 import { demoBanner, ensureDemoOrganization } from './demo';
@@ -142,6 +142,11 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   const runtime: LocalRuntime = { apiBaseUrl: '', stop: () => cleanup.runAll() };
   onStarted(runtime);
 
+  // Texts go to the in-process loopback carrier unless the operator configures a real one, whose
+  // status callbacks need the public URL: refused now, before anything starts, when it is missing.
+  process.env.CARRIER ??= 'loopback';
+  applyCarrierSenderEnv(options);
+
   const stateDir = resolve(options.stateDir);
   await mkdir(stateDir, { recursive: true });
   const previous = await readRuntimeInfo(stateDir);
@@ -160,8 +165,6 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // Read by the handler chain (and reported by GET /me) when it loads.
   process.env.RATE_LIMIT_PER_KEY = String(options.rateLimitPerKey);
-  // Texts go to the in-process loopback carrier unless the operator configures a real one.
-  process.env.CARRIER ??= 'loopback';
   // GET /docs serves the page built from the committed document, as the CDK bundles it beside the function.
   process.env.REFERENCE_PAGE_PATH = writeReferencePage(stateDir);
   // The authorizer reads which routes each scope opens when it loads, as its function does in AWS.
