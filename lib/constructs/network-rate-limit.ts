@@ -10,6 +10,11 @@ export type NetworkRateLimitProps = {
   stageName: string;
   /** Requests per client address per minute (spec section 8: 600). */
   limitPerMinute: number;
+  /**
+   * Requests per API key (the `Authorization` header) per minute, counted at the edge; see
+   * `apiKeyRule`. Absent: no such rule.
+   */
+  limitPerMinutePerApiKey?: number;
   /** Name of the web ACL and prefix of its metric names; unique per stage within account and region. */
   name: string;
   /**
@@ -40,6 +45,7 @@ export type ExemptPathProtection = {
 export const WINDOW_SECONDS = 60;
 
 const RULE_NAME = 'PerClientAddressRateLimit';
+export const API_KEY_RULE_NAME = 'PerApiKeyRateLimit';
 export const UNSIGNED_CALLBACK_RULE_NAME = 'CallbackWithoutSignature';
 export const CALLBACK_PER_ADDRESS_RULE_NAME = 'CallbackPerClientAddressRateLimit';
 
@@ -67,6 +73,7 @@ export function exemptionStatement(prefixes: readonly string[], stageName: strin
   return statements.length === 1 ? statements[0] : { orStatement: { statements } };
 }
 const BODY_KEY = 'rateLimited';
+const API_KEY_BODY_KEY = 'apiKeyRateLimited';
 const CALLBACK_RATE_BODY_KEY = 'callbackRateLimited';
 const UNSIGNED_BODY_KEY = 'callbackUnsigned';
 
@@ -139,6 +146,51 @@ function exemptPathRules(
 }
 
 /**
+ * The limit per API key at the edge: a rate-based rule aggregated on the `Authorization` header
+ * (a custom aggregation key), so any number of keys is counted, each on its own, before API
+ * Gateway: a flood on one key is refused here without an authorizer or function invocation. The
+ * header is lower-cased and its white space compressed first, so writing `bearer` or two spaces
+ * does not make another counter (the authorizer accepts both spellings); keys themselves are
+ * random enough that two never meet once lower-cased. A request without the header is not
+ * counted (the per-address rule still is). WAF's count is approximate and reacts within about
+ * 30 s; the exact limit stays the handlers'.
+ */
+function apiKeyRule(limitPerMinute: number, priority: number, name: string): wafv2.CfnWebACL.RuleProperty {
+  return {
+    name: API_KEY_RULE_NAME,
+    priority,
+    statement: {
+      rateBasedStatement: {
+        limit: limitPerMinute,
+        evaluationWindowSec: WINDOW_SECONDS,
+        aggregateKeyType: 'CUSTOM_KEYS',
+        customKeys: [
+          {
+            header: {
+              name: 'authorization',
+              textTransformations: [
+                { priority: 0, type: 'LOWERCASE' },
+                { priority: 1, type: 'COMPRESS_WHITE_SPACE' },
+              ],
+            },
+          },
+        ],
+      },
+    },
+    action: {
+      block: {
+        customResponse: {
+          responseCode: 429,
+          customResponseBodyKey: API_KEY_BODY_KEY,
+          responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
+        },
+      },
+    },
+    visibilityConfig: visibility(`${name}-${API_KEY_RULE_NAME}`),
+  };
+}
+
+/**
  * The pre-authentication limit per client network, as a WAF web ACL on the stage. WAF counts per
  * source address: an IPv6 client is counted per /128 address, not per /64 network as the spec
  * words it (WAF has no prefix aggregation), so one IPv6 /64 holder can exceed 600/min by rotating
@@ -184,6 +236,15 @@ export class NetworkRateLimit extends Construct {
             code: 'rate_limited',
           }),
         },
+        ...(props.limitPerMinutePerApiKey !== undefined && {
+          [API_KEY_BODY_KEY]: {
+            contentType: 'APPLICATION_JSON',
+            content: JSON.stringify({
+              error: 'Too many requests with this API key; retry after the number of seconds in Retry-After',
+              code: 'rate_limited',
+            }),
+          },
+        }),
         ...(exemptRules.length > 0 && {
           [CALLBACK_RATE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.rateLimitedRefusal) },
           [UNSIGNED_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.unsignedRefusal) },
@@ -216,6 +277,7 @@ export class NetworkRateLimit extends Construct {
           },
           visibilityConfig: visibility(this.ruleMetricName),
         },
+        ...(props.limitPerMinutePerApiKey === undefined ? [] : [apiKeyRule(props.limitPerMinutePerApiKey, exemptRules.length + 1, props.name)]),
       ],
     });
 
