@@ -1,5 +1,5 @@
-import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey } from './api-keys';
-import { ApiAccessDisabledError, UnauthorizedError } from './errors';
+import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey, type ApiKeyRecord } from './api-keys';
+import { UnauthorizedError } from './errors';
 import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
 import { getTenant } from './tenants';
 
@@ -11,7 +11,8 @@ export type Principal = {
 };
 
 export type AuthDecision =
-  | { effect: 'allow'; principal: Principal }
+  /** `usagePlanKey`: which API Gateway key meters the key in a deployed stage (ApiKeyRecord). */
+  | { effect: 'allow'; principal: Principal; usagePlanKey: ApiKeyRecord['usagePlanKey'] }
   | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
 
 const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
@@ -42,6 +43,7 @@ export async function authorizeAuthorizationHeader(header: string | undefined, n
       apiKey: { id: record.id, name: record.name, prefix: record.prefix, expiresAt: record.expiresAt, createdAt: record.createdAt },
       scopes: record.scopes,
     },
+    usagePlanKey: record.usagePlanKey,
   };
 }
 
@@ -86,8 +88,10 @@ export function principalFromContext(context: Record<string, unknown> | null | u
   };
   if (!principal.tenant.id) throw new UnauthorizedError();
   // The authorizer's cached decision may outlive the key's expiry; the handler has the last word.
+  // Nothing else is re-checked here: a context only exists for a key the authorizer allowed, whose
+  // plan had API access then, and what changed since (a revocation, a plan) is known only to the
+  // table. Reading it on every request is what the authorizer cache saves; the operator commands
+  // that change either flush the stage's authorizer cache instead (local/admin/authorizer-cache.ts).
   if (isExpired(principal.apiKey.expiresAt, now)) throw new UnauthorizedError();
-  // Also re-checked here so a cached decision cannot outlast a plan change by more than the TTL.
-  if (!planHasApiAccess(principal.tenant.plan)) throw new ApiAccessDisabledError();
   return principal;
 }

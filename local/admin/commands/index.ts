@@ -4,6 +4,7 @@ import { consentBackfill } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
 import { searchBackfill } from './search';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
+import { authorizerFlush, usagePlanMigrate } from './usage-plan';
 import { WEBHOOK_COMMANDS } from './webhook';
 
 /** Every command of the operator CLI, in the order `--help` lists them. Add new modules here. */
@@ -16,8 +17,10 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   keyList,
   keyRotate,
   keyRevoke,
+  authorizerFlush,
   ...WEBHOOK_COMMANDS,
   ...CARRIER_COMMANDS,
   consentBackfill,
   searchBackfill,
+  usagePlanMigrate,
 ];
