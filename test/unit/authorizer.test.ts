@@ -71,7 +71,9 @@ describe('the Lambda authorizer', () => {
     expect(result.context).toMatchObject({ tenantId, keyId: storedKey().id, scopes: 'contacts.view sms.send', keyPrefix: prefix });
     expect(result.context).toMatchObject({ deniedCode: 'insufficient_scope', deniedError: expect.stringContaining('calls.view.team, contacts.manage, sms.view') });
     expect(JSON.stringify(result)).not.toContain(key);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } });
+    // Strongly consistent, both: a decision made right after a flush must see the revocation or plan change that preceded it.
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' }, ConsistentRead: true });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' }, ConsistentRead: true });
   });
 
   it.each([

@@ -121,8 +121,13 @@ function newApiKey(input: CreateApiKeyInput, id: string, now: Date) {
   return { key, hash, apiKey };
 }
 
+/**
+ * The authorizer's read. Strongly consistent: right after `key revoke` flushes the authorizer
+ * cache, an eventually consistent read could still see the key unrevoked, and that allow would
+ * be cached for the whole TTL. One read unit per authorization instead of half, once per key and TTL.
+ */
 export async function findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: keyOfHash(hash) }));
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: keyOfHash(hash), ConsistentRead: true }));
   return Item ? fromItem(Item) : undefined;
 }
 

@@ -33,7 +33,9 @@ export async function authorizeAuthorizationHeader(header: string | undefined, n
   if (!key || !looksLikeApiKey(key)) return UNAUTHORIZED;
   const record = await findApiKeyByHash(hashApiKey(key));
   if (!record || record.revokedAt !== null || isExpired(record.expiresAt, now)) return UNAUTHORIZED;
-  const tenant = await getTenant(record.tenantId);
+  // Both reads strongly consistent: this decision is cached for the TTL, so it must not be made
+  // on a row that a revocation or plan change just before a flush of the cache has not reached.
+  const tenant = await getTenant(record.tenantId, { consistent: true });
   if (!tenant) return UNAUTHORIZED;
   if (!planHasApiAccess(tenant.plan)) return { effect: 'deny', reason: 'api_access_disabled' };
   return {
