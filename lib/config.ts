@@ -39,10 +39,9 @@ export type ServiceConfig = {
   deletionProtection: boolean;
   customDomain?: { domainName: string; certificateArn: string };
   /**
-   * Keyed methods require a usage-plan key: the authorizer returns `usageIdentifierKey` (derived
-   * from the key's id) and API Gateway meters it in the per-key usage plan. A service key works
-   * only once its API Gateway key exists, which `npm run admin -- --stack <name> key create`
-   * creates; off, the usage plan is inert and keys need no API Gateway key.
+   * Keyed methods require a usage-plan key: the authorizer returns `usageIdentifierKey` (the
+   * bucket of the key's id, one of those the stack creates) and API Gateway meters it in the usage
+   * plan; off, the usage plan is inert.
    */
   requireUsagePlanKey: boolean;
   /**
@@ -78,8 +77,8 @@ const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:sec
 /** Retention values CloudWatch Logs accepts; anything else would fail at deploy time, so refuse it at synth. */
 const VALID_RETENTION = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
-/** Reserved concurrency by default (docs/capacity.md): 50 + 5 callbacks x 20 = 150 of the account's 1,000. */
-export const DEFAULT_AUTHORIZER_RESERVED_CONCURRENCY = 50;
+/** Reserved concurrency by default (docs/capacity.md): 100 + 5 callbacks x 20 = 200 of the account's 1,000. */
+export const DEFAULT_AUTHORIZER_RESERVED_CONCURRENCY = 100;
 export const DEFAULT_CARRIER_CALLBACK_RESERVED_CONCURRENCY = 20;
 
 /** The configuration of a stage when nothing is overridden: data retained, whatever the stage. */

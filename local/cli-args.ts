@@ -63,7 +63,8 @@ Options:
   --dynamodb-endpoint <url>      Use a DynamoDB Local already running there instead of starting one
   --authorizer-cache-ttl <sec>   How long an authorizer decision is reused, like API Gateway's
                                  authorizer cache (default ${DEFAULT_AUTHORIZER_CACHE_TTL_SECONDS}; 0 disables; max ${MAX_AUTHORIZER_CACHE_TTL_SECONDS}).
-                                 A revoked key keeps working until its cached decision expires.
+                                 The operator CLI flushes it when it revokes or rotates a key or changes a
+                                 plan; a change made to the table otherwise waits for the decision to expire.
   --rate-limit-per-key <n>       Requests per API key and minute (default ${DEFAULT_RATE_LIMIT_PER_KEY}; 0 disables)
   --rate-limit-per-network <n>   Requests per client network and minute before authentication, like the
                                  WAF rule in AWS (default ${DEFAULT_RATE_LIMIT_PER_NETWORK}; 0 disables)

@@ -61,8 +61,9 @@ export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = GATEWAY_RESPONSE
 export const METRIC_NAMESPACE = 'CctService';
 
 /**
- * Usage-plan throttle per API key, derived from the exact limit (N per fixed minute window, kept
- * by the handlers) so that the edge never refuses what the exact limiter would accept.
+ * What one key may send, as a token bucket: the floor of a usage-plan bucket's throttle (a bucket
+ * holds many keys, see `usagePlanBucketThrottle`), derived from the exact limit (N per fixed
+ * minute window, kept by the handlers) so that the edge never refuses what the exact limiter would accept.
  * API Gateway throttles with a token bucket: it holds up to `burstLimit` tokens and refills
  * `rateLimit` per second.
  * - rate: N/60 per second, rounded up (120/min -> 2 rps), sustains N per minute indefinitely.
@@ -70,8 +71,7 @@ export const METRIC_NAMESPACE = 'CctService';
  *   more in the first instant of the next: 2N within a second. A bucket of only N (120) would
  *   throttle the second half of that legitimate sequence; 2N admits it, and after it the bucket
  *   has refilled N by the next window boundary, so the pattern can repeat.
- * The exact limiter stays the one that answers 429 in normal use; this is the backstop for
- * traffic that never reaches a handler's limiter (e.g. a flood on one key).
+ * The exact limiter stays the one that answers 429 in normal use.
  */
 export function usagePlanThrottle(limitPerMinute: number): { rateLimit: number; burstLimit: number } {
   return { rateLimit: Math.ceil(limitPerMinute / 60), burstLimit: 2 * limitPerMinute };
@@ -154,8 +154,8 @@ const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
 
 /**
  * The public REST API: every operation of the route manifest under /api/v1, one function each,
- * a TOKEN authorizer, the gateway responses of `GATEWAY_RESPONSES`, a usage plan as the per-key
- * backstop and a WAF rate limit per client address.
+ * a TOKEN authorizer, the gateway responses of `GATEWAY_RESPONSES`, a usage plan of a fixed
+ * number of buckets as the backstop, and WAF rate limits per client address and per API key.
  */
 export class PublicApi extends Construct {
   readonly api: apigateway.RestApi;

@@ -26,7 +26,7 @@ describe('configuration from CDK context', () => {
       carrierCallbackLimitPerAddress: 1200,
       logLevel: 'INFO',
       apiGatewayCloudWatchRole: true,
-      authorizerReservedConcurrency: 50,
+      authorizerReservedConcurrency: 100,
       carrierCallbackReservedConcurrency: 20,
     });
   });

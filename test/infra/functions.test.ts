@@ -60,7 +60,7 @@ describe('the function factory', () => {
       ),
     );
     expect(reserved).toEqual({
-      [logicalIdOf(stack, stack.api.authorizerFunction)]: 50,
+      [logicalIdOf(stack, stack.api.authorizerFunction)]: 100,
       ...Object.fromEntries(Object.values(stack.carrier.callbackFunctions).map((fn) => [logicalIdOf(stack, fn), 20])),
     });
     expect(Object.keys(stack.carrier.callbackFunctions)).toHaveLength(5);
