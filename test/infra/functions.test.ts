@@ -86,8 +86,8 @@ describe('the function factory', () => {
         ...(variables.TWILIO_SECRET_ARN !== undefined && { TWILIO_SECRET_ARN: expect.anything() }),
         ...(variables.PUBLIC_BASE_URL !== undefined && { PUBLIC_BASE_URL: expect.anything() }),
         ...(variables.CARRIER !== undefined && { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: expect.anything() }),
-        // The authorizer also gets the scope each route requires (pinned in api.test.ts).
-        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String) }),
+        // The authorizer also gets the scope each route requires and its usage-plan buckets (pinned in api.test.ts).
+        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String), USAGE_PLAN_KEY_PREFIX: expect.any(String), USAGE_PLAN_BUCKETS: '20' }),
       });
     }
   });
