@@ -77,6 +77,20 @@ const API_KEY_BODY_KEY = 'apiKeyRateLimited';
 const CALLBACK_RATE_BODY_KEY = 'callbackRateLimited';
 const UNSIGNED_BODY_KEY = 'callbackUnsigned';
 
+/**
+ * Every rate-based rule's answer: 429 with the body named by `bodyKey` and `Retry-After` of a whole
+ * window (WAF unblocks once the rate over the window falls below the limit).
+ */
+const rateLimitedBlock = (bodyKey: string): wafv2.CfnWebACL.RuleActionProperty => ({
+  block: {
+    customResponse: {
+      responseCode: 429,
+      customResponseBodyKey: bodyKey,
+      responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
+    },
+  },
+});
+
 const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
   cloudWatchMetricsEnabled: true,
   metricName,
@@ -131,15 +145,7 @@ function exemptPathRules(
           scopeDownStatement: exempt,
         },
       },
-      action: {
-        block: {
-          customResponse: {
-            responseCode: 429,
-            customResponseBodyKey: CALLBACK_RATE_BODY_KEY,
-            responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
-          },
-        },
-      },
+      action: rateLimitedBlock(CALLBACK_RATE_BODY_KEY),
       visibilityConfig: visibility(`${name}-${CALLBACK_PER_ADDRESS_RULE_NAME}`),
     },
   ];
@@ -177,15 +183,7 @@ function apiKeyRule(limitPerMinute: number, priority: number, name: string): waf
         ],
       },
     },
-    action: {
-      block: {
-        customResponse: {
-          responseCode: 429,
-          customResponseBodyKey: API_KEY_BODY_KEY,
-          responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
-        },
-      },
-    },
+    action: rateLimitedBlock(API_KEY_BODY_KEY),
     visibilityConfig: visibility(`${name}-${API_KEY_RULE_NAME}`),
   };
 }
@@ -265,16 +263,7 @@ export class NetworkRateLimit extends Construct {
               ...(exempt && { scopeDownStatement: { notStatement: { statement: exempt } } }),
             },
           },
-          action: {
-            block: {
-              customResponse: {
-                responseCode: 429,
-                customResponseBodyKey: BODY_KEY,
-                // A whole window: WAF unblocks once the address's rate over the window falls below the limit.
-                responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
-              },
-            },
-          },
+          action: rateLimitedBlock(BODY_KEY),
           visibilityConfig: visibility(this.ruleMetricName),
         },
         ...(props.limitPerMinutePerApiKey === undefined ? [] : [apiKeyRule(props.limitPerMinutePerApiKey, exemptRules.length + 1, props.name)]),
