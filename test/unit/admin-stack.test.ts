@@ -13,7 +13,8 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactW
 import { usagePlanKeyFor, usagePlanKeyPrefixOf, usagePlanKeyValues } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { keyCreate, keyRevoke, keyRotate } from '../../local/admin/commands/key';
 import { tenantUpdate } from '../../local/admin/commands/tenant';
-import { authorizerFlush, migrateToUsagePlanBuckets, usagePlanMigrate, AUTHORIZER_SETTLE_MS } from '../../local/admin/commands/usage-plan';
+import { authorizerFlush } from '../../local/admin/commands/authorizer';
+import { migrateToUsagePlanBuckets, usagePlanMigrate, AUTHORIZER_SETTLE_MS } from '../../local/admin/commands/usage-plan';
 import { runAdmin } from '../../local/admin/main';
 import { defineCommand } from '../../local/admin/registry';
 import { appliedTarget } from '../../local/admin/target';

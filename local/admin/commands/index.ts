@@ -1,10 +1,11 @@
 import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
+import { authorizerFlush } from './authorizer';
 import { consentBackfill } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
 import { searchBackfill } from './search';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
-import { authorizerFlush, usagePlanMigrate } from './usage-plan';
+import { usagePlanMigrate } from './usage-plan';
 import { WEBHOOK_COMMANDS } from './webhook';
 
 /** Every command of the operator CLI, in the order `--help` lists them. Add new modules here. */

@@ -1,22 +1,8 @@
 import { z } from 'zod';
-import { flushAfter, flushAuthorizerCache } from '../authorizer-cache';
+import { flushAfter, type AuthorizerCacheOutcome } from '../authorizer-cache';
 import { parseOptions } from '../options';
 import { defineCommand, type CommandContext } from '../registry';
 import { appliedTarget, type DeployedStack } from '../target';
-
-/**
- * `authorizer flush`: drops the stage's cached authorizer decisions (what `key revoke`, `key
- * rotate` and `tenant update` do after their change), to retry one that failed or after a change
- * made to the table by other means.
- */
-export const authorizerFlush = defineCommand({
-  words: ['authorizer', 'flush'],
-  summary: "Drop every cached authorizer decision of the stage (--stack) or of the running local runtime: each key's next request is decided from the table",
-  usage: '',
-  options: {},
-  parse: () => undefined,
-  run: async (_args, context) => ({ authorizerCache: await flushAuthorizerCache(context) }),
-});
 
 /** Lambda's timeout of the authorizer (lib/constructs/public-api.ts) and a second: no invocation started earlier is still running after it. */
 export const AUTHORIZER_SETTLE_MS = 6_000;
@@ -30,7 +16,7 @@ export type MigrationReport = {
   /** Of their service keys, those now metered by their bucket; the rest have no row any more. */
   movedToBuckets: number;
   withoutKeyRow: number;
-  authorizerCache: Awaited<ReturnType<typeof flushAuthorizerCache>> | null;
+  authorizerCache: AuthorizerCacheOutcome | null;
   deleted: number;
   dryRun: boolean;
 };
