@@ -2,6 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, DEFAULT_CALLBACK_THROTTLE } from '../lambdas/contexts/carrier/callback-protection';
+import { DEFAULT_USAGE_PLAN_BUCKETS, MAX_USAGE_PLAN_BUCKETS } from '../lambdas/handlers/authorizer/usage-plan-keys';
 
 /**
  * Everything a deployment may vary, in one typed object. `bin/app.ts` fills it from CDK context
@@ -16,20 +17,31 @@ export type ServiceConfig = {
   /** Where alarms are e-mailed; without it the topic still exists for other subscribers (chat, paging). */
   alarmEmail?: string;
   logRetention: RetentionDays;
-  /** The exact per-key limit the handlers enforce and GET /me reports (spec section 8). */
+  /** The exact per-key limit the handlers enforce and GET /me reports (spec section 8); WAF's edge limit per key is twice it. */
   rateLimitPerKey: number;
+  /**
+   * How many usage-plan keys (buckets) the stack creates for the authorizer to name: any number of
+   * service keys costs the account this many of its 10,000 API Gateway keys, and the stack two
+   * resources each of CloudFormation's 500 (lambdas/handlers/authorizer/usage-plan-keys.ts).
+   */
+  usagePlanBuckets: number;
+  /** API Gateway's throttle quota of the account in the region (10,000 requests/s by default; 2,500 in some regions); sizes the buckets' throttle. */
+  regionRequestsPerSecond: number;
   /** Per client address, before authentication (spec section 8), enforced by WAF. */
   networkRateLimitPerMinute: number;
-  /** RETAIN outside `dev`: a production table or log must never vanish with a stack. */
+  /**
+   * RETAIN unless `-c removalPolicy=destroy` says otherwise, whatever the stage: a first deploy
+   * (`cdk deploy` with no context, stage `dev`) must not make a table that a stack deletion erases.
+   * A retaining stack also gets termination protection (lib/service-stack.ts).
+   */
   removalPolicy: RemovalPolicy;
-  /** Deletion protection on the table; on outside `dev`. */
+  /** Deletion protection on the table; on whenever the table is retained. */
   deletionProtection: boolean;
   customDomain?: { domainName: string; certificateArn: string };
   /**
-   * Keyed methods require a usage-plan key: the authorizer returns `usageIdentifierKey` (derived
-   * from the key's id) and API Gateway meters it in the per-key usage plan. A service key works
-   * only once its API Gateway key exists, which `npm run admin -- --stack <name> key create`
-   * creates; off, the usage plan is inert and keys need no API Gateway key.
+   * Keyed methods require a usage-plan key: the authorizer returns `usageIdentifierKey` (the
+   * bucket of the key's id, one of those the stack creates) and API Gateway meters it in the usage
+   * plan; off, the usage plan is inert.
    */
   requireUsagePlanKey: boolean;
   /**
@@ -46,6 +58,13 @@ export type ServiceConfig = {
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Creates the account-wide role API Gateway needs to write execution and access logs. */
   apiGatewayCloudWatchRole: boolean;
+  /**
+   * Concurrency reserved for the authorizer and for each carrier callback function: every keyed
+   * request of an uncached key and every STOP go through them, so they must not wait behind the
+   * rest of the account's functions (docs/capacity.md). 0 reserves none.
+   */
+  authorizerReservedConcurrency: number;
+  carrierCallbackReservedConcurrency: number;
 };
 
 export const DEFAULT_STAGE = 'dev';
@@ -58,22 +77,29 @@ const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:sec
 /** Retention values CloudWatch Logs accepts; anything else would fail at deploy time, so refuse it at synth. */
 const VALID_RETENTION = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
-/** The configuration of a stage when nothing is overridden. */
+/** Reserved concurrency by default (docs/capacity.md): 100 + 5 callbacks x 20 = 200 of the account's 1,000. */
+export const DEFAULT_AUTHORIZER_RESERVED_CONCURRENCY = 100;
+export const DEFAULT_CARRIER_CALLBACK_RESERVED_CONCURRENCY = 20;
+
+/** The configuration of a stage when nothing is overridden: data retained, whatever the stage. */
 export function defaultConfig(stage: string = DEFAULT_STAGE): ServiceConfig {
-  const isDev = stage === DEFAULT_STAGE;
   return {
     stage,
     authorizerCacheTtlSeconds: 300,
     logRetention: RetentionDays.ONE_MONTH,
     rateLimitPerKey: 120,
+    usagePlanBuckets: DEFAULT_USAGE_PLAN_BUCKETS,
+    regionRequestsPerSecond: 10_000,
     networkRateLimitPerMinute: 600,
-    removalPolicy: isDev ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    deletionProtection: !isDev,
+    removalPolicy: RemovalPolicy.RETAIN,
+    deletionProtection: true,
     requireUsagePlanKey: true,
     carrierCallbackThrottle: { ...DEFAULT_CALLBACK_THROTTLE },
     carrierCallbackLimitPerAddress: DEFAULT_CALLBACK_LIMIT_PER_ADDRESS,
     logLevel: 'INFO',
     apiGatewayCloudWatchRole: true,
+    authorizerReservedConcurrency: DEFAULT_AUTHORIZER_RESERVED_CONCURRENCY,
+    carrierCallbackReservedConcurrency: DEFAULT_CARRIER_CALLBACK_RESERVED_CONCURRENCY,
   };
 }
 
@@ -154,6 +180,9 @@ export function configFromContext(node: Node): ServiceConfig {
     alarmEmail: contextString(node, 'alarmEmail'),
     logRetention,
     rateLimitPerKey: contextInt(node, 'rateLimitPerKey', defaults.rateLimitPerKey, 1, 100_000),
+    // Each bucket is two resources of the stack's 500 (CloudFormation's quota per template).
+    usagePlanBuckets: contextInt(node, 'usagePlanBuckets', defaults.usagePlanBuckets, 1, MAX_USAGE_PLAN_BUCKETS),
+    regionRequestsPerSecond: contextInt(node, 'regionRequestsPerSecond', defaults.regionRequestsPerSecond, 1, 10_000_000),
     // WAF rate-based rules accept limits from 10 up.
     networkRateLimitPerMinute: contextInt(node, 'networkRateLimitPerMinute', defaults.networkRateLimitPerMinute, 10, 2_000_000_000),
     removalPolicy,
@@ -167,5 +196,9 @@ export function configFromContext(node: Node): ServiceConfig {
     carrierCallbackLimitPerAddress: contextInt(node, 'carrierCallbackLimitPerAddress', defaults.carrierCallbackLimitPerAddress, 10, 2_000_000_000),
     logLevel: logLevel as ServiceConfig['logLevel'],
     apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
+    // Lambda keeps at least 100 of the account's concurrency unreserved; the deploy fails, naming
+    // the function, when a reservation would take more than that leaves.
+    authorizerReservedConcurrency: contextInt(node, 'authorizerReservedConcurrency', defaults.authorizerReservedConcurrency, 0, 10_000),
+    carrierCallbackReservedConcurrency: contextInt(node, 'carrierCallbackReservedConcurrency', defaults.carrierCallbackReservedConcurrency, 0, 10_000),
   };
 }

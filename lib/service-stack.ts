@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES, type CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
@@ -70,7 +70,9 @@ export class ServiceStack extends Stack {
   readonly webhooks?: WebhookPipeline;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
-    super(scope, id, props);
+    // A stack that keeps data is hard to delete by mistake: CloudFormation refuses to delete it
+    // until termination protection is turned off (docs/deploy.md, "Removing a stage").
+    super(scope, id, { terminationProtection: props.config.removalPolicy === RemovalPolicy.RETAIN, ...props });
     const { config } = props;
     this.config = config;
 
@@ -122,6 +124,7 @@ export class ServiceStack extends Stack {
       throttle: config.carrierCallbackThrottle,
       twilioSecretArn: config.twilioSecretArn,
       removalPolicy: config.removalPolicy,
+      reservedConcurrency: config.carrierCallbackReservedConcurrency,
     });
     const sender = this.api.routeFunctions.sendMessage;
     if (sender) this.carrier.connectSender(sender);

@@ -3,8 +3,9 @@ import { createHash } from 'node:crypto';
 /**
  * API Gateway's authorizer result cache, for the local runtime. Like API Gateway it reuses the
  * authorizer's result (its policy, or its refusal) for the TTL, keyed on the token (the whole
- * Authorization header), whichever method it was first asked for; so locally too a revoked key
- * keeps working until its cached decision expires. The map is keyed on
+ * Authorization header), whichever method it was first asked for; so locally too a key revoked
+ * in the table alone keeps working until its cached decision expires, and the operator CLI
+ * flushes the cache (through local/runtime-control.ts) when it revokes one. The map is keyed on
  * the SHA-256 of the header so that no key is ever held in clear where a debugger or a log of
  * the map would show it.
  */
@@ -21,6 +22,11 @@ export type AuthorizerCacheOptions<T> = {
 export type AuthorizerCache<T> = {
   decide: (authorizationHeader: string, methodArn?: string) => Promise<T>;
   size: () => number;
+  /**
+   * API Gateway's FlushStageAuthorizersCache: every decision is dropped and the next request of
+   * each key asks the authorizer again. Returns how many were dropped.
+   */
+  flush: () => number;
 };
 
 const cacheKey = (header: string): string => createHash('sha256').update(header).digest('hex');
@@ -51,5 +57,10 @@ export function createAuthorizerCache<T>({ ttlSeconds, authorize, now = Date.now
       return decision;
     },
     size: () => entries.size,
+    flush() {
+      const dropped = entries.size;
+      entries.clear();
+      return dropped;
+    },
   };
 }

@@ -1,4 +1,5 @@
 import { LOCAL_TWILIO_AUTH_TOKEN } from '../lambdas/contexts/carrier/callback-config';
+import { carrierRoutes } from '../lambdas/handlers/carrier/routes';
 import type { RuntimeOptions } from './cli-args';
 
 /**
@@ -37,4 +38,24 @@ export function carrierCallbackSettings(
 export function applyCarrierCallbackEnv(settings: CarrierCallbackSettings, env: NodeJS.ProcessEnv = process.env): void {
   env.TWILIO_AUTH_TOKEN = settings.authToken;
   env.PUBLIC_BASE_URL = settings.publicBaseUrl;
+}
+
+/**
+ * The send function's side, for `CARRIER=twilio` (texts through a real Twilio account, with
+ * TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN): each text asks Twilio for status callbacks at the
+ * URL the stack gives it in AWS, `<public URL>/carrier/twilio/sms/status` (with the message id and
+ * the connection overrides the carrier adds), so its status moves and its charge settles as in
+ * AWS instead of the sweep failing and refunding it after the grace period. Twilio must reach that
+ * URL, so it comes from --public-url; without one the runtime refuses to start rather than send
+ * texts whose outcome would never arrive. An explicit TWILIO_STATUS_CALLBACK_URL is kept. With the
+ * loopback carrier nothing changes.
+ */
+export function applyCarrierSenderEnv(options: Pick<RuntimeOptions, 'publicUrl'>, env: NodeJS.ProcessEnv = process.env): void {
+  if (env.CARRIER !== 'twilio' || env.TWILIO_STATUS_CALLBACK_URL) return;
+  if (!options.publicUrl) {
+    throw new Error(
+      'CARRIER=twilio sends real texts, whose status Twilio posts back: give --public-url <the https URL at which Twilio reaches this runtime, e.g. a tunnel> (or set TWILIO_STATUS_CALLBACK_URL)',
+    );
+  }
+  env.TWILIO_STATUS_CALLBACK_URL = `${options.publicUrl}${carrierRoutes.twilioSmsStatus.path}`;
 }

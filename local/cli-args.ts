@@ -69,7 +69,8 @@ Options:
   --dynamodb-endpoint <url>      Use a DynamoDB Local already running there instead of starting one
   --authorizer-cache-ttl <sec>   How long an authorizer decision is reused, like API Gateway's
                                  authorizer cache (default ${DEFAULT_AUTHORIZER_CACHE_TTL_SECONDS}; 0 disables; max ${MAX_AUTHORIZER_CACHE_TTL_SECONDS}).
-                                 A revoked key keeps working until its cached decision expires.
+                                 The operator CLI flushes it when it revokes or rotates a key or changes a
+                                 plan; a change made to the table otherwise waits for the decision to expire.
   --rate-limit-per-key <n>       Requests per API key and minute (default ${DEFAULT_RATE_LIMIT_PER_KEY}; 0 disables)
   --rate-limit-per-network <n>   Requests per client network and minute before authentication, like the
                                  WAF rule in AWS (default ${DEFAULT_RATE_LIMIT_PER_NETWORK}; 0 disables)
@@ -109,7 +110,10 @@ Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
                                  which \`npm run admin -- simulate ...\` also uses). Prefer the environment
                                  variable for a real token: command lines are visible to other users
   --public-url <url>             The URL the carrier calls this runtime by, which signatures cover (default
-                                 http://127.0.0.1:<port>; set it when a tunnel or proxy is in front)
+                                 http://127.0.0.1:<port>; set it when a tunnel or proxy is in front).
+                                 Required with CARRIER=twilio (real texts from TWILIO_ACCOUNT_SID and
+                                 TWILIO_AUTH_TOKEN): each text's status callback goes to
+                                 <url>/carrier/twilio/sms/status, as the stack sets it in AWS
   --callback-rate-limit <n>      Each callback path's throttle, requests per second for all callers, like the
                                  stage throttle in AWS (default ${DEFAULT_CALLBACK_THROTTLE.rateLimit}; 0 disables)
   --callback-burst-limit <n>     That throttle's burst (default ${DEFAULT_CALLBACK_THROTTLE.burstLimit})

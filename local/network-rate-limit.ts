@@ -7,18 +7,30 @@ import { windowOf, type RateLimitState } from '../lambdas/contexts/tenants/rate-
  * (it aggregates per address, not per /64: see the README).
  */
 export function networkOf(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1];
   if (isIPv4(address)) return address;
   if (!isIPv6(address)) return address;
-  return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
+  const hextets = expandIPv6(address);
+  // IPv4-mapped (::ffff:a.b.c.d, in any notation) is an IPv4 client: counted per address like one.
+  if (hextets.slice(0, 6).join(':') === '0000:0000:0000:0000:0000:ffff') return ipv4OfHextets(hextets[6], hextets[7]);
+  return `${hextets.slice(0, 4).join(':')}::/64`;
 }
 
-/** The eight hextets of an IPv6 address, zero-padded, lower case (zone id dropped). */
+const ipv4OfHextets = (high: string, low: string): string =>
+  [parseInt(high, 16) >> 8, parseInt(high, 16) & 0xff, parseInt(low, 16) >> 8, parseInt(low, 16) & 0xff].join('.');
+
+/** A dotted IPv4 tail (`::ffff:192.0.2.1`, `64:ff9b::192.0.2.1`) is the last two hextets. */
+function dottedTailAsHextets(group: string): string[] {
+  if (!group.includes('.')) return [group];
+  const [a, b, c, d] = group.split('.').map(Number);
+  return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
+}
+
+/** The eight hextets of an IPv6 address, zero-padded, lower case (zone id dropped, a dotted IPv4 tail converted). */
 export function expandIPv6(address: string): string[] {
   const [head, tail] = address.split('%')[0].toLowerCase().split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const groups = (text: string | undefined) => (text ? text.split(':').flatMap(dottedTailAsHextets) : []);
+  const left = groups(head);
+  const right = groups(tail);
   const missing = tail === undefined ? 0 : 8 - left.length - right.length;
   return [...left, ...Array(missing).fill('0'), ...right].map((h) => h.padStart(4, '0'));
 }

@@ -34,6 +34,11 @@ export type RuntimeInfo = {
   allowHttpWebhooks: boolean;
   /** `--webhook-backoff-ms`: the first retry wait. */
   webhookBackoffMs: number;
+  /**
+   * Where the operator CLI flushes the runtime's authorizer cache (local/runtime-control.ts), and
+   * the token it must show; absent in files written before the runtime had one.
+   */
+  control?: { url: string; token: string };
 };
 
 export const RUNTIME_FILE = 'runtime.json';

@@ -7,10 +7,17 @@ import { ROUTES } from '../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
 import { ROUTE_SCOPES_ENV, encodeRoutePermissions } from '../lambdas/handlers/authorizer/policy';
+import {
+  DEFAULT_USAGE_PLAN_BUCKETS,
+  usagePlanKeyPrefixOf,
+  USAGE_PLAN_BUCKETS_ENV,
+  USAGE_PLAN_KEY_PREFIX_ENV,
+} from '../lambdas/handlers/authorizer/usage-plan-keys';
 import { invokeAuthorizer } from './authorizer';
 import { createAuthorizerCache } from './authorizer-cache';
+import { startRuntimeControl } from './runtime-control';
 import { CarrierCallbackGate } from './carrier-callback-gate';
-import { applyCarrierCallbackEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
+import { applyCarrierCallbackEnv, applyCarrierSenderEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
 import { ensureTable } from './create-table';
 import { demoBanner, ensureDemoOrganization } from './demo';
@@ -165,6 +172,11 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   const runtime: LocalRuntime = { apiBaseUrl: '', stop: () => cleanup.runAll() };
   onStarted(runtime);
 
+  // Texts go to the in-process loopback carrier unless the operator configures a real one, whose
+  // status callbacks need the public URL: refused now, before anything starts, when it is missing.
+  process.env.CARRIER ??= 'loopback';
+  applyCarrierSenderEnv(options);
+
   const stateDir = resolve(options.stateDir);
   await mkdir(stateDir, { recursive: true });
   const previous = await readRuntimeInfo(stateDir);
@@ -184,12 +196,13 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // Read by the handler chain (and reported by GET /me) when it loads.
   process.env.RATE_LIMIT_PER_KEY = String(options.rateLimitPerKey);
-  // Texts go to the in-process loopback carrier unless the operator configures a real one.
-  process.env.CARRIER ??= 'loopback';
   // GET /docs serves the page built from the committed document, as the CDK bundles it beside the function.
   process.env.REFERENCE_PAGE_PATH = writeReferencePage(stateDir);
-  // The authorizer reads which routes each scope opens when it loads, as its function does in AWS.
+  // The authorizer reads which routes each scope opens when it loads, as its function does in AWS,
+  // and names a usage-plan bucket for each key as there (nothing meters it: no usage plans here).
   process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+  process.env[USAGE_PLAN_KEY_PREFIX_ENV] = usagePlanKeyPrefixOf(LOCAL_TABLE_NAME);
+  process.env[USAGE_PLAN_BUCKETS_ENV] = String(DEFAULT_USAGE_PLAN_BUCKETS);
   const [handlers, authorizer, { NetworkRateLimiter }] = await Promise.all([
     loadHandlers(ROUTES, REPO_ROOT),
     import('../lambdas/handlers/authorizer/handler'),
@@ -204,6 +217,8 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     ttlSeconds: options.authorizerCacheTtlSeconds,
     authorize: (header, methodArn) => invokeAuthorizer(authorizer.handler, header, methodArn),
   });
+  const control = await startRuntimeControl({ flushAuthorizerCache: cache.flush });
+  cleanup.push(control.stop);
   const networkLimiter = new NetworkRateLimiter(options.rateLimitPerNetwork);
   const callbackHandlers = new Map<string, ProxyHandler>();
   const server = createApiServer({
@@ -253,6 +268,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     twilioAuthToken: carrier.tokenSource,
     allowHttpWebhooks: options.allowHttpWebhooks,
     webhookBackoffMs: options.webhookBackoffMs,
+    control: { url: control.url, token: control.token },
   });
   out.print(demoBanner(demo, runtime.apiBaseUrl, options.inMemory));
   out.print(carrierLine(carrier));

@@ -13,6 +13,8 @@ import type { BuiltBundle } from './bundles';
 import { inPool } from './load';
 import { distribution, round, type Distribution } from './stats';
 import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/shared/config';
+import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { DEFAULT_USAGE_PLAN_BUCKETS, usagePlanKeyPrefixOf, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 
 /**
  * 5. The functions as deployed: each bundle (the same file as in section 1) in a fresh Node
@@ -174,6 +176,10 @@ export async function measureInvocations(
     RATE_LIMIT_PER_KEY: '1000000',
     CARRIER: 'loopback',
     LOOPBACK_STATUS_DELAY_MS: '3600000',
+    // What the stack gives the authorizer, which fails every invocation without them.
+    [ROUTE_SCOPES_ENV]: encodeRoutePermissions(ROUTES, API_PREFIX),
+    [USAGE_PLAN_KEY_PREFIX_ENV]: usagePlanKeyPrefixOf('CctService-bench'),
+    [USAGE_PLAN_BUCKETS_ENV]: String(DEFAULT_USAGE_PLAN_BUCKETS),
   };
   const results: InvokeResult[] = [];
   const apiBundles = bundles.filter((b) => b.kind === 'reference' || b.kind === 'api' || b.kind === 'authorizer');

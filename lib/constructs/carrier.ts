@@ -39,6 +39,8 @@ export type CarrierProps = {
   twilioSecretArn?: string;
   /** Applied to a secret the construct creates. */
   removalPolicy: RemovalPolicy;
+  /** Concurrency reserved for each callback function (0: none): a STOP must not wait for other functions. */
+  reservedConcurrency: number;
 };
 
 /**
@@ -78,7 +80,7 @@ export class Carrier extends Construct {
     for (const route of props.routes) {
       const access = props.tableAccess[route.operationId];
       if (!access) throw new Error(`Carrier route ${route.operationId} has no table access (lib/table-access.ts)`);
-      const fn = props.functions.create(functionId(route.operationId), this.functionSpec(route));
+      const fn = props.functions.create(functionId(route.operationId), { ...this.functionSpec(route), reservedConcurrency: props.reservedConcurrency });
       props.table.grant(fn, access);
       this.grantSecretRead(fn);
       props.api.addProviderCallback(route.method, route.path, fn, { throttle: props.throttle });

@@ -76,6 +76,11 @@ export type FunctionSpec = {
    * this machine. The function reads them from `LAMBDA_TASK_ROOT` (the reference page of GET /docs).
    */
   files?: Readonly<Record<string, string>>;
+  /**
+   * Concurrency reserved for this function alone (a guarantee and a cap); none when absent or 0,
+   * the function then shares the account's unreserved pool.
+   */
+  reservedConcurrency?: number;
 };
 
 /** esbuild's options plus, when the function has `files`, the copy of each into the bundle's directory. */
@@ -163,6 +168,7 @@ export class FunctionFactory extends Construct {
         ...spec.environment,
       },
       bundling: bundlingOf(spec),
+      ...(spec.reservedConcurrency ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
     });
     // Tracing.ACTIVE adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*": X-Ray has no
     // resource-level permissions for them, so "*" is the only possible resource.

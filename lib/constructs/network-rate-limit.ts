@@ -10,6 +10,11 @@ export type NetworkRateLimitProps = {
   stageName: string;
   /** Requests per client address per minute (spec section 8: 600). */
   limitPerMinute: number;
+  /**
+   * Requests per API key (the `Authorization` header) per minute, counted at the edge; see
+   * `apiKeyRule`. Absent: no such rule.
+   */
+  limitPerMinutePerApiKey?: number;
   /** Name of the web ACL and prefix of its metric names; unique per stage within account and region. */
   name: string;
   /**
@@ -40,6 +45,7 @@ export type ExemptPathProtection = {
 export const WINDOW_SECONDS = 60;
 
 const RULE_NAME = 'PerClientAddressRateLimit';
+export const API_KEY_RULE_NAME = 'PerApiKeyRateLimit';
 export const UNSIGNED_CALLBACK_RULE_NAME = 'CallbackWithoutSignature';
 export const CALLBACK_PER_ADDRESS_RULE_NAME = 'CallbackPerClientAddressRateLimit';
 
@@ -67,8 +73,23 @@ export function exemptionStatement(prefixes: readonly string[], stageName: strin
   return statements.length === 1 ? statements[0] : { orStatement: { statements } };
 }
 const BODY_KEY = 'rateLimited';
+const API_KEY_BODY_KEY = 'apiKeyRateLimited';
 const CALLBACK_RATE_BODY_KEY = 'callbackRateLimited';
 const UNSIGNED_BODY_KEY = 'callbackUnsigned';
+
+/**
+ * Every rate-based rule's answer: 429 with the body named by `bodyKey` and `Retry-After` of a whole
+ * window (WAF unblocks once the rate over the window falls below the limit).
+ */
+const rateLimitedBlock = (bodyKey: string): wafv2.CfnWebACL.RuleActionProperty => ({
+  block: {
+    customResponse: {
+      responseCode: 429,
+      customResponseBodyKey: bodyKey,
+      responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
+    },
+  },
+});
 
 const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
   cloudWatchMetricsEnabled: true,
@@ -124,18 +145,47 @@ function exemptPathRules(
           scopeDownStatement: exempt,
         },
       },
-      action: {
-        block: {
-          customResponse: {
-            responseCode: 429,
-            customResponseBodyKey: CALLBACK_RATE_BODY_KEY,
-            responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
-          },
-        },
-      },
+      action: rateLimitedBlock(CALLBACK_RATE_BODY_KEY),
       visibilityConfig: visibility(`${name}-${CALLBACK_PER_ADDRESS_RULE_NAME}`),
     },
   ];
+}
+
+/**
+ * The limit per API key at the edge: a rate-based rule aggregated on the `Authorization` header
+ * (a custom aggregation key), so any number of keys is counted, each on its own, before API
+ * Gateway: a flood on one key is refused here without an authorizer or function invocation. The
+ * header is lower-cased and its white space compressed first, so writing `bearer` or two spaces
+ * does not make another counter (the authorizer accepts both spellings); keys themselves are
+ * random enough that two never meet once lower-cased. A request without the header is not
+ * counted (the per-address rule still is). WAF's count is approximate and reacts within about
+ * 30 s; the exact limit stays the handlers'.
+ */
+function apiKeyRule(limitPerMinute: number, priority: number, name: string): wafv2.CfnWebACL.RuleProperty {
+  return {
+    name: API_KEY_RULE_NAME,
+    priority,
+    statement: {
+      rateBasedStatement: {
+        limit: limitPerMinute,
+        evaluationWindowSec: WINDOW_SECONDS,
+        aggregateKeyType: 'CUSTOM_KEYS',
+        customKeys: [
+          {
+            header: {
+              name: 'authorization',
+              textTransformations: [
+                { priority: 0, type: 'LOWERCASE' },
+                { priority: 1, type: 'COMPRESS_WHITE_SPACE' },
+              ],
+            },
+          },
+        ],
+      },
+    },
+    action: rateLimitedBlock(API_KEY_BODY_KEY),
+    visibilityConfig: visibility(`${name}-${API_KEY_RULE_NAME}`),
+  };
 }
 
 /**
@@ -184,6 +234,15 @@ export class NetworkRateLimit extends Construct {
             code: 'rate_limited',
           }),
         },
+        ...(props.limitPerMinutePerApiKey !== undefined && {
+          [API_KEY_BODY_KEY]: {
+            contentType: 'APPLICATION_JSON',
+            content: JSON.stringify({
+              error: 'Too many requests with this API key; retry after the number of seconds in Retry-After',
+              code: 'rate_limited',
+            }),
+          },
+        }),
         ...(exemptRules.length > 0 && {
           [CALLBACK_RATE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.rateLimitedRefusal) },
           [UNSIGNED_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.unsignedRefusal) },
@@ -204,18 +263,10 @@ export class NetworkRateLimit extends Construct {
               ...(exempt && { scopeDownStatement: { notStatement: { statement: exempt } } }),
             },
           },
-          action: {
-            block: {
-              customResponse: {
-                responseCode: 429,
-                customResponseBodyKey: BODY_KEY,
-                // A whole window: WAF unblocks once the address's rate over the window falls below the limit.
-                responseHeaders: [{ name: 'Retry-After', value: String(WINDOW_SECONDS) }],
-              },
-            },
-          },
+          action: rateLimitedBlock(BODY_KEY),
           visibilityConfig: visibility(this.ruleMetricName),
         },
+        ...(props.limitPerMinutePerApiKey === undefined ? [] : [apiKeyRule(props.limitPerMinutePerApiKey, exemptRules.length + 1, props.name)]),
       ],
     });
 

@@ -10,6 +10,13 @@ import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
 import { ACCESS_DENIED_TEMPLATE, GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import {
+  usagePlanKeyPrefixOf,
+  usagePlanKeyValues,
+  USAGE_PLAN_BUCKETS_ENV,
+  USAGE_PLAN_KEY_PREFIX_ENV,
+  type UsagePlanBuckets,
+} from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import type { ServiceConfig } from '../config';
 import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
 import type { FunctionFactory, FunctionSpec } from './function-factory';
@@ -43,11 +50,10 @@ export type MethodThrottle = { rateLimit: number; burstLimit: number };
 
 /**
  * API Gateway's answer when the authorizer named a usage-plan key (`usageIdentifierKey`) that is
- * not an enabled API key of the stage's usage plan: that key was deleted by `key revoke` (while
- * the authorizer's cached allow still admits the service key), or the service key was issued
- * without one (not through the operator CLI with --stack). Either way the key is revoked or
- * unknown to this deployment: the contract's 401 with `WWW-Authenticate: Bearer`, like every
- * other key the API does not accept.
+ * not an enabled API key of the stage's usage plan: a per-key API key of a stage deployed before
+ * the buckets, deleted while a cached decision still named it (`usage-plan migrate` flushes the
+ * cache first, so only a key revoked by other means), or a bucket the stack has not finished
+ * creating. The contract's 401 with `WWW-Authenticate: Bearer`, like every key the API does not accept.
  */
 export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = GATEWAY_RESPONSES.unauthorized;
 
@@ -55,8 +61,9 @@ export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = GATEWAY_RESPONSE
 export const METRIC_NAMESPACE = 'CctService';
 
 /**
- * Usage-plan throttle per API key, derived from the exact limit (N per fixed minute window, kept
- * by the handlers) so that the edge never refuses what the exact limiter would accept.
+ * What one key may send, as a token bucket: the floor of a usage-plan bucket's throttle (a bucket
+ * holds many keys, see `usagePlanBucketThrottle`), derived from the exact limit (N per fixed
+ * minute window, kept by the handlers) so that the edge never refuses what the exact limiter would accept.
  * API Gateway throttles with a token bucket: it holds up to `burstLimit` tokens and refills
  * `rateLimit` per second.
  * - rate: N/60 per second, rounded up (120/min -> 2 rps), sustains N per minute indefinitely.
@@ -64,12 +71,35 @@ export const METRIC_NAMESPACE = 'CctService';
  *   more in the first instant of the next: 2N within a second. A bucket of only N (120) would
  *   throttle the second half of that legitimate sequence; 2N admits it, and after it the bucket
  *   has refilled N by the next window boundary, so the pattern can repeat.
- * The exact limiter stays the one that answers 429 in normal use; this is the backstop for
- * traffic that never reaches a handler's limiter (e.g. a flood on one key).
+ * The exact limiter stays the one that answers 429 in normal use.
  */
 export function usagePlanThrottle(limitPerMinute: number): { rateLimit: number; burstLimit: number } {
   return { rateLimit: Math.ceil(limitPerMinute / 60), burstLimit: 2 * limitPerMinute };
 }
+
+/**
+ * Throttle of each usage-plan bucket. A bucket meters every key whose id hashes to it, so it cannot
+ * hold one key's limit: it is an aggregate backstop, twice a bucket's fair share of the region's
+ * API Gateway throttle (`regionRequestsPerSecond`, 10,000 by default), and never less than what one
+ * key may send (`usagePlanThrottle`). A key flooding past WAF's per-key rule (while WAF has not yet
+ * noticed, up to about 30 s) is stopped here before it takes the region's throttle or the account's
+ * Lambda concurrency, at the price of slowing the other keys of its bucket for that while.
+ */
+export function usagePlanBucketThrottle(config: Pick<ServiceConfig, 'rateLimitPerKey' | 'usagePlanBuckets' | 'regionRequestsPerSecond'>): MethodThrottle {
+  const perKey = usagePlanThrottle(config.rateLimitPerKey);
+  const share = Math.ceil((2 * config.regionRequestsPerSecond) / config.usagePlanBuckets);
+  // Two seconds of the rate, but no more than API Gateway's account burst (5,000 by default).
+  return { rateLimit: Math.max(perKey.rateLimit, share), burstLimit: Math.max(perKey.burstLimit, Math.min(2 * share, 5_000)) };
+}
+
+/**
+ * WAF's limit per key (the `Authorization` header) and 60-second window, at the edge. WAF counts
+ * over a sliding window while the exact limiter counts fixed minutes, which admit N at the end of
+ * one minute and N at the start of the next: 2N within 60 s. So the edge allows 2N: it never
+ * refuses what the exact limiter accepts, and stops a flood on one key before it costs an
+ * invocation (docs/decisions.md, "Keys without a ceiling").
+ */
+export const apiKeyEdgeLimitPerMinute = (limitPerMinute: number): number => Math.max(10, 2 * limitPerMinute);
 
 /**
  * A generic Error body for gateway 4xx that `GATEWAY_RESPONSES` does not name (for example 403
@@ -124,8 +154,8 @@ const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
 
 /**
  * The public REST API: every operation of the route manifest under /api/v1, one function each,
- * a TOKEN authorizer, the gateway responses of `GATEWAY_RESPONSES`, a usage plan as the per-key
- * backstop and a WAF rate limit per client address.
+ * a TOKEN authorizer, the gateway responses of `GATEWAY_RESPONSES`, a usage plan of a fixed
+ * number of buckets as the backstop, and WAF rate limits per client address and per API key.
  */
 export class PublicApi extends Construct {
   readonly api: apigateway.RestApi;
@@ -135,6 +165,8 @@ export class PublicApi extends Construct {
   /** The function of each operation, by operationId. */
   readonly routeFunctions: Readonly<Record<string, NodejsFunction>>;
   readonly usagePlan: apigateway.UsagePlan;
+  /** The usage-plan keys the stack creates, which the authorizer names (lambdas/handlers/authorizer/usage-plan-keys.ts). */
+  readonly usagePlanBuckets: UsagePlanBuckets;
   readonly accessLogGroup: logs.LogGroup;
   readonly networkRateLimit: NetworkRateLimit;
   readonly domain?: apigateway.DomainName;
@@ -193,6 +225,9 @@ export class PublicApi extends Construct {
       timeout: Duration.seconds(5),
       // Which routes each scope opens: the allow policy names exactly those (./authorizer/policy.ts).
       environment: { [ROUTE_SCOPES_ENV]: encodeRoutePermissions(props.routes ?? ROUTES, API_PREFIX) },
+      // Every request of a key not in the cache waits for it: it must never queue behind the rest
+      // of the account's functions, nor can a flood of unknown keys take more than this.
+      reservedConcurrency: config.authorizerReservedConcurrency,
     });
     table.grant(this.authorizerFunction, AUTHORIZER_TABLE_ACCESS);
 
@@ -221,12 +256,26 @@ export class PublicApi extends Construct {
     // The RestApi's own output is the bare stage URL; ApiBaseUrl (with /api/v1) replaces it.
     this.api.node.tryRemoveChild('Endpoint');
 
+    // The construct id and name predate the buckets: kept, so the deploy that brings them updates
+    // the plan in place and the per-key API keys in it keep working until `usage-plan migrate`.
     this.usagePlan = this.api.addUsagePlan('PerKeyUsagePlan', {
       name: `${serviceName}-per-key`,
-      description: `Per-key backstop behind the exact limiter of ${config.rateLimitPerKey} requests per minute`,
-      throttle: usagePlanThrottle(config.rateLimitPerKey),
+      description: `Backstop per bucket of keys, behind the WAF limit per key and the exact limiter of ${config.rateLimitPerKey} requests per minute per key`,
+      throttle: usagePlanBucketThrottle(config),
       apiStages: [{ api: this.api, stage: this.stage }],
     });
+    this.usagePlanBuckets = { prefix: usagePlanKeyPrefixOf(Stack.of(this).stackName), count: config.usagePlanBuckets };
+    usagePlanKeyValues(this.usagePlanBuckets).forEach((value, bucket) => {
+      const apiKey = new apigateway.ApiKey(this, `UsagePlanBucket${bucket}`, {
+        apiKeyName: `${serviceName}-bucket-${String(bucket).padStart(3, '0')}`,
+        value,
+        description: `Meters the service keys whose id hashes to bucket ${bucket} of ${config.usagePlanBuckets} (the authorizer names it)`,
+        enabled: true,
+      });
+      this.usagePlan.addApiKey(apiKey);
+    });
+    this.authorizerFunction.addEnvironment(USAGE_PLAN_KEY_PREFIX_ENV, this.usagePlanBuckets.prefix);
+    this.authorizerFunction.addEnvironment(USAGE_PLAN_BUCKETS_ENV, String(this.usagePlanBuckets.count));
 
     this.providerCallbackPrefixes = props.providerCallbackPrefixes ?? [];
     for (const prefix of this.providerCallbackPrefixes) {
@@ -238,6 +287,7 @@ export class PublicApi extends Construct {
       stage: this.stage,
       stageName: config.stage,
       limitPerMinute: config.networkRateLimitPerMinute,
+      limitPerMinutePerApiKey: apiKeyEdgeLimitPerMinute(config.rateLimitPerKey),
       name: serviceName,
       exemptPathPrefixes: this.providerCallbackPrefixes,
       exemptPathProtection: props.providerCallbackProtection,

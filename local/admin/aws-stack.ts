@@ -1,56 +1,51 @@
-import {
-  APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-  DeleteApiKeyCommand,
-  GetApiKeysCommand,
-} from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, DeleteApiKeyCommand, FlushStageAuthorizersCacheCommand, GetUsagePlanKeysCommand } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 
 /**
  * The AWS calls of the operator CLI against a deployed stack, and nothing else: the stack's
- * outputs (CloudFormation) and the API Gateway API key that meters each service key in the
- * stack's usage plan. Credentials and, without --region, the region come from the SDK's usual
- * chain (environment, profile, SSO, instance role). Unit tests replace the clients with
- * aws-sdk-client-mock.
+ * outputs (CloudFormation), the stage's authorizer cache, and the usage plan's API keys (only
+ * `usage-plan migrate` touches those: service keys are metered by the stack's own buckets).
+ * Credentials and, without --region, the region come from the SDK's usual chain (environment,
+ * profile, SSO, instance role). Unit tests replace the clients with aws-sdk-client-mock.
  */
 export type StackOutputs = Readonly<Record<string, string>>;
 
-/** The usage-plan side of one service key. */
-export type UsagePlanKey = { apiKeyId: string; name: string };
+/** An API key of a usage plan, as API Gateway lists it. */
+export type UsagePlanApiKey = { id: string; name: string; value: string };
 
 export interface DeployedStackApi {
   /** The outputs of a deployed stack; throws naming the stack when it does not exist or is not deployed. */
   outputs(stackName: string): Promise<StackOutputs>;
   /**
-   * Creates the API key whose value the authorizer returns for the service key (`value`) and adds
-   * it to the usage plan. When the second step fails the API key is deleted again, so a failure
-   * leaves nothing half made.
+   * Drops every authorizer decision API Gateway has cached for the stage, so the next request of
+   * each key is decided afresh from the table: a revocation or a plan change applies at once
+   * instead of after the cache's TTL.
    */
-  createUsagePlanKey(input: { usagePlanId: string; value: string; description: string }): Promise<UsagePlanKey>;
-  /** Deletes the API key (and with it its usage-plan association); null when there is none. */
-  deleteUsagePlanKey(value: string): Promise<UsagePlanKey | null>;
+  flushAuthorizerCache(stage: { restApiId: string; stageName: string }): Promise<void>;
+  /** Every API key of the usage plan (all pages). */
+  usagePlanApiKeys(usagePlanId: string): Promise<UsagePlanApiKey[]>;
+  /** Deletes an API key, and with it its place in any usage plan. */
+  deleteApiKey(apiKeyId: string): Promise<void>;
 }
 
 /** Stack states in which its outputs describe resources that exist. */
 const USABLE_STATUSES = new Set(['CREATE_COMPLETE', 'UPDATE_COMPLETE', 'UPDATE_ROLLBACK_COMPLETE', 'IMPORT_COMPLETE', 'IMPORT_ROLLBACK_COMPLETE']);
 
-export function deployedStackApi(region?: string): DeployedStackApi {
-  const cloudFormation = new CloudFormationClient(region ? { region } : {});
-  const apiGateway = new APIGatewayClient(region ? { region } : {});
+/** One pair of clients per region for the life of the process (a script that runs many commands in one process makes them once). */
+const clientsByRegion = new Map<string, { cloudFormation: CloudFormationClient; apiGateway: APIGatewayClient }>();
 
-  // The API key's name is its value: both are derived from the service key's id, and unlike the
-  // value, the name can be searched for (GetApiKeys nameQuery).
-  const findByName = async (name: string): Promise<UsagePlanKey | null> => {
-    let position: string | undefined;
-    do {
-      const page = await apiGateway.send(new GetApiKeysCommand({ nameQuery: name, includeValues: false, position }));
-      const found = page.items?.find((item) => item.name === name && item.id);
-      if (found?.id) return { apiKeyId: found.id, name };
-      position = page.position;
-    } while (position);
-    return null;
-  };
+function clientsFor(region: string | undefined) {
+  const key = region ?? '';
+  let clients = clientsByRegion.get(key);
+  if (!clients) {
+    clients = { cloudFormation: new CloudFormationClient(region ? { region } : {}), apiGateway: new APIGatewayClient(region ? { region } : {}) };
+    clientsByRegion.set(key, clients);
+  }
+  return clients;
+}
+
+export function deployedStackApi(region?: string): DeployedStackApi {
+  const { cloudFormation, apiGateway } = clientsFor(region);
 
   return {
     async outputs(stackName) {
@@ -69,24 +64,23 @@ export function deployedStackApi(region?: string): DeployedStackApi {
       return Object.fromEntries((stack.Outputs ?? []).flatMap((o) => (o.OutputKey && o.OutputValue !== undefined ? [[o.OutputKey, o.OutputValue]] : [])));
     },
 
-    async createUsagePlanKey({ usagePlanId, value, description }) {
-      const created = await apiGateway.send(new CreateApiKeyCommand({ name: value, value, description, enabled: true }));
-      const apiKeyId = created.id;
-      if (!apiKeyId) throw new Error('API Gateway created an API key without an id');
-      try {
-        await apiGateway.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: apiKeyId, keyType: 'API_KEY' }));
-      } catch (err) {
-        await apiGateway.send(new DeleteApiKeyCommand({ apiKey: apiKeyId })).catch(() => undefined);
-        throw err;
-      }
-      return { apiKeyId, name: value };
+    async flushAuthorizerCache({ restApiId, stageName }) {
+      await apiGateway.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName }));
     },
 
-    async deleteUsagePlanKey(value) {
-      const found = await findByName(value);
-      if (!found) return null;
-      await apiGateway.send(new DeleteApiKeyCommand({ apiKey: found.apiKeyId }));
-      return found;
+    async usagePlanApiKeys(usagePlanId) {
+      const keys: UsagePlanApiKey[] = [];
+      let position: string | undefined;
+      do {
+        const page = await apiGateway.send(new GetUsagePlanKeysCommand({ usagePlanId, position, limit: 500 }));
+        for (const item of page.items ?? []) if (item.id) keys.push({ id: item.id, name: item.name ?? '', value: item.value ?? '' });
+        position = page.position;
+      } while (position);
+      return keys;
+    },
+
+    async deleteApiKey(apiKeyId) {
+      await apiGateway.send(new DeleteApiKeyCommand({ apiKey: apiKeyId }));
     },
   };
 }

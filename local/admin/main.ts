@@ -81,6 +81,8 @@ function parseInvocation(command: AdminCommand, argv: string[]) {
 
 /** The running local runtime whose table the target is; undefined for any other table. */
 async function localRuntimeOf(stateDir: string, target: Target): Promise<RuntimeInfo | undefined> {
+  // A runtime's table is always on DynamoDB Local: a table in AWS needs no look at runtime.json.
+  if (target.endpoint === undefined) return undefined;
   const info = await readRuntimeInfo(stateDir).catch(() => undefined);
   if (!info || !isProcessAlive(info.pid)) return undefined;
   return info.tableName === target.tableName && info.dynamodbEndpoint === target.endpoint ? info : undefined;

@@ -15,7 +15,10 @@ export type DeployedStack = {
   usagePlanId: string;
   /** `{base_url}` of the deployed API (ApiBaseUrl output). */
   apiBaseUrl: string;
-  /** What the AWS calls of the commands go through (API Gateway keys, for `key create` and `key revoke`). */
+  /** The REST API and stage whose authorizer cache the commands that revoke access flush (ApiId, Stage outputs). */
+  restApiId: string;
+  stageName: string;
+  /** What the AWS calls of the commands go through (the authorizer cache; the usage plan's API keys). */
   aws: DeployedStackApi;
 };
 
@@ -24,7 +27,7 @@ export type Target = { tableName: string; endpoint: string | undefined; stack?: 
 export type TargetOptions = { stateDir: string; tableName?: string; endpoint?: string; stack?: string; region?: string };
 
 /** The outputs of `lib/service-stack.ts` the CLI needs. */
-const REQUIRED_OUTPUTS = ['TableName', 'UsagePlanId', 'ApiBaseUrl'] as const;
+const REQUIRED_OUTPUTS = ['TableName', 'UsagePlanId', 'ApiBaseUrl', 'ApiId', 'Stage'] as const;
 
 export async function resolveTarget(
   { stateDir, tableName, endpoint, stack, region }: TargetOptions,
@@ -39,7 +42,15 @@ export async function resolveTarget(
     return {
       tableName: outputs.TableName,
       endpoint: undefined,
-      stack: { name: stack, region, usagePlanId: outputs.UsagePlanId, apiBaseUrl: outputs.ApiBaseUrl, aws },
+      stack: {
+        name: stack,
+        region,
+        usagePlanId: outputs.UsagePlanId,
+        apiBaseUrl: outputs.ApiBaseUrl,
+        restApiId: outputs.ApiId,
+        stageName: outputs.Stage,
+        aws,
+      },
     };
   }
   if (region !== undefined) throw new Error('--region goes with --stack');
@@ -67,13 +78,7 @@ export function applyTarget(target: Target): void {
   process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
 }
 
-/** The target of this run, for commands that do more than table work (`key create --stack`). */
+/** The target of this run, for commands that do more than table work (`key revoke --stack`). */
 export function appliedTarget(): Target | undefined {
   return applied;
 }
-
-/**
- * True when the target is a table in AWS (not DynamoDB Local): keys issued there must get their
- * API Gateway key, which only --stack can create.
- */
-export const isAwsTable = (target: Target): boolean => target.endpoint === undefined;

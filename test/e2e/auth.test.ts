@@ -3,9 +3,14 @@ import type { RouteSpec } from '../../lambdas/handlers/http/route-spec';
 import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { unknownId, useLocalRuntime } from './support/e2e';
+import { revokeInTableOnly } from './support/seed';
 
-/** GET /openapi.json, GET /me, and the key checks every authenticated endpoint shares (spec section 5). */
-const e2e = useLocalRuntime();
+/**
+ * GET /openapi.json, GET /me, and the key checks every authenticated endpoint shares (spec section
+ * 5). The authorizer cache keeps each key's decision for 300 s, API Gateway's default.
+ */
+const AUTHORIZER_CACHE_TTL_SECONDS = 300;
+const e2e = useLocalRuntime({ args: ['--authorizer-cache-ttl', String(AUTHORIZER_CACHE_TTL_SECONDS)] });
 
 const authenticated = ROUTES.filter((route) => route.auth === 'apiKey');
 const describeRoute = (route: RouteSpec) => `${route.method} ${route.path}`;
@@ -15,20 +20,35 @@ const send = (route: RouteSpec, key?: string, headers?: Record<string, string>) 
   e2e.api.request(route.method, pathOf(route), { key, headers, ...(route.body && { json: {} }) });
 
 /** Keys (and an organization) made with the operator CLI, all at once: each command is a process. */
-const keys = {} as Record<'twoScopes' | 'expiring' | 'revoked' | 'expired' | 'contactsView' | 'starter' | 'busy' | 'quiet', { key: string; apiKey: { id: string } }>;
+type IssuedKey = { key: string; apiKey: { id: string } };
+const keys = {} as Record<
+  'twoScopes' | 'expiring' | 'revoked' | 'expired' | 'contactsView' | 'starter' | 'busy' | 'quiet' | 'revokedLive' | 'revokedInTable' | 'downgraded',
+  IssuedKey
+>;
+let downgradedTenantId: string;
 beforeAll(async () => {
   const create = (...args: string[]) => e2e.runtime.admin('key', 'create', '--tenant', e2e.demoTenantId, ...args);
-  const starterTenant = e2e.runtime.admin('tenant', 'create', '--name', 'Starter Org', '--plan', 'starter');
-  [keys.twoScopes, keys.expiring, keys.revoked, keys.expired, keys.contactsView, keys.busy, keys.quiet, keys.starter] = await Promise.all([
-    create('--scopes', 'sms.view,contacts.view'),
-    create('--expires-at', '2099-01-01T00:00:00+01:00'),
-    create('--name', 'to revoke'),
-    create('--expires-at', '2020-01-01T00:00:00Z'),
-    create('--scopes', 'contacts.view'),
-    create('--name', 'busy'),
-    create('--name', 'quiet'),
-    starterTenant.then(({ tenant }) => e2e.runtime.admin('key', 'create', '--tenant', tenant.id)),
-  ]);
+  const keyOfNewTenant = async (...args: string[]): Promise<IssuedKey & { tenantId: string }> => {
+    const { tenant } = await e2e.runtime.admin('tenant', 'create', ...args);
+    return { ...(await e2e.runtime.admin('key', 'create', '--tenant', tenant.id)), tenantId: tenant.id };
+  };
+  let downgraded: IssuedKey & { tenantId: string };
+  [keys.twoScopes, keys.expiring, keys.revoked, keys.expired, keys.contactsView, keys.busy, keys.quiet, keys.starter, keys.revokedLive, keys.revokedInTable, downgraded] =
+    await Promise.all([
+      create('--scopes', 'sms.view,contacts.view'),
+      create('--expires-at', '2099-01-01T00:00:00+01:00'),
+      create('--name', 'to revoke'),
+      create('--expires-at', '2020-01-01T00:00:00Z'),
+      create('--scopes', 'contacts.view'),
+      create('--name', 'busy'),
+      create('--name', 'quiet'),
+      keyOfNewTenant('--name', 'Starter Org', '--plan', 'starter'),
+      create('--name', 'revoked while in use'),
+      create('--name', 'revoked in the table alone'),
+      keyOfNewTenant('--name', 'Downgraded Org', '--plan', 'pro'),
+    ]);
+  keys.downgraded = downgraded;
+  downgradedTenantId = downgraded.tenantId;
   // Revoked before its first use: no authorizer decision is cached for it.
   await e2e.runtime.admin('key', 'revoke', keys.revoked.apiKey.id);
 });
@@ -158,5 +178,43 @@ describe('requests API Gateway answers itself', () => {
 
     expect(response.status).toBe(405);
     expect(response.body).toEqual({ ...GATEWAY_RESPONSES.methodNotAllowed.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+  });
+});
+
+describe('taking access away bites within 5 seconds, while decisions are cached for 300 s', () => {
+  const WITHIN_MS = 5_000;
+
+  /** Milliseconds from now until `key` is answered `status` on GET /me, polling; fails after 5 s. */
+  async function msUntil(key: string, status: number): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      const { status: answered } = await e2e.api.get('/me', key);
+      const elapsed = Date.now() - started;
+      if (answered === status) return elapsed;
+      if (elapsed > WITHIN_MS) throw new Error(`still ${answered} after ${elapsed} ms`);
+      await new Promise((wake) => setTimeout(wake, 100));
+    }
+  }
+
+  it('refuses a key revoked with the CLI (401) and a key whose organization lost API access (403), though their allows were cached', async () => {
+    // Prepare: each key's decision is in the cache; one more key is revoked in the table alone,
+    // as nothing but the cache would notice: it is still admitted, so the cache is in force
+    const inUse = await Promise.all([keys.revokedLive, keys.downgraded, keys.revokedInTable].map(({ key }) => e2e.api.get('/me', key)));
+    await revokeInTableOnly(e2e.runtime.info, keys.revokedInTable.apiKey.id);
+    const revokedButCached = await e2e.api.get('/me', keys.revokedInTable.key);
+    // Act: the operator's commands, then the keys' next requests
+    await Promise.all([
+      e2e.runtime.admin('key', 'revoke', keys.revokedLive.apiKey.id),
+      e2e.runtime.admin('tenant', 'update', downgradedTenantId, '--plan', 'starter'),
+    ]);
+    const [revokedMs, downgradedMs] = await Promise.all([msUntil(keys.revokedLive.key, 401), msUntil(keys.downgraded.key, 403)]);
+    // Assess
+    expect(inUse.map((response) => response.status)).toEqual([200, 200, 200]);
+    expect(revokedButCached.status).toBe(200);
+    expect(revokedMs).toBeLessThan(WITHIN_MS);
+    expect(downgradedMs).toBeLessThan(WITHIN_MS);
+    expect((await e2e.api.get('/me', keys.downgraded.key)).body).toMatchObject({ code: 'api_access_disabled' });
+    // The flush dropped every cached decision, the one of the key revoked in the table too.
+    expect((await e2e.api.get('/me', keys.revokedInTable.key)).status).toBe(401);
   });
 });

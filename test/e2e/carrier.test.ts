@@ -98,6 +98,16 @@ describe('inbound texts', () => {
     expect(await messagesWith('+14155550402')).toHaveLength(1);
   });
 
+  it("stores a text signed over its URL with the connection overrides' fragment, the other form Twilio may sign", async () => {
+    const params = inboundText('+14155550404', 'Signed with the fragment');
+    const overSignedFragment = twilioSignature(`${PUBLIC_URL}${smsInbound.path}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`, params, TOKEN);
+
+    const answer = await postCallback(carrier, smsInbound.path, params, overSignedFragment);
+
+    expect(answer.status).toBe(200);
+    expect(await messagesWith('+14155550404')).toEqual([expect.objectContaining({ body: 'Signed with the fragment' })]);
+  });
+
   it('refuses 413 a body far larger than any callback, and stores nothing', async () => {
     const answer = await postCallback(carrier, smsInbound.path, inboundText('+14155550403', 'x'.repeat(70 * 1024)));
 
@@ -120,6 +130,10 @@ describe('callbacks that are not signed by the provider', () => {
       () => postCallback(carrier, smsInbound.path, params, twilioSignature(`${PUBLIC_URL}${smsInbound.path}`, { ...params, Body: 'Let me in!' }, TOKEN)),
     ],
     ['with a signature for another path', () => postCallback(signedWith({ signedRoot: `${PUBLIC_URL}/x` }), smsInbound.path, params)],
+    [
+      'signed over its URL with a fragment other than the service’s',
+      () => postCallback(carrier, smsInbound.path, params, twilioSignature(`${PUBLIC_URL}${smsInbound.path}#rc=1`, params, TOKEN)),
+    ],
   ])('answers 403 to a text %s', async (_name, post) => {
     const answer = await post();
 

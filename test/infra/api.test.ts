@@ -3,7 +3,13 @@ import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
-import { INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanThrottle } from '../../lib/constructs/public-api';
+import { apiKeyEdgeLimitPerMinute, INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanBucketThrottle, usagePlanThrottle } from '../../lib/constructs/public-api';
+import {
+  usagePlanKeyPrefixOf,
+  usagePlanKeyValues,
+  USAGE_PLAN_BUCKETS_ENV,
+  USAGE_PLAN_KEY_PREFIX_ENV,
+} from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { decodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import { buildStack, logicalIdOf, resourcePaths, synth } from './support';
 
@@ -172,14 +178,31 @@ describe('the public API', () => {
     });
   });
 
-  it('meters keys from the authorizer with a usage plan no tighter than 120 requests per minute', () => {
+  it('meters keys from the authorizer in a fixed number of usage-plan buckets the stack creates, whatever the number of keys', () => {
     const { stack, template } = synth();
+    const buckets = { prefix: usagePlanKeyPrefixOf('CctService-dev'), count: 20 };
+
+    const apiKeys = template.findResources('AWS::ApiGateway::ApiKey');
+    const inPlan = Object.values(template.findResources('AWS::ApiGateway::UsagePlanKey')).map((r) => r.Properties);
+    const authorizer = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)];
 
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
     template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
-      Throttle: { RateLimit: 2, BurstLimit: 240 },
+      Throttle: { RateLimit: 1000, BurstLimit: 2000 },
       ApiStages: [Match.objectLike({ ApiId: { Ref: logicalIdOf(stack, stack.api.api) }, Stage: { Ref: logicalIdOf(stack, stack.api.stage) } })],
     });
+    expect(Object.values(apiKeys).map((k) => k.Properties.Value).sort()).toEqual(usagePlanKeyValues(buckets).sort());
+    expect(Object.values(apiKeys).every((k) => k.Properties.Enabled === true)).toBe(true);
+    expect(inPlan.map((p) => p.KeyId.Ref).sort()).toEqual(Object.keys(apiKeys).sort());
+    expect(inPlan.every((p) => p.UsagePlanId.Ref === logicalIdOf(stack, stack.api.usagePlan) && p.KeyType === 'API_KEY')).toBe(true);
+    expect(authorizer.Properties.Environment.Variables).toMatchObject({ [USAGE_PLAN_KEY_PREFIX_ENV]: buckets.prefix, [USAGE_PLAN_BUCKETS_ENV]: '20' });
+  });
+
+  it('sizes the buckets by usagePlanBuckets and the region throttle, never below what one key may send', () => {
+    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 20, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 1000, burstLimit: 2000 });
+    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 100, regionRequestsPerSecond: 2_500 })).toEqual({ rateLimit: 50, burstLimit: 240 });
+    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 1, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 20_000, burstLimit: 5_000 });
+    expect(usagePlanBucketThrottle({ rateLimitPerKey: 100_000, usagePlanBuckets: 100, regionRequestsPerSecond: 2_500 })).toEqual(usagePlanThrottle(100_000));
   });
 
   it('requires a usage-plan key on every keyed method by default, never on GET /openapi.json, and not at all when turned off', () => {
@@ -195,7 +218,7 @@ describe('the public API', () => {
     }
   });
 
-  it('answers a revoked key whose cached allow outlives its usage-plan key with the contract 401, as any revoked key', () => {
+  it('answers a usage-plan key missing from the plan (a deleted per-key API key) with the contract 401, as any revoked key', () => {
     const { template } = synth();
 
     const response = gatewayResponse(template, 'INVALID_API_KEY');
@@ -240,6 +263,39 @@ describe('the public API', () => {
       WebACLArn: { 'Fn::GetAtt': [logicalIdOf(stack, stack.api.networkRateLimit.webAcl), 'Arn'] },
       ResourceArn: { 'Fn::Join': ['', Match.arrayWith([{ Ref: logicalIdOf(stack, stack.api.stage) }])] },
     });
+  });
+
+  it('limits each API key to twice the exact limit per 60 s at the edge with WAF, keyed on the Authorization header, before any invocation', () => {
+    const { template } = synth();
+
+    const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as {
+      Rules: { Name: string; Priority: number; Statement: { RateBasedStatement: Record<string, unknown> }; Action: { Block: { CustomResponse: Record<string, unknown> } } }[];
+      CustomResponseBodies: Record<string, { ContentType: string; Content: string }>;
+    };
+    const rule = acl.Rules.find((r) => r.Name === 'PerApiKeyRateLimit')!;
+
+    expect(rule.Statement.RateBasedStatement).toEqual({
+      Limit: 240,
+      EvaluationWindowSec: 60,
+      AggregateKeyType: 'CUSTOM_KEYS',
+      CustomKeys: [
+        {
+          Header: {
+            Name: 'authorization',
+            TextTransformations: [
+              { Priority: 0, Type: 'LOWERCASE' },
+              { Priority: 1, Type: 'COMPRESS_WHITE_SPACE' },
+            ],
+          },
+        },
+      ],
+    });
+    const custom = rule.Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
+    expect(custom.ResponseCode).toBe(429);
+    expect(custom.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
+    expect(JSON.parse(acl.CustomResponseBodies[custom.CustomResponseBodyKey].Content)).toEqual({ error: expect.stringContaining('API key'), code: 'rate_limited' });
+    expect(new Set(acl.Rules.map((r) => r.Priority)).size).toBe(acl.Rules.length);
+    expect(apiKeyEdgeLimitPerMinute(200)).toBe(400);
   });
 
   it('names the stage after the stage name, with X-Ray, JSON access logs and error-level execution logs without data', () => {

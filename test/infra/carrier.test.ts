@@ -1,3 +1,4 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { CARRIER_PREFIX, CARRIER_ROUTES, carrierRoutes } from '../../lambdas/handlers/carrier/routes';
@@ -114,17 +115,17 @@ describe('the carrier side', () => {
     }
   });
 
-  it('creates the secret with empty fields for the operator, kept outside dev', () => {
+  it('creates the secret with empty fields for the operator, kept unless the stage is thrown away', () => {
     const dev = synth();
-    const prod = synth({ stage: 'prod' });
+    const thrownAway = synth({ removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false });
 
     const secretOf = ({ stack, template }: Synthesized) => resourcesOf(template)[logicalIdOf(stack, stack.carrier.secret as never)];
 
     expect(JSON.parse(secretOf(dev).Properties.SecretString as string)).toEqual({ accountSid: '', authToken: '' });
     expect(secretOf(dev).Properties.SecretString).toBe(TWILIO_SECRET_TEMPLATE);
     expect(secretOf(dev).Properties.GenerateSecretString).toBeUndefined();
-    expect(secretOf(dev).DeletionPolicy).toBe('Delete');
-    expect(secretOf(prod).DeletionPolicy).toBe('Retain');
+    expect(secretOf(dev).DeletionPolicy).toBe('Retain');
+    expect(secretOf(thrownAway).DeletionPolicy).toBe('Delete');
     // The generated name: a stage can be deleted and deployed again without a name clash with
     // the deleted secret's recovery window.
     expect(secretOf(dev).Properties.Name).toBeUndefined();

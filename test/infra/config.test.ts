@@ -5,7 +5,7 @@ import { configFromContext } from '../../lib/config';
 const configOf = (context: Record<string, unknown>) => configFromContext(new App({ context }).node);
 
 describe('configuration from CDK context', () => {
-  it('defaults to a disposable dev stage with the spec limits', () => {
+  it('defaults to a dev stage that keeps its data, with the spec limits', () => {
     const config = configOf({});
 
     expect(config).toEqual({
@@ -14,9 +14,11 @@ describe('configuration from CDK context', () => {
       alarmEmail: undefined,
       logRetention: RetentionDays.ONE_MONTH,
       rateLimitPerKey: 120,
+      usagePlanBuckets: 20,
+      regionRequestsPerSecond: 10_000,
       networkRateLimitPerMinute: 600,
-      removalPolicy: RemovalPolicy.DESTROY,
-      deletionProtection: false,
+      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: true,
       customDomain: undefined,
       requireUsagePlanKey: true,
       twilioSecretArn: undefined,
@@ -24,14 +26,16 @@ describe('configuration from CDK context', () => {
       carrierCallbackLimitPerAddress: 1200,
       logLevel: 'INFO',
       apiGatewayCloudWatchRole: true,
+      authorizerReservedConcurrency: 100,
+      carrierCallbackReservedConcurrency: 20,
     });
   });
 
-  it('retains and protects data on any other stage', () => {
-    const config = configOf({ stage: 'prod' });
-
-    expect(config.removalPolicy).toBe(RemovalPolicy.RETAIN);
-    expect(config.deletionProtection).toBe(true);
+  it('retains and protects data on every stage unless told to destroy it', () => {
+    for (const stage of ['dev', 'prod']) {
+      expect(configOf({ stage })).toMatchObject({ removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true });
+      expect(configOf({ stage, removalPolicy: 'destroy' })).toMatchObject({ removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false });
+    }
   });
 
   it('reads -c values, which arrive as strings', () => {
@@ -47,6 +51,10 @@ describe('configuration from CDK context', () => {
       twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio-AbC123',
       carrierCallbackRateLimit: '200',
       carrierCallbackLimitPerAddress: '3000',
+      authorizerReservedConcurrency: '0',
+      carrierCallbackReservedConcurrency: '5',
+      usagePlanBuckets: '50',
+      regionRequestsPerSecond: '2500',
     });
 
     expect(config).toMatchObject({
@@ -62,6 +70,10 @@ describe('configuration from CDK context', () => {
       // The burst follows a higher rate unless given.
       carrierCallbackThrottle: { rateLimit: 200, burstLimit: 200 },
       carrierCallbackLimitPerAddress: 3000,
+      authorizerReservedConcurrency: 0,
+      carrierCallbackReservedConcurrency: 5,
+      usagePlanBuckets: 50,
+      regionRequestsPerSecond: 2500,
     });
   });
 
@@ -74,6 +86,11 @@ describe('configuration from CDK context', () => {
     [{ removalPolicy: 'snapshot' }, /removalPolicy/],
     [{ requireUsagePlanKey: 'yes' }, /requireUsagePlanKey/],
     [{ logLevel: 'TRACE' }, /logLevel/],
+    [{ authorizerReservedConcurrency: '-1' }, /authorizerReservedConcurrency/],
+    // Two resources each, of CloudFormation's 500 per stack.
+    [{ usagePlanBuckets: '101' }, /usagePlanBuckets/],
+    [{ usagePlanBuckets: '0' }, /usagePlanBuckets/],
+    [{ carrierCallbackReservedConcurrency: 'lots' }, /carrierCallbackReservedConcurrency/],
     // A partial ARN (no 6-character suffix) would make IAM grant a pattern instead of one secret.
     [{ twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio' }, /twilioSecretArn/],
     [{ twilioSecretArn: 'cct/twilio' }, /twilioSecretArn/],

@@ -16,6 +16,7 @@ const deployer = JSON.parse(readFileSync(join(DOCS, 'deployer-policy.json'), 'ut
 /** What CloudFormation calls to create (and delete) each resource type the stack uses. */
 const ACTIONS_BY_TYPE: Record<string, string[]> = {
   'AWS::ApiGateway::Account': ['apigateway:PATCH', 'iam:PassRole'],
+  'AWS::ApiGateway::ApiKey': ['apigateway:POST', 'apigateway:DELETE'],
   'AWS::ApiGateway::Authorizer': ['apigateway:POST', 'apigateway:DELETE'],
   'AWS::ApiGateway::BasePathMapping': ['apigateway:POST', 'apigateway:DELETE'],
   'AWS::ApiGateway::Deployment': ['apigateway:POST', 'apigateway:DELETE'],
@@ -26,6 +27,7 @@ const ACTIONS_BY_TYPE: Record<string, string[]> = {
   'AWS::ApiGateway::RestApi': ['apigateway:POST', 'apigateway:GET', 'apigateway:DELETE'],
   'AWS::ApiGateway::Stage': ['apigateway:POST', 'apigateway:PATCH', 'apigateway:DELETE'],
   'AWS::ApiGateway::UsagePlan': ['apigateway:POST', 'apigateway:DELETE'],
+  'AWS::ApiGateway::UsagePlanKey': ['apigateway:POST', 'apigateway:DELETE'],
   'AWS::CloudWatch::Alarm': ['cloudwatch:PutMetricAlarm', 'cloudwatch:DeleteAlarms', 'cloudwatch:DescribeAlarms'],
   'AWS::CloudWatch::Dashboard': ['cloudwatch:PutDashboard', 'cloudwatch:DeleteDashboards'],
   'AWS::DynamoDB::Table': ['dynamodb:CreateTable', 'dynamodb:DescribeTable', 'dynamodb:UpdateContinuousBackups', 'dynamodb:UpdateTimeToLive', 'dynamodb:DeleteTable', 'kms:CreateGrant'],
@@ -33,7 +35,8 @@ const ACTIONS_BY_TYPE: Record<string, string[]> = {
   'AWS::IAM::Policy': ['iam:PutRolePolicy', 'iam:DeleteRolePolicy'],
   'AWS::IAM::Role': ['iam:CreateRole', 'iam:GetRole', 'iam:DeleteRole', 'iam:AttachRolePolicy', 'iam:PassRole'],
   'AWS::Lambda::EventSourceMapping': ['lambda:CreateEventSourceMapping', 'lambda:GetEventSourceMapping', 'lambda:DeleteEventSourceMapping'],
-  'AWS::Lambda::Function': ['lambda:CreateFunction', 'lambda:GetFunction', 'lambda:DeleteFunction', 's3:GetObject'],
+  // Reserved concurrency (the authorizer, the carrier callbacks) is set and removed with its own calls.
+  'AWS::Lambda::Function': ['lambda:CreateFunction', 'lambda:GetFunction', 'lambda:DeleteFunction', 's3:GetObject', 'lambda:PutFunctionConcurrency', 'lambda:DeleteFunctionConcurrency'],
   'AWS::Lambda::Permission': ['lambda:AddPermission', 'lambda:RemovePermission'],
   'AWS::Logs::LogGroup': ['logs:CreateLogGroup', 'logs:PutRetentionPolicy', 'logs:DeleteLogGroup'],
   'AWS::Logs::MetricFilter': ['logs:PutMetricFilter', 'logs:DeleteMetricFilter'],

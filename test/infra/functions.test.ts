@@ -19,6 +19,9 @@ type FunctionProps = {
 const functionsOf = (template: ReturnType<typeof synth>['template']) =>
   Object.values(template.findResources('AWS::Lambda::Function')).map((f) => f.Properties as FunctionProps);
 
+/** One configuration for two tests: another log level and limit, and no reserved concurrency. */
+const TUNED = { logLevel: 'DEBUG', rateLimitPerKey: 200, authorizerReservedConcurrency: 0, carrierCallbackReservedConcurrency: 0 } as const;
+
 describe('the function factory', () => {
   it('runs every function on Node.js 24 on arm64 with active tracing', () => {
     const synthesized = synth();
@@ -46,8 +49,26 @@ describe('the function factory', () => {
     expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 5 });
   });
 
+  it('reserves concurrency for the authorizer and each carrier callback, and for no other function', () => {
+    const { stack, template } = synth();
+    // Configured with no reservation (the same synth as the environment test below).
+    const unreserved = synth(TUNED).template;
+
+    const reserved = Object.fromEntries(
+      Object.entries(template.findResources('AWS::Lambda::Function')).flatMap(([id, fn]) =>
+        fn.Properties.ReservedConcurrentExecutions === undefined ? [] : [[id, fn.Properties.ReservedConcurrentExecutions]],
+      ),
+    );
+    expect(reserved).toEqual({
+      [logicalIdOf(stack, stack.api.authorizerFunction)]: 100,
+      ...Object.fromEntries(Object.values(stack.carrier.callbackFunctions).map((fn) => [logicalIdOf(stack, fn), 20])),
+    });
+    expect(Object.keys(stack.carrier.callbackFunctions)).toHaveLength(5);
+    for (const fn of Object.values(unreserved.findResources('AWS::Lambda::Function'))) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
   it('configures every function through its environment', () => {
-    const { stack, template } = synth({ logLevel: 'DEBUG', rateLimitPerKey: 200 });
+    const { stack, template } = synth(TUNED);
 
     const authorizerId = logicalIdOf(stack, stack.api.authorizerFunction);
     for (const [id, { Properties: fn }] of Object.entries(template.findResources('AWS::Lambda::Function')) as [string, { Properties: FunctionProps }][]) {
@@ -65,8 +86,8 @@ describe('the function factory', () => {
         ...(variables.TWILIO_SECRET_ARN !== undefined && { TWILIO_SECRET_ARN: expect.anything() }),
         ...(variables.PUBLIC_BASE_URL !== undefined && { PUBLIC_BASE_URL: expect.anything() }),
         ...(variables.CARRIER !== undefined && { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: expect.anything() }),
-        // The authorizer also gets the scope each route requires (pinned in api.test.ts).
-        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String) }),
+        // The authorizer also gets the scope each route requires and its usage-plan buckets (pinned in api.test.ts).
+        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String), USAGE_PLAN_KEY_PREFIX: expect.any(String), USAGE_PLAN_BUCKETS: '20' }),
       });
     }
   });
@@ -84,7 +105,7 @@ describe('the function factory', () => {
     expect(groups.size).toBe(factoryFunctionIds(synthesized).length);
   });
 
-  it('keeps logs for the configured retention, and keeps the groups outside dev', () => {
+  it('keeps logs for the configured retention, and keeps the groups', () => {
     const { template } = synth({ stage: 'prod', logRetention: RetentionDays.THREE_MONTHS });
 
     const groups = Object.values(template.findResources('AWS::Logs::LogGroup'));

@@ -49,6 +49,18 @@ describe('cdk synth', () => {
     expect({ status: result.status, stderr: result.status === 0 ? '' : String(result.stderr).slice(-3000) }).toEqual({ status: 0, stderr: '' });
   });
 
+  it('with no context at all makes a stage (dev) that keeps its table when the stack is deleted, and protects the stack', () => {
+    const tables = Object.values(template.Resources).filter((r) => r.Type === 'AWS::DynamoDB::Table') as unknown as {
+      DeletionPolicy: string;
+      UpdateReplacePolicy: string;
+      Properties: { DeletionProtectionEnabled: boolean };
+    }[];
+    const manifest = JSON.parse(fs.readFileSync(path.join(outdir, 'manifest.json'), 'utf8'));
+
+    expect(tables.map((t) => [t.DeletionPolicy, t.UpdateReplacePolicy, t.Properties.DeletionProtectionEnabled])).toEqual([['Retain', 'Retain', true]]);
+    expect(manifest.artifacts['CctService-dev'].properties.terminationProtection).toBe(true);
+  });
+
   it('copies the reference page, built from the committed OpenAPI document, beside the function of GET /docs only', () => {
     // Arrange
     const expected = buildReferencePage();

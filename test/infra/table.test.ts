@@ -1,8 +1,13 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { ServiceConfig } from '../../lib/config';
 import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { synth } from './support';
 
-const tableOf = (stage: string) => {
-  const { template } = synth({ stage });
+/** What `-c removalPolicy=destroy` makes of the configuration (lib/config.ts). */
+const THROWN_AWAY: Partial<ServiceConfig> = { removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false };
+
+const tableOf = (overrides: Partial<ServiceConfig> = {}) => {
+  const { template } = synth(overrides);
   const tables = Object.values(template.findResources('AWS::DynamoDB::Table'));
   expect(tables).toHaveLength(1);
   return tables[0] as { Properties: Record<string, never>; DeletionPolicy: string; UpdateReplacePolicy: string };
@@ -10,7 +15,7 @@ const tableOf = (stage: string) => {
 
 describe('the single table', () => {
   it('has the key schema and both GSIs of table-schema.ts, all string keys', () => {
-    const { Properties: table } = tableOf('dev');
+    const { Properties: table } = tableOf();
 
     expect(table.KeySchema).toEqual([
       { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
@@ -33,32 +38,34 @@ describe('the single table', () => {
   });
 
   it('expires rows by the TTL attribute and streams new and old images', () => {
-    const { Properties: table } = tableOf('dev');
+    const { Properties: table } = tableOf();
 
     expect(table.TimeToLiveSpecification).toEqual({ AttributeName: TTL_ATTRIBUTE, Enabled: true });
     expect(table.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
   });
 
   it('is on-demand, recoverable to a point in time and encrypted with a KMS key', () => {
-    const { Properties: table } = tableOf('dev');
+    const { Properties: table } = tableOf();
 
     expect(table.BillingMode).toBe('PAY_PER_REQUEST');
     expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     expect(table.SSESpecification).toEqual({ SSEEnabled: true });
   });
 
-  it('is protected from deletion and retained outside dev', () => {
-    const prod = tableOf('prod');
+  it('is protected from deletion and retained by default, in dev too, and its stack is termination-protected', () => {
+    const table = tableOf();
 
-    expect(prod.Properties.DeletionProtectionEnabled).toBe(true);
-    expect(prod.DeletionPolicy).toBe('Retain');
-    expect(prod.UpdateReplacePolicy).toBe('Retain');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(synth().stack.terminationProtection).toBe(true);
   });
 
-  it('can be thrown away in dev', () => {
-    const dev = tableOf('dev');
+  it('can be thrown away only when asked to (-c removalPolicy=destroy), and its stack deleted', () => {
+    const table = tableOf(THROWN_AWAY);
 
-    expect(dev.Properties.DeletionProtectionEnabled).toBe(false);
-    expect(dev.DeletionPolicy).toBe('Delete');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+    expect(table.DeletionPolicy).toBe('Delete');
+    expect(synth(THROWN_AWAY).stack.terminationProtection).toBe(false);
   });
 });

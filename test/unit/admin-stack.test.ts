@@ -5,13 +5,20 @@ import {
   CreateApiKeyCommand,
   CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
-  GetApiKeysCommand,
+  FlushStageAuthorizersCacheCommand,
+  GetUsagePlanKeysCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keyCreate, keyRevoke } from '../../local/admin/commands/key';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { usagePlanKeyFor, usagePlanKeyPrefixOf, usagePlanKeyValues } from '../../lambdas/handlers/authorizer/usage-plan-keys';
+import { keyCreate, keyRevoke, keyRotate } from '../../local/admin/commands/key';
+import { tenantUpdate } from '../../local/admin/commands/tenant';
+import { authorizerFlush } from '../../local/admin/commands/authorizer';
+import { migrateToUsagePlanBuckets, usagePlanMigrate, AUTHORIZER_SETTLE_MS } from '../../local/admin/commands/usage-plan';
 import { runAdmin } from '../../local/admin/main';
 import { defineCommand } from '../../local/admin/registry';
+import { appliedTarget } from '../../local/admin/target';
+import { DEFAULT_USAGE_PLAN_BUCKETS } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 
 const cfn = mockClient(CloudFormationClient);
 const apigw = mockClient(APIGatewayClient);
@@ -25,7 +32,10 @@ const OUTPUTS = {
   UsagePlanId: 'up1234',
   ApiBaseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com/dev/api/v1',
   ApiId: 'abc123',
+  Stage: 'dev',
 };
+/** The buckets the stack of that name makes (lib/constructs/public-api.ts) with the default count. */
+const BUCKETS = { prefix: usagePlanKeyPrefixOf(STACK), count: DEFAULT_USAGE_PLAN_BUCKETS };
 
 /** What every command sees of the target: the table it would work on. */
 const where = defineCommand({
@@ -37,26 +47,28 @@ const where = defineCommand({
   run: async () => ({ table: process.env.TABLE_NAME, endpoint: process.env.DYNAMODB_ENDPOINT ?? null, region: process.env.AWS_REGION }),
 });
 
+const COMMANDS = [keyCreate, keyRevoke, keyRotate, tenantUpdate, authorizerFlush, usagePlanMigrate, where];
+
 async function admin(...argv: string[]) {
   const out = { stdout: '', stderr: '' };
-  const code = await runAdmin(argv, { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t) }, [keyCreate, keyRevoke, where]);
+  const code = await runAdmin(argv, { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t) }, COMMANDS);
   return { code, ...out, json: out.stdout ? JSON.parse(out.stdout) : undefined };
 }
 
-const givenStack = (status = 'UPDATE_COMPLETE', outputs: Record<string, string> = OUTPUTS) =>
-  cfn.on(DescribeStacksCommand, { StackName: STACK }).resolves({
-    Stacks: [
-      {
-        StackName: STACK,
-        StackStatus: status,
-        CreationTime: new Date(),
-        Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
-      } as never,
-    ],
-  });
+const described = (status = 'UPDATE_COMPLETE', outputs: Record<string, string> = OUTPUTS) => ({
+  Stacks: [
+    {
+      StackName: STACK,
+      StackStatus: status,
+      CreationTime: new Date(),
+      Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+    } as never,
+  ],
+});
+const givenStack = (status?: string, outputs?: Record<string, string>) => cfn.on(DescribeStacksCommand, { StackName: STACK }).resolves(described(status, outputs));
 
-const givenTenant = () =>
-  ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).resolves({ Item: { id: tenantId, name: 'Acme', slug: 'acme', plan: 'pro' } });
+const tenantRow = { id: tenantId, name: 'Acme', slug: 'acme', plan: 'pro', numbers: [], approvedHosts: [], updatedAt: '2026-11-01T00:00:00.000Z' };
+const givenTenant = () => ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).resolves({ Item: tenantRow });
 
 const keyRow = { pk: 'KEYHASH#h', sk: 'APIKEY', id: keyId, tenantId, name: 'k', prefix: 'cct_abcdefgh', scopes: ['sms.send'], expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z' };
 
@@ -85,7 +97,7 @@ describe('--stack: the operator CLI against a deployed stack', () => {
   it.each([
     ['a stack that does not exist', () => cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error(`Stack with id ${STACK} does not exist`), { name: 'ValidationError' })), /Stack CctService-dev not found in eu-west-1/],
     ['a stack that is not deployed', () => givenStack('ROLLBACK_COMPLETE'), /is ROLLBACK_COMPLETE, not deployed/],
-    ['a stack of something else', () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }), /has no output TableName, UsagePlanId, ApiBaseUrl/],
+    ['a stack of something else', () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }), /has no output TableName, UsagePlanId, ApiBaseUrl, Stage/],
   ])('fails with exit 1 on %s', async (_name, given, message) => {
     given();
 
@@ -104,106 +116,188 @@ describe('--stack: the operator CLI against a deployed stack', () => {
   });
 });
 
-describe('key create --stack', () => {
-  it('issues the key in the stack table, then its API Gateway key (value usage-<key id>) in the stack usage plan', async () => {
+describe('key create --stack: keys without a ceiling', () => {
+  it('issues 20,000 keys with no API Gateway call at all: every one is metered by one of the stack’s 20 usage-plan buckets', async () => {
+    // Prepare: the stack, its organization and a table that takes every key. Answered without
+    // per-command matching, and the call history tallied and dropped per batch: sinon's matching
+    // and history would otherwise cost more than the 20,000 commands themselves.
+    const stack = described();
+    cfn.callsFake(async () => stack);
+    ddb.callsFake(async (input: { Key?: unknown }) => (input.Key ? { Item: tenantRow } : {}));
+    const keyIds: string[] = [];
+    let puts = 0;
+    let apiGatewayCalls = 0;
+    // Act: the CLI's AWS path, one invocation per key, 100 at a time as an operator's script might run them
+    for (let batch = 0; batch < 200; batch += 1) {
+      const results = await Promise.all(Array.from({ length: 100 }, () => admin('--stack', STACK, 'key', 'create', '--tenant', tenantId)));
+      for (const result of results) {
+        if (result.code !== 0) throw new Error(result.stderr);
+        keyIds.push(result.json.apiKey.id);
+      }
+      puts += ddb.commandCalls(PutCommand).length;
+      apiGatewayCalls += apigw.calls().length;
+      ddb.resetHistory();
+      cfn.resetHistory();
+    }
+    // Assess: 20,000 keys in the table, none in API Gateway, all metered by the stack's buckets
+    expect(new Set(keyIds).size).toBe(20_000);
+    expect(puts).toBe(20_000);
+    expect(apiGatewayCalls).toBe(0);
+    const named = new Set(keyIds.map((id) => usagePlanKeyFor(id, BUCKETS)));
+    expect(named).toEqual(new Set(usagePlanKeyValues(BUCKETS)));
+  }, 60_000);
+
+  it('prints the key once, its record and {base_url}, and stores the key as a bucket-metered row', async () => {
     givenStack();
     givenTenant();
     ddb.on(PutCommand).resolves({});
-    apigw.on(CreateApiKeyCommand).resolves({ id: 'gwkey1' });
-    apigw.on(CreateUsagePlanKeyCommand).resolves({ id: 'gwkey1', type: 'API_KEY' });
 
     const result = await admin('--stack', STACK, 'key', 'create', '--tenant', tenantId, '--scopes', 'sms.send');
 
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    const { key, apiKey, usagePlanKey, baseUrl } = result.json;
-    expect(key).toMatch(/^cct_/);
-    expect(usagePlanKey).toEqual({ apiGatewayKeyId: 'gwkey1', usagePlanId: 'up1234' });
-    expect(baseUrl).toBe(OUTPUTS.ApiBaseUrl);
-    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ id: apiKey.id, tenantId, scopes: ['sms.send'] }) });
-    expect(apigw).toHaveReceivedCommandWith(CreateApiKeyCommand, {
-      name: `usage-${apiKey.id}`,
-      value: `usage-${apiKey.id}`,
-      enabled: true,
-      description: expect.stringContaining(apiKey.id),
-    });
-    expect(apigw).toHaveReceivedCommandWith(CreateUsagePlanKeyCommand, { usagePlanId: 'up1234', keyId: 'gwkey1', keyType: 'API_KEY' });
-    // The full key never leaves the CLI's output: not in the API Gateway key, not in its description.
-    expect(JSON.stringify(apigw.calls().map((c) => c.args[0].input))).not.toContain(key);
-  });
-
-  it('revokes the new key again and prints no key when its API Gateway key cannot be made', async () => {
-    givenStack();
-    givenTenant();
-    ddb.on(PutCommand).resolves({});
-    ddb.on(QueryCommand).callsFake(async (input) => ({ Items: [{ ...keyRow, id: input.ExpressionAttributeValues[':pk'].slice('AKID#'.length), revokedAt: null }] }));
-    ddb.on(UpdateCommand).resolves({ Attributes: { ...keyRow, revokedAt: '2026-11-21T10:00:00.000Z' } });
-    apigw.on(CreateApiKeyCommand).resolves({ id: 'gwkey1' });
-    apigw.on(CreateUsagePlanKeyCommand).rejects(Object.assign(new Error('Invalid Usage Plan ID'), { name: 'NotFoundException' }));
-    apigw.on(DeleteApiKeyCommand).resolves({});
-
-    const result = await admin('--stack', STACK, 'key', 'create', '--tenant', tenantId);
-
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/Could not create the API Gateway key for the new API key .* which was revoked again: Invalid Usage Plan ID/);
-    expect(apigw).toHaveReceivedCommandWith(DeleteApiKeyCommand, { apiKey: 'gwkey1' });
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: expect.stringContaining('SET revokedAt = :now') });
-  });
-
-  it('refuses to issue a key in an AWS table without --stack (it would lack its usage-plan key)', async () => {
-    const result = await admin('--table-name', OUTPUTS.TableName, 'key', 'create', '--tenant', tenantId);
-
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/give --stack <name>/);
-    expect(ddb.calls()).toHaveLength(0);
-  });
-
-  it('issues a plain key in the local runtime (DynamoDB Local): no usage plans there', async () => {
-    givenTenant();
-    ddb.on(PutCommand).resolves({});
-
-    const result = await admin('--table-name', 'cct-local', '--dynamodb-endpoint', 'http://127.0.0.1:8000', 'key', 'create', '--tenant', tenantId);
-
-    expect(result.code).toBe(0);
-    expect(Object.keys(result.json).sort()).toEqual(['apiKey', 'key']);
-    expect(apigw.calls()).toHaveLength(0);
-    expect(cfn.calls()).toHaveLength(0);
+    expect(Object.keys(result.json).sort()).toEqual(['apiKey', 'baseUrl', 'key']);
+    expect(result.json.baseUrl).toBe(OUTPUTS.ApiBaseUrl);
+    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ id: result.json.apiKey.id, tenantId, scopes: ['sms.send'], usagePlanKey: 'bucket' }) });
   });
 });
 
-describe('key revoke --stack', () => {
+describe('taking access away flushes the stage’s authorizer cache, so it bites at once', () => {
+  const FLUSH = { restApiId: OUTPUTS.ApiId, stageName: OUTPUTS.Stage };
   beforeEach(() => {
     givenStack();
-    ddb.on(QueryCommand).resolves({ Items: [{ ...keyRow, revokedAt: null }] });
+    givenTenant();
+    ddb.on(QueryCommand).resolves({ Items: [{ ...keyRow, revokedAt: null, replacedBy: null }] });
     ddb.on(UpdateCommand).resolves({ Attributes: { ...keyRow, revokedAt: '2026-11-21T10:00:00.000Z' } });
+    ddb.on(TransactWriteCommand).resolves({});
+    apigw.on(FlushStageAuthorizersCacheCommand).resolves({});
   });
 
-  it('revokes the key in the table, then deletes its API Gateway key', async () => {
-    apigw
-      .on(GetApiKeysCommand)
-      .resolves({ items: [{ id: 'other', name: `usage-${keyId}-not-this-one` }, { id: 'gwkey1', name: `usage-${keyId}` }] });
-    apigw.on(DeleteApiKeyCommand).resolves({});
-
+  it('key revoke: revokes the key in the table, then flushes the stage (and deletes no API Gateway key)', async () => {
     const result = await admin('--stack', STACK, 'key', 'revoke', keyId);
 
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.json).toEqual({
       apiKey: expect.objectContaining({ id: keyId, revokedAt: '2026-11-21T10:00:00.000Z' }),
-      usagePlanKey: { apiGatewayKeyId: 'gwkey1', deleted: true },
+      authorizerCache: { flushed: true, where: 'stage dev of API abc123 (stack CctService-dev)' },
     });
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: expect.stringContaining('SET revokedAt = :now') });
-    expect(apigw).toHaveReceivedCommandWith(GetApiKeysCommand, { nameQuery: `usage-${keyId}`, includeValues: false });
-    expect(apigw).toHaveReceivedCommandWith(DeleteApiKeyCommand, { apiKey: 'gwkey1' });
-    expect(apigw).toHaveReceivedCommandTimes(DeleteApiKeyCommand, 1);
+    expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 1);
+    expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
+    // The table first: a flush before it would let the next request cache the old decision again.
+    expect(ddb.commandCalls(UpdateCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0])).toBe(true);
   });
 
-  it('revokes a key that never had an API Gateway key, and says so', async () => {
-    apigw.on(GetApiKeysCommand).resolves({ items: [] });
+  it('key rotate: flushes after the rotation, so the old key’s next decision carries its end of grace', async () => {
+    const result = await admin('--stack', STACK, 'key', 'rotate', keyId, '--grace', '30m');
+
+    expect(result.code).toBe(0);
+    expect(result.json.authorizerCache).toMatchObject({ flushed: true });
+    expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
+    expect(ddb.commandCalls(TransactWriteCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0])).toBe(true);
+    expect(apigw).not.toHaveReceivedCommand(CreateApiKeyCommand);
+  });
+
+  it('tenant update: flushes when the plan (API access), name or slug changes, and not for other changes', async () => {
+    const toStarter = await admin('--stack', STACK, 'tenant', 'update', tenantId, '--plan', 'starter');
+    const flushesAfterPlan = apigw.commandCalls(FlushStageAuthorizersCacheCommand).length;
+    const host = await admin('--stack', STACK, 'tenant', 'update', tenantId, '--approve-host', 'hooks.example.com');
+
+    expect([toStarter.code, host.code]).toEqual([0, 0]);
+    expect(toStarter.json.authorizerCache).toMatchObject({ flushed: true });
+    expect(host.json.authorizerCache).toBeUndefined();
+    expect(flushesAfterPlan).toBe(1);
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 1);
+    expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
+  });
+
+  it('fails, saying the revocation is done and how to retry, when the flush fails', async () => {
+    apigw.on(FlushStageAuthorizersCacheCommand).rejects(Object.assign(new Error('User is not authorized to perform apigateway:DELETE'), { name: 'AccessDeniedException' }));
 
     const result = await admin('--stack', STACK, 'key', 'revoke', keyId);
 
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/API key .* is revoked in the table, but the authorizer cache could not be flushed \(User is not authorized.*authorizer flush/);
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: expect.stringContaining('SET revokedAt = :now') });
+  });
+
+  it('authorizer flush: flushes the stage alone', async () => {
+    const result = await admin('--stack', STACK, 'authorizer', 'flush');
+
     expect(result.code).toBe(0);
-    expect(result.json.usagePlanKey).toBeNull();
+    expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
+  });
+
+  it('says there is no cache to flush on a table no stack or runtime serves', async () => {
+    const result = await admin('--table-name', OUTPUTS.TableName, 'key', 'revoke', keyId);
+
+    expect(result.code).toBe(0);
+    expect(result.json.authorizerCache).toEqual({ flushed: false, reason: expect.stringContaining('no stack') });
+    expect(apigw.calls()).toHaveLength(0);
+  });
+});
+
+describe('usage-plan migrate: a stage deployed with one API Gateway key per service key', () => {
+  const legacy = (id: string) => ({ id: `gw-${id.slice(-4)}`, name: `usage-${id}`, value: `usage-${id}`, type: 'API_KEY' });
+  const bucket = (n: number) => ({ id: `gw-bucket-${n}`, name: `cct-service-dev-bucket-${n}`, value: usagePlanKeyValues(BUCKETS)[n], type: 'API_KEY' });
+  const ids = ['0199a000-0000-7000-8000-000000000a01', '0199a000-0000-7000-8000-000000000a02', '0199a000-0000-7000-8000-000000000a03'];
+
+  beforeEach(() => {
+    givenStack();
+    apigw.on(GetUsagePlanKeysCommand, { usagePlanId: 'up1234', position: undefined }).resolves({ items: [bucket(0), legacy(ids[0])], position: 'p2' });
+    apigw.on(GetUsagePlanKeysCommand, { usagePlanId: 'up1234', position: 'p2' }).resolves({ items: [legacy(ids[1]), bucket(1), legacy(ids[2])] });
+    apigw.on(FlushStageAuthorizersCacheCommand).resolves({});
+    apigw.on(DeleteApiKeyCommand).resolves({});
+    // The first two keys have rows; the third was deleted from the table long ago.
+    ddb.on(QueryCommand).callsFake(async (input) => {
+      const id = String(input.ExpressionAttributeValues[':pk']).slice('KEYID#'.length);
+      return { Items: id === ids[2] ? [] : [{ ...keyRow, id }] };
+    });
+    ddb.on(UpdateCommand).resolves({});
+  });
+
+  it('moves each key to its bucket, waits out running authorizers, flushes, then deletes only the per-key API keys', async () => {
+    // Prepare
+    const sleeps: number[] = [];
+    const stackOf = async () => {
+      await admin('--stack', STACK, 'where', 'am');
+      return appliedTarget()!.stack!;
+    };
+    const stack = await stackOf();
+    // Act
+    const report = await migrateToUsagePlanBuckets(stack, { runtime: undefined }, { dryRun: false }, { sleep: async (ms) => void sleeps.push(ms), progress: () => {} });
+    // Assess
+    expect(report).toEqual({ perKeyApiKeys: 3, movedToBuckets: 2, withoutKeyRow: 1, authorizerCache: { flushed: true, where: expect.any(String) }, deleted: 3, dryRun: false });
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 2);
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET usagePlanKey = :bucket', ExpressionAttributeValues: { ':bucket': 'bucket' } });
+    expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, { restApiId: 'abc123', stageName: 'dev' });
+    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input.apiKey).sort()).toEqual(ids.map((id) => legacy(id).id).sort());
+    expect(sleeps[0]).toBe(AUTHORIZER_SETTLE_MS);
+    const flush = apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0];
+    expect(ddb.commandCalls(UpdateCommand).every((move) => move.calledBefore(flush))).toBe(true);
+    expect(apigw.commandCalls(DeleteApiKeyCommand).every((deletion) => deletion.calledAfter(flush))).toBe(true);
+  });
+
+  it('with --dry-run only counts them', async () => {
+    const result = await admin('--stack', STACK, 'usage-plan', 'migrate', '--dry-run');
+
+    expect(result.code).toBe(0);
+    expect(result.json).toMatchObject({ perKeyApiKeys: 3, deleted: 0, dryRun: true });
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(apigw).not.toHaveReceivedCommand(FlushStageAuthorizersCacheCommand);
     expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
+  });
+
+  it('refuses a stage that has no buckets yet (deploy first), and a table without --stack', async () => {
+    apigw.on(GetUsagePlanKeysCommand).resolves({ items: [legacy(ids[0])] });
+
+    const notDeployed = await admin('--stack', STACK, 'usage-plan', 'migrate');
+    const noStack = await admin('--table-name', 't', 'usage-plan', 'migrate');
+
+    expect(notDeployed.code).toBe(1);
+    expect(notDeployed.stderr).toMatch(/has no buckets yet: deploy this version/);
+    expect(noStack.stderr).toMatch(/give --stack/);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
+    expect(apigw).not.toHaveReceivedCommand(CreateUsagePlanKeyCommand);
   });
 });

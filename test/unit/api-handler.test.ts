@@ -64,13 +64,6 @@ describe('the middleware chain', () => {
     }
   });
 
-  it('answers 403 api_access_disabled when a cached decision outlives a plan change', async () => {
-    const result = await getMe(apiEvent({ principal: aPrincipal({ plan: 'starter' }) }), lambdaContext);
-
-    expect(result.statusCode).toBe(403);
-    expect(bodyOf(result).code).toBe('api_access_disabled');
-  });
-
   it('maps a malformed id to 404 not_found without a table read', async () => {
     const result = await getContact(apiEvent({ pathParameters: { id: 'not-a-uuid' } }), lambdaContext);
 

@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { handler } from '../../lambdas/handlers/authorizer/handler';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { generateApiKey } from '../../lambdas/contexts/tenants/api-keys';
@@ -12,6 +13,8 @@ import tokenEventFixture from '../fixtures/aws/token-authorizer-event.json';
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeAll(() => {
   process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+  process.env[USAGE_PLAN_KEY_PREFIX_ENV] = 'cctusage0123456789ab';
+  process.env[USAGE_PLAN_BUCKETS_ENV] = '100';
 });
 beforeEach(() => ddb.reset());
 
@@ -68,7 +71,9 @@ describe('the Lambda authorizer', () => {
     expect(result.context).toMatchObject({ tenantId, keyId: storedKey().id, scopes: 'contacts.view sms.send', keyPrefix: prefix });
     expect(result.context).toMatchObject({ deniedCode: 'insufficient_scope', deniedError: expect.stringContaining('calls.view.team, contacts.manage, sms.view') });
     expect(JSON.stringify(result)).not.toContain(key);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } });
+    // Strongly consistent, both: a decision made right after a flush must see the revocation or plan change that preceded it.
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' }, ConsistentRead: true });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' }, ConsistentRead: true });
   });
 
   it.each([

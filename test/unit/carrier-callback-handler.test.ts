@@ -7,6 +7,7 @@ import { callbackHandler, EMPTY_TWIML } from '../../lambdas/handlers/carrier/cal
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
 import { smsInboundCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
 import type { SmsInboundParams } from '../../lambdas/contexts/carrier/internal/callback-params';
+import { statusCallbackUrlFor } from '../../lambdas/contexts/carrier/internal/twilio';
 import { lambdaContext } from '../support/api-event';
 import { sid, smsInbound, type Form } from '../fixtures/twilio/callbacks';
 
@@ -102,6 +103,40 @@ describe('a signed callback', () => {
     expect(result).toEqual({ statusCode: 200, headers: {}, body: '' });
   });
 
+  it.each([
+    ['the URL without its fragment', url],
+    ['the URL with the connection overrides the service puts on it', `${url}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`],
+  ])('verifies a signature over %s (Twilio does not document which it signs)', async (_form, signedUrl) => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ownerOf(ORG, TENANT);
+    const { kind, ingest } = spyKind();
+    // Act
+    const result = await handlerFor(kind)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(signedUrl, form) } }), lambdaContext);
+    // Assess
+    expect(result.statusCode).toBe(200);
+    expect(ingest).toHaveBeenCalledTimes(1);
+  });
+
+  it("verifies a text's status callback signed over its StatusCallback as sent, query and fragment included", async () => {
+    // Prepare: the URL exactly as the Twilio carrier hands it to Twilio with the text
+    ddb.on(GetCommand).resolves({});
+    ownerOf(ORG, TENANT);
+    const { kind, ingest } = spyKind();
+    const messageId = '0199a000-0000-7000-8000-0000000000ff';
+    const statusCallback = statusCallbackUrlFor(`${PUBLIC}${carrierRoutes.twilioSmsStatus.path}`, messageId);
+    const statusRoute = { ...carrierRoutes.twilioSmsStatus };
+    // Act
+    const result = await handlerFor(kind, statusRoute)(
+      { ...event({ body: encode(form), query: { messageId }, headers: { 'X-Twilio-Signature': sign(statusCallback, form) } }), path: statusRoute.path },
+      lambdaContext,
+    );
+    // Assess
+    expect(statusCallback).toContain('#ct=');
+    expect(result.statusCode).toBe(200);
+    expect(ingest).toHaveBeenCalledTimes(1);
+  });
+
   it('covers the tenantId of the callback URL, which names the organization when no number does', async () => {
     // Prepare: the number is nobody's; the organization exists.
     ddb.on(GetCommand).resolves({});
@@ -123,6 +158,8 @@ describe('what is refused', () => {
     ['a missing header', {}],
     ['a signature for another URL', { 'X-Twilio-Signature': sign('https://other.example.com/carrier/twilio/sms/inbound', form) }],
     ['a signature made with another token', { 'X-Twilio-Signature': sign(url, form, 'not-the-token') }],
+    ['a forged signature over the URL with the service fragment', { 'X-Twilio-Signature': sign(`${url}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`, form, 'not-the-token') }],
+    ['a signature over the URL with a fragment other than the service one', { 'X-Twilio-Signature': sign(`${url}#rc=3`, form) }],
   ])('refuses %s with 403, before any read or write', async (_case, headers) => {
     // Prepare
     const { kind, ingest } = spyKind();

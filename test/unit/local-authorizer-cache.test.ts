@@ -2,7 +2,7 @@ import type { AuthDecision, Principal } from '../../lambdas/contexts/tenants/aut
 import { createAuthorizerCache } from '../../local/authorizer-cache';
 
 const principal = { tenant: { id: 't1' } } as Principal;
-const ALLOW: AuthDecision = { effect: 'allow', principal };
+const ALLOW: AuthDecision = { effect: 'allow', principal, usagePlanKey: 'bucket' };
 const DENY: AuthDecision = { effect: 'deny', reason: 'unauthorized' };
 
 function setup(ttlSeconds: number, decisions: AuthDecision[] = [ALLOW], maxEntries?: number) {
@@ -45,6 +45,20 @@ describe('the local authorizer cache', () => {
 
     expect([a, b]).toEqual([ALLOW, DENY]);
     expect(authorize).toHaveBeenCalledTimes(2);
+  });
+
+  it('drops every decision when flushed, as FlushStageAuthorizersCache does: the next request of each key asks again', async () => {
+    const { cache, authorize } = setup(300, [ALLOW, ALLOW, DENY, DENY]);
+    await cache.decide('Bearer a');
+    await cache.decide('Bearer b');
+
+    const dropped = cache.flush();
+    const a = await cache.decide('Bearer a');
+    const b = await cache.decide('Bearer b');
+
+    expect(dropped).toBe(2);
+    expect([a, b]).toEqual([DENY, DENY]);
+    expect(authorize).toHaveBeenCalledTimes(4);
   });
 
   it('asks every time with a TTL of 0', async () => {

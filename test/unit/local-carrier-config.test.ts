@@ -1,5 +1,5 @@
 import { LOCAL_TWILIO_AUTH_TOKEN } from '../../lambdas/contexts/carrier/callback-config';
-import { applyCarrierCallbackEnv, carrierCallbackSettings } from '../../local/carrier-config';
+import { applyCarrierCallbackEnv, applyCarrierSenderEnv, carrierCallbackSettings } from '../../local/carrier-config';
 
 describe('the carrier callback settings of the local runtime', () => {
   const none = { twilioAuthToken: undefined, publicUrl: undefined };
@@ -25,5 +25,30 @@ describe('the carrier callback settings of the local runtime', () => {
     applyCarrierCallbackEnv(carrierCallbackSettings(none, 4321, env), env);
 
     expect(env).toEqual({ PUBLIC_BASE_URL: 'http://127.0.0.1:4321', TWILIO_AUTH_TOKEN: LOCAL_TWILIO_AUTH_TOKEN });
+  });
+});
+
+describe('the send function of the local runtime with CARRIER=twilio', () => {
+  it('asks Twilio for status callbacks at <--public-url>/carrier/twilio/sms/status, the URL the stack gives each text', () => {
+    const env: NodeJS.ProcessEnv = { CARRIER: 'twilio' };
+
+    applyCarrierSenderEnv({ publicUrl: 'https://abc.tunnel.example' }, env);
+
+    expect(env.TWILIO_STATUS_CALLBACK_URL).toBe('https://abc.tunnel.example/carrier/twilio/sms/status');
+  });
+
+  it('refuses to start without --public-url, since Twilio could never post the texts’ outcomes', () => {
+    expect(() => applyCarrierSenderEnv({ publicUrl: undefined }, { CARRIER: 'twilio' })).toThrow(/--public-url/);
+  });
+
+  it('keeps a TWILIO_STATUS_CALLBACK_URL given explicitly, and changes nothing for the loopback carrier', () => {
+    const explicit: NodeJS.ProcessEnv = { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: 'https://hooks.example/status' };
+    const loopback: NodeJS.ProcessEnv = { CARRIER: 'loopback' };
+
+    applyCarrierSenderEnv({ publicUrl: 'https://abc.tunnel.example' }, explicit);
+    applyCarrierSenderEnv({ publicUrl: undefined }, loopback);
+
+    expect(explicit.TWILIO_STATUS_CALLBACK_URL).toBe('https://hooks.example/status');
+    expect(loopback).toEqual({ CARRIER: 'loopback' });
   });
 });

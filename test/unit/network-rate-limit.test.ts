@@ -13,6 +13,20 @@ describe('grouping client addresses into networks', () => {
     expect(networkOf('::1')).toBe('0000:0000:0000:0000::/64');
   });
 
+  it('counts a dotted IPv4 tail as the last two hextets, so the /64 is the one the address is in', () => {
+    // 1:0:2:3:4:5:0607:0809: with the tail taken as one group, :: would stand for one zero too many
+    expect(networkOf('1::2:3:4:5:6.7.8.9')).toBe('0001:0000:0002:0003::/64');
+    expect(networkOf('1::2:3:4:5:6.7.8.9')).toBe(networkOf('1:0:2:3:4:5:607:809'));
+    expect(networkOf('64:ff9b::192.0.2.1')).toBe('0064:ff9b:0000:0000::/64');
+    expect(expandIPv6('2001:db8:1:2:3:4:192.0.2.1')).toEqual(['2001', '0db8', '0001', '0002', '0003', '0004', 'c000', '0201']);
+  });
+
+  it('treats IPv4-mapped IPv6 in any notation as the IPv4 address', () => {
+    expect(networkOf('::FFFF:203.0.113.7')).toBe('203.0.113.7');
+    expect(networkOf('0:0:0:0:0:ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(networkOf('::ffff:cb00:7107')).toBe('203.0.113.7');
+  });
+
   it('expands :: in the middle, at the start and at the end', () => {
     expect(expandIPv6('fe80::1%eth0')).toEqual(['fe80', '0000', '0000', '0000', '0000', '0000', '0000', '0001']);
     expect(expandIPv6('2001:db8::')).toEqual(['2001', '0db8', '0000', '0000', '0000', '0000', '0000', '0000']);

@@ -43,8 +43,8 @@ export const DEFAULT_CALLBACK_THROTTLE = { rateLimit: 50, burstLimit: 100 } as c
 export const DEFAULT_CALLBACK_LIMIT_PER_ADDRESS = 1_200;
 
 /**
- * Twilio's connection overrides, carried in the URL's fragment, which Twilio reads, does not send
- * and does not sign (so signatures verify with or without it): retry a failed callback up to 5
+ * Twilio's connection overrides, carried in the URL's fragment, which Twilio reads and does not
+ * send (whether it signs it is not documented: `signedCallbackUrls` accepts both): retry a failed callback up to 5
  * times on any failure (`rp=all`: connect or read timeout, 5xx and 4xx, which includes a 429 from
  * the throttle), 2 s to connect, 5 s to answer, 15 s for all attempts (Twilio's maximum).
  * Without them Twilio retries once, and only when it could not connect.
@@ -58,6 +58,19 @@ export function withConnectionOverrides(url: string): string {
   parsed.hash = CALLBACK_CONNECTION_OVERRIDES;
   return parsed.toString();
 }
+
+/**
+ * The URLs a genuine callback's signature may cover. Twilio's documentation says it signs "the
+ * full URL" but not whether that includes the fragment it reads the overrides from; if it did and
+ * the service checked only the URL without it, every callback of a URL carrying the overrides
+ * (each text's StatusCallback, the console URLs docs/deploy.md gives) would be refused. So both
+ * forms verify, the fragment only as the service writes it: a signature over any other fragment
+ * is refused like any other URL.
+ */
+export const signedCallbackUrls = (urlWithoutFragment: string): readonly [string, string] => [
+  urlWithoutFragment,
+  `${urlWithoutFragment}#${CALLBACK_CONNECTION_OVERRIDES}`,
+];
 
 /** The contract's Error shape, as the edge answers a refused callback. */
 export type CallbackRefusal = { error: string; code: string };

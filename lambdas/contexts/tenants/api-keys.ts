@@ -31,6 +31,13 @@ export type ApiKeyRecord = {
   revokedAt: string | null;
   /** The key that replaced this one by `key rotate`; this one then expires at the end of the grace period. */
   replacedBy: string | null;
+  /**
+   * Which API Gateway key meters it in a deployed stage's usage plan: `bucket`, one of the few the
+   * stack creates (every key issued since buckets exist); `own`, the per-key `usage-<id>` API key
+   * the operator CLI used to create, until `usage-plan migrate` moves the key to its bucket
+   * (lambdas/handlers/authorizer/usage-plan-keys.ts). Rows without the attribute are `own`.
+   */
+  usagePlanKey: 'bucket' | 'own';
 };
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
@@ -53,17 +60,6 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
   const key = `${API_KEY_MARKER}${randomBytes(32).toString('base64url')}`;
   return { key, hash: hashApiKey(key), prefix: key.slice(0, VISIBLE_PREFIX_LENGTH) };
 }
-
-/**
- * The API Gateway API key that meters a service key in the stack's usage plan: its value is
- * derived from the key's id, not from the key. The value is no secret (API Gateway only counts
- * requests against it; the authorizer alone decides who gets in), so nothing more is stored and
- * the authorizer, the operator CLI and the stack agree on it without a lookup. Ids are uuids, so
- * the value has 42 characters (API Gateway wants at least 20) and is unique per key.
- */
-export const USAGE_PLAN_KEY_PREFIX = 'usage-';
-
-export const usagePlanKeyValueOf = (keyId: string): string => `${USAGE_PLAN_KEY_PREFIX}${keyId}`;
 
 const keyOfHash = (hash: string) => ({ pk: `${PREFIX.apiKeyHash}${hash}`, sk: API_KEY_SK });
 
@@ -95,6 +91,7 @@ function fromItem(item: Item): ApiKeyRecord {
     createdAt: item.createdAt as string,
     revokedAt: str(item.revokedAt),
     replacedBy: str(item.replacedBy),
+    usagePlanKey: item.usagePlanKey === 'bucket' ? 'bucket' : 'own',
   };
 }
 
@@ -119,16 +116,25 @@ function newApiKey(input: CreateApiKeyInput, id: string, now: Date) {
     createdAt: nowIso(now),
     revokedAt: null,
     replacedBy: null,
+    usagePlanKey: 'bucket',
   };
   return { key, hash, apiKey };
 }
 
+/**
+ * The authorizer's read. Strongly consistent: right after `key revoke` flushes the authorizer
+ * cache, an eventually consistent read could still see the key unrevoked, and that allow would
+ * be cached for the whole TTL. One read unit per authorization instead of half, once per key and TTL.
+ */
 export async function findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: keyOfHash(hash) }));
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: keyOfHash(hash), ConsistentRead: true }));
   return Item ? fromItem(Item) : undefined;
 }
 
-/** Revokes by id (what the portal shows). The authorizer's cache may honour the key for up to its TTL. */
+/**
+ * Revokes by id (what the portal shows). A decision the authorizer cached before still admits the
+ * key until it is flushed, which the operator command does next (local/admin/authorizer-cache.ts).
+ */
 export async function revokeApiKey(keyId: string, now = new Date()): Promise<ApiKeyRecord> {
   const found = await findByIdIndex(PREFIX.apiKeyId, keyId);
   if (!found) throw new NotFoundError('API key');
@@ -154,15 +160,15 @@ const listingValues = (tenantId: string, keyId: string) => {
   return { ':listPk': listing[GSIS.gsi2.partitionKey], ':listSk': listing[GSIS.gsi2.sortKey] };
 };
 
-export type RotateApiKeyInput = { graceSeconds: number; expiresAt?: string | null; newKeyId?: string };
+export type RotateApiKeyInput = { graceSeconds: number; expiresAt?: string | null };
 
 /**
  * Replaces a key: a new key with the same organization, name and scopes, and the old key expires
  * after the grace period (or at its own expiry, if sooner), so clients switch over with no request
  * refused. One transaction: the new key exists exactly when the old one is marked replaced. The
  * authorizer needs nothing new: an expired key is refused, and the handler re-checks the expiry a
- * cached decision carries (tenants/auth.ts), which is why a cached decision can extend the grace
- * period by at most the authorizer's cache TTL.
+ * cached decision carries (tenants/auth.ts). A decision cached before the rotation carries no
+ * expiry, so the operator command flushes the authorizer cache after it (local/admin/authorizer-cache.ts).
  */
 export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now = new Date()): Promise<{ key: string; apiKey: ApiKeyRecord; replaced: ApiKeyRecord }> {
   const found = await findByIdIndex(PREFIX.apiKeyId, keyId);
@@ -174,7 +180,7 @@ export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now 
 
   const graceEnd = nowIso(new Date(now.getTime() + input.graceSeconds * 1000));
   const oldExpiresAt = old.expiresAt !== null && Date.parse(old.expiresAt) < Date.parse(graceEnd) ? old.expiresAt : graceEnd;
-  const { key, hash, apiKey } = newApiKey({ tenantId: old.tenantId, name: old.name, scopes: old.scopes, expiresAt: input.expiresAt }, input.newKeyId ?? uuidv7(now), now);
+  const { key, hash, apiKey } = newApiKey({ tenantId: old.tenantId, name: old.name, scopes: old.scopes, expiresAt: input.expiresAt }, uuidv7(now), now);
   try {
     await dynamo.send(
       new TransactWriteCommand({
@@ -199,6 +205,27 @@ export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now 
     throw err;
   }
   return { key, apiKey, replaced: { ...old, expiresAt: oldExpiresAt, replacedBy: apiKey.id } };
+}
+
+/**
+ * Moves a key issued with its own usage-plan key to its bucket (`usage-plan migrate`): from the
+ * next authorizer decision on, it is metered by its bucket and its own API Gateway key can go.
+ * False when no such key exists.
+ */
+export async function moveToUsagePlanBucket(keyId: string): Promise<boolean> {
+  const found = await findByIdIndex(PREFIX.apiKeyId, keyId);
+  if (!found) return false;
+  if (found.usagePlanKey === 'bucket') return true;
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: { pk: found.pk, sk: found.sk },
+      UpdateExpression: 'SET usagePlanKey = :bucket',
+      ConditionExpression: CONDITION.rowExists,
+      ExpressionAttributeValues: { ':bucket': 'bucket' },
+    }),
+  );
+  return true;
 }
 
 /** The organization's keys, oldest first (ids are time-ordered). Keys issued before the listing existed appear once rotated or revoked. */

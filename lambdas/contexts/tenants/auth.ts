@@ -1,5 +1,5 @@
-import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey } from './api-keys';
-import { ApiAccessDisabledError, UnauthorizedError } from './errors';
+import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey, type ApiKeyRecord } from './api-keys';
+import { UnauthorizedError } from './errors';
 import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
 import { getTenant } from './tenants';
 
@@ -11,7 +11,8 @@ export type Principal = {
 };
 
 export type AuthDecision =
-  | { effect: 'allow'; principal: Principal }
+  /** `usagePlanKey`: which API Gateway key meters the key in a deployed stage (ApiKeyRecord). */
+  | { effect: 'allow'; principal: Principal; usagePlanKey: ApiKeyRecord['usagePlanKey'] }
   | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
 
 const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
@@ -32,7 +33,9 @@ export async function authorizeAuthorizationHeader(header: string | undefined, n
   if (!key || !looksLikeApiKey(key)) return UNAUTHORIZED;
   const record = await findApiKeyByHash(hashApiKey(key));
   if (!record || record.revokedAt !== null || isExpired(record.expiresAt, now)) return UNAUTHORIZED;
-  const tenant = await getTenant(record.tenantId);
+  // Both reads strongly consistent: this decision is cached for the TTL, so it must not be made
+  // on a row that a revocation or plan change just before a flush of the cache has not reached.
+  const tenant = await getTenant(record.tenantId, { consistent: true });
   if (!tenant) return UNAUTHORIZED;
   if (!planHasApiAccess(tenant.plan)) return { effect: 'deny', reason: 'api_access_disabled' };
   return {
@@ -42,6 +45,7 @@ export async function authorizeAuthorizationHeader(header: string | undefined, n
       apiKey: { id: record.id, name: record.name, prefix: record.prefix, expiresAt: record.expiresAt, createdAt: record.createdAt },
       scopes: record.scopes,
     },
+    usagePlanKey: record.usagePlanKey,
   };
 }
 
@@ -86,8 +90,10 @@ export function principalFromContext(context: Record<string, unknown> | null | u
   };
   if (!principal.tenant.id) throw new UnauthorizedError();
   // The authorizer's cached decision may outlive the key's expiry; the handler has the last word.
+  // Nothing else is re-checked here: a context only exists for a key the authorizer allowed, whose
+  // plan had API access then, and what changed since (a revocation, a plan) is known only to the
+  // table. Reading it on every request is what the authorizer cache saves; the operator commands
+  // that change either flush the stage's authorizer cache instead (local/admin/authorizer-cache.ts).
   if (isExpired(principal.apiKey.expiresAt, now)) throw new UnauthorizedError();
-  // Also re-checked here so a cached decision cannot outlast a plan change by more than the TTL.
-  if (!planHasApiAccess(principal.tenant.plan)) throw new ApiAccessDisabledError();
   return principal;
 }

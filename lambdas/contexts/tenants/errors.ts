@@ -19,12 +19,6 @@ export class InsufficientScopeError extends DomainError {
   }
 }
 
-export class ApiAccessDisabledError extends DomainError {
-  constructor() {
-    super(403, 'api_access_disabled', "This organization's plan does not include API access");
-  }
-}
-
 export class RateLimitedError extends DomainError {
   constructor(retryAfterSeconds: number) {
     super(429, 'rate_limited', `Rate limit exceeded; retry after ${retryAfterSeconds} seconds`, {}, {

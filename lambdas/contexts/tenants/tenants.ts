@@ -97,8 +97,9 @@ export async function createTenant(input: TenantInput, now = new Date()): Promis
   return tenant;
 }
 
-export async function getTenant(tenantId: string): Promise<Tenant | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId) }));
+/** `consistent`: a strongly consistent read (the authorizer's, right after a plan change flushed its cache). */
+export async function getTenant(tenantId: string, { consistent = false }: { consistent?: boolean } = {}): Promise<Tenant | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ...(consistent && { ConsistentRead: true }) }));
   return Item ? fromItem(Item) : undefined;
 }
 

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
 import { callbackConfigFromEnv, type CallbackConfig } from '../../contexts/carrier/callback-config';
-import { hasTwilioSignatureShape, TWILIO_SIGNATURE_HEADER } from '../../contexts/carrier/callback-protection';
+import { hasTwilioSignatureShape, signedCallbackUrls, TWILIO_SIGNATURE_HEADER } from '../../contexts/carrier/callback-protection';
 import type { CallbackKind } from '../../contexts/carrier/callbacks';
 import { resolveOrganization } from '../../contexts/carrier/organization';
 import { verifyTwilioSignature, type FormPair } from '../../contexts/carrier/signature';
@@ -17,8 +17,9 @@ import type { CarrierRouteSpec } from './routes';
 /**
  * One Twilio callback route as a Lambda handler (API Gateway REST proxy event). Not the JSON
  * API's middy chain: the body is a form, the caller is Twilio and its proof is the signature.
- *   body (maybe base64) -> form -> X-Twilio-Signature over PUBLIC_BASE_URL + path (+ query)
- *   and the sorted params (403 when missing or wrong) -> fields (400) -> organization -> domain
+ *   body (maybe base64) -> form -> X-Twilio-Signature over PUBLIC_BASE_URL + path (+ query), with
+ *   or without the service's connection overrides as fragment, and the sorted params (403 when
+ *   missing or wrong) -> fields (400) -> organization -> domain
  *   -> 200: `<Response/>` where Twilio reads TwiML, else empty.
  * A callback for a number no organization registered is answered 200 and logged: Twilio retries
  * errors, and a retry would find nothing more to do. Bodies, numbers of customers and the token
@@ -95,9 +96,9 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
     }
     const params: FormPair[] = [...new URLSearchParams(body)];
     const query = queryPairs(event);
-    if (!verifyTwilioSignature({ url: signedUrlOf(config.publicBaseUrl, route, query), params, signature, authToken: config.authToken })) {
-      return refuseSignature(signature);
-    }
+    const { authToken } = config;
+    const urls = signedCallbackUrls(signedUrlOf(config.publicBaseUrl, route, query));
+    if (!urls.some((url) => verifyTwilioSignature({ url, params, signature, authToken }))) return refuseSignature(signature);
 
     // The URL's own parameters (`tenantId`, `messageId`: ours, signed with the URL) sit beside
     // Twilio's form fields, whose names never collide with them (Twilio's are PascalCase).

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { TenantInput, TenantUpdate } from '../../../lambdas/contexts/tenants/tenants';
 import { UsageError } from '../../usage-error';
+import { flushAfter } from '../authorizer-cache';
 import { option, parseOptions, uuidPositional } from '../options';
 import { defineCommand, type OptionSpecs } from '../registry';
 import { describeKeysOf } from './key';
@@ -54,7 +55,7 @@ export const tenantCreate = defineCommand({
 
 export const tenantUpdate = defineCommand({
   words: ['tenant', 'update'],
-  summary: 'Change an organization; --number (adds a number) and --approve-host may be repeated',
+  summary: 'Change an organization; --number (adds a number) and --approve-host may be repeated; a new plan, name or slug flushes the authorizer cache',
   usage: `[--name <s>] ${SHARED_USAGE} [--no-sms-number] [--approve-host <host>]...`,
   positionals: ['tenantId'],
   options: {
@@ -88,9 +89,13 @@ export const tenantUpdate = defineCommand({
     if (Object.values(change).every((value) => value === undefined)) throw new UsageError('nothing to change: give at least one option');
     return { tenantId, change };
   },
-  run: async ({ tenantId, change }) => {
+  run: async ({ tenantId, change }, context) => {
     const { updateTenant } = await import('../../../lambdas/contexts/tenants/tenants');
-    return { tenant: await updateTenant(tenantId, change) };
+    const tenant = await updateTenant(tenantId, change);
+    // The authorizer's cached decisions carry the plan (API access), name and slug of the
+    // organization: a change of one of them applies from the next request on, not after the TTL.
+    if (change.plan === undefined && change.name === undefined && change.slug === undefined) return { tenant };
+    return { tenant, authorizerCache: await flushAfter(`Organization ${tenantId} is changed in the table`, context) };
   },
 });
 
