@@ -8,7 +8,11 @@
  *   5. memory: the runtime's peak RSS under load and each function's footprint after init;
  *   6. texts under faults: the fault-injection run of the test suite, its figures reported;
  *   7. scale: one organization grown to 1,000 / 10,000 / 100,000 contacts and threads, the cost of
- *      each list and search request at every size (./support/scale-bench.ts).
+ *      each list and search request at every size (./support/scale-bench.ts);
+ *   8. contention: texts and call events of one busy organization (and of eight at once) on the
+ *      limits-faithful engine (./support/contention-bench.ts);
+ *   9. units as AWS charges them for every request of section 2, and what a million of each costs
+ *      (./support/cost.ts).
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
  * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
  *
@@ -16,7 +20,8 @@
  * --webhooks-only (section 4 alone, written to bench/out/webhooks-only.json: for iterating on the pipeline),
  * --faults-only (section 6 alone, written to bench/out/faults-only.json), --scale-only (section 7 alone,
  * written to bench/out/scale-only.json), --scale-sizes 1000,10000 (the sizes of section 7, default
- * 1000,10000,100000), --skip-scale.
+ * 1000,10000,100000), --skip-scale, --contention-only (section 8 alone, written to
+ * bench/out/contention-only.json), --skip-contention.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -51,6 +56,7 @@ const SETTINGS = {
     requests: QUICK ? 10 : 40,
     warmup: 3,
   },
+  contention: { texts: QUICK ? 50 : 200, callsPerStream: QUICK ? 2 : 5 },
 };
 
 const log = (line = '') => console.log(line);
@@ -81,7 +87,7 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only') && !args.has('--scale-only')) {
+  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only') && !args.has('--scale-only') && !args.has('--contention-only')) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));
@@ -133,6 +139,11 @@ async function main(): Promise<void> {
     if (args.has('--faults-only')) {
       const faults = await measureFaults();
       await writeFile(join(OUT_DIR, 'faults-only.json'), `${JSON.stringify({ ...results, textFaults: faults }, null, 2)}\n`);
+      return;
+    }
+    if (args.has('--contention-only')) {
+      const contention = await measureContentionPhase(ddb.endpoint);
+      await writeFile(join(OUT_DIR, 'contention-only.json'), `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
     if (args.has('--scale-only')) {
@@ -190,6 +201,26 @@ async function main(): Promise<void> {
       results.webhookSender = webhookSender;
     }
     bare.client.destroy();
+
+    // ---------- 9. units as AWS charges them, and what a million requests cost ----------
+    phase('9. Units as AWS charges them (the limits engine in front of DynamoDB Local), per request of section 2');
+    const { startRuntimeOnEngine } = await import('./support/limits-meters');
+    const onEngine = await startRuntimeOnEngine(ddb.endpoint);
+    stopAll.unshift(onEngine.stop);
+    const charged = await api.measureChargedUnits(onEngine, fixture);
+    await onEngine.stop();
+    stopAll.shift();
+    const { requestCosts, mixCost } = await import('./support/cost');
+    const costs = requestCosts(
+      charged,
+      new Map(latency.map((l) => [l.endpoint, l.runtimeCpuMsPerRequest])),
+      new Map(roundTrips.map((r) => [r.name, r.roundTrips])),
+    );
+    results.chargedUnits = charged;
+    results.costPerMillion = { requests: costs, crmSyncMix: mixCost(costs) };
+
+    // ---------- 8. contention ----------
+    if (!args.has('--skip-contention')) results.contention = await measureContentionPhase(ddb.endpoint);
 
     // ---------- 6. texts under faults ----------
     results.textFaults = await measureFaults();
@@ -260,6 +291,15 @@ async function main(): Promise<void> {
       ]),
     );
     for (const l of latency.filter((x) => x.failures > 0 || x.bareFailures > 0)) log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
+    log('\n9. Units as AWS charges them per request (limits engine), and dollars per million requests (us-east-1, 2025 list prices)');
+    log(
+      table([
+        ['request', 'status', 'read units', 'write units', 'of which index', 'DynamoDB $', 'CPU ms', 'Lambda $', 'total $ per million'],
+        ...charged.map((c, i) => [c.name, c.status, c.readUnits, c.writeUnits, c.indexWriteUnits, costs[i].dynamodb, costs[i].cpuMs ?? '-', costs[i].lambda, costs[i].total]),
+      ]),
+    );
+    const mix = (results.costPerMillion as { crmSyncMix: { perMillion: number; dynamodb: number } }).crmSyncMix;
+    log(`  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}`);
     if (webhooks.length > 0) log(webhookTable(webhooks, webhookSender, table));
     if (invocations.length > 0) {
       log('\n5. Each function invoked directly (bundle in a fresh process, events one at a time, on DynamoDB Local)');
@@ -370,6 +410,73 @@ async function measureFaults() {
     ]),
   );
   return figures;
+}
+
+/**
+ * Section 8: a runtime on DynamoDB Local alone for the baseline burst, then one on the limits engine
+ * for every scenario, each with the loopback carrier's status callbacks a second apart, as Twilio's come (so a text's
+ * whole life is in its scenario) and the per-key limiter off (its window row takes every request of
+ * a key, at most 2 a second in production: its limit, not a design's hot spot).
+ */
+async function measureContentionPhase(endpoint: string) {
+  const { contention } = SETTINGS;
+  log(`\n8. Contention: ${contention.texts} texts of one organization 16 at a time (and on DynamoDB Local alone), ${contention.texts * 2} with 64 senders, ${contention.texts * 2} of 8 organizations at once, 8 inbound-call streams`);
+  const [{ DynamoDBDocumentClient }, { localDynamoClient }, { startRuntimeProcess }, { startRuntimeOnEngine }, bench, { table }] = await Promise.all([
+    import('@aws-sdk/lib-dynamodb'),
+    import('../local/dynamodb-local'),
+    import('./support/runtime-process'),
+    import('./support/limits-meters'),
+    import('./support/contention-bench'),
+    import('./support/stats'),
+  ]);
+  const db = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
+  const env = { LOOPBACK_STATUS_DELAY_MS: '1000' };
+  const noKeyLimiter = ['--rate-limit-per-key', '0'];
+  const scenarios = [];
+  const plain = await startRuntimeProcess(endpoint, [], noKeyLimiter, env);
+  try {
+    const [org] = await bench.contentionOrganizations(1);
+    scenarios.push(await bench.textBurst(plain, db, '1 organization, 16 senders', [org], contention.texts, 16));
+  } finally {
+    await plain.stop();
+  }
+  const limited = await startRuntimeOnEngine(endpoint, {}, noKeyLimiter, env);
+  try {
+    const orgs = await bench.contentionOrganizations(11);
+    scenarios.push(await bench.textBurst(limited, db, '1 organization, 16 senders', [orgs[0]], contention.texts, 16));
+    scenarios.push(await bench.textBurst(limited, db, '1 organization, 64 senders', [orgs[1]], contention.texts * 2, 64));
+    scenarios.push(await bench.textBurst(limited, db, '8 organizations at once, 64 senders', orgs.slice(2, 10), contention.texts * 2, 64));
+    scenarios.push(await bench.callStreams(limited, '8 inbound-call streams, 1 organization', orgs[10], 8, contention.callsPerStream));
+  } finally {
+    await limited.stop();
+    db.destroy();
+  }
+  log(
+    table([
+      ['scenario', 'engine', 'n', 'answers', 'conflicts/100', 'throttles', 'p50 ms', 'p99 ms', 'WU/req hottest pk', 'WU/req hottest index pk', 'writes/req hottest item', 'spend = cost', 'duplicates', 'WU/req'],
+      ...scenarios.map((c) => [
+        c.name,
+        c.engine,
+        `${c.requests} ${c.kind}`,
+        Object.entries(c.answers).map(([k, v]) => `${k} x${v}`).join(', '),
+        c.conflictsPer100,
+        c.throttles,
+        c.latencyMs.p50,
+        c.latencyMs.p99,
+        c.hottestTablePartition.writeUnitsPerRequest,
+        c.hottestIndexPartition.writeUnitsPerRequest,
+        c.hottestItem.writesPerRequest,
+        c.spendEqualsCost === undefined ? '-' : c.spendEqualsCost ? 'yes' : 'NO',
+        c.duplicates ?? '-',
+        Math.round((c.units.writeUnits / Math.max(1, c.kind === 'texts' ? (c.answers['201'] ?? 0) : c.requests)) * 10) / 10,
+      ]),
+    ]),
+  );
+  for (const c of scenarios) {
+    log(`  ${c.name} (${c.engine}): hottest pk ${c.hottestTablePartition.key}; hottest index pk ${c.hottestIndexPartition.key}; hottest item ${c.hottestItem.key}`);
+    if (c.conflicts > 0) log(`    conflicts by operation: ${Object.entries(c.conflictsByOperation).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
+  return scenarios;
 }
 
 /** Section 7, in this process on the bench's DynamoDB Local: seeds, measures and prints its tables. */

@@ -28,6 +28,7 @@ import { legacyThreadKey, threadKey, threadUpdateFor } from '../../lambdas/conte
 import { chargeShard, createSpendShards, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
 import { localDynamoClient } from '../../local/dynamodb-local';
 import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';
+import type { LimitsMeters } from './limits-meters';
 import type { RuntimeProcess } from './runtime-process';
 import { distribution, ratio, round, type Distribution } from './stats';
 import { attachTableCallCounter, type CallTally } from './table-call-counter';
@@ -532,14 +533,14 @@ const sameCounts = (a: Record<string, number>, b: Record<string, number>) => {
   return [...keys].every((k) => (a[k] ?? 0) === (b[k] ?? 0));
 };
 
-export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixture): Promise<RoundTripCase[]> {
-  const client = httpClient(runtime.baseUrl, 1);
+/** The requests of sections 2 and 9: every route, its cursors, filters and outcomes. */
+function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): CaseSpec[] {
   const cursorOf = async (path: string) => {
     const response = await send(client, fixture.key, { method: 'GET', path });
     return (JSON.parse(response.body) as { nextCursor: string | null }).nextCursor;
   };
   const conversation = encodeURIComponent(fixture.conversation);
-  const cases: CaseSpec[] = [
+  return [
     { name: 'GET /me, first request of a key (authorizer cache miss)', key: 'cold', request: () => ({ method: 'GET', path: '/me' }), note: 'authorizer: key by hash + organization' },
     { name: 'GET /me', request: () => ({ method: 'GET', path: '/me' }), target: { UpdateItem: 1 }, note: 'answered from the authorizer context' },
     { name: 'GET /calls', request: () => ({ method: 'GET', path: '/calls' }), target: QUERY_ONE },
@@ -601,10 +602,16 @@ export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixtur
         return { method: 'DELETE', path: `/contacts/${(JSON.parse(response.body) as { contact: { id: string } }).contact.id}` };
       },
     },
-    { name: 'POST /messages', key: 'sender', request: () => ({ method: 'POST', path: '/messages', body: { to: e164('551', 4), body: 'Round trip' } }) },
+    { name: 'POST /messages', key: 'sender', request: () => ({ method: 'POST', path: '/messages', body: { to: e164('551', 4 + numbers), body: 'Round trip' } }) },
     { name: 'GET /openapi.json', request: () => ({ method: 'GET', path: '/openapi.json' }), target: {} },
   ];
+}
 
+const keyOf = (fixture: Fixture, spec: CaseSpec) => (spec.key === 'cold' ? fixture.coldKey : spec.key === 'sender' ? fixture.senderKey : fixture.key);
+
+export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixture): Promise<RoundTripCase[]> {
+  const client = httpClient(runtime.baseUrl, 1);
+  const cases = roundTripCases(client, fixture, 0);
   const results: RoundTripCase[] = [];
   try {
     // The cache is warm for the main and the sender key, as API Gateway's would be.
@@ -613,8 +620,7 @@ export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixtur
     for (const spec of cases) {
       const request = await spec.request();
       await runtime.reset();
-      const key = spec.key === 'cold' ? fixture.coldKey : spec.key === 'sender' ? fixture.senderKey : fixture.key;
-      const response = await send(client, key, request);
+      const response = await send(client, keyOf(fixture, spec), request);
       const tally: CallTally = await runtime.stats();
       const capacityUnits = round(Object.values(tally.capacity).reduce((a, b) => a + b, 0), 1);
       results.push({
@@ -625,6 +631,53 @@ export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixtur
         status: response.status,
         ...(spec.target && { target: spec.target, holds: response.status < 300 && sameCounts(tally.commands, spec.target) }),
         ...(spec.note && { note: spec.note }),
+      });
+    }
+  } finally {
+    client.close();
+  }
+  return results;
+}
+
+// ---------- 9. units as AWS charges them ----------
+
+export type ChargedUnitsCase = {
+  name: string;
+  status: number;
+  /** Read and write request units as AWS charges them (docs/local-engine.md), the table's and its indexes'. */
+  readUnits: number;
+  writeUnits: number;
+  indexWriteUnits: number;
+  operations: Record<string, number>;
+};
+
+/**
+ * The same requests as section 2, through a runtime on the limits engine, each costed from the
+ * engine's meters: every requested key of a batch read charged found or not, a Query per 4 KB it
+ * examined, transactional reads and writes twice, every index an item enters, leaves or changes in.
+ */
+export async function measureChargedUnits(runtime: RuntimeProcess & { limits: LimitsMeters }, fixture: Fixture): Promise<ChargedUnitsCase[]> {
+  const meters = runtime.limits;
+  const client = httpClient(runtime.baseUrl, 1);
+  // Numbers of its own: this runs after section 2 on the same data (a create of a number section 2 took would adopt).
+  const cases = roundTripCases(client, fixture, 100);
+  const results: ChargedUnitsCase[] = [];
+  try {
+    await send(client, fixture.key, { method: 'GET', path: '/me' });
+    await send(client, fixture.senderKey, { method: 'GET', path: '/me' });
+    for (const spec of cases) {
+      const request = await spec.request();
+      await meters.reset();
+      const response = await send(client, keyOf(fixture, spec), request);
+      const stats = await meters.stats();
+      const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
+      results.push({
+        name: spec.name,
+        status: response.status,
+        readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
+        writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
+        indexWriteUnits: round(indexWriteUnits, 1),
+        operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
       });
     }
   } finally {

@@ -1,12 +1,12 @@
-import { RESET_PATH, STATS_PATH } from '../../local/dynamodb-limits/limits-proxy';
+import { RESET_PATH, startLimitsProxy, STATS_PATH, type LimitsProxyOptions } from '../../local/dynamodb-limits/limits-proxy';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
+import { startRuntimeProcess, type RuntimeProcess } from './runtime-process';
 
 /**
- * The limits engine's meters (docs/local-engine.md), read over HTTP from the process that runs
- * it: the local runtime started with `--dynamodb-limits` prints the engine's address
- * (LIMITS_LINE); `startRuntimeProcess(endpoint, [], limitsRuntimeArgs())` starts one and hands
- * back its meters. Every figure is what AWS would charge: units per operation, table and index,
- * per partition-key value and item, conflicts and throttles.
+ * The limits engine's meters (docs/local-engine.md), read over HTTP (`startRuntimeOnEngine` below
+ * starts a runtime behind an engine and hands back its meters). Every figure is what AWS would
+ * charge: units per operation, table and index, per partition-key value and item, conflicts and
+ * throttles.
  */
 export type LimitsMeters = {
   endpoint: string;
@@ -14,21 +14,6 @@ export type LimitsMeters = {
   /** Clears the meters and refills the budgets (between measurements). */
   reset: () => Promise<void>;
 };
-
-/** The runtime's startup line naming the engine (local/runtime.ts). */
-export const LIMITS_LINE = /DynamoDB limits engine: (http:\/\/127\.0\.0\.1:\d+)/;
-
-export type LimitsRuntimeSettings = { transactionHoldMs?: number; partitionWriteUnits?: number; itemWriteUnits?: number; partitionReadUnits?: number };
-
-/** `npm start` arguments that put the engine in front of DynamoDB Local, with the given settings (defaults: DynamoDB's). */
-export function limitsRuntimeArgs(settings: LimitsRuntimeSettings = {}): string[] {
-  const args = ['--dynamodb-limits'];
-  if (settings.transactionHoldMs !== undefined) args.push('--transaction-hold-ms', String(settings.transactionHoldMs));
-  if (settings.partitionWriteUnits !== undefined) args.push('--partition-write-units', String(settings.partitionWriteUnits));
-  if (settings.itemWriteUnits !== undefined) args.push('--item-write-units', String(settings.itemWriteUnits));
-  if (settings.partitionReadUnits !== undefined) args.push('--partition-read-units', String(settings.partitionReadUnits));
-  return args;
-}
 
 export function limitsMeters(endpoint: string): LimitsMeters {
   return {
@@ -43,4 +28,33 @@ export function limitsMeters(endpoint: string): LimitsMeters {
       if (!response.ok) throw new Error(`the limits engine answered ${response.status} to a reset`);
     },
   };
+}
+
+/**
+ * The local runtime with every table call of its handlers through a limits engine this process
+ * starts in front of `dynamodbEndpoint` (the runtime is pointed at the engine, so its table-call
+ * counter, preloaded before the runtime reads its options, sees the engine too). The runtime's
+ * own `--dynamodb-limits` cannot serve here: the preload binds the shared client first.
+ */
+export async function startRuntimeOnEngine(
+  dynamodbEndpoint: string,
+  engine: Omit<LimitsProxyOptions, 'upstream'> = {},
+  runtimeArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<RuntimeProcess & { limits: LimitsMeters }> {
+  const proxy = await startLimitsProxy({ upstream: dynamodbEndpoint, sharedDb: true, ...engine });
+  try {
+    const runtime = await startRuntimeProcess(proxy.endpoint, [], runtimeArgs, env);
+    return {
+      ...runtime,
+      limits: limitsMeters(proxy.endpoint),
+      async stop() {
+        await runtime.stop();
+        await proxy.stop();
+      },
+    };
+  } catch (err) {
+    await proxy.stop();
+    throw err;
+  }
 }

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../local/dynamodb-local';
 import { REPO_ROOT } from './bundles';
-import { LIMITS_LINE, limitsMeters, type LimitsMeters } from './limits-meters';
 import type { CounterStats } from './table-call-counter';
 
 /**
@@ -16,8 +15,6 @@ import type { CounterStats } from './table-call-counter';
 export type RuntimeProcess = {
   baseUrl: string;
   pid: number;
-  /** The limits engine's meters, when the runtime was started with `--dynamodb-limits` (limitsRuntimeArgs). */
-  limits: LimitsMeters | undefined;
   stats: () => Promise<CounterStats>;
   reset: () => Promise<CounterStats>;
   stop: () => Promise<void>;
@@ -28,9 +25,16 @@ const START_TIMEOUT_MS = 90_000;
 
 /**
  * `nodeArgs`: extra Node options for the runtime (e.g. `--cpu-prof` when looking for where its time goes);
- * `runtimeArgs`: extra `npm start` options (e.g. limitsRuntimeArgs() for the limits engine).
+ * `runtimeArgs`: extra `npm start` options;
+ * `env`: the runtime's environment on top of the bench's (e.g. a short LOOPBACK_STATUS_DELAY_MS, so
+ * texts reach their final status within a measurement).
  */
-export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: string[] = [], runtimeArgs: string[] = []): Promise<RuntimeProcess> {
+export async function startRuntimeProcess(
+  dynamodbEndpoint: string,
+  nodeArgs: string[] = [],
+  runtimeArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<RuntimeProcess> {
   const [port, controlPort] = [await freePort(), await freePort()];
   const stateDir = await mkdtemp(join(tmpdir(), 'cct-bench-'));
   const child: ChildProcess = spawn(
@@ -58,6 +62,7 @@ export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: st
         DYNAMODB_ENDPOINT: dynamodbEndpoint,
         // The loopback carrier's status steps would write during later measurements: far away.
         LOOPBACK_STATUS_DELAY_MS: '3600000',
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -92,11 +97,9 @@ export async function startRuntimeProcess(dynamodbEndpoint: string, nodeArgs: st
     const response = await fetch(`http://127.0.0.1:${controlPort}${path}`, { method });
     return (await response.json()) as CounterStats;
   };
-  const limitsEndpoint = LIMITS_LINE.exec(head)?.[1];
   return {
     baseUrl,
     pid: child.pid!,
-    limits: limitsEndpoint ? limitsMeters(limitsEndpoint) : undefined,
     stats: () => control('GET', '/stats'),
     reset: () => control('POST', '/reset'),
     async stop() {

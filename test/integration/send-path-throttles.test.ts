@@ -15,16 +15,16 @@ import { createSpendShards } from '../../lambdas/contexts/texting/spend';
 
 /**
  * A throttle anywhere in a text's path loses nothing. The path's writes, in order: 0 the send
- * transaction (consent check, charge, message, thread, key), 1 the carrier's sid, 2 the `sent`
- * callback, 3 the `delivered` callback. Each is throttled in turn, first for a few attempts (the
+ * transaction (consent check, charge, message, thread, key), 1 the sid's lookup row and 2 the sid
+ * on the message (the carrier's answer), 3 the `sent` callback, 4 the `delivered` callback. Each is throttled in turn, first for a few attempts (the
  * client's own retries absorb it: nobody notices), then for good (what a partition over its
  * budget for longer than a request does):
  *   0: the send answers contention (the API's 503) having stored, charged and sent nothing; the
  *      same request again with its Idempotency-Key sends the text once.
- *   1: the send still answers 201 with the sid (the carrier has the text; failing would invite a
- *      second send); the sid reaches the row with the carrier's first callback, which names both,
+ *   1, 2: the send still answers 201 with the sid (the carrier has the text; failing would invite
+ *      a second send); the sid reaches the row with the carrier's first callback, which names both,
  *      and the sweep, an hour later, leaves the delivered text alone.
- *   2, 3: the callback answers contention (Twilio retries a 5xx); its retry lands.
+ *   3, 4: the callback answers contention (Twilio retries a 5xx); its retry lands.
  * Every run ends with one delivered text, charged once, off the unsettled worklist.
  */
 jest.setTimeout(60_000);
@@ -60,7 +60,7 @@ async function callback(tenantId: string, messageId: string, messageSid: string,
   }
 }
 
-const WRITES = ['the send transaction', "the carrier's sid", 'the sent callback', 'the delivered callback'];
+const WRITES = ['the send transaction', "the sid's lookup row", 'the sid on the message', 'the sent callback', 'the delivered callback'];
 
 describe.each([
   ['for a few attempts (absorbed by the client)', 3],
@@ -96,8 +96,8 @@ describe.each([
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
     expect(await unsettledMessageIds(tenantId)).toEqual([]);
     expect(sweep.failed).toBe(0);
-    const retriedCallbacks = (write === 2 ? sentTries : 1) + (write === 3 ? deliveredTries : 1) - 2;
-    expect(retriedCallbacks).toBe(attempts === Infinity && write >= 2 ? 1 : 0);
+    const retriedCallbacks = (write === 3 ? sentTries : 1) + (write === 4 ? deliveredTries : 1) - 2;
+    expect(retriedCallbacks).toBe(attempts === Infinity && write >= 3 ? 1 : 0);
     expect(throttles.throttledAttempts().get(write)).toBeGreaterThanOrEqual(Math.min(attempts, 3));
   });
 });

@@ -1,7 +1,7 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { recordMessageSid, updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { storeMessage, toItem } from '../../lambdas/contexts/texting/messages';
@@ -399,38 +399,45 @@ describe('delivery status', () => {
 describe("recording the carrier's sid", () => {
   const queuedRow = { ...message, direction: 'outbound', status: 'queued', messageSid: '', ...messageKey(message.id), gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
 
-  it('stores the sid on the row and its lookup row in one transaction, which settles the text', async () => {
+  it('stores the lookup row, then the sid on the row, which settles the text: two plain writes, no transaction', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({ Item: queuedRow });
-    ddb.on(TransactWriteCommand).resolves({});
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
     // Act
     const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
     // Assess
     expect(recorded).toBe(true);
-    expect(ddb).toHaveReceivedCommandWith(TransactWriteCommand, {
-      TransactItems: [
-        {
-          Update: {
-            TableName: process.env.TABLE_NAME,
-            Key: messageKey(message.id),
-            // The sid shows in the text's events: its write counts in the row's sequence number.
-            UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
-            // The same sid again (a callback first, then the send's answer) is harmless.
-            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))',
-            ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
-            ExpressionAttributeValues: { ':sid': 'SM1', ':empty': '', ':rowSequenceStep': 1 },
-          },
-        },
-        {
-          Put: {
-            TableName: process.env.TABLE_NAME,
-            Item: { ...sidKey('SM1'), type: 'messageSid', messageId: message.id, counterpartNumber: '+14155550101' },
-            ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id',
-            ExpressionAttributeValues: { ':id': message.id },
-          },
-        },
-      ],
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(ddb).toHaveReceivedNthCommandWith(2, PutCommand, {
+      TableName: process.env.TABLE_NAME,
+      Item: { ...sidKey('SM1'), type: 'messageSid', messageId: message.id, counterpartNumber: '+14155550101' },
+      // Only ever this message's: a second recording of the same sid is harmless.
+      ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id',
+      ExpressionAttributeValues: { ':id': message.id },
     });
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      TableName: process.env.TABLE_NAME,
+      Key: messageKey(message.id),
+      // The sid shows in the text's events: its write counts in the row's sequence number.
+      UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
+      // The same sid again (a callback first, then the send's answer) is harmless.
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))',
+      ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
+      ExpressionAttributeValues: { ':sid': 'SM1', ':empty': '', ':rowSequenceStep': 1 },
+    });
+  });
+
+  it('writes nothing for a sid already recorded on a settled row', async () => {
+    // Prepare
+    const { gsi2pk: _pk, gsi2sk: _sk, ...settled } = { ...queuedRow, messageSid: 'SM1' };
+    ddb.on(GetCommand).resolves({ Item: settled });
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
+    // Assess
+    expect(recorded).toBe(true);
+    expect(ddb).not.toHaveReceivedCommand(PutCommand);
+    expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
   });
 
   it('reports false, changing nothing, when the row already holds another sid', async () => {
@@ -440,7 +447,7 @@ describe("recording the carrier's sid", () => {
     const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
     // Assess
     expect(recorded).toBe(false);
-    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
   });
 
   it('reads the row again when it moved between its read and the write (the key-layout migration), and writes it where it is now', async () => {
@@ -453,12 +460,13 @@ describe("recording the carrier's sid", () => {
       .on(GetCommand, { Key: messageKey(message.id) })
       .resolvesOnce({})
       .resolves({ Item: queuedRow });
-    ddb.on(TransactWriteCommand).rejectsOnce(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' })).resolves({});
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).rejectsOnce(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' })).resolves({});
     // Act
     const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
     // Assess
     expect(recorded).toBe(true);
-    const keys = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems![0].Update!.Key);
+    const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key);
     expect(keys).toEqual([legacyMessageKey(message.id), messageKey(message.id)]);
   });
 });

@@ -1,7 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { CONDITION, failedCondition, num, str, transactWrite, type Item } from '../../shared/table/dynamo';
+import { CONDITION, failedCondition, isConditionalCheckFailed, num, str, transactWrite, type Item } from '../../shared/table/dynamo';
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
@@ -77,27 +77,38 @@ function sidPut(message: Message, messageSid: string): TransactItem {
  * The carrier accepted a text (or a callback named its sid first): store the sid, which settles
  * the text's outcome (it leaves the sweep's worklist). Returns false when the row already holds
  * another sid (nothing changes).
+ *
+ * Two plain writes, not a transaction: the lookup row first (idempotent: it may only ever name
+ * this message), then the sid on the message row. A crash between them leaves a lookup row and an
+ * unsettled text, which its status callback (it names the message) settles as it would without
+ * either. A transaction would cost twice the write units and hold the message row, which the
+ * carrier's first status callback, arriving moments later, also writes.
  */
 export async function recordMessageSid(tenantId: string, messageId: string, messageSid: string): Promise<boolean> {
   for (let round = 0; round < ROUNDS; round += 1) {
     const row = await getMessageItem(tenantId, messageId);
     const message = fromItem(row);
     if (message.messageSid !== '' && message.messageSid !== messageSid) return false;
-    const reasons = await transactWrite([
-      {
-        Update: withRowSequenceBump({
-          TableName: TABLE_NAME,
-          Key: keyOf(row),
-          UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
-          ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
-          ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
-          ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
-        }),
-      },
-      sidPut(message, messageSid),
-    ]);
-    if (!reasons) return true;
-    // Moved by the migration, or another sid won: read again and decide.
+    if (message.messageSid === messageSid && row[GSIS.gsi2.partitionKey] === undefined) return true;
+    await dynamo.send(new PutCommand(sidPut(message, messageSid).Put!));
+    try {
+      await dynamo.send(
+        new UpdateCommand(
+          withRowSequenceBump({
+            TableName: TABLE_NAME,
+            Key: keyOf(row),
+            UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
+            ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
+            ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
+            ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
+          }),
+        ),
+      );
+      return true;
+    } catch (err) {
+      // Moved by the migration, or another sid won: read again and decide.
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
   }
   throw new Error(`recordMessageSid: could not record the sid of message ${messageId}`);
 }
