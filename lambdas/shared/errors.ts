@@ -72,7 +72,11 @@ export class NotFoundError extends DomainError {
  * transactions): nothing was written, so the same request again after `Retry-After` is safe.
  */
 export class TemporarilyUnavailableError extends DomainError {
-  constructor(retryAfterSeconds = 1) {
+  /** `reason`: what kept changing, for the log (never the client's answer). */
+  constructor(
+    readonly reason?: string,
+    retryAfterSeconds = 1,
+  ) {
     super(503, 'temporarily_unavailable', `The service is busy with this organization's data; nothing was changed, retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`, {}, {
       'Retry-After': String(retryAfterSeconds),
     });

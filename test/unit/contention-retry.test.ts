@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { DynamoDBClient, PutItemCommand, TransactWriteItemsCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { toErrorResponse } from '../../lambdas/handlers/http/error-mapper';
+import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
 import { contentionBackoffMs, ContentionRetryStrategy, CONTENTION_MAX_ATTEMPTS, isContention } from '../../lambdas/shared/table/contention';
 
 /**
@@ -133,5 +134,15 @@ describe('the SDK client with the contention retry strategy', () => {
     expect(sent).toHaveLength(CONTENTION_MAX_ATTEMPTS);
     expect(isContention(error)).toBe(true);
     expect(response).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '1' }, body: { code: 'temporarily_unavailable', requestId: 'req-1' } });
+  });
+});
+
+describe('a write whose rows kept changing under it', () => {
+  it('is answered as contention too: 503 with Retry-After, the reason logged, not shown', () => {
+    // Act
+    const response = toErrorResponse(new TemporarilyUnavailableError('updateContact: the contact kept changing'), 'req-2');
+    // Assess
+    expect(response).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '1' }, body: { code: 'temporarily_unavailable', requestId: 'req-2' } });
+    expect(JSON.stringify(response.body)).not.toContain('updateContact');
   });
 });

@@ -1,3 +1,4 @@
+import { TemporarilyUnavailableError } from '../../shared/errors';
 import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, failedCondition, transactWrite, type CancellationReason, type Item } from '../../shared/table/dynamo';
@@ -61,7 +62,7 @@ export async function recordConsentChange(tenantId: string, number: string, chan
     if (!reasons) return true;
     if (consentChangeIsStale(reasons)) return false;
   }
-  throw new Error('recordConsentChange: the number kept moving between contacts; giving up');
+  throw new TemporarilyUnavailableError('recordConsentChange: the number kept moving between contacts');
 }
 
 /**

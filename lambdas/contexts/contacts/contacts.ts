@@ -1,6 +1,6 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { NotFoundError } from '../../shared/errors';
+import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, str, transactWrite, type Item } from '../../shared/table/dynamo';
@@ -202,7 +202,7 @@ async function insertWithClaim(draft: Contact): Promise<{ ok: true; contact: Con
     // The number's consent changed between the read and the write: copy it again.
     if (!failedCondition(reasons, 2)) throw new Error(`insertWithClaim: contact ${contact.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
   }
-  throw new Error("insertWithClaim: the number's consent kept changing; giving up");
+  throw new TemporarilyUnavailableError("insertWithClaim: the number's consent kept changing");
 }
 
 /** Attributes set by a person naming a contact, as an update expression. */
@@ -300,7 +300,7 @@ export async function createContact(tenantId: string, input: CreateContactInput,
       if (!(err instanceof ClaimMoved)) throw err;
     }
   }
-  throw new Error('createContact: the number kept changing hands; giving up');
+  throw new TemporarilyUnavailableError('createContact: the number kept changing hands');
 }
 
 /**
@@ -450,7 +450,7 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
       // Otherwise the contact changed under us: read it again and decide afresh.
     }
   }
-  throw new Error('updateContact: the contact kept changing; giving up');
+  throw new TemporarilyUnavailableError('updateContact: the contact kept changing');
 }
 
 /** Frees a number's claim, if the contact has a number and the claim still names it. */
@@ -502,5 +502,5 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
       if (!cancellationReasons(err) || isContention(err)) throw err;
     }
   }
-  throw new Error('deleteContact: the contact kept changing; giving up');
+  throw new TemporarilyUnavailableError('deleteContact: the contact kept changing');
 }

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { NotFoundError } from '../../shared/errors';
+import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
 import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item } from '../../shared/table/dynamo';
 import { ENTITY_SK, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
@@ -175,7 +175,7 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
     if (failedCondition(reasons, threadIndex)) continue;
     break;
   }
-  throw new Error(`storeMessage: could not write message ${message.id}`);
+  throw new TemporarilyUnavailableError(`storeMessage: the thread of message ${message.id} kept moving on`);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../shared/errors';
+import { TemporarilyUnavailableError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
 import type { ConsentChange } from '../consent/ledger';
@@ -78,5 +78,5 @@ async function storeWithConsentChange(received: Message, change: ConsentChange):
     if (stored.stored || !('refused' in stored)) return stored;
     if (consentChangeIsStale(stored.refused)) return storeMessage(received);
   }
-  throw new Error(`receiveInboundMessage: the number of message ${received.id} kept moving between contacts`);
+  throw new TemporarilyUnavailableError(`receiveInboundMessage: the number of message ${received.id} kept moving between contacts`);
 }

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
+import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { failedCondition, type Item } from '../../shared/table/dynamo';
 import { notOptedOutCheck } from '../consent/ledger';
@@ -90,7 +90,7 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
     const earlier = sendKeyOf(keyTaken?.item, now);
     if (earlier) return replay(tenantId, earlier, requestHash); // a concurrent retry won the key
     if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
-    if (round + 1 >= CHARGE_ROUNDS) throw new Error('sendMessage: the charge kept being refused; giving up');
+    if (round + 1 >= CHARGE_ROUNDS) throw new TemporarilyUnavailableError('sendMessage: the spend shards kept refusing the charge');
     // The key's row changed between our condition and its answer (expired and taken over): look again.
     if (keyTaken) continue;
     ({ tenantRow, shard } = await chargeAgain(tenantRow, shard, costCents, chargeRefusalOf(failedCondition([charged], 0)?.item, policy)));

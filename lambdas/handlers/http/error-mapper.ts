@@ -18,8 +18,8 @@ export function toErrorResponse(err: unknown, requestId?: string): ApiResponse {
 
 function errorResponse(thrown: unknown, requestId: string | undefined): ApiResponse {
   // DynamoDB contention that outlasted the client's retries wrote nothing: 503, retry after a second.
-  const err = isContention(thrown) ? new TemporarilyUnavailableError() : thrown;
-  if (isContention(thrown)) logger.warn('DynamoDB contention outlasted the retries', { requestId, error: (thrown as Error).name });
+  const err = isContention(thrown) ? new TemporarilyUnavailableError(`DynamoDB ${(thrown as Error).name} outlasted the retries`) : thrown;
+  if (err instanceof TemporarilyUnavailableError) logger.warn('Busy: answered 503', { requestId, reason: err.reason });
   if (err instanceof DomainError) {
     return {
       statusCode: err.status,
