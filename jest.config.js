@@ -1,7 +1,7 @@
 // Four projects so each kind of test runs with only what it needs: unit tests never touch a network,
 // integration tests share one DynamoDB Local started by globalSetup (and, for the files listed below,
 // the limits engine in front of it: a fifth project), infra tests synthesize the stack, end-to-end
-// tests start the local runtime and speak HTTP to it.
+// tests start the local runtime and speak HTTP to it (on the same DynamoDB Local, a database per file).
 const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
 
 const base = {
@@ -61,6 +61,14 @@ module.exports = {
           },
         ]),
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      // The same DynamoDB Local as the integration files: each e2e file's runtimes on a database of its own there.
+      globalSetup: integration.globalSetup,
+      globalTeardown: integration.globalTeardown,
+      setupFiles: [...base.setupFiles, '<rootDir>/test/support/e2e-env.ts'],
+    },
   ],
 };

@@ -13,7 +13,9 @@ import { startReceiver, type Receiver } from './support/receiver';
  * events to a local URL. The authorizer cache is off, so every request meets the key rows as they are.
  */
 const e2e = useLocalRuntime({ args: ['--allow-http-webhooks', '--authorizer-cache-ttl', '0'] });
+/** The commands that prepare and observe; the day-two commands under test run as processes, as an operator runs them. */
 const admin = (...args: string[]) => e2e.runtime.admin(...args);
+const adminProcess = (...args: string[]) => e2e.runtime.adminProcess(...args);
 
 let receiver: Receiver;
 beforeAll(async () => {
@@ -40,7 +42,7 @@ describe('key rotate while requests flow', () => {
       while (rotating) statuses.push((await e2e.api.get('/me', current)).status);
     })();
     // Act
-    const rotated = await admin('key', 'rotate', apiKey.id, '--grace', '1h');
+    const rotated = await adminProcess('key', 'rotate', apiKey.id, '--grace', '1h');
     current = rotated.key;
     const withNewKey = await e2e.api.get('/me', rotated.key);
     const withOldKey = await e2e.api.get('/me', oldKey);
@@ -60,7 +62,7 @@ describe('webhook rotate-secret while events flow', () => {
     const { endpoint, secret: oldSecret } = await admin('webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/rotating'), '--events', 'sms.received');
     const sms = (from: string) => admin('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', from, '--body', 'rotation traffic');
     // Act
-    const [, rotation] = await Promise.all([sms('+14155550801'), admin('webhook', 'rotate-secret', endpoint.id, '--grace', '1h')]);
+    const [, rotation] = await Promise.all([sms('+14155550801'), adminProcess('webhook', 'rotate-secret', endpoint.id, '--grace', '1h')]);
     await sms('+14155550802');
     const received = await pollUntil('two deliveries to /rotating', () => receiver.received().filter((r) => r.path === '/rotating'), (r) => r.length >= 2);
     // Assess
@@ -78,7 +80,7 @@ describe('webhook listen', () => {
   it('forwards signed events to a local URL, prints a line per event, and removes its endpoint on Ctrl-C', async () => {
     // Prepare
     const [command, argv] = tsxNode('bin/admin.ts', ['--state-dir', e2e.runtime.stateDir, 'webhook', 'listen', '--tenant', e2e.demoTenantId, '--forward-to', receiver.url('/dev'), '--events', 'sms.received']);
-    const child = spawn(command, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, argv, { cwd: REPO_ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));

@@ -19,7 +19,7 @@ const pathOf = (route: RouteSpec) => route.path.replace(/\{[^}]+\}/g, unknownId(
 const send = (route: RouteSpec, key?: string, headers?: Record<string, string>) =>
   e2e.api.request(route.method, pathOf(route), { key, headers, ...(route.body && { json: {} }) });
 
-/** Keys (and an organization) made with the operator CLI, all at once: each command is a process. */
+/** Keys (and an organization) made with the operator CLI, all at once. */
 type IssuedKey = { key: string; apiKey: { id: string } };
 const keys = {} as Record<
   'twoScopes' | 'expiring' | 'revoked' | 'expired' | 'contactsView' | 'starter' | 'busy' | 'quiet' | 'revokedLive' | 'revokedInTable' | 'downgraded',

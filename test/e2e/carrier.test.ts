@@ -192,7 +192,7 @@ describe('the CLI against a runtime with its own token', () => {
   });
 
   it('simulates with the token given, signing over the recorded public URL', async () => {
-    const { message } = await e2e.runtime.admin('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', '+14155550422', '--body', 'Hi', '--twilio-auth-token', TOKEN);
+    const { message } = await e2e.runtime.adminProcess('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', '+14155550422', '--body', 'Hi', '--twilio-auth-token', TOKEN);
 
     expect(message).toMatchObject({ direction: 'inbound', fromNumber: '+14155550422', toNumber: DEMO_NUMBER, body: 'Hi' });
   });

@@ -4,15 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
-import { JAVA_HELP, localDynamoClient, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
+import { JAVA_HELP, localDynamoClient } from '../../local/dynamodb-local';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import { isProcessAlive } from '../../local/runtime-file';
-import { REPO_ROOT, startLocalRuntime, tsxNode, type LocalRuntimeHandle } from '../support/local-runtime';
+import { REPO_ROOT, runDynamoDbLocalEndpoint, startLocalRuntime, tsxNode, type LocalRuntimeHandle } from '../support/local-runtime';
 import type { Api } from './support/api';
 import { connect, E2E_TEST_TIMEOUT_MS } from './support/e2e';
 import { revokeInTableOnly } from './support/seed';
 
-/** `npm start` itself: what it prints, where it keeps things, how it stops, and its options. */
+/**
+ * `npm start` itself: what it prints, where it keeps things, how it stops, and its options. Its
+ * runtimes serve different tables, so the operator CLI runs as a process here (`adminProcess`).
+ */
 jest.setTimeout(E2E_TEST_TIMEOUT_MS);
 const START_TIMEOUT_MS = 90_000;
 
@@ -102,7 +105,7 @@ describe('a runtime that keeps its data', () => {
   });
 
   it('reuses an authorizer decision for the cache TTL, as API Gateway does: a key revoked in the table alone works until it expires', async () => {
-    const { key, apiKey } = await runtime.admin('key', 'create', '--tenant', runtime.info.demoTenantId!);
+    const { key, apiKey } = await runtime.adminProcess('key', 'create', '--tenant', runtime.info.demoTenantId!);
     await me(runtime, key);
 
     // Not `key revoke`, which flushes the cache (test/e2e/auth.test.ts): the table alone.
@@ -137,18 +140,19 @@ describe('a runtime that keeps its data', () => {
 });
 
 describe('--dynamodb-endpoint', () => {
-  let engine: DynamoDbLocal;
+  /** The test run's DynamoDB Local (this file's database there: test/support/e2e-env.ts); no runtime here started it. */
+  let engine: { endpoint: string };
   let stateDir: string;
   /** Java is hidden from the runtimes: with an endpoint they must not need it. */
   const options = (...args: string[]) => ({ inMemory: false, stateDir, env: { PATH: noJavaPath }, args: ['--dynamodb-endpoint', engine.endpoint, ...args] });
   let first: LocalRuntimeHandle;
   beforeAll(async () => {
-    [engine, stateDir] = await Promise.all([startDynamoDbLocal(), mkdtemp(join(tmpdir(), 'cct-state-'))]);
+    engine = { endpoint: runDynamoDbLocalEndpoint() };
+    stateDir = await mkdtemp(join(tmpdir(), 'cct-state-'));
     first = await startLocalRuntime(options('--authorizer-cache-ttl', '0'));
   }, START_TIMEOUT_MS);
   afterAll(async () => {
     await first?.stop();
-    await engine?.stop();
     await rm(stateDir, { recursive: true, force: true });
   }, START_TIMEOUT_MS);
 
@@ -164,10 +168,10 @@ describe('--dynamodb-endpoint', () => {
   });
 
   it('with --authorizer-cache-ttl 0 refuses a revoked key at once', async () => {
-    const { key, apiKey } = await first.admin('key', 'create', '--tenant', first.info.demoTenantId!);
+    const { key, apiKey } = await first.adminProcess('key', 'create', '--tenant', first.info.demoTenantId!);
     const beforeRevoke = await me(first, key);
 
-    await first.admin('key', 'revoke', apiKey.id);
+    await first.adminProcess('key', 'revoke', apiKey.id);
     const afterRevoke = await me(first, key);
 
     expect(beforeRevoke.status).toBe(200);

@@ -9,7 +9,8 @@ import { startReceiver, type Receiver } from './support/receiver';
  * The local delivery queue outlives the runtime, as SQS outlives a Lambda: a delivery waiting for
  * its retry when `npm start` stops is retried after the next start on the same state directory,
  * as the attempt it was. The first wait (10 s) is longer than a stop takes, so the retry cannot
- * happen before the restart.
+ * happen before the restart. Each start is `npm start` on kept data (its own DynamoDB Local on
+ * <state-dir>/data), so the two runtimes have different endpoints and the CLI runs as a process.
  */
 const ARGS = ['--allow-http-webhooks', '--webhook-backoff-ms', '10000', '--webhook-timeout-ms', '2000'];
 const TEST_TIMEOUT_MS = 300_000;
@@ -37,16 +38,16 @@ const start = async () => {
 };
 
 const deliveriesOf = async (runtime: LocalRuntimeHandle, endpointId: string): Promise<DeliveryView[]> =>
-  (await runtime.admin('webhook', 'deliveries', endpointId)).deliveries;
+  (await runtime.adminProcess('webhook', 'deliveries', endpointId)).deliveries;
 
 it('retries a delivery that was waiting when the runtime stopped, after the next start, as attempt 2 of the same delivery', async () => {
   // Prepare: attempt 1 fails, attempt 2 is queued for 10 s later
   const first = await start();
   const tenantId = first.info.demoTenantId!;
-  await first.admin('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
-  const { endpoint } = await first.admin('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/restart'), '--events', 'call.completed');
+  await first.adminProcess('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
+  const { endpoint } = await first.adminProcess('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/restart'), '--events', 'call.completed');
   receiver.script('/restart', ['fail'], 'ok');
-  await first.admin('simulate', 'call', '--tenant', tenantId, '--direction', 'inbound', '--from', '+14155550401');
+  await first.adminProcess('simulate', 'call', '--tenant', tenantId, '--direction', 'inbound', '--from', '+14155550401');
   await pollUntil('attempt 1', () => receiver.received().filter((r) => r.path === '/restart'), (found) => found.length === 1, 30_000);
 
   // Act: stop (the running attempt finishes, queues attempt 2 and records attempt 1 first)

@@ -7,11 +7,13 @@ export type IntegrationEngines = { dynamoDbLocal: DynamoDbLocal; limits: LimitsP
 const started = globalThis as { __integrationEngines?: IntegrationEngines };
 
 /**
- * One DynamoDB Local for the whole integration run; each test file signs with its own access
- * key, so it has its own database there (integration-env.ts says why), and creates its table in it.
+ * One DynamoDB Local for the whole run; each test file signs with its own access key, so it has
+ * its own database there (integration-env.ts says why), and creates its table in it. The
+ * end-to-end files' runtimes use it too, each file's with a key of its own (e2e-env.ts): a JVM
+ * start and its warm-up per file cost more CPU than anything else in the e2e project did.
  * In front of it, one limits-faithful engine (docs/local-engine.md) for the files that run on it
- * (`DYNAMODB_LIMITS_ENDPOINT`; on-limits-engine.ts switches a file over). Both projects of the
- * run (integration, integration-limits) call this: the second reuses what the first started.
+ * (`DYNAMODB_LIMITS_ENDPOINT`; on-limits-engine.ts switches a file over). Every project of the
+ * run that needs it (integration, integration-limits, e2e) calls this: the first starts, the others reuse.
  */
 export default async function globalSetup(): Promise<void> {
   // globalSetup runs outside the per-file setupFiles; see quiet-sdk.ts for why this warning is noise.

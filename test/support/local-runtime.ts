@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../local/dynamodb-local';
 import type { RuntimeInfo } from '../../local/runtime-file';
+import { runAdminInProcess, type AdminResult } from './in-process-admin';
 
 /**
  * Starts the real local runtime (`bin/local.ts`) as a child process for end-to-end tests, and
@@ -12,7 +13,12 @@ import type { RuntimeInfo } from '../../local/runtime-file';
 export type LocalRuntimeOptions = {
   /** Extra arguments for bin/local.ts. */
   args?: string[];
-  /** Default true: pass `--in-memory`. */
+  /**
+   * Default true: data that lives no longer than the test run. On the run's DynamoDB Local when
+   * the jest project started one (`--dynamodb-endpoint`, this test file's own database there:
+   * test/support/e2e-env.ts), which spares each file a JVM start; otherwise `--in-memory`. False:
+   * the runtime starts its own DynamoDB Local, as `npm start` does (unless `args` name an endpoint).
+   */
   inMemory?: boolean;
   /** Reuse a state directory (it is then not deleted on stop); default a fresh temporary one. */
   stateDir?: string;
@@ -20,7 +26,7 @@ export type LocalRuntimeOptions = {
   env?: NodeJS.ProcessEnv;
 };
 
-export type AdminResult = { code: number | null; stdout: string; stderr: string };
+export type { AdminResult };
 
 export type LocalRuntimeHandle = {
   baseUrl: string;
@@ -30,11 +36,14 @@ export type LocalRuntimeHandle = {
   /** runtime.json as the runtime wrote it. */
   info: RuntimeInfo;
   /**
-   * The operator CLI against this runtime; resolves with its parsed JSON, rejects on a non-zero
-   * exit. `any` because each command prints its own document and each test reads what it asked for.
+   * The operator CLI against this runtime, run in this process (test/support/in-process-admin.ts),
+   * for the calls that prepare or observe a test; resolves with its parsed JSON, rejects on a
+   * non-zero exit. `any` because each command prints its own document and each test reads what it asked for.
    */
   admin: (...args: string[]) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  /** The operator CLI without interpretation, for tests of its failures. */
+  /** The same as `admin`, as a process of its own (`node bin/admin.ts`): for tests whose subject is the CLI's output. */
+  adminProcess: (...args: string[]) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The operator CLI as a process, without interpretation, for tests of its failures (exit code, stderr). */
   adminResult: (...args: string[]) => Promise<AdminResult>;
   /** Everything the runtime printed so far. */
   stdout: () => string;
@@ -52,10 +61,24 @@ const START_TIMEOUT_MS = 180_000;
 /** `node --import tsx <script>`: the same as the npm scripts, without npm in between. */
 export const tsxNode = (script: string, args: string[]) => [process.execPath, ['--import', 'tsx', join(REPO_ROOT, script), ...args]] as const;
 
+/**
+ * DynamoDB Local of this test run, when the jest project started one (test/support/dynamodb-global-setup.ts);
+ * without `-sharedDb`, so each test file reaches its own database there through its own access key.
+ */
+const runDynamoDbLocal = (): string | undefined => process.env.DYNAMODB_LOCAL_ENDPOINT;
+
+/** The run's DynamoDB Local, for a test that points a runtime at it with `--dynamodb-endpoint` itself. */
+export function runDynamoDbLocalEndpoint(): string {
+  const endpoint = runDynamoDbLocal();
+  if (!endpoint) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run end-to-end tests through the jest e2e project');
+  return endpoint;
+}
+
 function runAdmin(stateDir: string, args: string[]): Promise<AdminResult> {
   const [command, argv] = tsxNode('bin/admin.ts', ['--state-dir', stateDir, ...args]);
   return new Promise((done) => {
-    execFile(command, argv, { cwd: REPO_ROOT }, (error, stdout, stderr) => {
+    // This test file's environment (Jest gives each file a copy), with its access key to the run's DynamoDB Local.
+    execFile(command, argv, { cwd: REPO_ROOT, env: process.env }, (error, stdout, stderr) => {
       const code = (error as { code?: unknown } | null)?.code;
       done({ code: error ? (typeof code === 'number' ? code : 1) : 0, stdout, stderr });
     });
@@ -84,10 +107,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), 'cct-e2e-')));
   const port = await freePort();
+  const shared = runDynamoDbLocal();
   const args = [
     '--port', String(port),
     '--state-dir', stateDir,
-    ...(options.inMemory === false ? [] : ['--in-memory']),
+    ...(options.inMemory === false ? [] : shared ? ['--dynamodb-endpoint', shared] : ['--in-memory']),
     // Jest never runs a test file's process 'exit' handlers, so the runtime watches this process
     // itself: a test run that is killed cannot leave runtimes and their JVMs behind.
     '--stop-with-pid', String(process.pid),
@@ -119,16 +143,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     throw err;
   }
   const info = JSON.parse(await readFile(join(stateDir, 'runtime.json'), 'utf8')) as RuntimeInfo;
+  const parsed = (adminArgs: string[]) => (result: AdminResult) => {
+    if (result.code !== 0) throw new Error(`admin ${adminArgs.join(' ')} exited with ${result.code}: ${result.stderr}`);
+    return JSON.parse(result.stdout);
+  };
   return {
     baseUrl,
     demoKey: API_KEY.exec(output.stdout.slice(0, output.stdout.search(READY_LINE)))?.[0] ?? '',
     stateDir,
     info,
-    admin: async (...adminArgs) => {
-      const result = await runAdmin(stateDir, adminArgs);
-      if (result.code !== 0) throw new Error(`admin ${adminArgs.join(' ')} exited with ${result.code}: ${result.stderr}`);
-      return JSON.parse(result.stdout);
-    },
+    admin: (...adminArgs) => runAdminInProcess(stateDir, info, adminArgs).then(parsed(adminArgs)),
+    adminProcess: (...adminArgs) => runAdmin(stateDir, adminArgs).then(parsed(adminArgs)),
     adminResult: (...adminArgs) => runAdmin(stateDir, adminArgs),
     stdout: () => output.stdout,
     stderr: () => output.stderr,

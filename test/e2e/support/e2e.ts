@@ -14,7 +14,7 @@ export type E2e = {
   demoTenantId: string;
 };
 
-/** Admin commands spawn Node with tsx; a few in a row take seconds. */
+/** Admin commands that run as processes spawn Node with tsx; a few in a row take seconds. */
 export const E2E_TEST_TIMEOUT_MS = 30_000;
 const START_TIMEOUT_MS = 200_000;
 
