@@ -43,6 +43,7 @@ const optionValue = (name: string) => {
 };
 const QUICK = args.has('--quick');
 const RESULTS_FILE = QUICK ? join(OUT_DIR, 'results-quick.json') : join(BENCH_DIR, 'results.json');
+const SCALE_ONLY_FILE = join(OUT_DIR, 'scale-only.json');
 
 const SETTINGS = {
   initRounds: QUICK ? 3 : 15,
@@ -122,6 +123,13 @@ async function main(): Promise<void> {
     await ensureTable(admin, LOCAL_TABLE_NAME);
     admin.destroy();
 
+    // Before anything imports lambdas/shared/aws: section 7 points the shared client at the limits engine.
+    if (args.has('--scale-only')) {
+      const scale = await measureScalePhase(ddb.endpoint);
+      await writeFile(SCALE_ONLY_FILE, `${JSON.stringify({ ...results, scale, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      return;
+    }
+
     const api = await import('./support/api-bench');
     const bare = api.bareClient(ddb.endpoint);
     if (args.has('--webhooks-only')) {
@@ -144,11 +152,6 @@ async function main(): Promise<void> {
     if (args.has('--contention-only')) {
       const contention = await measureContentionPhase(ddb.endpoint);
       await writeFile(join(OUT_DIR, 'contention-only.json'), `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
-      return;
-    }
-    if (args.has('--scale-only')) {
-      const scale = await measureScalePhase();
-      await writeFile(join(OUT_DIR, 'scale-only.json'), `${JSON.stringify({ ...results, scale, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
     const fixture = await api.seed();
@@ -226,7 +229,7 @@ async function main(): Promise<void> {
     results.textFaults = await measureFaults();
 
     // ---------- 7. scale ----------
-    if (!args.has('--skip-scale')) results.scale = await measureScalePhase();
+    if (!args.has('--skip-scale')) results.scale = await measureScaleInChild();
     loads.end = load();
     results.durationS = Math.round((performance.now() - t0) / 1000);
 
@@ -479,16 +482,44 @@ async function measureContentionPhase(endpoint: string) {
   return scenarios;
 }
 
-/** Section 7, in this process on the bench's DynamoDB Local: seeds, measures and prints its tables. */
-async function measureScalePhase() {
-  log(`\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ${SETTINGS.scale.requests} requests of each kind per size, one at a time`);
-  const { resolveMiddyForRequire } = await import('../local/handlers');
-  resolveMiddyForRequire(join(BENCH_DIR, '..'));
-  const { measureScale, scaleReport } = await import('./support/scale-bench');
-  const partialFile = join(OUT_DIR, 'scale-partial.json');
-  const scale = await measureScale(SETTINGS.scale, (line) => log(line), (partial) => writeFile(partialFile, `${JSON.stringify(partial, null, 2)}\n`));
-  log(`\n${await scaleReport(scale)}`);
-  return scale;
+/**
+ * Section 7, in this process on the bench's DynamoDB Local: seeds straight into it, and measures
+ * the requests with the shared client pointed at a limits engine in front of it, so the read
+ * units are the ones AWS charges (a GetItem or batch read per requested key, found or not).
+ * Must run before lambdas/shared/aws is imported, which reads the endpoint once.
+ */
+async function measureScalePhase(dynamodbEndpoint: string) {
+  log(`\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ${SETTINGS.scale.requests} requests of each kind per size, one at a time, units as AWS charges them`);
+  const [{ startLimitsProxy }, { localDynamoClient }, { DynamoDBDocumentClient }] = await Promise.all([
+    import('../local/dynamodb-limits/limits-proxy'),
+    import('../local/dynamodb-local'),
+    import('@aws-sdk/lib-dynamodb'),
+  ]);
+  const engine = await startLimitsProxy({ upstream: dynamodbEndpoint, sharedDb: true });
+  const seedClient = DynamoDBDocumentClient.from(localDynamoClient(dynamodbEndpoint), { marshallOptions: { removeUndefinedValues: true } });
+  process.env.DYNAMODB_ENDPOINT = engine.endpoint;
+  try {
+    const { resolveMiddyForRequire } = await import('../local/handlers');
+    resolveMiddyForRequire(join(BENCH_DIR, '..'));
+    const { measureScale, scaleReport } = await import('./support/scale-bench');
+    const partialFile = join(OUT_DIR, 'scale-partial.json');
+    const scale = await measureScale(SETTINGS.scale, (line) => log(line), (partial) => writeFile(partialFile, `${JSON.stringify(partial, null, 2)}\n`), seedClient);
+    log(`\n${await scaleReport(scale)}`);
+    return scale;
+  } finally {
+    seedClient.destroy();
+    await engine.stop();
+  }
+}
+
+/** Section 7 in a full run: this process's shared client already points at DynamoDB Local, so a `--scale-only` child measures it. */
+async function measureScaleInChild() {
+  const { spawn } = await import('node:child_process');
+  const { readFile } = await import('node:fs/promises');
+  const childArgs = [...process.execArgv, __filename, '--scale-only', '--scale-sizes', SETTINGS.scale.sizes.join(','), ...(QUICK ? ['--quick'] : [])];
+  const code = await new Promise<number | null>((done, fail) => spawn(process.execPath, childArgs, { stdio: 'inherit' }).on('exit', done).on('error', fail));
+  if (code !== 0) throw new Error(`the scale section's process exited with ${code}`);
+  return (JSON.parse(await readFile(SCALE_ONLY_FILE, 'utf8')) as { scale: unknown }).scale;
 }
 
 main().then(

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { distribution, round } from './stats';
 
@@ -7,7 +8,9 @@ import { distribution, round } from './stats';
  * each size in turn (1,000 / 10,000 / 100,000 contacts and threads, a conversation a tenth as
  * long), and at each size the same requests through the real handlers (the Lambda entry points,
  * middleware included), counted at the shared DynamoDB client by test/support/read-meter.ts:
- * items examined, read units, DynamoDB calls, response bytes, latency. Requests run one at a
+ * items examined, read units, DynamoDB calls, response bytes, latency. The read units are the
+ * ones AWS charges when the shared client is pointed at the limits engine (bench/run.ts does; the
+ * seed then writes straight to DynamoDB Local through `seedClient`). Requests run one at a
  * time so latency is the request's own, not a queue's. The per-key rate limit is off here: it
  * is a write per request, the same at every size, and 120 a minute would stop the run.
  */
@@ -38,14 +41,17 @@ export async function measureScale(
   log: (line: string) => void,
   /** Called after each size with the rows so far, so a long run that is stopped keeps what it measured. */
   onSize: (partial: ScaleResult) => Promise<void> = async () => undefined,
+  /** What the seed writes with (default: the service's shared client). */
+  seedClient?: DynamoDBDocumentClient,
 ): Promise<ScaleResult> {
   process.env.RATE_LIMIT_PER_KEY = '0';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const [{ meterDynamoReads }, seed, { apiEvent, aPrincipal, lambdaContext }, contacts, threads, messages] = await Promise.all([
+  const [{ meterDynamoReads }, seed, { apiEvent, aPrincipal, lambdaContext }, contacts, contact, threads, messages] = await Promise.all([
     import('../../test/support/read-meter'),
     import('../../test/support/scale-seed'),
     import('../../test/support/api-event'),
     import('../../lambdas/handlers/api/list-contacts'),
+    import('../../lambdas/handlers/api/get-contact'),
     import('../../lambdas/handlers/api/list-threads'),
     import('../../lambdas/handlers/api/list-messages'),
   ]);
@@ -59,6 +65,8 @@ export async function measureScale(
     { name: 'search: common term', handler: contacts.handler as Handler, query: { search: 'ada' }, list: 'contacts' },
     { name: 'search: digits', handler: contacts.handler as Handler, query: { search: digits }, list: 'contacts' },
     { name: 'contact list', handler: contacts.handler as Handler, list: 'contacts' },
+    // Its id is the rare term's one match, found once the first size is seeded.
+    { name: 'contact', handler: contact.handler as Handler, pathParameters: { id: '' }, list: 'contact' },
     { name: 'thread list', handler: threads.handler as Handler, list: 'threads' },
     { name: 'conversation', handler: messages.handler as Handler, pathParameters: { counterpart }, list: 'messages' },
   ];
@@ -73,9 +81,9 @@ export async function measureScale(
       const grow = size - seeded;
       const conversationGrow = Math.floor(size / 10) - Math.floor(seeded / 10);
       log(`  seeding ${grow} contacts, ${grow} threads and ${conversationGrow} texts of one conversation (to ${size} of each)`);
-      await seed.seedContacts(tenantId, grow, { first: seeded });
-      await seed.seedThreads(tenantId, grow, { first: seeded });
-      await seed.seedConversation(tenantId, counterpart, conversationGrow, { first: Math.floor(seeded / 10) });
+      await seed.seedContacts(tenantId, grow, { first: seeded, client: seedClient });
+      await seed.seedThreads(tenantId, grow, { first: seeded, client: seedClient });
+      await seed.seedConversation(tenantId, counterpart, conversationGrow, { first: Math.floor(seeded / 10), client: seedClient });
       seeded = size;
       seedSeconds[size] = round((performance.now() - started) / 1000, 1);
       log(`  seeded in ${seedSeconds[size]} s; measuring ${settings.requests} requests of each kind`);
@@ -93,7 +101,9 @@ export async function measureScale(
           last = { result, cost: meter.snapshot() };
         }
         if (!last || last.result.statusCode !== 200) throw new Error(`${request.name} answered ${last?.result.statusCode}: ${last?.result.body}`);
-        const body = JSON.parse(last.result.body) as Record<string, unknown[]> & { nextCursor: string | null };
+        const body = JSON.parse(last.result.body) as Record<string, unknown> & { nextCursor?: string | null };
+        const answer = body[request.list];
+        if (request.name === 'search: rare term') requests.find((r) => r.name === 'contact')!.pathParameters = { id: (answer as { id: string }[])[0].id };
         const latency = distribution(latencies);
         rows.push({
           size,
@@ -104,8 +114,8 @@ export async function measureScale(
           responseBytes: Buffer.byteLength(last.result.body, 'utf8'),
           p50Ms: round(latency.p50, 1),
           p95Ms: round(percentile95(latencies), 1),
-          rows: body[request.list].length,
-          nextPage: body.nextCursor !== null,
+          rows: Array.isArray(answer) ? answer.length : 1,
+          nextPage: body.nextCursor != null,
         });
       }
       log(`  ${JSON.stringify(rows.filter((row) => row.size === size))}`);

@@ -1,3 +1,4 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchPutItems } from '../../lambdas/shared/table/batch-write';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { uuidv7 } from '../../lambdas/shared/ids';
@@ -43,23 +44,31 @@ export function inboundText(tenantId: string, from: string, minutes: number, bod
   };
 }
 
-/** Writes rows 25 to a call (BatchWriteItem's limit), asking again with backoff for what the engine left unprocessed. */
-export const putInBatches = (items: Item[], concurrency = 8): Promise<void> => batchPutItems(dynamo, TABLE_NAME, items, concurrency);
+/**
+ * Writes rows 25 to a call (BatchWriteItem's limit), asking again with backoff for what the engine
+ * left unprocessed. `client` defaults to the service's shared one; the bench's scale section seeds
+ * straight into DynamoDB Local while the requests it measures go through the limits engine.
+ */
+export const putInBatches = (items: Item[], concurrency = 8, client: DynamoDBDocumentClient = dynamo): Promise<void> =>
+  batchPutItems(client, TABLE_NAME, items, concurrency);
+
+/** Where a seed starts numbering (so a seed can grow in steps) and the client it writes with. */
+export type SeedOptions = { first?: number; client?: DynamoDBDocumentClient };
 
 const rowsOf = (message: Message) => [messageItem(message), sidItem(message, message.messageSid)];
 
-/** `count` threads, one text each, numbered `first..first+count-1` (so a seed can grow in steps). */
-export async function seedThreads(tenantId: string, count: number, { first = 0 } = {}): Promise<void> {
+/** `count` threads, one text each, numbered `first..first+count-1`. */
+export async function seedThreads(tenantId: string, count: number, { first = 0, client }: SeedOptions = {}): Promise<void> {
   const texts = Array.from({ length: count }, (_, i) => inboundText(tenantId, numberFor(first + i), first + i));
-  await putInBatches(texts.flatMap((text) => [...rowsOf(text), threadItem(tenantId, text, 1, 1)]));
+  await putInBatches(texts.flatMap((text) => [...rowsOf(text), threadItem(tenantId, text, 1, 1)]), undefined, client);
 }
 
 /** `count` texts in one conversation with `counterpart`, a minute apart, after the `first` it already has. */
-export async function seedConversation(tenantId: string, counterpart: string, count: number, { first = 0 } = {}): Promise<void> {
+export async function seedConversation(tenantId: string, counterpart: string, count: number, { first = 0, client }: SeedOptions = {}): Promise<void> {
   if (count === 0) return;
   const texts = Array.from({ length: count }, (_, i) => inboundText(tenantId, counterpart, first + i, `Message ${first + i}`));
   const total = first + count;
-  await putInBatches([...texts.flatMap(rowsOf), threadItem(tenantId, texts[count - 1], total, total)]);
+  await putInBatches([...texts.flatMap(rowsOf), threadItem(tenantId, texts[count - 1], total, total)], undefined, client);
 }
 
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Ken'];
@@ -69,7 +78,7 @@ const COMPANIES = ['Analytical', 'Compilers Inc', 'Turing Ltd', 'Structured', 'L
  * `count` named contacts. Names and companies repeat every 10 (a common term matches a tenth of
  * the directory); contact `rareIndex` alone is called "Zebulon Quixote" (the rare term).
  */
-export async function seedContacts(tenantId: string, count: number, { first = 0, rareIndex = 7 } = {}): Promise<void> {
+export async function seedContacts(tenantId: string, count: number, { first = 0, rareIndex = 7, client }: SeedOptions & { rareIndex?: number } = {}): Promise<void> {
   // In slices, so 100,000 contacts (some 4 million rows) never sit in memory at once.
   const SLICE = 1_000;
   for (let start = 0; start < count; start += SLICE) {
@@ -78,6 +87,6 @@ export async function seedContacts(tenantId: string, count: number, { first = 0,
       const displayName = n === rareIndex ? 'Zebulon Quixote' : `${FIRST_NAMES[n % 10]} Person${n}`;
       return newContactRows(tenantId, { displayName, phoneNumber: numberFor(n, '+1646'), company: COMPANIES[n % 10] }, new Date(START + n * 1000));
     });
-    await putInBatches(rows.flat());
+    await putInBatches(rows.flat(), undefined, client);
   }
 }
