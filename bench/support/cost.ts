@@ -48,7 +48,8 @@ export function requestCosts(
   roundTripsByRequest: Map<string, number>,
 ): RequestCost[] {
   return charged.map((c) => {
-    const endpoint = [...cpuByEndpoint.keys()].find((name) => c.name === name || c.name.startsWith(`${name} (`) || c.name.startsWith(`${name},`));
+    // A variant ("GET /calls?direction=inbound", "GET /calls, page 2", "POST /contacts (adopt ...)") takes its route's CPU.
+    const endpoint = [...cpuByEndpoint.keys()].find((name) => c.name === name || (c.name.startsWith(name) && ' ,?('.includes(c.name[name.length])));
     return { request: c.name, ...costPerMillion(c, endpoint ? cpuByEndpoint.get(endpoint)! : null, roundTripsByRequest.get(c.name) ?? 0) };
   });
 }
