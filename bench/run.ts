@@ -213,6 +213,8 @@ async function main(): Promise<void> {
     const charged = await api.measureChargedUnits(onEngine, fixture);
     await onEngine.stop();
     stopAll.shift();
+    // Each request must meet the case section 2 measured (a create that answers 409 here prices a refusal).
+    for (const c of charged.filter((c, i) => c.status !== roundTrips[i]?.status)) log(`  WARNING: ${c.name} answered ${c.status} here, ${roundTrips.find((r) => r.name === c.name)?.status} in section 2`);
     const { requestCosts, mixCost } = await import('./support/cost');
     const costs = requestCosts(
       charged,

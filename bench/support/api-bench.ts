@@ -571,13 +571,13 @@ function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): 
     },
     {
       name: 'POST /contacts (create)',
-      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Round Trip', phoneNumber: e164('551', 1) } }),
+      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Round Trip', phoneNumber: e164('551', 1 + numbers) } }),
       target: { GetItem: 1, TransactWriteItems: 1, UpdateItem: 1 },
       note: "its number's consent ledger row, then the create transaction, which checks it unchanged",
     },
     {
       name: 'POST /contacts (adopt an auto-created contact)',
-      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Adopted', phoneNumber: fixture.autoContactNumbers[0] } }),
+      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Adopted', phoneNumber: fixture.autoContactNumbers[numbers > 0 ? 1 : 0] } }),
       note: 'the create transaction fails on the claim, then the adoption transaction, then the read of the result',
     },
     {
@@ -589,7 +589,7 @@ function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): 
       request: () => ({
         method: 'POST',
         path: '/contacts',
-        body: { displayName: 'Idempotent', phoneNumber: e164('551', 2) },
+        body: { displayName: 'Idempotent', phoneNumber: e164('551', 2 + numbers) },
         headers: { 'Idempotency-Key': `bench-${randomBytes(6).toString('hex')}` },
       }),
       note: 'Powertools idempotency: in-progress record, then the stored response',
@@ -598,7 +598,7 @@ function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): 
     {
       name: 'DELETE /contacts/{id}',
       request: async () => {
-        const response = await send(client, fixture.key, { method: 'POST', path: '/contacts', body: { displayName: 'To Delete', phoneNumber: e164('551', 3) } });
+        const response = await send(client, fixture.key, { method: 'POST', path: '/contacts', body: { displayName: 'To Delete', phoneNumber: e164('551', 3 + numbers) } });
         return { method: 'DELETE', path: `/contacts/${(JSON.parse(response.body) as { contact: { id: string } }).contact.id}` };
       },
     },
