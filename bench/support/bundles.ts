@@ -9,6 +9,7 @@ import { CARRIER_SENDER_FUNCTION_OPTIONS, TWILIO_SECRET_PRELOAD } from '../../li
 import { LAMBDA_BUNDLING } from '../../lib/constructs/function-factory';
 import { median, ratio, round, shuffled } from './stats';
 import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/shared/config';
+import { writeReferencePage } from '../../lambdas/handlers/api/openapi/reference-page';
 
 /**
  * 1. Bundle size and cold init of every Lambda of the stack, next to a reference bundle built
@@ -99,6 +100,8 @@ export async function buildBundles(outDir: string): Promise<BuiltBundle[]> {
       await mkdir(dir, { recursive: true });
       const file = join(dir, LAMBDA_BUNDLING.format === OutputFormat.ESM ? 'index.mjs' : 'index.js');
       const result = await build(esbuildOptionsOf(await entryOf(lambda, join(outDir, '.entries')), file));
+      // The file the stack copies beside this bundle (lib/service-stack.ts); Lambda's LAMBDA_TASK_ROOT is this directory.
+      if (lambda.name === 'getApiReference') writeReferencePage(dir);
       const output = Object.values(result.metafile!.outputs).find((o) => o.entryPoint !== undefined)!;
       const mapBytes = await stat(`${file}.map`).then((s) => s.size, () => 0);
       return { ...lambda, file, bytes: (await stat(file)).size, mapBytes, topInputs: topInputs(output.inputs) };

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
@@ -201,7 +201,7 @@ export async function measureInvocations(
     const eventsFile = join(outDir, `events-${bundle.name}.json`);
     await writeFile(eventsFile, JSON.stringify(events));
     try {
-      const out = await runChild(bundle, eventsFile, env);
+      const out = await runChild(bundle, eventsFile, { ...env, LAMBDA_TASK_ROOT: dirname(bundle.file) });
       const result: InvokeResult = {
         name: bundle.name,
         invocations: count,
