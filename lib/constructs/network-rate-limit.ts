@@ -91,10 +91,16 @@ const rateLimitedBlock = (bodyKey: string): wafv2.CfnWebACL.RuleActionProperty =
   },
 });
 
+/**
+ * Metrics, and no sampled requests: WAF keeps a sample's headers for three hours, readable by anyone
+ * allowed `wafv2:GetSampledRequests`, and every API request's `Authorization` header is its API key.
+ */
+const SAMPLED_REQUESTS = false;
+
 const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
   cloudWatchMetricsEnabled: true,
   metricName,
-  sampledRequestsEnabled: true,
+  sampledRequestsEnabled: SAMPLED_REQUESTS,
 });
 
 /**
@@ -220,11 +226,7 @@ export class NetworkRateLimit extends Construct {
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       description: `At most ${props.limitPerMinute} requests per ${WINDOW_SECONDS} s per client address`,
-      visibilityConfig: {
-        cloudWatchMetricsEnabled: true,
-        metricName: props.name,
-        sampledRequestsEnabled: true,
-      },
+      visibilityConfig: visibility(props.name),
       // The spec's Error shape with the code the service uses for every 429.
       customResponseBodies: {
         [BODY_KEY]: {

@@ -265,6 +265,19 @@ describe('the public API', () => {
     });
   });
 
+  it('keeps no WAF sampled requests, whose headers would show API keys to whoever may read them', () => {
+    const { template } = synth();
+
+    const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as {
+      VisibilityConfig: { SampledRequestsEnabled: boolean; CloudWatchMetricsEnabled: boolean };
+      Rules: { VisibilityConfig: { SampledRequestsEnabled: boolean; CloudWatchMetricsEnabled: boolean } }[];
+    };
+
+    for (const config of [acl.VisibilityConfig, ...acl.Rules.map((rule) => rule.VisibilityConfig)]) {
+      expect(config).toEqual(expect.objectContaining({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true }));
+    }
+  });
+
   it('limits each API key to twice the exact limit per 60 s at the edge with WAF, keyed on the Authorization header, before any invocation', () => {
     const { template } = synth();
 
