@@ -8,6 +8,7 @@ import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/car
 import { smsInboundCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
 import type { SmsInboundParams } from '../../lambdas/contexts/carrier/internal/callback-params';
 import { statusCallbackUrlFor } from '../../lambdas/contexts/carrier/internal/twilio';
+import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
 import { lambdaContext } from '../support/api-event';
 import { sid, smsInbound, type Form } from '../fixtures/twilio/callbacks';
 
@@ -232,6 +233,20 @@ describe('callbacks that cannot be applied', () => {
     // Assess
     expect(result).toEqual({ statusCode: 200, headers: { 'Content-Type': 'text/xml' }, body: EMPTY_TWIML });
     expect(ingest).not.toHaveBeenCalled();
+  });
+
+  it('answers 503 with Retry-After when the rows kept changing under the domain, so Twilio retries it', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({});
+    ownerOf(ORG, TENANT);
+    const { kind, ingest } = spyKind();
+    ingest.mockRejectedValue(new TemporarilyUnavailableError('the thread kept changing'));
+    // Act
+    const result = await handlerFor(kind)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    // Assess
+    expect(result.statusCode).toBe(503);
+    expect(result.headers).toEqual(expect.objectContaining({ 'Retry-After': '1' }));
+    expect(JSON.parse(result.body)).toEqual(expect.objectContaining({ code: 'temporarily_unavailable' }));
   });
 
   it('answers 500 without details when the domain fails, so Twilio may retry', async () => {

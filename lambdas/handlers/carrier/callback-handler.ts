@@ -10,6 +10,7 @@ import { resolveOrganization } from '../../contexts/carrier/organization';
 import { verifyTwilioSignature, type FormPair } from '../../contexts/carrier/signature';
 import { TENANT_HINT_PARAM } from '../../contexts/carrier/tenant-hint';
 import { logger } from '../../shared/aws';
+import { TemporarilyUnavailableError } from '../../shared/errors';
 import { isContention } from '../../shared/table/contention';
 import { issueText } from '../http/validation';
 import type { CarrierRouteSpec } from './routes';
@@ -134,8 +135,10 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
         return await handle(event);
       } catch (err) {
         // Only the error: never the event, whose body is the customer's text or numbers.
-        if (isContention(err)) {
-          // Nothing was written: Twilio retries a 5xx (the connection overrides of the callback URL).
+        // Contention that outlasted the client's retries, or rows that kept changing under the
+        // domain's own rounds (a busy thread, a number moving between contacts): nothing was written.
+        if (isContention(err) || err instanceof TemporarilyUnavailableError) {
+          // Twilio retries a 5xx (the connection overrides of the callback URL).
           logger.warn('Callback refused for DynamoDB contention; Twilio retries it', { error: (err as Error).name });
           return errorResult(503, 'temporarily_unavailable', 'Busy; nothing was changed, retry this callback', { 'Retry-After': '1' });
         }
