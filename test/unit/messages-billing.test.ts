@@ -1,5 +1,13 @@
+import 'aws-sdk-client-mock-jest';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import { costCentsOf, DEFAULT_SMS_RATE_CENTS, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
-import { chargeRefusalOf, chargeShard, headroomSlices, pickShard, refundShard, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
+import { chargeRefusalOf, chargeShard, ensureSpendShards, headroomSlices, pickShard, refundShard, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
+import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+beforeEach(() => ddb.reset());
 
 const tenantId = '0199a000-0000-7000-8000-000000000001';
 
@@ -120,5 +128,24 @@ describe('splitting a limit over the shards', () => {
     const picked = [0, 0.5, 0.999999].map((r) => pickShard(() => r));
     // Assess
     expect(picked).toEqual([0, SPEND_SHARDS / 2, SPEND_SHARDS - 1]);
+  });
+});
+
+describe('making the spend shards', () => {
+  it('gives up with 503 after a few rounds when the organization row never shows its shards, instead of looping', async () => {
+    // Prepare: a row made with another shard count, whose creation condition (no shards yet) always fails
+    const row = { id: tenantId, spendShards: SPEND_SHARDS / 2, updatedAt: '2026-11-26T00:00:00.000Z', billingStatus: 'active' };
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }),
+    );
+    const readAgain = jest.fn(async () => row);
+
+    // Act
+    const made = ensureSpendShards(row, readAgain);
+
+    // Assess
+    await expect(made).rejects.toBeInstanceOf(TemporarilyUnavailableError);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 4);
+    expect(readAgain).toHaveBeenCalledTimes(4);
   });
 });

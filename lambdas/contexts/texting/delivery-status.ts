@@ -1,11 +1,10 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, failedCondition, isConditionalCheckFailed, num, str, transactWrite, type Item } from '../../shared/table/dynamo';
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
-import { tenantKey } from '../tenants/tenants';
 import {
   costCentsOfItem,
   findMessageIdBySid,
@@ -19,7 +18,7 @@ import {
 } from './messages';
 import type { Message, MessageStatus } from './schemas';
 import { CARRIER_MESSAGE, CARRIER_REPORTED_AT } from './outcome-facts';
-import { createSpendShards, hasSpendShards, refundShard } from './spend';
+import { ensureSpendShards, readOrganizationRow, refundShard } from './spend';
 import { threadStatusUpdate } from './threads';
 
 /**
@@ -129,12 +128,8 @@ async function refundOf(tenantId: string, row: Item): Promise<TransactItem[]> {
   if (cost <= 0 || row.direction !== 'outbound') return [];
   const shard = spendShardOfItem(row);
   if (shard !== undefined) return [refundShard(tenantId, shard, cost)];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const { Item: tenantRow } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
-    if (!tenantRow) throw new Error(`refund: organization ${tenantId} is missing`);
-    if (hasSpendShards(tenantRow) || (await createSpendShards(tenantRow))) return [refundShard(tenantId, 0, cost)];
-  }
-  throw new Error(`refund: could not make the spend shards of organization ${tenantId}`);
+  await ensureSpendShards(await readOrganizationRow(tenantId), () => readOrganizationRow(tenantId));
+  return [refundShard(tenantId, 0, cost)];
 }
 
 /**

@@ -1,17 +1,16 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
+import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { failedCondition, type Item } from '../../shared/table/dynamo';
 import { notOptedOutCheck } from '../consent/ledger';
 import { recordConsentChange } from '../contacts/consent-copies';
-import { fromItem as tenantFromItem, tenantKey } from '../tenants/tenants';
+import { fromItem as tenantFromItem } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
 import { CarrierError, type Carrier } from './carrier-port';
 import { failureOf, recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
 import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from './errors';
 import { fromItem, getMessageItem, storeMessage, type MessageCharge } from './messages';
-import { chargeRefusalOf, chargeShard, ensureSpendShards, pickShard, policyOf, readShards, rebalance, syncPolicy, type BillingPolicy, type SpendShard } from './spend';
+import { chargeRefusalOf, chargeShard, ensureSpendShards, pickShard, policyOf, readOrganizationRow, readShards, rebalance, syncPolicy, type BillingPolicy, type SpendShard } from './spend';
 import type { Message, SendMessageInput } from './schemas';
 import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 
@@ -50,11 +49,11 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
   }
 
   // Strongly consistent: a billing block or a lowered limit bites from the first send after it.
-  let tenantRow = await readTenantRow(tenantId);
+  let tenantRow = await readOrganizationRow(tenantId);
   const tenant = tenantFromItem(tenantRow);
   if (!tenant.smsNumber) throw new NoSmsNumberError();
   // The organization's first send since its spend moved onto shards (./spend.ts) makes them.
-  tenantRow = await ensureSpendShards(tenantRow, () => readTenantRow(tenantId));
+  tenantRow = await ensureSpendShards(tenantRow, () => readOrganizationRow(tenantId));
 
   const { segments } = segmentsOf(input.body);
   const costCents = segments * smsRateCentsOf(tenantRow);
@@ -112,12 +111,6 @@ function weightedPick(shards: SpendShard[]): SpendShard {
   return shards[shards.length - 1];
 }
 
-async function readTenantRow(tenantId: string): Promise<Item> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
-  if (!Item) throw new Error('sendMessage: the organization row is missing');
-  return Item;
-}
-
 /**
  * After the shard refused the charge: what to try next, or the 402. No shards yet: make them. A
  * policy the shards have not caught up with: bring them up to date. Billing blocked: 402. No
@@ -128,16 +121,16 @@ async function readTenantRow(tenantId: string): Promise<Item> {
 async function chargeAgain(tenantRow: Item, shard: number, costCents: number, refusal: ReturnType<typeof chargeRefusalOf>): Promise<{ tenantRow: Item; shard: number }> {
   const tenantId = tenantRow.id as string;
   if (refusal === 'billingBlocked') throw new BillingBlockedError();
-  if (refusal === 'noShards') return { tenantRow: await ensureSpendShards(await readTenantRow(tenantId), () => readTenantRow(tenantId)), shard };
+  if (refusal === 'noShards') return { tenantRow: await ensureSpendShards(await readOrganizationRow(tenantId), () => readOrganizationRow(tenantId)), shard };
   if (refusal === 'policyChanged') {
-    const fresh = await readTenantRow(tenantId);
+    const fresh = await readOrganizationRow(tenantId);
     const shards = await readShards(tenantId);
     if (shards.every((s): s is SpendShard => s !== undefined)) await syncPolicy(tenantId, shards, policyOf(fresh));
     return { tenantRow: fresh, shard };
   }
   const shards = (await readShards(tenantId)).filter((s): s is SpendShard => s !== undefined);
   const policy: BillingPolicy = policyOf(tenantRow);
-  if (shards.some((s) => s.policyVersion !== policy.version)) return { tenantRow: await readTenantRow(tenantId), shard };
+  if (shards.some((s) => s.policyVersion !== policy.version)) return { tenantRow: await readOrganizationRow(tenantId), shard };
   if (shards.some((s) => s.billingStatus !== 'active')) throw new BillingBlockedError();
   // A shard that can pay, at random: concurrent sends near the limit spread over them instead of all
   // taking the same one (a shard with more headroom is likelier to be picked).

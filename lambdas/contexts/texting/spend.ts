@@ -1,5 +1,6 @@
 import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { TemporarilyUnavailableError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { CONDITION, num, transactWrite, type Item } from '../../shared/table/dynamo';
 import { isContention } from '../../shared/table/contention';
@@ -183,21 +184,33 @@ export async function createSpendShards(tenantRow: Item): Promise<boolean> {
   return reasons === undefined;
 }
 
+/** The organization row, strongly consistent: the spend policy and whether its shards exist. */
+export async function readOrganizationRow(tenantId: string): Promise<Item> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
+  if (!Item) throw new Error(`spend: organization ${tenantId} is missing`);
+  return Item;
+}
+
+/** Rounds of making the shards when another writer changed the organization row first. */
+const SHARD_ROUNDS = 4;
+
 /**
  * The organization row once its spend shards exist: made here when they do not (its first send),
  * or by whichever concurrent first send wins (the others meet its shards: one transaction holds all
- * 33 rows, so they collide with it rather than make a second set).
+ * 33 rows, so they collide with it rather than make a second set). Bounded: a row that never shows
+ * shards (a changed `SPEND_SHARDS`, a row changing all the time) answers 503, not a loop.
  */
 export async function ensureSpendShards(tenantRow: Item, readAgain: () => Promise<Item>): Promise<Item> {
   let row = tenantRow;
-  for (let round = 0; !hasSpendShards(row); round += 1) {
+  for (let round = 0; round < SHARD_ROUNDS && !hasSpendShards(row); round += 1) {
     try {
       if (await createSpendShards(row)) return readAgain();
     } catch (err) {
-      if (!isContention(err) || round >= 3) throw err;
+      if (!isContention(err) || round === SHARD_ROUNDS - 1) throw err;
     }
     row = await readAgain();
   }
+  if (!hasSpendShards(row)) throw new TemporarilyUnavailableError(`ensureSpendShards: organization ${row.id as string} showed no shards after ${SHARD_ROUNDS} rounds`);
   return row;
 }
 
