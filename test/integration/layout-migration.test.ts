@@ -150,6 +150,27 @@ describe('a stage deployed with the old key layout', () => {
     for (const id of ids) expect(await getMessage(org.tenantId, id)).toMatchObject({ status: 'delivered', messageSid: `SM${id.replace(/-/g, '')}` });
   });
 
+  it("corrects a contact from before the consent ledger, whose stored consent later changes in the ledger left stale", async () => {
+    // Prepare: the row stored 'unknown' itself (as contacts did before the ledger); the number replied STOP since
+    const org = await legacyOrganization();
+    const put = (Item: Record<string, unknown>) => dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item }));
+    const contactId = uuidv7();
+    const number = '+14155551004';
+    await put({ ...numberClaimKey(org.tenantId, number), type: 'numberClaim', contactId, named: true });
+    await put({
+      ...contactKey(org.tenantId, contactId), type: 'contact', id: contactId, tenantId: org.tenantId, displayName: 'Older Contact', phoneNumber: number,
+      normalizedNumber: number, company: null, tag: null, notes: null, createdByAgentId: null, isAutoCreated: false, source: 'manual',
+      consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null, createdAt: '2026-09-01T00:00:00.000Z', updatedAt: '2026-09-01T00:00:00.000Z',
+    });
+    await put({ ...consentKey(org.tenantId, number), type: 'consent', number, consentStatus: 'opted_out', consentSource: 'sms_keyword', consentAt: '2026-10-03T00:00:00.000Z', consentNote: 'Replied STOP' });
+    // Act
+    await migrate();
+    const again = await migrate();
+    // Assess
+    expect(await getContact(org.tenantId, contactId)).toMatchObject({ consentStatus: 'opted_out', consentAt: '2026-10-03T00:00:00.000Z' });
+    expect(again.moved.contacts).toBe(0);
+  });
+
   it('gives a contact created after the migration the copy at once: no contact is left for it', async () => {
     // Prepare
     const org = await legacyOrganization();

@@ -2,7 +2,7 @@ import { TemporarilyUnavailableError } from '../../shared/errors';
 import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, failedCondition, transactWrite, type CancellationReason, type Item } from '../../shared/table/dynamo';
-import { consentAttributes, consentChangeUpdate, consentOfChange, ledgerSnapshot, type ConsentChange } from '../consent/ledger';
+import { consentAttributes, consentChangeUpdate, consentOfChange, ledgerSnapshot, type Consent, type ConsentChange } from '../consent/ledger';
 import { contactKey, numberClaimKey } from './contacts';
 
 /**
@@ -21,20 +21,9 @@ export async function consentChangeWrites(tenantId: string, number: string, chan
   if (!claim) {
     return [ledger, { ConditionCheck: { TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConditionExpression: CONDITION.rowIsNew } }];
   }
-  const copy = consentAttributes(consentOfChange(change));
-  const names = Object.keys(copy);
   return [
     ledger,
-    {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: contactKey(tenantId, claim.contactId as string),
-        UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
-        ConditionExpression: `${CONDITION.rowExists} AND #number = :number`,
-        ExpressionAttributeNames: { ...Object.fromEntries(names.map((name) => [`#${name}`, name])), '#number': 'normalizedNumber' },
-        ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, copy[name]])), ':number': number },
-      },
-    },
+    consentCopyUpdate(tenantId, claim.contactId as string, number, consentOfChange(change)),
     {
       ConditionCheck: {
         TableName: TABLE_NAME,
@@ -44,6 +33,22 @@ export async function consentChangeWrites(tenantId: string, number: string, chan
       },
     },
   ];
+}
+
+/** A consent's copy on the contact holding its number: the four attributes, guarded on the row still holding it. */
+function consentCopyUpdate(tenantId: string, contactId: string, number: string, consent: Consent): TransactItem {
+  const copy = consentAttributes(consent);
+  const names = Object.keys(copy);
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: contactKey(tenantId, contactId),
+      UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
+      ConditionExpression: `${CONDITION.rowExists} AND #number = :number`,
+      ExpressionAttributeNames: { ...Object.fromEntries(names.map((name) => [`#${name}`, name])), '#number': 'normalizedNumber' },
+      ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, copy[name]])), ':number': number },
+    },
+  };
 }
 
 /** True when the ledger refused the change for a later one on record (the rest of the reasons are a moved holder). */
@@ -66,34 +71,23 @@ export async function recordConsentChange(tenantId: string, number: string, chan
 }
 
 /**
- * The key-layout migration's step for a contact row written before contacts carried their
- * number's consent: the ledger row's copy, written guarded on the row still lacking it and still
- * holding the number, with the ledger checked unchanged. Idempotent: a row with its copy is left
- * alone (any write since gave it one).
+ * The key-layout migration's step for a contact row: its number's ledger row copied onto it,
+ * guarded on the row still holding the number, with the ledger checked unchanged. Rows written
+ * before contacts carried copies have none; rows written before the ledger existed carry the
+ * consent they stored then, which later changes (recorded in the ledger alone) left stale: both
+ * are compared with the ledger, not trusted for having the attributes. Idempotent: a row whose
+ * copy equals the ledger is left alone.
  */
 export async function copyConsentOntoContact(row: Item): Promise<'copied' | 'alreadyCopied'> {
   const tenantId = row.tenantId as string;
   const number = row.normalizedNumber;
-  if (typeof number !== 'string' || typeof row.consentStatus === 'string') return 'alreadyCopied';
+  if (typeof number !== 'string') return 'alreadyCopied';
   for (let round = 0; round < ROUNDS; round += 1) {
     const { consent, unchanged } = await ledgerSnapshot(tenantId, number);
-    const copy = consentAttributes(consent);
-    const names = Object.keys(copy);
-    const reasons = await transactWrite([
-      {
-        Update: {
-          TableName: TABLE_NAME,
-          Key: contactKey(tenantId, row.id as string),
-          UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
-          ConditionExpression: 'attribute_not_exists(#consentStatus) AND #number = :number',
-          ExpressionAttributeNames: { ...Object.fromEntries(names.map((name) => [`#${name}`, name])), '#number': 'normalizedNumber' },
-          ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, copy[name]])), ':number': number },
-        },
-      },
-      unchanged,
-    ]);
+    if (Object.entries(consentAttributes(consent)).every(([name, value]) => (row[name] ?? null) === value)) return 'alreadyCopied';
+    const reasons = await transactWrite([consentCopyUpdate(tenantId, row.id as string, number, consent), unchanged]);
     if (!reasons) return 'copied';
-    // The row got its copy or another number meanwhile (a write since copies it): nothing to do.
+    // The row is gone or holds another number (the write that moved it copied that number's consent).
     if (failedCondition(reasons, 0)) return 'alreadyCopied';
   }
   throw new Error(`copyConsentOntoContact: the consent of contact ${String(row.id)} kept changing; run the migration again`);

@@ -26,7 +26,8 @@ export const layoutMigrate = defineCommand({
     ]);
     const moved = { messages: 0, messageSids: 0, threads: 0, organizations: 0, contacts: 0, gone: 0 };
     const count = (what: keyof typeof moved, outcome: string) => {
-      moved[outcome === 'moved' || outcome === 'copied' ? what : 'gone'] += 1;
+      // A contact whose copy already equals its ledger row needs nothing: not counted.
+      if (outcome !== 'alreadyCopied') moved[outcome === 'moved' || outcome === 'copied' ? what : 'gone'] += 1;
     };
     const scan = await scanTable(
       args,
@@ -37,9 +38,10 @@ export const layoutMigrate = defineCommand({
           '(#type = :thread AND begins_with(sk, :threadPrefix))',
           // An organization that never spent gets its shards at its first send; one whose row records spend moves it.
           '(#type = :tenant AND attribute_exists(#spend))',
-          '(#type = :contact AND attribute_not_exists(#consentStatus) AND attribute_exists(#number))',
+          // Every contact with a number: a copy from before the ledger can be stale (compared, not trusted).
+          '(#type = :contact AND attribute_exists(#number))',
         ].join(' OR '),
-        ExpressionAttributeNames: { '#type': 'type', '#spend': 'spendCents', '#consentStatus': 'consentStatus', '#number': 'normalizedNumber' },
+        ExpressionAttributeNames: { '#type': 'type', '#spend': 'spendCents', '#number': 'normalizedNumber' },
         ExpressionAttributeValues: {
           ':message': 'message',
           ':messagePrefix': 'MSG#',
