@@ -314,7 +314,9 @@ export async function ensureContactForNumber(
   now = new Date(),
 ): Promise<string> {
   // Most numbers seen on calls and texts already have their contact: one read, not a transaction.
-  const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number) }));
+  // Strongly consistent: an eventually consistent one could still see the claim of a contact just
+  // deleted, and the call or text would name a contact that no longer exists.
+  const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
   if (typeof claim?.contactId === 'string') return claim.contactId;
   try {
     const inserted = await insertWithClaim(newContact(tenantId, { displayName: number, phoneNumber: number, source }, now));
