@@ -1,9 +1,9 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, nowIso, str, transactWrite, type Item } from '../../shared/table/dynamo';
+import { CONDITION, failedCondition, isConditionalCheckFailed, nowIso, str, transactWrite, type Item } from '../../shared/table/dynamo';
 import { PREFIX, sortKeyStartsWith, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { isContention } from '../../shared/table/contention';
@@ -244,41 +244,34 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
   };
   const search = reindex(tenantId, contactId, current.indexed, { ...named, normalizedNumber: current.contact.normalizedNumber });
   const contactUpdate = withFingerprint(named, search);
-  try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: numberClaimKey(tenantId, number),
-              UpdateExpression: 'SET named = :true',
-              ConditionExpression: 'contactId = :contactId AND named = :false',
-              ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: contactKey(tenantId, contactId),
-              ...contactUpdate,
-              ConditionExpression: `${CONDITION.rowExists} AND #isAutoCreated = :wasAuto AND ${search.guard.expression}`,
-              ExpressionAttributeNames: { ...contactUpdate.ExpressionAttributeNames, ...search.guard.names },
-              ExpressionAttributeValues: { ...contactUpdate.ExpressionAttributeValues, ':wasAuto': true, ...search.guard.values },
-            },
-          },
-          ...search.writes,
-        ],
-      }),
-    );
-  } catch (err) {
-    const reasons = cancellationReasons(err);
+  const reasons = await transactWrite([
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: numberClaimKey(tenantId, number),
+        UpdateExpression: 'SET named = :true',
+        ConditionExpression: 'contactId = :contactId AND named = :false',
+        ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: contactKey(tenantId, contactId),
+        ...contactUpdate,
+        ConditionExpression: `${CONDITION.rowExists} AND #isAutoCreated = :wasAuto AND ${search.guard.expression}`,
+        ExpressionAttributeNames: { ...contactUpdate.ExpressionAttributeNames, ...search.guard.names },
+        ExpressionAttributeValues: { ...contactUpdate.ExpressionAttributeValues, ':wasAuto': true, ...search.guard.values },
+      },
+    },
+    ...search.writes,
+  ]);
+  if (reasons) {
     const claim = failedCondition(reasons, 0);
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
     // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
-    if (claim || failedCondition(reasons, 1)) throw new ClaimMoved();
-    throw err;
+    throw new ClaimMoved();
   }
   // Strongly consistent, so the answer is the adopted row, not the auto-created one a replica still has.
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }));
@@ -437,20 +430,15 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
       },
     };
     const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
-    try {
-      await dynamo.send(new TransactWriteCommand({ TransactItems: [contactUpdate, ...claimMoves, ...search.writes, ...(ledger ? [ledger.unchanged] : [])] }));
-      // The row as this write left it: its conditions held the number, the named flag and the search
-      // fields as read. A read after it could show a later writer's row instead (an adoption that
-      // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
-      return ledger || hasConsentCopy(row) ? next : (await withLedgerConsent(tenantId, [next]))[0];
-    } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons || isContention(err)) throw err;
-      const taken = numberMoves ? failedCondition(reasons, claimMoves.length) : undefined;
-      // Held by this very contact: a concurrent PATCH moved it there first; the next round sees no move.
-      if (taken?.item && taken.item.contactId !== contactId) throw new ContactConflictError(taken.item.contactId as string);
-      // Otherwise the contact changed under us: read it again and decide afresh.
-    }
+    const reasons = await transactWrite([contactUpdate, ...claimMoves, ...search.writes, ...(ledger ? [ledger.unchanged] : [])]);
+    // The row as this write left it: its conditions held the number, the named flag and the search
+    // fields as read. A read after it could show a later writer's row instead (an adoption that
+    // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
+    if (!reasons) return ledger || hasConsentCopy(row) ? next : (await withLedgerConsent(tenantId, [next]))[0];
+    const taken = numberMoves ? failedCondition(reasons, claimMoves.length) : undefined;
+    // Held by this very contact: a concurrent PATCH moved it there first; the next round sees no move.
+    if (taken?.item && taken.item.contactId !== contactId) throw new ContactConflictError(taken.item.contactId as string);
+    // Otherwise the contact changed under us: read it again and decide afresh.
   }
   throw new TemporarilyUnavailableError('updateContact: the contact kept changing');
 }
@@ -481,28 +469,21 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
   for (let round = 0; round < 4; round += 1) {
     const { contact: current, indexed } = await readContactRow(tenantId, contactId);
     const search = reindex(tenantId, contactId, indexed, { displayName: '', company: null, normalizedNumber: null });
-    try {
-      await dynamo.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: TABLE_NAME,
-                Key: contactKey(tenantId, contactId),
-                ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number AND ${search.guard.expression}`,
-                ExpressionAttributeNames: search.guard.names,
-                ExpressionAttributeValues: { ':number': current.normalizedNumber, ...search.guard.values },
-              },
-            },
-            ...claimRelease(tenantId, contactId, current.normalizedNumber),
-            ...search.writes,
-          ],
-        }),
-      );
-      return;
-    } catch (err) {
-      if (!cancellationReasons(err) || isContention(err)) throw err;
-    }
+    const reasons = await transactWrite([
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: contactKey(tenantId, contactId),
+          ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number AND ${search.guard.expression}`,
+          ExpressionAttributeNames: search.guard.names,
+          ExpressionAttributeValues: { ':number': current.normalizedNumber, ...search.guard.values },
+        },
+      },
+      ...claimRelease(tenantId, contactId, current.normalizedNumber),
+      ...search.writes,
+    ]);
+    // Cancelled: the contact changed since it was read; read it again.
+    if (!reasons) return;
   }
   throw new TemporarilyUnavailableError('deleteContact: the contact kept changing');
 }
