@@ -50,16 +50,12 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', ...ON_LIMITS_ENGINE.map((file) => `<rootDir>/${file}$`)],
     },
-    ...(onLimitsEngine.length === 0
-      ? []
-      : [
-          {
-            ...integration,
-            displayName: 'integration-limits',
-            testMatch: onLimitsEngine.map((file) => `<rootDir>/${file}`),
-            setupFiles: [...integration.setupFiles, '<rootDir>/test/support/limits-engine-setup.ts'],
-          },
-        ]),
+    {
+      ...integration,
+      displayName: 'integration-limits',
+      testMatch: onLimitsEngine.map((file) => `<rootDir>/${file}`),
+      setupFiles: [...integration.setupFiles, '<rootDir>/test/support/limits-engine-setup.ts'],
+    },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     {
       ...base,

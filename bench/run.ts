@@ -426,13 +426,14 @@ async function measureFaults() {
 async function measureContentionPhase(endpoint: string) {
   const { contention } = SETTINGS;
   log(`\n8. Contention: ${contention.texts} texts of one organization 16 at a time (and on DynamoDB Local alone), ${contention.texts * 2} with 64 senders, ${contention.texts * 2} of 8 organizations at once, 8 inbound-call streams`);
-  const [{ DynamoDBDocumentClient }, { localDynamoClient }, { startRuntimeProcess }, { startRuntimeOnEngine }, bench, { table }] = await Promise.all([
+  const [{ DynamoDBDocumentClient }, { localDynamoClient }, { startRuntimeProcess }, { startRuntimeOnEngine }, bench, { table }, { unitsPerEvent }] = await Promise.all([
     import('@aws-sdk/lib-dynamodb'),
     import('../local/dynamodb-local'),
     import('./support/runtime-process'),
     import('./support/limits-meters'),
     import('./support/contention-bench'),
     import('./support/stats'),
+    import('./support/cost'),
   ]);
   const db = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
   const env = { LOOPBACK_STATUS_DELAY_MS: '1000' };
@@ -473,7 +474,7 @@ async function measureContentionPhase(endpoint: string) {
         c.hottestItem.writesPerRequest,
         c.spendEqualsCost === undefined ? '-' : c.spendEqualsCost ? 'yes' : 'NO',
         c.duplicates ?? '-',
-        Math.round((c.units.writeUnits / Math.max(1, c.kind === 'texts' ? (c.answers['201'] ?? 0) : c.requests)) * 10) / 10,
+        unitsPerEvent(c).writeUnits,
       ]),
     ]),
   );

@@ -87,6 +87,6 @@ export function mixCost(costs: RequestCost[], mix: [string, number][] = CRM_SYNC
  * the engine, per text and per event.
  */
 export function unitsPerEvent(scenario: ContentionScenario): { readUnits: number; writeUnits: number } {
-  const n = scenario.kind === 'texts' ? (scenario.answers['201'] ?? 1) : scenario.requests;
+  const n = Math.max(1, scenario.kind === 'texts' ? (scenario.answers['201'] ?? 0) : scenario.requests);
   return { readUnits: round(scenario.units.readUnits / n, 1), writeUnits: round(scenario.units.writeUnits / n, 1) };
 }

@@ -15,7 +15,7 @@ export type LimitsMeters = {
   reset: () => Promise<void>;
 };
 
-export function limitsMeters(endpoint: string): LimitsMeters {
+function limitsMeters(endpoint: string): LimitsMeters {
   return {
     endpoint,
     stats: async () => {

@@ -54,12 +54,10 @@ function figure(units: Units): CapacityFigure {
 
 /**
  * The ConsumedCapacity entries DynamoDB answers with: per table, the total (`TOTAL`), plus the
- * table's own and each index's share (`INDEXES`). `tablesAsked` lists tables that must appear
- * even with nothing consumed (a batch's tables).
+ * table's own and each index's share (`INDEXES`).
  */
-export function consumedCapacity(lines: ChargeLine[], mode: 'TOTAL' | 'INDEXES', tablesAsked: string[] = []): Record<string, unknown>[] {
+export function consumedCapacity(lines: ChargeLine[], mode: 'TOTAL' | 'INDEXES'): Record<string, unknown>[] {
   const byTable = unitsByTable(lines);
-  for (const table of tablesAsked) if (!byTable.has(table)) byTable.set(table, { ...zero(), indexes: {} });
   return [...byTable].map(([tableName, units]) => {
     const entry: Record<string, unknown> = { TableName: tableName, ...figure(totalUnits(units)) };
     if (mode === 'INDEXES') {

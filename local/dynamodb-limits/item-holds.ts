@@ -12,7 +12,7 @@
  */
 export type HoldKind = 'transaction' | 'write';
 
-export type HoldResult = { conflicts: number[]; release: () => void; waitedMs: number };
+export type HoldResult = { conflicts: number[]; release: () => void };
 
 export class ItemHolds {
   private readonly held = new Map<string, HoldKind>();
@@ -33,10 +33,9 @@ export class ItemHolds {
    * taken then (the caller refuses the request); `skipConflicts` (BatchWriteItem) takes the rest.
    */
   async hold(keys: string[], kind: HoldKind, options: { skipConflicts?: boolean } = {}): Promise<HoldResult> {
-    const started = performance.now();
     for (;;) {
       const conflicts = keys.flatMap((key, index) => (this.held.get(key) === 'transaction' ? [index] : []));
-      if (conflicts.length > 0 && !options.skipConflicts) return { conflicts, release: () => {}, waitedMs: performance.now() - started };
+      if (conflicts.length > 0 && !options.skipConflicts) return { conflicts, release: () => {} };
       const wanted = keys.filter((_, index) => !conflicts.includes(index));
       const busy = wanted.find((key) => this.held.has(key));
       if (busy === undefined) {
@@ -47,7 +46,7 @@ export class ItemHolds {
           released = true;
           for (const key of wanted) this.free(key);
         };
-        return { conflicts, release, waitedMs: performance.now() - started };
+        return { conflicts, release };
       }
       await new Promise<void>((wake) => this.waiters.set(busy, [...(this.waiters.get(busy) ?? []), wake]));
     }

@@ -1,8 +1,7 @@
-import { errorName, refusal, upstreamAnswer } from './answers';
+import { refusal, upstreamAnswer } from './answers';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
 import { keyOf } from './table-schema';
-import { parseJson } from './upstream';
 import { throttled, transactionConflict } from './wire-errors';
 import { drawsOf, expectedWriteLines, failedConditionLines, itemWriteLines } from './write-charges';
 
@@ -53,7 +52,7 @@ export async function standardWrite(engine: Engine, request: CallerRequest): Pro
       const before = isUpdate ? beforeUpdate : returned;
       const after = !isUpdate ? expectedAfter : returnValues === 'ALL_NEW' ? returned : await readCurrent();
       answer.lines = itemWriteLines(table, itemKey, before, after as WireItem | undefined, 'standard');
-    } else if (answer.raw && errorName(parseJson(answer.raw.body)) === 'ConditionalCheckFailedException') {
+    } else if (answer.error === 'ConditionalCheckFailedException') {
       answer.lines = failedConditionLines(table, itemKey, isUpdate ? beforeUpdate : await readCurrent());
     }
     admission.reservation.settle(answer.lines);

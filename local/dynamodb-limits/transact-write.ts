@@ -1,9 +1,7 @@
-import { errorName, refusal, upstreamAnswer } from './answers';
-import type { ChargeLine } from './charges';
+import { refusal, upstreamAnswer } from './answers';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
 import { keyOf, type TableSchema } from './table-schema';
-import { parseJson } from './upstream';
 import { NO_CANCELLATION, throttlingReason, transactionCanceled, transactionConflictReason } from './wire-errors';
 import { drawsOf, expectedWriteLines, itemWriteLines } from './write-charges';
 
@@ -59,18 +57,17 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
       return refusal(transactionCanceled(items.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
     }
     await engine.sleep(engine.settings.transactionHoldMs);
-    const answer = await engine.upstream.forward('POST', '/', request.headers, request.body);
-    let lines: ChargeLine[] = [];
-    if (answer.status === 200) {
+    const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+    if (answer.json) {
       const after = await imagesAfter(engine, request, items, before);
-      lines = items.flatMap((i, index) => itemWriteLines(i.table, i.key, before[index], after[index], 'transactional'));
-    } else if (errorName(parseJson(answer.body)) === 'TransactionCanceledException') {
+      answer.lines = items.flatMap((i, index) => itemWriteLines(i.table, i.key, before[index], after[index], 'transactional'));
+    } else if (answer.error === 'TransactionCanceledException') {
       // DynamoDB documents no figure for a cancelled transaction; the engine charges its prepare
       // phase: each item's standard write of its current image (docs/local-engine.md).
-      lines = items.map((i, index) => itemWriteLines(i.table, i.key, before[index], undefined, 'standard')[0]);
+      answer.lines = items.map((i, index) => itemWriteLines(i.table, i.key, before[index], undefined, 'standard')[0]);
     }
-    admission.reservation.settle(lines);
-    return upstreamAnswer(answer, lines, { capacityList: true });
+    admission.reservation.settle(answer.lines);
+    return answer;
   } finally {
     hold.release();
   }

@@ -5,9 +5,8 @@ import { isContention } from '../../lambdas/shared/table/contention';
  * answered 503): the same request again after `Retry-After`. Contention that outlasted the
  * service's own retries wrote nothing, so the request is safe to send again as it was. On the
  * limits-faithful engine, tests that run many writes on one item at once go through this, as their
- * callers would; `retries` counts the requests that needed it.
+ * callers would.
  */
-export const busyRetries = { count: 0 };
 
 export async function retryWhileBusy<T>(request: () => Promise<T>, attempts = 20, pauseMs = 100): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
@@ -15,7 +14,6 @@ export async function retryWhileBusy<T>(request: () => Promise<T>, attempts = 20
       return await request();
     } catch (err) {
       if (!isContention(err) || attempt >= attempts) throw err;
-      busyRetries.count += 1;
       await new Promise((resolve) => setTimeout(resolve, pauseMs * (0.5 + Math.random())));
     }
   }

@@ -15,7 +15,7 @@ export type EngineUnderTest = { proxy: LimitsProxy; client: DynamoDBClient; stop
 export async function startEngineUnderTest(options: Omit<LimitsProxyOptions, 'upstream'> = {}): Promise<EngineUnderTest> {
   // DynamoDB Local itself, even when this file runs on the run's limits engine (no proxy in front of a proxy).
   const upstream = process.env.DYNAMODB_LOCAL_ENDPOINT;
-  if (!upstream) throw new Error('DYNAMODB_ENDPOINT is not set: run integration tests through the jest integration project');
+  if (!upstream) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run integration tests through the jest integration projects');
   const proxy = await startLimitsProxy({ upstream, sharedDb: false, ...options });
   const client = new DynamoDBClient({ ...localEngineClientConfig(proxy.endpoint), maxAttempts: 1 });
   return {

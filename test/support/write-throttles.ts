@@ -60,7 +60,6 @@ export function throttleWrites(client: DynamoDBDocumentClient) {
     },
     /** How many attempts of each write were throttled. */
     throttledAttempts: () => new Map(throttled),
-    writesSoFar: () => written,
     remove() {
       client.middlewareStack.remove('numberWrites');
       client.middlewareStack.remove('throttleWrites');
