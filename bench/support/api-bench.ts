@@ -609,34 +609,47 @@ function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): 
 
 const keyOf = (fixture: Fixture, spec: CaseSpec) => (spec.key === 'cold' ? fixture.coldKey : spec.key === 'sender' ? fixture.senderKey : fixture.key);
 
-export async function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixture): Promise<RoundTripCase[]> {
-  const client = httpClient(runtime.baseUrl, 1);
-  const cases = roundTripCases(client, fixture, 0);
-  const results: RoundTripCase[] = [];
+/**
+ * Sends each case once, one at a time, with the meters reset before it (after its own preparing
+ * requests) and read after it. The authorizer cache is warm for the main and the sender key, as
+ * API Gateway's would be.
+ */
+async function measureCases<T>(
+  baseUrl: string,
+  fixture: Fixture,
+  numbers: number,
+  meters: { reset: () => Promise<unknown> },
+  record: (spec: CaseSpec, response: { status: number }) => Promise<T>,
+): Promise<T[]> {
+  const client = httpClient(baseUrl, 1);
+  const results: T[] = [];
   try {
-    // The cache is warm for the main and the sender key, as API Gateway's would be.
     await send(client, fixture.key, { method: 'GET', path: '/me' });
     await send(client, fixture.senderKey, { method: 'GET', path: '/me' });
-    for (const spec of cases) {
+    for (const spec of roundTripCases(client, fixture, numbers)) {
       const request = await spec.request();
-      await runtime.reset();
-      const response = await send(client, keyOf(fixture, spec), request);
-      const tally: CallTally = await runtime.stats();
-      const capacityUnits = round(Object.values(tally.capacity).reduce((a, b) => a + b, 0), 1);
-      results.push({
-        name: spec.name,
-        commands: tally.commands,
-        roundTrips: tally.roundTrips,
-        capacityUnits,
-        status: response.status,
-        ...(spec.target && { target: spec.target, holds: response.status < 300 && sameCounts(tally.commands, spec.target) }),
-        ...(spec.note && { note: spec.note }),
-      });
+      await meters.reset();
+      results.push(await record(spec, await send(client, keyOf(fixture, spec), request)));
     }
   } finally {
     client.close();
   }
   return results;
+}
+
+export function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixture): Promise<RoundTripCase[]> {
+  return measureCases(runtime.baseUrl, fixture, 0, runtime, async (spec, response) => {
+    const tally: CallTally = await runtime.stats();
+    return {
+      name: spec.name,
+      commands: tally.commands,
+      roundTrips: tally.roundTrips,
+      capacityUnits: round(Object.values(tally.capacity).reduce((a, b) => a + b, 0), 1),
+      status: response.status,
+      ...(spec.target && { target: spec.target, holds: response.status < 300 && sameCounts(tally.commands, spec.target) }),
+      ...(spec.note && { note: spec.note }),
+    };
+  });
 }
 
 // ---------- 9. units as AWS charges them ----------
@@ -656,34 +669,20 @@ export type ChargedUnitsCase = {
  * engine's meters: every requested key of a batch read charged found or not, a Query per 4 KB it
  * examined, transactional reads and writes twice, every index an item enters, leaves or changes in.
  */
-export async function measureChargedUnits(runtime: RuntimeProcess & { limits: LimitsMeters }, fixture: Fixture): Promise<ChargedUnitsCase[]> {
-  const meters = runtime.limits;
-  const client = httpClient(runtime.baseUrl, 1);
-  // Numbers of its own: this runs after section 2 on the same data (a create of a number section 2 took would adopt).
-  const cases = roundTripCases(client, fixture, 100);
-  const results: ChargedUnitsCase[] = [];
-  try {
-    await send(client, fixture.key, { method: 'GET', path: '/me' });
-    await send(client, fixture.senderKey, { method: 'GET', path: '/me' });
-    for (const spec of cases) {
-      const request = await spec.request();
-      await meters.reset();
-      const response = await send(client, keyOf(fixture, spec), request);
-      const stats = await meters.stats();
-      const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
-      results.push({
-        name: spec.name,
-        status: response.status,
-        readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
-        writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
-        indexWriteUnits: round(indexWriteUnits, 1),
-        operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
-      });
-    }
-  } finally {
-    client.close();
-  }
-  return results;
+export function measureChargedUnits(runtime: RuntimeProcess & { limits: LimitsMeters }, fixture: Fixture): Promise<ChargedUnitsCase[]> {
+  // Numbers of its own: this runs after section 2 on the same data (a create of a number section 2 took would answer 409).
+  return measureCases(runtime.baseUrl, fixture, 100, runtime.limits, async (spec, response) => {
+    const stats = await runtime.limits.stats();
+    const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
+    return {
+      name: spec.name,
+      status: response.status,
+      readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
+      writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
+      indexWriteUnits: round(indexWriteUnits, 1),
+      operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
+    };
+  });
 }
 
 // ---------- 3. latency ----------
