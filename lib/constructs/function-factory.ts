@@ -47,7 +47,7 @@ export type FunctionFactoryProps = {
   /** Environment every function gets (table name, service name, limits). */
   environment: Record<string, string>;
   logRetention: logs.RetentionDays;
-  /** Applied to the log groups: kept outside `dev` so an incident's logs outlive a stack deletion. */
+  /** Applied to the log groups: retained unless the stage says `removalPolicy=destroy`, so an incident's logs outlive a stack deletion. */
   removalPolicy: RemovalPolicy;
   logLevel: string;
   /** Defaults to the repository root. */

@@ -7,7 +7,7 @@ import { PREFIX, tenantPk } from '../../shared/table/keys';
 /**
  * The consent ledger: one row per (organization, number), the recipient's decision about their
  * number for the whole organization. It is keyed by the number, never by a contact, so deleting,
- * renumbering, adopting or re-creating contacts cannot change it (contacts only read it).
+ * renumbering, adopting or re-creating contacts cannot change it.
  *
  * A change carries the carrier's time (`at`); the row keeps the latest, so a keyword the carrier
  * retried late never overrides a newer one and replaying a change is harmless. The send path

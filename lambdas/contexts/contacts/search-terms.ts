@@ -9,7 +9,8 @@ export const SEARCH_LIMITS = {
   /**
    * Index entries per contact, at most. A PATCH that changes name, company and number at once
    * deletes the old entries and writes the new ones in the contact's own transaction:
-   * 3 rows (contact, old claim, new claim) + 2 x 48 = 99, within DynamoDB's 100 per transaction.
+   * 4 rows (contact, old claim, new claim, the new number's consent-ledger check) + 2 x 48 = 100,
+   * DynamoDB's most per transaction: an item more in that transaction needs fewer entries here.
    */
   maxEntries: 48,
   /** Longest indexed prefix of a word with a letter; a longer query word is checked in full against the contact. */

@@ -5,7 +5,7 @@ import { costCentsOfItem, type FailureReason } from './messages';
  * What a text's row says about how it reached its final status, for the message.delivered and
  * message.failed events (the webhooks context derives them from the row alone). A module of its
  * own, apart from ./delivery-status.ts which writes these attributes, so the router's bundle does
- * not carry billing and threads.
+ * not carry the status machine, the spend shards and the organization module.
  */
 
 /** The row's epoch milliseconds of the carrier's report of a final status: its callback or its answer to the send arrived. */

@@ -13,10 +13,10 @@ import { tenantKey, type BillingStatus } from '../tenants/tenants';
  * (about 1,000 write units per second) and a transaction conflict for every pair of concurrent
  * sends. The spend is split over `SPEND_SHARDS` shard rows, each its own partition key
  * (`T#<org>#SPEND#<n>`), and each holding a slice of the spending limit: its **headroom**, what it
- * may still charge. A send charges one shard picked at random in one conditional update inside the
- * send transaction: `ADD spend +cost, headroom -cost` only while `headroom >= cost`, the shard's copy
- * of the billing status is `active` and its copy of the limit's kind (limited or not) is the one
- * read. The sum of headroom and spend over the shards is the limit, so the limit is exact: spend
+ * may still charge. A send charges one shard (taken in turn from a random start, `pickShard`) in one
+ * conditional update inside the send transaction: `ADD spend +cost, headroom -cost` only while
+ * `headroom >= cost`, the shard's copy of the billing status is `active` and its policy version (the
+ * organization's billing status and limit as last spread over the shards) is the one read. The sum of headroom and spend over the shards is the limit, so the limit is exact: spend
  * never goes past it, whatever runs concurrently. A shard without headroom for a text sends the
  * charge to the shard with the most, or first moves every other shard's headroom to it in one
  * transaction (`rebalance`), so a text is refused with 402 only when the organization's whole

@@ -94,7 +94,7 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   }
   const base = { cycle: message.cycle, attempt: message.attempt };
   if (!endpoint || endpoint.disabledAt !== null) {
-    // The operator removed or disabled it: the attempt chain ends; `webhook redeliver` starts it again.
+    // Removed, or disabled (by the operator, or by the sender for its health): the attempt chain ends; `webhook redeliver` starts it again.
     const lastError = endpoint ? 'endpoint disabled' : 'endpoint deleted';
     await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError, now: new Date(now()) });
     return 'failed';
