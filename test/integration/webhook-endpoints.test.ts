@@ -4,11 +4,15 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import {
   addWebhookEndpoint,
+  disableUnhealthyEndpoint,
   endpointsSubscribedTo,
   findWebhookEndpoint,
   getWebhookEndpoint,
   listWebhookEndpoints,
+  recordEndpointStreak,
 } from '../../lambdas/contexts/webhooks/endpoints';
+import { ENDPOINTS_DISABLED_METRIC } from '../../lambdas/contexts/webhooks/health-metrics';
+import { metrics } from '../../lambdas/shared/aws';
 import { webhookAdd, webhookList, webhookUpdate } from '../../local/admin/webhook-commands';
 
 let tenantId: string;
@@ -113,5 +117,43 @@ describe('CLI commands', () => {
     });
     expect(listed.endpoints.find((e) => e.id === added.endpoint.id)).toEqual(added.endpoint);
     expect(JSON.stringify(listed)).not.toContain('whsec_');
+  });
+});
+
+describe("an endpoint's health, written once whatever races", () => {
+  it('keeps the first start of a failing streak when concurrent attempts each note one', async () => {
+    // Prepare
+    const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/streak' });
+    // Act
+    await recordEndpointStreak(endpoint, true, new Date('2026-11-20T00:00:00.000Z'));
+    await recordEndpointStreak(endpoint, true, new Date('2026-11-20T00:00:05.000Z'));
+    // Assess
+    expect((await getWebhookEndpoint(tenantId, endpoint.id)).failingSince).toBe('2026-11-20T00:00:00.000Z');
+  });
+
+  it('disables and counts an endpoint once when two attempts reach the same verdict', async () => {
+    // Prepare
+    const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/gone' });
+    const counted = jest.spyOn(metrics, 'addMetric');
+    // Act
+    const first = await disableUnhealthyEndpoint(endpoint, 'gone', 'the endpoint answered 410 Gone', new Date());
+    const second = await disableUnhealthyEndpoint(endpoint, 'gone', 'the endpoint answered 410 Gone', new Date());
+    // Assess
+    expect([first, second]).toEqual([true, false]);
+    expect(counted.mock.calls.filter(([name]) => name === ENDPOINTS_DISABLED_METRIC)).toHaveLength(1);
+    counted.mockRestore();
+  });
+
+  it('does not disable for a failing streak that a success ended after the verdict was reached', async () => {
+    // Prepare: judged on a streak since day 0; a success cleared it meanwhile
+    const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/recovered' });
+    await recordEndpointStreak(endpoint, true, new Date('2026-11-15T00:00:00.000Z'));
+    const judged = await getWebhookEndpoint(tenantId, endpoint.id);
+    await recordEndpointStreak(endpoint, false, new Date('2026-11-20T00:00:00.000Z'));
+    // Act
+    const disabled = await disableUnhealthyEndpoint(judged, 'failing', 'every attempt has failed since 2026-11-15', new Date('2026-11-20T00:00:01.000Z'));
+    // Assess
+    expect(disabled).toBe(false);
+    expect((await getWebhookEndpoint(tenantId, endpoint.id)).disabledAt).toBeNull();
   });
 });

@@ -191,7 +191,7 @@ export async function setWebhookEndpointEnabled(endpointId: string, enabled: boo
   const endpoint = await findWebhookEndpoint(endpointId);
   if (enabled) return updateEndpoint(endpoint, 'SET disabledAt = :null, disabledReason = :null, failingSince = :null', { ':null': null });
   const disabledAt = endpoint.disabledAt ?? nowIso(now);
-  const disabledReason: DisabledReason = endpoint.disabledAt === null ? 'operator' : (endpoint.disabledReason ?? 'operator');
+  const disabledReason: DisabledReason = endpoint.disabledReason ?? 'operator';
   return updateEndpoint(endpoint, 'SET disabledAt = :disabledAt, disabledReason = :reason', { ':disabledAt': disabledAt, ':reason': disabledReason });
 }
 
@@ -204,21 +204,23 @@ export async function setWebhookEndpointEvents(endpointId: string, events: strin
 /**
  * The service disables an endpoint for its health (endpoint-health.ts): logged, and counted in
  * ENDPOINTS_DISABLED_METRIC. Only an enabled endpoint is disabled, so of concurrent attempts that
- * reach the same verdict one disables it, logs and counts; false for the others.
+ * reach the same verdict one disables it, logs and counts; false for the others. For `failing`,
+ * only while the streak it was judged on still stands: a success that ended it meanwhile wins.
  */
 export async function disableUnhealthyEndpoint(
-  endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>,
+  endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId' | 'failingSince'>,
   reason: Exclude<DisabledReason, 'operator'>,
   detail: string,
   now: Date,
 ): Promise<boolean> {
-  const disabled = await updateEndpointIf(
+  const sameStreak = reason === 'failing' ? ' AND failingSince = :judged' : '';
+  const disabled = await updateEndpointRow(
     endpoint,
     'SET disabledAt = :now, disabledReason = :reason',
-    `${CONDITION.rowExists} AND (attribute_not_exists(disabledAt) OR disabledAt = :null)`,
-    { ':now': nowIso(now), ':reason': reason, ':null': null },
+    { ':now': nowIso(now), ':reason': reason, ':null': null, ...(sameStreak && { ':judged': endpoint.failingSince }) },
+    `(attribute_not_exists(disabledAt) OR disabledAt = :null)${sameStreak}`,
   );
-  if (!disabled) return false; // already disabled, or removed
+  if (!disabled) return false; // already disabled, removed, or healthy again
   logger.warn('Webhook endpoint disabled for its health', { endpointId: endpoint.id, tenantId: endpoint.tenantId, reason, detail });
   metrics.addMetric(ENDPOINTS_DISABLED_METRIC, MetricUnit.Count, 1);
   return true;
@@ -231,36 +233,40 @@ export async function disableUnhealthyEndpoint(
  */
 export async function recordEndpointStreak(endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>, failing: boolean, now: Date): Promise<void> {
   // A failed condition: someone else noted it first, or the endpoint is gone.
-  await updateEndpointIf(
+  await updateEndpointRow(
     endpoint,
     'SET failingSince = :since',
-    failing
-      ? `${CONDITION.rowExists} AND (attribute_not_exists(failingSince) OR failingSince = :null)`
-      : `${CONDITION.rowExists} AND attribute_exists(failingSince) AND failingSince <> :null`,
     { ':since': failing ? nowIso(now) : null, ':null': null },
+    failing ? '(attribute_not_exists(failingSince) OR failingSince = :null)' : 'attribute_exists(failingSince) AND failingSince <> :null',
   );
 }
 
-/** One conditional update of the endpoint row: false when its condition failed. */
-async function updateEndpointIf(
+/**
+ * One update of an existing endpoint row, under `condition` if given: the row as it left it, or
+ * undefined when the row is gone or the condition failed.
+ */
+async function updateEndpointRow(
   endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>,
   updateExpression: string,
-  condition: string,
   values: Record<string, unknown>,
-): Promise<boolean> {
+  condition?: string,
+  names?: Record<string, string>,
+): Promise<Item | undefined> {
   try {
-    await dynamo.send(
+    const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: endpointKey(endpoint.tenantId, endpoint.id),
         UpdateExpression: updateExpression,
-        ConditionExpression: condition,
+        ConditionExpression: [CONDITION.rowExists, condition].filter(Boolean).join(' AND '),
         ExpressionAttributeValues: values,
+        ...(names && { ExpressionAttributeNames: names }),
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    return Attributes as Item;
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return false;
+    if (isConditionalCheckFailed(err)) return undefined;
     throw err;
   }
 }
@@ -288,21 +294,7 @@ async function updateEndpoint(
   guard: { condition: string; values: Record<string, unknown> } = { condition: '', values: {} },
   names?: Record<string, string>,
 ): Promise<WebhookEndpoint> {
-  try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: endpointKey(endpoint.tenantId, endpoint.id),
-        UpdateExpression: updateExpression,
-        ConditionExpression: [CONDITION.rowExists, guard.condition].filter(Boolean).join(' AND '),
-        ExpressionAttributeValues: { ...values, ...guard.values },
-        ...(names && { ExpressionAttributeNames: names }),
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return fromItem(Attributes as Item);
-  } catch (err) {
-    if (isConditionalCheckFailed(err)) throw new ValidationError(`Webhook endpoint ${endpoint.id} was removed or changed meanwhile; try again`);
-    throw err;
-  }
+  const updated = await updateEndpointRow(endpoint, updateExpression, { ...values, ...guard.values }, guard.condition, names);
+  if (!updated) throw new ValidationError(`Webhook endpoint ${endpoint.id} was removed or changed meanwhile; try again`);
+  return fromItem(updated);
 }

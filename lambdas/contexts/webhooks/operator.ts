@@ -138,7 +138,7 @@ export async function recoverFailedDeliveries(endpointId: string, since: Date, o
     }
     startKey = page.lastKey;
     if (startKey) lastId = String(startKey.sk).slice(String(deliveryKey('', '', '').sk).length);
-  } while (startKey && summary.examined < MAX_EXAMINED_PER_RUN);
+  } while (startKey && summary.examined < MAX_EXAMINED_PER_RUN && summary.queued.length < max);
   summary.continueAfter = startKey ? (lastId ?? null) : null;
   return finish(summary);
 }
