@@ -128,7 +128,7 @@ describe("an endpoint's health, written once whatever races", () => {
     await recordEndpointStreak(endpoint, true, new Date('2026-11-20T00:00:00.000Z'));
     await recordEndpointStreak(endpoint, true, new Date('2026-11-20T00:00:05.000Z'));
     // Assess
-    expect((await getWebhookEndpoint(tenantId, endpoint.id)).failingSince).toBe('2026-11-20T00:00:00.000Z');
+    expect((await findWebhookEndpoint(endpoint.id)).failingSince).toBe('2026-11-20T00:00:00.000Z');
   });
 
   it('disables and counts an endpoint once when two attempts reach the same verdict', async () => {
@@ -148,12 +148,12 @@ describe("an endpoint's health, written once whatever races", () => {
     // Prepare: judged on a streak since day 0; a success cleared it meanwhile
     const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/recovered' });
     await recordEndpointStreak(endpoint, true, new Date('2026-11-15T00:00:00.000Z'));
-    const judged = await getWebhookEndpoint(tenantId, endpoint.id);
+    const judged = await findWebhookEndpoint(endpoint.id);
     await recordEndpointStreak(endpoint, false, new Date('2026-11-20T00:00:00.000Z'));
     // Act
     const disabled = await disableUnhealthyEndpoint(judged, 'failing', 'every attempt has failed since 2026-11-15', new Date('2026-11-20T00:00:01.000Z'));
     // Assess
     expect(disabled).toBe(false);
-    expect((await getWebhookEndpoint(tenantId, endpoint.id)).disabledAt).toBeNull();
+    expect((await findWebhookEndpoint(endpoint.id)).disabledAt).toBeNull();
   });
 });
