@@ -92,8 +92,7 @@ export const costCentsOfItem = (item: Item): number => num(item.costCents) ?? 0;
 /** The spend shard an outbound row was charged on; undefined for rows charged before shards. */
 export const spendShardOfItem = (item: Item): number | undefined => num(item.spendShard) ?? undefined;
 
-/** Why an outbound text failed, kept on the row (not part of the API's Message). */
-export type FailureReason = 'carrier_rejected' | 'carrier_unavailable' | 'recipient_opted_out' | 'carrier_failed' | 'carrier_outcome_unknown';
+export type { FailureReason } from './schemas';
 
 export function fromItem(item: Item): Message {
   return {

@@ -74,3 +74,10 @@ export type Thread = z.infer<typeof ThreadSchema>;
 export type SendMessageInput = z.infer<typeof SendMessageBody>;
 export type ListMessagesInput = z.infer<typeof ListMessagesQuery>;
 export type ListThreadsInput = z.infer<typeof ListThreadsQuery>;
+
+/**
+ * Why an outbound text failed, kept on its row (not part of the API's Message) and said by the
+ * message.failed event: the same words as the API's errors where they meet.
+ */
+export const FAILURE_REASONS = ['carrier_rejected', 'carrier_failed', 'recipient_opted_out', 'carrier_unavailable', 'carrier_outcome_unknown'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];

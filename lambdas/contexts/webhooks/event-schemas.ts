@@ -1,8 +1,7 @@
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
 import { CallSchema } from '../calls/schemas';
-import type { FailureReason } from '../texting/messages';
-import { MessageSchema } from '../texting/schemas';
+import { FAILURE_REASONS, MessageSchema } from '../texting/schemas';
 import { TEST_EVENT_TYPE } from './event-types';
 
 /**
@@ -65,12 +64,6 @@ export const VoicemailReceivedEventSchema = envelope(
   description: 'A caller left a message and the recording is ready; the transcript is included when it has already arrived',
 });
 
-/** Why a text failed, as the message.failed event says it; the same words as the API's errors where they meet. */
-export const FAILURE_REASONS = ['carrier_rejected', 'carrier_failed', 'recipient_opted_out', 'carrier_unavailable', 'carrier_outcome_unknown'] as const;
-// Every reason the texting context records, and no other: a new one must be named here (and in docs/api.md).
-type SameMembers<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const _everyFailureReason: SameMembers<(typeof FAILURE_REASONS)[number], FailureReason> = true;
-void _everyFailureReason;
 
 const finalStatusFields = {
   messageId: uuid.clone().register(z.globalRegistry, { description: 'The text this event is about (`message.id`)' }),
