@@ -1,7 +1,7 @@
-import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { str, type Item } from '../../shared/table/dynamo';
+import { str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 
 /**
@@ -49,7 +49,6 @@ export function fromItem(item: Item | undefined): Consent {
   };
 }
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** Named conditions of the ledger. */
 const LATER_THAN_RECORDED = 'attribute_not_exists(#at) OR #at <= :at';

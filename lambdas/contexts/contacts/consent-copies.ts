@@ -1,7 +1,7 @@
 import { TemporarilyUnavailableError } from '../../shared/errors';
-import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, failedCondition, transactWrite, type CancellationReason, type Item } from '../../shared/table/dynamo';
+import { CONDITION, failedCondition, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { consentAttributes, consentChangeUpdate, consentOfChange, ledgerSnapshot, type Consent, type ConsentChange } from '../consent/ledger';
 import { contactKey, numberClaimKey } from './contacts';
 
@@ -13,7 +13,6 @@ import { contactKey, numberClaimKey } from './contacts';
  * before the move, whose own write then copies the new value, or fails and is written again with
  * the new holder. The ledger's condition (a later change on record) comes first: index 0.
  */
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export async function consentChangeWrites(tenantId: string, number: string, change: ConsentChange): Promise<TransactItem[]> {
   const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));

@@ -1,5 +1,5 @@
+import type { TransactItem } from '../../shared/table/dynamo';
 import { createHash } from 'node:crypto';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME } from '../../shared/aws';
 import type { Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
@@ -34,7 +34,6 @@ export function indexedEntriesOf(row: Item, fields: SearchFields): IndexedEntrie
   return { tokens: fingerprint === null ? [] : searchIndexOf(fields).tokens, fingerprint };
 }
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** What a write of a contact does to its search rows. */
 export type Reindex = {

@@ -1,9 +1,9 @@
-import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item } from '../../shared/table/dynamo';
+import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
@@ -188,7 +188,6 @@ export async function findTenantIdByNumber(number: string): Promise<string | und
 /** One transaction holds the tenant row and one lookup row per number (the rest of 100 items). */
 const MAX_NUMBERS = 99;
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 class TenantRowConflict extends Error {}
 

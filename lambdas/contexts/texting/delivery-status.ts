@@ -1,7 +1,7 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { CONDITION, failedCondition, isConditionalCheckFailed, num, str, transactWrite, type Item } from '../../shared/table/dynamo';
+import { CONDITION, failedCondition, isConditionalCheckFailed, num, str, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
@@ -14,7 +14,6 @@ import {
   sidItem,
   spendShardOfItem,
   type FailureReason,
-  type TransactItem,
 } from './messages';
 import type { Message, MessageStatus } from './schemas';
 import { CARRIER_MESSAGE, CARRIER_REPORTED_AT } from './outcome-facts';

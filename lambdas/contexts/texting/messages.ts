@@ -1,8 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
-import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item } from '../../shared/table/dynamo';
+import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { ENTITY_SK, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
@@ -118,8 +117,7 @@ export const sidItem = (message: Pick<Message, 'tenantId' | 'id' | 'counterpartN
   counterpartNumber: message.counterpartNumber,
 });
 
-export type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
-export type TransactItem = TransactItems[number];
+export type TransactItems = TransactItem[];
 
 export type StoreResult =
   | { stored: true }

@@ -4,7 +4,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 import { TTL_ATTRIBUTE } from '../../shared/table/table-schema';
-import type { TransactItem } from './messages';
+import type { TransactItem } from '../../shared/table/dynamo';
 import type { SendMessageInput } from './schemas';
 
 /**

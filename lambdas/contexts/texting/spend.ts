@@ -1,8 +1,8 @@
-import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { TemporarilyUnavailableError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { CONDITION, num, transactWrite, type Item } from '../../shared/table/dynamo';
+import { CONDITION, num, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { isContention } from '../../shared/table/contention';
 import { ENTITY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { tenantKey, type BillingStatus } from '../tenants/tenants';
@@ -37,7 +37,6 @@ export const SPEND_SHARDS = 32;
 /** The organization row's marker: its spend lives on this many shards. */
 const SHARDS_ATTRIBUTE = 'spendShards';
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export const spendShardKey = (tenantId: string, shard: number) => ({
   pk: tenantScopedPk(tenantId, PREFIX.spendShard.slice(0, -1), String(shard)),

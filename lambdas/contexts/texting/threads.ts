@@ -1,7 +1,7 @@
-import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { uuidv7Time } from '../../shared/ids';
-import { CONDITION, num, str, transactWrite, type Item } from '../../shared/table/dynamo';
+import { CONDITION, num, str, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { ENTITY_SK, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
@@ -66,7 +66,6 @@ export function toItem(tenantId: string, newest: Message, messageCount = 1, unre
   };
 }
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 async function readThread(key: Key, consistent: boolean): Promise<Item | undefined> {
   return (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: consistent }))).Item;

@@ -34,13 +34,16 @@ export function failedCondition(reasons: CancellationReason[] | undefined, index
   return reason?.code === 'ConditionalCheckFailed' ? reason : undefined;
 }
 
+/** One item of a TransactWriteItems request (a Put, Update, Delete or ConditionCheck). */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
 /**
  * Runs a transaction. Returns undefined when it committed, or the per-item reasons when DynamoDB
  * cancelled it for a condition (an answer for the caller to read). Contention (a conflict with
  * another transaction, a throttle) was already retried by the client (./contention.ts) and is
  * thrown when it outlasted the retries, like every other error.
  */
-export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<CancellationReason[] | undefined> {
+export async function transactWrite(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
   try {
     await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
     return undefined;
