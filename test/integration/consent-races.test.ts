@@ -4,7 +4,8 @@ import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { DomainError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { tenantPk } from '../../lambdas/shared/table/keys';
-import { consentOf } from '../../lambdas/contexts/consent/ledger';
+import { failedCondition, transactWrite } from '../../lambdas/shared/table/dynamo';
+import { consentOf, ledgerSnapshot } from '../../lambdas/contexts/consent/ledger';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { createContact, deleteContact, ensureContactForNumber, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
@@ -117,5 +118,20 @@ describe("a contact's copy of its number's consent under races", () => {
       await expectCopiesAreTheLedgers(tenantId);
       expect((await contactRows(tenantId)).map((row) => row.consentStatus)).toEqual(['opted_out']);
     }
+  });
+
+  it('refuses a copy read before a change that carries the same time as the one recorded (the ledger takes it)', async () => {
+    // Prepare: START recorded, then read for a copy
+    const tenantId = await organization();
+    const n = freshNumber();
+    const at = new Date(Date.UTC(2026, 10, 2));
+    await recordConsentChange(tenantId, n, start(at));
+    const { unchanged } = await ledgerSnapshot(tenantId, n);
+    // Act: a STOP with the same carrier time replaces it before the copy commits
+    await recordConsentChange(tenantId, n, stop(at));
+    const reasons = await transactWrite([{ Put: { TableName: TABLE_NAME, Item: { pk: tenantPk(tenantId), sk: `PROBE#${n}` } } }, unchanged]);
+    // Assess
+    expect((await consentOf(tenantId, n)).status).toBe('opted_out');
+    expect(failedCondition(reasons, 1)).toBeDefined();
   });
 });

@@ -99,7 +99,12 @@ export async function ledgerSnapshot(tenantId: string, number: string): Promise<
       TableName: TABLE_NAME,
       Key: consentKey(tenantId, number),
       ...(Item && typeof Item.consentAt === 'string'
-        ? { ConditionExpression: '#at = :at', ExpressionAttributeNames: { '#at': 'consentAt' }, ExpressionAttributeValues: { ':at': Item.consentAt } }
+        ? {
+            // The status too: a change carrying the same time as the one recorded replaces it (LATER_THAN_RECORDED).
+            ConditionExpression: '#at = :at AND #status = :status',
+            ExpressionAttributeNames: { '#at': 'consentAt', '#status': 'consentStatus' },
+            ExpressionAttributeValues: { ':at': Item.consentAt, ':status': Item.consentStatus },
+          }
         : Item
           ? { ConditionExpression: 'attribute_not_exists(#at)', ExpressionAttributeNames: { '#at': 'consentAt' } }
           : { ConditionExpression: 'attribute_not_exists(pk)' }),
