@@ -77,6 +77,22 @@ export function fromItem(item: Item): Tenant {
   };
 }
 
+/**
+ * What the operator decides about spending, as the organization row holds it, and its version:
+ * `updateTenant` raises `policyVersion` with every change of the billing status or the limit, which
+ * is how the texting context's spend shards learn they must catch up with it.
+ */
+export type BillingPolicy = { billingStatus: BillingStatus; spendingLimitCents: number | null; version: number };
+
+/** The policy of an organization row (a row never changed since versions exist is version 0). */
+export const policyOf = (tenantRow: Item): BillingPolicy => ({
+  billingStatus: tenantRow.billingStatus as BillingStatus,
+  spendingLimitCents: num(tenantRow.spendingLimitCents),
+  version: num(tenantRow[POLICY_VERSION_ATTRIBUTE]) ?? 0,
+});
+
+const POLICY_VERSION_ATTRIBUTE = 'policyVersion';
+
 export async function createTenant(input: TenantInput, now = new Date()): Promise<Tenant> {
   const at = nowIso(now);
   const numbers = [...new Set([...(input.numbers ?? []), ...(input.smsNumber ? [input.smsNumber] : [])])];
@@ -151,7 +167,7 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
             ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
             '#listPk': GSIS.gsi2.partitionKey,
             '#listSk': GSIS.gsi2.sortKey,
-            ...(policyChanges && { '#policyVersion': 'policyVersion' }),
+            ...(policyChanges && { '#policyVersion': POLICY_VERSION_ATTRIBUTE }),
           },
           ExpressionAttributeValues: {
             ...(policyChanges && { ':one': 1 }),

@@ -4,13 +4,13 @@ import { uuidv7 } from '../../shared/ids';
 import { failedCondition, type Item } from '../../shared/table/dynamo';
 import { notOptedOutCheck } from '../consent/ledger';
 import { recordConsentChange } from '../contacts/consent-copies';
-import { fromItem as tenantFromItem } from '../tenants/tenants';
+import { policyOf, fromItem as tenantFromItem, type BillingPolicy } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
 import { CarrierError, type Carrier } from './carrier-port';
 import { failureOf, recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
 import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from './errors';
 import { fromItem, getMessageItem, storeMessage, type MessageCharge } from './messages';
-import { chargeRefusalOf, chargeShard, ensureSpendShards, pickShard, policyOf, readOrganizationRow, readShards, rebalance, syncPolicy, type BillingPolicy, type SpendShard } from './spend';
+import { chargeRefusalOf, chargeShard, ensureSpendShards, pickShard, readOrganizationRow, readShards, rebalance, syncPolicy, type SpendShard } from './spend';
 import type { Message, SendMessageInput } from './schemas';
 import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 

@@ -5,7 +5,7 @@ import { batchGetItems } from '../../shared/table/batch-get';
 import { CONDITION, num, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { isContention } from '../../shared/table/contention';
 import { ENTITY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
-import { tenantKey, type BillingStatus } from '../tenants/tenants';
+import { policyOf, tenantKey, type BillingPolicy } from '../tenants/tenants';
 
 /**
  * An organization's spend, kept off its organization row: every text is charged, so one counter
@@ -41,16 +41,6 @@ const SHARDS_ATTRIBUTE = 'spendShards';
 export const spendShardKey = (tenantId: string, shard: number) => ({
   pk: tenantScopedPk(tenantId, PREFIX.spendShard.slice(0, -1), String(shard)),
   sk: ENTITY_SK.spendShard,
-});
-
-/** What the operator decides about spending, as the organization row holds it, and its version. */
-export type BillingPolicy = { billingStatus: BillingStatus; spendingLimitCents: number | null; version: number };
-
-/** The policy of an organization row (a row never changed since versions exist is version 0). */
-export const policyOf = (tenantRow: Item): BillingPolicy => ({
-  billingStatus: tenantRow.billingStatus as BillingStatus,
-  spendingLimitCents: num(tenantRow.spendingLimitCents),
-  version: num(tenantRow.policyVersion) ?? 0,
 });
 
 export type SpendShard = { shard: number; spendCents: number; headroomCents: number; billingStatus: string; policyVersion: number };
