@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
 import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { ENTITY_SK, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
+import { ownPartitionKey, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE } from '../../shared/table/row-sequence';
@@ -23,10 +23,7 @@ import { threadWriteFor } from './threads';
  * written before this layout (`T#<org>` / `MSG#<id>`) are found where they are and written where
  * they were read until the key-layout migration moves them (`npm run admin -- layout migrate`).
  */
-export const messageKey = (tenantId: string, messageId: string): Key => ({
-  pk: tenantScopedPk(tenantId, PREFIX.message.slice(0, -1), messageId),
-  sk: ENTITY_SK.message,
-});
+export const messageKey = (tenantId: string, messageId: string): Key => ownPartitionKey(tenantId, 'message', messageId);
 
 /** Where a message row was kept before each had a partition of its own. */
 export const legacyMessageKey = (tenantId: string, messageId: string): Key => ({
@@ -34,10 +31,7 @@ export const legacyMessageKey = (tenantId: string, messageId: string): Key => ({
   sk: `${PREFIX.message}${messageId}`,
 });
 
-export const messageSidKey = (tenantId: string, messageSid: string): Key => ({
-  pk: tenantScopedPk(tenantId, PREFIX.messageSid.slice(0, -1), messageSid),
-  sk: ENTITY_SK.messageSid,
-});
+export const messageSidKey = (tenantId: string, messageSid: string): Key => ownPartitionKey(tenantId, 'messageSid', messageSid);
 
 export const legacyMessageSidKey = (tenantId: string, messageSid: string): Key => ({
   pk: tenantPk(tenantId),

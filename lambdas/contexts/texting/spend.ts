@@ -4,7 +4,7 @@ import { TemporarilyUnavailableError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { CONDITION, num, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { isContention } from '../../shared/table/contention';
-import { ENTITY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { ownPartitionKey } from '../../shared/table/keys';
 import { policyOf, tenantKey, type BillingPolicy } from '../tenants/tenants';
 
 /**
@@ -38,10 +38,7 @@ export const SPEND_SHARDS = 32;
 const SHARDS_ATTRIBUTE = 'spendShards';
 
 
-export const spendShardKey = (tenantId: string, shard: number) => ({
-  pk: tenantScopedPk(tenantId, PREFIX.spendShard.slice(0, -1), String(shard)),
-  sk: ENTITY_SK.spendShard,
-});
+export const spendShardKey = (tenantId: string, shard: number) => ownPartitionKey(tenantId, 'spendShard', String(shard));
 
 export type SpendShard = { shard: number; spendCents: number; headroomCents: number; billingStatus: string; policyVersion: number };
 

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { uuidv7Time } from '../../shared/ids';
 import { CONDITION, num, str, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { ENTITY_SK, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
+import { ownPartitionKey, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListThreadsInput, Message, Thread } from './schemas';
@@ -18,10 +18,7 @@ import type { ListThreadsInput, Message, Thread } from './schemas';
  * is moved to its own partition by the first message written to it, or by the key-layout
  * migration, whichever comes first (`moveLegacyThread`), so a conversation is never two rows.
  */
-export const threadKey = (tenantId: string, counterpart: string): Key => ({
-  pk: tenantScopedPk(tenantId, PREFIX.thread.slice(0, -1), counterpart),
-  sk: ENTITY_SK.thread,
-});
+export const threadKey = (tenantId: string, counterpart: string): Key => ownPartitionKey(tenantId, 'thread', counterpart);
 
 export const legacyThreadKey = (tenantId: string, counterpart: string): Key => ({
   pk: tenantPk(tenantId),

@@ -82,6 +82,12 @@ export const tenantScopedPk = (tenantId: string, ...parts: string[]): string =>
 
 export type Key = { pk: string; sk: string };
 
+/** The key of a row with a partition of its own: `T#<tenant>#<prefix without its #>#<id>` / ENTITY_SK. */
+export const ownPartitionKey = (tenantId: string, entity: keyof typeof ENTITY_SK, id: string): Key => ({
+  pk: tenantScopedPk(tenantId, PREFIX[entity].slice(0, -1), id),
+  sk: ENTITY_SK[entity],
+});
+
 /**
  * The key condition "sort key starts with `prefix`" (every prefix here ends in `#`), written as
  * the range `BETWEEN prefix AND successor`, where the successor is the prefix with its last
