@@ -196,6 +196,8 @@ function newContact(tenantId: string, number: string, name: string): Contact {
     consentSource: null,
     consentAt: null,
     consentNote: null,
+    externalId: null,
+    customFields: null,
   };
 }
 

@@ -11,6 +11,9 @@ const otherTenantId = uuidv7();
 const list = (query: Partial<Parameters<typeof listContacts>[1]> = {}, tenant = tenantId) =>
   listContacts(tenant, { limit: 50, includeAutoCreated: true, ...query });
 
+// Real DynamoDB writes on the limits engine: seconds on a busy machine.
+jest.setTimeout(60_000);
+
 beforeAll(createTestTable);
 
 describe('creating contacts', () => {

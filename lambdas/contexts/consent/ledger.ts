@@ -2,7 +2,9 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { str, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { PREFIX, tenantPk } from '../../shared/table/keys';
+import { ownPartitionKey } from '../../shared/table/keys';
+import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 
 /**
  * The consent ledger: one row per (organization, number), the recipient's decision about their
@@ -34,10 +36,12 @@ export type ConsentChange = { status: Exclude<ConsentStatus, 'unknown'>; source:
 
 export const NO_CONSENT_RECORDED: Consent = { status: 'unknown', source: null, at: null, note: null };
 
-export const consentKey = (tenantId: string, number: string) => ({
-  pk: tenantPk(tenantId),
-  sk: `${PREFIX.consent}${number}`,
-});
+/**
+ * A partition of its own per number: every contact written for a number checks its row in the
+ * same transaction, so on the organization's partition it would take a share of every create
+ * (docs/capacity.md).
+ */
+export const consentKey = (tenantId: string, number: string) => ownPartitionKey(tenantId, 'consent', number);
 
 export function fromItem(item: Item | undefined): Consent {
   if (!item) return NO_CONSENT_RECORDED;
@@ -59,30 +63,36 @@ const NOT_OPTED_OUT = 'attribute_not_exists(#status) OR #status <> :optedOut';
  * message). Fails its condition when a later change is on record: the caller drops this item
  * and writes the rest (`consentChangeIsStale`).
  */
-export function consentChangeUpdate(tenantId: string, number: string, change: ConsentChange): TransactItem {
+export function consentChangeUpdate(tenantId: string, number: string, change: ConsentChange, now = new Date()): TransactItem {
   return {
-    Update: {
+    // The row's sequence and `changedAt` ride along (shared/table/row-sequence.ts): each change is a
+    // `consent.changed` event, and a change the ledger refuses (a later one on record) bumps nothing.
+    Update: withRowSequenceBump({
       TableName: TABLE_NAME,
       Key: consentKey(tenantId, number),
-      UpdateExpression: 'SET #type = :type, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note',
+      UpdateExpression: 'SET #type = :type, #tenantId = :tenantId, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note, #changedAt = :changedAt',
       ConditionExpression: LATER_THAN_RECORDED,
       ExpressionAttributeNames: {
         '#type': 'type',
+        '#tenantId': 'tenantId',
         '#number': 'number',
         '#status': 'consentStatus',
         '#source': 'consentSource',
         '#at': 'consentAt',
         '#note': 'consentNote',
+        '#changedAt': CHANGED_AT,
       },
       ExpressionAttributeValues: {
-        ':type': 'consent',
+        ':type': ROW_TYPES.consent,
+        ':tenantId': tenantId,
         ':number': number,
         ':status': change.status,
         ':source': change.source,
         ':at': change.at.toISOString(),
         ':note': change.note,
+        ':changedAt': now.getTime(),
       },
-    },
+    }),
   };
 }
 

@@ -3,6 +3,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, failedCondition, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { consentAttributes, consentChangeUpdate, consentOfChange, ledgerSnapshot, type Consent, type ConsentChange } from '../consent/ledger';
+import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { changeIndexKeys } from './contact-changes';
 import { contactKey, numberClaimKey } from './contacts';
 
 /**
@@ -34,19 +36,24 @@ export async function consentChangeWrites(tenantId: string, number: string, chan
   ];
 }
 
-/** A consent's copy on the contact holding its number: the four attributes, guarded on the row still holding it. */
+/**
+ * A consent's copy on the contact holding its number: the four attributes, guarded on the row
+ * still holding it. The contact shows the change, so its sequence number moves and it goes to the
+ * end of the feed of changes (`updatedSince`); it raises no contact.updated (no CHANGED_AT): the
+ * change is the number's, announced once as consent.changed.
+ */
 function consentCopyUpdate(tenantId: string, contactId: string, number: string, consent: Consent): TransactItem {
-  const copy = consentAttributes(consent);
+  const copy: Item = { ...consentAttributes(consent), ...changeIndexKeys(tenantId, new Date()) };
   const names = Object.keys(copy);
   return {
-    Update: {
+    Update: withRowSequenceBump({
       TableName: TABLE_NAME,
       Key: contactKey(tenantId, contactId),
       UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
       ConditionExpression: `${CONDITION.rowExists} AND #number = :number`,
       ExpressionAttributeNames: { ...Object.fromEntries(names.map((name) => [`#${name}`, name])), '#number': 'normalizedNumber' },
       ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, copy[name]])), ':number': number },
-    },
+    }),
   };
 }
 

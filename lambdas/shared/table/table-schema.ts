@@ -9,6 +9,18 @@ export const GSIS = {
   gsi1: { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
   /** Secondary orderings: threads by last activity (texts). */
   gsi2: { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  /**
+   * The directory: every contact of an organization, newest first (`T#<tenant>#CONTACTS` /
+   * `CONTACT#<id>`). Contacts have partitions of their own, so the list is an index.
+   */
+  directory: { indexName: 'directory', partitionKey: 'directorypk', sortKey: 'directorysk' },
+  /**
+   * Contacts and their tombstones by their last change, oldest first (`T#<tenant>#CONTACT_CHANGES` /
+   * the change's UUIDv7): `GET /contacts?updatedSince=`.
+   */
+  changes: { indexName: 'changes', partitionKey: 'changespk', sortKey: 'changessk' },
+  /** A contact by its external id (`T#<tenant>#EXTERNAL_ID#<id>` / `CONTACT`): `GET /contacts?externalId=`. */
+  externalIds: { indexName: 'externalIds', partitionKey: 'externalidpk', sortKey: 'externalidsk' },
 } as const;
 
 /** Epoch seconds after which DynamoDB removes the row (rate-limit windows, deliveries, idempotency). */
