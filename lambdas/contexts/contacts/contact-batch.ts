@@ -1,15 +1,18 @@
 import { TemporarilyUnavailableError } from '../../shared/errors';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
-import { adoptRound, insertNewContact, readExternalIdClaim, readNumberClaim, updateRound, type Updated } from './contacts';
+import { adoptRound, claimsOf, insertNewContact, insertNewContacts, readExternalIdClaim, readNumberClaim, updateRound, type Updated } from './contacts';
 import { ContactConflictError } from './errors';
 import type { ContactBatchItemInput, ContactBatchResult, ContactBatchStatus } from './schemas';
 
 /**
  * `POST /contacts/batch`: up to 100 contacts, each created or updated on its own, with an answer
- * per item in request order. Each item is one optimistic round of its own: read the claims of its
- * external id and its number, decide, write conditionally (the contact's own transaction, as a
- * single create, adoption or PATCH writes it); a round that lost a race reads and decides again.
+ * per item in request order. First the claims of every item are read at once, and the items
+ * nobody's claims name are created several to a transaction (an import of new contacts). Every
+ * other item (and one whose transaction was refused meanwhile) is one optimistic round of its own:
+ * read the claims of its external id and its number, decide, write conditionally (the contact's
+ * own transaction, as a single create, adoption or PATCH writes it); a round that lost a race
+ * reads and decides again.
  * So no item waits for another, one bad item fails nothing else, and two batches naming the same
  * contact (by external id or number) at once end with one contact: the claim of each lets one
  * writer create it, and the other finds it and updates it.
@@ -143,16 +146,45 @@ async function inOrder<T, R>(items: readonly T[], inFlight: number, work: (item:
   return results;
 }
 
+type Pending = { index: number; item: ContactBatchItemInput };
+
+/**
+ * The items whose number and external id nobody holds, written several to a transaction
+ * (`insertNewContacts`): an import of new contacts in a few round trips. Returns what is left for
+ * the item-by-item rounds: items that match a contact, and those of a transaction refused meanwhile.
+ */
+async function createTheNew(tenantId: string, pending: readonly Pending[], results: Map<number, ContactBatchResult>): Promise<Pending[]> {
+  const { numberClaims, externalIdClaims } = await claimsOf(tenantId, pending.map(({ item }) => item));
+  const isNew = ({ item }: Pending) => !numberClaims.has(item.phoneNumber) && !(item.externalId && externalIdClaims.has(item.externalId));
+  const fresh = pending.filter(isNew);
+  if (fresh.length === 0) return [...pending];
+  let written: Awaited<ReturnType<typeof insertNewContacts>>;
+  try {
+    written = await insertNewContacts(tenantId, fresh.map(({ item }) => item), new Date());
+  } catch (err) {
+    if (!(err instanceof TemporarilyUnavailableError || isContention(err))) throw err;
+    return [...pending]; // the reads were refused: every item goes one by one
+  }
+  // A batch names each number once, so a number names its item.
+  const createdByNumber = new Map(written.created.map((contact) => [contact.normalizedNumber as string, contact.id]));
+  for (const { index, item } of fresh) {
+    const id = createdByNumber.get(item.phoneNumber);
+    if (id) results.set(index, { index, status: 'created', contactId: id, externalId: item.externalId ?? null, error: null, code: null });
+  }
+  return pending.filter(({ index }) => !results.has(index));
+}
+
 /** The answers of a batch, one per entry in request order. */
 export async function upsertContacts(tenantId: string, entries: readonly BatchEntry[]): Promise<ContactBatchResult[]> {
   const results = new Map<number, ContactBatchResult>();
   const repeats = repeated(entries);
-  let pending: { index: number; item: ContactBatchItemInput }[] = [];
+  let pending: Pending[] = [];
   for (const entry of entries) {
     if ('invalid' in entry) results.set(entry.index, invalid(entry.index, entry.invalid));
     else if (repeats.has(entry.index)) results.set(entry.index, invalid(entry.index, repeats.get(entry.index)!, entry.item.externalId ?? null));
     else pending.push(entry);
   }
+  if (pending.length > 0) pending = await createTheNew(tenantId, pending, results);
   for (let pass = 0; pass < PASSES && pending.length > 0; pass += 1) {
     if (pass > 0) await new Promise((resolve) => setTimeout(resolve, PASS_PAUSE_MS * (0.5 + Math.random() / 2)));
     const answers = await inOrder(pending, ITEMS_IN_FLIGHT, ({ index, item }) => upsertOne(tenantId, index, item));

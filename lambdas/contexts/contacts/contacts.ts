@@ -11,7 +11,7 @@ import { isContention } from '../../shared/table/contention';
 import { FIRST_ROW_SEQUENCE, ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
-import { consentAttributes, consentsOf, ledgerSnapshot, NO_CONSENT_RECORDED, type Consent } from '../consent/ledger';
+import { consentAttributes, consentsOf, ledgerSnapshot, ledgerSnapshots, NO_CONSENT_RECORDED, type Consent, type LedgerSnapshot } from '../consent/ledger';
 import { changeIndexKeys, changesPage, TOMBSTONE_RETENTION_SECONDS, TOMBSTONE_SK } from './contact-changes';
 import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
@@ -306,24 +306,35 @@ export type Inserted = { ok: true; contact: Contact } | { ok: false; numberHolde
 const CONSENT_COPY_ROUNDS = { what: "insertWithClaims: the number's consent kept changing", rounds: 4 };
 
 /**
+ * A new contact's share of a transaction: its claims (each asking for the holder when taken), the
+ * row with its number's consent copied, the ledger's check that the copy is still true, its
+ * search entries. `at`: where each of the conditional items sits in the list.
+ */
+function newContactItems(draft: Contact, snapshot: LedgerSnapshot): { contact: Contact; items: TransactItem[]; at: { externalIdClaim?: number; ledger: number } } {
+  const contact: Contact = { ...draft, ...withConsentFields(snapshot.consent) };
+  const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact);
+  const claimPut = (Item: Item): TransactItem => ({ Put: { TableName: TABLE_NAME, Item, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
+  return {
+    contact,
+    items: [
+      claimPut(claim),
+      ...(externalIdClaim ? [claimPut(externalIdClaim)] : []),
+      { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
+      snapshot.unchanged,
+      ...entries,
+    ],
+    at: { ...(externalIdClaim && { externalIdClaim: 1 }), ledger: externalIdClaim ? 3 : 2 },
+  };
+}
+
+/**
  * Writes a contact, its claims and its search rows together, the contact with its number's consent
  * copied from the ledger (checked unchanged in the same transaction); on a lost race returns the
  * claims that won. Returns the contact as written.
  */
 export async function insertWithClaims(draft: Contact): Promise<Inserted> {
   return optimisticRounds(CONSENT_COPY_ROUNDS, async () => {
-    const { consent, unchanged } = await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string);
-    const contact: Contact = { ...draft, ...withConsentFields(consent) };
-    const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact);
-    const claimPut = (Item: Item): TransactItem => ({ Put: { TableName: TABLE_NAME, Item, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
-    const items: TransactItem[] = [
-      claimPut(claim),
-      ...(externalIdClaim ? [claimPut(externalIdClaim)] : []),
-      { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
-      unchanged,
-      ...entries,
-    ];
-    const ledgerAt = externalIdClaim ? 3 : 2;
+    const { contact, items, at } = newContactItems(draft, await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string));
     let reasons: Awaited<ReturnType<typeof transactWrite>>;
     try {
       reasons = await transactWrite(items);
@@ -341,7 +352,7 @@ export async function insertWithClaims(draft: Contact): Promise<Inserted> {
     }
     if (!reasons) return { ok: true as const, contact };
     const numberTaken = failedCondition(reasons, 0)?.item;
-    const externalIdTaken = externalIdClaim ? failedCondition(reasons, 1)?.item : undefined;
+    const externalIdTaken = at.externalIdClaim !== undefined ? failedCondition(reasons, at.externalIdClaim)?.item : undefined;
     if (numberTaken || externalIdTaken) {
       return {
         ok: false as const,
@@ -350,9 +361,65 @@ export async function insertWithClaims(draft: Contact): Promise<Inserted> {
       };
     }
     // The number's consent changed between the read and the write: copy it again.
-    if (failedCondition(reasons, ledgerAt)) return LOST_RACE;
+    if (failedCondition(reasons, at.ledger)) return LOST_RACE;
     throw new Error(`insertWithClaims: contact ${contact.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
   });
+}
+
+/** DynamoDB's most items in one transaction. */
+const MAX_TRANSACTION_ITEMS = 100;
+
+/**
+ * New contacts for numbers and external ids nobody held when last read, several to a transaction
+ * (up to 100 items): a batch of new contacts in fewer round trips, charged the same per item.
+ * Each transaction is all or nothing; the contacts of one that is refused (a claim taken or the
+ * consent changed meanwhile, or contention) are returned for the caller to write one by one, as
+ * a single create would.
+ */
+export async function insertNewContacts(tenantId: string, inputs: readonly CreateContactInput[], now: Date): Promise<{ created: Contact[]; refused: CreateContactInput[] }> {
+  const snapshots = await ledgerSnapshots(tenantId, inputs.map((input) => input.phoneNumber));
+  const groups: { inputs: CreateContactInput[]; contacts: Contact[]; items: TransactItem[] }[] = [];
+  for (const input of inputs) {
+    const { contact, items } = newContactItems(manualContact(tenantId, input, now), snapshots.get(input.phoneNumber)!);
+    let group = groups[groups.length - 1];
+    if (!group || group.items.length + items.length > MAX_TRANSACTION_ITEMS) groups.push((group = { inputs: [], contacts: [], items: [] }));
+    group.inputs.push(input);
+    group.contacts.push(contact);
+    group.items.push(...items);
+  }
+  const created: Contact[] = [];
+  const refused: CreateContactInput[] = [];
+  for (const group of groups) {
+    const written = await transactWrite(group.items).then(
+      (reasons) => reasons === undefined,
+      (err: unknown) => {
+        if (isContention(err)) return false;
+        throw err;
+      },
+    );
+    if (written) created.push(...group.contacts);
+    else refused.push(...group.inputs);
+  }
+  return { created, refused };
+}
+
+/** The claims of many numbers and external ids, read strongly consistent in one BatchGetItem per 100 keys. */
+export async function claimsOf(tenantId: string, items: readonly { phoneNumber: string; externalId?: string | null }[]) {
+  const numbers = [...new Set(items.map((item) => item.phoneNumber))];
+  const externalIds = [...new Set(items.flatMap((item) => (item.externalId ? [item.externalId] : [])))];
+  const rows = await batchGetItems([...numbers.map((n) => numberClaimKey(tenantId, n)), ...externalIds.map((id) => externalIdClaimKey(tenantId, id))], { consistentRead: true });
+  const byPk = new Map(rows.map((row) => [row.pk as string, row]));
+  const numberClaims = new Map<string, NumberClaim>();
+  const externalIdClaims = new Map<string, string>();
+  for (const n of numbers) {
+    const row = byPk.get(numberClaimKey(tenantId, n).pk);
+    if (row) numberClaims.set(n, { contactId: row.contactId as string, named: row.named === true });
+  }
+  for (const id of externalIds) {
+    const row = byPk.get(externalIdClaimKey(tenantId, id).pk);
+    if (row) externalIdClaims.set(id, row.contactId as string);
+  }
+  return { numberClaims, externalIdClaims };
 }
 
 /** A contact as POST /contacts (or a batch) writes it for a number nobody holds. */
