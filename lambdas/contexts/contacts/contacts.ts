@@ -368,6 +368,8 @@ export async function insertWithClaims(draft: Contact): Promise<Inserted> {
 
 /** DynamoDB's most items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
+/** Transactions of new contacts written at once by one batch. */
+const GROUPS_IN_FLIGHT = 4;
 
 /**
  * New contacts for numbers and external ids nobody held when last read, several to a transaction
@@ -389,17 +391,23 @@ export async function insertNewContacts(tenantId: string, inputs: readonly Creat
   }
   const created: Contact[] = [];
   const refused: CreateContactInput[] = [];
-  for (const group of groups) {
-    const written = await transactWrite(group.items).then(
-      (reasons) => reasons === undefined,
-      (err: unknown) => {
-        if (isContention(err)) return false;
-        throw err;
-      },
-    );
-    if (written) created.push(...group.contacts);
-    else refused.push(...group.inputs);
-  }
+  // A few transactions at once: a batch of new contacts in about a fifth of a second on DynamoDB.
+  let next = 0;
+  const writer = async () => {
+    while (next < groups.length) {
+      const group = groups[next++];
+      const written = await transactWrite(group.items).then(
+        (reasons) => reasons === undefined,
+        (err: unknown) => {
+          if (isContention(err)) return false;
+          throw err;
+        },
+      );
+      if (written) created.push(...group.contacts);
+      else refused.push(...group.inputs);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(GROUPS_IN_FLIGHT, groups.length) }, writer));
   return { created, refused };
 }
 
