@@ -21,13 +21,14 @@ const base = {
 const ON_LIMITS_ENGINE = [
   'test/integration/messages.test.ts',
   'test/integration/messages-idempotency.test.ts',
+  'test/integration/spend-model.test.ts',
+  'test/integration/spend-changes.test.ts',
   'test/integration/texting-faults.test.ts',
   'test/integration/send-path-throttles.test.ts',
   'test/integration/carrier-texts.test.ts',
   'test/integration/calls.test.ts',
   'test/integration/carrier-voice.test.ts',
   'test/integration/contacts.test.ts',
-  'test/integration/layout-migration.test.ts',
 ];
 const ON_BOTH_ENGINES = ['test/integration/contacts-races.test.ts', 'test/integration/consent-races.test.ts'];
 

@@ -1,7 +1,7 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
 import { handler as listMessages } from '../../lambdas/handlers/api/list-messages';
@@ -47,15 +47,14 @@ const organization = (fields: Record<string, unknown> = {}) => ({
   numbers: ['+14155550000'],
   billingStatus: 'active',
   spendingLimitCents: 100,
-  // Its spend lives on 32 shards (texting/spend.ts), at the policy version the shards hold.
-  spendShards: 32,
-  policyVersion: 0,
+  // Its spend lives on 32 shards (texting/spend.ts), settled at the limit version the row holds.
+  limitVersion: 0,
   ...fields,
 });
 
 /** The organization's spend shards as a BatchGetItem of them answers. */
 const shards = (headroomOf: (shard: number) => number, fields: Record<string, unknown> = {}) =>
-  Array.from({ length: 32 }, (_, shard) => ({ ...shardKey(shard), shard, spendCents: 0, headroomCents: headroomOf(shard), billingStatus: 'active', policyVersion: 0, ...fields }));
+  Array.from({ length: 32 }, (_, shard) => ({ ...shardKey(shard), shard, spendCents: 0, headroomCents: headroomOf(shard), owing: false, limitVersion: 0, ...fields }));
 
 const send = (body: unknown, headers: Record<string, string> = {}) =>
   sendMessage(apiEvent({ method: 'POST', body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } }), lambdaContext);
@@ -283,38 +282,44 @@ describe('POST /messages', () => {
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('answers 402 billing_blocked when the shard refuses the charge for the policy it holds: nothing more is read', async () => {
+  /** The charge's shard refused it, with the row DynamoDB returned. */
+  const chargeRefused = (shardRow: Record<string, unknown>) => cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { owing: false, limitVersion: 0, ...shardRow } }, { Code: 'None' }, { Code: 'None' });
+  /** The settlement lease: taken (PutItem) and given back (DeleteItem). */
+  const leaseCalls = () =>
+    [...ddb.commandCalls(PutCommand).map((c) => ['PutCommand', c.args[0].input.Item!.pk]), ...ddb.commandCalls(DeleteCommand).map((c) => ['DeleteCommand', c.args[0].input.Key!.pk])].filter(([, key]) =>
+      String(key).endsWith('#SPEND#settling'),
+    );
+
+  it('answers 402 billing_blocked from the organization row it reads: no transaction, no shard read', async () => {
     // Prepare
-    withOrganization({ billingStatus: 'active' });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'suspended', policyVersion: 0, headroomCents: 50 } }, { Code: 'None' }, { Code: 'None' }));
+    withOrganization({ billingStatus: 'past_due' });
     // Act
     const result = await send(request);
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'billing_blocked']);
-    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
   it('answers 402 spending_limit_reached only when the whole organization has less headroom than the text costs', async () => {
     // Prepare: this shard has none, and all 32 together have none either
     withOrganization({ spendingLimitCents: 10 });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }));
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 0) } });
+    ddb.on(TransactWriteCommand).rejects(chargeRefused({ shard: 4, headroomCents: 0 }));
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 0, { spendCents: 0 }) } });
     // Act
     const result = await send(request);
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
     expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toMatchObject({ ConsistentRead: true });
+    expect(ddb).not.toHaveReceivedCommand(PutCommand); // no settlement: nothing to settle
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('charges the shard with the most headroom when the one it picked has too little', async () => {
+  it('charges a shard that can pay when the one it picked has too little', async () => {
     // Prepare
     withOrganization();
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }))
-      .resolves({});
+    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 0 })).resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 9 ? 5 : 0)) } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
@@ -326,62 +331,62 @@ describe('POST /messages', () => {
     expect(carrierSend).toHaveBeenCalledTimes(1);
   });
 
-  it("moves every other shard's headroom onto the richest, in one transaction, when no shard alone can pay but all together can", async () => {
-    // Prepare: a 2-segment text (2 cents); two shards hold 1 cent each
-    withOrganization();
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }))
-      .resolves({});
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 2 || shard === 11 ? 1 : 0)) } });
-    carrierSend.mockResolvedValue({ messageSid: SID });
-    // Act
-    const result = await send({ ...request, body: 'x'.repeat(161) });
-    // Assess: the donor's headroom as read goes to zero, the target takes it, then the send charges the target
-    expect(result.statusCode).toBe(201);
-    const [, rebalance, retry] = transactions();
-    expect(rebalance).toEqual([
-      expect.objectContaining({ Update: expect.objectContaining({ Key: shardKey(11), ConditionExpression: '#headroom = :was', ExpressionAttributeValues: { ':zero': 0, ':was': 1 } }) }),
-      expect.objectContaining({ Update: expect.objectContaining({ Key: shardKey(2), UpdateExpression: 'ADD #headroom :moved', ExpressionAttributeValues: { ':moved': 1 } }) }),
-    ]);
-    expect(retry[1].Update).toMatchObject({ Key: shardKey(2), ExpressionAttributeValues: expect.objectContaining({ ':cost': 2 }) });
-  });
-
-  it('brings the shards up to a policy the operator changed after they were last told, then charges under it', async () => {
-    // Prepare: the organization row is at version 1 (a new limit); the shard still holds version 0
-    withOrganization({ policyVersion: 1, spendingLimitCents: 500 });
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 3 } }, { Code: 'None' }, { Code: 'None' }))
-      .resolves({});
+  it('settles the shards under a lease when they are behind a limit the operator changed, then charges under it', async () => {
+    // Prepare: the organization row is at limit version 1 (a new limit of 500); the shards still hold version 0, 1 cent spent each
+    withOrganization({ limitVersion: 1, spendingLimitCents: 500 });
+    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 })).resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { spendCents: 1 }) } });
+    ddb.on(PutCommand).resolves({}).on(DeleteCommand).resolves({});
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
-    // Assess: 500 - 32 spent, split again over the 32 shards at version 1, each guarded on its spend as read
+    // Assess: 500 - 32 spent, split again over the 32 shards at version 1, each guarded on the shard as read
     expect(result.statusCode).toBe(201);
-    const [first, sync, second] = transactions();
+    const [first, settle, second] = transactions();
     expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
-    expect(sync).toHaveLength(32);
-    expect(sync[0].Update).toMatchObject({ ConditionExpression: '#spend = :spend AND #version = :was', ExpressionAttributeValues: { ':headroom': 15, ':version': 1, ':spend': 1, ':was': 0, ':status': 'active' } });
-    expect(sync.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0)).toBe(500 - 32);
+    expect(settle).toHaveLength(32);
+    expect(settle[0].Update).toMatchObject({
+      ConditionExpression: '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
+      ExpressionAttributeValues: expect.objectContaining({ ':version': 1, ':owing': false, ':spend': 1, ':wasHeadroom': 3, ':wasVersion': 0 }),
+    });
+    expect(settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0)).toBe(500 - 32);
     expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
+    expect(leaseCalls()).toEqual([['PutCommand', `${pk}#SPEND#settling`], ['DeleteCommand', `${pk}#SPEND#settling`]]);
     expect(carrierSend).toHaveBeenCalledTimes(1);
   });
 
-  it('makes the spend shards on the first send of an organization that has none, moving the spend its row recorded onto shard 0', async () => {
-    // Prepare: a row from before shards: its spend on the row itself
-    withOrganization({ spendShards: undefined, spendCents: 10, updatedAt: '2026-09-01T00:00:00.000Z' });
+  it('makes the spend shards on the first send of an organization that has none, with its limit split over them', async () => {
+    // Prepare: no shard exists (the charge's shard answers no row)
+    withOrganization();
+    ddb.on(TransactWriteCommand).rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' })).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: [] } });
+    ddb.on(PutCommand).resolves({}).on(DeleteCommand).resolves({});
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
     // Assess
     expect(result.statusCode).toBe(201);
-    const create = transactions()[0];
-    expect(create).toHaveLength(33);
-    expect(create[0].Update).toMatchObject({ Key: tenantRow, UpdateExpression: 'SET #shards = :shards REMOVE #spend', ExpressionAttributeValues: { ':shards': 32, ':spend': 10, ':updatedAt': '2026-09-01T00:00:00.000Z' } });
-    expect(create[1].Put!.Item).toMatchObject({ ...shardKey(0), spendCents: 10, headroomCents: 3, billingStatus: 'active', policyVersion: 0 });
-    expect(create.slice(1).reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100 - 10);
+    const create = transactions()[1];
+    expect(create).toHaveLength(32);
+    expect(create.every((item) => item.Put?.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+    expect(create.reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100);
+  });
+
+  it('waits for another writer settling the shards instead of writing them too, then charges', async () => {
+    // Prepare: shards behind the limit; the lease is held by another send until its second look
+    withOrganization({ limitVersion: 1 });
+    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 })).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { limitVersion: 1 }) } });
+    const held = Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+    ddb.on(PutCommand).rejects(held);
+    ddb.on(GetCommand, { Key: { pk: `${pk}#SPEND#settling`, sk: 'SPEND' } }).resolvesOnce({ Item: { holder: 'other', until: Date.now() + 1_000 } }).resolves({});
+    carrierSend.mockResolvedValue({ messageSid: SID });
+    // Act
+    const result = await send(request);
+    // Assess: one charge refused, no settlement of its own, then charged
+    expect(result.statusCode).toBe(201);
+    expect(transactions()).toHaveLength(2);
+    expect(ddb).not.toHaveReceivedCommand(DeleteCommand);
   });
 
   it.each([

@@ -321,25 +321,6 @@ describe('delivery status', () => {
     expect(itemsOf(0)[1]).toEqual(refundItem(5));
   });
 
-  it('writes a row kept under its legacy key where it is, and refunds a text charged before shards to shard 0', async () => {
-    // Prepare: no spend shard on the row (charged on the organization row, whose spend moved onto shard 0)
-    const { spendShard: _shard, ...legacy } = { ...outbound, ...legacyMessageKey(message.id) };
-    ddb
-      .on(GetCommand)
-      .resolves({})
-      .on(GetCommand, { Key: legacyMessageKey(message.id) })
-      .resolves({ Item: legacy })
-      .on(GetCommand, { Key: { pk, sk: 'TENANT' } })
-      .resolves({ Item: { pk, sk: 'TENANT', id: tenantId, spendShards: 32 } });
-    ddb.on(TransactWriteCommand).resolves({});
-    // Act
-    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
-    // Assess
-    const [messageUpdate, refund] = itemsOf(0);
-    expect(messageUpdate.Update!.Key).toEqual(legacyMessageKey(message.id));
-    expect(refund).toEqual(refundItem(0));
-  });
-
   it('leaves a settled text alone when the sweep comes late', async () => {
     // Prepare: the send recorded the sid, which took the text off the worklist
     const { gsi2pk: _pk, gsi2sk: _sk, ...settled } = { ...outbound, status: 'queued', messageSid: 'SM1' };

@@ -78,20 +78,31 @@ export function fromItem(item: Item): Tenant {
 }
 
 /**
- * What the operator decides about spending, as the organization row holds it, and its version:
- * `updateTenant` raises `policyVersion` with every change of the billing status or the limit, which
- * is how the texting context's spend shards learn they must catch up with it.
+ * What the operator decides about spending, as the organization row holds it: the billing status
+ * (read by every send) and the limit with its version. `updateTenant` raises `limitVersion` with
+ * every change of the limit, which is how the texting context's spend shards learn they must be
+ * settled again; a change of the billing status needs no shard write.
  */
 export type BillingPolicy = { billingStatus: BillingStatus; spendingLimitCents: number | null; version: number };
 
-/** The policy of an organization row (a row never changed since versions exist is version 0). */
+/** The policy of an organization row (a row whose limit never changed is version 0). */
 export const policyOf = (tenantRow: Item): BillingPolicy => ({
   billingStatus: tenantRow.billingStatus as BillingStatus,
   spendingLimitCents: num(tenantRow.spendingLimitCents),
-  version: num(tenantRow[POLICY_VERSION_ATTRIBUTE]) ?? 0,
+  version: num(tenantRow[LIMIT_VERSION_ATTRIBUTE]) ?? 0,
 });
 
-const POLICY_VERSION_ATTRIBUTE = 'policyVersion';
+const LIMIT_VERSION_ATTRIBUTE = 'limitVersion';
+
+/** The organization row, strongly consistent (a send's read: a block or a lowered limit bites from the first send after it). */
+export async function readOrganizationRow(tenantId: string): Promise<Item> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
+  if (!Item) throw new NotFoundError('Tenant');
+  return Item;
+}
+
+/** The organization's billing policy, strongly consistent. */
+export const readBillingPolicy = async (tenantId: string): Promise<BillingPolicy> => policyOf(await readOrganizationRow(tenantId));
 
 export async function createTenant(input: TenantInput, now = new Date()): Promise<Tenant> {
   const at = nowIso(now);
@@ -148,10 +159,10 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
   };
   // Spend is changed only by sends (on its shards: texting/spend.ts); everything else is the
   // operator's. Guarding on updatedAt makes a concurrent operator change fail loudly instead of
-  // being silently overwritten. A change of the billing status or the limit raises the policy's
-  // version, which is how the spend shards learn they must catch up with it.
+  // being silently overwritten. A change of the limit raises its version, which is how the spend
+  // shards learn they must be settled again (texting/spend.ts).
   const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
-  const policyChanges = next.billingStatus !== current.billingStatus || next.spendingLimitCents !== current.spendingLimitCents;
+  const limitChanges = next.spendingLimitCents !== current.spendingLimitCents;
   // Written on every update too, so an organization created before `tenant list` existed joins it.
   const listing = allTenantsListing(tenantId);
   try {
@@ -161,16 +172,16 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
           TableName: TABLE_NAME,
           Key: tenantKey(tenantId),
           UpdateExpression:
-            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk` + (policyChanges ? ' ADD #policyVersion :one' : ''),
+            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk` + (limitChanges ? ' ADD #limitVersion :one' : ''),
           ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
           ExpressionAttributeNames: {
             ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
             '#listPk': GSIS.gsi2.partitionKey,
             '#listSk': GSIS.gsi2.sortKey,
-            ...(policyChanges && { '#policyVersion': POLICY_VERSION_ATTRIBUTE }),
+            ...(limitChanges && { '#limitVersion': LIMIT_VERSION_ATTRIBUTE }),
           },
           ExpressionAttributeValues: {
-            ...(policyChanges && { ':one': 1 }),
+            ...(limitChanges && { ':one': 1 }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
             ':listPk': listing[GSIS.gsi2.partitionKey],
             ':listSk': listing[GSIS.gsi2.sortKey],

@@ -17,7 +17,7 @@ import {
 } from './messages';
 import type { Message, MessageStatus } from './schemas';
 import { CARRIER_MESSAGE, CARRIER_REPORTED_AT } from './outcome-facts';
-import { ensureSpendShards, readOrganizationRow, refundShard } from './spend';
+import { refundShard } from './spend';
 import { threadStatusUpdate } from './threads';
 
 /**
@@ -117,18 +117,12 @@ async function messageIdOf(tenantId: string, ref: MessageRef): Promise<string> {
   return messageId;
 }
 
-/**
- * The refund of a failed text, to the spend shard it was charged on (./spend.ts). A text charged
- * before shards existed was charged on the organization row, whose spend moved onto shard 0 when
- * the shards were made: it is refunded there (the shards are made first if they are not yet).
- */
-async function refundOf(tenantId: string, row: Item): Promise<TransactItem[]> {
+/** The refund of a failed text, to the spend shard it was charged on (./spend.ts). */
+function refundOf(tenantId: string, row: Item): TransactItem[] {
   const cost = costCentsOfItem(row);
-  if (cost <= 0 || row.direction !== 'outbound') return [];
   const shard = spendShardOfItem(row);
-  if (shard !== undefined) return [refundShard(tenantId, shard, cost)];
-  await ensureSpendShards(await readOrganizationRow(tenantId), () => readOrganizationRow(tenantId));
-  return [refundShard(tenantId, 0, cost)];
+  if (cost <= 0 || row.direction !== 'outbound' || shard === undefined) return [];
+  return [refundShard(tenantId, shard, cost)];
 }
 
 /**
@@ -203,7 +197,7 @@ export async function updateMessageStatus(
     };
     const items: TransactItem[] = [
       messageUpdate,
-      ...(failing ? await refundOf(tenantId, row) : []),
+      ...(failing ? refundOf(tenantId, row) : []),
       ...(recordSid ? [sidPut(message, callbackSid)] : []),
     ];
     // First with the thread's lastStatus; when the message is no longer the thread's newest, without.

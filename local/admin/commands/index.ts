@@ -3,7 +3,6 @@ import type { AdminCommand } from '../registry';
 import { authorizerFlush } from './authorizer';
 import { consentBackfill } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
-import { layoutMigrate } from './layout';
 import { searchBackfill } from './search';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
 import { usagePlanMigrate } from './usage-plan';
@@ -24,6 +23,5 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...CARRIER_COMMANDS,
   consentBackfill,
   searchBackfill,
-  layoutMigrate,
   usagePlanMigrate,
 ];
