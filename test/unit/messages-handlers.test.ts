@@ -225,7 +225,7 @@ describe('POST /messages', () => {
     expect(store[3].Update).toMatchObject({ Key: { pk: `${pk}#THREAD#+14155550101`, sk: 'THREAD' } });
     // The carrier's answer settles the text: its sid is recorded and it leaves the unsettled worklist.
     expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ pk: `${pk}#MSGSID#${SID}`, sk: 'MSGSID', messageId: message.id }) });
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: messageKey(message.id), UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep' });
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: messageKey(message.id), UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence' });
     // Nothing of the send touches the organization's row but its strongly consistent read.
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: tenantRow, ConsistentRead: true });
     expect(JSON.stringify(transactions())).not.toContain('"sk":"TENANT"');
@@ -427,7 +427,7 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result)]).toEqual([422, expect.objectContaining({ code: 'carrier_rejected', messageId: storedMessageId(), carrierCode: 21211 })]);
     const failed = transactions()[1];
-    expect(failed[0].Update).toMatchObject({ Key: messageKey(storedMessageId()), ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed', ':reason': 'carrier_rejected', ':code': 21211 }) });
+    expect(failed[0].Update).toMatchObject({ Key: messageKey(storedMessageId()), ExpressionAttributeValues: expect.objectContaining({ ':set_status': 'failed', ':set_failureReason': 'carrier_rejected', ':set_carrierCode': 21211 }) });
     expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
     expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101"},"UpdateExpression');
   });
@@ -447,7 +447,7 @@ describe('POST /messages', () => {
       ExpressionAttributeValues: expect.objectContaining({ ':status': 'opted_out', ':source': 'carrier_opt_out', ':note': 'Carrier refused a send (error 21610)' }),
     });
     const failed = transactions()[transactions().length - 1];
-    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'recipient_opted_out', ':code': 21610 });
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':set_status': 'failed', ':set_failureReason': 'recipient_opted_out', ':set_carrierCode': 21610 });
     expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
   });
 
@@ -460,7 +460,7 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([502, 'carrier_unavailable']);
     const failed = transactions()[1];
-    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_unavailable' });
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':set_status': 'failed', ':set_failureReason': 'carrier_unavailable' });
     expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
   });
 
