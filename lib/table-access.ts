@@ -27,15 +27,11 @@ export const ROUTE_TABLE_ACCESS = {
   listCalls: LIST_PAGE,
   /** `calls.getCall`. */
   getCall: READ_ROWS,
-  /**
-   * `contacts.getContact`: the contact (GetItem), which carries its number's consent; a row written
-   * before contacts carried it reads its number's ledger row (BatchGetItem) until migrated.
-   */
-  getContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] },
+  /** `contacts.getContact`: the contact (GetItem), which carries its number's consent. */
+  getContact: READ_ROWS,
   /**
    * `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false.
-   * A search queries one partition of the search index and reads its contacts with BatchGetItem
-   * (rows not yet migrated read their numbers' ledger rows the same way).
+   * A search queries one partition of the search index and reads its contacts with BatchGetItem.
    */
   listContacts: { ...LIST_PAGE, actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
   /**
@@ -47,7 +43,7 @@ export const ROUTE_TABLE_ACCESS = {
    * 409) deletes its record to free the key.
    */
   createContact: {
-    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
   },
   /**
    * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claim
@@ -55,7 +51,7 @@ export const ROUTE_TABLE_ACCESS = {
    * a new number brings its ledger row's consent (GetItem, then a ConditionCheckItem in the transaction).
    */
   updateContact: {
-    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+    actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
   },
   /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claim and search entries. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },

@@ -1,10 +1,7 @@
 import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { authorizerFlush } from './authorizer';
-import { consentBackfill } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
-import { layoutMigrate } from './layout';
-import { searchBackfill } from './search';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
 import { usagePlanMigrate } from './usage-plan';
 import { WEBHOOK_COMMANDS } from './webhook';
@@ -22,8 +19,5 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   authorizerFlush,
   ...WEBHOOK_COMMANDS,
   ...CARRIER_COMMANDS,
-  consentBackfill,
-  searchBackfill,
-  layoutMigrate,
   usagePlanMigrate,
 ];
