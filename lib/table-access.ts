@@ -65,11 +65,10 @@ export const ROUTE_TABLE_ACCESS = {
    * on a spend shard, thread), PutItem (message, Idempotency-Key row); then the sid (UpdateItem +
    * PutItem of the sid row), or a failure (UpdateItem: message, refund, thread). A shard that
    * refuses the charge has the shards read (BatchGetItem) and rebalanced or brought up to the
-   * policy (UpdateItem); an organization without shards gets them (UpdateItem, PutItem); a thread
-   * under its legacy key is moved (DeleteItem, PutItem). A carrier opt-out updates the ledger and
-   * the holder's copy (UpdateItem, ConditionCheckItem on the number's claim).
+   * policy (UpdateItem); an organization without shards gets them (UpdateItem, PutItem). A carrier
+   * opt-out updates the ledger and the holder's copy (UpdateItem, ConditionCheckItem on the number's claim).
    */
-  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
 } satisfies Record<RouteId, TableAccess>;
 
 /**
@@ -136,11 +135,11 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
   twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
   /**
    * `receiving.receiveInboundMessage`: the sender's contact, claim and search entries (a transaction of PutItems),
-   * the message with its sid row (PutItem x2), its thread (GetItem, then UpdateItem; a legacy row
-   * moved by DeleteItem + PutItem) and a consent keyword's ledger row and holder's copy (UpdateItem,
-   * ConditionCheckItem on the claim) in one transaction, and GetItem of the first copy on a carrier retry.
+   * the message with its sid row (PutItem x2), its thread (GetItem, then UpdateItem) and a consent
+   * keyword's ledger row and holder's copy (UpdateItem, ConditionCheckItem on the claim) in one
+   * transaction, and GetItem of the first copy on a carrier retry.
    */
-  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'] },
+  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'] },
   /**
    * `delivery-status.updateMessageStatus`: GetItem (sid row, message), then one transaction of
    * UpdateItems (message, thread's `lastStatus`, the refund of a failed text on its spend shard)
