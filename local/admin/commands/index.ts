@@ -3,7 +3,6 @@ import type { AdminCommand } from '../registry';
 import { authorizerFlush } from './authorizer';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
-import { usagePlanMigrate } from './usage-plan';
 import { WEBHOOK_COMMANDS } from './webhook';
 
 /** Every command of the operator CLI, in the order `--help` lists them. Add new modules here. */
@@ -19,5 +18,4 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   authorizerFlush,
   ...WEBHOOK_COMMANDS,
   ...CARRIER_COMMANDS,
-  usagePlanMigrate,
 ];
