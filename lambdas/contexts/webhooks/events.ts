@@ -109,7 +109,7 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
 
 /**
  * When the change happened: the millisecond the domain wrote into the row with it (CHANGED_AT),
- * else (a row written before that attribute existed) the stream record's approximate time.
+ * else (a row without it) the stream record's approximate time.
  */
 function changeTimeMs(change: StreamChange): number {
   const written = change.newImage?.[CHANGED_AT];
