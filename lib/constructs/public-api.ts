@@ -50,10 +50,8 @@ export type MethodThrottle = { rateLimit: number; burstLimit: number };
 
 /**
  * API Gateway's answer when the authorizer named a usage-plan key (`usageIdentifierKey`) that is
- * not an enabled API key of the stage's usage plan: a per-key API key of a stage deployed before
- * the buckets, deleted while a cached decision still named it (`usage-plan migrate` flushes the
- * cache first, so only a key revoked by other means), or a bucket the stack has not finished
- * creating. The contract's 401 with `WWW-Authenticate: Bearer`, like every key the API does not accept.
+ * not an enabled API key of the stage's usage plan: a bucket the stack has not finished creating.
+ * The contract's 401 with `WWW-Authenticate: Bearer`, like every key the API does not accept.
  */
 export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = GATEWAY_RESPONSES.unauthorized;
 
@@ -256,10 +254,8 @@ export class PublicApi extends Construct {
     // The RestApi's own output is the bare stage URL; ApiBaseUrl (with /api/v1) replaces it.
     this.api.node.tryRemoveChild('Endpoint');
 
-    // The construct id and name predate the buckets: kept, so the deploy that brings them updates
-    // the plan in place and the per-key API keys in it keep working until `usage-plan migrate`.
-    this.usagePlan = this.api.addUsagePlan('PerKeyUsagePlan', {
-      name: `${serviceName}-per-key`,
+    this.usagePlan = this.api.addUsagePlan('UsagePlan', {
+      name: `${serviceName}-buckets`,
       description: `Backstop per bucket of keys, behind the WAF limit per key and the exact limiter of ${config.rateLimitPerKey} requests per minute per key`,
       throttle: usagePlanBucketThrottle(config),
       apiStages: [{ api: this.api, stage: this.stage }],

@@ -3,10 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import {
   APIGatewayClient,
   CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
   FlushStageAuthorizersCacheCommand,
-  GetUsagePlanKeysCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -14,10 +12,8 @@ import { usagePlanKeyFor, usagePlanKeyPrefixOf, usagePlanKeyValues } from '../..
 import { keyCreate, keyRevoke, keyRotate } from '../../local/admin/commands/key';
 import { tenantUpdate } from '../../local/admin/commands/tenant';
 import { authorizerFlush } from '../../local/admin/commands/authorizer';
-import { migrateToUsagePlanBuckets, usagePlanMigrate, AUTHORIZER_SETTLE_MS } from '../../local/admin/commands/usage-plan';
 import { runAdmin } from '../../local/admin/main';
 import { defineCommand } from '../../local/admin/registry';
-import { appliedTarget } from '../../local/admin/target';
 import { DEFAULT_USAGE_PLAN_BUCKETS } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 
 const cfn = mockClient(CloudFormationClient);
@@ -29,7 +25,6 @@ const tenantId = '0199a000-0000-7000-8000-000000000001';
 const keyId = '0199a000-0000-7000-8000-0000000000aa';
 const OUTPUTS = {
   TableName: 'CctService-dev-DataTable-ABC',
-  UsagePlanId: 'up1234',
   ApiBaseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com/dev/api/v1',
   ApiId: 'abc123',
   Stage: 'dev',
@@ -47,7 +42,7 @@ const where = defineCommand({
   run: async () => ({ table: process.env.TABLE_NAME, endpoint: process.env.DYNAMODB_ENDPOINT ?? null, region: process.env.AWS_REGION }),
 });
 
-const COMMANDS = [keyCreate, keyRevoke, keyRotate, tenantUpdate, authorizerFlush, usagePlanMigrate, where];
+const COMMANDS = [keyCreate, keyRevoke, keyRotate, tenantUpdate, authorizerFlush, where];
 
 async function admin(...argv: string[]) {
   const out = { stdout: '', stderr: '' };
@@ -97,7 +92,7 @@ describe('--stack: the operator CLI against a deployed stack', () => {
   it.each([
     ['a stack that does not exist', () => cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error(`Stack with id ${STACK} does not exist`), { name: 'ValidationError' })), /Stack CctService-dev not found in eu-west-1/],
     ['a stack that is not deployed', () => givenStack('ROLLBACK_COMPLETE'), /is ROLLBACK_COMPLETE, not deployed/],
-    ['a stack of something else', () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }), /has no output TableName, UsagePlanId, ApiBaseUrl, Stage/],
+    ['a stack of something else', () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }), /has no output TableName, ApiBaseUrl, Stage/],
   ])('fails with exit 1 on %s', async (_name, given, message) => {
     given();
 
@@ -147,7 +142,7 @@ describe('key create --stack: keys without a ceiling', () => {
     expect(named).toEqual(new Set(usagePlanKeyValues(BUCKETS)));
   }, 60_000);
 
-  it('prints the key once, its record and {base_url}, and stores the key as a bucket-metered row', async () => {
+  it('prints the key once, its record and {base_url}, and stores the key', async () => {
     givenStack();
     givenTenant();
     ddb.on(PutCommand).resolves({});
@@ -157,7 +152,7 @@ describe('key create --stack: keys without a ceiling', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(Object.keys(result.json).sort()).toEqual(['apiKey', 'baseUrl', 'key']);
     expect(result.json.baseUrl).toBe(OUTPUTS.ApiBaseUrl);
-    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ id: result.json.apiKey.id, tenantId, scopes: ['sms.send'], usagePlanKey: 'bucket' }) });
+    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ id: result.json.apiKey.id, tenantId, scopes: ['sms.send'] }) });
   });
 });
 
@@ -233,71 +228,5 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     expect(result.code).toBe(0);
     expect(result.json.authorizerCache).toEqual({ flushed: false, reason: expect.stringContaining('no stack') });
     expect(apigw.calls()).toHaveLength(0);
-  });
-});
-
-describe('usage-plan migrate: a stage deployed with one API Gateway key per service key', () => {
-  const legacy = (id: string) => ({ id: `gw-${id.slice(-4)}`, name: `usage-${id}`, value: `usage-${id}`, type: 'API_KEY' });
-  const bucket = (n: number) => ({ id: `gw-bucket-${n}`, name: `cct-service-dev-bucket-${n}`, value: usagePlanKeyValues(BUCKETS)[n], type: 'API_KEY' });
-  const ids = ['0199a000-0000-7000-8000-000000000a01', '0199a000-0000-7000-8000-000000000a02', '0199a000-0000-7000-8000-000000000a03'];
-
-  beforeEach(() => {
-    givenStack();
-    apigw.on(GetUsagePlanKeysCommand, { usagePlanId: 'up1234', position: undefined }).resolves({ items: [bucket(0), legacy(ids[0])], position: 'p2' });
-    apigw.on(GetUsagePlanKeysCommand, { usagePlanId: 'up1234', position: 'p2' }).resolves({ items: [legacy(ids[1]), bucket(1), legacy(ids[2])] });
-    apigw.on(FlushStageAuthorizersCacheCommand).resolves({});
-    apigw.on(DeleteApiKeyCommand).resolves({});
-    // The first two keys have rows; the third was deleted from the table long ago.
-    ddb.on(QueryCommand).callsFake(async (input) => {
-      const id = String(input.ExpressionAttributeValues[':pk']).slice('KEYID#'.length);
-      return { Items: id === ids[2] ? [] : [{ ...keyRow, id }] };
-    });
-    ddb.on(UpdateCommand).resolves({});
-  });
-
-  it('moves each key to its bucket, waits out running authorizers, flushes, then deletes only the per-key API keys', async () => {
-    // Prepare
-    const sleeps: number[] = [];
-    const stackOf = async () => {
-      await admin('--stack', STACK, 'where', 'am');
-      return appliedTarget()!.stack!;
-    };
-    const stack = await stackOf();
-    // Act
-    const report = await migrateToUsagePlanBuckets(stack, { runtime: undefined }, { dryRun: false }, { sleep: async (ms) => void sleeps.push(ms), progress: () => {} });
-    // Assess
-    expect(report).toEqual({ perKeyApiKeys: 3, movedToBuckets: 2, withoutKeyRow: 1, authorizerCache: { flushed: true, where: expect.any(String) }, deleted: 3, dryRun: false });
-    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 2);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET usagePlanKey = :bucket', ExpressionAttributeValues: { ':bucket': 'bucket' } });
-    expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, { restApiId: 'abc123', stageName: 'dev' });
-    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input.apiKey).sort()).toEqual(ids.map((id) => legacy(id).id).sort());
-    expect(sleeps[0]).toBe(AUTHORIZER_SETTLE_MS);
-    const flush = apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0];
-    expect(ddb.commandCalls(UpdateCommand).every((move) => move.calledBefore(flush))).toBe(true);
-    expect(apigw.commandCalls(DeleteApiKeyCommand).every((deletion) => deletion.calledAfter(flush))).toBe(true);
-  });
-
-  it('with --dry-run only counts them', async () => {
-    const result = await admin('--stack', STACK, 'usage-plan', 'migrate', '--dry-run');
-
-    expect(result.code).toBe(0);
-    expect(result.json).toMatchObject({ perKeyApiKeys: 3, deleted: 0, dryRun: true });
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
-    expect(apigw).not.toHaveReceivedCommand(FlushStageAuthorizersCacheCommand);
-    expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
-  });
-
-  it('refuses a stage that has no buckets yet (deploy first), and a table without --stack', async () => {
-    apigw.on(GetUsagePlanKeysCommand).resolves({ items: [legacy(ids[0])] });
-
-    const notDeployed = await admin('--stack', STACK, 'usage-plan', 'migrate');
-    const noStack = await admin('--table-name', 't', 'usage-plan', 'migrate');
-
-    expect(notDeployed.code).toBe(1);
-    expect(notDeployed.stderr).toMatch(/has no buckets yet: deploy this version/);
-    expect(noStack.stderr).toMatch(/give --stack/);
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
-    expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
-    expect(apigw).not.toHaveReceivedCommand(CreateUsagePlanKeyCommand);
   });
 });

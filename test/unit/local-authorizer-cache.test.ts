@@ -2,7 +2,7 @@ import type { AuthDecision, Principal } from '../../lambdas/contexts/tenants/aut
 import { createAuthorizerCache } from '../../local/authorizer-cache';
 
 const principal = { tenant: { id: 't1' } } as Principal;
-const ALLOW: AuthDecision = { effect: 'allow', principal, usagePlanKey: 'bucket' };
+const ALLOW: AuthDecision = { effect: 'allow', principal };
 const DENY: AuthDecision = { effect: 'deny', reason: 'unauthorized' };
 
 function setup(ttlSeconds: number, decisions: AuthDecision[] = [ALLOW], maxEntries?: number) {

@@ -1,4 +1,4 @@
-import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey, type ApiKeyRecord } from './api-keys';
+import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey } from './api-keys';
 import { UnauthorizedError } from './errors';
 import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
 import { getTenant } from './tenants';
@@ -11,8 +11,7 @@ export type Principal = {
 };
 
 export type AuthDecision =
-  /** `usagePlanKey`: which API Gateway key meters the key in a deployed stage (ApiKeyRecord). */
-  | { effect: 'allow'; principal: Principal; usagePlanKey: ApiKeyRecord['usagePlanKey'] }
+  | { effect: 'allow'; principal: Principal }
   | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
 
 const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
@@ -45,7 +44,6 @@ export async function authorizeAuthorizationHeader(header: string | undefined, n
       apiKey: { id: record.id, name: record.name, prefix: record.prefix, expiresAt: record.expiresAt, createdAt: record.createdAt },
       scopes: record.scopes,
     },
-    usagePlanKey: record.usagePlanKey,
   };
 }
 

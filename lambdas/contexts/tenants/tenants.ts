@@ -152,8 +152,6 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
   // version, which is how the spend shards learn they must catch up with it.
   const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
   const policyChanges = next.billingStatus !== current.billingStatus || next.spendingLimitCents !== current.spendingLimitCents;
-  // Written on every update too, so an organization created before `tenant list` existed joins it.
-  const listing = allTenantsListing(tenantId);
   try {
     await writeWithNumbers(
       {
@@ -161,19 +159,15 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
           TableName: TABLE_NAME,
           Key: tenantKey(tenantId),
           UpdateExpression:
-            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk` + (policyChanges ? ' ADD #policyVersion :one' : ''),
+            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}` + (policyChanges ? ' ADD #policyVersion :one' : ''),
           ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
           ExpressionAttributeNames: {
             ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
-            '#listPk': GSIS.gsi2.partitionKey,
-            '#listSk': GSIS.gsi2.sortKey,
             ...(policyChanges && { '#policyVersion': POLICY_VERSION_ATTRIBUTE }),
           },
           ExpressionAttributeValues: {
             ...(policyChanges && { ':one': 1 }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
-            ':listPk': listing[GSIS.gsi2.partitionKey],
-            ':listSk': listing[GSIS.gsi2.sortKey],
             ':previousUpdatedAt': current.updatedAt,
           },
         },
@@ -210,8 +204,7 @@ class TenantRowConflict extends Error {}
 /**
  * Writes the tenant row and (re)asserts a lookup row for each of its numbers in one transaction,
  * so a number is never registered without its owner row, nor claimed by two organizations under
- * concurrency. Re-asserting every number (not only added ones) also backfills rows for
- * organizations registered before the lookup rows existed.
+ * concurrency.
  */
 async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Promise<void> {
   const invalid = tenant.numbers.find((n) => !isE164(n));

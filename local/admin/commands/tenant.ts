@@ -101,7 +101,7 @@ export const tenantUpdate = defineCommand({
 
 export const tenantList = defineCommand({
   words: ['tenant', 'list'],
-  summary: 'Every organization, oldest first (organizations last changed before this listing existed appear after their next tenant update)',
+  summary: 'Every organization, oldest first',
   usage: '',
   options: {},
   parse: () => undefined,
