@@ -10,6 +10,8 @@ import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
 import { ACCESS_DENIED_TEMPLATE, GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { AUTHORIZER_TIMEOUT_SECONDS } from '../../lambdas/handlers/authorizer/decision-time';
+import { AUTHORIZATION_HEADER_REGEX } from '../../lambdas/contexts/tenants/api-key-format';
 import {
   usagePlanKeyPrefixOf,
   usagePlanKeyValues,
@@ -219,8 +221,9 @@ export class PublicApi extends Construct {
     this.authorizerFunction = functions.create('Authorizer', {
       entry: props.authorizerEntry ?? 'lambdas/handlers/authorizer/handler.ts',
       description: 'TOKEN authorizer: API key -> organization, key and scopes',
-      // Two GetItems; a stuck authorizer holds every request, so fail fast.
-      timeout: Duration.seconds(5),
+      // Two GetItems; a stuck authorizer holds every request, so fail fast. The timeout also bounds
+      // how long a decision can be in flight, which the CLI waits out after a revocation (decision-time.ts).
+      timeout: Duration.seconds(AUTHORIZER_TIMEOUT_SECONDS),
       // Which routes each scope opens: the allow policy names exactly those (./authorizer/policy.ts).
       environment: { [ROUTE_SCOPES_ENV]: encodeRoutePermissions(props.routes ?? ROUTES, API_PREFIX) },
       // Every request of a key not in the cache waits for it: it must never queue behind the rest
@@ -233,6 +236,9 @@ export class PublicApi extends Construct {
       authorizerName: 'api-key',
       handler: this.authorizerFunction,
       identitySource: apigateway.IdentitySource.header('Authorization'),
+      // Any header that is not `Bearer <key>` is refused with 401 (UNAUTHORIZED) by API Gateway
+      // itself: a malformed token costs no invocation and leaves no decision in the cache.
+      validationRegex: AUTHORIZATION_HEADER_REGEX,
       resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
     });
 

@@ -13,8 +13,16 @@ import { keyCreate, keyRevoke, keyRotate } from '../../local/admin/commands/key'
 import { tenantUpdate } from '../../local/admin/commands/tenant';
 import { authorizerFlush } from '../../local/admin/commands/authorizer';
 import { runAdmin } from '../../local/admin/main';
+import { stageClock } from '../../local/admin/authorizer-cache';
+import { handler as authorizer } from '../../lambdas/handlers/authorizer/handler';
+import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { AUTHORIZER_TIMEOUT_SECONDS, IN_FLIGHT_DECISION_BOUND_MS } from '../../lambdas/handlers/authorizer/decision-time';
+import { generateApiKey } from '../../lambdas/contexts/tenants/api-keys';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
+import { policyAllows } from '../../local/authorizer';
 import { defineCommand } from '../../local/admin/registry';
-import { DEFAULT_USAGE_PLAN_BUCKETS } from '../../lambdas/handlers/authorizer/usage-plan-keys';
+import { DEFAULT_USAGE_PLAN_BUCKETS, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 
 const cfn = mockClient(CloudFormationClient);
 const apigw = mockClient(APIGatewayClient);
@@ -68,13 +76,18 @@ const givenTenant = () => ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: '
 const keyRow = { pk: 'KEYHASH#h', sk: 'APIKEY', id: keyId, tenantId, name: 'k', prefix: 'cct_abcdefgh', scopes: ['sms.send'], expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z' };
 
 const savedEnv = { ...process.env };
+/** The CLI's flushes of a stage's authorizer cache and its waits between them, in order; a wait is recorded rather than slept. */
+let steps: string[];
 beforeEach(() => {
   cfn.reset();
   apigw.reset();
   ddb.reset();
+  steps = [];
+  jest.spyOn(stageClock, 'sleep').mockImplementation(async (ms) => void steps.push(`wait ${ms} ms`));
 });
 afterEach(() => {
   process.env = { ...savedEnv };
+  jest.restoreAllMocks();
 });
 
 describe('--stack: the operator CLI against a deployed stack', () => {
@@ -164,10 +177,13 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     ddb.on(QueryCommand).resolves({ Items: [{ ...keyRow, revokedAt: null, replacedBy: null }] });
     ddb.on(UpdateCommand).resolves({ Attributes: { ...keyRow, revokedAt: '2026-11-21T10:00:00.000Z' } });
     ddb.on(TransactWriteCommand).resolves({});
-    apigw.on(FlushStageAuthorizersCacheCommand).resolves({});
+    apigw.on(FlushStageAuthorizersCacheCommand).callsFake(async () => {
+      steps.push('flush');
+      return {};
+    });
   });
 
-  it('key revoke: revokes the key in the table, then flushes the stage (and deletes no API Gateway key)', async () => {
+  it('key revoke: revokes the key in the table, then flushes the stage, waits out the authorizer’s timeout, flushes again (and deletes no API Gateway key)', async () => {
     const result = await admin('--stack', STACK, 'key', 'revoke', keyId);
 
     expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -176,10 +192,12 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
       authorizerCache: { flushed: true, where: 'stage dev of API abc123 (stack CctService-dev)' },
     });
     expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
-    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 1);
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 2);
     expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
     // The table first: a flush before it would let the next request cache the old decision again.
     expect(ddb.commandCalls(UpdateCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0])).toBe(true);
+    expect(steps).toEqual(['flush', `wait ${IN_FLIGHT_DECISION_BOUND_MS} ms`, 'flush']);
+    expect(IN_FLIGHT_DECISION_BOUND_MS).toBeGreaterThan(AUTHORIZER_TIMEOUT_SECONDS * 1000);
   });
 
   it('key rotate: flushes after the rotation, so the old key’s next decision carries its end of grace', async () => {
@@ -200,8 +218,8 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     expect([toStarter.code, host.code]).toEqual([0, 0]);
     expect(toStarter.json.authorizerCache).toMatchObject({ flushed: true });
     expect(host.json.authorizerCache).toBeUndefined();
-    expect(flushesAfterPlan).toBe(1);
-    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 1);
+    expect(flushesAfterPlan).toBe(2);
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 2);
     expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
   });
 
@@ -228,5 +246,112 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     expect(result.code).toBe(0);
     expect(result.json.authorizerCache).toEqual({ flushed: false, reason: expect.stringContaining('no stack') });
     expect(apigw.calls()).toHaveLength(0);
+  });
+});
+
+describe('no window: a decision in flight during the command is not what a request after it gets', () => {
+  // A stage as the CLI's AWS path meets it: API Gateway's authorizer cache (emptied by the mocked
+  // FlushStageAuthorizersCache), the authorizer (the real handler) and the table (rows the mocked
+  // client reads at the moment of each read, and the CLI's writes change).
+  const { key, hash, prefix } = generateApiKey();
+  const methodArn = `arn:aws:execute-api:eu-west-1:123456789012:abc123/dev/GET${API_PREFIX}/me`;
+  type Decision = Awaited<ReturnType<typeof authorizer>> | 'Unauthorized';
+  let cache: Map<string, Decision>;
+  let rows: { key: Record<string, unknown>; tenant: Record<string, unknown> };
+  /** The request in flight: its authorizer's read of the organization row reads it at once, and answers once `answer` is called. */
+  let held: { waiting: boolean; read: () => void; answered: Promise<void>; answer: () => void } | undefined;
+
+  const invokeAuthorizer = (): Promise<Decision> =>
+    authorizer({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn }).catch((err: Error) => {
+      if (err.message !== 'Unauthorized') throw err;
+      return 'Unauthorized' as const;
+    });
+  /** A request as API Gateway serves it: the cached decision, else the authorizer's, cached whenever it comes. */
+  async function request(): Promise<number> {
+    let decision = cache.get(key);
+    if (!decision) {
+      decision = await invokeAuthorizer();
+      cache.set(key, decision);
+    }
+    if (decision === 'Unauthorized') return 401;
+    return policyAllows(decision, methodArn) ? 200 : 403;
+  }
+  /** Starts a request whose authorizer reads both rows now and answers once `held.answer` is called; resolves when they are read. */
+  async function requestHeldAfterItsReads(): Promise<{ status: Promise<number> }> {
+    let answer!: () => void;
+    let read!: () => void;
+    const readDone = new Promise<void>((done) => (read = done));
+    held = { waiting: true, read, answered: new Promise((done) => (answer = done)), answer: () => answer() };
+    const status = request();
+    await readDone;
+    return { status };
+  }
+
+  beforeAll(() => {
+    process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+    process.env[USAGE_PLAN_KEY_PREFIX_ENV] = usagePlanKeyPrefixOf(STACK);
+    process.env[USAGE_PLAN_BUCKETS_ENV] = String(DEFAULT_USAGE_PLAN_BUCKETS);
+  });
+  beforeEach(() => {
+    cache = new Map();
+    held = undefined;
+    rows = {
+      key: { ...keyRow, pk: `KEYHASH#${hash}`, prefix, scopes: ['sms.send'], revokedAt: null, replacedBy: null, usagePlanKey: 'bucket' },
+      tenant: { ...tenantRow, billingStatus: 'active', createdAt: '2026-10-01T00:00:00.000Z' },
+    };
+    givenStack();
+    ddb.on(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } }).callsFake(async () => ({ Item: { ...rows.key } }));
+    ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).callsFake(async (input) => {
+      const Item = { ...rows.tenant };
+      if (input.ConsistentRead && held?.waiting) {
+        held.waiting = false;
+        held.read();
+        await held.answered;
+      }
+      return { Item };
+    });
+    ddb.on(QueryCommand).callsFake(async () => ({ Items: [{ ...rows.key }] }));
+    ddb.on(UpdateCommand).callsFake(async (input) => {
+      rows.key = { ...rows.key, revokedAt: input.ExpressionAttributeValues[':now'] };
+      return { Attributes: { ...rows.key } };
+    });
+    ddb.on(TransactWriteCommand).callsFake(async (input) => {
+      for (const { Update } of input.TransactItems) {
+        const values = Update?.ExpressionAttributeValues ?? {};
+        if (Update?.Key.pk === rows.key.pk) rows.key = { ...rows.key, expiresAt: values[':expiresAt'], replacedBy: values[':newId'] };
+        if (Update?.Key.pk === `T#${tenantId}`) rows.tenant = { ...rows.tenant, plan: values[':plan'], updatedAt: values[':updatedAt'] };
+      }
+      return {};
+    });
+    apigw.on(FlushStageAuthorizersCacheCommand).callsFake(async () => {
+      steps.push('flush');
+      cache.clear();
+      // The decision in flight answers just after the first flush, as the window needs.
+      if (steps.length === 1) held?.answer();
+      return {};
+    });
+    // The wait: whatever was in flight when it began has answered (and been cached) by its end,
+    // since Lambda ends an authorizer invocation at its timeout, which the wait exceeds.
+    jest.spyOn(stageClock, 'sleep').mockImplementation(async (ms) => {
+      steps.push(`wait ${ms} ms`);
+      if (ms > AUTHORIZER_TIMEOUT_SECONDS * 1000) await new Promise((settled) => setImmediate(settled));
+    });
+  });
+
+  it.each([
+    ['key revoke', 401, ['key', 'revoke', keyId]],
+    ['key rotate --grace 0', 401, ['key', 'rotate', keyId, '--grace', '0']],
+    ['tenant update --plan starter', 403, ['tenant', 'update', tenantId, '--plan', 'starter']],
+  ])('%s: the next request after the command returns is refused (%i)', async (_command, refused, argv) => {
+    // Prepare: a request whose authorizer read the rows before the command, its answer held
+    const inFlight = await requestHeldAfterItsReads();
+    // Act
+    const result = await admin('--stack', STACK, ...(argv as string[]));
+    const next = await request();
+    // Assess: the decision in flight was the old allow, and it was cached, then flushed
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(await inFlight.status).toBe(200);
+    expect(next).toBe(refused);
+    expect(steps).toEqual(['flush', `wait ${IN_FLIGHT_DECISION_BOUND_MS} ms`, 'flush']);
   });
 });

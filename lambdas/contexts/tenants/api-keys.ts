@@ -8,13 +8,11 @@ import { findByIdIndex } from '../../shared/table/id-index';
 import { API_KEY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
+import { API_KEY_MARKER } from './api-key-format';
 import { effectiveScopes, SCOPES, type Scope } from './scopes';
 
-/** Visible marker of our keys, so a leaked key is recognisable by secret scanners. */
-export const API_KEY_MARKER = 'cct_';
 /** How many leading characters of a key are kept and shown (`prefix` in GET /me). */
 const VISIBLE_PREFIX_LENGTH = 12;
-const KEY_PATTERN = /^cct_[A-Za-z0-9_-]{43}$/;
 
 /**
  * An API key row, stored under the SHA-256 of the key. Keys carry 256 random bits, so a fast
@@ -46,8 +44,6 @@ export function apiKeyState(record: ApiKeyRecord, now: Date): ApiKeyState {
   if (isExpired(record.expiresAt, now)) return 'expired';
   return record.replacedBy !== null ? 'rotating_out' : 'active';
 }
-
-export const looksLikeApiKey = (value: string): boolean => KEY_PATTERN.test(value);
 
 export function generateApiKey(): { key: string; hash: string; prefix: string } {
   const key = `${API_KEY_MARKER}${randomBytes(32).toString('base64url')}`;
