@@ -1,4 +1,4 @@
-import { costCentsOf, DEFAULT_SMS_RATE_CENTS, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
+import { costCentsOf, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
 import { chargeShard, refundShard } from '../../lambdas/contexts/texting/spend';
 import { planSettlement, splitEvenly, SPEND_SHARDS, type SpendShard } from '../../lambdas/contexts/texting/spend-plan';
 
@@ -40,12 +40,11 @@ describe('segments', () => {
     expect(segmentsOf(ucs)).toEqual({ encoding: 'UCS-2', segments: 3 });
   });
 
-  it('costs segments x rate, with the default rate when the organization row has none', () => {
+  it('costs segments x the rate the organization row holds, and prices no row without a valid one', () => {
     // Act & Assess
     expect(costCentsOf('a'.repeat(161), 4)).toBe(8);
     expect(smsRateCentsOf({ smsRateCents: 3 })).toBe(3);
-    expect(smsRateCentsOf({})).toBe(DEFAULT_SMS_RATE_CENTS);
-    expect(smsRateCentsOf({ smsRateCents: -1 })).toBe(DEFAULT_SMS_RATE_CENTS);
+    for (const rate of [undefined, -1, 0, 1.5, 101]) expect(() => smsRateCentsOf({ id: 't1', smsRateCents: rate })).toThrow('holds no valid smsRateCents');
   });
 });
 

@@ -27,8 +27,6 @@ import { threadStatusUpdate } from './threads';
  * (carrier status callbacks in any order, the send's own outcome, the settlement sweep). Every
  * change is one transaction guarded on the status it moves from, so duplicates and late arrivals
  * change nothing, and a text that fails is refunded in the same transaction: exactly once.
- * Writes go to the key the row was read under (./messages.ts: rows of the legacy layout stay where
- * they are until migrated); a row the migration moved meanwhile fails the guard and is read again.
  */
 export type DeliveryStatus = Extract<MessageStatus, 'sent' | 'delivered' | 'failed'>;
 
