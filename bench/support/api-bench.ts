@@ -454,7 +454,7 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
           new TransactWriteCommand({
             TransactItems: [
               notOptedOutCheck(bareTenant, to),
-              chargeShard(bareTenant, shard, 1, { billingStatus: 'active', spendingLimitCents: null, version: 0 }),
+              chargeShard(bareTenant, shard, 1, { spendingLimitCents: null, version: 0 }),
               { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1, spendShard: shard }), ConditionExpression: 'attribute_not_exists(pk)' } },
               threadUpdateFor(bareTenant, message, true, false),
             ],

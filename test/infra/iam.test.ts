@@ -121,7 +121,7 @@ describe('least-privilege IAM', () => {
     ['createContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
     ['updateContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
     ['deleteContact', ['dynamodb:DeleteItem', 'dynamodb:GetItem'], {}],
-    ['sendMessage', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    ['sendMessage', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
   ] as const)('grants %s exactly the table actions its domain code sends', (operationId, onTable, onIndexes) => {
     const access = accessOf(operationId as RouteId);
 

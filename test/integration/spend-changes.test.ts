@@ -37,7 +37,8 @@ async function operatorUpdate(tenantId: string, change: TenantUpdate): Promise<v
 }
 
 const headroomOf = async (tenantId: string) => (await readShards(tenantId)).reduce((sum, s) => sum + (s?.headroomCents ?? 0), 0);
-const leaseMeter = (tenantId: string) => engineItemMeter(`${TABLE_NAME} S:T#${tenantId}#SPEND#settling S:SPEND`);
+/** The organization row, which holds the settlement lease: its writes are claims of the lease and their releases. */
+const leaseMeter = (tenantId: string) => engineItemMeter(`${TABLE_NAME} S:T#${tenantId} S:TENANT`);
 
 it('refuses every send (402) once the limit is lowered below the spend, until refunds bring spend plus the text within it', async () => {
   // Prepare: limit 3, three 1-cent texts accepted; a fourth is refused

@@ -1,7 +1,7 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
 import { handler as listMessages } from '../../lambdas/handlers/api/list-messages';
@@ -285,11 +285,12 @@ describe('POST /messages', () => {
 
   /** The charge's shard refused it, with the row DynamoDB returned. */
   const chargeRefused = (shardRow: Record<string, unknown>) => cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { owing: false, limitVersion: 0, ...shardRow } }, { Code: 'None' }, { Code: 'None' });
-  /** The settlement lease: taken (PutItem) and given back (DeleteItem). */
+  /** The settlement lease on the organization row: taken and given back (UpdateItem of the row). */
   const leaseCalls = () =>
-    [...ddb.commandCalls(PutCommand).map((c) => ['PutCommand', c.args[0].input.Item!.pk]), ...ddb.commandCalls(DeleteCommand).map((c) => ['DeleteCommand', c.args[0].input.Key!.pk])].filter(([, key]) =>
-      String(key).endsWith('#SPEND#settling'),
-    );
+    ddb
+      .commandCalls(UpdateCommand)
+      .filter((c) => c.args[0].input.Key!.sk === 'TENANT')
+      .map((c) => (c.args[0].input.UpdateExpression!.startsWith('REMOVE') ? 'release' : 'claim'));
 
   it('answers 402 billing_blocked from the organization row it reads: no transaction, no shard read', async () => {
     // Prepare
@@ -337,7 +338,6 @@ describe('POST /messages', () => {
     withOrganization({ limitVersion: 1, spendingLimitCents: 500 });
     ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 })).resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { spendCents: 1 }) } });
-    ddb.on(PutCommand).resolves({}).on(DeleteCommand).resolves({});
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -352,7 +352,10 @@ describe('POST /messages', () => {
     });
     expect(settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0)).toBe(500 - 32);
     expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
-    expect(leaseCalls()).toEqual([['PutCommand', `${pk}#SPEND#settling`], ['DeleteCommand', `${pk}#SPEND#settling`]]);
+    expect(leaseCalls()).toEqual(['claim', 'release']);
+    expect(ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.Key!.sk === 'TENANT')!.args[0].input).toMatchObject({
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#spendSettlingUntil) OR #spendSettlingUntil < :now)',
+    });
     expect(carrierSend).toHaveBeenCalledTimes(1);
   });
 
@@ -361,7 +364,6 @@ describe('POST /messages', () => {
     withOrganization();
     ddb.on(TransactWriteCommand).rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' })).resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: [] } });
-    ddb.on(PutCommand).resolves({}).on(DeleteCommand).resolves({});
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -373,21 +375,20 @@ describe('POST /messages', () => {
     expect(create.reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100);
   });
 
-  it('waits for another writer settling the shards instead of writing them too, then charges', async () => {
-    // Prepare: shards behind the limit; the lease is held by another send until its second look
-    withOrganization({ limitVersion: 1 });
-    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 })).resolves({});
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { limitVersion: 1 }) } });
-    const held = Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
-    ddb.on(PutCommand).rejects(held);
-    ddb.on(GetCommand, { Key: { pk: `${pk}#SPEND#settling`, sk: 'SPEND' } }).resolvesOnce({ Item: { holder: 'other', until: Date.now() + 1_000 } }).resolves({});
+  it('waits while another writer settles the shards (the lease on the row it read) before it charges, and settles nothing itself', async () => {
+    // Prepare: the first two reads of the organization row show a settlement under way
+    withOrganization();
+    let reads = 0;
+    ddb.on(GetCommand, { Key: tenantRow }).callsFake(() => ({ Item: organization((reads += 1) <= 2 ? { spendSettlingUntil: Date.now() + 1_000, spendSettlingHolder: 'other' } : {}) }));
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
-    // Assess: one charge refused, no settlement of its own, then charged
+    // Assess: charged once, after the row no longer showed the lease; no lease of its own, no shard read
     expect(result.statusCode).toBe(201);
-    expect(transactions()).toHaveLength(2);
-    expect(ddb).not.toHaveReceivedCommand(DeleteCommand);
+    expect(reads).toBe(3);
+    expect(transactions()).toHaveLength(1);
+    expect(leaseCalls()).toEqual([]);
+    expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
   });
 
   it.each([

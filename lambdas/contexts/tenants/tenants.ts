@@ -46,6 +46,9 @@ export type TenantUpdate = Partial<Omit<TenantInput, 'numbers'>> & { addNumbers?
 
 export const tenantKey = (tenantId: string) => ({ pk: tenantPk(tenantId), sk: TENANT_SK });
 
+/** Raised by every change of the spending limit (./billing-policy.ts reads it, texting's spend shards follow it). */
+export const LIMIT_VERSION_ATTRIBUTE = 'limitVersion';
+
 export const slugify = (name: string): string =>
   name
     .toLowerCase()
@@ -82,32 +85,6 @@ export function fromItem(item: Item): Tenant {
   };
 }
 
-/**
- * What the operator decides about spending, as the organization row holds it: the billing status
- * (read by every send) and the limit with its version. `updateTenant` raises `limitVersion` with
- * every change of the limit, which is how the texting context's spend shards learn they must be
- * settled again; a change of the billing status needs no shard write.
- */
-export type BillingPolicy = { billingStatus: BillingStatus; spendingLimitCents: number | null; version: number };
-
-/** The policy of an organization row (a row whose limit never changed is version 0). */
-export const policyOf = (tenantRow: Item): BillingPolicy => ({
-  billingStatus: tenantRow.billingStatus as BillingStatus,
-  spendingLimitCents: num(tenantRow.spendingLimitCents),
-  version: num(tenantRow[LIMIT_VERSION_ATTRIBUTE]) ?? 0,
-});
-
-const LIMIT_VERSION_ATTRIBUTE = 'limitVersion';
-
-/** The organization row, strongly consistent (a send's read: a block or a lowered limit bites from the first send after it). */
-export async function readOrganizationRow(tenantId: string): Promise<Item> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
-  if (!Item) throw new NotFoundError('Tenant');
-  return Item;
-}
-
-/** The organization's billing policy, strongly consistent. */
-export const readBillingPolicy = async (tenantId: string): Promise<BillingPolicy> => policyOf(await readOrganizationRow(tenantId));
 
 /** The operator's rate, refused unless it is one (the CLI checks it first, with the same rule). */
 function checkedSmsRate(smsRateCents: number): number {

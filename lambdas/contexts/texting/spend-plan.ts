@@ -1,4 +1,7 @@
-import type { BillingPolicy } from '../tenants/tenants';
+import type { BillingPolicy } from '../tenants/billing-policy';
+
+/** What a settlement follows: the limit and its version. */
+type Limit = Pick<BillingPolicy, 'spendingLimitCents' | 'version'>;
 
 /**
  * The arithmetic of a settlement (./spend.ts), with no table: what every spend shard should hold
@@ -22,7 +25,7 @@ export type ShardWrite = { from: SpendShard | undefined; to: SpendShard };
  *   all of them), starting at `offset`, in near-equal parts: far from the limit that is every
  *   shard, near it a few, so concurrent sends spread as widely as the headroom allows.
  */
-export function planSettlement(policy: BillingPolicy, shards: readonly (SpendShard | undefined)[], costCents: number, offset: number): ShardWrite[] {
+export function planSettlement(policy: Limit, shards: readonly (SpendShard | undefined)[], costCents: number, offset: number): ShardWrite[] {
   if (isSettled(policy, shards, costCents)) return [];
   const limit = policy.spendingLimitCents;
   const spent = shards.reduce((sum, s) => sum + (s?.spendCents ?? 0), 0);
@@ -38,7 +41,7 @@ export function planSettlement(policy: BillingPolicy, shards: readonly (SpendSha
 }
 
 /** True when the shards hold a layout a text of `costCents` is charged under exactly (see above). */
-function isSettled(policy: BillingPolicy, shards: readonly (SpendShard | undefined)[], costCents: number): boolean {
+function isSettled(policy: Limit, shards: readonly (SpendShard | undefined)[], costCents: number): boolean {
   if (shards.length !== SPEND_SHARDS || !shards.every((s): s is SpendShard => s !== undefined && s.limitVersion === policy.version)) return false;
   if (policy.spendingLimitCents === null) return shards.every((s) => !s.owing);
   const headroom = shards.reduce((sum, s) => sum + s.headroomCents, 0);

@@ -1,11 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { TABLE_NAME } from '../../shared/aws';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { CONDITION, isConditionalCheckFailed, num, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { CONDITION, num, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { isContention } from '../../shared/table/contention';
 import { ownPartitionKey } from '../../shared/table/keys';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
-import { TTL_ATTRIBUTE } from '../../shared/table/table-schema';
-import { readBillingPolicy, type BillingPolicy } from '../tenants/tenants';
+import { claimSpendSettlement, endSpendSettlement, readBillingPolicy, type BillingPolicy } from '../tenants/billing-policy';
 import { BillingBlockedError, SpendingLimitReachedError } from './errors';
 import { planSettlement, SPEND_SHARDS, type SpendShard } from './spend-plan';
 
@@ -22,7 +21,7 @@ import { planSettlement, SPEND_SHARDS, type SpendShard } from './spend-plan';
  *   is the organization's as the send read it. On a refusal it decides: another shard that can pay,
  *   402, or a settlement first.
  * - `settleSpend` brings every shard to the organization's current limit in one transaction, by one
- *   writer at a time (a lease row): headroom split again from the limit and the spend, over as many
+ *   writer at a time (a lease on the organization row, which sends read anyway): headroom split again from the limit and the spend, over as many
  *   shards as can each pay the text at hand (all 32 far from the limit, fewer near it: headroom
  *   gathers where a text can use it and spreads again when there is room). A limit below the spend
  *   leaves every shard `owing` with headroom <= 0: nothing is charged until refunds (which add to
@@ -38,9 +37,6 @@ import { planSettlement, SPEND_SHARDS, type SpendShard } from './spend-plan';
 export { SPEND_SHARDS };
 
 export const spendShardKey = (tenantId: string, shard: number) => ownPartitionKey(tenantId, 'spendShard', String(shard));
-
-/** The row a settling writer holds while it rewrites the shards (its own partition, like the shards). */
-const settlementLeaseKey = (tenantId: string) => ownPartitionKey(tenantId, 'spendShard', 'settling');
 
 export const shardFromItem = (item: Item): SpendShard => ({
   shard: num(item.shard) ?? 0,
@@ -62,7 +58,7 @@ const pickShard = (): number => {
 };
 
 /** The charge's share of a send transaction; refused with the shard's old row (see the module comment). */
-export function chargeShard(tenantId: string, shard: number, costCents: number, policy: BillingPolicy): TransactItem {
+export function chargeShard(tenantId: string, shard: number, costCents: number, policy: Pick<BillingPolicy, 'spendingLimitCents' | 'version'>): TransactItem {
   const limited = policy.spendingLimitCents !== null;
   return {
     Update: {
@@ -136,6 +132,8 @@ export async function chargeWithin<T>(tenantId: string, policy: BillingPolicy, c
   let shard = pickShard();
   return optimisticRounds(CHARGE_ROUNDS, async (): Promise<RoundResult<T>> => {
     if (current.billingStatus !== 'active') throw new BillingBlockedError();
+    // A writer is rewriting the shards: charging one now would only collide with it.
+    if (isSettling(current)) current = await waitForSettlement(tenantId);
     const outcome = await attempt({ item: chargeShard(tenantId, shard, costCents, current), shard });
     if (outcome === LOST_RACE) return LOST_RACE;
     if ('charged' in outcome) return outcome.charged;
@@ -183,26 +181,30 @@ function ableToPay(shards: readonly (SpendShard | undefined)[], costCents: numbe
 // ---------- settling ----------
 
 /** How long a settling writer may hold the lease: far longer than a settlement takes (a read and one transaction). */
-const LEASE_MS = 2_000;
-/** How often a send waiting for a settlement looks at the lease. */
-const LEASE_POLL_MS = 20;
+const LEASE_MS = 3_000;
+/** How often a send waiting for a settlement reads the organization row again (on average). */
+const LEASE_POLL_MS = 40;
 
 /** Rounds of a settlement whose shards changed between its read and its write (a charge, a refund). */
 const SETTLE_ROUNDS = { what: 'settle the spend shards', rounds: 8 };
 
+const isSettling = (policy: BillingPolicy, now = Date.now()) => policy.settlingUntil !== null && policy.settlingUntil >= now;
+
 /**
  * Brings every shard to the organization's current limit (creating the shards it is missing) and
  * spreads the headroom so that each shard holding some can pay `costCents` (default: a 1-cent text,
- * which spreads it over all shards). One writer at a time: a caller that finds another settling
- * waits until it is done (bounded by the lease) instead of writing the same shards. Called by the
- * operator's `tenant create` and `tenant update`, and by a send whose charge found the shards
- * behind the organization row or its headroom out of reach. Returns the shards as this writer
- * left them, or undefined when it waited for another writer instead.
+ * which spreads it over all shards). One writer at a time, under a lease on the organization row
+ * (tenants/billing-policy.ts), which every send reads anyway: sends that see it wait rather than
+ * charge shards being rewritten, and a caller that finds another writer settling waits until it is
+ * done instead of writing the same shards. Called by the operator's `tenant create` and
+ * `tenant update`, and by a send whose charge found the shards behind the organization row or its
+ * headroom out of reach. Returns the shards as this writer left them, or undefined when it waited
+ * for another writer instead.
  */
 export async function settleSpend(tenantId: string, { costCents = 1 }: { costCents?: number } = {}): Promise<(SpendShard | undefined)[] | undefined> {
-  const holder = await takeLease(tenantId);
-  if (!holder) {
-    await waitForLease(tenantId);
+  const holder = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  if (!(await claimSpendSettlement(tenantId, holder, Date.now() + LEASE_MS))) {
+    await waitForSettlement(tenantId);
     return undefined;
   }
   try {
@@ -210,11 +212,18 @@ export async function settleSpend(tenantId: string, { costCents = 1 }: { costCen
       const [policy, shards] = await Promise.all([readBillingPolicy(tenantId), readShards(tenantId)]);
       const writes = planSettlement(policy, shards, costCents, Math.floor(Math.random() * SPEND_SHARDS));
       if (writes.length === 0) return shards;
-      const reasons = await transactWrite(writes.map((write) => settlementWrite(tenantId, write.from, write.to)));
-      return reasons ? LOST_RACE : shards.map((shard, i) => writes.find((write) => write.to.shard === i)?.to ?? shard);
+      try {
+        const reasons = await transactWrite(writes.map((write) => settlementWrite(tenantId, write.from, write.to)));
+        return reasons ? LOST_RACE : shards.map((shard, i) => writes.find((write) => write.to.shard === i)?.to ?? shard);
+      } catch (err) {
+        // A send that read the organization row before the lease was taken still charging a shard:
+        // it is done in a moment, and this writer is the only one that may settle, so it goes again.
+        if (isContention(err)) return LOST_RACE;
+        throw err;
+      }
     });
   } finally {
-    await releaseLease(tenantId, holder);
+    await endSpendSettlement(tenantId, holder);
   }
 }
 
@@ -243,44 +252,12 @@ function settlementWrite(tenantId: string, from: SpendShard | undefined, to: Spe
   };
 }
 
-/** Takes the settlement lease; returns its holder token, or undefined when another writer holds it. */
-async function takeLease(tenantId: string): Promise<string | undefined> {
-  const holder = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
-  const now = Date.now();
-  try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: TABLE_NAME,
-        Item: { ...settlementLeaseKey(tenantId), type: 'spendSettlement', holder, until: now + LEASE_MS, [TTL_ATTRIBUTE]: Math.ceil((now + LEASE_MS) / 1000) + 60 },
-        ConditionExpression: `${CONDITION.rowIsNew} OR #until < :now`,
-        ExpressionAttributeNames: { '#until': 'until' },
-        ExpressionAttributeValues: { ':now': now },
-      }),
-    );
-    return holder;
-  } catch (err) {
-    if (isConditionalCheckFailed(err)) return undefined;
-    throw err;
-  }
-}
-
-async function releaseLease(tenantId: string, holder: string): Promise<void> {
-  try {
-    await dynamo.send(
-      new DeleteCommand({ TableName: TABLE_NAME, Key: settlementLeaseKey(tenantId), ConditionExpression: '#holder = :holder', ExpressionAttributeNames: { '#holder': 'holder' }, ExpressionAttributeValues: { ':holder': holder } }),
-    );
-  } catch (err) {
-    // Expired and taken by another writer: theirs now. Anything else leaves the lease to expire.
-    if (!isConditionalCheckFailed(err)) throw err;
-  }
-}
-
-/** Waits until no writer holds the lease (released, or expired after a crash). */
-async function waitForLease(tenantId: string): Promise<void> {
+/** Waits until no writer holds the settlement lease (released, or run out after a crash); the policy as it then stands. */
+async function waitForSettlement(tenantId: string): Promise<BillingPolicy> {
   const deadline = Date.now() + LEASE_MS;
-  while (Date.now() < deadline) {
+  for (;;) {
     await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS / 2 + Math.random() * LEASE_POLL_MS));
-    const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: settlementLeaseKey(tenantId), ConsistentRead: true }));
-    if (!Item || (num(Item.until) ?? 0) < Date.now()) return;
+    const policy = await readBillingPolicy(tenantId);
+    if (!isSettling(policy) || Date.now() > deadline) return policy;
   }
 }
