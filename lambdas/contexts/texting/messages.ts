@@ -70,7 +70,7 @@ export function toItem(message: Message, charge?: MessageCharge): Item {
 /** The cost charged for an outbound row (0 for inbound rows). */
 export const costCentsOfItem = (item: Item): number => num(item.costCents) ?? 0;
 
-/** The spend shard an outbound row was charged on; undefined for rows charged before shards. */
+/** The spend shard an outbound row was charged on (undefined for inbound rows). */
 export const spendShardOfItem = (item: Item): number | undefined => num(item.spendShard) ?? undefined;
 
 export type { FailureReason } from './schemas';
