@@ -38,7 +38,7 @@ describe('the function factory', () => {
     }
   });
 
-  it('gives API handlers and carrier callbacks 256 MB and 10 s, POST /contacts/batch 28 s, and the authorizer 5 s', () => {
+  it('gives API handlers and carrier callbacks 256 MB and 10 s, POST /contacts/batch 28 s, and the authorizer 3 s', () => {
     const { stack, template } = synth();
 
     const byId = template.toJSON().Resources as Record<string, { Properties: FunctionProps }>;
@@ -49,7 +49,7 @@ describe('the function factory', () => {
     }
     // A batch of 100 contacts: inside API Gateway's 29 s, and the Idempotency-Key's in-progress lock (60 s).
     expect(byId[logicalIdOf(stack, upsertContacts)].Properties).toMatchObject({ MemorySize: 256, Timeout: 28 });
-    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 5 });
+    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 3 });
   });
 
   it('reserves concurrency for the authorizer and each carrier callback, and for no other function', () => {

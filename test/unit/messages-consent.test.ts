@@ -2,7 +2,8 @@ import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { consentChangeUpdate, consentOf, consentsOf, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
+import { consentChangeUpdate, consentOf, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
+import { batchGetItems } from '../../lambdas/shared/table/batch-get';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { consentChangeOf, consentKeywordOf } from '../../lambdas/contexts/texting/consent-keywords';
 
@@ -67,16 +68,17 @@ describe('the consent ledger', () => {
     Key: ledgerKey(number),
     // Each change also bumps the row's sequence and stamps its time: a consent.changed event.
     UpdateExpression:
-      'SET #type = :type, #tenantId = :tenantId, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note, #changedAt = :changedAt ADD #rowSequence :rowSequenceStep',
+      'SET #type = :set_type, #tenantId = :set_tenantId, #number = :set_number, #consentStatus = :set_consentStatus, #consentSource = :set_consentSource, ' +
+      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #changedAt = :set_changedAt ADD #sequence :add_sequence',
     // The later change wins: a keyword the carrier retried late never overrides a newer one.
     ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
     ExpressionAttributeNames: {
-      '#type': 'type', '#tenantId': 'tenantId', '#number': 'number', '#status': 'consentStatus', '#source': 'consentSource', '#at': 'consentAt',
-      '#note': 'consentNote', '#changedAt': 'changedAt', '#rowSequence': 'sequence',
+      '#type': 'type', '#tenantId': 'tenantId', '#number': 'number', '#consentStatus': 'consentStatus', '#consentSource': 'consentSource',
+      '#consentAt': 'consentAt', '#consentNote': 'consentNote', '#changedAt': 'changedAt', '#sequence': 'sequence', '#at': 'consentAt',
     },
     ExpressionAttributeValues: {
-      ':type': 'consent', ':tenantId': tenantId, ':number': number, ':status': 'opted_out', ':source': 'sms_keyword', ':at': '2026-10-01T10:00:00.000Z',
-      ':note': 'Replied STOP', ':changedAt': expect.any(Number), ':rowSequenceStep': 1,
+      ':set_type': 'consent', ':set_tenantId': tenantId, ':set_number': number, ':set_consentStatus': 'opted_out', ':set_consentSource': 'sms_keyword',
+      ':set_consentAt': '2026-10-01T10:00:00.000Z', ':set_consentNote': 'Replied STOP', ':set_changedAt': expect.any(Number), ':add_sequence': 1, ':at': '2026-10-01T10:00:00.000Z',
     },
   });
 
@@ -96,8 +98,13 @@ describe('the consent ledger', () => {
     expect(ledger).toEqual({ Update: ledgerUpdate('+14155550100') });
     expect(copy.Update).toMatchObject({
       Key: { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' },
-      ConditionExpression: 'attribute_exists(pk) AND #number = :number',
-      ExpressionAttributeValues: { ':consentStatus': 'opted_out', ':consentSource': 'sms_keyword', ':consentAt': '2026-10-01T10:00:00.000Z', ':consentNote': 'Replied STOP', ':number': '+14155550100' },
+      ConditionExpression: 'attribute_exists(pk) AND #holdsNumber = :heldNumber',
+      ExpressionAttributeValues: {
+        ':set_consentStatus': 'opted_out', ':set_consentSource': 'sms_keyword', ':set_consentAt': '2026-10-01T10:00:00.000Z', ':set_consentNote': 'Replied STOP',
+        ':heldNumber': '+14155550100',
+        // The contact shows the change: its sequence moves, and it goes to the end of the feed of changes.
+        ':add_sequence': 1, ':set_changespk': `T#${tenantId}#CONTACT_CHANGES`, ':set_changessk': expect.any(String),
+      },
     });
     expect(claim.ConditionCheck).toMatchObject({ Key: claimKey('+14155550100'), ConditionExpression: 'contactId = :holder', ExpressionAttributeValues: { ':holder': holder } });
   });
@@ -177,48 +184,44 @@ describe('the consent ledger', () => {
     expect(unknown).toEqual({ status: 'unknown', source: null, at: null, note: null });
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { TableName: table, Key: ledgerKey('+14155550100'), ConsistentRead: true });
   });
+});
 
-  it('reads a page of numbers in one BatchGetItem, retries unprocessed keys, and calls numbers without a row unknown', async () => {
+describe('batchGetItems', () => {
+  it('reads the keys in one BatchGetItem and asks again for the keys left unprocessed', async () => {
     // Prepare: the first answer leaves one key unprocessed
+    const opted = { ...ledgerKey('+14155550100'), consentStatus: 'opted_out' };
+    const optedIn = { ...ledgerKey('+14155550101'), consentStatus: 'opted_in' };
     ddb
       .on(BatchGetCommand)
-      .resolvesOnce({
-        Responses: { [table]: [{ ...ledgerKey('+14155550100'), number: '+14155550100', consentStatus: 'opted_out', consentSource: 'sms_keyword', consentAt: '2026-10-01T10:00:00.000Z', consentNote: 'Replied STOP' }] },
-        UnprocessedKeys: { [table]: { Keys: [ledgerKey('+14155550101')] } },
-      })
-      .resolvesOnce({ Responses: { [table]: [{ ...ledgerKey('+14155550101'), number: '+14155550101', consentStatus: 'opted_in' }] } });
+      .resolvesOnce({ Responses: { [table]: [opted] }, UnprocessedKeys: { [table]: { Keys: [ledgerKey('+14155550101')] } } })
+      .resolvesOnce({ Responses: { [table]: [optedIn] } });
     // Act
-    const consents = await consentsOf(tenantId, ['+14155550100', '+14155550101', '+14155550102', '+14155550100']);
-    // Assess: duplicates read once; the retry asks for the unprocessed key only
+    const rows = await batchGetItems([ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')], { consistentRead: true });
+    // Assess: the retry asks for the unprocessed key only; a key without a row is missing
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 2);
     expect(ddb).toHaveReceivedNthSpecificCommandWith(1, BatchGetCommand, {
       RequestItems: { [table]: { Keys: [ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')], ConsistentRead: true } },
     });
     expect(ddb).toHaveReceivedNthSpecificCommandWith(2, BatchGetCommand, { RequestItems: { [table]: { Keys: [ledgerKey('+14155550101')], ConsistentRead: true } } });
-    expect(Object.fromEntries(consents)).toEqual({
-      '+14155550100': { status: 'opted_out', source: 'sms_keyword', at: '2026-10-01T10:00:00.000Z', note: 'Replied STOP' },
-      '+14155550101': { status: 'opted_in', source: null, at: null, note: null },
-      '+14155550102': { status: 'unknown', source: null, at: null, note: null },
-    });
+    expect(rows).toEqual([opted, optedIn]);
   });
 
-  it('reads more than 100 numbers in batches of 100, the most BatchGetItem takes', async () => {
+  it('reads more than 100 keys in batches of 100, the most BatchGetItem takes', async () => {
     // Prepare
-    const numbers = Array.from({ length: 101 }, (_, i) => `+1415555${String(i).padStart(4, '0')}`);
+    const keys = Array.from({ length: 101 }, (_, i) => ledgerKey(`+1415555${String(i).padStart(4, '0')}`));
     ddb.on(BatchGetCommand).resolves({ Responses: { [table]: [] } });
     // Act
-    const consents = await consentsOf(tenantId, numbers);
+    await batchGetItems(keys);
     // Assess
     const batches = ddb.commandCalls(BatchGetCommand).map((call) => call.args[0].input.RequestItems![table].Keys!.length);
     expect(batches).toEqual([100, 1]);
-    expect(consents.size).toBe(101);
   });
 
-  it('reads nothing for no numbers', async () => {
+  it('reads nothing for no keys', async () => {
     // Act
-    const consents = await consentsOf(tenantId, []);
+    const rows = await batchGetItems([]);
     // Assess
-    expect(consents.size).toBe(0);
+    expect(rows).toEqual([]);
     expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
   });
 });

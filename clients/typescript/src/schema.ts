@@ -125,7 +125,7 @@ export interface paths {
          * The organization's shared directory, newest first
          * @description Requires scope `contacts.view`.
          *
-         *     The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call history.
+         *     The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call history. `externalId` finds the contact holding your id. `updatedSince` turns the list into the feed of changes since a time, oldest change first, for keeping a copy of the directory in step (with `includeDeleted=true`, deletions too): start the next walk at the time the previous one started, minus a minute. Every page is one read of an index, whatever the size of the directory.
          */
         get: operations["listContacts"];
         put?: never;
@@ -742,7 +742,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 call: components["schemas"]["Call"];
@@ -762,7 +762,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 message: components["schemas"]["Message"];
@@ -782,7 +782,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 voicemail: {
@@ -814,7 +814,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /**
@@ -845,7 +845,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /**
@@ -889,7 +889,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 contact: components["schemas"]["Contact"];
@@ -909,7 +909,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 contact: components["schemas"]["Contact"];
@@ -929,7 +929,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 contact: components["schemas"]["DeletedContact"];
@@ -949,7 +949,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 consent: {
@@ -986,7 +986,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /** Format: uuid */

@@ -4,6 +4,7 @@ import { batchGetItems } from '../../shared/table/batch-get';
 import { str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { ownPartitionKey } from '../../shared/table/keys';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { updateExpression } from '../../shared/table/update-expression';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 
 /**
@@ -65,34 +66,27 @@ const NOT_OPTED_OUT = 'attribute_not_exists(#status) OR #status <> :optedOut';
  */
 export function consentChangeUpdate(tenantId: string, number: string, change: ConsentChange, now = new Date()): TransactItem {
   return {
-    // The row's sequence and `changedAt` ride along (shared/table/row-sequence.ts): each change is a
-    // `consent.changed` event, and a change the ledger refuses (a later one on record) bumps nothing.
-    Update: withRowSequenceBump({
+    Update: {
       TableName: TABLE_NAME,
       Key: consentKey(tenantId, number),
-      UpdateExpression: 'SET #type = :type, #tenantId = :tenantId, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note, #changedAt = :changedAt',
-      ConditionExpression: LATER_THAN_RECORDED,
-      ExpressionAttributeNames: {
-        '#type': 'type',
-        '#tenantId': 'tenantId',
-        '#number': 'number',
-        '#status': 'consentStatus',
-        '#source': 'consentSource',
-        '#at': 'consentAt',
-        '#note': 'consentNote',
-        '#changedAt': CHANGED_AT,
-      },
-      ExpressionAttributeValues: {
-        ':type': ROW_TYPES.consent,
-        ':tenantId': tenantId,
-        ':number': number,
-        ':status': change.status,
-        ':source': change.source,
-        ':at': change.at.toISOString(),
-        ':note': change.note,
-        ':changedAt': now.getTime(),
-      },
-    }),
+      // The row's sequence and `changedAt` ride along (shared/table/row-sequence.ts): each change is a
+      // `consent.changed` event, and a change the ledger refuses (a later one on record) bumps nothing.
+      ...updateExpression(
+        withRowSequenceBump({
+          set: {
+            type: ROW_TYPES.consent,
+            tenantId,
+            number,
+            consentStatus: change.status,
+            consentSource: change.source,
+            consentAt: change.at.toISOString(),
+            consentNote: change.note,
+            [CHANGED_AT]: now.getTime(),
+          },
+        }),
+        { expression: LATER_THAN_RECORDED, names: { '#at': 'consentAt' }, values: { ':at': change.at.toISOString() } },
+      ),
+    },
   };
 }
 
@@ -169,13 +163,3 @@ export async function consentOf(tenantId: string, number: string): Promise<Conse
   return fromItem(Item);
 }
 
-/**
- * The consent of several numbers in one read per 100 numbers (a page of contacts): cost bounded
- * by the page. Numbers without a row are `unknown`.
- */
-export async function consentsOf(tenantId: string, numbers: readonly string[]): Promise<Map<string, Consent>> {
-  const unique = [...new Set(numbers)];
-  const rows = await batchGetItems(unique.map((n) => consentKey(tenantId, n)), { consistentRead: true });
-  const found = new Map(rows.map((item) => [item.number as string, fromItem(item)]));
-  return new Map(unique.map((n) => [n, found.get(n) ?? NO_CONSENT_RECORDED]));
-}

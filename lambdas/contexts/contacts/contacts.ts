@@ -11,7 +11,8 @@ import { isContention } from '../../shared/table/contention';
 import { FIRST_ROW_SEQUENCE, ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
-import { consentAttributes, consentsOf, ledgerSnapshot, ledgerSnapshots, NO_CONSENT_RECORDED, type Consent, type LedgerSnapshot } from '../consent/ledger';
+import { updateExpression, type Condition } from '../../shared/table/update-expression';
+import { consentAttributes, ledgerSnapshot, ledgerSnapshots, type Consent, type LedgerSnapshot } from '../consent/ledger';
 import { changeIndexKeys, changesPage, TOMBSTONE_RETENTION_SECONDS, TOMBSTONE_SK } from './contact-changes';
 import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
@@ -98,28 +99,6 @@ export function toItem(contact: Contact): Item {
   };
 }
 
-/** Rows written before contacts carried their consent have none until the key-layout migration copies it. */
-const hasConsentCopy = (item: Item): boolean => typeof item.consentStatus === 'string';
-
-/**
- * Contacts from their rows, as the API shows them. A row without its consent copy (written before
- * the copies, not yet migrated) gets its number's consent from the ledger: one BatchGetItem for
- * those rows alone, none once the migration has run.
- */
-async function contactsOf(tenantId: string, rows: Item[]): Promise<Contact[]> {
-  const contacts = rows.map(fromItem);
-  if (rows.every(hasConsentCopy)) return contacts;
-  const fromLedger = await withLedgerConsent(tenantId, contacts.filter((_, i) => !hasConsentCopy(rows[i])));
-  return contacts.map((contact, i) => (hasConsentCopy(rows[i]) ? contact : fromLedger.shift()!));
-}
-
-/** The contacts with their numbers' consent read from the ledger (one BatchGetItem). */
-async function withLedgerConsent(tenantId: string, contacts: Contact[]): Promise<Contact[]> {
-  const numbers = contacts.map((contact) => contact.normalizedNumber).filter((n): n is string => n !== null);
-  const consents = numbers.length > 0 ? await consentsOf(tenantId, numbers) : new Map<string, Consent>();
-  return contacts.map((contact) => ({ ...contact, ...withConsentFields((contact.normalizedNumber && consents.get(contact.normalizedNumber)) || NO_CONSENT_RECORDED) }));
-}
-
 const withConsentFields = (consent: Consent): Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'> =>
   consentAttributes(consent) as Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'>;
 
@@ -138,7 +117,7 @@ export function fromItem(item: Item): Contact {
     normalizedNumber: str(item.normalizedNumber),
     isAutoCreated: item.isAutoCreated === true,
     source: item.source as Contact['source'],
-    consentStatus: (item.consentStatus as Contact['consentStatus']) ?? 'unknown',
+    consentStatus: item.consentStatus as Contact['consentStatus'],
     consentSource: str(item.consentSource),
     consentAt: str(item.consentAt),
     consentNote: str(item.consentNote),
@@ -191,7 +170,7 @@ const manualContact = (tenantId: string, input: CreateContactInput, now: Date): 
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId) }));
   if (!Item) throw new NotFoundError('Contact');
-  return (await contactsOf(tenantId, [Item]))[0];
+  return fromItem(Item);
 }
 
 type ContactRow = { contact: Contact; indexed: IndexedEntries; row: Item };
@@ -219,23 +198,16 @@ export async function readExternalIdClaim(tenantId: string, externalId: string):
 const REMOVE = Symbol('remove');
 type Written = Record<string, unknown>;
 
-/** Attributes set (and removed) by a write, as an update expression. */
-function updateExpression(fields: Written) {
-  const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
-  const set = entries.filter(([, v]) => v !== REMOVE);
-  const removed = entries.filter(([, v]) => v === REMOVE);
-  return {
-    UpdateExpression: [
-      set.length > 0 ? `SET ${set.map(([k]) => `#${k} = :${k}`).join(', ')}` : '',
-      removed.length > 0 ? `REMOVE ${removed.map(([k]) => `#${k}`).join(', ')}` : '',
-    ].filter(Boolean).join(' '),
-    ExpressionAttributeNames: Object.fromEntries(entries.map(([k]) => [`#${k}`, k])),
-    ExpressionAttributeValues: Object.fromEntries(set.map(([k, v]) => [`:${k}`, v])),
-  };
+/**
+ * A write of a contact's attributes (those REMOVE marks are removed), its sequence number bumped,
+ * `searchIndex` set when its entries change, guarded by `condition`.
+ */
+function contactWrite(fields: Written, search: Reindex, condition: Condition) {
+  const all: Written = { ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined };
+  const entries = Object.entries(all).filter(([, v]) => v !== undefined);
+  const parts = { set: Object.fromEntries(entries.filter(([, v]) => v !== REMOVE)), remove: entries.filter(([, v]) => v === REMOVE).map(([k]) => k) };
+  return updateExpression(withRowSequenceBump(parts), condition);
 }
-
-/** `SET searchIndex` with the other attributes a write sets, when its entries change. */
-const withFingerprint = (fields: Written, search: Reindex) => updateExpression({ ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined });
 
 /** The attributes of an external id given to a write: set with its index entry, or removed with it. */
 function externalIdAttributes(tenantId: string, externalId: string | null | undefined): Written {
@@ -464,9 +436,13 @@ export async function adoptRound(tenantId: string, contactId: string, input: Cre
     ...changeStamp(tenantId, now),
   };
   const search = reindex(tenantId, contactId, current.indexed, { displayName: input.displayName, company: input.company ?? null, normalizedNumber: current.contact.normalizedNumber });
-  const contactUpdate = withRowSequenceBump(withFingerprint(named, search));
   const externalIdWrites = externalIdMoves ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null) : [];
   const asRead = externalIdAsRead(current.contact.externalId);
+  const contactUpdate = contactWrite(named, search, {
+    expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
+    names: { '#wasAutoCreated': 'isAutoCreated', ...search.guard.names, ...asRead.names },
+    values: { ':wasAuto': true, ...search.guard.values, ...asRead.values },
+  });
   const reasons = await transactWrite([
     {
       Update: {
@@ -478,16 +454,7 @@ export async function adoptRound(tenantId: string, contactId: string, input: Cre
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     },
-    {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: contactKey(tenantId, contactId),
-        ...contactUpdate,
-        ConditionExpression: `${CONDITION.rowExists} AND #isAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
-        ExpressionAttributeNames: { ...contactUpdate.ExpressionAttributeNames, ...search.guard.names, ...asRead.names },
-        ExpressionAttributeValues: { ...contactUpdate.ExpressionAttributeValues, ':wasAuto': true, ...search.guard.values, ...asRead.values },
-      },
-    },
+    { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } },
     ...externalIdWrites,
     ...search.writes,
   ]);
@@ -503,7 +470,7 @@ export async function adoptRound(tenantId: string, contactId: string, input: Cre
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }));
   // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than answering 404.
   if (!Item) return LOST_RACE;
-  return (await contactsOf(tenantId, [Item]))[0];
+  return fromItem(Item);
 }
 
 /** Rounds of a create: each round lost means another writer changed a claim in between. */
@@ -568,13 +535,13 @@ async function contactByExternalId(tenantId: string, externalId: string, include
       ExpressionAttributeValues: { ':pk': externalIdClaimKey(tenantId, externalId).pk },
     }),
   );
-  const contacts = (await contactsOf(tenantId, Items)).filter((contact) => includeAutoCreated || !contact.isAutoCreated);
+  const contacts = Items.map(fromItem).filter((contact) => includeAutoCreated || !contact.isAutoCreated);
   return { items: contacts, nextCursor: null };
 }
 
 /** Contacts by id, in one BatchGetItem per 100: those deleted meanwhile are missing. */
 async function readContacts(tenantId: string, contactIds: readonly string[]): Promise<Contact[]> {
-  return contactsOf(tenantId, await batchGetItems(contactIds.map((id) => contactKey(tenantId, id))));
+  return (await batchGetItems(contactIds.map((id) => contactKey(tenantId, id)))).map(fromItem);
 }
 
 /** The plain list, newest first: every contact on the `directory` index, named ones on gsi1. */
@@ -596,7 +563,7 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
     fromItem: (item) => item,
     idOf: (item) => item.id as string,
   });
-  return { ...page, items: await contactsOf(tenantId, page.items) };
+  return { ...page, items: page.items.map(fromItem) };
 }
 
 const touchesSearch = (patch: UpdateContactInput): boolean =>
@@ -644,9 +611,9 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
     if (err instanceof NotFoundError && options.expect) return LOST_RACE;
     throw err;
   }
-  const { contact: current, indexed, row } = read;
+  const { contact: current, indexed } = read;
   if (options.expect && !options.expect(current)) return LOST_RACE;
-  if (options.skipUnchanged && !patchChanges(current, patch)) return { contact: (await contactsOf(tenantId, [row]))[0], changed: false };
+  if (options.skipUnchanged && !patchChanges(current, patch)) return { contact: current, changed: false };
   const next: Contact = {
     ...current,
     ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -663,41 +630,43 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
   // A new number brings its own consent: the ledger's row, copied and checked unchanged.
   const ledger = numberMoves ? await ledgerSnapshot(tenantId, next.normalizedNumber as string) : undefined;
   if (ledger) Object.assign(next, withConsentFields(ledger.consent));
-  const changed = withRowSequenceBump(
-    withFingerprint(
-      {
-        displayName: patch.displayName,
-        phoneNumber: patch.phoneNumber,
-        normalizedNumber: patch.phoneNumber,
-        company: patch.company,
-        tag: patch.tag,
-        notes: patch.notes,
-        ...externalIdAttributes(tenantId, externalIdMoves ? next.externalId : undefined),
-        ...customFieldsAttribute(patch.customFields),
-        ...changeStamp(tenantId, now),
-        ...(ledger && consentAttributes(ledger.consent)),
-      },
-      { ...search, changed: searchChanges },
-    ),
-  );
+  const written: Written = {
+    displayName: patch.displayName,
+    phoneNumber: patch.phoneNumber,
+    normalizedNumber: patch.phoneNumber,
+    company: patch.company,
+    tag: patch.tag,
+    notes: patch.notes,
+    ...externalIdAttributes(tenantId, externalIdMoves ? next.externalId : undefined),
+    ...customFieldsAttribute(patch.customFields),
+    ...changeStamp(tenantId, now),
+    ...(ledger && consentAttributes(ledger.consent)),
+  };
   const asRead = externalIdAsRead(current.externalId);
+  const stillAsRead = {
+    expression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND ${asRead.expression}`,
+    names: { '#currentNumberAttr': 'normalizedNumber', ...asRead.names },
+    values: { ':currentNumber': current.normalizedNumber, ...asRead.values },
+  };
   if (!numberMoves && !searchChanges && !externalIdMoves) {
+    // A PATCH of a searched field that leaves the entries as they are still needs them as read:
+    // a rename committed since would otherwise keep entries this write no longer matches.
+    const guard = touchesSearch(patch) ? search.guard : { expression: '', names: {}, values: {} };
     try {
       const { Attributes } = await dynamo.send(
         new UpdateCommand({
           TableName: TABLE_NAME,
           Key: contactKey(tenantId, contactId),
-          ...changed,
-          // A PATCH of a searched field that leaves the entries as they are still needs them as read:
-          // a rename committed since would otherwise keep entries this write no longer matches.
-          ConditionExpression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND ${asRead.expression}${touchesSearch(patch) ? ` AND ${search.guard.expression}` : ''}`,
-          ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#currentNumberAttr': 'normalizedNumber', ...asRead.names, ...(touchesSearch(patch) && search.guard.names) },
-          ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ...asRead.values, ...(touchesSearch(patch) && search.guard.values) },
+          ...contactWrite(written, { ...search, changed: false }, {
+            expression: `${stillAsRead.expression}${guard.expression ? ` AND ${guard.expression}` : ''}`,
+            names: { ...stillAsRead.names, ...guard.names },
+            values: { ...stillAsRead.values, ...guard.values },
+          }),
           // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return { contact: (await contactsOf(tenantId, [Attributes as Item]))[0], changed: true };
+      return { contact: fromItem(Attributes as Item), changed: true };
     } catch (err) {
       if (isConditionalCheckFailed(err)) return LOST_RACE; // deleted, renumbered or re-identified meanwhile: look again
       throw err;
@@ -707,13 +676,14 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
     Update: {
       TableName: TABLE_NAME,
       Key: contactKey(tenantId, contactId),
-      ...changed,
       // Also still auto-created or named as read: a new claim copies that flag, and an
       // adoption committed since the read must not leave a claim saying "unnamed". And still
       // filed under the search entries read, which this write replaces.
-      ConditionExpression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
-      ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#currentNumberAttr': 'normalizedNumber', '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names, ...asRead.names },
-      ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ':wasAuto': current.isAutoCreated, ...search.guard.values, ...asRead.values },
+      ...contactWrite(written, { ...search, changed: searchChanges }, {
+        expression: `${stillAsRead.expression} AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
+        names: { ...stillAsRead.names, '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
+        values: { ...stillAsRead.values, ':wasAuto': current.isAutoCreated, ...search.guard.values },
+      }),
     },
   };
   const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
@@ -722,7 +692,7 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
   // The row as this write left it: its conditions held the number, the named flag and the search
   // fields as read. A read after it could show a later writer's row instead (an adoption that
   // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
-  if (!reasons) return { contact: ledger || hasConsentCopy(row) ? next : (await withLedgerConsent(tenantId, [next]))[0], changed: true };
+  if (!reasons) return { contact: next, changed: true };
   // Held by another contact: 409 naming it. Held by this very contact: a concurrent PATCH moved it
   // there first; the next round sees no move. Otherwise the contact changed under us: decide afresh.
   const numberHolder = numberMoves ? otherHolder(failedCondition(reasons, claimMoves.length), contactId) : undefined;
