@@ -2,6 +2,7 @@ import type { LimitsProxy } from '../../local/dynamodb-limits/limits-proxy';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import type { BatchEntry } from '../../lambdas/contexts/contacts/contact-batch';
 import type { ContactBatchResult } from '../../lambdas/contexts/contacts/schemas';
+import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from '../support/batch-races';
 
 /**
  * POST /contacts/batch on DynamoDB's limits (issue 32), on a limits-faithful engine of this file's
@@ -107,49 +108,13 @@ describe('races of batches', () => {
     }
     return raced;
   }
+  const deps = (): BatchRaceDeps => ({ ...m, newTenantId: m.uuidv7, freshNumber });
 
   it('two batches naming the same external id at once leave one contact holding it', async () => {
-    const raced = await racedRounds(5, 20, async () => {
-      // Prepare: the same CRM record in two batches, once with a number changed since
-      const tenantId = m.uuidv7();
-      const [n1, n2] = [freshNumber(), freshNumber()];
-      const first = entries([{ displayName: 'Ada', phoneNumber: n1, externalId: 'crm-ada' }, { displayName: 'Other 1', phoneNumber: freshNumber() }]);
-      const second = entries([{ displayName: 'Ada Lovelace', phoneNumber: n2, externalId: 'crm-ada' }, { displayName: 'Other 2', phoneNumber: freshNumber() }]);
-      // Act
-      const [a, b] = await Promise.all([m.upsertContacts(tenantId, first), m.upsertContacts(tenantId, second)]);
-      // Assess: one contact holds the id; one batch created it, the other updated it; the number it does not hold is free
-      const holder = await m.readExternalIdClaim(tenantId, 'crm-ada');
-      const rows = (await m.contactRowsOf(tenantId)).filter((row) => row.externalId === 'crm-ada');
-      expect(rows.map((row) => row.id)).toEqual([holder]);
-      expect([a[0].status, b[0].status].sort()).toEqual(['created', 'updated']);
-      expect([a[0].contactId, b[0].contactId]).toEqual([holder, holder]);
-      const held = rows[0].normalizedNumber as string;
-      expect([n1, n2]).toContain(held);
-      expect((await m.readNumberClaim(tenantId, held))?.contactId).toBe(holder);
-      expect(await m.readNumberClaim(tenantId, held === n1 ? n2 : n1)).toBeUndefined();
-    });
-    expect(raced).toBe(5);
+    expect(await racedRounds(5, 20, () => sameExternalIdRace(deps()))).toBe(5);
   });
 
   it('a number claimed by two writers with different external ids: one contact holds it, the other is a conflict naming it, no stray claim', async () => {
-    const raced = await racedRounds(5, 20, async () => {
-      // Prepare: two CRM records with one number
-      const tenantId = m.uuidv7();
-      const n = freshNumber();
-      // Act
-      const [[a], [b]] = await Promise.all([
-        m.upsertContacts(tenantId, entries([{ displayName: 'Record A', phoneNumber: n, externalId: 'rec-a' }])),
-        m.upsertContacts(tenantId, entries([{ displayName: 'Record B', phoneNumber: n, externalId: 'rec-b' }])),
-      ]);
-      // Assess
-      const holder = (await m.readNumberClaim(tenantId, n))?.contactId;
-      const [winner, loser] = a.status === 'created' ? [a, b] : [b, a];
-      expect([winner.status, loser.status]).toEqual(['created', 'conflict']);
-      expect([winner.contactId, loser.contactId]).toEqual([holder, holder]);
-      expect(await m.readExternalIdClaim(tenantId, winner.externalId!)).toBe(holder);
-      expect(await m.readExternalIdClaim(tenantId, loser.externalId!)).toBeUndefined();
-      expect((await m.contactRowsOf(tenantId)).map((row) => [row.id, row.externalId])).toEqual([[holder, winner.externalId]]);
-    });
-    expect(raced).toBe(5);
+    expect(await racedRounds(5, 20, () => oneNumberTwoRecordsRace(deps()))).toBe(5);
   });
 });

@@ -6,7 +6,8 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { upsertContacts, type BatchEntry } from '../../lambdas/contexts/contacts/contact-batch';
-import { createContact, deleteContact, getContact, listContacts, toItem, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { createContact, deleteContact, getContact, listContacts, readExternalIdClaim, readNumberClaim, toItem, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from '../support/batch-races';
 import type { Contact, ContactBatchItemInput, DeletedContact } from '../../lambdas/contexts/contacts/schemas';
 
 /**
@@ -95,6 +96,18 @@ describe('POST /contacts/batch, in the domain', () => {
     await deleteContact(tenantId, contact.id);
     expect((await listContacts(tenantId, { limit: 50, includeAutoCreated: true, externalId: 'sf-003A' })).items).toEqual([]);
     await expect(createContact(tenantId, { displayName: 'Again', phoneNumber: freshNumber(), externalId: 'sf-003A' })).resolves.toMatchObject({ adopted: false });
+  });
+});
+
+describe('races of batches, on DynamoDB Local (the limits engine runs them too, contacts-batch-limits.test.ts)', () => {
+  const deps = (): BatchRaceDeps => ({ upsertContacts, readExternalIdClaim, readNumberClaim, contactRowsOf, newTenantId: () => uuidv7(), freshNumber });
+
+  it('two batches naming the same external id at once leave one contact holding it', async () => {
+    for (let round = 0; round < 5; round += 1) await sameExternalIdRace(deps());
+  });
+
+  it('a number claimed by two writers with different external ids: one contact holds it, the other is a conflict naming it', async () => {
+    for (let round = 0; round < 5; round += 1) await oneNumberTwoRecordsRace(deps());
   });
 });
 
