@@ -147,10 +147,11 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
  * units as AWS computes them, items examined included), counting each page.
  */
 export async function measureSync(sizes: number[], log: (line: string) => void): Promise<SyncPageCost[]> {
-  const [{ meterDynamoReads }, { putInBatches, numberFor }, { listContacts, toItem }, { uuidv7 }] = await Promise.all([
+  const [{ meterDynamoReads }, { putInBatches, numberFor }, { listContacts }, { toItem }, { uuidv7 }] = await Promise.all([
     import('../../test/support/read-meter'),
     import('../../test/support/scale-seed'),
     import('../../lambdas/contexts/contacts/contacts'),
+    import('../../lambdas/contexts/contacts/contact-rows'),
     import('../../lambdas/shared/ids'),
   ]);
   const results: SyncPageCost[] = [];

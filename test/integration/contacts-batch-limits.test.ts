@@ -39,7 +39,7 @@ beforeAll(async () => {
   const { createTestTable } = await import('../support/table');
   await createTestTable();
   const batch = await import('../../lambdas/contexts/contacts/contact-batch');
-  const contacts = await import('../../lambdas/contexts/contacts/contacts');
+  const contacts = await import('../../lambdas/contexts/contacts/contact-claims');
   const rows = await import('../support/directory-rows');
   const ids = await import('../../lambdas/shared/ids');
   m = {

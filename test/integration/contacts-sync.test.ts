@@ -6,7 +6,9 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { upsertContacts, type BatchEntry } from '../../lambdas/contexts/contacts/contact-batch';
-import { createContact, deleteContact, getContact, listContacts, readExternalIdClaim, readNumberClaim, toItem, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { readExternalIdClaim, readNumberClaim } from '../../lambdas/contexts/contacts/contact-claims';
+import { toItem } from '../../lambdas/contexts/contacts/contact-rows';
 import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from '../support/batch-races';
 import type { Contact, ContactBatchItemInput, DeletedContact } from '../../lambdas/contexts/contacts/schemas';
 

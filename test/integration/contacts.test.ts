@@ -1,5 +1,6 @@
 import { createTestTable } from '../support/table';
-import { createContact, deleteContact, getContact, listContacts, newContactRows, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { newContactRows } from '../../lambdas/contexts/contacts/contact-rows';
 import { putInBatches } from '../support/scale-seed';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';

@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { numberClaimKey } from '../../lambdas/contexts/contacts/contacts';
+import { numberClaimKey } from '../../lambdas/contexts/contacts/contact-rows';
 import { batchGetItems } from '../../lambdas/shared/table/batch-get';
 import { PREFIX, tenantScopedPk } from '../../lambdas/shared/table/keys';
 import { GSIS } from '../../lambdas/shared/table/table-schema';

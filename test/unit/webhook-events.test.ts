@@ -2,7 +2,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
 import { fromItem as messageFromItem } from '../../lambdas/contexts/texting/messages';
-import { fromItem as contactFromItem, toItem as toContactItem } from '../../lambdas/contexts/contacts/contacts';
+import { fromItem as contactFromItem, toItem as toContactItem } from '../../lambdas/contexts/contacts/contact-rows';
 import type { Item } from '../../lambdas/shared/table/dynamo';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Call } from '../../lambdas/contexts/calls/schemas';

@@ -6,7 +6,7 @@ import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { updateExpression } from '../../shared/table/update-expression';
 import { consentAttributes, consentChangeUpdate, consentOfChange, type Consent, type ConsentChange } from '../consent/ledger';
 import { changeIndexKeys } from './contact-changes';
-import { contactKey, numberClaimKey } from './contacts';
+import { contactKey, numberClaimKey } from './contact-rows';
 
 /**
  * A consent change as it is written: the number's ledger row (consent/ledger.ts), and the copy on

@@ -1,7 +1,9 @@
 import { TemporarilyUnavailableError } from '../../shared/errors';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
-import { adoptRound, claimsOf, insertNewContact, insertNewContacts, readExternalIdClaim, readNumberClaim, updateRound, type Updated } from './contacts';
+import { claimsOf, readExternalIdClaim, readNumberClaim } from './contact-claims';
+import { insertNewContact, insertNewContacts } from './contact-inserts';
+import { adoptRound, updateRound, type Updated } from './contacts';
 import { ContactConflictError } from './errors';
 import type { ContactBatchItemInput, ContactBatchResult, ContactBatchStatus } from './schemas';
 

@@ -1,170 +1,43 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { uuidv7 } from '../../shared/ids';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { CONDITION, failedCondition, isConditionalCheckFailed, nowIso, str, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { ENTITY_SK, ownPartitionKey, PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { CONDITION, failedCondition, isConditionalCheckFailed, nowIso, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
-import { isContention } from '../../shared/table/contention';
-import { FIRST_ROW_SEQUENCE, ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
-import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
-import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
+import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
+import { CHANGED_AT } from '../../shared/table/row-types';
+import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression, type Condition } from '../../shared/table/update-expression';
-import { consentAttributes, ledgerSnapshot, ledgerSnapshots, type Consent, type LedgerSnapshot } from '../consent/ledger';
-import { changeIndexKeys, changesPage, TOMBSTONE_RETENTION_SECONDS, TOMBSTONE_SK } from './contact-changes';
+import { consentAttributes, ledgerSnapshot } from '../consent/ledger';
+import { claimMove, claimRelease, externalIdMove, otherHolder, readNumberClaim } from './contact-claims';
+import { changeIndexKeys, changesPage } from './contact-changes';
+import { insertNewContact, insertWithClaims } from './contact-inserts';
+import {
+  contactKey,
+  customFieldsOf,
+  externalIdClaimKey,
+  externalIdIndexKeys,
+  fromItem,
+  namedIndexKeys,
+  newContact,
+  numberClaimKey,
+  tombstoneItem,
+  withConsentFields,
+  type NumberClaim,
+} from './contact-rows';
 import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
-import { indexedEntriesOf, insertIndex, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
+import { indexedEntriesOf, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
 import type { Contact, CreateContactInput, DeletedContact, ListContactsInput, UpdateContactInput } from './schemas';
 
 /**
- * Contacts and their claims. Each contact has a partition of its own (`T#<tenant>#CONTACT#<id>`),
- * and so does each claim: a number's (`T#<tenant>#NUMBER#<e164>` -> contactId) and an external
- * id's (`T#<tenant>#EXTERNAL_ID#<id>` -> contactId), each written in the same transaction as every
- * change of what it claims, so an organization never has two contacts for one number or one
- * external id, whatever runs concurrently. Nothing of a contact's write lands on the
- * organization's own partition: an import of many contacts at once spreads over partitions, and
- * the lists are indexes (`directory`, gsi1 for named contacts, `changes`, `externalIds`;
- * docs/capacity.md).
+ * The directory's reads and writes: a contact, the list, a search, the feed of changes, a contact
+ * by external id; create (with adoption), PATCH and delete, each one transaction of the contact's
+ * rows and claims (contact-rows.ts, contact-claims.ts) run in optimistic rounds; new contacts are
+ * written by contact-inserts.ts, a batch by contact-batch.ts.
  */
-export const contactKey = (tenantId: string, contactId: string) => ownPartitionKey(tenantId, 'contact', contactId);
-
-export const numberClaimKey = (tenantId: string, number: string) => ownPartitionKey(tenantId, 'numberClaim', number);
-
-export const externalIdClaimKey = (tenantId: string, externalId: string) => ownPartitionKey(tenantId, 'externalIdClaim', externalId);
-
-/** Where a deleted contact's tombstone lives: beside the contact, in its partition. */
-const tombstoneKey = (tenantId: string, contactId: string) => ({ pk: contactKey(tenantId, contactId).pk, sk: TOMBSTONE_SK });
-
-export type NumberClaim = { contactId: string; named: boolean };
-
-const claimItem = (tenantId: string, number: string, claim: NumberClaim): Item => ({
-  ...numberClaimKey(tenantId, number),
-  type: 'numberClaim',
-  ...claim,
-});
-
-const externalIdClaimItem = (tenantId: string, externalId: string, contactId: string): Item => ({
-  ...externalIdClaimKey(tenantId, externalId),
-  type: 'externalIdClaim',
-  contactId,
-});
-
-const namedIndexKeys = (tenantId: string, contactId: string) => ({
-  [GSIS.gsi1.partitionKey]: tenantScopedPk(tenantId, PREFIX.namedContacts),
-  [GSIS.gsi1.sortKey]: `${PREFIX.contact}${contactId}`,
-});
-
-const directoryIndexKeys = (tenantId: string, contactId: string) => ({
-  [GSIS.directory.partitionKey]: tenantScopedPk(tenantId, PREFIX.contacts),
-  [GSIS.directory.sortKey]: `${PREFIX.contact}${contactId}`,
-});
-
-const externalIdIndexKeys = (tenantId: string, externalId: string) => ({
-  [GSIS.externalIds.partitionKey]: externalIdClaimKey(tenantId, externalId).pk,
-  [GSIS.externalIds.sortKey]: ENTITY_SK.contact,
-});
-
-/** Custom fields as stored: an empty object is none at all. */
-const customFieldsOf = (value: unknown): Record<string, string> | null =>
-  value && typeof value === 'object' && Object.keys(value).length > 0 ? (value as Record<string, string>) : null;
-
-/**
- * A contact row carries the consent of its number: a copy of the number's ledger row
- * (consent/ledger.ts), written in the same transaction as every ledger change
- * (./consent-copies.ts) and by every write that gives the contact a number (create, renumber:
- * `ledgerSnapshot`'s check keeps the copy the ledger's). The ledger stays the truth: it outlives
- * the contact's delete and renumber. So a contact is one read and a page of contacts one Query.
- * `externalId` and `customFields` are stored only when set (null reads as absent).
- */
-export function toItem(contact: Contact): Item {
-  const { externalId, customFields, ...fields } = contact;
-  const changedAt = new Date(contact.updatedAt);
-  return {
-    ...contactKey(contact.tenantId, contact.id),
-    ...directoryIndexKeys(contact.tenantId, contact.id),
-    // Sparse index: only named contacts appear in it, so includeAutoCreated=false is a plain query.
-    ...(!contact.isAutoCreated && namedIndexKeys(contact.tenantId, contact.id)),
-    ...(externalId !== null && externalIdIndexKeys(contact.tenantId, externalId)),
-    ...changeIndexKeys(contact.tenantId, changedAt),
-    type: ROW_TYPES.contact,
-    ...fields,
-    ...(externalId !== null && { externalId }),
-    ...(customFieldsOf(customFields) && { customFields }),
-    ...FIRST_ROW_SEQUENCE,
-    [CHANGED_AT]: changedAt.getTime(),
-    [SEARCH_INDEX_ATTRIBUTE]: insertIndex(contact.tenantId, contact.id, contact).fingerprint,
-  };
-}
-
-const withConsentFields = (consent: Consent): Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'> =>
-  consentAttributes(consent) as Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'>;
-
-export function fromItem(item: Item): Contact {
-  return {
-    id: item.id as string,
-    tenantId: item.tenantId as string,
-    displayName: item.displayName as string,
-    phoneNumber: item.phoneNumber as string,
-    company: str(item.company),
-    tag: str(item.tag),
-    notes: str(item.notes),
-    createdByAgentId: str(item.createdByAgentId),
-    createdAt: item.createdAt as string,
-    updatedAt: item.updatedAt as string,
-    normalizedNumber: str(item.normalizedNumber),
-    isAutoCreated: item.isAutoCreated === true,
-    source: item.source as Contact['source'],
-    consentStatus: item.consentStatus as Contact['consentStatus'],
-    consentSource: str(item.consentSource),
-    consentAt: str(item.consentAt),
-    consentNote: str(item.consentNote),
-    externalId: str(item.externalId),
-    customFields: customFieldsOf(item.customFields),
-  };
-}
-
-function newContact(tenantId: string, fields: Partial<Contact> & Pick<Contact, 'displayName' | 'phoneNumber' | 'source'>, now: Date): Contact {
-  const at = nowIso(now);
-  return {
-    id: uuidv7(now),
-    tenantId,
-    company: null,
-    tag: null,
-    notes: null,
-    createdByAgentId: null,
-    createdAt: at,
-    updatedAt: at,
-    normalizedNumber: fields.phoneNumber,
-    isAutoCreated: fields.source !== 'manual',
-    consentStatus: 'unknown',
-    consentSource: null,
-    consentAt: null,
-    consentNote: null,
-    externalId: null,
-    customFields: null,
-    ...fields,
-  };
-}
-
-/** A contact as POST /contacts (or a batch's new contact) creates it. */
-const manualContact = (tenantId: string, input: CreateContactInput, now: Date): Contact =>
-  newContact(
-    tenantId,
-    {
-      displayName: input.displayName,
-      phoneNumber: input.phoneNumber,
-      company: input.company ?? null,
-      tag: input.tag ?? null,
-      notes: input.notes ?? null,
-      externalId: input.externalId ?? null,
-      customFields: customFieldsOf(input.customFields),
-      source: 'manual',
-    },
-    now,
-  );
 
 /** GET /contacts/{id}: the contact with its number's consent, in one read. */
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
@@ -181,17 +54,6 @@ async function readContactRow(tenantId: string, contactId: string, consistent = 
   if (!Item) throw new NotFoundError('Contact');
   const contact = fromItem(Item);
   return { contact, indexed: indexedEntriesOf(Item, contact), row: Item };
-}
-
-/** What a claim row says, read strongly consistent (the write that follows is conditioned on it). */
-export async function readNumberClaim(tenantId: string, number: string): Promise<NumberClaim | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
-  return typeof Item?.contactId === 'string' ? { contactId: Item.contactId, named: Item.named === true } : undefined;
-}
-
-export async function readExternalIdClaim(tenantId: string, externalId: string): Promise<string | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: externalIdClaimKey(tenantId, externalId), ConsistentRead: true }));
-  return typeof Item?.contactId === 'string' ? Item.contactId : undefined;
 }
 
 /** Removes an attribute in an update (`undefined` leaves it alone, `null` stores null). */
@@ -231,179 +93,6 @@ const externalIdAsRead = (externalId: string | null) =>
   externalId === null
     ? { expression: 'attribute_not_exists(#externalIdAsRead)', names: { '#externalIdAsRead': 'externalId' }, values: {} }
     : { expression: '#externalIdAsRead = :externalIdAsRead', names: { '#externalIdAsRead': 'externalId' }, values: { ':externalIdAsRead': externalId } };
-
-/** An external id's claim moving to a contact: the old one freed (if it still names the contact), the new one taken. */
-function externalIdMove(tenantId: string, contactId: string, from: string | null, to: string | null): TransactItem[] {
-  return [
-    ...(from !== null ? [claimRelease(externalIdClaimKey(tenantId, from), contactId)] : []),
-    ...(to !== null
-      ? [{ Put: { TableName: TABLE_NAME, Item: externalIdClaimItem(tenantId, to, contactId), ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } }]
-      : []),
-  ];
-}
-
-/** Frees a claim (a number's or an external id's), if it still names the contact. */
-const claimRelease = (key: { pk: string; sk: string }, contactId: string): TransactItem => ({
-  Delete: { TableName: TABLE_NAME, Key: key, ConditionExpression: 'contactId = :contactId', ExpressionAttributeValues: { ':contactId': contactId } },
-});
-
-/** The contact a claim write found in the way (it asked for ALL_OLD), unless it is `contactId` itself. */
-function otherHolder(reasons: ReturnType<typeof failedCondition>, contactId: string): string | undefined {
-  const holder = reasons?.item?.contactId;
-  return typeof holder === 'string' && holder !== contactId ? holder : undefined;
-}
-
-/** The rows a new contact is stored as: its claims, the contact, its search entries. */
-function rowsOfNewContact(contact: Contact) {
-  return {
-    claim: claimItem(contact.tenantId, contact.normalizedNumber as string, { contactId: contact.id, named: !contact.isAutoCreated }),
-    externalIdClaim: contact.externalId !== null ? externalIdClaimItem(contact.tenantId, contact.externalId, contact.id) : undefined,
-    row: toItem(contact),
-    entries: insertIndex(contact.tenantId, contact.id, contact).writes,
-  };
-}
-
-/**
- * The rows `createContact` writes for a number nobody holds, for bulk loads (the bench's scale
- * section): the same items, without the transaction's conditions, so a loader can batch them.
- */
-export function newContactRows(tenantId: string, input: CreateContactInput, now = new Date()): Item[] {
-  const { claim, externalIdClaim, row, entries } = rowsOfNewContact(manualContact(tenantId, input, now));
-  return [claim, ...(externalIdClaim ? [externalIdClaim] : []), row, ...entries.flatMap((write) => (write.Put ? [write.Put.Item as Item] : []))];
-}
-
-export type Inserted = { ok: true; contact: Contact } | { ok: false; numberHolder?: NumberClaim; externalIdHolder?: string };
-
-/** Rounds of copying a number's consent again when it changed between the read and the write. */
-const CONSENT_COPY_ROUNDS = { what: "insertWithClaims: the number's consent kept changing", rounds: 4 };
-
-/**
- * A new contact's share of a transaction: its claims (each asking for the holder when taken), the
- * row with its number's consent copied, the ledger's check that the copy is still true, its
- * search entries. `at`: where each of the conditional items sits in the list.
- */
-function newContactItems(draft: Contact, snapshot: LedgerSnapshot): { contact: Contact; items: TransactItem[]; at: { externalIdClaim?: number; ledger: number } } {
-  const contact: Contact = { ...draft, ...withConsentFields(snapshot.consent) };
-  const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact);
-  const claimPut = (Item: Item): TransactItem => ({ Put: { TableName: TABLE_NAME, Item, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
-  return {
-    contact,
-    items: [
-      claimPut(claim),
-      ...(externalIdClaim ? [claimPut(externalIdClaim)] : []),
-      { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
-      snapshot.unchanged,
-      ...entries,
-    ],
-    at: { ...(externalIdClaim && { externalIdClaim: 1 }), ledger: externalIdClaim ? 3 : 2 },
-  };
-}
-
-/**
- * Writes a contact, its claims and its search rows together, the contact with its number's consent
- * copied from the ledger (checked unchanged in the same transaction); on a lost race returns the
- * claims that won. Returns the contact as written.
- */
-export async function insertWithClaims(draft: Contact): Promise<Inserted> {
-  return optimisticRounds(CONSENT_COPY_ROUNDS, async () => {
-    const { contact, items, at } = newContactItems(draft, await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string));
-    let reasons: Awaited<ReturnType<typeof transactWrite>>;
-    try {
-      reasons = await transactWrite(items);
-    } catch (err) {
-      // Writers of one new number (or external id) collide until one of them commits; the claims
-      // then answer the others as their conditions would have. Only while nobody holds either is
-      // the contention theirs to report (nothing was written).
-      if (!isContention(err)) throw err;
-      const [numberHolder, externalIdHolder] = await Promise.all([
-        readNumberClaim(contact.tenantId, contact.normalizedNumber as string),
-        contact.externalId !== null ? readExternalIdClaim(contact.tenantId, contact.externalId) : undefined,
-      ]);
-      if (!numberHolder && !externalIdHolder) throw err;
-      return { ok: false as const, ...(numberHolder && { numberHolder }), ...(externalIdHolder && { externalIdHolder }) };
-    }
-    if (!reasons) return { ok: true as const, contact };
-    const numberTaken = failedCondition(reasons, 0)?.item;
-    const externalIdTaken = at.externalIdClaim !== undefined ? failedCondition(reasons, at.externalIdClaim)?.item : undefined;
-    if (numberTaken || externalIdTaken) {
-      return {
-        ok: false as const,
-        ...(numberTaken && { numberHolder: { contactId: numberTaken.contactId as string, named: numberTaken.named === true } }),
-        ...(externalIdTaken && { externalIdHolder: externalIdTaken.contactId as string }),
-      };
-    }
-    // The number's consent changed between the read and the write: copy it again.
-    if (failedCondition(reasons, at.ledger)) return LOST_RACE;
-    throw new Error(`insertWithClaims: contact ${contact.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
-  });
-}
-
-/** DynamoDB's most items in one transaction. */
-const MAX_TRANSACTION_ITEMS = 100;
-/** Transactions of new contacts written at once by one batch. */
-const GROUPS_IN_FLIGHT = 4;
-
-/**
- * New contacts for numbers and external ids nobody held when last read, several to a transaction
- * (up to 100 items): a batch of new contacts in fewer round trips, charged the same per item.
- * Each transaction is all or nothing; the contacts of one that is refused (a claim taken or the
- * consent changed meanwhile, or contention) are returned for the caller to write one by one, as
- * a single create would.
- */
-export async function insertNewContacts(tenantId: string, inputs: readonly CreateContactInput[], now: Date): Promise<{ created: Contact[]; refused: CreateContactInput[] }> {
-  const snapshots = await ledgerSnapshots(tenantId, inputs.map((input) => input.phoneNumber));
-  const groups: { inputs: CreateContactInput[]; contacts: Contact[]; items: TransactItem[] }[] = [];
-  for (const input of inputs) {
-    const { contact, items } = newContactItems(manualContact(tenantId, input, now), snapshots.get(input.phoneNumber)!);
-    let group = groups[groups.length - 1];
-    if (!group || group.items.length + items.length > MAX_TRANSACTION_ITEMS) groups.push((group = { inputs: [], contacts: [], items: [] }));
-    group.inputs.push(input);
-    group.contacts.push(contact);
-    group.items.push(...items);
-  }
-  const created: Contact[] = [];
-  const refused: CreateContactInput[] = [];
-  // A few transactions at once: a batch of new contacts in about a fifth of a second on DynamoDB.
-  let next = 0;
-  const writer = async () => {
-    while (next < groups.length) {
-      const group = groups[next++];
-      const written = await transactWrite(group.items).then(
-        (reasons) => reasons === undefined,
-        (err: unknown) => {
-          if (isContention(err)) return false;
-          throw err;
-        },
-      );
-      if (written) created.push(...group.contacts);
-      else refused.push(...group.inputs);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(GROUPS_IN_FLIGHT, groups.length) }, writer));
-  return { created, refused };
-}
-
-/** The claims of many numbers and external ids, read strongly consistent in one BatchGetItem per 100 keys. */
-export async function claimsOf(tenantId: string, items: readonly { phoneNumber: string; externalId?: string | null }[]) {
-  const numbers = [...new Set(items.map((item) => item.phoneNumber))];
-  const externalIds = [...new Set(items.flatMap((item) => (item.externalId ? [item.externalId] : [])))];
-  const rows = await batchGetItems([...numbers.map((n) => numberClaimKey(tenantId, n)), ...externalIds.map((id) => externalIdClaimKey(tenantId, id))], { consistentRead: true });
-  const byPk = new Map(rows.map((row) => [row.pk as string, row]));
-  const numberClaims = new Map<string, NumberClaim>();
-  const externalIdClaims = new Map<string, string>();
-  for (const n of numbers) {
-    const row = byPk.get(numberClaimKey(tenantId, n).pk);
-    if (row) numberClaims.set(n, { contactId: row.contactId as string, named: row.named === true });
-  }
-  for (const id of externalIds) {
-    const row = byPk.get(externalIdClaimKey(tenantId, id).pk);
-    if (row) externalIdClaims.set(id, row.contactId as string);
-  }
-  return { numberClaims, externalIdClaims };
-}
-
-/** A contact as POST /contacts (or a batch) writes it for a number nobody holds. */
-export const insertNewContact = (tenantId: string, input: CreateContactInput, now: Date): Promise<Inserted> => insertWithClaims(manualContact(tenantId, input, now));
 
 /**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
@@ -700,36 +389,6 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
   const externalIdHolder = externalIdWrites.length > 0 && next.externalId !== null ? otherHolder(failedCondition(reasons, claimMoves.length + externalIdWrites.length), contactId) : undefined;
   if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
   return LOST_RACE;
-}
-
-/** A renumber's claim writes: free the old number (if it still names this contact), take the new one. */
-function claimMove(tenantId: string, contactId: string, current: Contact, newNumber: string): TransactItem[] {
-  return [
-    ...(current.normalizedNumber ? [claimRelease(numberClaimKey(tenantId, current.normalizedNumber), contactId)] : []),
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: claimItem(tenantId, newNumber, { contactId, named: !current.isAutoCreated }),
-        ConditionExpression: CONDITION.rowIsNew,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-      },
-    },
-  ];
-}
-
-/** What a deleted contact leaves in the feed of changes: its id, when it went, kept 30 days. */
-function tombstoneItem(tenantId: string, contactId: string, sequence: number, now: Date): Item {
-  return {
-    ...tombstoneKey(tenantId, contactId),
-    ...changeIndexKeys(tenantId, now),
-    type: ROW_TYPES.contactTombstone,
-    id: contactId,
-    tenantId,
-    deletedAt: nowIso(now),
-    [ROW_SEQUENCE]: sequence,
-    [CHANGED_AT]: now.getTime(),
-    [TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + TOMBSTONE_RETENTION_SECONDS,
-  };
 }
 
 const DELETE_ROUNDS = { what: 'deleteContact: the contact kept changing', rounds: 4 };

@@ -5,7 +5,7 @@ import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
 import { fromItem as consentFromItem } from '../consent/ledger';
-import { fromItem as contactFromItem } from '../contacts/contacts';
+import { fromItem as contactFromItem } from '../contacts/contact-rows';
 import { outcomeFactsOf } from '../texting/outcome-facts';
 import { fromItem as messageFromItem } from '../texting/messages';
 import type { WebhookConsent, WebhookVoicemail } from './event-schemas';
