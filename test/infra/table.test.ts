@@ -1,6 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { ServiceConfig } from '../../lib/config';
-import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
+import { GSIS, projectionOf, TABLE_KEYS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { synth } from './support';
 
 /** What `-c removalPolicy=destroy` makes of the configuration (lib/config.ts). */
@@ -14,7 +14,7 @@ const tableOf = (overrides: Partial<ServiceConfig> = {}) => {
 };
 
 describe('the single table', () => {
-  it('has the key schema and both GSIs of table-schema.ts, all string keys', () => {
+  it('has the key schema and every GSI of table-schema.ts, with its projection, all string keys', () => {
     const { Properties: table } = tableOf();
 
     expect(table.KeySchema).toEqual([
@@ -29,7 +29,7 @@ describe('the single table', () => {
           { AttributeName: gsi.partitionKey, KeyType: 'HASH' },
           { AttributeName: gsi.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: projectionOf(gsi.projection),
       })),
     );
     const keyNames = [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...gsis.flatMap((g) => [g.partitionKey, g.sortKey])];

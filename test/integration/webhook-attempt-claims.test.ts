@@ -76,7 +76,7 @@ describe('two processors of the same attempt', () => {
       expect(outcomes).toContain('retrying');
       expect(outcomes.filter((o) => o === 'retrying')).toHaveLength(1);
       expect(outcomes.every((o) => o === 'retrying' || o === 'stale' || o instanceof AttemptInProgressError)).toBe(true);
-      expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({ attempts: 1, status: 'pending' });
+      expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ attempts: 1, status: 'pending' });
     }
   });
 
@@ -145,7 +145,7 @@ describe('a processor that crashed after claiming', () => {
       expect(outcomes.filter((o) => o === 'retrying')).toHaveLength(1);
       expect(posts - before).toBe(3);
       expect(sent.map((m) => m.attempt)).toEqual([2, 2, 3]);
-      expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({ attempts: 2, status: 'pending' });
+      expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ attempts: 2, status: 'pending' });
     }
   });
 
@@ -155,8 +155,8 @@ describe('a processor that crashed after claiming', () => {
     const [old, fresh] = [await pendingDelivery(), await pendingDelivery()];
     const t0 = Date.now();
     const later = t0 + claimStaleAfterMs() + 1;
-    await claimAttempt({ tenantId, endpointId: endpoint.id, id: old.deliveryId }, { cycle: 1, attempt: 2, nowMs: t0, staleAfterMs: claimStaleAfterMs() });
-    await claimAttempt({ tenantId, endpointId: endpoint.id, id: fresh.deliveryId }, { cycle: 1, attempt: 2, nowMs: later, staleAfterMs: claimStaleAfterMs() });
+    await claimAttempt({ tenantId, id: old.deliveryId }, { cycle: 1, attempt: 2, nowMs: t0, staleAfterMs: claimStaleAfterMs() });
+    await claimAttempt({ tenantId, id: fresh.deliveryId }, { cycle: 1, attempt: 2, nowMs: later, staleAfterMs: claimStaleAfterMs() });
     const { queue, sent } = captureQueue();
     const before = posts;
     // Act: attempt 1's message comes back

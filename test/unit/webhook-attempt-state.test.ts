@@ -31,7 +31,7 @@ describe('readAttemptState', () => {
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
     expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, {
       RequestItems: {
-        [TABLE_NAME]: { Keys: [deliveryKey(tenantId, endpointId, deliveryId), endpointKey(tenantId, endpointId), tenantKey(tenantId)], ConsistentRead: true },
+        [TABLE_NAME]: { Keys: [deliveryKey(tenantId, deliveryId), endpointKey(tenantId, endpointId), tenantKey(tenantId)], ConsistentRead: true },
       },
     });
     for (const key of ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![TABLE_NAME].Keys!) {

@@ -6,16 +6,21 @@ import { NotFoundError } from '../../shared/errors';
 import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
 import { findByIdIndex } from '../../shared/table/id-index';
 import { uuidv7LowerBound } from '../../shared/ids';
-import { PREFIX, sortKeyStartsWith, tenantScopedPk } from '../../shared/table/keys';
+import { ownPartitionKey, PREFIX, sortKeyStartsWith, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
 import type { DeliveredEventType } from './event-types';
 import type { StreamChange } from './stream-change';
 
 /**
- * Deliveries: one row per (event, endpoint), the delivery log the portal shows. Rows live in a
- * per-endpoint partition inside the tenant's space, ids sort by event time (newest first is a
- * reverse query), and rows expire 30 days after the last operator action.
+ * Deliveries: one row per (event, endpoint), the delivery log the portal shows. Each row is a
+ * partition of its own (`T#<org>#DELIVERY#<id>` / `DELIVERY`): a delivery is written four times
+ * (stored, queued, its attempt claimed, its outcome), and on one partition per endpoint those
+ * writes capped an endpoint near 165 deliveries a second. The log of an endpoint is its gsi3
+ * partition (`T#<org>#DELIVERIES#<endpoint>`, sorted by id, so by event time: newest first is a
+ * reverse query), whose narrow entries change only when the delivery is stored and when an attempt
+ * is recorded: 2 write units per delivered delivery there (docs/capacity.md). Rows expire 30 days
+ * after the last operator action.
  *
  * Enqueueing is tracked on the row so that nothing is queued twice and nothing is lost:
  * `cycle` counts attempt cycles (1, then +1 per redelivery); `enqueuedCycle` says which cycle
@@ -48,16 +53,30 @@ export type Delivery = {
 /** What the operator sees: everything but the body. */
 export type DeliveryView = Omit<Delivery, 'body' | 'enqueuedCycle' | 'tenantId'>;
 
-export const deliveryKey = (tenantId: string, endpointId: string, deliveryId: string) => ({
-  pk: tenantScopedPk(tenantId, `${PREFIX.webhookDeliveries}${endpointId}`),
-  sk: `${PREFIX.webhookDelivery}${deliveryId}`,
+/** A delivery as its endpoint's log holds it (gsi3's projection): the view, and the tenant its key needs. */
+export type LoggedDelivery = DeliveryView & Pick<Delivery, 'tenantId'>;
+
+export const deliveryKey = (tenantId: string, deliveryId: string): Key => ownPartitionKey(tenantId, 'webhookDelivery', deliveryId);
+
+/** The endpoint's delivery log: one gsi3 partition per endpoint. */
+const logPk = (tenantId: string, endpointId: string) => tenantScopedPk(tenantId, `${PREFIX.webhookDeliveries}${endpointId}`);
+const logSk = (deliveryId: string) => `${PREFIX.webhookDelivery}${deliveryId}`;
+
+/** A delivery's place in its endpoint's log, as a Query of gsi3 names it (an ExclusiveStartKey). */
+export const logPosition = (tenantId: string, endpointId: string, deliveryId: string): Item => ({
+  ...deliveryKey(tenantId, deliveryId),
+  [GSIS.gsi3.partitionKey]: logPk(tenantId, endpointId),
+  [GSIS.gsi3.sortKey]: logSk(deliveryId),
 });
+
+/** The delivery id of a log position (a LastEvaluatedKey of gsi3). */
+export const deliveryIdOfPosition = (position: Record<string, unknown>): string => String(position[GSIS.gsi3.sortKey]).slice(PREFIX.webhookDelivery.length);
 
 const expiresAt = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECONDS;
 
 export function toItem(delivery: Delivery, extra: { enqueueRequested?: boolean } = {}): Item {
   return {
-    ...deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+    ...logPosition(delivery.tenantId, delivery.endpointId, delivery.id),
     [GSIS.gsi1.partitionKey]: `${PREFIX.webhookDeliveryId}${delivery.id}`,
     [GSIS.gsi1.sortKey]: PREFIX.webhookDeliveryId,
     type: DELIVERY_ROW_TYPE,
@@ -87,6 +106,24 @@ export function fromItem(item: Item): Delivery {
 }
 
 export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView => view;
+
+/** A log entry (gsi3's projected attributes) as what the operator sees. */
+function fromLogItem(item: Item): LoggedDelivery {
+  return {
+    id: item.id as string,
+    tenantId: item.tenantId as string,
+    endpointId: item.endpointId as string,
+    event: item.event as DeliveredEventType,
+    eventId: item.eventId as string,
+    status: item.status as DeliveryStatus,
+    attempts: (item.attempts as number | undefined) ?? 0,
+    cycle: (item.cycle as number | undefined) ?? 1,
+    nextRetryAt: str(item.nextRetryAt),
+    lastError: str(item.lastError),
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+  };
+}
 
 /** A delivery whose current cycle has no message on the queue yet. */
 export const needsEnqueue = (delivery: Delivery): boolean => delivery.status === 'pending' && delivery.enqueuedCycle < delivery.cycle;
@@ -124,13 +161,19 @@ export async function insertDelivery(
   }
 }
 
-/** Records that `cycle` is on the queue; a redelivery that started meanwhile is left alone. */
-export async function markEnqueued(delivery: Pick<Delivery, 'tenantId' | 'endpointId' | 'id'>, cycle: number): Promise<void> {
+/** The row a delivery is known by: its tenant and id. */
+export type DeliveryRef = Pick<Delivery, 'tenantId' | 'id'>;
+
+/**
+ * Records that `cycle` is on the queue; a redelivery that started meanwhile is left alone. Sets
+ * no attribute the log shows, so the endpoint's log partition is not written.
+ */
+export async function markEnqueued(delivery: DeliveryRef, cycle: number): Promise<void> {
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
-        Key: deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+        Key: deliveryKey(delivery.tenantId, delivery.id),
         UpdateExpression: 'SET enqueuedCycle = :cycle REMOVE enqueueRequested',
         ConditionExpression: `${CONDITION.rowExists} AND #cycle = :cycle`,
         ExpressionAttributeNames: { '#cycle': 'cycle' },
@@ -142,10 +185,8 @@ export async function markEnqueued(delivery: Pick<Delivery, 'tenantId' | 'endpoi
   }
 }
 
-export async function getDelivery(tenantId: string, endpointId: string, deliveryId: string): Promise<Delivery | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, endpointId, deliveryId), ConsistentRead: true }),
-  );
+export async function getDelivery(tenantId: string, deliveryId: string): Promise<Delivery | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, deliveryId), ConsistentRead: true }));
   return Item ? fromItem(Item) : undefined;
 }
 
@@ -170,14 +211,14 @@ export type AttemptRecord = {
  * Records the result of attempt `attempt`. Guarded so that a duplicate or stale message (an
  * older cycle, an attempt already recorded) changes nothing; returns whether it applied.
  */
-export async function recordAttempt(delivery: Pick<Delivery, 'tenantId' | 'endpointId' | 'id'>, record: AttemptRecord): Promise<boolean> {
+export async function recordAttempt(delivery: DeliveryRef, record: AttemptRecord): Promise<boolean> {
   const sets = ['attempts = :attempt', '#status = :status', 'nextRetryAt = :next', 'updatedAt = :now'];
   if (record.lastError !== undefined) sets.push('lastError = :error');
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
-        Key: deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+        Key: deliveryKey(delivery.tenantId, delivery.id),
         UpdateExpression: `SET ${sets.join(', ')}`,
         ConditionExpression: `${CONDITION.rowExists} AND #cycle = :cycle AND attempts < :attempt AND #status = :pending`,
         ExpressionAttributeNames: { '#status': 'status', '#cycle': 'cycle' },
@@ -213,16 +254,17 @@ export type AttemptClaim = 'claimed' | 'taken' | 'stale';
  *   attempt is claimed. Only the processor of this attempt queues the next one, and only after
  *   posting, so a later claim means this attempt was made even if its outcome was never recorded
  *   (its processor died between queueing and recording): taking the claim back would post again.
+ * The claim is kept in attributes the log does not show: the endpoint's log partition is not written.
  */
 export async function claimAttempt(
-  delivery: Pick<Delivery, 'tenantId' | 'endpointId' | 'id'>,
+  delivery: DeliveryRef,
   claim: { cycle: number; attempt: number; nowMs: number; staleAfterMs: number },
 ): Promise<AttemptClaim> {
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
-        Key: deliveryKey(delivery.tenantId, delivery.endpointId, delivery.id),
+        Key: deliveryKey(delivery.tenantId, delivery.id),
         UpdateExpression: 'SET claimedCycle = :cycle, claimedAttempt = :attempt, claimedAt = :now',
         // A redelivery starts a new cycle whose attempts count from 1 again: claims are per cycle.
         ConditionExpression:
@@ -250,20 +292,24 @@ export async function claimAttempt(
   }
 }
 
-/** The endpoint's deliveries, newest first. */
-export async function listDeliveriesOf(tenantId: string, endpointId: string, limit = 50): Promise<Delivery[]> {
-  const deliveryRows = sortKeyStartsWith(PREFIX.webhookDelivery);
+/**
+ * The endpoint's newest deliveries, newest first: one Query of its log (gsi3), `limit` entries
+ * read however many deliveries the endpoint has. Eventually consistent, as every index read: an
+ * attempt recorded a moment ago may show a moment later.
+ */
+export async function listDeliveriesOf(tenantId: string, endpointId: string, limit = 50): Promise<LoggedDelivery[]> {
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
-      KeyConditionExpression: `pk = :pk AND ${deliveryRows.condition}`,
-      ExpressionAttributeNames: deliveryRows.names,
-      ExpressionAttributeValues: { ':pk': deliveryKey(tenantId, endpointId, '').pk, ...deliveryRows.values },
+      IndexName: GSIS.gsi3.indexName,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': GSIS.gsi3.partitionKey },
+      ExpressionAttributeValues: { ':pk': logPk(tenantId, endpointId) },
       ScanIndexForward: false,
       Limit: limit,
     }),
   );
-  return (Items ?? []).map(fromItem);
+  return (Items ?? []).map(fromLogItem);
 }
 
 /**
@@ -279,12 +325,12 @@ export async function requestRedelivery(deliveryId: string, now = new Date()): P
  * The new cycle itself. With `onlyIfStill`, only while the row is as it was read (failed, in that
  * cycle): of two recoveries racing for one delivery exactly one restarts it; undefined for the other.
  */
-async function startNewCycle(current: Delivery, now: Date, onlyIfStill?: { status: DeliveryStatus; cycle: number }): Promise<Delivery | undefined> {
+async function startNewCycle(current: DeliveryRef, now: Date, onlyIfStill?: { status: DeliveryStatus; cycle: number }): Promise<Delivery | undefined> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
-        Key: deliveryKey(current.tenantId, current.endpointId, current.id),
+        Key: deliveryKey(current.tenantId, current.id),
         UpdateExpression:
           'SET #cycle = #cycle + :one, #status = :pending, attempts = :zero, nextRetryAt = :now, lastError = :null, ' +
           'enqueueRequested = :true, updatedAt = :now, #ttl = :ttl',
@@ -311,43 +357,45 @@ async function startNewCycle(current: Delivery, now: Date, onlyIfStill?: { statu
 }
 
 /** A failed delivery sent again by a recovery: a new cycle unless it changed since it was read. */
-export const restartFailedDelivery = (delivery: Delivery, now: Date): Promise<Delivery | undefined> =>
+export const restartFailedDelivery = (delivery: DeliveryRef & Pick<Delivery, 'cycle'>, now: Date): Promise<Delivery | undefined> =>
   startNewCycle(delivery, now, { status: 'failed', cycle: delivery.cycle });
 
-export type FailedDeliveriesPage = { deliveries: Delivery[]; examined: number; lastKey?: Record<string, unknown> };
+export type FailedDeliveriesPage = { deliveries: LoggedDelivery[]; examined: number; lastKey?: Record<string, unknown> };
 
 /**
  * One page of an endpoint's deliveries that are failed and were last changed at or after
  * `endedSince`, among those whose event happened at or after `eventsFrom`, oldest event first:
- * a Query on the endpoint's own delivery partition (ids start with the event's time), `limit`
- * items examined at most, never a scan.
+ * a Query of the endpoint's log (gsi3; ids start with the event's time), `limit` entries
+ * examined at most, never a scan. The log is eventually consistent: a delivery that failed in the
+ * last moment may not show as failed yet (a later run finds it), and restarting one is guarded on
+ * the row itself (`restartFailedDelivery`).
  */
 export async function failedDeliveriesPage(
   tenantId: string,
   endpointId: string,
   range: { eventsFromMs: number; endedSince: Date; limit: number; startKey?: Record<string, unknown> },
 ): Promise<FailedDeliveriesPage> {
-  const rows = sortKeyStartsWith(PREFIX.webhookDelivery);
+  const rows = sortKeyStartsWith(PREFIX.webhookDelivery, GSIS.gsi3.sortKey);
   const { Items, ScannedCount, LastEvaluatedKey } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
-      KeyConditionExpression: 'pk = :pk AND #skRange BETWEEN :from AND :skTo',
+      IndexName: GSIS.gsi3.indexName,
+      KeyConditionExpression: '#pk = :pk AND #skRange BETWEEN :from AND :skTo',
       FilterExpression: '#status = :failed AND updatedAt >= :endedSince',
-      ExpressionAttributeNames: { ...rows.names, '#status': 'status' },
+      ExpressionAttributeNames: { ...rows.names, '#pk': GSIS.gsi3.partitionKey, '#status': 'status' },
       ExpressionAttributeValues: {
-        ':pk': deliveryKey(tenantId, endpointId, '').pk,
-        ':from': `${PREFIX.webhookDelivery}${uuidv7LowerBound(range.eventsFromMs)}`,
+        ':pk': logPk(tenantId, endpointId),
+        ':from': logSk(uuidv7LowerBound(range.eventsFromMs)),
         ':skTo': rows.values[':skTo'],
         ':failed': 'failed',
         ':endedSince': nowIso(range.endedSince),
       },
       ScanIndexForward: true,
-      ConsistentRead: true,
       Limit: range.limit,
       ExclusiveStartKey: range.startKey,
     }),
   );
-  return { deliveries: (Items ?? []).map(fromItem), examined: ScannedCount ?? 0, lastKey: LastEvaluatedKey };
+  return { deliveries: (Items ?? []).map(fromLogItem), examined: ScannedCount ?? 0, lastKey: LastEvaluatedKey };
 }
 
 /**
@@ -355,10 +403,10 @@ export async function failedDeliveriesPage(
  * `enqueueRequested` appears (a test delivery inserted, or a redelivery started). Later writes
  * while the flag is still set (the sender recording attempts) are not new requests.
  */
-export function enqueueRequestOf(change: StreamChange): Pick<Delivery, 'tenantId' | 'endpointId' | 'id'> | undefined {
+export function enqueueRequestOf(change: StreamChange): DeliveryRef | undefined {
   const { newImage, oldImage } = change;
   if (change.eventName === 'REMOVE' || newImage?.type !== DELIVERY_ROW_TYPE || newImage.enqueueRequested !== true) return undefined;
   const isNewRequest = change.eventName === 'INSERT' || oldImage?.enqueueRequested !== true || oldImage.cycle !== newImage.cycle;
   if (!isNewRequest) return undefined;
-  return { tenantId: newImage.tenantId as string, endpointId: newImage.endpointId as string, id: newImage.id as string };
+  return { tenantId: newImage.tenantId as string, id: newImage.id as string };
 }

@@ -93,7 +93,7 @@ export async function routeChange(change: StreamChange, deps: RouterDeps): Promi
   const request = enqueueRequestOf(change);
   if (request) {
     // The image may be stale (the request already served); the row decides.
-    const delivery = await getDelivery(request.tenantId, request.endpointId, request.id);
+    const delivery = await getDelivery(request.tenantId, request.id);
     if (delivery && needsEnqueue(delivery)) {
       await enqueue(delivery, deps.queue);
       logger.info('Webhook delivery queued on request', { deliveryId: delivery.id, cycle: delivery.cycle });

@@ -42,7 +42,9 @@ export const PREFIX = {
   /** Idempotency-Key records (Powertools rows under the tenant). */
   idempotency: 'IDEMPOTENCY',
   webhookEndpoint: 'WEBHOOK#',
+  /** An endpoint's delivery log (gsi3 on the delivery rows, `T#<tenant>#DELIVERIES#<endpointId>`). */
   webhookDeliveries: 'DELIVERIES#',
+  /** A delivery, a partition of its own (`T#<tenant>#DELIVERY#<id>` / `DELIVERY`). */
   webhookDelivery: 'DELIVERY#',
   /** Operator lookups by bare id (gsi1), like API keys by id: they exist to find the tenant. */
   webhookEndpointId: 'WEBHOOKID#',
@@ -67,6 +69,7 @@ export const ENTITY_SK = {
   messageSid: 'MSGSID',
   thread: 'THREAD',
   spendShard: 'SPEND',
+  webhookDelivery: 'DELIVERY',
 } as const;
 
 export const TENANT_SK = 'TENANT';

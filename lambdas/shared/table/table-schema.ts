@@ -4,14 +4,55 @@
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 
+/**
+ * What an index holds besides the keys (the table's and its own): every attribute (`ALL`), or
+ * only the named ones (`INCLUDE`). An index write costs a unit per KB of the entry, and an
+ * update that changes no projected attribute writes nothing to the index.
+ */
+export type GsiProjection = { type: 'ALL' } | { type: 'INCLUDE'; attributes: readonly string[] };
+
+/**
+ * The attributes gsi3 carries: what the delivery log shows of a delivery (the operator's `webhook
+ * deliveries` and `webhook recover` read them from the index, one Query per page), and the ids
+ * the settlement sweep needs of an unsettled text. Short values only: an entry stays a few hundred
+ * bytes, one write unit, whatever the row holds (a delivery's body, a text's body, a thread's last
+ * message). A row with none of them (a thread) is in the index with its keys alone.
+ */
+export const GSI3_ATTRIBUTES = [
+  'id',
+  'tenantId',
+  'endpointId',
+  'event',
+  'eventId',
+  'status',
+  'attempts',
+  'cycle',
+  'nextRetryAt',
+  'lastError',
+  'createdAt',
+  'updatedAt',
+] as const;
+
 export const GSIS = {
-  /** Alternate listings: calls by direction, named contacts (sparse), API keys by id. */
-  gsi1: { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-  /** Secondary orderings: threads by last activity (texts). */
-  gsi2: { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
-} as const;
+  /** Alternate listings: calls by direction, named contacts (sparse), conversations, lookups by bare id. */
+  gsi1: { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: { type: 'ALL' } },
+  /** The operator's listings: organizations, an organization's API keys. */
+  gsi2: { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: { type: 'ALL' } },
+  /**
+   * Narrow entries for orderings that move with every text or delivery: an endpoint's delivery log
+   * (`T#<org>#DELIVERIES#<endpoint>`), an organization's threads by last activity
+   * (`T#<org>#THREADS`, keys only: the page reads its threads by key) and the settlement worklist
+   * (`UNSETTLED#<shard>`). docs/capacity.md has what each costs per text and per delivery.
+   */
+  gsi3: { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: { type: 'INCLUDE', attributes: GSI3_ATTRIBUTES } },
+} as const satisfies Record<string, { indexName: string; partitionKey: string; sortKey: string; projection: GsiProjection }>;
 
 /** Epoch seconds after which DynamoDB removes the row (rate-limit windows, deliveries, idempotency). */
 export const TTL_ATTRIBUTE = 'ttl';
 
 export type GsiName = keyof typeof GSIS;
+
+/** An index's projection as DynamoDB's CreateTable takes it. */
+export function projectionOf(projection: GsiProjection): { ProjectionType: 'ALL' } | { ProjectionType: 'INCLUDE'; NonKeyAttributes: string[] } {
+  return projection.type === 'ALL' ? { ProjectionType: 'ALL' } : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...projection.attributes] };
+}

@@ -38,7 +38,7 @@ async function getByKeys(keys: Key[]): Promise<Map<string, Item>> {
 
 export async function readAttemptState(tenantId: string, endpointId: string, deliveryId: string): Promise<AttemptState> {
   const keys = {
-    delivery: deliveryKey(tenantId, endpointId, deliveryId),
+    delivery: deliveryKey(tenantId, deliveryId),
     endpoint: endpointKey(tenantId, endpointId),
     tenant: tenantKey(tenantId),
   };
