@@ -63,10 +63,10 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
 
 const keyOfHash = (hash: string) => ({ pk: `${PREFIX.apiKeyHash}${hash}`, sk: API_KEY_SK });
 
-/** The gsi2 entry that lists a key under its organization; keys issued before it existed get it when rotated or revoked. */
+/** The gsi3 entry that lists a key under its organization; keys issued before it existed get it when rotated or revoked. */
 const tenantListing = (tenantId: string, keyId: string) => ({
-  [GSIS.gsi2.partitionKey]: tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant),
-  [GSIS.gsi2.sortKey]: keyId,
+  [GSIS.gsi3.partitionKey]: tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant),
+  [GSIS.gsi3.sortKey]: keyId,
 });
 
 function toItem(record: ApiKeyRecord, hash: string): Item {
@@ -145,9 +145,9 @@ export async function revokeApiKey(keyId: string, now = new Date()): Promise<Api
     new UpdateCommand({
       TableName: TABLE_NAME,
       Key: { pk: found.pk, sk: found.sk },
-      UpdateExpression: 'SET revokedAt = :now, #gsi2pk = :listPk, #gsi2sk = :listSk',
+      UpdateExpression: 'SET revokedAt = :now, #gsi3pk = :listPk, #gsi3sk = :listSk',
       ConditionExpression: CONDITION.rowExists,
-      ExpressionAttributeNames: { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey },
+      ExpressionAttributeNames: { '#gsi3pk': GSIS.gsi3.partitionKey, '#gsi3sk': GSIS.gsi3.sortKey },
       ExpressionAttributeValues: { ':now': nowIso(now), ...listingValues(found.tenantId as string, keyId) },
       ReturnValues: 'ALL_NEW',
     }),
@@ -157,7 +157,7 @@ export async function revokeApiKey(keyId: string, now = new Date()): Promise<Api
 
 const listingValues = (tenantId: string, keyId: string) => {
   const listing = tenantListing(tenantId, keyId);
-  return { ':listPk': listing[GSIS.gsi2.partitionKey], ':listSk': listing[GSIS.gsi2.sortKey] };
+  return { ':listPk': listing[GSIS.gsi3.partitionKey], ':listSk': listing[GSIS.gsi3.sortKey] };
 };
 
 export type RotateApiKeyInput = { graceSeconds: number; expiresAt?: string | null };
@@ -190,10 +190,10 @@ export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now 
             Update: {
               TableName: TABLE_NAME,
               Key: { pk: found.pk, sk: found.sk },
-              UpdateExpression: 'SET expiresAt = :expiresAt, replacedBy = :newId, #gsi2pk = :listPk, #gsi2sk = :listSk',
+              UpdateExpression: 'SET expiresAt = :expiresAt, replacedBy = :newId, #gsi3pk = :listPk, #gsi3sk = :listSk',
               // A concurrent rotation or revocation wins; this one changes nothing.
               ConditionExpression: `${CONDITION.rowExists} AND revokedAt = :null AND (attribute_not_exists(replacedBy) OR replacedBy = :null)`,
-              ExpressionAttributeNames: { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey },
+              ExpressionAttributeNames: { '#gsi3pk': GSIS.gsi3.partitionKey, '#gsi3sk': GSIS.gsi3.sortKey },
               ExpressionAttributeValues: { ':expiresAt': oldExpiresAt, ':newId': apiKey.id, ':null': null, ...listingValues(old.tenantId, old.id) },
             },
           },
@@ -231,9 +231,9 @@ export async function moveToUsagePlanBucket(keyId: string): Promise<boolean> {
 /** The organization's keys, oldest first (ids are time-ordered). Keys issued before the listing existed appear once rotated or revoked. */
 export async function listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {
   const items = await queryAll({
-    IndexName: GSIS.gsi2.indexName,
+    IndexName: GSIS.gsi3.indexName,
     KeyConditionExpression: '#pk = :pk',
-    ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
+    ExpressionAttributeNames: { '#pk': GSIS.gsi3.partitionKey },
     ExpressionAttributeValues: { ':pk': tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant) },
   });
   return items.map(fromItem);

@@ -16,7 +16,7 @@ import type { StreamChange } from './stream-change';
  * Deliveries: one row per (event, endpoint), the delivery log the portal shows. Each row is a
  * partition of its own (`T#<org>#DELIVERY#<id>` / `DELIVERY`): a delivery is written four times
  * (stored, queued, its attempt claimed, its outcome), and on one partition per endpoint those
- * writes capped an endpoint near 165 deliveries a second. The log of an endpoint is its gsi3
+ * writes capped an endpoint near 165 deliveries a second. The log of an endpoint is its gsi2
  * partition (`T#<org>#DELIVERIES#<endpoint>`, sorted by id, so by event time: newest first is a
  * reverse query), whose narrow entries change only when the delivery is stored and when an attempt
  * is recorded: 2 write units per delivered delivery there (docs/capacity.md). Rows expire 30 days
@@ -53,24 +53,24 @@ export type Delivery = {
 /** What the operator sees: everything but the body. */
 export type DeliveryView = Omit<Delivery, 'body' | 'enqueuedCycle' | 'tenantId'>;
 
-/** A delivery as its endpoint's log holds it (gsi3's projection): the view, and the tenant its key needs. */
+/** A delivery as its endpoint's log holds it (gsi2's projection): the view, and the tenant its key needs. */
 export type LoggedDelivery = DeliveryView & Pick<Delivery, 'tenantId'>;
 
 export const deliveryKey = (tenantId: string, deliveryId: string): Key => ownPartitionKey(tenantId, 'webhookDelivery', deliveryId);
 
-/** The endpoint's delivery log: one gsi3 partition per endpoint. */
+/** The endpoint's delivery log: one gsi2 partition per endpoint. */
 const logPk = (tenantId: string, endpointId: string) => tenantScopedPk(tenantId, `${PREFIX.webhookDeliveries}${endpointId}`);
 const logSk = (deliveryId: string) => `${PREFIX.webhookDelivery}${deliveryId}`;
 
-/** A delivery's place in its endpoint's log, as a Query of gsi3 names it (an ExclusiveStartKey). */
+/** A delivery's place in its endpoint's log, as a Query of gsi2 names it (an ExclusiveStartKey). */
 export const logPosition = (tenantId: string, endpointId: string, deliveryId: string): Item => ({
   ...deliveryKey(tenantId, deliveryId),
-  [GSIS.gsi3.partitionKey]: logPk(tenantId, endpointId),
-  [GSIS.gsi3.sortKey]: logSk(deliveryId),
+  [GSIS.gsi2.partitionKey]: logPk(tenantId, endpointId),
+  [GSIS.gsi2.sortKey]: logSk(deliveryId),
 });
 
-/** The delivery id of a log position (a LastEvaluatedKey of gsi3). */
-export const deliveryIdOfPosition = (position: Record<string, unknown>): string => String(position[GSIS.gsi3.sortKey]).slice(PREFIX.webhookDelivery.length);
+/** The delivery id of a log position (a LastEvaluatedKey of gsi2). */
+export const deliveryIdOfPosition = (position: Record<string, unknown>): string => String(position[GSIS.gsi2.sortKey]).slice(PREFIX.webhookDelivery.length);
 
 const expiresAt = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECONDS;
 
@@ -107,7 +107,7 @@ export function fromItem(item: Item): Delivery {
 
 export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView => view;
 
-/** A log entry (gsi3's projected attributes) as what the operator sees. */
+/** A log entry (gsi2's projected attributes) as what the operator sees. */
 function fromLogItem(item: Item): LoggedDelivery {
   return {
     id: item.id as string,
@@ -293,7 +293,7 @@ export async function claimAttempt(
 }
 
 /**
- * The endpoint's newest deliveries, newest first: one Query of its log (gsi3), `limit` entries
+ * The endpoint's newest deliveries, newest first: one Query of its log (gsi2), `limit` entries
  * read however many deliveries the endpoint has. Eventually consistent, as every index read: an
  * attempt recorded a moment ago may show a moment later.
  */
@@ -301,9 +301,9 @@ export async function listDeliveriesOf(tenantId: string, endpointId: string, lim
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
-      IndexName: GSIS.gsi3.indexName,
+      IndexName: GSIS.gsi2.indexName,
       KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSIS.gsi3.partitionKey },
+      ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
       ExpressionAttributeValues: { ':pk': logPk(tenantId, endpointId) },
       ScanIndexForward: false,
       Limit: limit,
@@ -365,7 +365,7 @@ export type FailedDeliveriesPage = { deliveries: LoggedDelivery[]; examined: num
 /**
  * One page of an endpoint's deliveries that are failed and were last changed at or after
  * `endedSince`, among those whose event happened at or after `eventsFrom`, oldest event first:
- * a Query of the endpoint's log (gsi3; ids start with the event's time), `limit` entries
+ * a Query of the endpoint's log (gsi2; ids start with the event's time), `limit` entries
  * examined at most, never a scan. The log is eventually consistent: a delivery that failed in the
  * last moment may not show as failed yet (a later run finds it), and restarting one is guarded on
  * the row itself (`restartFailedDelivery`).
@@ -375,14 +375,14 @@ export async function failedDeliveriesPage(
   endpointId: string,
   range: { eventsFromMs: number; endedSince: Date; limit: number; startKey?: Record<string, unknown> },
 ): Promise<FailedDeliveriesPage> {
-  const rows = sortKeyStartsWith(PREFIX.webhookDelivery, GSIS.gsi3.sortKey);
+  const rows = sortKeyStartsWith(PREFIX.webhookDelivery, GSIS.gsi2.sortKey);
   const { Items, ScannedCount, LastEvaluatedKey } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
-      IndexName: GSIS.gsi3.indexName,
+      IndexName: GSIS.gsi2.indexName,
       KeyConditionExpression: '#pk = :pk AND #skRange BETWEEN :from AND :skTo',
       FilterExpression: '#status = :failed AND updatedAt >= :endedSince',
-      ExpressionAttributeNames: { ...rows.names, '#pk': GSIS.gsi3.partitionKey, '#status': 'status' },
+      ExpressionAttributeNames: { ...rows.names, '#pk': GSIS.gsi2.partitionKey, '#status': 'status' },
       ExpressionAttributeValues: {
         ':pk': logPk(tenantId, endpointId),
         ':from': logSk(uuidv7LowerBound(range.eventsFromMs)),

@@ -101,7 +101,7 @@ export type RecoverSummary = {
  * started by a write conditioned on the delivery still being failed in the cycle that was read, so
  * running the recovery twice (or two at once) queues nothing twice: what the first queued is no
  * longer failed. A delivery that failed again after being recovered is failed anew, and a later
- * run sends it again. Reads the endpoint's delivery log (gsi3), one Query per page, from the events
+ * run sends it again. Reads the endpoint's delivery log (gsi2), one Query per page, from the events
  * of RECOVERY_LOOKBACK_MS before `since`; no scan.
  */
 export async function recoverFailedDeliveries(endpointId: string, since: Date, options: RecoverOptions = {}): Promise<RecoverSummary> {

@@ -12,13 +12,13 @@ export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export type GsiProjection = { type: 'ALL' } | { type: 'INCLUDE'; attributes: readonly string[] };
 
 /**
- * The attributes gsi3 carries: what the delivery log shows of a delivery (the operator's `webhook
+ * The attributes gsi2 carries: what the delivery log shows of a delivery (the operator's `webhook
  * deliveries` and `webhook recover` read them from the index, one Query per page), and the ids
  * the settlement sweep needs of an unsettled text. Short values only: an entry stays a few hundred
  * bytes, one write unit, whatever the row holds (a delivery's body, a text's body, a thread's last
  * message). A row with none of them (a thread) is in the index with its keys alone.
  */
-export const GSI3_ATTRIBUTES = [
+export const GSI2_ATTRIBUTES = [
   'id',
   'tenantId',
   'endpointId',
@@ -36,15 +36,15 @@ export const GSI3_ATTRIBUTES = [
 export const GSIS = {
   /** Alternate listings: calls by direction, named contacts (sparse), conversations, lookups by bare id. */
   gsi1: { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: { type: 'ALL' } },
-  /** The operator's listings: organizations, an organization's API keys. */
-  gsi2: { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: { type: 'ALL' } },
   /**
    * Narrow entries for orderings that move with every text or delivery: an endpoint's delivery log
    * (`T#<org>#DELIVERIES#<endpoint>`), an organization's threads by last activity
    * (`T#<org>#THREADS`, keys only: the page reads its threads by key) and the settlement worklist
    * (`UNSETTLED#<shard>`). docs/capacity.md has what each costs per text and per delivery.
    */
-  gsi3: { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: { type: 'INCLUDE', attributes: GSI3_ATTRIBUTES } },
+  gsi2: { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: { type: 'INCLUDE', attributes: GSI2_ATTRIBUTES } },
+  /** The operator's listings, whole rows: organizations, an organization's API keys. */
+  gsi3: { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: { type: 'ALL' } },
 } as const satisfies Record<string, { indexName: string; partitionKey: string; sortKey: string; projection: GsiProjection }>;
 
 /** Epoch seconds after which DynamoDB removes the row (rate-limit windows, deliveries, idempotency). */
