@@ -8,7 +8,7 @@ import {
   newDelivery,
   type Delivery,
 } from './deliveries';
-import { endpointsSubscribedTo, type WebhookEndpoint } from './endpoints';
+import { listWebhookEndpoints, subscribedTo, type WebhookEndpoint } from './endpoints';
 import type { WebhookEventType } from './event-types';
 import { deriveEvent, type DerivedEvent } from './events';
 import { derivedUuid } from './internal/derived-ids';
@@ -23,7 +23,7 @@ import type { StreamChange } from './stream-change';
  */
 export type RouterDeps = {
   queue: DeliveryQueue;
-  /** Endpoint lookups shared by the records of one batch (tenants repeat within a batch). */
+  /** Endpoint lookups shared by the records of one batch (organizations repeat within a batch). */
   endpoints?: EndpointCache;
   now?: () => Date;
 };
@@ -32,12 +32,22 @@ export type RouteResult = { eventId?: string; deliveriesCreated: number; enqueue
 
 export type EndpointCache = (tenantId: string, type: WebhookEventType) => Promise<WebhookEndpoint[]>;
 
+/**
+ * One read of an organization's endpoints for a whole batch of records, whatever their event
+ * types: a batch of 100 events of one organization reads its endpoints once, not 100 times.
+ */
 export function endpointCache(): EndpointCache {
   const cache = new Map<string, Promise<WebhookEndpoint[]>>();
-  return (tenantId, type) => {
-    const key = `${tenantId} ${type}`;
-    if (!cache.has(key)) cache.set(key, endpointsSubscribedTo(tenantId, type));
-    return cache.get(key)!;
+  return async (tenantId, type) => {
+    if (!cache.has(tenantId)) {
+      // A failed lookup is not kept: the record's retry asks again.
+      const lookup = listWebhookEndpoints(tenantId).catch((err: unknown) => {
+        cache.delete(tenantId);
+        throw err;
+      });
+      cache.set(tenantId, lookup);
+    }
+    return subscribedTo(await cache.get(tenantId)!, type);
   };
 }
 
