@@ -12,7 +12,11 @@
  *   8. contention: texts and call events of one busy organization (and of eight at once) on the
  *      limits-faithful engine (./support/contention-bench.ts);
  *   9. units as AWS charges them for every request of section 2, and what a million of each costs
- *      (./support/cost.ts).
+ *      (./support/cost.ts);
+ *  10. events: one webhook endpoint receiving 500 events a second through the runtime's pipeline on
+ *      the limits-faithful engine (./support/events-bench.ts);
+ *  11. the soak: 20 organizations of mixed traffic for 20 minutes, checked at the end
+ *      (./support/soak-bench.ts; run alone with --only soak, not part of a full run).
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
  * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
  *
@@ -21,7 +25,9 @@
  * --faults-only (section 6 alone, written to bench/out/faults-only.json), --scale-only (section 7 alone,
  * written to bench/out/scale-only.json), --scale-sizes 1000,10000 (the sizes of section 7, default
  * 1000,10000,100000), --skip-scale, --contention-only (section 8 alone, written to
- * bench/out/contention-only.json), --skip-contention.
+ * bench/out/contention-only.json), --skip-contention, --events-only (section 10 alone, written to
+ * bench/out/events-only.json; --events-rate <n> offered, default 500, --events-seconds <n>, default 20),
+ * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -58,6 +64,12 @@ const SETTINGS = {
     warmup: 3,
   },
   contention: { texts: QUICK ? 50 : 200, callsPerStream: QUICK ? 2 : 5 },
+  events: {
+    rate: Number(optionValue('--events-rate') ?? 500),
+    seconds: Number(optionValue('--events-seconds') ?? (QUICK ? 5 : 20)),
+    standsFor: 500,
+    drainMs: 120_000,
+  },
 };
 
 const log = (line = '') => console.log(line);
@@ -154,6 +166,11 @@ async function main(): Promise<void> {
       await writeFile(join(OUT_DIR, 'contention-only.json'), `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
+    if (args.has('--events-only')) {
+      const events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
+      await writeFile(join(OUT_DIR, 'events-only.json'), `${JSON.stringify({ ...results, events, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      return;
+    }
     const fixture = await api.seed();
 
     phase('Starting the local runtime (bin/local.ts) with the table-call counter');
@@ -203,6 +220,8 @@ async function main(): Promise<void> {
       results.webhooks = webhooks;
       results.webhookSender = webhookSender;
     }
+    // ---------- 10. events ----------
+    if (!args.has('--skip-events')) results.events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
     bare.client.destroy();
 
     // ---------- 9. units as AWS charges them, and what a million requests cost ----------
@@ -226,6 +245,7 @@ async function main(): Promise<void> {
 
     // ---------- 8. contention ----------
     if (!args.has('--skip-contention')) results.contention = await measureContentionPhase(ddb.endpoint);
+
 
     // ---------- 6. texts under faults ----------
     results.textFaults = await measureFaults();
@@ -483,6 +503,41 @@ async function measureContentionPhase(endpoint: string) {
     if (c.conflicts > 0) log(`    conflicts by operation: ${Object.entries(c.conflictsByOperation).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
   return scenarios;
+}
+
+/**
+ * Section 10: one endpoint, `rate` events a second, the pipeline's table calls on the limits engine
+ * (budgets scaled when the rate offered is below what it stands for: ./support/events-bench.ts).
+ */
+async function measureEventsPhase(endpoint: string, pid: number | undefined, db: Parameters<typeof import('./support/events-bench').measureEvents>[2]) {
+  const { events } = SETTINGS;
+  log(`\n10. Events: 1 endpoint, ${events.rate} events a second for ${events.seconds} s through the runtime's pipeline on the limits engine (budgets x ${Math.min(1, events.rate / events.standsFor)})`);
+  const [{ measureEvents }, { table }] = await Promise.all([import('./support/events-bench'), import('./support/stats')]);
+  const result = await measureEvents(endpoint, pid, db, events, log);
+  log(
+    table([
+      ['scenario', 'offered/s', 'delivered', 'dup', 'deliveries/s', 'first attempt p50 ms', 'p99 ms', 'WU/delivery hottest pk', 'WU/delivery hottest index pk', 'RU/delivery hottest', 'throttles', 'WU/RU per delivery', 'cpu ms/delivery: runtime', 'DynamoDB Local'],
+      [
+        result.name,
+        result.offeredPerSecond,
+        `${result.delivered}/${result.events}${result.badSignatures ? ` (${result.badSignatures} bad)` : ''}`,
+        result.duplicates,
+        result.deliveriesPerSecond,
+        result.firstAttemptMs.p50,
+        result.firstAttemptMs.p99,
+        result.hottestTableWrite.unitsPerDelivery,
+        result.hottestIndexWrite.unitsPerDelivery,
+        result.hottestRead.unitsPerDelivery,
+        result.throttles,
+        `${result.unitsPerDelivery.writeUnits}/${result.unitsPerDelivery.readUnits}`,
+        result.runtimeCpuMsPerDelivery ?? '-',
+        result.dynamodbCpuMsPerDelivery ?? '-',
+      ],
+    ]),
+  );
+  log(`  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest read pk ${result.hottestRead.key}`);
+  if (result.throttles > 0) log(`  throttles by reason: ${Object.entries(result.throttlesByReason).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  return result;
 }
 
 /**

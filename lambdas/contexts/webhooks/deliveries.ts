@@ -14,18 +14,21 @@ import type { StreamChange } from './stream-change';
 
 /**
  * Deliveries: one row per (event, endpoint), the delivery log the portal shows. Each row is a
- * partition of its own (`T#<org>#DELIVERY#<id>` / `DELIVERY`): a delivery is written four times
- * (stored, queued, its attempt claimed, its outcome), and on one partition per endpoint those
- * writes capped an endpoint near 165 deliveries a second. The log of an endpoint is its gsi2
- * partition (`T#<org>#DELIVERIES#<endpoint>`, sorted by id, so by event time: newest first is a
- * reverse query), whose narrow entries change only when the delivery is stored and when an attempt
- * is recorded: 2 write units per delivered delivery there (docs/capacity.md). Rows expire 30 days
- * after the last operator action.
+ * partition of its own (`T#<org>#DELIVERY#<id>` / `DELIVERY`): a delivery is written three times
+ * (stored, its attempt claimed, its outcome), and on one partition per endpoint those writes
+ * capped an endpoint near 165 deliveries a second. The log of an endpoint is its gsi2 partition
+ * (`T#<org>#DELIVERIES#<endpoint>`, sorted by id, so by event time: newest first is a reverse
+ * query), whose narrow entries change only when the delivery is stored and when an attempt is
+ * recorded: 2 write units per delivered delivery there (docs/capacity.md). Beside it, a small
+ * lookup row (`DELIVERYID#`) carries the gsi1 entry the operator finds a bare id by: written
+ * once, where an index entry on the delivery row itself would copy the whole row (body included)
+ * on every write. Rows expire 30 days after the last operator action.
  *
- * Enqueueing is tracked on the row so that nothing is queued twice and nothing is lost:
- * `cycle` counts attempt cycles (1, then +1 per redelivery); `enqueuedCycle` says which cycle
- * has its first message on the queue. Operator actions (redeliver, test) set `enqueueRequested`
- * and the router, which sees that change on the stream, does the enqueueing in AWS and locally.
+ * `cycle` counts attempt cycles (1, then +1 per redelivery). The router queues attempt 1 of a
+ * new delivery after storing it, and again when a replayed stream record finds it still pending
+ * (at least once: the attempt claim drops the copy). Operator actions (redeliver, test) set
+ * `enqueueRequested` and the router, which sees that change on the stream, queues the attempt and
+ * notes it in `enqueuedCycle`, in AWS and locally.
  */
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -74,11 +77,23 @@ export const deliveryIdOfPosition = (position: Record<string, unknown>): string 
 
 const expiresAt = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECONDS;
 
+/** The row that finds a delivery by its bare id (gsi1), in the delivery's own partition. */
+const lookupKey = (tenantId: string, deliveryId: string): Key => ({ pk: deliveryKey(tenantId, deliveryId).pk, sk: PREFIX.webhookDeliveryId });
+
+const lookupItem = (delivery: Pick<Delivery, 'tenantId' | 'id' | 'endpointId' | 'updatedAt'>): Item => ({
+  ...lookupKey(delivery.tenantId, delivery.id),
+  [GSIS.gsi1.partitionKey]: `${PREFIX.webhookDeliveryId}${delivery.id}`,
+  [GSIS.gsi1.sortKey]: PREFIX.webhookDeliveryId,
+  type: 'webhookDeliveryId',
+  tenantId: delivery.tenantId,
+  id: delivery.id,
+  endpointId: delivery.endpointId,
+  [TTL_ATTRIBUTE]: expiresAt(new Date(delivery.updatedAt)),
+});
+
 export function toItem(delivery: Delivery, extra: { enqueueRequested?: boolean } = {}): Item {
   return {
     ...logPosition(delivery.tenantId, delivery.endpointId, delivery.id),
-    [GSIS.gsi1.partitionKey]: `${PREFIX.webhookDeliveryId}${delivery.id}`,
-    [GSIS.gsi1.sortKey]: PREFIX.webhookDeliveryId,
     type: DELIVERY_ROW_TYPE,
     ...delivery,
     ...(extra.enqueueRequested && { enqueueRequested: true }),
@@ -125,7 +140,7 @@ function fromLogItem(item: Item): LoggedDelivery {
   };
 }
 
-/** A delivery whose current cycle has no message on the queue yet. */
+/** A delivery an operator asked to send whose current cycle has no message on the queue yet. */
 export const needsEnqueue = (delivery: Delivery): boolean => delivery.status === 'pending' && delivery.enqueuedCycle < delivery.cycle;
 
 export function newDelivery(
@@ -137,13 +152,15 @@ export function newDelivery(
 }
 
 /**
- * Writes a delivery unless its id exists. Returns the row as stored: the new one, or the one a
- * previous run wrote (read in the same call), so a replay can tell whether it was enqueued.
+ * Writes a delivery unless its id exists, after its lookup row (a plain put: the same on a
+ * replay). Returns the row as stored: the new one, or the one a previous run wrote (read in the
+ * same call), so a replay can tell whether it is still pending.
  */
 export async function insertDelivery(
   delivery: Delivery,
   extra: { enqueueRequested?: boolean } = {},
 ): Promise<{ delivery: Delivery; created: boolean }> {
+  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: lookupItem(delivery) }));
   try {
     await dynamo.send(
       new PutCommand({
@@ -190,11 +207,12 @@ export async function getDelivery(tenantId: string, deliveryId: string): Promise
   return Item ? fromItem(Item) : undefined;
 }
 
-/** The operator's lookup by bare id. */
+/** The operator's lookup by bare id: its lookup row in gsi1, then the delivery. */
 export async function findDelivery(deliveryId: string): Promise<Delivery> {
-  const item = await findByIdIndex(PREFIX.webhookDeliveryId, deliveryId);
-  if (!item) throw new NotFoundError('Delivery');
-  return fromItem(item);
+  const lookup = await findByIdIndex(PREFIX.webhookDeliveryId, deliveryId);
+  const delivery = lookup && (await getDelivery(lookup.tenantId as string, deliveryId));
+  if (!delivery) throw new NotFoundError('Delivery');
+  return delivery;
 }
 
 export type AttemptRecord = {
@@ -314,7 +332,8 @@ export async function listDeliveriesOf(tenantId: string, endpointId: string, lim
 
 /**
  * Starts a new attempt cycle of a delivery, same id and same body: attempts from 1 again, with
- * the full backoff. The router sees `enqueueRequested` on the stream and queues attempt 1.
+ * the full backoff. The router sees `enqueueRequested` on the stream and queues attempt 1. Both
+ * the delivery and its lookup row are kept 30 days from now.
  */
 export async function requestRedelivery(deliveryId: string, now = new Date()): Promise<Delivery> {
   const current = await findDelivery(deliveryId);
@@ -349,7 +368,9 @@ async function startNewCycle(current: DeliveryRef, now: Date, onlyIfStill?: { st
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return fromItem(Attributes!);
+    const restarted = fromItem(Attributes!);
+    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: lookupItem(restarted) }));
+    return restarted;
   } catch (err) {
     if (onlyIfStill && isConditionalCheckFailed(err)) return undefined;
     throw err;
