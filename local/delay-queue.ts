@@ -7,24 +7,32 @@ import { QueueJournal, type KeptMessage, type QueueStore } from './queue-file';
 const LOCAL_MAX_RECEIVES = 4;
 
 /**
- * Messages handled at once at most, as the sender's event source mapping caps its concurrency in
+ * Batches handled at once at most, as the sender's event source mapping caps its concurrency in
  * AWS (lib/constructs/webhook-pipeline.ts): a backlog becoming visible all at once (a restart, a
  * receiver back up) is worked through at this pace instead of opening thousands of attempts together.
  */
-export const LOCAL_SENDER_CONCURRENCY = 32;
+export const LOCAL_SENDER_CONCURRENCY = 8;
+/** Messages handed over together at most, as SQS hands the sender Lambda up to 10. */
+export const LOCAL_SENDER_BATCH = 10;
 
 type Entry = KeptMessage & { timer?: NodeJS.Timeout };
+
+/** Handles a batch of messages: the outcome of each, in order (a rejected one comes back later). */
+export type BatchHandler = (messages: DeliveryMessage[]) => Promise<PromiseSettledResult<unknown>[]>;
 
 export type LocalDelayQueueOptions = {
   /** Where the messages are kept across a restart of the runtime; none: in memory only. */
   store?: QueueStore;
-  /** Messages handled at once at most (LOCAL_SENDER_CONCURRENCY). */
+  /** Batches handled at once at most (LOCAL_SENDER_CONCURRENCY). */
   concurrency?: number;
+  /** Messages in a batch at most (LOCAL_SENDER_BATCH): those visible when a slot frees up, up to this many. */
+  batchSize?: number;
 };
 
 /**
- * An in-process stand-in for SQS: per-message delays (capped like DelaySeconds), redelivery on
- * error, and a ceiling on the messages handled at once. With a store, it keeps its messages as SQS
+ * An in-process stand-in for SQS and its event source mapping: per-message delays (capped like
+ * DelaySeconds), visible messages handed over in batches, redelivery of a message whose processing
+ * failed, and a ceiling on the batches handled at once. With a store, it keeps its messages as SQS
  * does across a restart of the runtime: a message leaves the store only once its processing has
  * finished (deleted, as the sender Lambda's successful batch item is), so one that was running when
  * the process died comes back on the next start, and the attempt claims on the delivery row keep
@@ -38,6 +46,7 @@ export class LocalDelayQueue implements DeliveryQueue {
   private readonly store: QueueStore | undefined;
   private readonly journal: QueueJournal | undefined;
   private readonly concurrency: number;
+  private readonly batchSize: number;
   private nextId = 0;
   private stopped = false;
   private stopping: Promise<void> | undefined;
@@ -48,11 +57,12 @@ export class LocalDelayQueue implements DeliveryQueue {
    * claim behind, and sooner its own message would find it live on every return and be dropped.
    */
   constructor(
-    private readonly handle: (message: DeliveryMessage) => Promise<unknown>,
+    private readonly handle: BatchHandler,
     private readonly visibilityTimeoutMs: number,
     options: LocalDelayQueueOptions = {},
   ) {
     this.concurrency = options.concurrency ?? LOCAL_SENDER_CONCURRENCY;
+    this.batchSize = options.batchSize ?? LOCAL_SENDER_BATCH;
     this.store = options.store;
     this.journal = options.store ? new QueueJournal(options.store, () => [...this.entries.values()].map(withoutTimer)) : undefined;
   }
@@ -97,34 +107,36 @@ export class LocalDelayQueue implements DeliveryQueue {
     entry.timer = timer;
   }
 
-  /** Starts visible messages while there is a free slot. */
+  /** Starts batches of visible messages while there is a free slot. */
   private runReady(): void {
-    while (!this.stopped && this.inFlight.size < this.concurrency && this.ready.length > 0) this.run(this.ready.shift()!);
+    while (!this.stopped && this.inFlight.size < this.concurrency && this.ready.length > 0) this.run(this.ready.splice(0, this.batchSize));
   }
 
-  private run(entry: Entry): void {
-    const running = this.handle(entry.message)
-      .then(
-        () => {
-          this.entries.delete(entry.id);
-          return this.journal?.done(entry.id);
-        },
-        (err: unknown) => {
-          const { deliveryId } = entry.message;
-          logger.error('Local webhook sender failed', { deliveryId, receiveCount: entry.receiveCount, error: (err as Error).message });
-          this.entries.delete(entry.id);
-          if (entry.receiveCount >= LOCAL_MAX_RECEIVES) return this.journal?.done(entry.id);
-          const again: Entry = { ...withoutTimer(entry), visibleAt: Date.now() + this.visibilityTimeoutMs, receiveCount: entry.receiveCount + 1 };
-          this.schedule(again);
-          return this.journal?.keep(withoutTimer(again));
-        },
-      )
+  private run(batch: Entry[]): void {
+    const running = this.handle(batch.map((entry) => entry.message))
+      // The whole batch failed (its state could not be read): every message comes back.
+      .catch((err: unknown): PromiseSettledResult<unknown>[] => batch.map(() => ({ status: 'rejected', reason: err })))
+      .then(async (outcomes) => {
+        await Promise.all(batch.map((entry, i) => this.settle(entry, outcomes[i])));
+      })
       .catch((err: unknown) => logger.error('Local webhook queue could not be saved', { error: (err as Error).message }))
       .finally(() => {
         this.inFlight.delete(running);
         this.runReady();
       });
     this.inFlight.add(running);
+  }
+
+  /** A handled message leaves the queue; one whose processing failed comes back after the visibility timeout, a few times. */
+  private settle(entry: Entry, outcome: PromiseSettledResult<unknown> | undefined): Promise<void> | undefined {
+    this.entries.delete(entry.id);
+    if (outcome?.status !== 'rejected') return this.journal?.done(entry.id);
+    const { deliveryId } = entry.message;
+    logger.error('Local webhook sender failed', { deliveryId, receiveCount: entry.receiveCount, error: (outcome.reason as Error)?.message });
+    if (entry.receiveCount >= LOCAL_MAX_RECEIVES) return this.journal?.done(entry.id);
+    const again: Entry = { ...withoutTimer(entry), visibleAt: Date.now() + this.visibilityTimeoutMs, receiveCount: entry.receiveCount + 1 };
+    this.schedule(again);
+    return this.journal?.keep(withoutTimer(again));
   }
 
   /** Stops the timers, lets running messages finish (what they queue is kept), and saves what is left. Once. */

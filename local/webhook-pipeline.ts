@@ -12,7 +12,7 @@ import { logger, TABLE_NAME } from '../lambdas/shared/aws';
 import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
 import { toStreamChange } from '../lambdas/contexts/webhooks/stream-change';
-import { claimStaleAfterMs, processDeliveryMessage } from '../lambdas/contexts/webhooks/deliver';
+import { claimStaleAfterMs, processDeliveryMessages } from '../lambdas/contexts/webhooks/deliver';
 import { endpointCache, routeChange } from '../lambdas/contexts/webhooks/route-change';
 import { LocalDelayQueue } from './delay-queue';
 import { runInvocation } from './invocations';
@@ -97,10 +97,10 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   const streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
   const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const queue: LocalDelayQueue = new LocalDelayQueue(
-    // Each message received is one invocation of the sender function.
-    (message) =>
+    // Each batch received is one invocation of the sender function.
+    (messages) =>
       runInvocation(() =>
-        processDeliveryMessage(message, {
+        processDeliveryMessages(messages, {
           queue,
           backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
           timeoutMs,

@@ -19,8 +19,9 @@ let dir: string;
 const queues: LocalDelayQueue[] = [];
 const readKept = async (): Promise<KeptMessage[]> => (await queueFile(dir).load()).messages;
 const lineCount = async () => (await readFile(join(dir, QUEUE_FILE), 'utf8')).split('\n').filter(Boolean).length;
-const newQueue = (handle: (m: DeliveryMessage) => Promise<unknown> = async () => undefined, concurrency?: number) => {
-  const queue = new LocalDelayQueue(handle, 1_000, { store: queueFile(dir), concurrency });
+/** A queue whose handler takes one message at a time (`each`), however it batches them. */
+const newQueue = (each: (m: DeliveryMessage) => Promise<unknown> = async () => undefined, options: { concurrency?: number; batchSize?: number } = {}) => {
+  const queue = new LocalDelayQueue((messages) => Promise.allSettled(messages.map(each)), 1_000, { store: queueFile(dir), ...options });
   queues.push(queue);
   return queue;
 };
@@ -115,25 +116,62 @@ describe('the local delay queue with a state file', () => {
     expect(skipped).toBe(1);
   });
 
-  it('handles at most its concurrency of visible messages at once, and the rest as slots free up', async () => {
-    // Prepare
+  it('hands visible messages over in batches, at most its concurrency of batches at once, the rest as slots free up', async () => {
+    // Prepare: a handler that records each batch and holds it a moment.
     let running = 0;
     let most = 0;
-    let handled = 0;
-    const queue = newQueue(async () => {
-      running += 1;
-      most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      running -= 1;
-      handled += 1;
-    }, 3);
+    const batches: number[] = [];
+    const queue = new LocalDelayQueue(
+      async (messages) => {
+        running += 1;
+        most = Math.max(most, running);
+        batches.push(messages.length);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        running -= 1;
+        return messages.map(() => ({ status: 'fulfilled', value: undefined }));
+      },
+      1_000,
+      { store: queueFile(dir), concurrency: 2, batchSize: 4 },
+    );
+    queues.push(queue);
 
-    // Act
-    await Promise.all(Array.from({ length: 12 }, (_, i) => queue.send(message(1 + (i % 7)), 0)));
-    while (handled < 12) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Act: 20 messages visible at once.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => queue.send(message(1 + (i % 7)), 0)));
+    while (batches.reduce((a, b) => a + b, 0) < 20) await new Promise((resolve) => setTimeout(resolve, 10));
 
     // Assess
-    expect(most).toBe(3);
+    expect(most).toBe(2);
+    expect(Math.max(...batches)).toBe(4);
+    expect(batches.length).toBeLessThan(20);
+    expect(await readKept()).toEqual([]);
+  });
+
+  it('brings back only the messages of a batch whose processing failed', async () => {
+    // Prepare: attempt 2 fails once.
+    const seen: number[] = [];
+    let failedOnce = false;
+    const queue = new LocalDelayQueue(
+      async (messages) =>
+        messages.map((m) => {
+          seen.push(m.attempt);
+          if (m.attempt === 2 && !failedOnce) {
+            failedOnce = true;
+            return { status: 'rejected', reason: new Error('table unavailable') };
+          }
+          return { status: 'fulfilled', value: undefined };
+        }),
+      50,
+      { store: queueFile(dir) },
+    );
+    queues.push(queue);
+
+    // Act
+    await Promise.all([queue.send(message(1), 0), queue.send(message(2), 0), queue.send(message(3), 0)]);
+    while (seen.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    // Assess
+    expect(seen.sort()).toEqual([1, 2, 2, 3]);
     expect(await readKept()).toEqual([]);
   });
 

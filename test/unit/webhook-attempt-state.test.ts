@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { tenantKey, toItem as tenantItem, type Tenant } from '../../lambdas/contexts/tenants/tenants';
-import { readAttemptState } from '../../lambdas/contexts/webhooks/internal/attempt-state';
+import { readAttemptState, readAttemptStates } from '../../lambdas/contexts/webhooks/internal/attempt-state';
 import { deliveryKey, newDelivery, toItem as deliveryItem } from '../../lambdas/contexts/webhooks/deliveries';
 import { endpointKey, toItem as endpointItem, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 
@@ -40,6 +40,31 @@ describe('readAttemptState', () => {
     expect(state.delivery).toEqual(delivery);
     expect(state.endpoint).toEqual(endpoint);
     expect(state.tenant?.approvedHosts).toEqual(['hooks.example.com']);
+  });
+
+  it('reads a batch of attempts in one BatchGetItem, the endpoint and organization they share once', async () => {
+    // Prepare
+    const other = newDelivery({ id: '0199a000-0000-7000-8000-0000000000d2', tenantId, endpointId, event: 'sms.received', eventId: 'evt2', body: '{}' }, at);
+    ddb.on(BatchGetCommand).resolves({ Responses: { [TABLE_NAME]: [tenantItem(tenant), deliveryItem(other), deliveryItem(delivery), endpointItem(endpoint)] } });
+
+    // Act
+    const states = await readAttemptStates([
+      { tenantId, endpointId, deliveryId },
+      { tenantId, endpointId, deliveryId: other.id },
+    ]);
+
+    // Assess
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![TABLE_NAME].Keys).toEqual([
+      deliveryKey(tenantId, deliveryId),
+      endpointKey(tenantId, endpointId),
+      tenantKey(tenantId),
+      deliveryKey(tenantId, other.id),
+    ]);
+    expect(states.map((s) => [s.delivery?.id, s.endpoint?.id, s.tenant?.id])).toEqual([
+      [deliveryId, endpointId, tenantId],
+      [other.id, endpointId, tenantId],
+    ]);
   });
 
   it('reports rows that do not exist as undefined (a deleted endpoint, an unknown delivery)', async () => {
