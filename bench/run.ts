@@ -100,7 +100,8 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only') && !args.has('--scale-only') && !args.has('--contention-only')) {
+  const alone = ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only'].some((option) => args.has(option)) || optionValue('--only') !== undefined;
+  if (!args.has('--skip-bundles') && !alone) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));

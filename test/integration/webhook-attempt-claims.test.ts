@@ -167,14 +167,15 @@ describe('a processor that crashed after claiming', () => {
     expect(sent).toEqual([]);
   });
 
-  it('answers a claim for a settled delivery or an older cycle as stale', async () => {
+  it('answers a claim for a settled delivery, an older cycle or a delivery that does not exist as stale', async () => {
     failWith = 204;
     const message = await pendingDelivery();
     const { queue } = captureQueue();
     await processDeliveryMessage(message, { queue, allowInsecureTargets: true });
     const delivery = { tenantId, endpointId: endpoint.id, id: message.deliveryId };
 
-    expect(await claimAttempt(delivery, { cycle: 1, attempt: 2, nowMs: Date.now(), staleAfterMs: 1 })).toBe('stale');
-    expect(await claimAttempt(delivery, { cycle: 0, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toBe('stale');
+    expect(await claimAttempt(delivery, { cycle: 1, attempt: 2, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
+    expect(await claimAttempt(delivery, { cycle: 0, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
+    expect(await claimAttempt({ tenantId, id: uuidv7() }, { cycle: 1, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
   });
 });

@@ -265,21 +265,23 @@ export type AttemptClaim = 'claimed' | 'taken' | 'stale';
  * write, so of two copies of the same queue message (an SQS redelivery while the first still runs,
  * a Lambda retry) exactly one posts and queues the next attempt; duplicate messages of a later
  * attempt are refused the same way, so one delivery never has two chains of attempts.
- * - `claimed`: this processor owns the attempt.
+ * - `claimed`: this processor owns the attempt; the delivery as the claim left it comes with it
+ *   (the claim is the sender's read of the row: no read before it).
  * - `taken`: another processor claimed it less than `staleAfterMs` ago; the caller lets the queue
  *   bring the message back later (by then it is done, or its claimer crashed and the claim is stale).
- * - `stale`: the attempt is already recorded, the cycle moved on, the delivery settled, or a later
- *   attempt is claimed. Only the processor of this attempt queues the next one, and only after
- *   posting, so a later claim means this attempt was made even if its outcome was never recorded
- *   (its processor died between queueing and recording): taking the claim back would post again.
+ * - `stale`: the delivery does not exist, the attempt is already recorded, the cycle moved on, the
+ *   delivery settled, or a later attempt is claimed. Only the processor of this attempt queues the
+ *   next one, and only after posting, so a later claim means this attempt was made even if its
+ *   outcome was never recorded (its processor died between queueing and recording): taking the
+ *   claim back would post again.
  * The claim is kept in attributes the log does not show: the endpoint's log partition is not written.
  */
 export async function claimAttempt(
   delivery: DeliveryRef,
   claim: { cycle: number; attempt: number; nowMs: number; staleAfterMs: number },
-): Promise<AttemptClaim> {
+): Promise<{ claim: 'claimed'; delivery: Delivery } | { claim: Exclude<AttemptClaim, 'claimed'> }> {
   try {
-    await dynamo.send(
+    const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: deliveryKey(delivery.tenantId, delivery.id),
@@ -297,16 +299,17 @@ export async function claimAttempt(
           ':pending': 'pending',
           ':staleBefore': claim.nowMs - claim.staleAfterMs,
         },
+        ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return 'claimed';
+    return { claim: 'claimed', delivery: fromItem(Attributes!) };
   } catch (err) {
     if (!isConditionalCheckFailed(err)) throw err;
     const raw = (err as ConditionalCheckFailedException).Item;
     const old = raw ? unmarshall(raw as Record<string, AttributeValue>) : undefined;
     const stillOpen = old && (old.cycle ?? 1) === claim.cycle && old.status === 'pending' && (old.attempts as number) < claim.attempt;
-    return stillOpen && old.claimedAttempt === claim.attempt ? 'taken' : 'stale';
+    return { claim: stillOpen && old.claimedAttempt === claim.attempt ? 'taken' : 'stale' };
   }
 }
 
