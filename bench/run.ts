@@ -69,6 +69,7 @@ const SETTINGS = {
     seconds: Number(optionValue('--events-seconds') ?? (QUICK ? 5 : 20)),
     standsFor: 500,
     drainMs: 120_000,
+    parts: QUICK ? 300 : 1000,
   },
 };
 
@@ -167,6 +168,12 @@ async function main(): Promise<void> {
       await writeFile(join(OUT_DIR, 'contention-only.json'), `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
+    if (optionValue('--only') === 'soak') {
+      const soak = await measureSoak(ddb.endpoint, bare.client);
+      await writeFile(join(OUT_DIR, 'soak.json'), `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      return;
+    }
+    if (optionValue('--only') !== undefined) throw new Error(`--only: unknown section ${optionValue('--only')} (soak)`);
     if (args.has('--events-only')) {
       const events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
       await writeFile(join(OUT_DIR, 'events-only.json'), `${JSON.stringify({ ...results, events, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
@@ -538,7 +545,55 @@ async function measureEventsPhase(endpoint: string, pid: number | undefined, db:
   );
   log(`  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest read pk ${result.hottestRead.key}`);
   if (result.throttles > 0) log(`  throttles by reason: ${Object.entries(result.throttlesByReason).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  return result;
+  const { measurePipelineParts } = await import('./support/events-bench');
+  const parts = await measurePipelineParts(events.parts);
+  log(`\n10b. The router and the sender alone, in this process on DynamoDB Local (${parts.events} events)`);
+  log(
+    table([
+      ['part', 'cpu ms per event', 'ms per batch', 'table calls per event', 'outcomes'],
+      ['router (batches of 100, 16 at once)', parts.router.cpuMsPerEvent, parts.router.msPerBatchOf100, parts.router.tableCallsPerEvent, '-'],
+      ['sender (batches of 10, 20 at once)', parts.sender.cpuMsPerDelivery, parts.sender.msPerBatchOf10, parts.sender.tableCallsPerDelivery, Object.entries(parts.sender.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')],
+    ]),
+  );
+  return { ...result, parts };
+}
+
+/** Section 11: the soak (./support/soak-bench.ts), `--minutes` long (default 20). */
+async function measureSoak(endpoint: string, db: Parameters<typeof import('./support/soak-bench').runSoak>[1]) {
+  const minutes = Number(optionValue('--minutes') ?? 20);
+  if (!(minutes > 0)) throw new Error('--minutes: must be a positive number');
+  log(`\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers failing 5 % of attempts`);
+  const [{ runSoak }, { table }] = await Promise.all([import('./support/soak-bench'), import('./support/stats')]);
+  const soak = await runSoak(endpoint, db, { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000 }, log);
+  const { events, texts, memory } = soak;
+  log(
+    table([
+      ['requests', 'req/s', 'sends (replays)', '503 (retried)', 'STOPs', 'events', 'events/s', 'attempts (failed)', 'first attempt p50/p99/max ms', 'delivered p99/max ms', 'heap MiB/10 min', 'RSS MiB/10 min', 'throttles', 'conflicts'],
+      [
+        soak.requests,
+        soak.requestsPerSecond,
+        `${texts.sends} (${texts.replays})`,
+        soak.unavailable,
+        soak.stops,
+        `${events.delivered}/${events.expected}`,
+        events.perSecond,
+        `${events.attempts} (${events.failedAttempts})`,
+        `${events.firstAttemptMs.p50}/${events.firstAttemptMs.p99}/${events.firstAttemptMs.max}`,
+        `${events.deliveredMs.p99}/${events.deliveredMs.max}`,
+        memory.heapMiBPer10Min,
+        memory.rssMiBPer10Min,
+        soak.engine.throttles,
+        soak.engine.conflicts,
+      ],
+    ]),
+  );
+  log(`  answers: ${Object.entries(soak.answers).map(([kind, byStatus]) => `${kind} ${Object.entries(byStatus).map(([s, n]) => `${s} x${n}`).join('/')}`).join('; ')}`);
+  log(`  memory after ${memory.warmupS} s of warm-up: heap ${memory.heapMiB.first} -> ${memory.heapMiB.last} MiB, RSS ${memory.rssMiB.first} -> ${memory.rssMiB.last} MiB`);
+  for (const [check, ok] of Object.entries(soak.checks)) log(`  ${ok ? 'holds' : 'FAILS'}: ${check}`);
+  if (!('memory flat after warm-up (heap under 5 MiB per 10 min)' in soak.checks)) log('  not judged: memory (under 5 minutes after warm-up; the trend above is indicative)');
+  const findings = [...soak.serverErrors.map((e) => `${e.kind} ${e.status}: ${e.body}`), ...soak.clientErrors.map((e) => `no answer: ${e}`), ...events.missing, ...events.duplicates.map((d) => `duplicate ${d}`), ...events.unexpected.map((u) => `unexpected ${u}`), ...texts.textsAfterStop, ...texts.spendMismatches];
+  for (const finding of findings.slice(0, 20)) log(`    ${finding}`);
+  return soak;
 }
 
 /**

@@ -26,6 +26,12 @@ async function main() {
   const { toItem } = await import('../../lambdas/contexts/texting/messages');
   const { inboundText, processCpuMs, startReceiver } = await import('../support/webhook-bench');
   const { startWebhookPipeline } = await import('../../local/webhook-pipeline');
+  const { dynamo } = await import('../../lambdas/shared/aws');
+  const calls: Record<string, number> = {};
+  dynamo.middlewareStack.add((next, context) => async (args) => {
+    calls[context.commandName ?? '?'] = (calls[context.commandName ?? '?'] ?? 0) + 1;
+    return next(args);
+  }, { step: 'initialize', name: 'probeCounter' });
   const receiver = await startReceiver();
   const tenant = await createTenant({ name: 'probe' });
   await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
@@ -46,11 +52,12 @@ async function main() {
   };
   await measure(`${n} texts written, no pipeline`, async () => void (await write('a')));
   const pipeline = await startWebhookPipeline({ endpoint: ddb.endpoint, tableName: 'probe', allowInsecureTargets: true });
+  for (const key of Object.keys(calls)) delete calls[key];
   await measure(`${n} texts through the pipeline${onEngine ? ' (engine)' : ''}`, async () => {
     const ids = await write('b');
     while (ids.some((id) => !receiver.receipts.has(id))) await new Promise((r) => setTimeout(r, 50));
   });
-  console.log(pipeline.routerStats());
+  console.log(pipeline.routerStats(), Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, Math.round((v / n) * 100) / 100])));
   await pipeline.stop();
   await receiver.close();
   await engine?.stop();

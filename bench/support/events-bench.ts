@@ -181,3 +181,90 @@ export async function measureEvents(
     await receiver.close();
   }
 }
+
+/**
+ * 10b. The router's and the sender's own cost, each alone, in this process on DynamoDB Local (no
+ * engine): what capacity.md turns into events per second per stream shard and per region. The
+ * router routes `events` inbound texts in batches of 100 as the event source mapping hands them
+ * over (16 records at once, one endpoint read per batch), into a queue that only collects; the
+ * sender then attempts those deliveries in batches of 10, 20 batches at once (the event source's
+ * settings), to a receiver in another process that answers 204 at once. CPU is this process's,
+ * per event; wall time per batch is what a Lambda invocation would take on this machine.
+ */
+export type PipelinePartsCost = {
+  events: number;
+  router: { cpuMsPerEvent: number; msPerBatchOf100: number; tableCallsPerEvent: number };
+  sender: { cpuMsPerDelivery: number; msPerBatchOf10: number; tableCallsPerDelivery: number; outcomes: Record<string, number> };
+};
+
+/** A receiver in a child process (its CPU is not this process's): answers 204 to everything. */
+async function childReceiver(): Promise<{ url: string; stop: () => void }> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['-e', "require('http').createServer((q,s)=>{q.resume();q.on('end',()=>s.writeHead(204).end())}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((done) => child.stdout!.once('data', (chunk: Buffer) => done(chunk.toString().trim())));
+  return { url: `http://127.0.0.1:${port}/cost`, stop: () => child.kill() };
+}
+
+export async function measurePipelineParts(events: number): Promise<PipelinePartsCost> {
+  const [{ dynamo }, { endpointCache, routeChange }, { processDeliveryMessages }, { inPool }] = await Promise.all([
+    import('../../lambdas/shared/aws'),
+    import('../../lambdas/contexts/webhooks/route-change'),
+    import('../../lambdas/contexts/webhooks/deliver'),
+    import('./load'),
+  ]);
+  const receiver = await childReceiver();
+  let tableCalls = 0;
+  dynamo.middlewareStack.add((next) => async (args) => ((tableCalls += 1), next(args)), { step: 'initialize', name: 'partsCounter' });
+  try {
+    const tenant = await createTenant({ name: 'Pipeline parts' });
+    await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
+    await addWebhookEndpoint(tenant.id, { url: receiver.url, events: ['sms.received'] }, { allowInsecureTargets: true });
+    const now = Date.now();
+    const changes = Array.from({ length: events }, (_, i) => ({
+      eventId: `parts-${now}-${i}`,
+      eventName: 'INSERT' as const,
+      approximateCreationMs: now,
+      newImage: messageItem(inboundText(tenant.id, `+1730${String(i).padStart(7, '0')}`, `parts${i}`, new Date(now + i))),
+    }));
+    const queued: import('../../lambdas/contexts/webhooks/queue').DeliveryMessage[] = [];
+    const queue = { send: async (message: (typeof queued)[number]) => void queued.push(message) };
+
+    tableCalls = 0;
+    let cpu = process.cpuUsage();
+    let t0 = performance.now();
+    for (let start = 0; start < changes.length; start += 100) {
+      const endpoints = endpointCache();
+      await inPool(Math.min(100, changes.length - start), 16, (i) => routeChange(changes[start + i], { queue, endpoints }));
+    }
+    let used = process.cpuUsage(cpu);
+    const router = {
+      cpuMsPerEvent: round((used.user + used.system) / 1000 / events, 2),
+      msPerBatchOf100: round((performance.now() - t0) / Math.ceil(events / 100)),
+      tableCallsPerEvent: round(tableCalls / events, 2),
+    };
+
+    const outcomes: Record<string, number> = {};
+    const batches = Array.from({ length: Math.ceil(queued.length / 10) }, (_, b) => queued.slice(b * 10, b * 10 + 10));
+    const refusing = { send: async () => { throw new Error('a retry was queued'); } };
+    tableCalls = 0;
+    cpu = process.cpuUsage();
+    t0 = performance.now();
+    await inPool(batches.length, 20, async (b) => {
+      for (const settled of await processDeliveryMessages(batches[b], { queue: refusing, allowInsecureTargets: true })) {
+        const outcome = settled.status === 'fulfilled' ? settled.value : 'error';
+        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      }
+    });
+    used = process.cpuUsage(cpu);
+    const sender = {
+      cpuMsPerDelivery: round((used.user + used.system) / 1000 / queued.length, 2),
+      msPerBatchOf10: round(((performance.now() - t0) * Math.min(20, batches.length)) / batches.length),
+      tableCallsPerDelivery: round(tableCalls / queued.length, 2),
+      outcomes,
+    };
+    return { events, router, sender };
+  } finally {
+    dynamo.middlewareStack.remove('partsCounter');
+    receiver.stop();
+  }
+}
