@@ -12,7 +12,8 @@ import { postSignedCallback } from '../../local/admin/carrier-post';
 import { startRuntimeOnEngine } from './limits-meters';
 import { httpClient, type HttpResponse } from './load';
 import { checkEvents, checkTexts, expectedEvents, memoryTrend, type EventChecks, type MemorySample, type MemoryTrend, type Row, type SendRecord, type StopRecord, type TextChecks } from './soak-checks';
-import { seededRandom, startSoakReceiver } from './soak-receiver';
+import { seededRandom } from '../../test/support/seeded-random';
+import { startSoakReceiver } from './soak-receiver';
 import { round } from './stats';
 
 /**

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyDelivery } from '../../clients/typescript/src/webhooks';
+import { seededRandom } from '../../test/support/seeded-random';
 
 /**
  * The soak's webhook receivers: one server, a path per organization, each verifying every
@@ -29,17 +30,6 @@ export type SoakReceiver = {
   close: () => Promise<void>;
 };
 
-/** mulberry32: a small seeded generator, enough to pick which attempts fail. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type EventBody = { id: string; type: string; createdAt: string; data: { messageId?: string; message?: { id: string }; call?: { id: string } } };
 

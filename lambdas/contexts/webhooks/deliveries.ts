@@ -103,26 +103,15 @@ export function toItem(delivery: Delivery, extra: { enqueueRequested?: boolean }
 
 export function fromItem(item: Item): Delivery {
   return {
-    id: item.id as string,
-    tenantId: item.tenantId as string,
-    endpointId: item.endpointId as string,
-    event: item.event as DeliveredEventType,
-    eventId: item.eventId as string,
+    ...fromLogItem(item),
     body: item.body as string,
-    status: item.status as DeliveryStatus,
-    attempts: (item.attempts as number | undefined) ?? 0,
-    cycle: (item.cycle as number | undefined) ?? 1,
     enqueuedCycle: (item.enqueuedCycle as number | undefined) ?? 0,
-    nextRetryAt: str(item.nextRetryAt),
-    lastError: str(item.lastError),
-    createdAt: item.createdAt as string,
-    updatedAt: item.updatedAt as string,
   };
 }
 
 export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView => view;
 
-/** A log entry (gsi2's projected attributes) as what the operator sees. */
+/** A log entry (gsi2's projected attributes: all a row has but its body and queue note) as what the operator sees. */
 function fromLogItem(item: Item): LoggedDelivery {
   return {
     id: item.id as string,
