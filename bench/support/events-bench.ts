@@ -21,9 +21,10 @@ import { inboundText, processCpuMs, startReceiver } from './webhook-bench';
  * and the indexes' keys, read units), throttles, and event -> first attempt at the receiver.
  *
  * This machine may not sustain 500 deliveries a second through DynamoDB Local (2 shared cores run
- * the JVM, the runtime and the receiver); the offered rate is then lowered and the engine's
- * budgets scaled by the same factor, so each key has the same share of its budget as at 500 a second
- * on DynamoDB: a key that would be throttled at 500 a second on AWS is throttled here too.
+ * the JVM, the runtime and the receiver). Unless a rate is given, a short burst first measures the
+ * pace the pipeline keeps here; the measured run then offers 90 % of it with the engine's budgets
+ * scaled by rate / 500, so each key has the same share of its budget as at 500 a second on
+ * DynamoDB: a key that would be throttled at 500 a second on AWS is throttled here too.
  */
 export type EventsScenario = {
   name: string;
@@ -38,6 +39,9 @@ export type EventsScenario = {
   /** Event written -> first attempt verified at the receiver. */
   firstAttemptMs: Distribution;
   deliveriesPerSecond: number;
+  /** Deliveries a second between the first and the last: the pipeline's own pace. */
+  pipelinePerSecond: number;
+  calibration?: EventsCalibration;
   /** Per delivery, on the key that took the most: the table's, any index's, and the reads. */
   hottestTableWrite: { key: string; unitsPerDelivery: number };
   hottestIndexWrite: { key: string; unitsPerDelivery: number };
@@ -54,14 +58,17 @@ export type EventsScenario = {
 };
 
 export type EventsOptions = {
-  /** Events per second to offer (default 500). */
-  rate: number;
+  /** Events per second to offer; undefined: 90 % of the pace a calibration burst measures, at most `standsFor`. */
+  rate: number | undefined;
   seconds: number;
-  /** What the rate stands for: the engine's budgets are scaled by rate / standsFor (default 500). */
+  /** What the rate stands for: the engine's budgets are scaled by rate / standsFor (500). */
   standsFor: number;
   /** How long to wait for the last deliveries after the load. */
   drainMs: number;
 };
+
+/** The calibration burst: its length, and the pace the pipeline kept (deliveries a second between its first and last). */
+export type EventsCalibration = { seconds: number; offeredPerSecond: number; pipelinePerSecond: number };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -81,6 +88,21 @@ export async function measureEvents(
   dynamodbPid: number | undefined,
   db: DynamoDBDocumentClient,
   options: EventsOptions,
+  progress: (line: string) => void,
+): Promise<EventsScenario> {
+  if (options.rate !== undefined) return runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate: options.rate }, progress);
+  const burst = await runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate: options.standsFor, seconds: 3 }, progress);
+  const rate = Math.max(1, Math.min(options.standsFor, Math.floor(0.9 * burst.pipelinePerSecond)));
+  progress(`  calibration: the pipeline kept ${burst.pipelinePerSecond} deliveries a second; measuring at ${rate} a second, budgets x ${round(rate / options.standsFor, 3)}`);
+  const measured = await runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate }, progress);
+  return { ...measured, calibration: { seconds: 3, offeredPerSecond: burst.offeredPerSecond, pipelinePerSecond: burst.pipelinePerSecond } };
+}
+
+async function runEvents(
+  dynamodbEndpoint: string,
+  dynamodbPid: number | undefined,
+  db: DynamoDBDocumentClient,
+  options: EventsOptions & { rate: number },
   progress: (line: string) => void,
 ): Promise<EventsScenario> {
   const scale = Math.min(1, options.rate / options.standsFor);
@@ -150,6 +172,7 @@ export async function measureEvents(
     let duplicates = 0;
     let bad = 0;
     let lastReceipt = started;
+    let firstReceipt = Number.POSITIVE_INFINITY;
     for (const [id, at] of written) {
       const receipts = receiver.receipts.get(id) ?? [];
       bad += receipts.filter((r) => !r.ok).length;
@@ -158,6 +181,7 @@ export async function measureEvents(
       delivered += 1;
       duplicates += ok.length - 1;
       delays.push(ok[0].at - at);
+      firstReceipt = Math.min(firstReceipt, ok[0].at);
       lastReceipt = Math.max(lastReceipt, ...ok.map((r) => r.at));
     }
     const units = Object.values(stats.operations).reduce((sum, o) => ({ readUnits: sum.readUnits + o.readUnits, writeUnits: sum.writeUnits + o.writeUnits }), { readUnits: 0, writeUnits: 0 });
@@ -173,6 +197,7 @@ export async function measureEvents(
       badSignatures: bad,
       firstAttemptMs: distribution(delays),
       deliveriesPerSecond: round(delivered / ((lastReceipt - started) / 1000), 1),
+      pipelinePerSecond: lastReceipt > firstReceipt ? round(delivered / ((lastReceipt - firstReceipt) / 1000), 1) : 0,
       hottestTableWrite: hottest(stats, delivered, (key) => !isIndexKey(key), (m) => m.writeUnits),
       hottestIndexWrite: hottest(stats, delivered, isIndexKey, (m) => m.writeUnits),
       hottestRead: hottest(stats, delivered, () => true, (m) => m.readUnits),
