@@ -11,7 +11,7 @@ import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving'
 import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { settleUnknownOutcomes } from '../../lambdas/contexts/texting/settlement';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
-import { getDelivery, listDeliveriesOf, type Delivery } from '../../lambdas/contexts/webhooks/deliveries';
+import { listDeliveriesOf, type Delivery } from '../../lambdas/contexts/webhooks/deliveries';
 import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { startWebhookPipeline, type WebhookPipeline } from '../../local/webhook-pipeline';
 
@@ -61,18 +61,14 @@ const callback = (message: { id: string; messageSid: string; toNumber: string },
 const eventsAbout = (deliveries: Delivery[], messageId: string) =>
   deliveries.filter((d) => d.event.startsWith('message.') && JSON.parse(d.body).data.messageId === messageId);
 
-/** An endpoint's deliveries, whole (bodies included): its log names them, each is read from its own partition. */
-const deliveriesOf = async (endpointId: string): Promise<Delivery[]> =>
-  Promise.all((await listDeliveriesOf(tenantId, endpointId, 100)).map(async (entry) => (await getDelivery(tenantId, entry.id))!));
-
 /** Every delivery of both endpoints once the stream has been read past everything written so far. */
 async function deliveriesAfterBarrier(): Promise<{ texts: Delivery[]; smsOnly: Delivery[] }> {
   const barrier = await receiveInboundMessage(tenantId, { from: nextCustomer(), to: ORG, body: 'barrier', messageSid: newSid(), receivedAt: new Date() });
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const smsOnlyRows = await deliveriesOf(smsOnly.id);
+    const smsOnlyRows = await listDeliveriesOf(tenantId, smsOnly.id, 100);
     if (smsOnlyRows.some((d) => JSON.parse(d.body).data.message?.id === barrier.message.id)) {
-      return { texts: await deliveriesOf(texts.id), smsOnly: smsOnlyRows };
+      return { texts: await listDeliveriesOf(tenantId, texts.id, 100), smsOnly: smsOnlyRows };
     }
     if (Date.now() > deadline) throw new Error('Timed out waiting for the barrier text to be routed');
     await new Promise((resolve) => setTimeout(resolve, 50));

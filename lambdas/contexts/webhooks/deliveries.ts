@@ -4,6 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, isConditionalCheckFailed, nowIso, str, type Item } from '../../shared/table/dynamo';
+import { batchGetItems } from '../../shared/table/batch-get';
 import { findByIdIndex } from '../../shared/table/id-index';
 import { uuidv7LowerBound } from '../../shared/ids';
 import { ownPartitionKey, PREFIX, sortKeyStartsWith, tenantScopedPk, type Key } from '../../shared/table/keys';
@@ -18,8 +19,9 @@ import type { StreamChange } from './stream-change';
  * (stored, its attempt claimed, its outcome), and on one partition per endpoint those writes
  * capped an endpoint near 165 deliveries a second. The log of an endpoint is its gsi2 partition
  * (`T#<org>#DELIVERIES#<endpoint>`, sorted by id, so by event time: newest first is a reverse
- * query), whose narrow entries change only when the delivery is stored and when an attempt is
- * recorded: 2 write units per delivered delivery there (docs/capacity.md). Beside it, a small
+ * query) of entries holding the delivery's keys, put when the delivery is stored and never
+ * rewritten: 1 write unit per delivery there, whatever its attempts (docs/capacity.md); a page
+ * of the log reads its deliveries by key. Beside it, a small
  * lookup row (`DELIVERYID#`) carries the gsi1 entry the operator finds a bare id by: written
  * once, where an index entry on the delivery row itself would copy the whole row (body included)
  * on every write. Rows expire 30 days after the last operator action.
@@ -55,9 +57,6 @@ export type Delivery = {
 
 /** What the operator sees: everything but the body. */
 export type DeliveryView = Omit<Delivery, 'body' | 'enqueuedCycle' | 'tenantId'>;
-
-/** A delivery as its endpoint's log holds it (gsi2's projection): the view, and the tenant its key needs. */
-export type LoggedDelivery = DeliveryView & Pick<Delivery, 'tenantId'>;
 
 export const deliveryKey = (tenantId: string, deliveryId: string): Key => ownPartitionKey(tenantId, 'webhookDelivery', deliveryId);
 
@@ -103,30 +102,33 @@ export function toItem(delivery: Delivery, extra: { enqueueRequested?: boolean }
 
 export function fromItem(item: Item): Delivery {
   return {
-    ...fromLogItem(item),
-    body: item.body as string,
-    enqueuedCycle: (item.enqueuedCycle as number | undefined) ?? 0,
-  };
-}
-
-export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView => view;
-
-/** A log entry (gsi2's projected attributes: all a row has but its body and queue note) as what the operator sees. */
-function fromLogItem(item: Item): LoggedDelivery {
-  return {
     id: item.id as string,
     tenantId: item.tenantId as string,
     endpointId: item.endpointId as string,
     event: item.event as DeliveredEventType,
     eventId: item.eventId as string,
+    body: item.body as string,
     status: item.status as DeliveryStatus,
     attempts: (item.attempts as number | undefined) ?? 0,
     cycle: (item.cycle as number | undefined) ?? 1,
+    enqueuedCycle: (item.enqueuedCycle as number | undefined) ?? 0,
     nextRetryAt: str(item.nextRetryAt),
     lastError: str(item.lastError),
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };
+}
+
+export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView => view;
+
+/** The deliveries a page of the log names, in its order, read by key (those gone since are left out). */
+async function deliveriesAt(positions: readonly Item[], consistentRead: boolean): Promise<Delivery[]> {
+  const keys = positions.map((position) => ({ pk: position.pk as string, sk: position.sk as string }));
+  const rows = new Map((await batchGetItems(keys, { consistentRead })).map((row) => [row.pk as string, row]));
+  return keys.flatMap((key) => {
+    const row = rows.get(key.pk);
+    return row ? [fromItem(row)] : [];
+  });
 }
 
 /** A delivery an operator asked to send whose current cycle has no message on the queue yet. */
@@ -170,10 +172,7 @@ export async function insertDelivery(
 /** The row a delivery is known by: its tenant and id. */
 export type DeliveryRef = Pick<Delivery, 'tenantId' | 'id'>;
 
-/**
- * Records that `cycle` is on the queue; a redelivery that started meanwhile is left alone. Sets
- * no attribute the log shows, so the endpoint's log partition is not written.
- */
+/** Records that `cycle` is on the queue; a redelivery that started meanwhile is left alone. */
 export async function markEnqueued(delivery: DeliveryRef, cycle: number): Promise<void> {
   try {
     await dynamo.send(
@@ -263,7 +262,6 @@ export type AttemptClaim = 'claimed' | 'taken' | 'stale';
  *   next one, and only after posting, so a later claim means this attempt was made even if its
  *   outcome was never recorded (its processor died between queueing and recording): taking the
  *   claim back would post again.
- * The claim is kept in attributes the log does not show: the endpoint's log partition is not written.
  */
 export async function claimAttempt(
   delivery: DeliveryRef,
@@ -303,11 +301,10 @@ export async function claimAttempt(
 }
 
 /**
- * The endpoint's newest deliveries, newest first: one Query of its log (gsi2), `limit` entries
- * read however many deliveries the endpoint has. Eventually consistent, as every index read: an
- * attempt recorded a moment ago may show a moment later.
+ * The endpoint's newest deliveries, newest first: one Query of its log (gsi2, `limit` entries)
+ * and one BatchGetItem of the deliveries it names, however many deliveries the endpoint has.
  */
-export async function listDeliveriesOf(tenantId: string, endpointId: string, limit = 50): Promise<LoggedDelivery[]> {
+export async function listDeliveriesOf(tenantId: string, endpointId: string, limit = 50): Promise<Delivery[]> {
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
@@ -319,7 +316,7 @@ export async function listDeliveriesOf(tenantId: string, endpointId: string, lim
       Limit: limit,
     }),
   );
-  return (Items ?? []).map(fromLogItem);
+  return deliveriesAt(Items ?? [], false);
 }
 
 /**
@@ -373,15 +370,14 @@ async function startNewCycle(current: DeliveryRef, now: Date, onlyIfStill?: { st
 export const restartFailedDelivery = (delivery: DeliveryRef & Pick<Delivery, 'cycle'>, now: Date): Promise<Delivery | undefined> =>
   startNewCycle(delivery, now, { status: 'failed', cycle: delivery.cycle });
 
-export type FailedDeliveriesPage = { deliveries: LoggedDelivery[]; examined: number; lastKey?: Record<string, unknown> };
+export type FailedDeliveriesPage = { deliveries: Delivery[]; examined: number; lastKey?: Record<string, unknown> };
 
 /**
  * One page of an endpoint's deliveries that are failed and were last changed at or after
  * `endedSince`, among those whose event happened at or after `eventsFrom`, oldest event first:
  * a Query of the endpoint's log (gsi2; ids start with the event's time), `limit` entries
- * examined at most, never a scan. The log is eventually consistent: a delivery that failed in the
- * last moment may not show as failed yet (a later run finds it), and restarting one is guarded on
- * the row itself (`restartFailedDelivery`).
+ * examined at most, and the deliveries they name read by key (strongly consistent), never a scan.
+ * The log lags a write briefly: a delivery stored a moment ago may show on a later run.
  */
 export async function failedDeliveriesPage(
   tenantId: string,
@@ -389,26 +385,21 @@ export async function failedDeliveriesPage(
   range: { eventsFromMs: number; endedSince: Date; limit: number; startKey?: Record<string, unknown> },
 ): Promise<FailedDeliveriesPage> {
   const rows = sortKeyStartsWith(PREFIX.webhookDelivery, GSIS.gsi2.sortKey);
-  const { Items, ScannedCount, LastEvaluatedKey } = await dynamo.send(
+  const { Items, LastEvaluatedKey } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
       IndexName: GSIS.gsi2.indexName,
       KeyConditionExpression: '#pk = :pk AND #skRange BETWEEN :from AND :skTo',
-      FilterExpression: '#status = :failed AND updatedAt >= :endedSince',
-      ExpressionAttributeNames: { ...rows.names, '#pk': GSIS.gsi2.partitionKey, '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':pk': logPk(tenantId, endpointId),
-        ':from': logSk(uuidv7LowerBound(range.eventsFromMs)),
-        ':skTo': rows.values[':skTo'],
-        ':failed': 'failed',
-        ':endedSince': nowIso(range.endedSince),
-      },
+      ExpressionAttributeNames: { ...rows.names, '#pk': GSIS.gsi2.partitionKey },
+      ExpressionAttributeValues: { ':pk': logPk(tenantId, endpointId), ':from': logSk(uuidv7LowerBound(range.eventsFromMs)), ':skTo': rows.values[':skTo'] },
       ScanIndexForward: true,
       Limit: range.limit,
       ExclusiveStartKey: range.startKey,
     }),
   );
-  return { deliveries: (Items ?? []).map(fromLogItem), examined: ScannedCount ?? 0, lastKey: LastEvaluatedKey };
+  const endedSince = nowIso(range.endedSince);
+  const deliveries = (await deliveriesAt(Items ?? [], true)).filter((delivery) => delivery.status === 'failed' && delivery.updatedAt >= endedSince);
+  return { deliveries, examined: Items?.length ?? 0, lastKey: LastEvaluatedKey };
 }
 
 /**

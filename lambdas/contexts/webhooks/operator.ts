@@ -26,7 +26,7 @@ import { derivedUuid } from './internal/derived-ids';
  */
 export async function listDeliveries(endpointId: string, limit = 50): Promise<DeliveryView[]> {
   const endpoint = await findWebhookEndpoint(endpointId);
-  return (await listDeliveriesOf(endpoint.tenantId, endpoint.id, limit)).map(({ tenantId: _tenant, ...view }) => view);
+  return (await listDeliveriesOf(endpoint.tenantId, endpoint.id, limit)).map(toView);
 }
 
 export async function getDeliveryView(deliveryId: string): Promise<DeliveryView> {
@@ -101,8 +101,8 @@ export type RecoverSummary = {
  * started by a write conditioned on the delivery still being failed in the cycle that was read, so
  * running the recovery twice (or two at once) queues nothing twice: what the first queued is no
  * longer failed. A delivery that failed again after being recovered is failed anew, and a later
- * run sends it again. Reads the endpoint's delivery log (gsi2), one Query per page, from the events
- * of RECOVERY_LOOKBACK_MS before `since`; no scan.
+ * run sends it again. Reads the endpoint's delivery log (gsi2), one Query and one BatchGetItem per
+ * page, from the events of RECOVERY_LOOKBACK_MS before `since`; no scan.
  */
 export async function recoverFailedDeliveries(endpointId: string, since: Date, options: RecoverOptions = {}): Promise<RecoverSummary> {
   const now = options.now ?? new Date();

@@ -12,35 +12,23 @@ export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export type GsiProjection = { type: 'ALL' } | { type: 'INCLUDE'; attributes: readonly string[] };
 
 /**
- * The attributes gsi2 carries: what the delivery log shows of a delivery (the operator's `webhook
- * deliveries` and `webhook recover` read them from the index, one Query per page), and the ids
- * the settlement sweep needs of an unsettled text. Short values only: an entry stays a few hundred
- * bytes, one write unit, whatever the row holds (a delivery's body, a text's body, a thread's last
- * message). A row with none of them (a thread) is in the index with its keys alone.
+ * The attributes gsi2 carries besides the keys: the row's id and organization, which the settlement
+ * sweep needs of an unsettled text. Nothing that changes after the row is written: an entry is put
+ * when its row takes its place in an ordering and deleted when it leaves, and never rewritten in
+ * between (a text's status changes, a delivery's claims and attempts), so it is one write unit of
+ * a few hundred bytes whatever the row holds (a delivery's body, a text's body, a thread's last
+ * message). The lists read their rows by key (one BatchGetItem per page).
  */
-export const GSI2_ATTRIBUTES = [
-  'id',
-  'tenantId',
-  'endpointId',
-  'event',
-  'eventId',
-  'status',
-  'attempts',
-  'cycle',
-  'nextRetryAt',
-  'lastError',
-  'createdAt',
-  'updatedAt',
-] as const;
+export const GSI2_ATTRIBUTES = ['id', 'tenantId'] as const;
 
 export const GSIS = {
   /** Alternate listings: calls by direction, named contacts (sparse), conversations, lookups by bare id. */
   gsi1: { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: { type: 'ALL' } },
   /**
-   * Narrow entries for orderings that move with every text or delivery: an endpoint's delivery log
+   * Narrow entries for orderings written with every text or delivery: an endpoint's delivery log
    * (`T#<org>#DELIVERIES#<endpoint>`), an organization's threads by last activity
-   * (`T#<org>#THREADS`, keys only: the page reads its threads by key) and the settlement worklist
-   * (`UNSETTLED#<shard>`). docs/capacity.md has what each costs per text and per delivery.
+   * (`T#<org>#THREADS`) and the settlement worklist (`UNSETTLED#<shard>`). A page reads its rows
+   * by key. docs/capacity.md has what each costs per text and per delivery.
    */
   gsi2: { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: { type: 'INCLUDE', attributes: GSI2_ATTRIBUTES } },
   /** The operator's listings, whole rows: organizations, an organization's API keys. */
