@@ -115,6 +115,57 @@ describe('a transaction holding an item', () => {
   });
 });
 
+describe('a TransactGetItems reading an item', () => {
+  const setItem = (key: Record<string, { S: string }>, value: string) => engine.client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: { S: value } } }));
+
+  /** Starts a TransactGetItems of `keys` and resolves once the engine holds them for it (the read itself is returned unawaited). */
+  const transactGet = (keys: Record<string, { S: string }>[]) => engine.client.send(new TransactGetItemsCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: TEST_TABLE, Key } })) }));
+
+  /** Starts a TransactGetItems of `keys` and resolves once the engine holds them for it (the read itself is returned unawaited). */
+  async function reading(keys: Record<string, { S: string }>[]): Promise<{ done: Promise<unknown> }> {
+    const done = transactGet(keys);
+    done.catch(() => {});
+    const deadline = Date.now() + 5_000;
+    while (engine.proxy.heldItems() < keys.length) {
+      if (Date.now() > deadline) throw new Error('the read never held its items');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    return { done };
+  }
+
+  it('is cancelled by a write that arrives while it reads: TransactionConflict for that item, and the write goes through', async () => {
+    const [key, other] = [freshKey(), freshKey()];
+    await setItem(key, 'before');
+    const conflictsBefore = engine.proxy.stats().conflicts.byOperation.TransactGetItems ?? 0;
+    const read = await reading([other, key]);
+
+    await setItem(key, 'during');
+    const error = await read.done.catch((err: unknown) => err);
+
+    expect((error as TransactionCanceledException).CancellationReasons).toEqual([{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item.' }]);
+    expect((await engine.client.send(new GetItemCommand({ TableName: TEST_TABLE, Key: key, ConsistentRead: true }))).Item?.v).toEqual({ S: 'during' });
+    expect(engine.proxy.stats().conflicts.byOperation.TransactGetItems).toBe(conflictsBefore + 1);
+  });
+
+  it('is cancelled by a transaction that writes one of its items meanwhile, which commits', async () => {
+    const key = freshKey();
+    const read = await reading([key]);
+
+    await engine.client.send(new TransactWriteItemsCommand({ TransactItems: [setValue(key, 'tx')] }));
+
+    expect(await read.done.catch((err: unknown) => err)).toBeInstanceOf(TransactionCanceledException);
+  });
+
+  it('is served when nothing writes its items meanwhile, however many read them', async () => {
+    const key = freshKey();
+    await setItem(key, 'kept');
+
+    const reads = await Promise.all([transactGet([key]), transactGet([key])]);
+
+    expect(reads.map((read) => read.Responses?.[0].Item?.v)).toEqual([{ S: 'kept' }, { S: 'kept' }]);
+  });
+});
+
 it('serializes standard writes of one item instead of refusing them', async () => {
   const key = freshKey();
 
