@@ -2,6 +2,7 @@ import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
+import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 import { handler as createContactHandler } from '../../lambdas/handlers/api/create-contact';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
@@ -201,6 +202,7 @@ describe('the Idempotency-Key of a send: one key, one text, one carrier request'
     const org = await newOrg();
     const carrier = scriptedCarrier();
     const request = { to: '+14155550702', body: 'Raced' };
+    const meters = await markRaceMeters();
     // Act
     const results = await Promise.all(Array.from({ length: 5 }, () => sendMessage(org, request, carrier, { idempotencyKey: 'raced-key' })));
     // Assess
@@ -209,6 +211,7 @@ describe('the Idempotency-Key of a send: one key, one text, one carrier request'
     expect(results.map((r) => r.replayed).sort()).toEqual([false, true, true, true, true]);
     expect(await statusesOf(org, request.to)).toEqual(['queued']);
     expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
+    await expectTransactionsMet(meters);
   });
 
   it('answers a retry after an unknown outcome with the queued message, still charged, and never asks the carrier again', async () => {
