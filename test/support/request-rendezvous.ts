@@ -6,7 +6,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * other finishes first). While armed, the first request whose input matches `held` waits, before
  * it is sent, until a request matching `until` has set off (and `settleMs` more), so it reaches
  * the table while the other is under way: on the limits engine, inside that transaction's hold.
- * It waits `timeoutMs` at most, then goes anyway. Requests are matched on their input as JSON
+ * It waits `timeoutMs` at most (generous: the other side may need several round trips on a busy
+ * machine), then goes anyway. Requests are matched on their input as JSON
  * (an update expression, a condition).
  */
 export type Rendezvous = {
@@ -20,7 +21,7 @@ export type Rendezvous = {
 type Match = (inputJson: string) => boolean;
 
 export function rendezvous(client: DynamoDBDocumentClient, matches: { held: Match; until: Match }, options: { settleMs?: number; timeoutMs?: number } = {}): Rendezvous {
-  const { settleMs = 5, timeoutMs = 2_000 } = options;
+  const { settleMs = 5, timeoutMs = 15_000 } = options;
   let armed = false;
   let met = false;
   let untilSetOff: () => void = () => {};
