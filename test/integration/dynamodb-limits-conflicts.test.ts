@@ -32,17 +32,19 @@ const setValue = (key: Record<string, { S: string }>, value: string): TransactWr
   Update: { TableName: TEST_TABLE, Key: key, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': { S: value } } },
 });
 
-/** Starts a transaction and resolves once the engine holds its items (the transaction itself is returned unawaited). */
-async function holding(items: TransactWriteItem[]): Promise<{ done: Promise<unknown> }> {
-  const done = engine.client.send(new TransactWriteItemsCommand({ TransactItems: items }));
-  done.catch(() => {});
+/** Starts `request` and resolves once the engine holds `items` items for it (the request itself is returned unawaited). */
+async function whileHolding(request: Promise<unknown>, items: number): Promise<{ done: Promise<unknown> }> {
+  request.catch(() => {});
   const deadline = Date.now() + 5_000;
-  while (engine.proxy.heldItems() < items.length) {
-    if (Date.now() > deadline) throw new Error('the transaction never held its items');
+  while (engine.proxy.heldItems() < items) {
+    if (Date.now() > deadline) throw new Error('the request never held its items');
     await new Promise((r) => setTimeout(r, 2));
   }
-  return { done };
+  return { done: request };
 }
+
+/** A transaction under way, holding its items. */
+const holding = (items: TransactWriteItem[]) => whileHolding(engine.client.send(new TransactWriteItemsCommand({ TransactItems: items })), items.length);
 
 describe('a transaction holding an item', () => {
   it('cancels another transaction on it: TransactionConflict for that item, None for the others', async () => {
@@ -118,20 +120,10 @@ describe('a transaction holding an item', () => {
 describe('a TransactGetItems reading an item', () => {
   const setItem = (key: Record<string, { S: string }>, value: string) => engine.client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: { S: value } } }));
 
-  /** Starts a TransactGetItems of `keys` and resolves once the engine holds them for it (the read itself is returned unawaited). */
   const transactGet = (keys: Record<string, { S: string }>[]) => engine.client.send(new TransactGetItemsCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: TEST_TABLE, Key } })) }));
 
-  /** Starts a TransactGetItems of `keys` and resolves once the engine holds them for it (the read itself is returned unawaited). */
-  async function reading(keys: Record<string, { S: string }>[]): Promise<{ done: Promise<unknown> }> {
-    const done = transactGet(keys);
-    done.catch(() => {});
-    const deadline = Date.now() + 5_000;
-    while (engine.proxy.heldItems() < keys.length) {
-      if (Date.now() > deadline) throw new Error('the read never held its items');
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    return { done };
-  }
+  /** A TransactGetItems under way, holding its items for its window. */
+  const reading = (keys: Record<string, { S: string }>[]) => whileHolding(transactGet(keys), keys.length);
 
   it('is cancelled by a write that arrives while it reads: TransactionConflict for that item, and the write goes through', async () => {
     const [key, other] = [freshKey(), freshKey()];
