@@ -37,7 +37,7 @@ export type LimitsProxy = {
   settings: EngineSettings;
   /** The meters; with `database` (engine.ts, `databaseName`), only that database's requests (without -sharedDb). */
   stats: (database?: string) => LimitsStats;
-  /** Clears the meters and refills every budget. */
+  /** Clears the meters and empties every budget's window. */
   reset: () => void;
   /** How many items ongoing transactions, writes and transactional reads hold now (tests wait on it to act inside a hold). */
   heldItems: () => number;
@@ -48,7 +48,7 @@ export type LimitsProxy = {
 /** A realistic time for DynamoDB to prepare and commit a transaction. */
 export const DEFAULT_TRANSACTION_HOLD_MS = 25;
 
-/** DynamoDB's per-partition limits: 1,000 write and 3,000 read units per second (DynamoDB Developer Guide, "Best practices for designing and using partition keys effectively"). */
+/** DynamoDB's per-partition limits: 3,000 read units or 1,000 write units per second, or a linear combination (DynamoDB Developer Guide, "Best practices for designing and using partition keys effectively"): each pair shares one budget (budgets.ts). */
 export const DEFAULT_BUDGETS: BudgetRates = {
   partitionWriteUnits: 1000,
   itemWriteUnits: 1000,
