@@ -1,14 +1,15 @@
 import { localEngineClientConfig } from '../../lambdas/shared/config';
 import { databaseName } from '../../local/dynamodb-limits/engine';
 import { STATS_PATH } from '../../local/dynamodb-limits/limits-proxy';
-import type { LimitsStats } from '../../local/dynamodb-limits/meters';
+import type { KeyMeter, LimitsStats } from '../../local/dynamodb-limits/meters';
 
 /**
- * The limits engine's meters (docs/local-engine.md, "Meters") as a race test reads them, to prove
- * the race it is about happened: a concurrency test that passes because its requests never met
- * proves nothing. Every integration file has a database of its own on the one engine of the run
- * (integration-env.ts), so the meters read here are this file's requests alone, whatever other
- * files run meanwhile; within a file tests run one at a time, so `since` a mark is one test's.
+ * The limits engine's meters (docs/local-engine.md, "Meters") as a test reads them: a race test, to
+ * prove the race it is about happened (a concurrency test that passes because its requests never
+ * met proves nothing); a test of what a key costs, from its item's meter. Every integration file
+ * has a database of its own on the one engine of the run (integration-env.ts), so the meters read
+ * here are this file's requests alone, whatever other files run meanwhile; within a file tests run
+ * one at a time, so `since` a mark is one test's.
  */
 
 /** Whether this file's DynamoDB client goes through the limits engine (jest.config.js: the integration-limits project, or DYNAMODB_ENGINE=limits). */
@@ -20,13 +21,19 @@ export function onLimitsEngine(): boolean {
 /** Requests refused or cancelled for a held item (`conflicts`) and for a throughput budget (`throttles`), by operation. */
 export type RaceCounts = { conflicts: number; conflictsBy: Record<string, number>; throttles: number; throttlesBy: Record<string, number> };
 
-async function thisFilesStats(): Promise<LimitsStats> {
+/** This file's meters: what its requests counted on the engine. */
+export async function engineStats(): Promise<LimitsStats> {
   const engine = process.env.DYNAMODB_LIMITS_ENDPOINT;
   if (!engine || !onLimitsEngine()) throw new Error('this file does not run on the limits engine: read its meters only when onLimitsEngine()');
   const { region, credentials } = localEngineClientConfig(engine);
   const response = await fetch(`${engine}${STATS_PATH}?database=${encodeURIComponent(databaseName(credentials.accessKeyId, region))}`);
   if (!response.ok) throw new Error(`the limits engine answered ${response.status} for its meters`);
   return (await response.json()) as LimitsStats;
+}
+
+/** One item's meter (`<table> S:<pk> S:<sk>`), zero when the engine has not seen it. */
+export async function engineItemMeter(itemKey: string): Promise<KeyMeter> {
+  return (await engineStats()).items[itemKey] ?? { readUnits: 0, writeUnits: 0, reads: 0, writes: 0 };
 }
 
 const countsOf = (stats: LimitsStats): RaceCounts => ({
@@ -47,10 +54,10 @@ const minus = (after: Record<string, number>, before: Record<string, number>) =>
 export type RaceMark = { since: () => Promise<RaceCounts> };
 
 export async function markRaceMeters(): Promise<RaceMark> {
-  const before = countsOf(await thisFilesStats());
+  const before = countsOf(await engineStats());
   return {
     since: async () => {
-      const after = countsOf(await thisFilesStats());
+      const after = countsOf(await engineStats());
       return {
         conflicts: after.conflicts - before.conflicts,
         conflictsBy: minus(after.conflictsBy, before.conflictsBy),
