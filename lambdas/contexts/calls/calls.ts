@@ -8,6 +8,7 @@ import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/k
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE, withRowSequenceBump } from '../../shared/table/row-sequence';
+import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { attributeOfItem, updateExpression, type Condition, type UpdateParts } from '../../shared/table/update-expression';
 import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
@@ -395,15 +396,20 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
         values: { ':terminal': TERMINAL_RANK, ...(end.onlyIfOutcomeLeg && { ':outcomeLeg': end.onlyIfOutcomeLeg }) },
       },
     );
-  if (!end.unansweredStatus) {
+  const unanswered = end.unansweredStatus;
+  if (!unanswered) {
     await write(end.status);
     return;
   }
-  // Two rounds: an answer landing between the two writes fails both conditions once.
-  for (let round = 0; round < 2; round += 1) {
-    if ((await write(end.status, true)) || (await write(end.unansweredStatus, false))) return;
-  }
+  // Both writes refused: the row already knows its end (a repeated callback), or an answer landed
+  // between the two, which one more round decides. Refused twice, it is the former.
+  await optimisticRounds(END_ROUNDS, async (round) =>
+    (await write(end.status, true)) || (await write(unanswered, false)) || round === END_ROUNDS.rounds - 1 ? true : LOST_RACE,
+  );
 }
+
+/** Rounds of ending a call whose answer may land between the "answered" and the "not answered" write. */
+const END_ROUNDS = { what: 'end a call', rounds: 2 };
 
 /** True when written; false when the condition said the row already knows as much or more. */
 async function updateIf(key: ReturnType<typeof callKey>, parts: UpdateParts, condition: Condition): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { TemporarilyUnavailableError } from '../../shared/errors';
+import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, failedCondition, transactWrite, type CancellationReason, type TransactItem } from '../../shared/table/dynamo';
@@ -54,17 +54,16 @@ function consentCopyUpdate(tenantId: string, contactId: string, number: string, 
 export const consentChangeIsStale = (reasons: CancellationReason[]): boolean => failedCondition(reasons, 0) !== undefined;
 
 /** Rounds of reading the holder again when the number moved between the read and the write. */
-const ROUNDS = 4;
+const HOLDER_ROUNDS = { what: 'record a consent change: the number kept moving between contacts', rounds: 4 };
 
 /**
  * Records a change on its own (a carrier's opt-out code), with the holder's
  * copy. False when a later change is on record.
  */
 export async function recordConsentChange(tenantId: string, number: string, change: ConsentChange): Promise<boolean> {
-  for (let round = 0; round < ROUNDS; round += 1) {
+  return optimisticRounds(HOLDER_ROUNDS, async () => {
     const reasons = await transactWrite(await consentChangeWrites(tenantId, number, change));
     if (!reasons) return true;
-    if (consentChangeIsStale(reasons)) return false;
-  }
-  throw new TemporarilyUnavailableError('recordConsentChange: the number kept moving between contacts');
+    return consentChangeIsStale(reasons) ? false : LOST_RACE;
+  });
 }

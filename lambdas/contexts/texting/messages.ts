@@ -1,11 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
+import { NotFoundError } from '../../shared/errors';
 import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { ownPartitionKey, PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE } from '../../shared/table/row-sequence';
+import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { threadWriteFor } from './threads';
@@ -69,7 +70,7 @@ export function toItem(message: Message, charge?: MessageCharge): Item {
 /** The cost charged for an outbound row (0 for inbound rows). */
 export const costCentsOfItem = (item: Item): number => num(item.costCents) ?? 0;
 
-/** The spend shard an outbound row was charged on; undefined for rows charged before shards. */
+/** The spend shard an outbound row was charged on (undefined for inbound rows). */
 export const spendShardOfItem = (item: Item): number | undefined => num(item.spendShard) ?? undefined;
 
 export type { FailureReason } from './schemas';
@@ -121,7 +122,7 @@ export type StoreOptions = {
  * on between the read and the write: each lost round means another text landed, so a busy
  * conversation needs as many as it has texts in flight.
  */
-const STORE_ROUNDS = 8;
+const STORE_ROUNDS = { what: 'store a message: its thread kept moving on', rounds: 8 };
 
 /**
  * Writes a new message and its thread in one transaction, with `alongside`; an inbound message
@@ -140,7 +141,7 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   ];
   const sidIndex = alongside.length + 1;
   const threadIndex = alongside.length + own.length;
-  for (let round = 0; round < STORE_ROUNDS; round += 1) {
+  return optimisticRounds(STORE_ROUNDS, async (round): Promise<RoundResult<StoreResult>> => {
     const thread = await threadWriteFor(message, round > 0);
     const reasons: CancellationReason[] | undefined = await transactWrite([...alongside, ...own, thread]);
     if (!reasons) return { stored: true };
@@ -150,10 +151,9 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
       return { stored: false, refused: reasons.slice(0, alongside.length) };
     }
     // The thread moved on since it was read (a newer message, a new row): read it again.
-    if (failedCondition(reasons, threadIndex)) continue;
-    break;
-  }
-  throw new TemporarilyUnavailableError(`storeMessage: the thread of message ${message.id} kept moving on`);
+    if (failedCondition(reasons, threadIndex)) return LOST_RACE;
+    throw new Error(`storeMessage: message ${message.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
+  });
 }
 
 /** The stored row (strongly consistent), with the facts the API's Message leaves out (cost, failure reason). */

@@ -1,8 +1,9 @@
 import { logger, metrics, MetricUnit } from '../../shared/aws';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
+import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { failedCondition } from '../../shared/table/dynamo';
-import { LOST_RACE } from '../../shared/table/optimistic-rounds';
+import { isContention } from '../../shared/table/contention';
+import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
 import { recordConsentChange } from '../contacts/consent-copies';
 import { policyOf, readOrganizationRow } from '../tenants/billing-policy';
@@ -139,21 +140,28 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
   return { ...message, messageSid };
 }
 
-const LEDGER_WRITE_TRIES = 5;
+/**
+ * Rounds of recording a carrier's opt-out while the number's rows stay busy (contention that
+ * outlasted the client's retries, a holder that kept moving): more than for anything else, since
+ * every send until it is recorded would reach the carrier.
+ */
+const OPT_OUT_ROUNDS = { what: 'record a carrier opt-out', rounds: 5 };
 
 async function recordCarrierOptOut(message: Message, providerCode: number | undefined): Promise<void> {
   const change = { status: 'opted_out' as const, source: 'carrier_opt_out', at: new Date(), note: `Carrier refused a send (error ${providerCode})` };
-  for (let tryNumber = 1; ; tryNumber += 1) {
-    try {
-      await recordConsentChange(message.tenantId, message.toNumber, change);
-      return;
-    } catch (err) {
-      if (tryNumber >= LEDGER_WRITE_TRIES) {
-        logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
-        return;
+  try {
+    await optimisticRounds(OPT_OUT_ROUNDS, async (round) => {
+      try {
+        return await recordConsentChange(message.tenantId, message.toNumber, change);
+      } catch (err) {
+        if (!isContention(err) && !(err instanceof TemporarilyUnavailableError)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 40 * 2 ** round));
+        return LOST_RACE;
       }
-      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** tryNumber));
-    }
+    });
+  } catch (err) {
+    // The text is failed and refunded either way; the next send to the number meets the carrier's refusal again.
+    logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
   }
 }
 
