@@ -231,7 +231,7 @@ export function createApiServer(deps: ApiServerDeps): Server {
         outcome = gateway(GATEWAY_RESPONSES.internal, requestId);
       }
       // As API Gateway does with the API's minimumCompressionSize (lib/constructs/public-api.ts).
-      const sent = outcome.integration ? compressResponse(outcome, req.headers['accept-encoding']) : outcome;
+      const sent = outcome.integration ? await compressResponse(outcome, req.headers['accept-encoding']) : outcome;
       // A length, not chunks, as API Gateway sends every response (RFC 9110: none on a 204 or 304).
       const headers = Object.fromEntries(Object.entries(sent.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
       const length = sent.statusCode === 204 || sent.statusCode === 304 ? {} : { 'Content-Length': String(Buffer.byteLength(sent.body)) };

@@ -125,34 +125,37 @@ function literalJsonTemplate(body: GatewayResponse['body']): string {
 const quotedHeaders = (headers: Record<string, string>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value.replace(/'/g, '')}'`]));
 
-/** The access log as JSON. Never the Authorization header: it carries the API key. */
-const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    extendedRequestId: '$context.extendedRequestId',
-    xrayTraceId: '$context.xrayTraceId',
-    requestTime: '$context.requestTime',
-    sourceIp: '$context.identity.sourceIp',
-    userAgent: '$context.identity.userAgent',
-    httpMethod: '$context.httpMethod',
-    resourcePath: '$context.resourcePath',
-    path: '$context.path',
-    status: '$context.status',
-    responseLength: '$context.responseLength',
-    responseLatency: '$context.responseLatency',
-    integrationLatency: '$context.integrationLatency',
-    integrationStatus: '$context.integration.status',
-    // Why API Gateway answered by itself (UNAUTHORIZED, THROTTLED, AUTHORIZER_FAILURE, ...).
-    errorResponseType: '$context.error.responseType',
-    errorMessage: '$context.error.message',
-    authorizerStatus: '$context.authorizer.status',
-    authorizerLatency: '$context.authorizer.latency',
-    authorizerError: '$context.authorizer.error',
-    // Who called, from the authorizer's context: lets an operator follow one tenant or key.
-    tenantId: '$context.authorizer.tenantId',
-    keyId: '$context.authorizer.keyId',
-  }),
-);
+/**
+ * The access log as JSON, one line per request. Never the Authorization header: it carries the API
+ * key. The bench renders it with each request's values to price its CloudWatch Logs ingestion.
+ */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  xrayTraceId: '$context.xrayTraceId',
+  requestTime: '$context.requestTime',
+  sourceIp: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  path: '$context.path',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integration.status',
+  // Why API Gateway answered by itself (UNAUTHORIZED, THROTTLED, AUTHORIZER_FAILURE, ...).
+  errorResponseType: '$context.error.responseType',
+  errorMessage: '$context.error.message',
+  authorizerStatus: '$context.authorizer.status',
+  authorizerLatency: '$context.authorizer.latency',
+  authorizerError: '$context.authorizer.error',
+  // Who called, from the authorizer's context: lets an operator follow one tenant or key.
+  tenantId: '$context.authorizer.tenantId',
+  keyId: '$context.authorizer.keyId',
+} as const;
+
+const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
 
 /**
  * The public REST API: every operation of the route manifest under /api/v1, one function each,
