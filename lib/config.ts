@@ -125,25 +125,18 @@ function contextString(node: Node, key: string): string | undefined {
   return String(value);
 }
 
-function contextInt(node: Node, key: string, fallback: number, min: number, max: number): number {
+/** A number in [min, max] (a whole one unless `fractional`), or the fallback when the key is absent. */
+function contextNumber(node: Node, key: string, fallback: number, min: number, max: number, fractional = false): number {
   const raw = contextString(node, key);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`Context ${key} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!(fractional ? Number.isFinite(value) : Number.isInteger(value)) || value < min || value > max) {
+    throw new Error(`Context ${key} must be ${fractional ? 'a number' : 'an integer'} from ${min} to ${max}, got "${raw}"`);
   }
   return value;
 }
 
-function contextNumber(node: Node, key: string, fallback: number, min: number, max: number): number {
-  const raw = contextString(node, key);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new Error(`Context ${key} must be a number from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
+const contextInt = (node: Node, key: string, fallback: number, min: number, max: number): number => contextNumber(node, key, fallback, min, max);
 
 function contextBool(node: Node, key: string, fallback: boolean): boolean {
   const raw = contextString(node, key);
@@ -221,7 +214,7 @@ export function configFromContext(node: Node): ServiceConfig {
     carrierCallbackLimitPerAddress: contextInt(node, 'carrierCallbackLimitPerAddress', defaults.carrierCallbackLimitPerAddress, 10, 2_000_000_000),
     logLevel: logLevel as ServiceConfig['logLevel'],
     // X-Ray's FixedRate: a fraction from 0 to 1.
-    traceSampleRate: contextNumber(node, 'traceSampleRate', defaults.traceSampleRate, 0, 1),
+    traceSampleRate: contextNumber(node, 'traceSampleRate', defaults.traceSampleRate, 0, 1, true),
     apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
     // Lambda keeps at least 100 of the account's concurrency unreserved; the deploy fails, naming
     // the function, when a reservation would take more than that leaves.
