@@ -44,6 +44,8 @@ export type ApiServerDeps = {
   admitNetwork: (sourceIp: string) => boolean;
   /** The authorizer's (cached) result for an Authorization header, asked for a request's method ARN. */
   authorize: (authorizationHeader: string, methodArn: string) => Promise<AuthorizerOutcome>;
+  /** The authorizer's identity validation expression: a header it does not match is 401 without asking the authorizer. */
+  tokenValidation: RegExp;
   callbacks?: CallbackRoutes;
   /** One line per request; never given keys, headers or bodies. */
   logRequest: (line: string) => void;
@@ -147,9 +149,10 @@ async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes,
 }
 
 /**
- * A TOKEN authorizer as API Gateway runs it: no header at all is 401 before the authorizer runs;
- * "Unauthorized" is 401; a policy (perhaps cached from another route's request) that does not
- * allow this method ARN is 403 ACCESS_DENIED, worded from the authorizer's context.
+ * A TOKEN authorizer as API Gateway runs it: no header at all, or one its validation expression
+ * does not match, is 401 before the authorizer runs (or its cache is looked at); "Unauthorized" is
+ * 401; a policy (perhaps cached from another route's request) that does not allow this method ARN
+ * is 403 ACCESS_DENIED, worded from the authorizer's context.
  */
 async function authorizeRequest(
   deps: ApiServerDeps,
@@ -157,7 +160,7 @@ async function authorizeRequest(
   request: IncomingRequest,
   requestId: string,
 ): Promise<GatewayAuthorization | Outcome> {
-  if (!header) return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
+  if (!header || !deps.tokenValidation.test(header)) return gateway(GATEWAY_RESPONSES.unauthorized, requestId);
   const methodArn = methodArnOf(deps.stage, request.method, request.rawPath);
   const outcome = await deps.authorize(header, methodArn);
   if (outcome.kind === 'unauthorized') return gateway(GATEWAY_RESPONSES.unauthorized, requestId);

@@ -24,7 +24,7 @@ import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
 import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { createTenant, tenantKey } from '../../lambdas/contexts/tenants/tenants';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
-import { legacyThreadKey, threadKey, threadUpdateFor } from '../../lambdas/contexts/texting/threads';
+import { threadKey, threadUpdateFor } from '../../lambdas/contexts/texting/threads';
 import { chargeShard, createSpendShards, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
 import { localDynamoClient } from '../../local/dynamodb-local';
 import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';
@@ -434,9 +434,8 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
         // The organization row, strongly consistent: a billing change bites at the next send.
         await db.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bareTenant), ConsistentRead: true }));
         const to = e164('818', i);
-        // The thread, then (a new conversation) the key a thread had before it had a partition of its own.
+        // The thread.
         await db.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(bareTenant, to) }));
-        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: legacyThreadKey(bareTenant, to) }));
         const now = new Date();
         const message: Message = {
           id: uuidv7(now),

@@ -12,6 +12,8 @@ import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handl
 import { ACCESS_DENIED_TEMPLATE, GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
 import { MINIMUM_COMPRESSION_BYTES } from '../../lambdas/handlers/http/compression';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { AUTHORIZER_TIMEOUT_SECONDS } from '../../lambdas/handlers/authorizer/decision-time';
+import { AUTHORIZATION_HEADER_REGEX } from '../../lambdas/contexts/tenants/api-key-format';
 import {
   usagePlanKeyPrefixOf,
   USAGE_PLAN_BUCKETS_ENV,
@@ -52,10 +54,8 @@ export type MethodThrottle = { rateLimit: number; burstLimit: number };
 
 /**
  * API Gateway's answer when the authorizer named a usage-plan key (`usageIdentifierKey`) that is
- * not an enabled API key of the stage's usage plan: a per-key API key of a stage deployed before
- * the buckets, deleted while a cached decision still named it (`usage-plan migrate` flushes the
- * cache first, so only a key revoked by other means), or a bucket the stack has not finished
- * creating. The contract's 401 with `WWW-Authenticate: Bearer`, like every key the API does not accept.
+ * not an enabled API key of the stage's usage plan: a bucket the stack has not finished creating.
+ * The contract's 401 with `WWW-Authenticate: Bearer`, like every key the API does not accept.
  */
 export const INVALID_USAGE_PLAN_KEY_RESPONSE: GatewayResponse = GATEWAY_RESPONSES.unauthorized;
 
@@ -235,8 +235,9 @@ export class PublicApi extends Construct {
     this.authorizerFunction = functions.create('Authorizer', {
       entry: props.authorizerEntry ?? 'lambdas/handlers/authorizer/handler.ts',
       description: 'TOKEN authorizer: API key -> organization, key and scopes',
-      // Two GetItems; a stuck authorizer holds every request, so fail fast.
-      timeout: Duration.seconds(5),
+      // Two GetItems; a stuck authorizer holds every request, so fail fast. The timeout also bounds
+      // how long a decision can be in flight, which the CLI waits out after a revocation (decision-time.ts).
+      timeout: Duration.seconds(AUTHORIZER_TIMEOUT_SECONDS),
       // Which routes each scope opens: the allow policy names exactly those (./authorizer/policy.ts).
       environment: { [ROUTE_SCOPES_ENV]: encodeRoutePermissions(props.routes ?? ROUTES, API_PREFIX) },
       // Every request of a key not in the cache waits for it: it must never queue behind the rest
@@ -249,6 +250,9 @@ export class PublicApi extends Construct {
       authorizerName: 'api-key',
       handler: this.authorizerFunction,
       identitySource: apigateway.IdentitySource.header('Authorization'),
+      // Any header that is not `Bearer <key>` is refused with 401 (UNAUTHORIZED) by API Gateway
+      // itself: a malformed token costs no invocation and leaves no decision in the cache.
+      validationRegex: AUTHORIZATION_HEADER_REGEX,
       resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
     });
 
@@ -270,10 +274,8 @@ export class PublicApi extends Construct {
     // The RestApi's own output is the bare stage URL; ApiBaseUrl (with /api/v1) replaces it.
     this.api.node.tryRemoveChild('Endpoint');
 
-    // The construct id and name predate the buckets: kept, so the deploy that brings them updates
-    // the plan in place and the per-key API keys in it keep working until `usage-plan migrate`.
-    this.usagePlan = this.api.addUsagePlan('PerKeyUsagePlan', {
-      name: `${serviceName}-per-key`,
+    this.usagePlan = this.api.addUsagePlan('UsagePlan', {
+      name: `${serviceName}-buckets`,
       description: `Backstop per bucket of keys, behind the WAF limit per key and the exact limiter of ${config.rateLimitPerKey} requests per minute per key`,
       throttle: usagePlanBucketThrottle(config),
       apiStages: [{ api: this.api, stage: this.stage }],

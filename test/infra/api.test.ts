@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
@@ -14,6 +15,8 @@ import {
   USAGE_PLAN_KEY_PREFIX_ENV,
 } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { decodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { AUTHORIZER_TIMEOUT_SECONDS, IN_FLIGHT_DECISION_BOUND_MS } from '../../lambdas/handlers/authorizer/decision-time';
+import { AUTHORIZATION_HEADER_REGEX } from '../../lambdas/contexts/tenants/api-key-format';
 import { buildStack, logicalIdOf, resourcePaths, synth } from './support';
 
 /** Every method as `GET /api/v1/calls` -> its properties. */
@@ -104,6 +107,30 @@ describe('the public API', () => {
       IdentitySource: 'method.request.header.Authorization',
       AuthorizerResultTtlInSeconds: 300,
     });
+  });
+
+  it('invokes the authorizer only for `Bearer <key>` of the service’s key format: API Gateway answers any other header 401 itself', () => {
+    const { template } = synth();
+    const key = `cct_${randomBytes(32).toString('base64url')}`;
+
+    const authorizer = Object.values(template.findResources('AWS::ApiGateway::Authorizer'))[0].Properties as { IdentityValidationExpression: string };
+    // API Gateway applies it as Java does; the expression uses nothing Java and JavaScript read differently.
+    const admitted = (header: string) => new RegExp(authorizer.IdentityValidationExpression).test(header);
+
+    expect(authorizer.IdentityValidationExpression).toBe(AUTHORIZATION_HEADER_REGEX);
+    expect([`Bearer ${key}`, `bearer  ${key}`, `BEARER ${key} `].map(admitted)).toEqual([true, true, true]);
+    expect(
+      [`Basic ${key}`, `Bearer ${key.slice(0, -1)}`, `Bearer ${key}A`, `Bearer ${key} ${key}`, `Bearer ${key.replace('cct_', 'xyz_')}`, `Bearer ${key.slice(0, -1)}+`, `Bearer\t${key}`, key].map(admitted),
+    ).toEqual([false, false, false, false, false, false, false, false]);
+  });
+
+  it('ends an authorizer invocation before the time the operator CLI waits out between its two flushes of the cache', () => {
+    const { stack, template } = synth();
+
+    const fn = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)].Properties as { Timeout: number };
+
+    expect(fn.Timeout).toBe(AUTHORIZER_TIMEOUT_SECONDS);
+    expect(fn.Timeout * 1000).toBeLessThan(IN_FLIGHT_DECISION_BOUND_MS);
   });
 
   it.each([60, 0])('caches authorizer decisions for the configured %i s', (ttl) => {

@@ -39,7 +39,7 @@ describe('the function factory', () => {
     }
   });
 
-  it('gives API handlers and carrier callbacks 256 MB and 10 s, and the authorizer 5 s', () => {
+  it('gives API handlers and carrier callbacks 256 MB and 10 s, and the authorizer 3 s', () => {
     const { stack, template } = synth();
 
     const byId = template.toJSON().Resources as Record<string, { Properties: FunctionProps }>;
@@ -47,7 +47,7 @@ describe('the function factory', () => {
     for (const fn of [...Object.values(stack.api.routeFunctions), ...Object.values(stack.carrier.callbackFunctions)]) {
       expect(byId[logicalIdOf(stack, fn)].Properties).toMatchObject({ MemorySize: 256, Timeout: 10 });
     }
-    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 5 });
+    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 3 });
   });
 
   it('reserves concurrency for the authorizer and each carrier callback, and for no other function', () => {

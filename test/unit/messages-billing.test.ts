@@ -2,7 +2,7 @@ import 'aws-sdk-client-mock-jest';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { costCentsOf, DEFAULT_SMS_RATE_CENTS, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
+import { costCentsOf, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
 import { chargeRefusalOf, chargeShard, ensureSpendShards, headroomSlices, pickShard, refundShard, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
 import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
 
@@ -47,12 +47,11 @@ describe('segments', () => {
     expect(segmentsOf(ucs)).toEqual({ encoding: 'UCS-2', segments: 3 });
   });
 
-  it('costs segments x rate, with the default rate when the organization row has none', () => {
+  it('costs segments x the rate the organization row holds, and prices no row without a valid one', () => {
     // Act & Assess
     expect(costCentsOf('a'.repeat(161), 4)).toBe(8);
     expect(smsRateCentsOf({ smsRateCents: 3 })).toBe(3);
-    expect(smsRateCentsOf({})).toBe(DEFAULT_SMS_RATE_CENTS);
-    expect(smsRateCentsOf({ smsRateCents: -1 })).toBe(DEFAULT_SMS_RATE_CENTS);
+    for (const rate of [undefined, -1, 0, 1.5, 101]) expect(() => smsRateCentsOf({ id: 't1', smsRateCents: rate })).toThrow('holds no valid smsRateCents');
   });
 });
 

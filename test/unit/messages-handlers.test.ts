@@ -47,6 +47,7 @@ const organization = (fields: Record<string, unknown> = {}) => ({
   numbers: ['+14155550000'],
   billingStatus: 'active',
   spendingLimitCents: 100,
+  smsRateCents: 1,
   // Its spend lives on 32 shards (texting/spend.ts), at the policy version the shards hold.
   spendShards: 32,
   policyVersion: 0,

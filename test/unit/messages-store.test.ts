@@ -14,10 +14,8 @@ const tenantId = '0199a000-0000-7000-8000-000000000001';
 const pk = `T#${tenantId}`;
 /** Each message, sid lookup row and thread is a partition of its own inside the organization's key space. */
 const messageKey = (id: string) => ({ pk: `${pk}#MSG#${id}`, sk: 'MESSAGE' });
-const legacyMessageKey = (id: string) => ({ pk, sk: `MSG#${id}` });
 const sidKey = (sid: string) => ({ pk: `${pk}#MSGSID#${sid}`, sk: 'MSGSID' });
 const threadKey = (number: string) => ({ pk: `${pk}#THREAD#${number}`, sk: 'THREAD' });
-const legacyThreadKey = (number: string) => ({ pk, sk: `THREAD#${number}` });
 const message: Message = {
   id: '0199a000-0000-7000-8000-0000000000e1',
   tenantId,
@@ -91,26 +89,6 @@ describe('storing a message with its thread', () => {
     expect(threadItemOf(0).UpdateExpression).toContain('#lastMessage');
     expect(threadItemOf(1).UpdateExpression).not.toContain('#lastMessage');
     expect(ddb.commandCalls(GetCommand)[1].args[0].input).toMatchObject({ Key: threadKey(message.counterpartNumber), ConsistentRead: true });
-  });
-
-  it('moves a thread kept under its legacy key to its own partition before writing to it, so a conversation stays one row', async () => {
-    // Prepare
-    const legacy = { ...threadRow('0199a000-0000-7000-8000-000000000001'), ...legacyThreadKey(message.counterpartNumber), lastStatus: 'delivered', gsi2pk: `${pk}#THREADS`, gsi2sk: 'x' };
-    ddb
-      .on(GetCommand, { Key: threadKey(message.counterpartNumber) })
-      .resolvesOnce({}) // the message's read: no thread in its own partition yet
-      .resolvesOnce({}) // the move's read: still none, so the legacy row is copied, not added
-      .resolves({ Item: { ...legacy, ...threadKey(message.counterpartNumber) } })
-      .on(GetCommand, { Key: legacyThreadKey(message.counterpartNumber) })
-      .resolves({ Item: legacy });
-    ddb.on(TransactWriteCommand).resolves({});
-    // Act
-    await storeMessage(message);
-    // Assess: the move (delete the legacy row as read, create the new one), then the message
-    const [move, store] = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems!);
-    expect(move[0].Delete).toMatchObject({ Key: legacyThreadKey(message.counterpartNumber), ExpressionAttributeValues: { ':lastId': legacy.lastMessageId, ':count': 3 } });
-    expect(move[1].Put).toMatchObject({ Item: { ...threadKey(message.counterpartNumber), messageCount: 3, unreadCount: 1, lastStatus: 'delivered' }, ConditionExpression: 'attribute_not_exists(pk)' });
-    expect(store[2].Update!.Key).toEqual(threadKey(message.counterpartNumber));
   });
 
   it('reports a carrier retry of a stored sid as a duplicate', async () => {
@@ -261,10 +239,9 @@ describe('delivery status', () => {
     expect(thread.Update!.Key).toEqual(threadKey('+14155550101'));
   });
 
-  it('refunds nothing for a failed row that was never charged (written before billing)', async () => {
+  it('refunds nothing for a failed text that cost nothing', async () => {
     // Prepare
-    const { costCents: _cost, ...uncharged } = outbound;
-    ddb.on(GetCommand).resolves({ Item: uncharged });
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, costCents: 0 } });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
     await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
@@ -321,14 +298,12 @@ describe('delivery status', () => {
     expect(itemsOf(0)[1]).toEqual(refundItem(5));
   });
 
-  it('writes a row kept under its legacy key where it is, and refunds a text charged before shards to shard 0', async () => {
+  it('refunds a text charged before shards to shard 0', async () => {
     // Prepare: no spend shard on the row (charged on the organization row, whose spend moved onto shard 0)
-    const { spendShard: _shard, ...legacy } = { ...outbound, ...legacyMessageKey(message.id) };
+    const { spendShard: _shard, ...unsharded } = outbound;
     ddb
       .on(GetCommand)
-      .resolves({})
-      .on(GetCommand, { Key: legacyMessageKey(message.id) })
-      .resolves({ Item: legacy })
+      .resolves({ Item: unsharded })
       .on(GetCommand, { Key: { pk, sk: 'TENANT' } })
       .resolves({ Item: { pk, sk: 'TENANT', id: tenantId, spendShards: 32 } });
     ddb.on(TransactWriteCommand).resolves({});
@@ -336,7 +311,7 @@ describe('delivery status', () => {
     await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
     // Assess
     const [messageUpdate, refund] = itemsOf(0);
-    expect(messageUpdate.Update!.Key).toEqual(legacyMessageKey(message.id));
+    expect(messageUpdate.Update!.Key).toEqual(messageKey(message.id));
     expect(refund).toEqual(refundItem(0));
   });
 
@@ -375,7 +350,7 @@ describe('delivery status', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('finds the message by carrier sid through the lookup row (new, then legacy, then new again), and 404s an unknown sid', async () => {
+  it('finds the message by carrier sid through the lookup row (one read at its key), and 404s an unknown sid', async () => {
     // Prepare
     ddb
       .on(GetCommand)
@@ -392,7 +367,7 @@ describe('delivery status', () => {
     await expect(known).resolves.toMatchObject({ changed: true });
     await expect(unknown).rejects.toMatchObject({ status: 404 });
     const unknownReads = ddb.commandCalls(GetCommand).map((call) => call.args[0].input.Key).filter((key) => JSON.stringify(key).includes('SMunknown'));
-    expect(unknownReads).toEqual([sidKey('SMunknown'), { pk, sk: 'MSGSID#SMunknown' }, sidKey('SMunknown')]);
+    expect(unknownReads).toEqual([sidKey('SMunknown')]);
   });
 });
 
@@ -450,23 +425,19 @@ describe("recording the carrier's sid", () => {
     expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
   });
 
-  it('reads the row again when it moved between its read and the write (the key-layout migration), and writes it where it is now', async () => {
+  it('reads the row again when another sid won between its read and the write, and reports false', async () => {
     // Prepare
     ddb
       .on(GetCommand)
-      .resolves({})
-      .on(GetCommand, { Key: legacyMessageKey(message.id) })
-      .resolvesOnce({ Item: { ...queuedRow, ...legacyMessageKey(message.id) } })
-      .on(GetCommand, { Key: messageKey(message.id) })
-      .resolvesOnce({})
-      .resolves({ Item: queuedRow });
+      .resolvesOnce({ Item: queuedRow })
+      .resolves({ Item: { ...queuedRow, messageSid: 'SMother' } });
     ddb.on(PutCommand).resolves({});
-    ddb.on(UpdateCommand).rejectsOnce(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' })).resolves({});
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
     // Act
     const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
     // Assess
-    expect(recorded).toBe(true);
-    const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key);
-    expect(keys).toEqual([legacyMessageKey(message.id), messageKey(message.id)]);
+    expect(recorded).toBe(false);
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 2);
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
   });
 });

@@ -9,6 +9,7 @@ import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { NumberTakenError } from './errors';
 import type { Plan } from './scopes';
+import { DEFAULT_SMS_RATE_CENTS, isSmsRateCents, SMS_RATE_CENTS_RULE } from './sms-rate';
 
 export const BILLING_STATUSES = ['active', 'past_due', 'suspended'] as const;
 export type BillingStatus = (typeof BILLING_STATUSES)[number];
@@ -23,6 +24,8 @@ export type Tenant = {
   numbers: string[];
   billingStatus: BillingStatus;
   spendingLimitCents: number | null;
+  /** What one segment of a text costs the organization (./sms-rate.ts). */
+  smsRateCents: number;
   approvedHosts: string[];
   createdAt: string;
   updatedAt: string;
@@ -36,6 +39,7 @@ export type TenantInput = {
   numbers?: string[];
   billingStatus?: BillingStatus;
   spendingLimitCents?: number | null;
+  smsRateCents?: number;
 };
 
 export type TenantUpdate = Partial<Omit<TenantInput, 'numbers'>> & { addNumbers?: string[]; approveHosts?: string[] };
@@ -71,6 +75,7 @@ export function fromItem(item: Item): Tenant {
     numbers: (item.numbers as string[] | undefined) ?? [],
     billingStatus: item.billingStatus as BillingStatus,
     spendingLimitCents: num(item.spendingLimitCents),
+    smsRateCents: item.smsRateCents as number,
     approvedHosts: (item.approvedHosts as string[] | undefined) ?? [],
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
@@ -93,6 +98,12 @@ export const policyOf = (tenantRow: Item): BillingPolicy => ({
 
 const POLICY_VERSION_ATTRIBUTE = 'policyVersion';
 
+/** The operator's rate, refused unless it is one (the CLI checks it first, with the same rule). */
+function checkedSmsRate(smsRateCents: number): number {
+  if (!isSmsRateCents(smsRateCents)) throw new ValidationError(`smsRateCents: ${SMS_RATE_CENTS_RULE}`);
+  return smsRateCents;
+}
+
 export async function createTenant(input: TenantInput, now = new Date()): Promise<Tenant> {
   const at = nowIso(now);
   const numbers = [...new Set([...(input.numbers ?? []), ...(input.smsNumber ? [input.smsNumber] : [])])];
@@ -105,6 +116,7 @@ export async function createTenant(input: TenantInput, now = new Date()): Promis
     numbers,
     billingStatus: input.billingStatus ?? 'active',
     spendingLimitCents: input.spendingLimitCents ?? null,
+    smsRateCents: checkedSmsRate(input.smsRateCents ?? DEFAULT_SMS_RATE_CENTS),
     approvedHosts: [],
     createdAt: at,
     updatedAt: at,
@@ -142,6 +154,7 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
     ...(change.smsNumber !== undefined && { smsNumber: change.smsNumber }),
     ...(change.billingStatus !== undefined && { billingStatus: change.billingStatus }),
     ...(change.spendingLimitCents !== undefined && { spendingLimitCents: change.spendingLimitCents }),
+    ...(change.smsRateCents !== undefined && { smsRateCents: checkedSmsRate(change.smsRateCents) }),
     numbers: [...new Set([...current.numbers, ...(change.addNumbers ?? []), ...(change.smsNumber ? [change.smsNumber] : [])])],
     approvedHosts: [...new Set([...current.approvedHosts, ...(change.approveHosts ?? []).map((h) => h.toLowerCase())])],
     updatedAt: nowIso(now),
@@ -150,10 +163,9 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
   // operator's. Guarding on updatedAt makes a concurrent operator change fail loudly instead of
   // being silently overwritten. A change of the billing status or the limit raises the policy's
   // version, which is how the spend shards learn they must catch up with it.
-  const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
+  // A new rate prices the texts sent from then on; a text keeps the cost it was charged (its refund too).
+  const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'smsRateCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
   const policyChanges = next.billingStatus !== current.billingStatus || next.spendingLimitCents !== current.spendingLimitCents;
-  // Written on every update too, so an organization created before `tenant list` existed joins it.
-  const listing = allTenantsListing(tenantId);
   try {
     await writeWithNumbers(
       {
@@ -161,19 +173,15 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
           TableName: TABLE_NAME,
           Key: tenantKey(tenantId),
           UpdateExpression:
-            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk` + (policyChanges ? ' ADD #policyVersion :one' : ''),
+            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}` + (policyChanges ? ' ADD #policyVersion :one' : ''),
           ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
           ExpressionAttributeNames: {
             ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
-            '#listPk': GSIS.gsi2.partitionKey,
-            '#listSk': GSIS.gsi2.sortKey,
             ...(policyChanges && { '#policyVersion': POLICY_VERSION_ATTRIBUTE }),
           },
           ExpressionAttributeValues: {
             ...(policyChanges && { ':one': 1 }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
-            ':listPk': listing[GSIS.gsi2.partitionKey],
-            ':listSk': listing[GSIS.gsi2.sortKey],
             ':previousUpdatedAt': current.updatedAt,
           },
         },
@@ -210,8 +218,7 @@ class TenantRowConflict extends Error {}
 /**
  * Writes the tenant row and (re)asserts a lookup row for each of its numbers in one transaction,
  * so a number is never registered without its owner row, nor claimed by two organizations under
- * concurrency. Re-asserting every number (not only added ones) also backfills rows for
- * organizations registered before the lookup rows existed.
+ * concurrency.
  */
 async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Promise<void> {
   const invalid = tenant.numbers.find((n) => !isE164(n));

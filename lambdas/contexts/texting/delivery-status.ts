@@ -25,8 +25,6 @@ import { threadStatusUpdate } from './threads';
  * (carrier status callbacks in any order, the send's own outcome, the settlement sweep). Every
  * change is one transaction guarded on the status it moves from, so duplicates and late arrivals
  * change nothing, and a text that fails is refunded in the same transaction: exactly once.
- * Writes go to the key the row was read under (./messages.ts: rows of the legacy layout stay where
- * they are until migrated); a row the migration moved meanwhile fails the guard and is read again.
  */
 export type DeliveryStatus = Extract<MessageStatus, 'sent' | 'delivered' | 'failed'>;
 
@@ -56,7 +54,7 @@ export type StatusChangeOptions = {
 const UNSETTLED_INDEX = `REMOVE #gsi2pk, #gsi2sk`;
 const UNSETTLED_NAMES = { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey };
 
-/** How many times a change is decided afresh when the row moved under it (another writer, the migration). */
+/** How many times a change is decided afresh when another writer changed the row under it. */
 const ROUNDS = 4;
 
 /** The sid lookup row of a message: harmless when it already names this message. */
@@ -104,7 +102,7 @@ export async function recordMessageSid(tenantId: string, messageId: string, mess
       );
       return true;
     } catch (err) {
-      // Moved by the migration, or another sid won: read again and decide.
+      // Another sid won: read again and decide.
       if (!isConditionalCheckFailed(err)) throw err;
     }
   }

@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
  * revoking a key creates or deletes none. The per-key limits live elsewhere: exact in the
  * handlers (120 a minute), at the edge in WAF (docs/decisions.md, "Keys without a ceiling").
  *
- * No imports but node:crypto: the CDK app (which creates the buckets), the authorizer (which names
- * them) and the operator CLI (which migrates old stages) share it.
+ * No imports but node:crypto: the CDK app (which creates the buckets) and the authorizer (which names
+ * them) share it.
  */
 export type UsagePlanBuckets = {
   /** What every bucket's value starts with; unique to the stack (see `usagePlanKeyPrefixOf`). */
@@ -57,19 +57,3 @@ export const usagePlanBucketOf = (keyId: string, count: number): number =>
 /** The usage-plan key the authorizer returns for a service key. */
 export const usagePlanKeyFor = (keyId: string, buckets: UsagePlanBuckets): string =>
   usagePlanKeyValue(buckets.prefix, usagePlanBucketOf(keyId, buckets.count));
-
-/**
- * Before buckets, the operator CLI made one API key per service key, named and valued
- * `usage-<key id>`, and the authorizer still names it for keys issued then (ApiKeyRecord's
- * `usagePlanKey: 'own'`), so a stage keeps working through the deploy that brings buckets.
- * `npm run admin -- --stack <name> usage-plan migrate` then moves those keys to their buckets and
- * deletes their own API keys (docs/deploy.md).
- */
-const LEGACY_PREFIX = 'usage-';
-export const legacyUsagePlanKeyOf = (keyId: string): string => `${LEGACY_PREFIX}${keyId}`;
-
-/** The service key id a legacy per-key API key was named after, or undefined for any other name. */
-export function keyIdOfLegacyUsagePlanKey(name: string | undefined): string | undefined {
-  const match = /^usage-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(name ?? '');
-  return match?.[1];
-}

@@ -45,7 +45,7 @@ export function withRowSequenceBump<T extends UpdateParts>(update: T): T {
   };
 }
 
-/** A row's sequence number; 0 for a row written before sequence numbers existed. */
+/** A row's sequence number; 0 for none (`webhook.test` is about no row). */
 export const rowSequenceOf = (item: Record<string, unknown> | undefined): number => {
   const value = item?.[ROW_SEQUENCE];
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
