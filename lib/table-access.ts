@@ -64,9 +64,11 @@ export const ROUTE_TABLE_ACCESS = {
    * replay); one transaction of ConditionCheckItem (the number's consent), UpdateItem (the charge
    * on a spend shard, thread), PutItem (message, Idempotency-Key row); then the sid (UpdateItem +
    * PutItem of the sid row), or a failure (UpdateItem: message, refund, thread). A shard that
-   * refuses the charge has the shards read (BatchGetItem) and rebalanced or brought up to the
-   * policy (UpdateItem); an organization without shards gets them (UpdateItem, PutItem). A carrier
-   * opt-out updates the ledger and the holder's copy (UpdateItem, ConditionCheckItem on the number's claim).
+   * refuses the charge has the shards read (BatchGetItem) and, when they are behind the limit or
+   * their headroom is out of reach, settled by one writer: the settlement lease on the
+   * organization row (UpdateItem, taken and given back; GetItem while another holds it) and one
+   * transaction over the shards (UpdateItem, PutItem for missing ones). A carrier opt-out updates the ledger and the holder's copy (UpdateItem,
+   * ConditionCheckItem on the number's claim).
    */
   sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
 } satisfies Record<RouteId, TableAccess>;

@@ -7,7 +7,7 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { consentKey, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
@@ -25,7 +25,7 @@ import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { createTenant, tenantKey } from '../../lambdas/contexts/tenants/tenants';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
 import { threadKey, threadUpdateFor } from '../../lambdas/contexts/texting/threads';
-import { chargeShard, createSpendShards, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
+import { chargeShard, settleSpend, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
 import { localDynamoClient } from '../../local/dynamodb-local';
 import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';
 import type { LimitsMeters } from './limits-meters';
@@ -74,8 +74,8 @@ export async function seed(): Promise<Fixture> {
   const tenant = await createTenant({ name: 'Bench Organization', plan: 'pro', smsNumber: '+15005550006', billingStatus: 'active' });
   const bare = await createTenant({ name: 'Bench Bare Operations', plan: 'pro', smsNumber: '+15005550007', billingStatus: 'active' });
   const sender = await createTenant({ name: 'Bench Sender', plan: 'pro', smsNumber: '+15005550008', billingStatus: 'active' });
-  // The bare sends charge the bare organization's spend shards, as the service's first send makes them.
-  await createSpendShards((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bare.id), ConsistentRead: true }))).Item!);
+  // The bare sends charge the bare organization's spend shards, as `tenant create` makes them.
+  await settleSpend(bare.id);
   const [{ key }, { key: coldKey }, { key: senderKey }] = await Promise.all([
     createApiKey({ tenantId: tenant.id, name: 'bench', scopes: [...SCOPES] }),
     createApiKey({ tenantId: tenant.id, name: 'bench-cold', scopes: [...SCOPES] }),
@@ -456,7 +456,7 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
           new TransactWriteCommand({
             TransactItems: [
               notOptedOutCheck(bareTenant, to),
-              chargeShard(bareTenant, shard, 1, { billingStatus: 'active', spendingLimitCents: null, version: 0 }),
+              chargeShard(bareTenant, shard, 1, { spendingLimitCents: null, version: 0 }),
               { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1, spendShard: shard }), ConditionExpression: 'attribute_not_exists(pk)' } },
               threadUpdateFor(bareTenant, message, true, false),
             ],

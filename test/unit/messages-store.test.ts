@@ -187,10 +187,10 @@ describe('delivery status', () => {
       TableName: process.env.TABLE_NAME,
       Key: messageKey(message.id),
       // A known outcome leaves the unsettled worklist; the change's time and the row's sequence number go with it (the event's).
-      UpdateExpression: 'SET #status = :status, #changedAt = :changedAt REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
+      UpdateExpression: 'SET #status = :set_status, #changedAt = :set_changedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeNames: { '#status': 'status', '#changedAt': 'changedAt', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
-      ExpressionAttributeValues: { ':status': 'delivered', ':changedAt': expect.any(Number), ':rowSequenceStep': 1, ':from0': 'queued', ':from1': 'sent' },
+      ExpressionAttributeNames: { '#status': 'status', '#changedAt': 'changedAt', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#sequence': 'sequence' },
+      ExpressionAttributeValues: { ':set_status': 'delivered', ':set_changedAt': expect.any(Number), ':add_sequence': 1, ':from0': 'queued', ':from1': 'sent' },
     });
     expect(threadUpdate.Update).toMatchObject({ Key: threadKey('+14155550101'), ConditionExpression: '#lastMessageId = :id' });
   });
@@ -222,15 +222,15 @@ describe('delivery status', () => {
     const [messageUpdate, refund, thread] = itemsOf(0);
     expect(messageUpdate.Update).toMatchObject({
       UpdateExpression:
-        'SET #status = :status, #changedAt = :changedAt, #reason = :reason, #code = :code, #words = :words, #reportedAt = :reportedAt REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
+        'SET #status = :set_status, #changedAt = :set_changedAt, #failureReason = :set_failureReason, #carrierCode = :set_carrierCode, #carrierMessage = :set_carrierMessage, #carrierReportedAt = :set_carrierReportedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeNames: expect.objectContaining({ '#words': 'carrierMessage', '#reportedAt': 'carrierReportedAt', '#rowSequence': 'sequence' }),
+      ExpressionAttributeNames: expect.objectContaining({ '#carrierMessage': 'carrierMessage', '#carrierReportedAt': 'carrierReportedAt', '#sequence': 'sequence' }),
       ExpressionAttributeValues: expect.objectContaining({
-        ':status': 'failed',
-        ':reason': 'carrier_failed',
-        ':code': 30003,
-        ':words': 'Unreachable destination handset',
-        ':reportedAt': Date.parse('2026-11-21T10:00:05.123Z'),
+        ':set_status': 'failed',
+        ':set_failureReason': 'carrier_failed',
+        ':set_carrierCode': 30003,
+        ':set_carrierMessage': 'Unreachable destination handset',
+        ':set_carrierReportedAt': Date.parse('2026-11-21T10:00:05.123Z'),
         ':from0': 'queued',
         ':from1': 'sent',
       }),
@@ -298,23 +298,6 @@ describe('delivery status', () => {
     expect(itemsOf(0)[1]).toEqual(refundItem(5));
   });
 
-  it('refunds a text charged before shards to shard 0', async () => {
-    // Prepare: no spend shard on the row (charged on the organization row, whose spend moved onto shard 0)
-    const { spendShard: _shard, ...unsharded } = outbound;
-    ddb
-      .on(GetCommand)
-      .resolves({ Item: unsharded })
-      .on(GetCommand, { Key: { pk, sk: 'TENANT' } })
-      .resolves({ Item: { pk, sk: 'TENANT', id: tenantId, spendShards: 32 } });
-    ddb.on(TransactWriteCommand).resolves({});
-    // Act
-    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
-    // Assess
-    const [messageUpdate, refund] = itemsOf(0);
-    expect(messageUpdate.Update!.Key).toEqual(messageKey(message.id));
-    expect(refund).toEqual(refundItem(0));
-  });
-
   it('leaves a settled text alone when the sweep comes late', async () => {
     // Prepare: the send recorded the sid, which took the text off the worklist
     const { gsi2pk: _pk, gsi2sk: _sk, ...settled } = { ...outbound, status: 'queued', messageSid: 'SM1' };
@@ -335,8 +318,8 @@ describe('delivery status', () => {
     // Assess
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
     const [messageUpdate, sidRow] = itemsOf(0);
-    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :status, #changedAt = :changedAt, #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep');
-    expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':sid': 'SMfromcallback' });
+    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence');
+    expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':set_messageSid': 'SMfromcallback' });
     expect(sidRow.Put).toMatchObject({ Item: { ...sidKey('SMfromcallback'), messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
   });
 
@@ -395,11 +378,11 @@ describe("recording the carrier's sid", () => {
       TableName: process.env.TABLE_NAME,
       Key: messageKey(message.id),
       // The sid shows in the text's events: its write counts in the row's sequence number.
-      UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
+      UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       // The same sid again (a callback first, then the send's answer) is harmless.
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))',
-      ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
-      ExpressionAttributeValues: { ':sid': 'SM1', ':empty': '', ':rowSequenceStep': 1 },
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))',
+      ExpressionAttributeNames: { '#messageSid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#sequence': 'sequence' },
+      ExpressionAttributeValues: { ':set_messageSid': 'SM1', ':empty': '', ':sid': 'SM1', ':add_sequence': 1 },
     });
   });
 

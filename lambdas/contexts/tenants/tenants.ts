@@ -46,6 +46,9 @@ export type TenantUpdate = Partial<Omit<TenantInput, 'numbers'>> & { addNumbers?
 
 export const tenantKey = (tenantId: string) => ({ pk: tenantPk(tenantId), sk: TENANT_SK });
 
+/** Raised by every change of the spending limit (./billing-policy.ts reads it, texting's spend shards follow it). */
+export const LIMIT_VERSION_ATTRIBUTE = 'limitVersion';
+
 export const slugify = (name: string): string =>
   name
     .toLowerCase()
@@ -82,21 +85,6 @@ export function fromItem(item: Item): Tenant {
   };
 }
 
-/**
- * What the operator decides about spending, as the organization row holds it, and its version:
- * `updateTenant` raises `policyVersion` with every change of the billing status or the limit, which
- * is how the texting context's spend shards learn they must catch up with it.
- */
-export type BillingPolicy = { billingStatus: BillingStatus; spendingLimitCents: number | null; version: number };
-
-/** The policy of an organization row (a row never changed since versions exist is version 0). */
-export const policyOf = (tenantRow: Item): BillingPolicy => ({
-  billingStatus: tenantRow.billingStatus as BillingStatus,
-  spendingLimitCents: num(tenantRow.spendingLimitCents),
-  version: num(tenantRow[POLICY_VERSION_ATTRIBUTE]) ?? 0,
-});
-
-const POLICY_VERSION_ATTRIBUTE = 'policyVersion';
 
 /** The operator's rate, refused unless it is one (the CLI checks it first, with the same rule). */
 function checkedSmsRate(smsRateCents: number): number {
@@ -161,11 +149,11 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
   };
   // Spend is changed only by sends (on its shards: texting/spend.ts); everything else is the
   // operator's. Guarding on updatedAt makes a concurrent operator change fail loudly instead of
-  // being silently overwritten. A change of the billing status or the limit raises the policy's
-  // version, which is how the spend shards learn they must catch up with it.
+  // being silently overwritten. A change of the limit raises its version, which is how the spend
+  // shards learn they must be settled again (texting/spend.ts).
   // A new rate prices the texts sent from then on; a text keeps the cost it was charged (its refund too).
   const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'smsRateCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
-  const policyChanges = next.billingStatus !== current.billingStatus || next.spendingLimitCents !== current.spendingLimitCents;
+  const limitChanges = next.spendingLimitCents !== current.spendingLimitCents;
   try {
     await writeWithNumbers(
       {
@@ -173,14 +161,14 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
           TableName: TABLE_NAME,
           Key: tenantKey(tenantId),
           UpdateExpression:
-            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}` + (policyChanges ? ' ADD #policyVersion :one' : ''),
+            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}` + (limitChanges ? ' ADD #limitVersion :one' : ''),
           ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
           ExpressionAttributeNames: {
             ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
-            ...(policyChanges && { '#policyVersion': POLICY_VERSION_ATTRIBUTE }),
+            ...(limitChanges && { '#limitVersion': LIMIT_VERSION_ATTRIBUTE }),
           },
           ExpressionAttributeValues: {
-            ...(policyChanges && { ':one': 1 }),
+            ...(limitChanges && { ':one': 1 }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
             ':previousUpdatedAt': current.updatedAt,
           },

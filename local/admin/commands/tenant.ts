@@ -53,7 +53,11 @@ export const tenantCreate = defineCommand({
   },
   run: async (input) => {
     const { createTenant } = await import('../../../lambdas/contexts/tenants/tenants');
-    return { tenant: await createTenant(input) };
+    const { settleSpend } = await import('../../../lambdas/contexts/texting/spend');
+    const tenant = await createTenant(input);
+    // Its spend shards, with the limit split over them, before its first send.
+    await settleSpend(tenant.id);
+    return { tenant };
   },
 });
 
@@ -96,7 +100,11 @@ export const tenantUpdate = defineCommand({
   },
   run: async ({ tenantId, change }, context) => {
     const { updateTenant } = await import('../../../lambdas/contexts/tenants/tenants');
+    const { settleSpend } = await import('../../../lambdas/contexts/texting/spend');
     const tenant = await updateTenant(tenantId, change);
+    // A new limit is split over the spend shards now, by this one writer, rather than by the
+    // organization's next sends (which would, should this command stop before it).
+    if (change.spendingLimitCents !== undefined) await settleSpend(tenantId);
     // The authorizer's cached decisions carry the plan (API access), name and slug of the
     // organization: a change of one of them applies from the next request on, not after the TTL.
     if (change.plan === undefined && change.name === undefined && change.slug === undefined) return { tenant };
