@@ -21,18 +21,25 @@ const base = {
 const ON_LIMITS_ENGINE = [
   'test/integration/messages.test.ts',
   'test/integration/messages-idempotency.test.ts',
+  'test/integration/spend-model.test.ts',
+  'test/integration/spend-changes.test.ts',
   'test/integration/texting-faults.test.ts',
   'test/integration/send-path-throttles.test.ts',
   'test/integration/carrier-texts.test.ts',
   'test/integration/calls.test.ts',
   'test/integration/carrier-voice.test.ts',
   'test/integration/contacts.test.ts',
-  'test/integration/layout-migration.test.ts',
 ];
 const ON_BOTH_ENGINES = ['test/integration/contacts-races.test.ts', 'test/integration/consent-races.test.ts'];
 
+// Tests that wait on DynamoDB Local, the engine, runtimes and HTTP get a minute before Jest calls
+// them hung, not Jest's 5 s (test/support/slow-test-timeout.ts; Jest reads a timeout from its
+// global config only, so a project sets it in a setup file).
+const waitsOnServices = { setupFilesAfterEnv: ['<rootDir>/test/support/slow-test-timeout.ts'] };
+
 const integration = {
   ...base,
+  ...waitsOnServices,
   globalSetup: '<rootDir>/test/support/dynamodb-global-setup.ts',
   globalTeardown: '<rootDir>/test/support/dynamodb-global-teardown.ts',
   setupFiles: [...base.setupFiles, '<rootDir>/test/support/integration-env.ts'],
@@ -60,6 +67,7 @@ module.exports = {
     {
       ...base,
       displayName: 'e2e',
+      ...waitsOnServices,
       testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
       // The same DynamoDB Local as the integration files: each e2e file's runtimes on a database of its own there.
       globalSetup: integration.globalSetup,

@@ -12,11 +12,13 @@
  *   8. contention: texts and call events of one busy organization (and of eight at once) on the
  *      limits-faithful engine (./support/contention-bench.ts);
  *   9. units as AWS charges them for every request of section 2, and what a million of each costs
- *      (./support/cost.ts);
+ *      (./support/cost.ts), with its bytes out and log bytes; one organization's month
+ *      (./support/cost-report.ts; `npx tsx bench/cost-tables.ts` recomputes both from a results file);
  *  10. events: one webhook endpoint receiving 500 events a second through the runtime's pipeline on
  *      the limits-faithful engine (./support/events-bench.ts);
  *  11. the soak: 20 organizations of mixed traffic for 20 minutes, checked at the end
  *      (./support/soak-bench.ts; run alone with --only soak, not part of a full run).
+ * Section 3b measures the contact page with and without compression (./support/compression-bench.ts).
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
  * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
  *
@@ -71,6 +73,7 @@ const SETTINGS = {
     drainMs: 120_000,
     parts: QUICK ? 300 : 1000,
   },
+  compression: QUICK ? { requests: 200, concurrency: 8, warmup: 20, chunks: 2 } : { requests: 800, concurrency: 8, warmup: 50, chunks: 4 },
 };
 
 const log = (line = '') => console.log(line);
@@ -198,6 +201,12 @@ async function main(): Promise<void> {
     results.latency = latency;
     loads.afterLatency = load();
 
+    // ---------- 3b. compression ----------
+    phase(`3b. The contact page with and without compression: ${SETTINGS.compression.requests} requests each, ${SETTINGS.compression.concurrency} connections`);
+    const { measureCompression } = await import('./support/compression-bench');
+    const compression = await measureCompression(runtime, fixture, SETTINGS.compression);
+    results.compression = compression;
+
     // ---------- 5. memory ----------
     const loaded = await runtime.stats();
     results.memory = {
@@ -235,25 +244,24 @@ async function main(): Promise<void> {
     // ---------- 9. units as AWS charges them, and what a million requests cost ----------
     phase('9. Units as AWS charges them (the limits engine in front of DynamoDB Local), per request of section 2');
     const { startRuntimeOnEngine } = await import('./support/limits-meters');
-    const onEngine = await startRuntimeOnEngine(ddb.endpoint);
+    // At the stack's log level (INFO) with the embedded metrics on, so each request's log lines are counted as CloudWatch would ingest them.
+    const onEngine = await startRuntimeOnEngine(ddb.endpoint, {}, ['--log-level', 'info'], { POWERTOOLS_METRICS_DISABLED: 'false' });
     stopAll.unshift(onEngine.stop);
     const charged = await api.measureChargedUnits(onEngine, fixture);
     await onEngine.stop();
     stopAll.shift();
     // Each request must meet the case section 2 measured (a create that answers 409 here prices a refusal).
     for (const c of charged.filter((c, i) => c.status !== roundTrips[i]?.status)) log(`  WARNING: ${c.name} answered ${c.status} here, ${roundTrips.find((r) => r.name === c.name)?.status} in section 2`);
-    const { requestCosts, mixCost } = await import('./support/cost');
-    const costs = requestCosts(
-      charged,
-      new Map(latency.map((l) => [l.endpoint, l.runtimeCpuMsPerRequest])),
-      new Map(roundTrips.map((r) => [r.name, r.roundTrips])),
-    );
     results.chargedUnits = charged;
-    results.costPerMillion = { requests: costs, crmSyncMix: mixCost(costs) };
 
     // ---------- 8. contention ----------
     if (!args.has('--skip-contention')) results.contention = await measureContentionPhase(ddb.endpoint);
 
+    // The costs of section 9 and the monthly bill (which takes a text's whole life and a call event from section 8).
+    const { costReport } = await import('./support/cost-report');
+    const costReportOfRun = costReport(results as unknown as import('./support/cost-report').CostInputs);
+    const costs = costReportOfRun.requests;
+    results.costPerMillion = costReportOfRun;
 
     // ---------- 6. texts under faults ----------
     results.textFaults = await measureFaults();
@@ -324,15 +332,40 @@ async function main(): Promise<void> {
       ]),
     );
     for (const l of latency.filter((x) => x.failures > 0 || x.bareFailures > 0)) log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
+    log(
+      `\n3b. ${compression.request}, plain and gzip (the runtime compresses as API Gateway does): ` +
+        `${compression.plain.wireBytes} -> ${compression.gzip.wireBytes} bytes on the wire (x${compression.bytesRatio}), ` +
+        `p50 ${compression.plain.ms.p50} -> ${compression.gzip.ms.p50} ms (x${compression.p50Ratio}), p99 ${compression.plain.ms.p99} -> ${compression.gzip.ms.p99} ms`,
+    );
     log('\n9. Units as AWS charges them per request (limits engine), and dollars per million requests (us-east-1, 2025 list prices)');
     log(
       table([
-        ['request', 'status', 'read units', 'write units', 'of which index', 'DynamoDB $', 'CPU ms', 'Lambda $', 'total $ per million'],
-        ...charged.map((c, i) => [c.name, c.status, c.readUnits, c.writeUnits, c.indexWriteUnits, costs[i].dynamodb, costs[i].cpuMs ?? '-', costs[i].lambda, costs[i].total]),
+        ['request', 'status', 'read units', 'write units', 'of which index', 'DynamoDB $', 'CPU ms', 'Lambda $', 'authorizer $', 'bytes out gzip/plain', 'data out $', 'log bytes', 'logs $', 'X-Ray $', 'total $ per million'],
+        ...charged.map((c, i) => [
+          c.name,
+          c.status,
+          c.readUnits,
+          c.writeUnits,
+          c.indexWriteUnits,
+          costs[i].dynamodb,
+          costs[i].cpuMs ?? '-',
+          costs[i].lambda,
+          costs[i].authorizer,
+          `${c.responseBytes}/${c.plainResponseBytes}`,
+          costs[i].dataTransfer,
+          costs[i].logBytes,
+          costs[i].logs,
+          costs[i].xray,
+          costs[i].total,
+        ]),
       ]),
     );
-    const mix = (results.costPerMillion as { crmSyncMix: { perMillion: number; dynamodb: number } }).crmSyncMix;
-    log(`  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}`);
+    const mix = costReportOfRun.crmSyncMix;
+    log(`  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}, data out $${mix.dataTransfer}, logs $${mix.logs}, X-Ray $${mix.xray}`);
+    if (costReportOfRun.organizationMonth) {
+      log('  One organization\'s month (docs/deploy.md):');
+      log(table([['part', 'count', '$ a month'], ...[...costReportOfRun.organizationMonth.rows, costReportOfRun.organizationMonth.total].map((r) => [r.part, r.count, r.cost])]));
+    }
     if (webhooks.length > 0) log(webhookTable(webhooks, webhookSender, table));
     if (invocations.length > 0) {
       log('\n5. Each function invoked directly (bundle in a fresh process, events one at a time, on DynamoDB Local)');

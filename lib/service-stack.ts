@@ -179,7 +179,7 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'ApiId', { value: this.api.api.restApiId });
     new CfnOutput(this, 'UsagePlanId', {
       value: this.api.usagePlan.usagePlanId,
-      description: 'Usage plan the per-key API Gateway keys are added to',
+      description: 'Usage plan of the API Gateway keys (buckets) that meter the service keys',
     });
     new CfnOutput(this, 'Stage', { value: config.stage });
     new CfnOutput(this, 'TwilioSecretArn', {

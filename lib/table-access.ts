@@ -27,15 +27,11 @@ export const ROUTE_TABLE_ACCESS = {
   listCalls: LIST_PAGE,
   /** `calls.getCall`. */
   getCall: READ_ROWS,
-  /**
-   * `contacts.getContact`: the contact (GetItem), which carries its number's consent; a row written
-   * before contacts carried it reads its number's ledger row (BatchGetItem) until migrated.
-   */
-  getContact: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] },
+  /** `contacts.getContact`: the contact (GetItem), which carries its number's consent. */
+  getContact: READ_ROWS,
   /**
    * `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false.
-   * A search queries one partition of the search index and reads its contacts with BatchGetItem
-   * (rows not yet migrated read their numbers' ledger rows the same way).
+   * A search queries one partition of the search index and reads its contacts with BatchGetItem.
    */
   listContacts: { ...LIST_PAGE, actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
   /**
@@ -47,7 +43,7 @@ export const ROUTE_TABLE_ACCESS = {
    * 409) deletes its record to free the key.
    */
   createContact: {
-    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
   },
   /**
    * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claim
@@ -55,7 +51,7 @@ export const ROUTE_TABLE_ACCESS = {
    * a new number brings its ledger row's consent (GetItem, then a ConditionCheckItem in the transaction).
    */
   updateContact: {
-    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+    actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
   },
   /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claim and search entries. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
@@ -68,12 +64,13 @@ export const ROUTE_TABLE_ACCESS = {
    * replay); one transaction of ConditionCheckItem (the number's consent), UpdateItem (the charge
    * on a spend shard, thread), PutItem (message, Idempotency-Key row); then the sid (UpdateItem +
    * PutItem of the sid row), or a failure (UpdateItem: message, refund, thread). A shard that
-   * refuses the charge has the shards read (BatchGetItem) and rebalanced or brought up to the
-   * policy (UpdateItem); an organization without shards gets them (UpdateItem, PutItem); a thread
-   * under its legacy key is moved (DeleteItem, PutItem). A carrier opt-out updates the ledger and
-   * the holder's copy (UpdateItem, ConditionCheckItem on the number's claim).
+   * refuses the charge has the shards read (BatchGetItem) and, when they are behind the limit or
+   * their headroom is out of reach, settled by one writer: the settlement lease on the
+   * organization row (UpdateItem, taken and given back; GetItem while another holds it) and one
+   * transaction over the shards (UpdateItem, PutItem for missing ones). A carrier opt-out updates the ledger and the holder's copy (UpdateItem,
+   * ConditionCheckItem on the number's claim).
    */
-  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
 } satisfies Record<RouteId, TableAccess>;
 
 /**
@@ -140,11 +137,11 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
   twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
   /**
    * `receiving.receiveInboundMessage`: the sender's contact, claim and search entries (a transaction of PutItems),
-   * the message with its sid row (PutItem x2), its thread (GetItem, then UpdateItem; a legacy row
-   * moved by DeleteItem + PutItem) and a consent keyword's ledger row and holder's copy (UpdateItem,
-   * ConditionCheckItem on the claim) in one transaction, and GetItem of the first copy on a carrier retry.
+   * the message with its sid row (PutItem x2), its thread (GetItem, then UpdateItem) and a consent
+   * keyword's ledger row and holder's copy (UpdateItem, ConditionCheckItem on the claim) in one
+   * transaction, and GetItem of the first copy on a carrier retry.
    */
-  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'] },
+  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'] },
   /**
    * `delivery-status.updateMessageStatus`: GetItem (sid row, message), then one transaction of
    * UpdateItems (message, thread's `lastStatus`, the refund of a failed text on its spend shard)

@@ -27,6 +27,15 @@ export type AuthorizerCache<T> = {
    * each key asks the authorizer again. Returns how many were dropped.
    */
   flush: () => number;
+  /**
+   * Resolves once every decision asked for before the call has been answered (and cached, as
+   * API Gateway caches it), with how many there were; each ends within the authorizer's timeout
+   * (./authorizer.ts). A flush after it leaves no decision read before the flush's own call in the
+   * cache: the local runtime's wait between the operator CLI's two flushes (local/admin/authorizer-cache.ts).
+   */
+  settle: () => Promise<number>;
+  /** How many decisions are being asked for now. */
+  inFlight: () => number;
 };
 
 const cacheKey = (header: string): string => createHash('sha256').update(header).digest('hex');
@@ -34,6 +43,7 @@ const cacheKey = (header: string): string => createHash('sha256').update(header)
 export function createAuthorizerCache<T>({ ttlSeconds, authorize, now = Date.now, maxEntries = 10_000 }: AuthorizerCacheOptions<T>): AuthorizerCache<T> {
   const entries = new Map<string, { decision: T; expiresAt: number }>();
   const ttlMs = ttlSeconds * 1000;
+  const asking = new Set<Promise<unknown>>();
 
   const sweep = (at: number) => {
     for (const [key, entry] of entries) if (entry.expiresAt <= at) entries.delete(key);
@@ -45,16 +55,23 @@ export function createAuthorizerCache<T>({ ttlSeconds, authorize, now = Date.now
   };
 
   return {
-    async decide(header, methodArn = '') {
+    decide(header, methodArn = '') {
       if (ttlMs === 0) return authorize(header, methodArn);
       const key = cacheKey(header);
       const hit = entries.get(key);
-      if (hit && hit.expiresAt > now()) return hit.decision;
-      const decision = await authorize(header, methodArn);
-      entries.delete(key);
-      entries.set(key, { decision, expiresAt: now() + ttlMs });
-      if (entries.size > maxEntries) sweep(now());
-      return decision;
+      if (hit && hit.expiresAt > now()) return Promise.resolve(hit.decision);
+      // Cached whenever it comes, flush or not: API Gateway does the same, which is the window
+      // the operator CLI's second flush closes.
+      const asked = authorize(header, methodArn).then((decision) => {
+        entries.delete(key);
+        entries.set(key, { decision, expiresAt: now() + ttlMs });
+        if (entries.size > maxEntries) sweep(now());
+        return decision;
+      });
+      asking.add(asked);
+      const done = () => asking.delete(asked);
+      asked.then(done, done);
+      return asked;
     },
     size: () => entries.size,
     flush() {
@@ -62,5 +79,11 @@ export function createAuthorizerCache<T>({ ttlSeconds, authorize, now = Date.now
       entries.clear();
       return dropped;
     },
+    async settle() {
+      const pending = [...asking];
+      await Promise.allSettled(pending);
+      return pending.length;
+    },
+    inFlight: () => asking.size,
   };
 }

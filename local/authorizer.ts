@@ -1,4 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { AUTHORIZER_TIMEOUT_SECONDS } from '../lambdas/handlers/authorizer/decision-time';
 import { runInvocation } from './invocations';
 
 /**
@@ -17,19 +18,40 @@ export const LOCAL_API_ARN = 'arn:aws:execute-api:local:000000000000:local';
 /** `arn:...:apiId/stage/METHOD/path`, the path as the client sent it (still percent-encoded). */
 export const methodArnOf = (stage: string, method: string, rawPath: string): string => `${LOCAL_API_ARN}/${stage}/${method}${rawPath}`;
 
+/** Lambda's end of an invocation that overran the function's timeout. */
+export class AuthorizerTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`The authorizer did not answer within its timeout of ${timeoutMs} ms`);
+    this.name = 'AuthorizerTimeoutError';
+  }
+}
+
 /**
  * Invokes the authorizer with the TOKEN event. "Unauthorized" thrown is API Gateway's 401; any
- * other failure propagates (API Gateway answers it 500, AUTHORIZER_FAILURE).
+ * other failure propagates (API Gateway answers it 500, AUTHORIZER_FAILURE). An invocation ends at
+ * the function's timeout, as Lambda ends it: its answer, should it come later, is never used nor
+ * cached, which is what bounds how long a decision can be in flight (decision-time.ts).
  */
-export async function invokeAuthorizer(handler: AuthorizerHandler, token: string, methodArn: string): Promise<AuthorizerOutcome> {
+export async function invokeAuthorizer(
+  handler: AuthorizerHandler,
+  token: string,
+  methodArn: string,
+  timeoutMs: number = AUTHORIZER_TIMEOUT_SECONDS * 1000,
+): Promise<AuthorizerOutcome> {
   const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, fail) => {
+    timer = setTimeout(() => fail(new AuthorizerTimeoutError(timeoutMs)), timeoutMs);
+  });
   try {
     // The authorizer is a function of its own, invoked apart from the request's function.
-    const result = await runInvocation(() => handler({ type: 'TOKEN', authorizationToken: token, methodArn }));
+    const result = await Promise.race([runInvocation(() => handler({ type: 'TOKEN', authorizationToken: token, methodArn })), timedOut]);
     return { kind: 'policy', result, latencyMs: Date.now() - started };
   } catch (err) {
     if ((err as Error).message === 'Unauthorized') return { kind: 'unauthorized' };
     throw err;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -7,6 +7,7 @@ import { ROUTES } from '../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../lambdas/handlers/http/route-spec';
 import { CARRIER_PREFIX, CARRIER_ROUTES } from '../lambdas/handlers/carrier/routes';
 import { ROUTE_SCOPES_ENV, encodeRoutePermissions } from '../lambdas/handlers/authorizer/policy';
+import { AUTHORIZATION_HEADER_REGEX } from '../lambdas/contexts/tenants/api-key-format';
 import {
   DEFAULT_USAGE_PLAN_BUCKETS,
   usagePlanKeyPrefixOf,
@@ -15,7 +16,7 @@ import {
 } from '../lambdas/handlers/authorizer/usage-plan-keys';
 import { invokeAuthorizer } from './authorizer';
 import { createAuthorizerCache } from './authorizer-cache';
-import { startRuntimeControl } from './runtime-control';
+import { authorizerCacheActions, startRuntimeControl } from './runtime-control';
 import { CarrierCallbackGate } from './carrier-callback-gate';
 import { applyCarrierCallbackEnv, applyCarrierSenderEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
@@ -217,7 +218,7 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     ttlSeconds: options.authorizerCacheTtlSeconds,
     authorize: (header, methodArn) => invokeAuthorizer(authorizer.handler, header, methodArn),
   });
-  const control = await startRuntimeControl({ flushAuthorizerCache: cache.flush });
+  const control = await startRuntimeControl(authorizerCacheActions(cache, out.print));
   cleanup.push(control.stop);
   const networkLimiter = new NetworkRateLimiter(options.rateLimitPerNetwork);
   const callbackHandlers = new Map<string, ProxyHandler>();
@@ -228,6 +229,8 @@ export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, 
     handlers,
     admitNetwork: (sourceIp) => networkLimiter.consume(sourceIp).allowed,
     authorize: cache.decide,
+    // The CDK authorizer's validationRegex: API Gateway compiles the same expression.
+    tokenValidation: new RegExp(AUTHORIZATION_HEADER_REGEX),
     // At the root, as API Gateway serves them next to /api/v1 (no prefix of their own to strip).
     callbacks: {
       prefix: `${CARRIER_PREFIX}/`,

@@ -8,7 +8,7 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { consentKey, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
@@ -25,14 +25,16 @@ import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
 import { GSIS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { createTenant, tenantKey } from '../../lambdas/contexts/tenants/tenants';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
-import { legacyThreadKey, threadKey, threadUpdateFor } from '../../lambdas/contexts/texting/threads';
-import { chargeShard, createSpendShards, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
+import { threadKey, threadUpdateFor } from '../../lambdas/contexts/texting/threads';
+import { chargeShard, settleSpend, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
 import { localDynamoClient } from '../../local/dynamodb-local';
 import { httpClient, inPool, runLoad, type HttpClient, type HttpResponse } from './load';
 import type { LimitsMeters } from './limits-meters';
 import type { RuntimeProcess } from './runtime-process';
 import { distribution, ratio, round, type Distribution } from './stats';
 import { attachTableCallCounter, type CallTally } from './table-call-counter';
+import { accessLogLine, logEventBytes } from './log-bytes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 
 /**
  * 2. Table round trips per request and 3. latency overhead, against the local runtime, with the
@@ -73,8 +75,8 @@ export async function seed(): Promise<Fixture> {
   const tenant = await createTenant({ name: 'Bench Organization', plan: 'pro', smsNumber: '+15005550006', billingStatus: 'active' });
   const bare = await createTenant({ name: 'Bench Bare Operations', plan: 'pro', smsNumber: '+15005550007', billingStatus: 'active' });
   const sender = await createTenant({ name: 'Bench Sender', plan: 'pro', smsNumber: '+15005550008', billingStatus: 'active' });
-  // The bare sends charge the bare organization's spend shards, as the service's first send makes them.
-  await createSpendShards((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bare.id), ConsistentRead: true }))).Item!);
+  // The bare sends charge the bare organization's spend shards, as `tenant create` makes them.
+  await settleSpend(bare.id);
   const [{ key }, { key: coldKey }, { key: senderKey }] = await Promise.all([
     createApiKey({ tenantId: tenant.id, name: 'bench', scopes: [...SCOPES] }),
     createApiKey({ tenantId: tenant.id, name: 'bench-cold', scopes: [...SCOPES] }),
@@ -437,9 +439,8 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
         // The organization row, strongly consistent: a billing change bites at the next send.
         await db.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(bareTenant), ConsistentRead: true }));
         const to = e164('818', i);
-        // The thread, then (a new conversation) the key a thread had before it had a partition of its own.
+        // The thread.
         await db.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(bareTenant, to) }));
-        await db.send(new GetCommand({ TableName: TABLE_NAME, Key: legacyThreadKey(bareTenant, to) }));
         const now = new Date();
         const message: Message = {
           id: uuidv7(now),
@@ -460,7 +461,7 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
           new TransactWriteCommand({
             TransactItems: [
               notOptedOutCheck(bareTenant, to),
-              chargeShard(bareTenant, shard, 1, { billingStatus: 'active', spendingLimitCents: null, version: 0 }),
+              chargeShard(bareTenant, shard, 1, { spendingLimitCents: null, version: 0 }),
               { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1, spendShard: shard }), ConditionExpression: 'attribute_not_exists(pk)' } },
               threadUpdateFor(bareTenant, message, true, false),
             ],
@@ -624,7 +625,8 @@ async function measureCases<T>(
   fixture: Fixture,
   numbers: number,
   meters: { reset: () => Promise<unknown> },
-  record: (spec: CaseSpec, response: { status: number }) => Promise<T>,
+  record: (spec: CaseSpec, response: HttpResponse, request: RequestSpec, elapsedMs: number) => Promise<T>,
+  headers: Record<string, string> = {},
 ): Promise<T[]> {
   const client = httpClient(baseUrl, 1);
   const results: T[] = [];
@@ -634,7 +636,9 @@ async function measureCases<T>(
     for (const spec of roundTripCases(client, fixture, numbers)) {
       const request = await spec.request();
       await meters.reset();
-      results.push(await record(spec, await send(client, keyOf(fixture, spec), request)));
+      const started = performance.now();
+      const response = await send(client, keyOf(fixture, spec), { ...request, headers: { ...request.headers, ...headers } });
+      results.push(await record(spec, response, request, performance.now() - started));
     }
   } finally {
     client.close();
@@ -667,28 +671,100 @@ export type ChargedUnitsCase = {
   writeUnits: number;
   indexWriteUnits: number;
   operations: Record<string, number>;
+  /** The request ran the authorizer (its key was not in the cache): a second invocation, its reads counted above. */
+  authorizerRan: boolean;
+  /**
+   * Bytes sent to the client, headers included, as to one that accepts gzip (compressed from
+   * 1 KiB, as API Gateway compresses) and as to one that accepts no coding; with the headers API
+   * Gateway adds (`API_GATEWAY_HEADER_BYTES`).
+   */
+  responseBytes: number;
+  plainResponseBytes: number;
+  /** CloudWatch Logs bytes (26 a line included) of the access-log line, and of the lines the functions wrote at the stack's log level (INFO). */
+  accessLogBytes: number;
+  functionLogBytes: number;
 };
+
+/**
+ * Headers API Gateway adds to the service's own (`x-amz-apigw-id`, and `X-Amzn-Trace-Id` with
+ * tracing on), which the local runtime does not send: their documented shapes, in bytes.
+ */
+export const API_GATEWAY_HEADER_BYTES =
+  Buffer.byteLength('x-amz-apigw-id: Yx3kLHbToAMEbZw=\r\n') +
+  Buffer.byteLength('X-Amzn-Trace-Id: Root=1-6746f0a1-4c7d1e2b9a8f3c5d6e7f8091;Parent=5e6f708192a3b4c5;Sampled=0;Lineage=1:0a1b2c3d:0\r\n');
+
+/** The lines a function wrote for one request: its JSON log lines carrying the request's id, and its embedded metrics. */
+function functionLines(lines: string[], requestId: string): string[] {
+  return lines.filter((line) => {
+    if (line.startsWith('{"_aws"')) return !/"Name":"(Webhook|TextsSettled)/.test(line);
+    return line.startsWith('{') && line.includes(`"requestId":"${requestId}"`);
+  });
+}
+
+/** A case's route, as API Gateway's `$context.resourcePath` names it: `GET /contacts/{id}, page 2` -> `/api/v1/contacts/{id}`. */
+const resourcePathOf = (name: string) => `${API_PREFIX}${name.split(' ')[1].replace(/[?,].*$/, '')}`;
 
 /**
  * The same requests as section 2, through a runtime on the limits engine, each costed from the
  * engine's meters: every requested key of a batch read charged found or not, a Query per 4 KB it
  * examined, transactional reads and writes twice, every index an item enters, leaves or changes in.
+ * Each request accepts gzip, as Node's fetch and browsers do, and the runtime runs at the stack's
+ * log level: its bytes out and its log bytes are counted too.
  */
 export function measureChargedUnits(runtime: RuntimeProcess & { limits: LimitsMeters }, fixture: Fixture): Promise<ChargedUnitsCase[]> {
+  const meters = {
+    reset: async () => {
+      await runtime.limits.reset();
+    },
+  };
   // Numbers of its own: this runs after section 2 on the same data (a create of a number section 2 took would answer 409).
-  return measureCases(runtime.baseUrl, fixture, 100, runtime.limits, async (spec, response) => {
-    const stats = await runtime.limits.stats();
-    const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
-    return {
-      name: spec.name,
-      status: response.status,
-      readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
-      writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
-      indexWriteUnits: round(indexWriteUnits, 1),
-      operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
-    };
-  });
+  return measureCases(
+    runtime.baseUrl,
+    fixture,
+    100,
+    meters,
+    async (spec, response, request, elapsedMs) => {
+      const stats = await runtime.limits.stats();
+      const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
+      const requestId = String(response.headers['x-amzn-requestid']);
+      const lines = functionLines(await runtime.linesUntil(requestId), requestId);
+      const encoding = response.headers['content-encoding'];
+      const plainBodyBytes = Buffer.byteLength(response.body, 'utf8');
+      const plainWireBytes = response.wireBytes - response.bodyBytes + plainBodyBytes - (encoding ? Buffer.byteLength(`Content-Encoding: ${encoding}\r\n`) : 0);
+      const authenticated = spec.name !== 'GET /openapi.json';
+      return {
+        name: spec.name,
+        status: response.status,
+        readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
+        writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
+        indexWriteUnits: round(indexWriteUnits, 1),
+        operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
+        authorizerRan: spec.key === 'cold',
+        responseBytes: response.wireBytes + API_GATEWAY_HEADER_BYTES,
+        plainResponseBytes: plainWireBytes + API_GATEWAY_HEADER_BYTES,
+        accessLogBytes: logEventBytes(
+          accessLogLine({
+            requestId,
+            httpMethod: request.method,
+            resourcePath: resourcePathOf(spec.name),
+            path: `/${STAGE_OF_RECORD}${API_PREFIX}${request.path.split('?')[0]}`,
+            status: response.status,
+            responseLength: response.bodyBytes,
+            latencyMs: elapsedMs,
+            authorizerRan: spec.key === 'cold',
+            // A key id is a UUID, as long as the organization's.
+            ...(authenticated && { tenantId: fixture.tenantId, keyId: fixture.tenantId }),
+          }),
+        ),
+        functionLogBytes: lines.reduce((sum, line) => sum + logEventBytes(line), 0),
+      };
+    },
+    { 'Accept-Encoding': 'gzip' },
+  );
 }
+
+/** The stage name in an access line's path (`$context.path` starts with it on the execute-api URL). */
+const STAGE_OF_RECORD = 'prod';
 
 // ---------- 3. latency ----------
 

@@ -1,17 +1,14 @@
-import { APIGatewayClient, DeleteApiKeyCommand, FlushStageAuthorizersCacheCommand, GetUsagePlanKeysCommand } from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, FlushStageAuthorizersCacheCommand } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 
 /**
  * The AWS calls of the operator CLI against a deployed stack, and nothing else: the stack's
- * outputs (CloudFormation), the stage's authorizer cache, and the usage plan's API keys (only
- * `usage-plan migrate` touches those: service keys are metered by the stack's own buckets).
+ * outputs (CloudFormation) and the stage's authorizer cache (service keys are metered by the
+ * stack's own usage-plan buckets, so issuing or revoking one calls no API Gateway key API).
  * Credentials and, without --region, the region come from the SDK's usual chain (environment,
  * profile, SSO, instance role). Unit tests replace the clients with aws-sdk-client-mock.
  */
 export type StackOutputs = Readonly<Record<string, string>>;
-
-/** An API key of a usage plan, as API Gateway lists it. */
-export type UsagePlanApiKey = { id: string; name: string; value: string };
 
 export interface DeployedStackApi {
   /** The outputs of a deployed stack; throws naming the stack when it does not exist or is not deployed. */
@@ -22,10 +19,6 @@ export interface DeployedStackApi {
    * instead of after the cache's TTL.
    */
   flushAuthorizerCache(stage: { restApiId: string; stageName: string }): Promise<void>;
-  /** Every API key of the usage plan (all pages). */
-  usagePlanApiKeys(usagePlanId: string): Promise<UsagePlanApiKey[]>;
-  /** Deletes an API key, and with it its place in any usage plan. */
-  deleteApiKey(apiKeyId: string): Promise<void>;
 }
 
 /** Stack states in which its outputs describe resources that exist. */
@@ -66,21 +59,6 @@ export function deployedStackApi(region?: string): DeployedStackApi {
 
     async flushAuthorizerCache({ restApiId, stageName }) {
       await apiGateway.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName }));
-    },
-
-    async usagePlanApiKeys(usagePlanId) {
-      const keys: UsagePlanApiKey[] = [];
-      let position: string | undefined;
-      do {
-        const page = await apiGateway.send(new GetUsagePlanKeysCommand({ usagePlanId, position, limit: 500 }));
-        for (const item of page.items ?? []) if (item.id) keys.push({ id: item.id, name: item.name ?? '', value: item.value ?? '' });
-        position = page.position;
-      } while (position);
-      return keys;
-    },
-
-    async deleteApiKey(apiKeyId) {
-      await apiGateway.send(new DeleteApiKeyCommand({ apiKey: apiKeyId }));
     },
   };
 }

@@ -33,7 +33,7 @@ export function adminUsage(commands: readonly AdminCommand[] = ADMIN_COMMANDS): 
     'Usage: npm run admin -- [--state-dir <dir> | --stack <name> [--region <r>]] <command> [arguments] [options]',
     '',
     `Works on the local runtime recorded in <state-dir>/runtime.json (default ${DEFAULT_STATE_DIR}); on a deployed`,
-    'stack with --stack CctService-<stage> (its table, usage plan and API from the stack outputs, with your usual AWS',
+    'stack with --stack CctService-<stage> (its table and API from the stack outputs, with your usual AWS',
     'credentials); or on the table named by --table-name [--dynamodb-endpoint <url>].',
     '',
     'Commands:',

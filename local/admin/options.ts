@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { E164_PATTERN } from '../../lambdas/shared/phone';
 import { PLANS, SCOPES, isScope } from '../../lambdas/contexts/tenants/scopes';
+import { isSmsRateCents, SMS_RATE_CENTS_RULE } from '../../lambdas/contexts/tenants/sms-rate';
 import type { BillingStatus } from '../../lambdas/contexts/tenants/tenants';
 import { UsageError } from '../usage-error';
 import type { OptionValues } from './registry';
@@ -42,6 +43,12 @@ export const option = {
     .regex(/^\d+$/, 'must be a whole number')
     .transform(Number)
     .pipe(z.number().max(Number.MAX_SAFE_INTEGER, 'is too large')),
+  /** Cents an organization pays per segment of a text (tenants/sms-rate.ts). */
+  smsRateCents: z
+    .string()
+    .regex(/^\d+$/, SMS_RATE_CENTS_RULE)
+    .transform(Number)
+    .refine(isSmsRateCents, SMS_RATE_CENTS_RULE),
   slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case letters, digits and single hyphens'),
   plan: oneOf(PLANS),
   billingStatus: oneOf(BILLING_STATUSES),

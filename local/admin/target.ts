@@ -3,7 +3,7 @@ import { deployedStackApi, type DeployedStackApi } from './aws-stack';
 
 /**
  * Which table the CLI works on:
- *   --stack <name> [--region <r>]  a deployed stack: its table, usage plan and API URL from the
+ *   --stack <name> [--region <r>]  a deployed stack: its table, API and API URL from the
  *                                  stack's outputs, with the usual AWS credential chain;
  *   --table-name [--dynamodb-endpoint <url>]  that table (without an endpoint: in AWS);
  *   otherwise                      the running local runtime's (`<state-dir>/runtime.json`).
@@ -12,13 +12,12 @@ export type DeployedStack = {
   name: string;
   /** As given with --region; otherwise the SDK's usual region chain decides. */
   region: string | undefined;
-  usagePlanId: string;
   /** `{base_url}` of the deployed API (ApiBaseUrl output). */
   apiBaseUrl: string;
   /** The REST API and stage whose authorizer cache the commands that revoke access flush (ApiId, Stage outputs). */
   restApiId: string;
   stageName: string;
-  /** What the AWS calls of the commands go through (the authorizer cache; the usage plan's API keys). */
+  /** What the AWS calls of the commands go through (the authorizer cache). */
   aws: DeployedStackApi;
 };
 
@@ -27,7 +26,7 @@ export type Target = { tableName: string; endpoint: string | undefined; stack?: 
 export type TargetOptions = { stateDir: string; tableName?: string; endpoint?: string; stack?: string; region?: string };
 
 /** The outputs of `lib/service-stack.ts` the CLI needs. */
-const REQUIRED_OUTPUTS = ['TableName', 'UsagePlanId', 'ApiBaseUrl', 'ApiId', 'Stage'] as const;
+const REQUIRED_OUTPUTS = ['TableName', 'ApiBaseUrl', 'ApiId', 'Stage'] as const;
 
 export async function resolveTarget(
   { stateDir, tableName, endpoint, stack, region }: TargetOptions,
@@ -45,7 +44,6 @@ export async function resolveTarget(
       stack: {
         name: stack,
         region,
-        usagePlanId: outputs.UsagePlanId,
         apiBaseUrl: outputs.ApiBaseUrl,
         restApiId: outputs.ApiId,
         stageName: outputs.Stage,

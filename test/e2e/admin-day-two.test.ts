@@ -56,6 +56,26 @@ describe('key rotate while requests flow', () => {
   });
 });
 
+describe('the SMS rate of an organization', () => {
+  it('is set and changed with the CLI, shown by tenant show, and prices the texts sent over the API; a rate out of range is refused, naming the option', async () => {
+    // Prepare: an organization created with a rate of 3 cents, and its key
+    const { tenant } = await adminProcess('tenant', 'create', '--name', 'Rated Org', '--sms-number', '+15005550177', '--sms-rate-cents', '3');
+    const { key } = await admin('key', 'create', '--tenant', tenant.id);
+    // Act: a text of two segments; a wrong rate, then a new one
+    const sent = await e2e.api.post('/messages', key, { to: '+14155550123', body: 'x'.repeat(161) });
+    const refused = await e2e.runtime.adminResult('tenant', 'update', tenant.id, '--sms-rate-cents', '0');
+    const updated = await admin('tenant', 'update', tenant.id, '--sms-rate-cents', '5');
+    const shown = await admin('tenant', 'show', tenant.id);
+    // Assess
+    expect(tenant.smsRateCents).toBe(3);
+    expect(sent.status).toBe(201);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--sms-rate-cents: must be a whole number of cents from 1 to 100');
+    expect(updated.tenant.smsRateCents).toBe(5);
+    expect(shown.tenant).toMatchObject({ smsRateCents: 5, spendCents: 2 * 3 });
+  }, 90_000);
+});
+
 describe('webhook rotate-secret while events flow', () => {
   it('signs every delivery so a receiver holding the old secret and one holding the new secret both verify it', async () => {
     // Prepare

@@ -1,16 +1,29 @@
+import { createHash } from 'node:crypto';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import type { RouteSpec } from '../../lambdas/handlers/http/route-spec';
 import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
 import { unknownId, useLocalRuntime } from './support/e2e';
 import { revokeInTableOnly } from './support/seed';
+import { startDynamoDbHoldProxy, type DynamoDbHoldProxy } from '../support/dynamodb-hold-proxy';
+import { runDynamoDbLocalEndpoint } from '../support/local-runtime';
 
 /**
  * GET /openapi.json, GET /me, and the key checks every authenticated endpoint shares (spec section
- * 5). The authorizer cache keeps each key's decision for 300 s, API Gateway's default.
+ * 5). The authorizer cache keeps each key's decision for 300 s, API Gateway's default. The runtime
+ * reaches DynamoDB Local through a proxy that can hold the answer of a read, to put an authorizer
+ * decision in flight across an operator command.
  */
 const AUTHORIZER_CACHE_TTL_SECONDS = 300;
-const e2e = useLocalRuntime({ args: ['--authorizer-cache-ttl', String(AUTHORIZER_CACHE_TTL_SECONDS)] });
+let dynamodb: DynamoDbHoldProxy;
+beforeAll(async () => {
+  dynamodb = await startDynamoDbHoldProxy(runDynamoDbLocalEndpoint());
+});
+const e2e = useLocalRuntime(() => ({
+  inMemory: false,
+  args: ['--dynamodb-endpoint', dynamodb.url, '--authorizer-cache-ttl', String(AUTHORIZER_CACHE_TTL_SECONDS)],
+}));
+afterAll(() => dynamodb?.stop());
 
 const authenticated = ROUTES.filter((route) => route.auth === 'apiKey');
 const describeRoute = (route: RouteSpec) => `${route.method} ${route.path}`;
@@ -22,10 +35,23 @@ const send = (route: RouteSpec, key?: string, headers?: Record<string, string>) 
 /** Keys (and an organization) made with the operator CLI, all at once. */
 type IssuedKey = { key: string; apiKey: { id: string } };
 const keys = {} as Record<
-  'twoScopes' | 'expiring' | 'revoked' | 'expired' | 'contactsView' | 'starter' | 'busy' | 'quiet' | 'revokedLive' | 'revokedInTable' | 'downgraded',
+  | 'twoScopes'
+  | 'expiring'
+  | 'revoked'
+  | 'expired'
+  | 'contactsView'
+  | 'starter'
+  | 'busy'
+  | 'quiet'
+  | 'revokedLive'
+  | 'revokedInTable'
+  | 'downgraded'
+  | 'revokedInFlight'
+  | 'downgradedInFlight',
   IssuedKey
 >;
 let downgradedTenantId: string;
+let downgradedInFlightTenantId: string;
 beforeAll(async () => {
   const create = (...args: string[]) => e2e.runtime.admin('key', 'create', '--tenant', e2e.demoTenantId, ...args);
   const keyOfNewTenant = async (...args: string[]): Promise<IssuedKey & { tenantId: string }> => {
@@ -33,22 +59,40 @@ beforeAll(async () => {
     return { ...(await e2e.runtime.admin('key', 'create', '--tenant', tenant.id)), tenantId: tenant.id };
   };
   let downgraded: IssuedKey & { tenantId: string };
-  [keys.twoScopes, keys.expiring, keys.revoked, keys.expired, keys.contactsView, keys.busy, keys.quiet, keys.starter, keys.revokedLive, keys.revokedInTable, downgraded] =
-    await Promise.all([
-      create('--scopes', 'sms.view,contacts.view'),
-      create('--expires-at', '2099-01-01T00:00:00+01:00'),
-      create('--name', 'to revoke'),
-      create('--expires-at', '2020-01-01T00:00:00Z'),
-      create('--scopes', 'contacts.view'),
-      create('--name', 'busy'),
-      create('--name', 'quiet'),
-      keyOfNewTenant('--name', 'Starter Org', '--plan', 'starter'),
-      create('--name', 'revoked while in use'),
-      create('--name', 'revoked in the table alone'),
-      keyOfNewTenant('--name', 'Downgraded Org', '--plan', 'pro'),
-    ]);
+  let downgradedInFlight: IssuedKey & { tenantId: string };
+  [
+    keys.twoScopes,
+    keys.expiring,
+    keys.revoked,
+    keys.expired,
+    keys.contactsView,
+    keys.busy,
+    keys.quiet,
+    keys.starter,
+    keys.revokedLive,
+    keys.revokedInTable,
+    downgraded,
+    keys.revokedInFlight,
+    downgradedInFlight,
+  ] = await Promise.all([
+    create('--scopes', 'sms.view,contacts.view'),
+    create('--expires-at', '2099-01-01T00:00:00+01:00'),
+    create('--name', 'to revoke'),
+    create('--expires-at', '2020-01-01T00:00:00Z'),
+    create('--scopes', 'contacts.view'),
+    create('--name', 'busy'),
+    create('--name', 'quiet'),
+    keyOfNewTenant('--name', 'Starter Org', '--plan', 'starter'),
+    create('--name', 'revoked while in use'),
+    create('--name', 'revoked in the table alone'),
+    keyOfNewTenant('--name', 'Downgraded Org', '--plan', 'pro'),
+    create('--name', 'revoked while its decision is in flight'),
+    keyOfNewTenant('--name', 'Downgraded In Flight Org', '--plan', 'pro'),
+  ]);
   keys.downgraded = downgraded;
   downgradedTenantId = downgraded.tenantId;
+  keys.downgradedInFlight = downgradedInFlight;
+  downgradedInFlightTenantId = downgradedInFlight.tenantId;
   // Revoked before its first use: no authorizer decision is cached for it.
   await e2e.runtime.admin('key', 'revoke', keys.revoked.apiKey.id);
 });
@@ -91,6 +135,14 @@ describe('GET /me', () => {
     expect(response.body.apiKey.id).toBe(keys.twoScopes.apiKey.id);
   });
 
+  it('takes the Bearer scheme in any case, with any number of spaces (RFC 9110)', async () => {
+    const responses = await Promise.all(
+      [`bearer ${e2e.runtime.demoKey}`, `BEARER  ${e2e.runtime.demoKey}`].map((authorization) => e2e.api.request('GET', '/me', { headers: { Authorization: authorization } })),
+    );
+
+    expect(responses.map((response) => response.status)).toEqual([200, 200]);
+  });
+
   it('shows the expiry of a key that expires', async () => {
     const response = await e2e.api.get('/me', keys.expiring.key);
 
@@ -103,6 +155,8 @@ describe('401 on every authenticated endpoint', () => {
     ['no Authorization header', () => ({})],
     ['an unknown key', () => ({ Authorization: `Bearer cct_${'A'.repeat(43)}` })],
     ['a header that is not Bearer', () => ({ Authorization: `Basic ${Buffer.from('user:pass').toString('base64')}` })],
+    // Refused by the gateway's validation expression, before the authorizer (as API Gateway's validationRegex does).
+    ['a token not of the key format', () => ({ Authorization: `Bearer ${e2e.runtime.demoKey.slice(0, -1)}` })],
     ['a revoked key', () => ({ Authorization: `Bearer ${keys.revoked.key}` })],
     ['an expired key', () => ({ Authorization: `Bearer ${keys.expired.key}` })],
   ];
@@ -216,5 +270,35 @@ describe('taking access away bites within 5 seconds, while decisions are cached 
     expect((await e2e.api.get('/me', keys.downgraded.key)).body).toMatchObject({ code: 'api_access_disabled' });
     // The flush dropped every cached decision, the one of the key revoked in the table too.
     expect((await e2e.api.get('/me', keys.revokedInTable.key)).status).toBe(401);
+  });
+});
+
+describe('no window: a decision in flight while access is taken away is not what the next request gets', () => {
+  /** Resolves once the runtime's console shows `pattern` in what it printed after `from` characters (it announces the CLI's calls). */
+  async function printed(pattern: RegExp, from: number): Promise<void> {
+    while (!pattern.test(e2e.runtime.stdout().slice(from))) await new Promise((wake) => setTimeout(wake, 10));
+  }
+
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  it.each([
+    // The authorizer reads the key row, then the organization row: the read the change makes stale is held.
+    ['key revoke', 401, () => keys.revokedInFlight, () => `KEYHASH#${sha256(keys.revokedInFlight.key)}`, () => ['key', 'revoke', keys.revokedInFlight.apiKey.id]],
+    ['tenant update --plan starter', 403, () => keys.downgradedInFlight, () => `T#${downgradedInFlightTenantId}`, () => ['tenant', 'update', downgradedInFlightTenantId, '--plan', 'starter']],
+  ])('%s: every request that starts after the command returns is refused (%i)', async (_command, refused, keyOf, heldRow, command) => {
+    // Prepare: a first request of the key, whose authorizer has read the row before the change; its answer is held
+    const held = dynamodb.holdNextGetItem(heldRow());
+    const inFlight = e2e.api.get('/me', keyOf().key);
+    await held.read;
+    const printedBefore = e2e.runtime.stdout().length;
+    // Act: the command; the held answer comes once the CLI has flushed the cache and waits for the decisions under way
+    const changed = e2e.runtime.admin(...command());
+    await printed(/waiting for 1 decision under way/, printedBefore);
+    held.release();
+    await changed;
+    const next = await e2e.api.get('/me', keyOf().key);
+    // Assess: the decision in flight was the allow made before the change (so the race happened), and it is gone
+    expect((await inFlight).status).toBe(200);
+    expect(next.status).toBe(refused);
+    expect(e2e.runtime.stdout().slice(printedBefore).match(/Authorizer cache flushed/g)).toHaveLength(2);
   });
 });

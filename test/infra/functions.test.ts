@@ -1,5 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { DEFAULT_USAGE_PLAN_BUCKETS } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { logicalIdOf, synth } from './support';
 
@@ -38,7 +39,7 @@ describe('the function factory', () => {
     }
   });
 
-  it('gives API handlers and carrier callbacks 256 MB and 10 s, and the authorizer 5 s', () => {
+  it('gives API handlers and carrier callbacks 256 MB and 10 s, and the authorizer 3 s', () => {
     const { stack, template } = synth();
 
     const byId = template.toJSON().Resources as Record<string, { Properties: FunctionProps }>;
@@ -46,7 +47,7 @@ describe('the function factory', () => {
     for (const fn of [...Object.values(stack.api.routeFunctions), ...Object.values(stack.carrier.callbackFunctions)]) {
       expect(byId[logicalIdOf(stack, fn)].Properties).toMatchObject({ MemorySize: 256, Timeout: 10 });
     }
-    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 5 });
+    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 3 });
   });
 
   it('reserves concurrency for the authorizer and each carrier callback, and for no other function', () => {
@@ -87,7 +88,7 @@ describe('the function factory', () => {
         ...(variables.PUBLIC_BASE_URL !== undefined && { PUBLIC_BASE_URL: expect.anything() }),
         ...(variables.CARRIER !== undefined && { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: expect.anything() }),
         // The authorizer also gets the scope each route requires and its usage-plan buckets (pinned in api.test.ts).
-        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String), USAGE_PLAN_KEY_PREFIX: expect.any(String), USAGE_PLAN_BUCKETS: '20' }),
+        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String), USAGE_PLAN_KEY_PREFIX: expect.any(String), USAGE_PLAN_BUCKETS: String(DEFAULT_USAGE_PLAN_BUCKETS) }),
       });
     }
   });

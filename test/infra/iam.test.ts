@@ -113,15 +113,15 @@ describe('least-privilege IAM', () => {
   it.each([
     ['getMe', [], {}],
     ['getCall', ['dynamodb:GetItem'], {}],
-    ['getContact', ['dynamodb:BatchGetItem', 'dynamodb:GetItem'], {}],
+    ['getContact', ['dynamodb:GetItem'], {}],
     ['listCalls', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
     ['listContacts', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
     ['listThreads', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['gsi2'] }],
     ['listMessages', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
-    ['createContact', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
-    ['updateContact', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    ['createContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    ['updateContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
     ['deleteContact', ['dynamodb:DeleteItem', 'dynamodb:GetItem'], {}],
-    ['sendMessage', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    ['sendMessage', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
   ] as const)('grants %s exactly the table actions its domain code sends', (operationId, onTable, onIndexes) => {
     const access = accessOf(operationId as RouteId);
 

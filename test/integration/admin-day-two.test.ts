@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createTestTable } from '../support/table';
 import { authorizeAuthorizationHeader } from '../../lambdas/contexts/tenants/auth';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
@@ -6,7 +7,11 @@ import { addWebhookEndpoint, endpointsSubscribedTo, findWebhookEndpoint, signing
 import { deliveryHeaders } from '../../lambdas/contexts/webhooks/internal/signing';
 import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { keyList, keyRotate } from '../../local/admin/commands/key';
-import { tenantList, tenantShow } from '../../local/admin/commands/tenant';
+import { tenantCreate, tenantList, tenantShow, tenantUpdate } from '../../local/admin/commands/tenant';
+import { sendMessage } from '../../lambdas/contexts/texting/sending';
+import { segmentsOf } from '../../lambdas/contexts/texting/billing';
+import type { Carrier } from '../../lambdas/contexts/texting/carrier-port';
+import { moneyLedgerOf } from '../support/ledger';
 import { webhookDisable, webhookEnable, webhookRemove, webhookRotateSecret } from '../../local/admin/commands/webhook';
 import type { AdminCommand } from '../../local/admin/registry';
 
@@ -38,6 +43,39 @@ describe('tenant list and show', () => {
     expect(shown.tenant).toMatchObject({ id: other.id, name: 'Second Org' });
     expect(shown.apiKeys).toEqual([expect.objectContaining({ name: 'ci', state: 'active', replacedBy: null })]);
     expect(JSON.stringify(shown)).not.toContain(key);
+  });
+});
+
+describe('the SMS rate of an organization', () => {
+  const accepting: Carrier = { name: 'loopback', send: async () => ({ messageSid: `SM${randomUUID().replace(/-/g, '')}` }) };
+  const twoSegments = 'x'.repeat(161);
+
+  it('prices each text at its segments x the rate the CLI set, the default 1 cent until then, and shows the rate', async () => {
+    // Prepare: an organization created with the CLI without a rate, and its first text
+    const { tenant } = await run(tenantCreate, [], { name: 'Rated Org', 'sms-number': '+16285559001' });
+    await sendMessage(tenant.id, { to: '+14155550199', body: twoSegments }, accepting);
+    const atDefault = await moneyLedgerOf(tenant.id);
+    // Act: a rate set with the CLI, then two more texts (two segments, one)
+    const updated = await run(tenantUpdate, [tenant.id], { 'sms-rate-cents': '7' });
+    await sendMessage(tenant.id, { to: '+14155550199', body: twoSegments }, accepting);
+    await sendMessage(tenant.id, { to: '+14155550199', body: 'one segment' }, accepting);
+    const shown = await run(tenantShow, [tenant.id]);
+    // Assess
+    expect(segmentsOf(twoSegments).segments).toBe(2);
+    expect(tenant.smsRateCents).toBe(1);
+    expect(atDefault).toEqual({ spendCents: 2, owedCents: 2 });
+    expect(updated.tenant.smsRateCents).toBe(7);
+    expect(shown.tenant).toMatchObject({ smsRateCents: 7, spendCents: 2 + 2 * 7 + 7 });
+    expect(await moneyLedgerOf(tenant.id)).toEqual({ spendCents: 23, owedCents: 23 });
+  });
+
+  it('is set at creation with --sms-rate-cents', async () => {
+    const { tenant } = await run(tenantCreate, [], { name: 'Pricey Org', 'sms-number': '+16285559002', 'sms-rate-cents': '4' });
+
+    await sendMessage(tenant.id, { to: '+14155550199', body: twoSegments }, accepting);
+
+    expect(tenant.smsRateCents).toBe(4);
+    expect(await moneyLedgerOf(tenant.id)).toEqual({ spendCents: 8, owedCents: 8 });
   });
 });
 

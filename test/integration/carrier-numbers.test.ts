@@ -73,7 +73,7 @@ describe('number -> organization lookup rows', () => {
     await dynamo.send(
       new PutCommand({
         TableName: TABLE_NAME,
-        Item: toItem({ id, name: 'Old Org', slug: 'old-org', plan: 'pro', smsNumber: old, numbers: [old], billingStatus: 'active', spendingLimitCents: null, approvedHosts: [], createdAt: now, updatedAt: now }),
+        Item: toItem({ id, name: 'Old Org', slug: 'old-org', plan: 'pro', smsNumber: old, numbers: [old], billingStatus: 'active', spendingLimitCents: null, smsRateCents: 1, approvedHosts: [], createdAt: now, updatedAt: now }),
       }),
     );
     // Act

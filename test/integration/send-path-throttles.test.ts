@@ -1,17 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
 import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { throttleWrites } from '../support/write-throttles';
-import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { dynamo } from '../../lambdas/shared/aws';
 import { isContention } from '../../lambdas/shared/table/contention';
-import { createTenant, tenantKey } from '../../lambdas/contexts/tenants/tenants';
+import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import type { Carrier } from '../../lambdas/contexts/texting/carrier-port';
 import { updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { getMessage, listMessages } from '../../lambdas/contexts/texting/messages';
 import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { settleUnknownOutcomes } from '../../lambdas/contexts/texting/settlement';
-import { createSpendShards } from '../../lambdas/contexts/texting/spend';
+import { settleSpend } from '../../lambdas/contexts/texting/spend';
 
 /**
  * A throttle anywhere in a text's path loses nothing. The path's writes, in order: 0 the send
@@ -36,8 +35,7 @@ afterAll(() => throttles.remove());
 let orgNumbers = 0;
 async function organization(): Promise<string> {
   const tenant = await createTenant({ name: 'Throttled', smsNumber: `+1415556${String((orgNumbers += 1)).padStart(4, '0')}`, spendingLimitCents: 100 });
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenant.id), ConsistentRead: true }));
-  await createSpendShards(Item!); // so write 0 is the send's own transaction
+  await settleSpend(tenant.id); // as `tenant create` does, so write 0 is the send's own transaction
   return tenant.id;
 }
 

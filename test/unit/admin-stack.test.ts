@@ -3,10 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import {
   APIGatewayClient,
   CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
   FlushStageAuthorizersCacheCommand,
-  GetUsagePlanKeysCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -14,11 +12,17 @@ import { usagePlanKeyFor, usagePlanKeyPrefixOf, usagePlanKeyValues } from '../..
 import { keyCreate, keyRevoke, keyRotate } from '../../local/admin/commands/key';
 import { tenantUpdate } from '../../local/admin/commands/tenant';
 import { authorizerFlush } from '../../local/admin/commands/authorizer';
-import { migrateToUsagePlanBuckets, usagePlanMigrate, AUTHORIZER_SETTLE_MS } from '../../local/admin/commands/usage-plan';
 import { runAdmin } from '../../local/admin/main';
+import { stageClock } from '../../local/admin/authorizer-cache';
+import { handler as authorizer } from '../../lambdas/handlers/authorizer/handler';
+import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { AUTHORIZER_TIMEOUT_SECONDS, IN_FLIGHT_DECISION_BOUND_MS } from '../../lambdas/handlers/authorizer/decision-time';
+import { generateApiKey } from '../../lambdas/contexts/tenants/api-keys';
+import { ROUTES } from '../../lambdas/handlers/api/routes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
+import { policyAllows } from '../../local/authorizer';
 import { defineCommand } from '../../local/admin/registry';
-import { appliedTarget } from '../../local/admin/target';
-import { DEFAULT_USAGE_PLAN_BUCKETS } from '../../lambdas/handlers/authorizer/usage-plan-keys';
+import { DEFAULT_USAGE_PLAN_BUCKETS, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 
 const cfn = mockClient(CloudFormationClient);
 const apigw = mockClient(APIGatewayClient);
@@ -29,7 +33,6 @@ const tenantId = '0199a000-0000-7000-8000-000000000001';
 const keyId = '0199a000-0000-7000-8000-0000000000aa';
 const OUTPUTS = {
   TableName: 'CctService-dev-DataTable-ABC',
-  UsagePlanId: 'up1234',
   ApiBaseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com/dev/api/v1',
   ApiId: 'abc123',
   Stage: 'dev',
@@ -47,7 +50,7 @@ const where = defineCommand({
   run: async () => ({ table: process.env.TABLE_NAME, endpoint: process.env.DYNAMODB_ENDPOINT ?? null, region: process.env.AWS_REGION }),
 });
 
-const COMMANDS = [keyCreate, keyRevoke, keyRotate, tenantUpdate, authorizerFlush, usagePlanMigrate, where];
+const COMMANDS = [keyCreate, keyRevoke, keyRotate, tenantUpdate, authorizerFlush, where];
 
 async function admin(...argv: string[]) {
   const out = { stdout: '', stderr: '' };
@@ -73,13 +76,18 @@ const givenTenant = () => ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: '
 const keyRow = { pk: 'KEYHASH#h', sk: 'APIKEY', id: keyId, tenantId, name: 'k', prefix: 'cct_abcdefgh', scopes: ['sms.send'], expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z' };
 
 const savedEnv = { ...process.env };
+/** The CLI's flushes of a stage's authorizer cache and its waits between them, in order; a wait is recorded rather than slept. */
+let steps: string[];
 beforeEach(() => {
   cfn.reset();
   apigw.reset();
   ddb.reset();
+  steps = [];
+  jest.spyOn(stageClock, 'sleep').mockImplementation(async (ms) => void steps.push(`wait ${ms} ms`));
 });
 afterEach(() => {
   process.env = { ...savedEnv };
+  jest.restoreAllMocks();
 });
 
 describe('--stack: the operator CLI against a deployed stack', () => {
@@ -97,7 +105,7 @@ describe('--stack: the operator CLI against a deployed stack', () => {
   it.each([
     ['a stack that does not exist', () => cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error(`Stack with id ${STACK} does not exist`), { name: 'ValidationError' })), /Stack CctService-dev not found in eu-west-1/],
     ['a stack that is not deployed', () => givenStack('ROLLBACK_COMPLETE'), /is ROLLBACK_COMPLETE, not deployed/],
-    ['a stack of something else', () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }), /has no output TableName, UsagePlanId, ApiBaseUrl, Stage/],
+    ['a stack of something else', () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }), /has no output TableName, ApiBaseUrl, Stage/],
   ])('fails with exit 1 on %s', async (_name, given, message) => {
     given();
 
@@ -117,7 +125,7 @@ describe('--stack: the operator CLI against a deployed stack', () => {
 });
 
 describe('key create --stack: keys without a ceiling', () => {
-  it('issues 20,000 keys with no API Gateway call at all: every one is metered by one of the stack’s 20 usage-plan buckets', async () => {
+  it('issues 20,000 keys with no API Gateway call at all: every one is metered by one of the stack’s usage-plan buckets (100 by default)', async () => {
     // Prepare: the stack, its organization and a table that takes every key. Answered without
     // per-command matching, and the call history tallied and dropped per batch: sinon's matching
     // and history would otherwise cost more than the 20,000 commands themselves.
@@ -147,7 +155,7 @@ describe('key create --stack: keys without a ceiling', () => {
     expect(named).toEqual(new Set(usagePlanKeyValues(BUCKETS)));
   }, 60_000);
 
-  it('prints the key once, its record and {base_url}, and stores the key as a bucket-metered row', async () => {
+  it('prints the key once, its record and {base_url}, and stores the key', async () => {
     givenStack();
     givenTenant();
     ddb.on(PutCommand).resolves({});
@@ -157,7 +165,7 @@ describe('key create --stack: keys without a ceiling', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(Object.keys(result.json).sort()).toEqual(['apiKey', 'baseUrl', 'key']);
     expect(result.json.baseUrl).toBe(OUTPUTS.ApiBaseUrl);
-    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ id: result.json.apiKey.id, tenantId, scopes: ['sms.send'], usagePlanKey: 'bucket' }) });
+    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ id: result.json.apiKey.id, tenantId, scopes: ['sms.send'] }) });
   });
 });
 
@@ -169,10 +177,13 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     ddb.on(QueryCommand).resolves({ Items: [{ ...keyRow, revokedAt: null, replacedBy: null }] });
     ddb.on(UpdateCommand).resolves({ Attributes: { ...keyRow, revokedAt: '2026-11-21T10:00:00.000Z' } });
     ddb.on(TransactWriteCommand).resolves({});
-    apigw.on(FlushStageAuthorizersCacheCommand).resolves({});
+    apigw.on(FlushStageAuthorizersCacheCommand).callsFake(async () => {
+      steps.push('flush');
+      return {};
+    });
   });
 
-  it('key revoke: revokes the key in the table, then flushes the stage (and deletes no API Gateway key)', async () => {
+  it('key revoke: revokes the key in the table, then flushes the stage, waits out the authorizer’s timeout, flushes again (and deletes no API Gateway key)', async () => {
     const result = await admin('--stack', STACK, 'key', 'revoke', keyId);
 
     expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -181,10 +192,12 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
       authorizerCache: { flushed: true, where: 'stage dev of API abc123 (stack CctService-dev)' },
     });
     expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
-    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 1);
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 2);
     expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
     // The table first: a flush before it would let the next request cache the old decision again.
     expect(ddb.commandCalls(UpdateCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0])).toBe(true);
+    expect(steps).toEqual(['flush', `wait ${IN_FLIGHT_DECISION_BOUND_MS} ms`, 'flush']);
+    expect(IN_FLIGHT_DECISION_BOUND_MS).toBeGreaterThan(AUTHORIZER_TIMEOUT_SECONDS * 1000);
   });
 
   it('key rotate: flushes after the rotation, so the old key’s next decision carries its end of grace', async () => {
@@ -205,8 +218,8 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     expect([toStarter.code, host.code]).toEqual([0, 0]);
     expect(toStarter.json.authorizerCache).toMatchObject({ flushed: true });
     expect(host.json.authorizerCache).toBeUndefined();
-    expect(flushesAfterPlan).toBe(1);
-    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 1);
+    expect(flushesAfterPlan).toBe(2);
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 2);
     expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
   });
 
@@ -236,68 +249,109 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
   });
 });
 
-describe('usage-plan migrate: a stage deployed with one API Gateway key per service key', () => {
-  const legacy = (id: string) => ({ id: `gw-${id.slice(-4)}`, name: `usage-${id}`, value: `usage-${id}`, type: 'API_KEY' });
-  const bucket = (n: number) => ({ id: `gw-bucket-${n}`, name: `cct-service-dev-bucket-${n}`, value: usagePlanKeyValues(BUCKETS)[n], type: 'API_KEY' });
-  const ids = ['0199a000-0000-7000-8000-000000000a01', '0199a000-0000-7000-8000-000000000a02', '0199a000-0000-7000-8000-000000000a03'];
+describe('no window: a decision in flight during the command is not what a request after it gets', () => {
+  // A stage as the CLI's AWS path meets it: API Gateway's authorizer cache (emptied by the mocked
+  // FlushStageAuthorizersCache), the authorizer (the real handler) and the table (rows the mocked
+  // client reads at the moment of each read, and the CLI's writes change).
+  const { key, hash, prefix } = generateApiKey();
+  const methodArn = `arn:aws:execute-api:eu-west-1:123456789012:abc123/dev/GET${API_PREFIX}/me`;
+  type Decision = Awaited<ReturnType<typeof authorizer>> | 'Unauthorized';
+  let cache: Map<string, Decision>;
+  let rows: { key: Record<string, unknown>; tenant: Record<string, unknown> };
+  /** The request in flight: its authorizer's read of the organization row reads it at once, and answers once `answer` is called. */
+  let held: { waiting: boolean; read: () => void; answered: Promise<void>; answer: () => void } | undefined;
 
-  beforeEach(() => {
-    givenStack();
-    apigw.on(GetUsagePlanKeysCommand, { usagePlanId: 'up1234', position: undefined }).resolves({ items: [bucket(0), legacy(ids[0])], position: 'p2' });
-    apigw.on(GetUsagePlanKeysCommand, { usagePlanId: 'up1234', position: 'p2' }).resolves({ items: [legacy(ids[1]), bucket(1), legacy(ids[2])] });
-    apigw.on(FlushStageAuthorizersCacheCommand).resolves({});
-    apigw.on(DeleteApiKeyCommand).resolves({});
-    // The first two keys have rows; the third was deleted from the table long ago.
-    ddb.on(QueryCommand).callsFake(async (input) => {
-      const id = String(input.ExpressionAttributeValues[':pk']).slice('KEYID#'.length);
-      return { Items: id === ids[2] ? [] : [{ ...keyRow, id }] };
+  const invokeAuthorizer = (): Promise<Decision> =>
+    authorizer({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn }).catch((err: Error) => {
+      if (err.message !== 'Unauthorized') throw err;
+      return 'Unauthorized' as const;
     });
-    ddb.on(UpdateCommand).resolves({});
-  });
+  /** A request as API Gateway serves it: the cached decision, else the authorizer's, cached whenever it comes. */
+  async function request(): Promise<number> {
+    let decision = cache.get(key);
+    if (!decision) {
+      decision = await invokeAuthorizer();
+      cache.set(key, decision);
+    }
+    if (decision === 'Unauthorized') return 401;
+    return policyAllows(decision, methodArn) ? 200 : 403;
+  }
+  /** Starts a request whose authorizer reads both rows now and answers once `held.answer` is called; resolves when they are read. */
+  async function requestHeldAfterItsReads(): Promise<{ status: Promise<number> }> {
+    let answer!: () => void;
+    let read!: () => void;
+    const readDone = new Promise<void>((done) => (read = done));
+    held = { waiting: true, read, answered: new Promise((done) => (answer = done)), answer: () => answer() };
+    const status = request();
+    await readDone;
+    return { status };
+  }
 
-  it('moves each key to its bucket, waits out running authorizers, flushes, then deletes only the per-key API keys', async () => {
-    // Prepare
-    const sleeps: number[] = [];
-    const stackOf = async () => {
-      await admin('--stack', STACK, 'where', 'am');
-      return appliedTarget()!.stack!;
+  beforeAll(() => {
+    process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
+    process.env[USAGE_PLAN_KEY_PREFIX_ENV] = usagePlanKeyPrefixOf(STACK);
+    process.env[USAGE_PLAN_BUCKETS_ENV] = String(DEFAULT_USAGE_PLAN_BUCKETS);
+  });
+  beforeEach(() => {
+    cache = new Map();
+    held = undefined;
+    rows = {
+      key: { ...keyRow, pk: `KEYHASH#${hash}`, prefix, scopes: ['sms.send'], revokedAt: null, replacedBy: null, usagePlanKey: 'bucket' },
+      tenant: { ...tenantRow, billingStatus: 'active', createdAt: '2026-10-01T00:00:00.000Z' },
     };
-    const stack = await stackOf();
+    givenStack();
+    ddb.on(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } }).callsFake(async () => ({ Item: { ...rows.key } }));
+    ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).callsFake(async (input) => {
+      const Item = { ...rows.tenant };
+      if (input.ConsistentRead && held?.waiting) {
+        held.waiting = false;
+        held.read();
+        await held.answered;
+      }
+      return { Item };
+    });
+    ddb.on(QueryCommand).callsFake(async () => ({ Items: [{ ...rows.key }] }));
+    ddb.on(UpdateCommand).callsFake(async (input) => {
+      rows.key = { ...rows.key, revokedAt: input.ExpressionAttributeValues[':now'] };
+      return { Attributes: { ...rows.key } };
+    });
+    ddb.on(TransactWriteCommand).callsFake(async (input) => {
+      for (const { Update } of input.TransactItems) {
+        const values = Update?.ExpressionAttributeValues ?? {};
+        if (Update?.Key.pk === rows.key.pk) rows.key = { ...rows.key, expiresAt: values[':expiresAt'], replacedBy: values[':newId'] };
+        if (Update?.Key.pk === `T#${tenantId}`) rows.tenant = { ...rows.tenant, plan: values[':plan'], updatedAt: values[':updatedAt'] };
+      }
+      return {};
+    });
+    apigw.on(FlushStageAuthorizersCacheCommand).callsFake(async () => {
+      steps.push('flush');
+      cache.clear();
+      // The decision in flight answers just after the first flush, as the window needs.
+      if (steps.length === 1) held?.answer();
+      return {};
+    });
+    // The wait: whatever was in flight when it began has answered (and been cached) by its end,
+    // since Lambda ends an authorizer invocation at its timeout, which the wait exceeds.
+    jest.spyOn(stageClock, 'sleep').mockImplementation(async (ms) => {
+      steps.push(`wait ${ms} ms`);
+      if (ms > AUTHORIZER_TIMEOUT_SECONDS * 1000) await new Promise((settled) => setImmediate(settled));
+    });
+  });
+
+  it.each([
+    ['key revoke', 401, ['key', 'revoke', keyId]],
+    ['key rotate --grace 0', 401, ['key', 'rotate', keyId, '--grace', '0']],
+    ['tenant update --plan starter', 403, ['tenant', 'update', tenantId, '--plan', 'starter']],
+  ])('%s: the next request after the command returns is refused (%i)', async (_command, refused, argv) => {
+    // Prepare: a request whose authorizer read the rows before the command, its answer held
+    const inFlight = await requestHeldAfterItsReads();
     // Act
-    const report = await migrateToUsagePlanBuckets(stack, { runtime: undefined }, { dryRun: false }, { sleep: async (ms) => void sleeps.push(ms), progress: () => {} });
-    // Assess
-    expect(report).toEqual({ perKeyApiKeys: 3, movedToBuckets: 2, withoutKeyRow: 1, authorizerCache: { flushed: true, where: expect.any(String) }, deleted: 3, dryRun: false });
-    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 2);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: 'SET usagePlanKey = :bucket', ExpressionAttributeValues: { ':bucket': 'bucket' } });
-    expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, { restApiId: 'abc123', stageName: 'dev' });
-    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input.apiKey).sort()).toEqual(ids.map((id) => legacy(id).id).sort());
-    expect(sleeps[0]).toBe(AUTHORIZER_SETTLE_MS);
-    const flush = apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0];
-    expect(ddb.commandCalls(UpdateCommand).every((move) => move.calledBefore(flush))).toBe(true);
-    expect(apigw.commandCalls(DeleteApiKeyCommand).every((deletion) => deletion.calledAfter(flush))).toBe(true);
-  });
-
-  it('with --dry-run only counts them', async () => {
-    const result = await admin('--stack', STACK, 'usage-plan', 'migrate', '--dry-run');
-
-    expect(result.code).toBe(0);
-    expect(result.json).toMatchObject({ perKeyApiKeys: 3, deleted: 0, dryRun: true });
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
-    expect(apigw).not.toHaveReceivedCommand(FlushStageAuthorizersCacheCommand);
-    expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
-  });
-
-  it('refuses a stage that has no buckets yet (deploy first), and a table without --stack', async () => {
-    apigw.on(GetUsagePlanKeysCommand).resolves({ items: [legacy(ids[0])] });
-
-    const notDeployed = await admin('--stack', STACK, 'usage-plan', 'migrate');
-    const noStack = await admin('--table-name', 't', 'usage-plan', 'migrate');
-
-    expect(notDeployed.code).toBe(1);
-    expect(notDeployed.stderr).toMatch(/has no buckets yet: deploy this version/);
-    expect(noStack.stderr).toMatch(/give --stack/);
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
-    expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
-    expect(apigw).not.toHaveReceivedCommand(CreateUsagePlanKeyCommand);
+    const result = await admin('--stack', STACK, ...(argv as string[]));
+    const next = await request();
+    // Assess: the decision in flight was the old allow, and it was cached, then flushed
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(await inFlight.status).toBe(200);
+    expect(next).toBe(refused);
+    expect(steps).toEqual(['flush', `wait ${IN_FLIGHT_DECISION_BOUND_MS} ms`, 'flush']);
   });
 });

@@ -91,7 +91,7 @@ describe('the middleware chain', () => {
         consentNote: 'Replied STOP',
         createdAt: '2026-10-01T00:00:00.000Z',
         updatedAt: '2026-10-01T00:00:00.000Z',
-        searchName: 'ada',
+        searchIndex: 'fingerprint',
       },
     });
 
@@ -105,7 +105,7 @@ describe('the middleware chain', () => {
     const { contact } = bodyOf(result);
     expect(contact).toMatchObject({ id: contactId, company: null, tag: null, notes: null, consentStatus: 'opted_out', consentAt: '2026-10-02T00:00:00.000Z' });
     expect(contact).not.toHaveProperty('pk');
-    expect(contact).not.toHaveProperty('searchName');
+    expect(contact).not.toHaveProperty('searchIndex');
   });
 
   it('answers 400 naming the field for malformed JSON, an unknown field and a non-JSON content type', async () => {

@@ -12,7 +12,6 @@ const key = (fields: Partial<ApiKeyRecord>): ApiKeyRecord => ({
   createdAt: '2026-11-01T00:00:00.000Z',
   revokedAt: null,
   replacedBy: null,
-  usagePlanKey: 'bucket',
   ...fields,
 });
 

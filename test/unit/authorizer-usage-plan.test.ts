@@ -28,10 +28,10 @@ const tenantId = '0199a000-0000-7000-8000-000000000001';
 const keyId = '0199a000-0000-7000-8000-0000000000aa';
 const { key, hash, prefix } = generateApiKey();
 
-/** A key row as written since buckets exist (`usagePlanKey: 'bucket'`), or before them (no such attribute). */
-function givenKey(plan: string, row: { usagePlanKey?: 'bucket' } = { usagePlanKey: 'bucket' }) {
+/** A key row of the organization on `plan`. */
+function givenKey(plan: string) {
   ddb.on(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } }).resolves({
-    Item: { id: keyId, tenantId, name: 'k', prefix, scopes: ['calls.view.team'], expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z', revokedAt: null, ...row },
+    Item: { id: keyId, tenantId, name: 'k', prefix, scopes: ['calls.view.team'], expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z', revokedAt: null },
   });
   ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).resolves({ Item: { id: tenantId, name: 'Acme', slug: 'acme', plan } });
 }
@@ -44,14 +44,6 @@ describe('the usage-plan key the authorizer names', () => {
 
     expect(result.usageIdentifierKey).toBe(usagePlanKeyFor(keyId, BUCKETS));
     expect(usagePlanKeyValues(BUCKETS)).toContain(result.usageIdentifierKey);
-  });
-
-  it('is still the key’s own API key (usage-<id>) for a key issued before buckets, until usage-plan migrate moves it', async () => {
-    givenKey('pro', {});
-
-    const result = await handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn });
-
-    expect(result.usageIdentifierKey).toBe(`usage-${keyId}`);
   });
 
   it('spreads any number of keys over the fixed buckets, evenly, each key in one bucket for life', () => {

@@ -58,7 +58,7 @@ describe('upserting a call by provider sid', () => {
     expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
       Key: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}` },
       ConditionExpression: '#statusRank < :rank',
-      ExpressionAttributeValues: { ':status': 'ringing', ':rank': 1, ':rowSequenceStep': 1 },
+      ExpressionAttributeValues: { ':set_status': 'ringing', ':set_statusRank': 1, ':rank': 1, ':add_sequence': 1 },
     });
   });
 
@@ -128,7 +128,7 @@ describe('upserting a call by provider sid', () => {
     expect(result.created).toBe(false);
     expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
       ConditionExpression: '#statusRank < :terminal',
-      ExpressionAttributeValues: { ':status': 'busy', ':terminal': 3, ':at': '2026-11-21T10:00:09.000Z', ':durationSec': 0, ':changedAt': expect.any(Number), ':rowSequenceStep': 1 },
+      ExpressionAttributeValues: { ':set_status': 'busy', ':set_statusRank': 3, ':terminal': 3, ':set_endedAt': '2026-11-21T10:00:09.000Z', ':set_durationSec': 0, ':set_changedAt': expect.any(Number), ':add_sequence': 1 },
     });
   });
 });

@@ -199,7 +199,7 @@ describe('webhook commands', () => {
   });
 });
 
-describe('key create and tenant update', () => {
+describe('key create, tenant create and tenant update', () => {
   const tenantId = '0199a000-0000-7000-8000-000000000001';
 
   it('reads comma-separated scopes and stores the expiry in UTC', () => {
@@ -226,6 +226,23 @@ describe('key create and tenant update', () => {
 
     expect(created.numbers).toEqual(['+14155550100', '+14155550101']);
     expect(change.addNumbers).toEqual(['+14155550102']);
+  });
+
+  it('reads the SMS rate in whole cents, on a new organization and as a change', () => {
+    const created = tenantCreate.parse({ values: { name: 'Org', 'sms-rate-cents': '3' }, positionals: [] });
+    const { change } = tenantUpdate.parse({ values: { 'sms-rate-cents': '100' }, positionals: [tenantId] });
+    const withoutRate = tenantCreate.parse({ values: { name: 'Org' }, positionals: [] });
+
+    expect(created.smsRateCents).toBe(3);
+    expect(change).toMatchObject({ smsRateCents: 100 });
+    expect(withoutRate.smsRateCents).toBeUndefined();
+  });
+
+  it.each(['0', '101', '1.5', '-2', 'two', ''])('refuses an SMS rate of %p, naming the option and the range', (rate) => {
+    const message = /^--sms-rate-cents: must be a whole number of cents from 1 to 100$/;
+
+    expect(() => tenantCreate.parse({ values: { name: 'Org', 'sms-rate-cents': rate }, positionals: [] })).toThrow(message);
+    expect(() => tenantUpdate.parse({ values: { 'sms-rate-cents': rate }, positionals: [tenantId] })).toThrow(message);
   });
 
   it.each([

@@ -2,7 +2,7 @@ import type { AuthDecision, Principal } from '../../lambdas/contexts/tenants/aut
 import { createAuthorizerCache } from '../../local/authorizer-cache';
 
 const principal = { tenant: { id: 't1' } } as Principal;
-const ALLOW: AuthDecision = { effect: 'allow', principal, usagePlanKey: 'bucket' };
+const ALLOW: AuthDecision = { effect: 'allow', principal };
 const DENY: AuthDecision = { effect: 'deny', reason: 'unauthorized' };
 
 function setup(ttlSeconds: number, decisions: AuthDecision[] = [ALLOW], maxEntries?: number) {
@@ -59,6 +59,50 @@ describe('the local authorizer cache', () => {
     expect(dropped).toBe(2);
     expect([a, b]).toEqual([DENY, DENY]);
     expect(authorize).toHaveBeenCalledTimes(4);
+  });
+
+  it('caches a decision answered after a flush, as API Gateway does: a flush alone leaves a decision in flight behind', async () => {
+    const { cache, authorize } = setup(300, [DENY]);
+    let answer!: (decision: AuthDecision) => void;
+    authorize.mockImplementationOnce(() => new Promise((resolve) => (answer = resolve)));
+
+    const inFlight = cache.decide('Bearer a');
+    cache.flush();
+    answer(ALLOW);
+    await inFlight;
+    const next = await cache.decide('Bearer a');
+
+    expect(next).toEqual(ALLOW);
+    expect(authorize).toHaveBeenCalledTimes(1);
+  });
+
+  it('settles once the decisions asked for before it are answered and cached, so a flush then leaves none of them', async () => {
+    // Prepare: two decisions in flight, one that fails
+    const { cache, authorize } = setup(300, [DENY]);
+    const answers: ((decision: AuthDecision) => void)[] = [];
+    let fail!: (err: Error) => void;
+    authorize.mockImplementationOnce(() => new Promise((resolve) => answers.push(resolve)));
+    authorize.mockImplementationOnce(() => new Promise((_, reject) => (fail = reject)));
+    const inFlight = [cache.decide('Bearer a'), cache.decide('Bearer b').catch((err: Error) => err.message)];
+    // Act: settle while they are in flight; a decision asked for afterwards is not waited for
+    let settled: number | undefined;
+    const settling = cache.settle().then((n) => (settled = n));
+    void cache.decide('Bearer later');
+    const inFlightBefore = cache.inFlight();
+    answers[0](ALLOW);
+    await inFlight[0];
+    await Promise.resolve();
+    const settledAfterOne = settled;
+    fail(new Error('table unreachable'));
+    await settling;
+    cache.flush();
+    const next = await cache.decide('Bearer a');
+    // Assess
+    expect(inFlightBefore).toBe(3);
+    expect(settledAfterOne).toBeUndefined();
+    expect(settled).toBe(2);
+    expect(await inFlight[1]).toBe('table unreachable');
+    expect(next).toEqual(DENY);
   });
 
   it('asks every time with a TTL of 0', async () => {

@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import { invokeAuthorizer, methodArnOf, policyAllows } from '../../local/authorizer';
+import { AuthorizerTimeoutError, invokeAuthorizer, methodArnOf, policyAllows } from '../../local/authorizer';
 import authorizerOutputFixture from '../fixtures/aws/authorizer-output.json';
 
 const stage = 'arn:aws:execute-api:local:000000000000:local/local';
@@ -40,6 +40,18 @@ describe('the local invocation of the authorizer', () => {
 
     expect(handler).toHaveBeenCalledWith({ type: 'TOKEN', authorizationToken: 'Bearer k', methodArn: `${stage}/GET/api/v1/me` });
     expect(outcome).toMatchObject({ kind: 'policy', result: { principalId: 'k1' } });
+  });
+
+  it('ends an invocation at the authorizer function’s timeout, as Lambda does, and never uses its late answer', async () => {
+    let answer!: (result: APIGatewayAuthorizerResult) => void;
+    const handler = () => new Promise<APIGatewayAuthorizerResult>((resolve) => (answer = resolve));
+
+    const outcome = invokeAuthorizer(handler, 'Bearer k', `${stage}/GET/api/v1/me`, 20).catch((err: Error) => err);
+    const ended = await outcome;
+    answer(result({ Effect: 'Allow', Resource: `${stage}/*` }));
+
+    expect(ended).toBeInstanceOf(AuthorizerTimeoutError);
+    expect(await outcome).toBe(ended);
   });
 
   it('takes a thrown "Unauthorized" for the 401 and lets any other failure through (a 500)', async () => {

@@ -1,13 +1,6 @@
-import 'aws-sdk-client-mock-jest';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { costCentsOf, DEFAULT_SMS_RATE_CENTS, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
-import { chargeRefusalOf, chargeShard, ensureSpendShards, headroomSlices, pickShard, refundShard, SPEND_SHARDS } from '../../lambdas/contexts/texting/spend';
-import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
-
-const ddb = mockClient(DynamoDBDocumentClient);
-beforeEach(() => ddb.reset());
+import { costCentsOf, segmentsOf, smsRateCentsOf } from '../../lambdas/contexts/texting/billing';
+import { chargeShard, refundShard } from '../../lambdas/contexts/texting/spend';
+import { planSettlement, splitEvenly, SPEND_SHARDS, type SpendShard } from '../../lambdas/contexts/texting/spend-plan';
 
 const tenantId = '0199a000-0000-7000-8000-000000000001';
 
@@ -47,19 +40,18 @@ describe('segments', () => {
     expect(segmentsOf(ucs)).toEqual({ encoding: 'UCS-2', segments: 3 });
   });
 
-  it('costs segments x rate, with the default rate when the organization row has none', () => {
+  it('costs segments x the rate the organization row holds, and prices no row without a valid one', () => {
     // Act & Assess
     expect(costCentsOf('a'.repeat(161), 4)).toBe(8);
     expect(smsRateCentsOf({ smsRateCents: 3 })).toBe(3);
-    expect(smsRateCentsOf({})).toBe(DEFAULT_SMS_RATE_CENTS);
-    expect(smsRateCentsOf({ smsRateCents: -1 })).toBe(DEFAULT_SMS_RATE_CENTS);
+    for (const rate of [undefined, -1, 0, 1.5, 101]) expect(() => smsRateCentsOf({ id: 't1', smsRateCents: rate })).toThrow('holds no valid smsRateCents');
   });
 });
 
 describe('charging a spend shard', () => {
   const limited = { billingStatus: 'active' as const, spendingLimitCents: 10, version: 4 };
 
-  it("is the send transaction's conditional update of one shard: policy version, billing status and headroom", () => {
+  it("is the send transaction's conditional update of one shard: limit version, not owing, headroom", () => {
     // Act
     const item = chargeShard(tenantId, 7, 2, limited);
     // Assess: the whole item, so a lost guard or a lost ALL_OLD fails here
@@ -68,33 +60,23 @@ describe('charging a spend shard', () => {
         TableName: process.env.TABLE_NAME,
         Key: { pk: `T#${tenantId}#SPEND#7`, sk: 'SPEND' },
         UpdateExpression: 'ADD #spend :cost, #headroom :minusCost',
-        ConditionExpression: 'attribute_exists(pk) AND #version = :version AND #billingStatus = :active AND #headroom >= :cost',
-        ExpressionAttributeNames: { '#spend': 'spendCents', '#version': 'policyVersion', '#billingStatus': 'billingStatus', '#headroom': 'headroomCents' },
-        ExpressionAttributeValues: { ':cost': 2, ':version': 4, ':active': 'active', ':minusCost': -2 },
+        ConditionExpression: 'attribute_exists(pk) AND #version = :version AND #owing = :false AND #headroom >= :cost',
+        ExpressionAttributeNames: { '#spend': 'spendCents', '#version': 'limitVersion', '#owing': 'owing', '#headroom': 'headroomCents' },
+        ExpressionAttributeValues: { ':cost': 2, ':version': 4, ':false': false, ':minusCost': -2 },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     });
   });
 
-  it('has no headroom guard when the organization has no limit, but still its version and status', () => {
+  it('has no headroom guard when the organization has no limit, but still its version and debt', () => {
     // Act
     const item = chargeShard(tenantId, 0, 1, { ...limited, spendingLimitCents: null }).Update!;
     // Assess
     expect(item.UpdateExpression).toBe('ADD #spend :cost');
-    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #version = :version AND #billingStatus = :active');
+    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #version = :version AND #owing = :false');
   });
 
-  it.each([
-    ['no shard yet', undefined, 'noShards'],
-    ['a shard behind the policy read', { shard: 1, policyVersion: 3, billingStatus: 'active', headroomCents: 50 }, 'policyChanged'],
-    ['billing not active on the policy read', { shard: 1, policyVersion: 4, billingStatus: 'suspended', headroomCents: 50 }, 'billingBlocked'],
-    ['not enough headroom on this shard', { shard: 1, policyVersion: 4, billingStatus: 'active', headroomCents: 1 }, 'noHeadroom'],
-  ])('reads a refusal from the row DynamoDB returned: %s', (_name, oldRow, expected) => {
-    // Act + Assess
-    expect(chargeRefusalOf(oldRow, limited)).toBe(expected);
-  });
-
-  it('gives a refund back to the shard charged: spend down, headroom up, never refused for a limit', () => {
+  it('gives a refund back to the shard charged: spend down, headroom up (paying a debt first), never refused for a limit', () => {
     // Act
     const item = refundShard(tenantId, 7, 3);
     // Assess
@@ -111,41 +93,101 @@ describe('charging a spend shard', () => {
   });
 });
 
-describe('splitting a limit over the shards', () => {
-  it.each([
-    [1_000, 0, 4, [250, 250, 250, 250]],
-    [1_003, 0, 4, [251, 251, 251, 250]],
-    [1_000, 998, 4, [1, 1, 0, 0]],
-    [1_000, 1_200, 4, [0, 0, 0, 0]],
-    [null, 50, 3, [0, 0, 0]],
-  ])('limit %p with %p spent over %p shards -> %p: the slices add up to what is left', (limit, spent, shards, slices) => {
+describe('settling the spend shards', () => {
+  const policy = (spendingLimitCents: number | null, version = 1) => ({ billingStatus: 'active' as const, spendingLimitCents, version });
+  const shard = (n: number, spendCents: number, headroomCents: number, limitVersion = 1, owing = false): SpendShard => ({ shard: n, spendCents, headroomCents, limitVersion, owing });
+  /** Shards after the plan: the ones it writes, the others as they were. */
+  const after = (shards: (SpendShard | undefined)[], writes: ReturnType<typeof planSettlement>) =>
+    shards.map((s, i) => writes.find((w) => w.to.shard === i)?.to ?? s);
+  const spread = (perShard: (n: number) => [number, number], version = 1, owing = false) =>
+    Array.from({ length: SPEND_SHARDS }, (_, n) => shard(n, ...perShard(n), version, owing));
+  const total = (shards: (SpendShard | undefined)[], field: 'spendCents' | 'headroomCents') => shards.reduce((sum, s) => sum + (s ? s[field] : 0), 0);
+
+  it('creates missing shards with the limit split over all of them, far from the limit', () => {
+    // Act
+    const writes = planSettlement(policy(1_000, 0), Array(SPEND_SHARDS).fill(undefined), 1, 0);
+    // Assess
+    expect(writes).toHaveLength(SPEND_SHARDS);
+    expect(writes.every((w) => w.from === undefined && w.to.spendCents === 0 && !w.to.owing && w.to.limitVersion === 0)).toBe(true);
+    expect(writes.map((w) => w.to.headroomCents)).toEqual(splitEvenly(1_000, SPEND_SHARDS));
+  });
+
+  it('writes nothing when the shards already follow the limit and a shard can pay', () => {
+    // Prepare: 100 cents of limit, 40 spent on shard 3, headroom on shard 5
+    const shards = spread((n) => [n === 3 ? 40 : 0, n === 5 ? 60 : 0]);
     // Act + Assess
-    expect(headroomSlices(limit, spent, shards)).toEqual(slices);
+    expect(planSettlement(policy(100), shards, 10, 0)).toEqual([]);
   });
 
-  it(`spreads sends over ${SPEND_SHARDS} shards`, () => {
+  it('keeps spend + headroom equal to a lowered limit below the spend: every shard owes, none can charge', () => {
+    // Prepare: limit 3, 3 spent over three shards, then the limit lowered to 1 (version 2)
+    const shards = spread((n) => [n < 3 ? 1 : 0, 0]);
     // Act
-    const picked = [0, 0.5, 0.999999].map((r) => pickShard(() => r));
+    const settled = after(shards, planSettlement(policy(1, 2), shards, 1, 7));
     // Assess
-    expect(picked).toEqual([0, SPEND_SHARDS / 2, SPEND_SHARDS - 1]);
+    expect(total(settled, 'spendCents') + total(settled, 'headroomCents')).toBe(1);
+    expect(settled.every((s) => s!.owing && s!.headroomCents <= 0 && s!.limitVersion === 2)).toBe(true);
+    expect(total(settled, 'spendCents')).toBe(3);
   });
-});
 
-describe('making the spend shards', () => {
-  it('gives up with 503 after a few rounds when the organization row never shows its shards, instead of looping', async () => {
-    // Prepare: a row made with another shard count, whose creation condition (no shards yet) always fails
-    const row = { id: tenantId, spendShards: SPEND_SHARDS / 2, updatedAt: '2026-11-26T00:00:00.000Z', billingStatus: 'active' };
-    ddb.on(TransactWriteCommand).rejects(
-      new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }),
-    );
-    const readAgain = jest.fn(async () => row);
+  it('stays owing while refunds have not paid the debt, and settles out of it once they have', () => {
+    // Prepare: limit 1, spend 3 -> debt 2 owed; then refunds of 1 cent each on shards 0 and 1
+    const owing = after(spread((n) => [n < 3 ? 1 : 0, 0]), planSettlement(policy(1, 2), spread((n) => [n < 3 ? 1 : 0, 0]), 1, 0));
+    const refundOnce = owing.map((s) => (s!.shard === 0 ? { ...s!, spendCents: s!.spendCents - 1, headroomCents: s!.headroomCents + 1 } : s));
+    const refundTwice = refundOnce.map((s) => (s!.shard === 1 ? { ...s!, spendCents: s!.spendCents - 1, headroomCents: s!.headroomCents + 1 } : s));
+    // Act + Assess: a debt of 1 is still owed after one refund (shard 0 may be above 0: the flag stops it)
+    expect(total(refundOnce, 'headroomCents')).toBe(-1);
+    expect(planSettlement(policy(1, 2), refundOnce, 1, 0)).toEqual([]);
+    // Paid: 1 spent, limit 1 -> headroom 0, no longer owing (a 1-cent text is refused by the sum, not the flag)
+    const settled = after(refundTwice, planSettlement(policy(1, 2), refundTwice, 1, 0));
+    expect(settled.every((s) => !s!.owing)).toBe(true);
+    expect(total(settled, 'headroomCents')).toBe(0);
+  });
 
+  it('gathers headroom scattered in parts smaller than a text onto shards that can each pay it', () => {
+    // Prepare: 20 cents of headroom, 1 on each of 20 shards; a text of 4 cents
+    const shards = spread((n) => [0, n < 20 ? 1 : 0]);
     // Act
-    const made = ensureSpendShards(row, readAgain);
+    const settled = after(shards, planSettlement(policy(20), shards, 4, 30));
+    // Assess: 5 shards of 4, starting at the offset; the total unchanged
+    expect(settled.filter((s) => s!.headroomCents > 0).map((s) => [s!.shard, s!.headroomCents])).toEqual([[0, 4], [1, 4], [2, 4], [30, 4], [31, 4]]);
+    expect(total(settled, 'headroomCents')).toBe(20);
+  });
 
+  it('spreads headroom over every shard again when a raised limit leaves room for a text on each', () => {
+    // Prepare: gathered on shard 9 near the old limit (version 1), then the limit raised (version 2)
+    const shards = spread((n) => [n === 0 ? 95 : 0, n === 9 ? 5 : 0]);
+    // Act
+    const settled = after(shards, planSettlement(policy(1_095, 2), shards, 1, 0));
     // Assess
-    await expect(made).rejects.toBeInstanceOf(TemporarilyUnavailableError);
-    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 4);
-    expect(readAgain).toHaveBeenCalledTimes(4);
+    expect(settled.every((s) => s!.headroomCents >= 31 && s!.limitVersion === 2)).toBe(true);
+    expect(total(settled, 'headroomCents')).toBe(1_000);
+  });
+
+  it('settles again a layout whose spend and headroom do not add up to the limit, rather than trust it', () => {
+    // Prepare: every shard at the version, but 1 cent of headroom too many
+    const shards = spread((n) => [0, n === 0 ? 11 : 0]);
+    // Act
+    const settled = after(shards, planSettlement(policy(10), shards, 1, 0));
+    // Assess
+    expect(total(settled, 'headroomCents')).toBe(10);
+  });
+
+  it('keeps no headroom and no debt without a limit', () => {
+    // Prepare: owing shards from a limit since removed
+    const shards = spread(() => [2, -1], 1, true);
+    // Act
+    const settled = after(shards, planSettlement(policy(null, 2), shards, 1, 0));
+    // Assess
+    expect(settled.every((s) => !s!.owing && s!.headroomCents === 0 && s!.spendCents === 2)).toBe(true);
+  });
+
+  it.each([
+    [10, 4, [3, 3, 2, 2]],
+    [-10, 4, [-3, -3, -2, -2]],
+    [0, 2, [0, 0]],
+  ])('splits %p into %p near-equal whole parts: %p', (amount, parts, expected) => {
+    // Act + Assess
+    expect(splitEvenly(amount, parts)).toEqual(expected);
   });
 });

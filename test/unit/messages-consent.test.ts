@@ -2,7 +2,8 @@ import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { consentChangeUpdate, consentOf, consentsOf, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
+import { consentChangeUpdate, consentOf, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
+import { batchGetItems } from '../../lambdas/shared/table/batch-get';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { consentChangeOf, consentKeywordOf } from '../../lambdas/contexts/texting/consent-keywords';
 
@@ -169,48 +170,44 @@ describe('the consent ledger', () => {
     expect(unknown).toEqual({ status: 'unknown', source: null, at: null, note: null });
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { TableName: table, Key: ledgerKey('+14155550100'), ConsistentRead: true });
   });
+});
 
-  it('reads a page of numbers in one BatchGetItem, retries unprocessed keys, and calls numbers without a row unknown', async () => {
+describe('batchGetItems', () => {
+  it('reads the keys in one BatchGetItem and asks again for the keys left unprocessed', async () => {
     // Prepare: the first answer leaves one key unprocessed
+    const opted = { ...ledgerKey('+14155550100'), consentStatus: 'opted_out' };
+    const optedIn = { ...ledgerKey('+14155550101'), consentStatus: 'opted_in' };
     ddb
       .on(BatchGetCommand)
-      .resolvesOnce({
-        Responses: { [table]: [{ ...ledgerKey('+14155550100'), number: '+14155550100', consentStatus: 'opted_out', consentSource: 'sms_keyword', consentAt: '2026-10-01T10:00:00.000Z', consentNote: 'Replied STOP' }] },
-        UnprocessedKeys: { [table]: { Keys: [ledgerKey('+14155550101')] } },
-      })
-      .resolvesOnce({ Responses: { [table]: [{ ...ledgerKey('+14155550101'), number: '+14155550101', consentStatus: 'opted_in' }] } });
+      .resolvesOnce({ Responses: { [table]: [opted] }, UnprocessedKeys: { [table]: { Keys: [ledgerKey('+14155550101')] } } })
+      .resolvesOnce({ Responses: { [table]: [optedIn] } });
     // Act
-    const consents = await consentsOf(tenantId, ['+14155550100', '+14155550101', '+14155550102', '+14155550100']);
-    // Assess: duplicates read once; the retry asks for the unprocessed key only
+    const rows = await batchGetItems([ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')], { consistentRead: true });
+    // Assess: the retry asks for the unprocessed key only; a key without a row is missing
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 2);
     expect(ddb).toHaveReceivedNthSpecificCommandWith(1, BatchGetCommand, {
       RequestItems: { [table]: { Keys: [ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')], ConsistentRead: true } },
     });
     expect(ddb).toHaveReceivedNthSpecificCommandWith(2, BatchGetCommand, { RequestItems: { [table]: { Keys: [ledgerKey('+14155550101')], ConsistentRead: true } } });
-    expect(Object.fromEntries(consents)).toEqual({
-      '+14155550100': { status: 'opted_out', source: 'sms_keyword', at: '2026-10-01T10:00:00.000Z', note: 'Replied STOP' },
-      '+14155550101': { status: 'opted_in', source: null, at: null, note: null },
-      '+14155550102': { status: 'unknown', source: null, at: null, note: null },
-    });
+    expect(rows).toEqual([opted, optedIn]);
   });
 
-  it('reads more than 100 numbers in batches of 100, the most BatchGetItem takes', async () => {
+  it('reads more than 100 keys in batches of 100, the most BatchGetItem takes', async () => {
     // Prepare
-    const numbers = Array.from({ length: 101 }, (_, i) => `+1415555${String(i).padStart(4, '0')}`);
+    const keys = Array.from({ length: 101 }, (_, i) => ledgerKey(`+1415555${String(i).padStart(4, '0')}`));
     ddb.on(BatchGetCommand).resolves({ Responses: { [table]: [] } });
     // Act
-    const consents = await consentsOf(tenantId, numbers);
+    await batchGetItems(keys);
     // Assess
     const batches = ddb.commandCalls(BatchGetCommand).map((call) => call.args[0].input.RequestItems![table].Keys!.length);
     expect(batches).toEqual([100, 1]);
-    expect(consents.size).toBe(101);
   });
 
-  it('reads nothing for no numbers', async () => {
+  it('reads nothing for no keys', async () => {
     // Act
-    const consents = await consentsOf(tenantId, []);
+    const rows = await batchGetItems([]);
     // Assess
-    expect(consents.size).toBe(0);
+    expect(rows).toEqual([]);
     expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
   });
 });

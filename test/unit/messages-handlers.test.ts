@@ -47,15 +47,15 @@ const organization = (fields: Record<string, unknown> = {}) => ({
   numbers: ['+14155550000'],
   billingStatus: 'active',
   spendingLimitCents: 100,
-  // Its spend lives on 32 shards (texting/spend.ts), at the policy version the shards hold.
-  spendShards: 32,
-  policyVersion: 0,
+  smsRateCents: 1,
+  // Its spend lives on 32 shards (texting/spend.ts), settled at the limit version the row holds.
+  limitVersion: 0,
   ...fields,
 });
 
 /** The organization's spend shards as a BatchGetItem of them answers. */
 const shards = (headroomOf: (shard: number) => number, fields: Record<string, unknown> = {}) =>
-  Array.from({ length: 32 }, (_, shard) => ({ ...shardKey(shard), shard, spendCents: 0, headroomCents: headroomOf(shard), billingStatus: 'active', policyVersion: 0, ...fields }));
+  Array.from({ length: 32 }, (_, shard) => ({ ...shardKey(shard), shard, spendCents: 0, headroomCents: headroomOf(shard), owing: false, limitVersion: 0, ...fields }));
 
 const send = (body: unknown, headers: Record<string, string> = {}) =>
   sendMessage(apiEvent({ method: 'POST', body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } }), lambdaContext);
@@ -234,7 +234,7 @@ describe('POST /messages', () => {
     expect(store[3].Update).toMatchObject({ Key: { pk: `${pk}#THREAD#+14155550101`, sk: 'THREAD' } });
     // The carrier's answer settles the text: its sid is recorded and it leaves the unsettled worklist.
     expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ pk: `${pk}#MSGSID#${SID}`, sk: 'MSGSID', messageId: message.id }) });
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: messageKey(message.id), UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep' });
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: messageKey(message.id), UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence' });
     // Nothing of the send touches the organization's row but its strongly consistent read.
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: tenantRow, ConsistentRead: true });
     expect(JSON.stringify(transactions())).not.toContain('"sk":"TENANT"');
@@ -291,38 +291,45 @@ describe('POST /messages', () => {
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('answers 402 billing_blocked when the shard refuses the charge for the policy it holds: nothing more is read', async () => {
+  /** The charge's shard refused it, with the row DynamoDB returned. */
+  const chargeRefused = (shardRow: Record<string, unknown>) => cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { owing: false, limitVersion: 0, ...shardRow } }, { Code: 'None' }, { Code: 'None' });
+  /** The settlement lease on the organization row: taken and given back (UpdateItem of the row). */
+  const leaseCalls = () =>
+    ddb
+      .commandCalls(UpdateCommand)
+      .filter((c) => c.args[0].input.Key!.sk === 'TENANT')
+      .map((c) => (c.args[0].input.UpdateExpression!.startsWith('REMOVE') ? 'release' : 'claim'));
+
+  it('answers 402 billing_blocked from the organization row it reads: no transaction, no shard read', async () => {
     // Prepare
-    withOrganization({ billingStatus: 'active' });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'suspended', policyVersion: 0, headroomCents: 50 } }, { Code: 'None' }, { Code: 'None' }));
+    withOrganization({ billingStatus: 'past_due' });
     // Act
     const result = await send(request);
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'billing_blocked']);
-    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
   it('answers 402 spending_limit_reached only when the whole organization has less headroom than the text costs', async () => {
     // Prepare: this shard has none, and all 32 together have none either
     withOrganization({ spendingLimitCents: 10 });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }));
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 0) } });
+    ddb.on(TransactWriteCommand).rejects(chargeRefused({ shard: 4, headroomCents: 0 }));
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 0, { spendCents: 0 }) } });
     // Act
     const result = await send(request);
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
     expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toMatchObject({ ConsistentRead: true });
+    expect(ddb).not.toHaveReceivedCommand(PutCommand); // no settlement: nothing to settle
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
-  it('charges the shard with the most headroom when the one it picked has too little', async () => {
+  it('charges a shard that can pay when the one it picked has too little', async () => {
     // Prepare
     withOrganization();
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }))
-      .resolves({});
+    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 0 })).resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 9 ? 5 : 0)) } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
@@ -334,62 +341,62 @@ describe('POST /messages', () => {
     expect(carrierSend).toHaveBeenCalledTimes(1);
   });
 
-  it("moves every other shard's headroom onto the richest, in one transaction, when no shard alone can pay but all together can", async () => {
-    // Prepare: a 2-segment text (2 cents); two shards hold 1 cent each
-    withOrganization();
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 0 } }, { Code: 'None' }, { Code: 'None' }))
-      .resolves({});
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 2 || shard === 11 ? 1 : 0)) } });
-    carrierSend.mockResolvedValue({ messageSid: SID });
-    // Act
-    const result = await send({ ...request, body: 'x'.repeat(161) });
-    // Assess: the donor's headroom as read goes to zero, the target takes it, then the send charges the target
-    expect(result.statusCode).toBe(201);
-    const [, rebalance, retry] = transactions();
-    expect(rebalance).toEqual([
-      expect.objectContaining({ Update: expect.objectContaining({ Key: shardKey(11), ConditionExpression: '#headroom = :was', ExpressionAttributeValues: { ':zero': 0, ':was': 1 } }) }),
-      expect.objectContaining({ Update: expect.objectContaining({ Key: shardKey(2), UpdateExpression: 'ADD #headroom :moved', ExpressionAttributeValues: { ':moved': 1 } }) }),
-    ]);
-    expect(retry[1].Update).toMatchObject({ Key: shardKey(2), ExpressionAttributeValues: expect.objectContaining({ ':cost': 2 }) });
-  });
-
-  it('brings the shards up to a policy the operator changed after they were last told, then charges under it', async () => {
-    // Prepare: the organization row is at version 1 (a new limit); the shard still holds version 0
-    withOrganization({ policyVersion: 1, spendingLimitCents: 500 });
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { shard: 4, billingStatus: 'active', policyVersion: 0, headroomCents: 3 } }, { Code: 'None' }, { Code: 'None' }))
-      .resolves({});
+  it('settles the shards under a lease when they are behind a limit the operator changed, then charges under it', async () => {
+    // Prepare: the organization row is at limit version 1 (a new limit of 500); the shards still hold version 0, 1 cent spent each
+    withOrganization({ limitVersion: 1, spendingLimitCents: 500 });
+    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 })).resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { spendCents: 1 }) } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
-    // Assess: 500 - 32 spent, split again over the 32 shards at version 1, each guarded on its spend as read
+    // Assess: 500 - 32 spent, split again over the 32 shards at version 1, each guarded on the shard as read
     expect(result.statusCode).toBe(201);
-    const [first, sync, second] = transactions();
+    const [first, settle, second] = transactions();
     expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
-    expect(sync).toHaveLength(32);
-    expect(sync[0].Update).toMatchObject({ ConditionExpression: '#spend = :spend AND #version = :was', ExpressionAttributeValues: { ':headroom': 15, ':version': 1, ':spend': 1, ':was': 0, ':status': 'active' } });
-    expect(sync.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0)).toBe(500 - 32);
+    expect(settle).toHaveLength(32);
+    expect(settle[0].Update).toMatchObject({
+      ConditionExpression: '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
+      ExpressionAttributeValues: expect.objectContaining({ ':version': 1, ':owing': false, ':spend': 1, ':wasHeadroom': 3, ':wasVersion': 0 }),
+    });
+    expect(settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0)).toBe(500 - 32);
     expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
+    expect(leaseCalls()).toEqual(['claim', 'release']);
+    expect(ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.Key!.sk === 'TENANT')!.args[0].input).toMatchObject({
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#spendSettlingUntil) OR #spendSettlingUntil < :now)',
+    });
     expect(carrierSend).toHaveBeenCalledTimes(1);
   });
 
-  it('makes the spend shards on the first send of an organization that has none, moving the spend its row recorded onto shard 0', async () => {
-    // Prepare: a row from before shards: its spend on the row itself
-    withOrganization({ spendShards: undefined, spendCents: 10, updatedAt: '2026-09-01T00:00:00.000Z' });
+  it('makes the spend shards on the first send of an organization that has none, with its limit split over them', async () => {
+    // Prepare: no shard exists (the charge's shard answers no row)
+    withOrganization();
+    ddb.on(TransactWriteCommand).rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' })).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: [] } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
     // Assess
     expect(result.statusCode).toBe(201);
-    const create = transactions()[0];
-    expect(create).toHaveLength(33);
-    expect(create[0].Update).toMatchObject({ Key: tenantRow, UpdateExpression: 'SET #shards = :shards REMOVE #spend', ExpressionAttributeValues: { ':shards': 32, ':spend': 10, ':updatedAt': '2026-09-01T00:00:00.000Z' } });
-    expect(create[1].Put!.Item).toMatchObject({ ...shardKey(0), spendCents: 10, headroomCents: 3, billingStatus: 'active', policyVersion: 0 });
-    expect(create.slice(1).reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100 - 10);
+    const create = transactions()[1];
+    expect(create).toHaveLength(32);
+    expect(create.every((item) => item.Put?.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+    expect(create.reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100);
+  });
+
+  it('waits while another writer settles the shards (the lease on the row it read) before it charges, and settles nothing itself', async () => {
+    // Prepare: the first two reads of the organization row show a settlement under way
+    withOrganization();
+    let reads = 0;
+    ddb.on(GetCommand, { Key: tenantRow }).callsFake(() => ({ Item: organization((reads += 1) <= 2 ? { spendSettlingUntil: Date.now() + 1_000, spendSettlingHolder: 'other' } : {}) }));
+    carrierSend.mockResolvedValue({ messageSid: SID });
+    // Act
+    const result = await send(request);
+    // Assess: charged once, after the row no longer showed the lease; no lease of its own, no shard read
+    expect(result.statusCode).toBe(201);
+    expect(reads).toBe(3);
+    expect(transactions()).toHaveLength(1);
+    expect(leaseCalls()).toEqual([]);
+    expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
   });
 
   it.each([
@@ -430,7 +437,7 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result)]).toEqual([422, expect.objectContaining({ code: 'carrier_rejected', messageId: storedMessageId(), carrierCode: 21211 })]);
     const failed = transactions()[1];
-    expect(failed[0].Update).toMatchObject({ Key: messageKey(storedMessageId()), ExpressionAttributeValues: expect.objectContaining({ ':status': 'failed', ':reason': 'carrier_rejected', ':code': 21211 }) });
+    expect(failed[0].Update).toMatchObject({ Key: messageKey(storedMessageId()), ExpressionAttributeValues: expect.objectContaining({ ':set_status': 'failed', ':set_failureReason': 'carrier_rejected', ':set_carrierCode': 21211 }) });
     expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
     expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101"},"UpdateExpression');
   });
@@ -450,7 +457,7 @@ describe('POST /messages', () => {
       ExpressionAttributeValues: expect.objectContaining({ ':status': 'opted_out', ':source': 'carrier_opt_out', ':note': 'Carrier refused a send (error 21610)' }),
     });
     const failed = transactions()[transactions().length - 1];
-    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'recipient_opted_out', ':code': 21610 });
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':set_status': 'failed', ':set_failureReason': 'recipient_opted_out', ':set_carrierCode': 21610 });
     expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
   });
 
@@ -463,7 +470,7 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([502, 'carrier_unavailable']);
     const failed = transactions()[1];
-    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':reason': 'carrier_unavailable' });
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':set_status': 'failed', ':set_failureReason': 'carrier_unavailable' });
     expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
   });
 

@@ -14,10 +14,8 @@ const tenantId = '0199a000-0000-7000-8000-000000000001';
 const pk = `T#${tenantId}`;
 /** Each message, sid lookup row and thread is a partition of its own inside the organization's key space. */
 const messageKey = (id: string) => ({ pk: `${pk}#MSG#${id}`, sk: 'MESSAGE' });
-const legacyMessageKey = (id: string) => ({ pk, sk: `MSG#${id}` });
 const sidKey = (sid: string) => ({ pk: `${pk}#MSGSID#${sid}`, sk: 'MSGSID' });
 const threadKey = (number: string) => ({ pk: `${pk}#THREAD#${number}`, sk: 'THREAD' });
-const legacyThreadKey = (number: string) => ({ pk, sk: `THREAD#${number}` });
 const message: Message = {
   id: '0199a000-0000-7000-8000-0000000000e1',
   tenantId,
@@ -91,26 +89,6 @@ describe('storing a message with its thread', () => {
     expect(threadItemOf(0).UpdateExpression).toContain('#lastMessage');
     expect(threadItemOf(1).UpdateExpression).not.toContain('#lastMessage');
     expect(ddb.commandCalls(GetCommand)[1].args[0].input).toMatchObject({ Key: threadKey(message.counterpartNumber), ConsistentRead: true });
-  });
-
-  it('moves a thread kept under its legacy key to its own partition before writing to it, so a conversation stays one row', async () => {
-    // Prepare
-    const legacy = { ...threadRow('0199a000-0000-7000-8000-000000000001'), ...legacyThreadKey(message.counterpartNumber), lastStatus: 'delivered', gsi2pk: `${pk}#THREADS`, gsi2sk: 'x' };
-    ddb
-      .on(GetCommand, { Key: threadKey(message.counterpartNumber) })
-      .resolvesOnce({}) // the message's read: no thread in its own partition yet
-      .resolvesOnce({}) // the move's read: still none, so the legacy row is copied, not added
-      .resolves({ Item: { ...legacy, ...threadKey(message.counterpartNumber) } })
-      .on(GetCommand, { Key: legacyThreadKey(message.counterpartNumber) })
-      .resolves({ Item: legacy });
-    ddb.on(TransactWriteCommand).resolves({});
-    // Act
-    await storeMessage(message);
-    // Assess: the move (delete the legacy row as read, create the new one), then the message
-    const [move, store] = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems!);
-    expect(move[0].Delete).toMatchObject({ Key: legacyThreadKey(message.counterpartNumber), ExpressionAttributeValues: { ':lastId': legacy.lastMessageId, ':count': 3 } });
-    expect(move[1].Put).toMatchObject({ Item: { ...threadKey(message.counterpartNumber), messageCount: 3, unreadCount: 1, lastStatus: 'delivered' }, ConditionExpression: 'attribute_not_exists(pk)' });
-    expect(store[2].Update!.Key).toEqual(threadKey(message.counterpartNumber));
   });
 
   it('reports a carrier retry of a stored sid as a duplicate', async () => {
@@ -209,10 +187,10 @@ describe('delivery status', () => {
       TableName: process.env.TABLE_NAME,
       Key: messageKey(message.id),
       // A known outcome leaves the unsettled worklist; the change's time and the row's sequence number go with it (the event's).
-      UpdateExpression: 'SET #status = :status, #changedAt = :changedAt REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
+      UpdateExpression: 'SET #status = :set_status, #changedAt = :set_changedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeNames: { '#status': 'status', '#changedAt': 'changedAt', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
-      ExpressionAttributeValues: { ':status': 'delivered', ':changedAt': expect.any(Number), ':rowSequenceStep': 1, ':from0': 'queued', ':from1': 'sent' },
+      ExpressionAttributeNames: { '#status': 'status', '#changedAt': 'changedAt', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#sequence': 'sequence' },
+      ExpressionAttributeValues: { ':set_status': 'delivered', ':set_changedAt': expect.any(Number), ':add_sequence': 1, ':from0': 'queued', ':from1': 'sent' },
     });
     expect(threadUpdate.Update).toMatchObject({ Key: threadKey('+14155550101'), ConditionExpression: '#lastMessageId = :id' });
   });
@@ -244,15 +222,15 @@ describe('delivery status', () => {
     const [messageUpdate, refund, thread] = itemsOf(0);
     expect(messageUpdate.Update).toMatchObject({
       UpdateExpression:
-        'SET #status = :status, #changedAt = :changedAt, #reason = :reason, #code = :code, #words = :words, #reportedAt = :reportedAt REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
+        'SET #status = :set_status, #changedAt = :set_changedAt, #failureReason = :set_failureReason, #carrierCode = :set_carrierCode, #carrierMessage = :set_carrierMessage, #carrierReportedAt = :set_carrierReportedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeNames: expect.objectContaining({ '#words': 'carrierMessage', '#reportedAt': 'carrierReportedAt', '#rowSequence': 'sequence' }),
+      ExpressionAttributeNames: expect.objectContaining({ '#carrierMessage': 'carrierMessage', '#carrierReportedAt': 'carrierReportedAt', '#sequence': 'sequence' }),
       ExpressionAttributeValues: expect.objectContaining({
-        ':status': 'failed',
-        ':reason': 'carrier_failed',
-        ':code': 30003,
-        ':words': 'Unreachable destination handset',
-        ':reportedAt': Date.parse('2026-11-21T10:00:05.123Z'),
+        ':set_status': 'failed',
+        ':set_failureReason': 'carrier_failed',
+        ':set_carrierCode': 30003,
+        ':set_carrierMessage': 'Unreachable destination handset',
+        ':set_carrierReportedAt': Date.parse('2026-11-21T10:00:05.123Z'),
         ':from0': 'queued',
         ':from1': 'sent',
       }),
@@ -261,10 +239,9 @@ describe('delivery status', () => {
     expect(thread.Update!.Key).toEqual(threadKey('+14155550101'));
   });
 
-  it('refunds nothing for a failed row that was never charged (written before billing)', async () => {
+  it('refunds nothing for a failed text that cost nothing', async () => {
     // Prepare
-    const { costCents: _cost, ...uncharged } = outbound;
-    ddb.on(GetCommand).resolves({ Item: uncharged });
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, costCents: 0 } });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
     await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
@@ -321,25 +298,6 @@ describe('delivery status', () => {
     expect(itemsOf(0)[1]).toEqual(refundItem(5));
   });
 
-  it('writes a row kept under its legacy key where it is, and refunds a text charged before shards to shard 0', async () => {
-    // Prepare: no spend shard on the row (charged on the organization row, whose spend moved onto shard 0)
-    const { spendShard: _shard, ...legacy } = { ...outbound, ...legacyMessageKey(message.id) };
-    ddb
-      .on(GetCommand)
-      .resolves({})
-      .on(GetCommand, { Key: legacyMessageKey(message.id) })
-      .resolves({ Item: legacy })
-      .on(GetCommand, { Key: { pk, sk: 'TENANT' } })
-      .resolves({ Item: { pk, sk: 'TENANT', id: tenantId, spendShards: 32 } });
-    ddb.on(TransactWriteCommand).resolves({});
-    // Act
-    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
-    // Assess
-    const [messageUpdate, refund] = itemsOf(0);
-    expect(messageUpdate.Update!.Key).toEqual(legacyMessageKey(message.id));
-    expect(refund).toEqual(refundItem(0));
-  });
-
   it('leaves a settled text alone when the sweep comes late', async () => {
     // Prepare: the send recorded the sid, which took the text off the worklist
     const { gsi2pk: _pk, gsi2sk: _sk, ...settled } = { ...outbound, status: 'queued', messageSid: 'SM1' };
@@ -360,8 +318,8 @@ describe('delivery status', () => {
     // Assess
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
     const [messageUpdate, sidRow] = itemsOf(0);
-    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :status, #changedAt = :changedAt, #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep');
-    expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':sid': 'SMfromcallback' });
+    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence');
+    expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':set_messageSid': 'SMfromcallback' });
     expect(sidRow.Put).toMatchObject({ Item: { ...sidKey('SMfromcallback'), messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
   });
 
@@ -375,7 +333,7 @@ describe('delivery status', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  it('finds the message by carrier sid through the lookup row (new, then legacy, then new again), and 404s an unknown sid', async () => {
+  it('finds the message by carrier sid through the lookup row (one read at its key), and 404s an unknown sid', async () => {
     // Prepare
     ddb
       .on(GetCommand)
@@ -392,7 +350,7 @@ describe('delivery status', () => {
     await expect(known).resolves.toMatchObject({ changed: true });
     await expect(unknown).rejects.toMatchObject({ status: 404 });
     const unknownReads = ddb.commandCalls(GetCommand).map((call) => call.args[0].input.Key).filter((key) => JSON.stringify(key).includes('SMunknown'));
-    expect(unknownReads).toEqual([sidKey('SMunknown'), { pk, sk: 'MSGSID#SMunknown' }, sidKey('SMunknown')]);
+    expect(unknownReads).toEqual([sidKey('SMunknown')]);
   });
 });
 
@@ -420,11 +378,11 @@ describe("recording the carrier's sid", () => {
       TableName: process.env.TABLE_NAME,
       Key: messageKey(message.id),
       // The sid shows in the text's events: its write counts in the row's sequence number.
-      UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk ADD #rowSequence :rowSequenceStep',
+      UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       // The same sid again (a callback first, then the send's answer) is harmless.
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))',
-      ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#rowSequence': 'sequence' },
-      ExpressionAttributeValues: { ':sid': 'SM1', ':empty': '', ':rowSequenceStep': 1 },
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))',
+      ExpressionAttributeNames: { '#messageSid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#sequence': 'sequence' },
+      ExpressionAttributeValues: { ':set_messageSid': 'SM1', ':empty': '', ':sid': 'SM1', ':add_sequence': 1 },
     });
   });
 
@@ -450,23 +408,19 @@ describe("recording the carrier's sid", () => {
     expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
   });
 
-  it('reads the row again when it moved between its read and the write (the key-layout migration), and writes it where it is now', async () => {
+  it('reads the row again when another sid won between its read and the write, and reports false', async () => {
     // Prepare
     ddb
       .on(GetCommand)
-      .resolves({})
-      .on(GetCommand, { Key: legacyMessageKey(message.id) })
-      .resolvesOnce({ Item: { ...queuedRow, ...legacyMessageKey(message.id) } })
-      .on(GetCommand, { Key: messageKey(message.id) })
-      .resolvesOnce({})
-      .resolves({ Item: queuedRow });
+      .resolvesOnce({ Item: queuedRow })
+      .resolves({ Item: { ...queuedRow, messageSid: 'SMother' } });
     ddb.on(PutCommand).resolves({});
-    ddb.on(UpdateCommand).rejectsOnce(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' })).resolves({});
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
     // Act
     const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
     // Assess
-    expect(recorded).toBe(true);
-    const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key);
-    expect(keys).toEqual([legacyMessageKey(message.id), messageKey(message.id)]);
+    expect(recorded).toBe(false);
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 2);
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
   });
 });

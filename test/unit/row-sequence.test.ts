@@ -1,29 +1,22 @@
 import { FIRST_ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../lambdas/shared/table/row-sequence';
+import { updateExpression } from '../../lambdas/shared/table/update-expression';
 
 describe('the per-row sequence number', () => {
-  it('adds an ADD clause to an update, keeping its names, values and other clauses', () => {
+  it('adds one to the sequence in the same update, keeping its other parts', () => {
     // Act
-    const update = withRowSequenceBump({
-      TableName: 't',
-      UpdateExpression: 'SET #status = :status REMOVE #gsi2pk',
-      ExpressionAttributeNames: { '#status': 'status', '#gsi2pk': 'gsi2pk' },
-      ExpressionAttributeValues: { ':status': 'sent' },
-    });
+    const update = updateExpression(withRowSequenceBump({ set: { status: 'sent' }, remove: ['gsi2pk'] }));
 
     // Assess
     expect(update).toEqual({
-      TableName: 't',
-      UpdateExpression: 'SET #status = :status REMOVE #gsi2pk ADD #rowSequence :rowSequenceStep',
-      ExpressionAttributeNames: { '#status': 'status', '#gsi2pk': 'gsi2pk', '#rowSequence': 'sequence' },
-      ExpressionAttributeValues: { ':status': 'sent', ':rowSequenceStep': 1 },
+      UpdateExpression: 'SET #status = :set_status REMOVE #gsi2pk ADD #sequence :add_sequence',
+      ExpressionAttributeNames: { '#status': 'status', '#gsi2pk': 'gsi2pk', '#sequence': 'sequence' },
+      ExpressionAttributeValues: { ':set_status': 'sent', ':add_sequence': 1 },
     });
   });
 
-  it('joins an ADD clause the update already has (DynamoDB allows each clause once), and leaves placeholders alone', () => {
-    expect(withRowSequenceBump({ UpdateExpression: 'ADD #count :one SET #address = :a' }).UpdateExpression).toBe(
-      'ADD #rowSequence :rowSequenceStep, #count :one SET #address = :a',
-    );
-    expect(withRowSequenceBump({ UpdateExpression: 'SET #ADDRESS = :a' }).UpdateExpression).toBe('SET #ADDRESS = :a ADD #rowSequence :rowSequenceStep');
+  it('joins the ADD the update already has (DynamoDB allows each clause once)', () => {
+    // Act + Assess
+    expect(updateExpression(withRowSequenceBump({ add: { count: 1 } })).UpdateExpression).toBe('ADD #count :add_count, #sequence :add_sequence');
   });
 
   it('starts new rows at 1 and reads rows written before it as 0', () => {

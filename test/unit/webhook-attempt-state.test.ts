@@ -14,7 +14,7 @@ const endpointId = '0199a000-0000-7000-8000-0000000000e1';
 const at = new Date('2026-11-21T12:00:00.000Z');
 
 const endpoint: WebhookEndpoint = { id: endpointId, tenantId, url: 'https://hooks.example.com/in', events: ['sms.received'], secret: 'whsec_test', createdAt: at.toISOString(), disabledAt: null, disabledReason: null, failingSince: null, previousSecret: null, previousSecretExpiresAt: null };
-const tenant = { id: tenantId, name: 'Acme', slug: 'acme', plan: 'pro', smsNumber: null, numbers: [], billingStatus: 'active', spendingLimitCents: null, spendCents: 0, approvedHosts: ['hooks.example.com'], createdAt: at.toISOString(), updatedAt: at.toISOString() } as Tenant;
+const tenant = { id: tenantId, name: 'Acme', slug: 'acme', plan: 'pro', smsNumber: null, numbers: [], billingStatus: 'active', spendingLimitCents: null, smsRateCents: 1, spendCents: 0, approvedHosts: ['hooks.example.com'], createdAt: at.toISOString(), updatedAt: at.toISOString() } as Tenant;
 
 describe('readAttemptState', () => {
   it('reads endpoint and organization in one strongly consistent BatchGetItem, all keys inside the organization', async () => {

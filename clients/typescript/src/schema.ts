@@ -571,7 +571,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 call: components["schemas"]["Call"];
@@ -591,7 +591,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 message: components["schemas"]["Message"];
@@ -611,7 +611,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 voicemail: {
@@ -643,7 +643,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /**
@@ -674,7 +674,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /**
@@ -718,7 +718,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /** Format: uuid */

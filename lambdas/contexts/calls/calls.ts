@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
@@ -8,6 +8,8 @@ import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/k
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE, withRowSequenceBump } from '../../shared/table/row-sequence';
+import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
+import { attributeOfItem, updateExpression, type Condition, type UpdateParts } from '../../shared/table/update-expression';
 import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
@@ -325,70 +327,42 @@ async function insertCall(tenantId: string, providerCallSid: string, change: Cal
 async function applyLegChange(tenantId: string, callId: string, change: CallLegChange, contactId: string | null, fresh: boolean): Promise<void> {
   const key = callKey(tenantId, callId);
   if (!fresh) {
-    await updateIf(key, classificationUpdate(tenantId, change.classification, contactId));
+    const classified = classificationUpdate(tenantId, change.classification, contactId);
+    await updateIf(key, classified, { expression: '#classRank < :rank', values: { ':rank': change.classification.rank } });
     if (change.progress) {
-      await updateIf(key, {
-        UpdateExpression: 'SET #status = :status, #statusRank = :rank',
-        ConditionExpression: '#statusRank < :rank',
-        ExpressionAttributeNames: { '#status': 'status', '#statusRank': 'statusRank' },
-        ExpressionAttributeValues: { ':status': change.progress, ':rank': callStatusRank(change.progress) },
-      });
+      const rank = callStatusRank(change.progress);
+      await updateIf(key, { set: { status: change.progress, statusRank: rank } }, { expression: '#statusRank < :rank', values: { ':rank': rank } });
     }
   }
   if (change.answeredAt) {
-    const answered = await updateIf(key, {
-      UpdateExpression: 'SET #answeredAt = :at',
-      ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#answeredAt) OR #answeredAt > :at)`,
-      ExpressionAttributeNames: { '#answeredAt': 'answeredAt' },
-      ExpressionAttributeValues: { ':at': change.answeredAt.toISOString() },
-    });
+    const at = change.answeredAt.toISOString();
+    const answered = await updateIf(key, { set: { answeredAt: at } }, { expression: `${CONDITION.rowExists} AND (attribute_not_exists(#answeredAt) OR #answeredAt > :at)`, values: { ':at': at } });
     // The call had ended as unanswered before this (concurrent) proof of an answer arrived: the
     // row takes the status the provider reported. Terminal to terminal, so no second event.
     if (answered) {
-      await updateIf(key, {
-        UpdateExpression: 'SET #status = #statusIfAnswered REMOVE #statusIfAnswered',
-        ConditionExpression: 'attribute_exists(#statusIfAnswered)',
-        ExpressionAttributeNames: { '#status': 'status', '#statusIfAnswered': 'statusIfAnswered' },
-      });
+      await updateIf(key, { set: { status: attributeOfItem('statusIfAnswered') }, remove: ['statusIfAnswered'] }, { expression: 'attribute_exists(#statusIfAnswered)' });
     }
   }
   if (change.agentId) {
-    await updateIf(key, {
-      UpdateExpression: 'SET #agentId = :agentId, #agentAt = :at',
-      ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#agentAt) OR #agentAt > :at)`,
-      ExpressionAttributeNames: { '#agentId': 'agentId', '#agentAt': 'agentAt' },
-      ExpressionAttributeValues: { ':agentId': change.agentId, ':at': (change.answeredAt ?? change.at).toISOString() },
-    });
+    const at = (change.answeredAt ?? change.at).toISOString();
+    await updateIf(key, { set: { agentId: change.agentId, agentAt: at } }, { expression: `${CONDITION.rowExists} AND (attribute_not_exists(#agentAt) OR #agentAt > :at)`, values: { ':at': at } });
   }
   if (change.end) await endCall(key, change.end);
 }
 
-function classificationUpdate(tenantId: string, c: CallClassification, contactId: string | null): Omit<UpdateCommandInput, 'TableName' | 'Key'> {
+function classificationUpdate(tenantId: string, c: CallClassification, contactId: string | null): UpdateParts {
   return {
-    UpdateExpression:
-      'SET #direction = :direction, #isInternal = :isInternal, #fromNumber = :fromNumber, #toNumber = :toNumber, ' +
-      `#gsi1pk = :gsi1pk, #classRank = :rank, #outcomeLeg = :outcomeLeg${contactId ? ', #contactId = :contactId' : ' REMOVE #contactId'}`,
-    ConditionExpression: '#classRank < :rank',
-    ExpressionAttributeNames: {
-      '#direction': 'direction',
-      '#isInternal': 'isInternal',
-      '#fromNumber': 'fromNumber',
-      '#toNumber': 'toNumber',
-      '#gsi1pk': GSIS.gsi1.partitionKey,
-      '#classRank': 'classRank',
-      '#outcomeLeg': 'outcomeLeg',
-      '#contactId': 'contactId',
+    set: {
+      direction: c.direction,
+      isInternal: c.isInternal,
+      fromNumber: c.fromNumber,
+      toNumber: c.toNumber,
+      [GSIS.gsi1.partitionKey]: byDirectionPk(tenantId, c.direction),
+      classRank: c.rank,
+      outcomeLeg: c.outcomeLeg,
+      contactId: contactId ?? undefined,
     },
-    ExpressionAttributeValues: {
-      ':direction': c.direction,
-      ':isInternal': c.isInternal,
-      ':fromNumber': c.fromNumber,
-      ':toNumber': c.toNumber,
-      ':gsi1pk': byDirectionPk(tenantId, c.direction),
-      ':rank': c.rank,
-      ':outcomeLeg': c.outcomeLeg,
-      ...(contactId && { ':contactId': contactId }),
-    },
+    remove: contactId ? [] : ['contactId'],
   };
 }
 
@@ -399,51 +373,49 @@ function classificationUpdate(tenantId: string, c: CallClassification, contactId
 async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLegChange['end']>): Promise<void> {
   const at = end.endedAt.toISOString();
   const write = (status: string, answered?: boolean) =>
-    updateIf(key, {
-      UpdateExpression:
-        `SET #status = :status, #statusRank = :terminal, #endedAt = :at, #changedAt = :changedAt${end.durationSec === null ? '' : ', #durationSec = :durationSec'}` +
-        (answered === false ? ', #statusIfAnswered = :reported' : ''),
-      ConditionExpression: [
-        '#statusRank < :terminal',
-        ...(end.onlyIfOutcomeLeg ? ['#outcomeLeg = :outcomeLeg'] : []),
-        ...(answered === undefined ? [] : [answered ? 'attribute_exists(#answeredAt)' : 'attribute_not_exists(#answeredAt)']),
-      ].join(' AND '),
-      ExpressionAttributeNames: {
-        '#status': 'status',
-        '#statusRank': 'statusRank',
-        '#endedAt': 'endedAt',
-        '#changedAt': CHANGED_AT,
-        ...(end.durationSec !== null && { '#durationSec': 'durationSec' }),
-        ...(end.onlyIfOutcomeLeg && { '#outcomeLeg': 'outcomeLeg' }),
-        ...(answered !== undefined && { '#answeredAt': 'answeredAt' }),
-        ...(answered === false && { '#statusIfAnswered': 'statusIfAnswered' }),
+    updateIf(
+      key,
+      {
+        set: {
+          status,
+          statusRank: TERMINAL_RANK,
+          endedAt: at,
+          // The terminal status is the call.completed event: its time, to the millisecond.
+          [CHANGED_AT]: Date.now(),
+          durationSec: end.durationSec ?? undefined,
+          statusIfAnswered: answered === false ? end.status : undefined,
+        },
       },
-      ExpressionAttributeValues: {
-        ':status': status,
-        ':terminal': TERMINAL_RANK,
-        ':at': at,
-        // The terminal status is the call.completed event: its time, to the millisecond.
-        ':changedAt': Date.now(),
-        ...(end.durationSec !== null && { ':durationSec': end.durationSec }),
-        ...(end.onlyIfOutcomeLeg && { ':outcomeLeg': end.onlyIfOutcomeLeg }),
-        ...(answered === false && { ':reported': end.status }),
+      {
+        expression: [
+          '#statusRank < :terminal',
+          ...(end.onlyIfOutcomeLeg ? ['#outcomeLeg = :outcomeLeg'] : []),
+          ...(answered === undefined ? [] : [answered ? 'attribute_exists(#answeredAt)' : 'attribute_not_exists(#answeredAt)']),
+        ].join(' AND '),
+        names: { '#statusRank': 'statusRank', ...(end.onlyIfOutcomeLeg && { '#outcomeLeg': 'outcomeLeg' }), ...(answered !== undefined && { '#answeredAt': 'answeredAt' }) },
+        values: { ':terminal': TERMINAL_RANK, ...(end.onlyIfOutcomeLeg && { ':outcomeLeg': end.onlyIfOutcomeLeg }) },
       },
-    });
-  if (!end.unansweredStatus) {
+    );
+  const unanswered = end.unansweredStatus;
+  if (!unanswered) {
     await write(end.status);
     return;
   }
-  // Two rounds: an answer landing between the two writes fails both conditions once.
-  for (let round = 0; round < 2; round += 1) {
-    if ((await write(end.status, true)) || (await write(end.unansweredStatus, false))) return;
-  }
+  // Both writes refused: the row already knows its end (a repeated callback), or an answer landed
+  // between the two, which one more round decides. Refused twice, it is the former.
+  await optimisticRounds(END_ROUNDS, async (round) =>
+    (await write(end.status, true)) || (await write(unanswered, false)) || round === END_ROUNDS.rounds - 1 ? true : LOST_RACE,
+  );
 }
 
+/** Rounds of ending a call whose answer may land between the "answered" and the "not answered" write. */
+const END_ROUNDS = { what: 'end a call', rounds: 2 };
+
 /** True when written; false when the condition said the row already knows as much or more. */
-async function updateIf(key: ReturnType<typeof callKey>, update: Omit<UpdateCommandInput, 'TableName' | 'Key'>): Promise<boolean> {
+async function updateIf(key: ReturnType<typeof callKey>, parts: UpdateParts, condition: Condition): Promise<boolean> {
   try {
     // Every fact a call row learns may show in its call.completed event: each write counts in its sequence number.
-    await dynamo.send(new UpdateCommand(withRowSequenceBump({ TableName: TABLE_NAME, Key: key, ...update })));
+    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, ...updateExpression(withRowSequenceBump(parts), condition) }));
     return true;
   } catch (err) {
     if (isConditionalCheckFailed(err)) return false;

@@ -1,10 +1,11 @@
-import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { uuidv7 } from '../../shared/ids';
 import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { updateExpression, type Condition, type UpdateExpression } from '../../shared/table/update-expression';
 
 /**
  * Voicemails: one row per recorded call leg, keyed by that leg's provider sid so the recording
@@ -56,17 +57,11 @@ export async function getVoicemail(tenantId: string, providerCallSid: string): P
 
 type Fields = Record<string, unknown>;
 
-/** SET a = :a for `set`, a = if_not_exists(a, :a) for `keep` (first writer wins: id, createdAt). */
-function upsertExpression(set: Fields, keep: Fields): Pick<UpdateCommandInput, 'UpdateExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> {
-  const defined = (fields: Fields) => Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);
-  const s = defined(set);
-  const k = defined(keep);
+/** `set` written, `keep` written only where absent (first writer wins: id, createdAt); a fact not known (null) is left as it is. */
+function upsertExpression(set: Fields, keep: Fields, condition?: Condition): UpdateExpression {
+  const known = (fields: Fields) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
   // Each fact may show in the voicemail.received event: every write counts in the row's sequence number.
-  return withRowSequenceBump({
-    UpdateExpression: `SET ${[...s.map(([n]) => `#${n} = :${n}`), ...k.map(([n]) => `#${n} = if_not_exists(#${n}, :${n})`)].join(', ')}`,
-    ExpressionAttributeNames: Object.fromEntries([...s, ...k].map(([n]) => [`#${n}`, n])),
-    ExpressionAttributeValues: Object.fromEntries([...s, ...k].map(([n, v]) => [`:${n}`, v])),
-  });
+  return updateExpression(withRowSequenceBump({ set: known(set), setIfAbsent: known(keep) }), condition);
 }
 
 async function upsert(tenantId: string, providerCallSid: string, set: Fields, keep: Fields, createdAt: Date): Promise<void> {
@@ -119,11 +114,9 @@ export async function recordVoicemailTranscript(
  */
 export async function attachCallToVoicemail(tenantId: string, providerCallSid: string, parties: VoicemailParties): Promise<void> {
   const fields = partyFields(parties);
-  const expression = upsertExpression(fields.set, fields.keep);
+  const expression = upsertExpression(fields.set, fields.keep, { expression: CONDITION.rowExists });
   try {
-    await dynamo.send(
-      new UpdateCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ...expression, ConditionExpression: CONDITION.rowExists }),
-    );
+    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ...expression }));
   } catch (err) {
     if (isConditionalCheckFailed(err)) return; // no voicemail on this call
     throw err;
@@ -135,22 +128,16 @@ export async function attachCallToVoicemail(tenantId: string, providerCallSid: s
 async function markReadyIfComplete(tenantId: string, providerCallSid: string): Promise<void> {
   try {
     await dynamo.send(
-      new UpdateCommand(withRowSequenceBump({
+      new UpdateCommand({
         TableName: TABLE_NAME,
         Key: voicemailKey(tenantId, providerCallSid),
         // The flip is the voicemail.received event: its time, to the millisecond (CHANGED_AT).
-        UpdateExpression: 'SET #recordingReady = :true, #changedAt = :changedAt',
-        ConditionExpression:
-          '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND #recordingReady = :false',
-        ExpressionAttributeNames: {
-          '#recordingReady': 'recordingReady',
-          '#recordingCompleted': 'recordingCompleted',
-          '#fromNumber': 'fromNumber',
-          '#toNumber': 'toNumber',
-          '#changedAt': CHANGED_AT,
-        },
-        ExpressionAttributeValues: { ':true': true, ':false': false, ':changedAt': Date.now() },
-      })),
+        ...updateExpression(withRowSequenceBump({ set: { recordingReady: true, [CHANGED_AT]: Date.now() } }), {
+          expression: '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND #recordingReady = :false',
+          names: { '#recordingCompleted': 'recordingCompleted', '#fromNumber': 'fromNumber', '#toNumber': 'toNumber' },
+          values: { ':true': true, ':false': false },
+        }),
+      }),
     );
   } catch (err) {
     if (!isConditionalCheckFailed(err)) throw err; // not complete yet, or already ready

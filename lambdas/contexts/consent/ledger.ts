@@ -1,6 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { batchGetItems } from '../../shared/table/batch-get';
 import { str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 
@@ -142,13 +141,3 @@ export async function consentOf(tenantId: string, number: string): Promise<Conse
   return fromItem(Item);
 }
 
-/**
- * The consent of several numbers in one read per 100 numbers (a page of contacts): cost bounded
- * by the page. Numbers without a row are `unknown`.
- */
-export async function consentsOf(tenantId: string, numbers: readonly string[]): Promise<Map<string, Consent>> {
-  const unique = [...new Set(numbers)];
-  const rows = await batchGetItems(unique.map((n) => consentKey(tenantId, n)), { consistentRead: true });
-  const found = new Map(rows.map((item) => [item.number as string, fromItem(item)]));
-  return new Map(unique.map((n) => [n, found.get(n) ?? NO_CONSENT_RECORDED]));
-}

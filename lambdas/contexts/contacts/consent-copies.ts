@@ -1,8 +1,8 @@
-import { TemporarilyUnavailableError } from '../../shared/errors';
+import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, failedCondition, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { consentAttributes, consentChangeUpdate, consentOfChange, ledgerSnapshot, type Consent, type ConsentChange } from '../consent/ledger';
+import { CONDITION, failedCondition, transactWrite, type CancellationReason, type TransactItem } from '../../shared/table/dynamo';
+import { consentAttributes, consentChangeUpdate, consentOfChange, type Consent, type ConsentChange } from '../consent/ledger';
 import { contactKey, numberClaimKey } from './contacts';
 
 /**
@@ -54,40 +54,16 @@ function consentCopyUpdate(tenantId: string, contactId: string, number: string, 
 export const consentChangeIsStale = (reasons: CancellationReason[]): boolean => failedCondition(reasons, 0) !== undefined;
 
 /** Rounds of reading the holder again when the number moved between the read and the write. */
-const ROUNDS = 4;
+const HOLDER_ROUNDS = { what: 'record a consent change: the number kept moving between contacts', rounds: 4 };
 
 /**
- * Records a change on its own (a carrier's opt-out code, the consent backfill), with the holder's
+ * Records a change on its own (a carrier's opt-out code), with the holder's
  * copy. False when a later change is on record.
  */
 export async function recordConsentChange(tenantId: string, number: string, change: ConsentChange): Promise<boolean> {
-  for (let round = 0; round < ROUNDS; round += 1) {
+  return optimisticRounds(HOLDER_ROUNDS, async () => {
     const reasons = await transactWrite(await consentChangeWrites(tenantId, number, change));
     if (!reasons) return true;
-    if (consentChangeIsStale(reasons)) return false;
-  }
-  throw new TemporarilyUnavailableError('recordConsentChange: the number kept moving between contacts');
-}
-
-/**
- * The key-layout migration's step for a contact row: its number's ledger row copied onto it,
- * guarded on the row still holding the number, with the ledger checked unchanged. Rows written
- * before contacts carried copies have none; rows written before the ledger existed carry the
- * consent they stored then, which later changes (recorded in the ledger alone) left stale: both
- * are compared with the ledger, not trusted for having the attributes. Idempotent: a row whose
- * copy equals the ledger is left alone.
- */
-export async function copyConsentOntoContact(row: Item): Promise<'copied' | 'alreadyCopied'> {
-  const tenantId = row.tenantId as string;
-  const number = row.normalizedNumber;
-  if (typeof number !== 'string') return 'alreadyCopied';
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const { consent, unchanged } = await ledgerSnapshot(tenantId, number);
-    if (Object.entries(consentAttributes(consent)).every(([name, value]) => (row[name] ?? null) === value)) return 'alreadyCopied';
-    const reasons = await transactWrite([consentCopyUpdate(tenantId, row.id as string, number, consent), unchanged]);
-    if (!reasons) return 'copied';
-    // The row is gone or holds another number (the write that moved it copied that number's consent).
-    if (failedCondition(reasons, 0)) return 'alreadyCopied';
-  }
-  throw new Error(`copyConsentOntoContact: the consent of contact ${String(row.id)} kept changing; run the migration again`);
+    return consentChangeIsStale(reasons) ? false : LOST_RACE;
+  });
 }

@@ -8,7 +8,7 @@ import { PREFIX, sortKeyStartsWith, tenantPk, tenantScopedPk } from '../../share
 import { queryPage, type Page } from '../../shared/table/paging';
 import { isContention } from '../../shared/table/contention';
 import { GSIS } from '../../shared/table/table-schema';
-import { consentAttributes, consentsOf, ledgerSnapshot, NO_CONSENT_RECORDED, type Consent } from '../consent/ledger';
+import { consentAttributes, ledgerSnapshot, type Consent } from '../consent/ledger';
 import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
 import { indexedEntriesOf, insertIndex, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
@@ -60,28 +60,6 @@ export function toItem(contact: Contact): Item {
   };
 }
 
-/** Rows written before contacts carried their consent have none until the key-layout migration copies it. */
-const hasConsentCopy = (item: Item): boolean => typeof item.consentStatus === 'string';
-
-/**
- * Contacts from their rows, as the API shows them. A row without its consent copy (written before
- * the copies, not yet migrated) gets its number's consent from the ledger: one BatchGetItem for
- * those rows alone, none once the migration has run.
- */
-async function contactsOf(tenantId: string, rows: Item[]): Promise<Contact[]> {
-  const contacts = rows.map(fromItem);
-  if (rows.every(hasConsentCopy)) return contacts;
-  const fromLedger = await withLedgerConsent(tenantId, contacts.filter((_, i) => !hasConsentCopy(rows[i])));
-  return contacts.map((contact, i) => (hasConsentCopy(rows[i]) ? contact : fromLedger.shift()!));
-}
-
-/** The contacts with their numbers' consent read from the ledger (one BatchGetItem). */
-async function withLedgerConsent(tenantId: string, contacts: Contact[]): Promise<Contact[]> {
-  const numbers = contacts.map((contact) => contact.normalizedNumber).filter((n): n is string => n !== null);
-  const consents = numbers.length > 0 ? await consentsOf(tenantId, numbers) : new Map<string, Consent>();
-  return contacts.map((contact) => ({ ...contact, ...withConsentFields((contact.normalizedNumber && consents.get(contact.normalizedNumber)) || NO_CONSENT_RECORDED) }));
-}
-
 const withConsentFields = (consent: Consent): Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'> =>
   consentAttributes(consent) as Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'>;
 
@@ -100,7 +78,7 @@ export function fromItem(item: Item): Contact {
     normalizedNumber: str(item.normalizedNumber),
     isAutoCreated: item.isAutoCreated === true,
     source: item.source as Contact['source'],
-    consentStatus: (item.consentStatus as Contact['consentStatus']) ?? 'unknown',
+    consentStatus: item.consentStatus as Contact['consentStatus'],
     consentSource: str(item.consentSource),
     consentAt: str(item.consentAt),
     consentNote: str(item.consentNote),
@@ -147,15 +125,15 @@ const manualContact = (tenantId: string, input: CreateContactInput, now: Date): 
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId) }));
   if (!Item) throw new NotFoundError('Contact');
-  return (await contactsOf(tenantId, [Item]))[0];
+  return fromItem(Item);
 }
 
 /** The stored row and the search entries it is filed under, for writes that change them. */
-async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<{ contact: Contact; indexed: IndexedEntries; row: Item }> {
+async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<{ contact: Contact; indexed: IndexedEntries }> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }));
   if (!Item) throw new NotFoundError('Contact');
   const contact = fromItem(Item);
-  return { contact, indexed: indexedEntriesOf(Item, contact), row: Item };
+  return { contact, indexed: indexedEntriesOf(Item, contact) };
 }
 
 /** `SET searchIndex` with the other attributes a write sets, when its entries change. */
@@ -277,7 +255,7 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }));
   // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than answering 404.
   if (!Item) throw new ClaimMoved();
-  return (await contactsOf(tenantId, [Item]))[0];
+  return fromItem(Item);
 }
 
 /** POST /contacts: create (201), adopt the auto-created row (200), or 409 naming the holder. */
@@ -333,7 +311,7 @@ export async function listContacts(tenantId: string, input: ListContactsInput): 
 
 /** Contacts by id, in one BatchGetItem per 100: those deleted meanwhile are missing. */
 async function readContacts(tenantId: string, contactIds: readonly string[]): Promise<Contact[]> {
-  return contactsOf(tenantId, await batchGetItems(contactIds.map((id) => contactKey(tenantId, id))));
+  return (await batchGetItems(contactIds.map((id) => contactKey(tenantId, id)))).map(fromItem);
 }
 
 async function listContactRows(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
@@ -361,7 +339,7 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
     fromItem: (item) => item,
     idOf: (item) => item.id as string,
   });
-  return { ...page, items: await contactsOf(tenantId, page.items) };
+  return { ...page, items: page.items.map(fromItem) };
 }
 
 /** PATCH /contacts/{id}: only the given fields change; a new number moves the claim atomically. */
@@ -374,7 +352,7 @@ const touchesSearch = (patch: UpdateContactInput): boolean =>
 
 async function applyUpdate(tenantId: string, contactId: string, patch: UpdateContactInput, now: Date): Promise<Contact> {
   for (let round = 0; round < 4; round += 1) {
-    const { contact: current, indexed, row } = await readContactRow(tenantId, contactId);
+    const { contact: current, indexed } = await readContactRow(tenantId, contactId);
     const next: Contact = {
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -382,7 +360,6 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
     };
     if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
     const search = reindex(tenantId, contactId, indexed, next);
-    // A row never indexed (before the backfill) is indexed by the first PATCH of a searched field.
     const searchChanges = touchesSearch(patch) && search.changed;
     // Only the fields this PATCH writes: a value derived from the rest of `current` would
     // overwrite what a concurrent writer (an adoption, another PATCH) just set.
@@ -410,7 +387,7 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
             ReturnValues: 'ALL_NEW',
           }),
         );
-        return (await contactsOf(tenantId, [Attributes as Item]))[0];
+        return fromItem(Attributes as Item);
       } catch (err) {
         if (isConditionalCheckFailed(err)) continue; // deleted or renumbered meanwhile: look again
         throw err;
@@ -434,7 +411,7 @@ async function applyUpdate(tenantId: string, contactId: string, patch: UpdateCon
     // The row as this write left it: its conditions held the number, the named flag and the search
     // fields as read. A read after it could show a later writer's row instead (an adoption that
     // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
-    if (!reasons) return ledger || hasConsentCopy(row) ? next : (await withLedgerConsent(tenantId, [next]))[0];
+    if (!reasons) return next;
     const taken = numberMoves ? failedCondition(reasons, claimMoves.length) : undefined;
     // Held by this very contact: a concurrent PATCH moved it there first; the next round sees no move.
     if (taken?.item && taken.item.contactId !== contactId) throw new ContactConflictError(taken.item.contactId as string);

@@ -26,13 +26,11 @@ export const searchRowKey = (tenantId: string, token: string, contactId: string)
 export const fingerprintOf = (tokens: readonly string[]): string =>
   createHash('sha256').update([...tokens].sort().join(' ')).digest('base64url').slice(0, 16);
 
-/** The entries a stored contact row's search rows hold: none while it was never indexed (before the backfill). */
+/** The entries a contact's search rows hold: none (fingerprint null) for a contact not yet stored. */
 export type IndexedEntries = { tokens: string[]; fingerprint: string | null };
 
-export function indexedEntriesOf(row: Item, fields: SearchFields): IndexedEntries {
-  const fingerprint = typeof row[SEARCH_INDEX_ATTRIBUTE] === 'string' ? (row[SEARCH_INDEX_ATTRIBUTE] as string) : null;
-  return { tokens: fingerprint === null ? [] : searchIndexOf(fields).tokens, fingerprint };
-}
+export const indexedEntriesOf = (row: Item, fields: SearchFields): IndexedEntries =>
+  ({ tokens: searchIndexOf(fields).tokens, fingerprint: row[SEARCH_INDEX_ATTRIBUTE] as string });
 
 
 /** What a write of a contact does to its search rows. */
@@ -41,7 +39,7 @@ export type Reindex = {
   writes: TransactItem[];
   /** The fingerprint to store on the contact row with them. */
   fingerprint: string;
-  /** Whether anything changes (a row never indexed always does). */
+  /** Whether anything changes (a new contact always does). */
   changed: boolean;
   /** The condition on the contact row: it still holds the entries `was` describes. */
   guard: { expression: string; names: Record<string, string>; values: Record<string, unknown> };

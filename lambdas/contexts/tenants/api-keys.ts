@@ -8,13 +8,11 @@ import { findByIdIndex } from '../../shared/table/id-index';
 import { API_KEY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
+import { API_KEY_MARKER } from './api-key-format';
 import { effectiveScopes, SCOPES, type Scope } from './scopes';
 
-/** Visible marker of our keys, so a leaked key is recognisable by secret scanners. */
-export const API_KEY_MARKER = 'cct_';
 /** How many leading characters of a key are kept and shown (`prefix` in GET /me). */
 const VISIBLE_PREFIX_LENGTH = 12;
-const KEY_PATTERN = /^cct_[A-Za-z0-9_-]{43}$/;
 
 /**
  * An API key row, stored under the SHA-256 of the key. Keys carry 256 random bits, so a fast
@@ -31,13 +29,6 @@ export type ApiKeyRecord = {
   revokedAt: string | null;
   /** The key that replaced this one by `key rotate`; this one then expires at the end of the grace period. */
   replacedBy: string | null;
-  /**
-   * Which API Gateway key meters it in a deployed stage's usage plan: `bucket`, one of the few the
-   * stack creates (every key issued since buckets exist); `own`, the per-key `usage-<id>` API key
-   * the operator CLI used to create, until `usage-plan migrate` moves the key to its bucket
-   * (lambdas/handlers/authorizer/usage-plan-keys.ts). Rows without the attribute are `own`.
-   */
-  usagePlanKey: 'bucket' | 'own';
 };
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
@@ -54,8 +45,6 @@ export function apiKeyState(record: ApiKeyRecord, now: Date): ApiKeyState {
   return record.replacedBy !== null ? 'rotating_out' : 'active';
 }
 
-export const looksLikeApiKey = (value: string): boolean => KEY_PATTERN.test(value);
-
 export function generateApiKey(): { key: string; hash: string; prefix: string } {
   const key = `${API_KEY_MARKER}${randomBytes(32).toString('base64url')}`;
   return { key, hash: hashApiKey(key), prefix: key.slice(0, VISIBLE_PREFIX_LENGTH) };
@@ -63,7 +52,7 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
 
 const keyOfHash = (hash: string) => ({ pk: `${PREFIX.apiKeyHash}${hash}`, sk: API_KEY_SK });
 
-/** The gsi3 entry that lists a key under its organization; keys issued before it existed get it when rotated or revoked. */
+/** The gsi3 entry that lists a key under its organization (`key list`). */
 const tenantListing = (tenantId: string, keyId: string) => ({
   [GSIS.gsi3.partitionKey]: tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant),
   [GSIS.gsi3.sortKey]: keyId,
@@ -91,7 +80,6 @@ function fromItem(item: Item): ApiKeyRecord {
     createdAt: item.createdAt as string,
     revokedAt: str(item.revokedAt),
     replacedBy: str(item.replacedBy),
-    usagePlanKey: item.usagePlanKey === 'bucket' ? 'bucket' : 'own',
   };
 }
 
@@ -116,7 +104,6 @@ function newApiKey(input: CreateApiKeyInput, id: string, now: Date) {
     createdAt: nowIso(now),
     revokedAt: null,
     replacedBy: null,
-    usagePlanKey: 'bucket',
   };
   return { key, hash, apiKey };
 }
@@ -145,20 +132,14 @@ export async function revokeApiKey(keyId: string, now = new Date()): Promise<Api
     new UpdateCommand({
       TableName: TABLE_NAME,
       Key: { pk: found.pk, sk: found.sk },
-      UpdateExpression: 'SET revokedAt = :now, #gsi3pk = :listPk, #gsi3sk = :listSk',
+      UpdateExpression: 'SET revokedAt = :now',
       ConditionExpression: CONDITION.rowExists,
-      ExpressionAttributeNames: { '#gsi3pk': GSIS.gsi3.partitionKey, '#gsi3sk': GSIS.gsi3.sortKey },
-      ExpressionAttributeValues: { ':now': nowIso(now), ...listingValues(found.tenantId as string, keyId) },
+      ExpressionAttributeValues: { ':now': nowIso(now) },
       ReturnValues: 'ALL_NEW',
     }),
   );
   return fromItem(Attributes as Item);
 }
-
-const listingValues = (tenantId: string, keyId: string) => {
-  const listing = tenantListing(tenantId, keyId);
-  return { ':listPk': listing[GSIS.gsi3.partitionKey], ':listSk': listing[GSIS.gsi3.sortKey] };
-};
 
 export type RotateApiKeyInput = { graceSeconds: number; expiresAt?: string | null };
 
@@ -190,11 +171,10 @@ export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now 
             Update: {
               TableName: TABLE_NAME,
               Key: { pk: found.pk, sk: found.sk },
-              UpdateExpression: 'SET expiresAt = :expiresAt, replacedBy = :newId, #gsi3pk = :listPk, #gsi3sk = :listSk',
+              UpdateExpression: 'SET expiresAt = :expiresAt, replacedBy = :newId',
               // A concurrent rotation or revocation wins; this one changes nothing.
-              ConditionExpression: `${CONDITION.rowExists} AND revokedAt = :null AND (attribute_not_exists(replacedBy) OR replacedBy = :null)`,
-              ExpressionAttributeNames: { '#gsi3pk': GSIS.gsi3.partitionKey, '#gsi3sk': GSIS.gsi3.sortKey },
-              ExpressionAttributeValues: { ':expiresAt': oldExpiresAt, ':newId': apiKey.id, ':null': null, ...listingValues(old.tenantId, old.id) },
+              ConditionExpression: `${CONDITION.rowExists} AND revokedAt = :null AND replacedBy = :null`,
+              ExpressionAttributeValues: { ':expiresAt': oldExpiresAt, ':newId': apiKey.id, ':null': null },
             },
           },
         ],
@@ -207,28 +187,7 @@ export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now 
   return { key, apiKey, replaced: { ...old, expiresAt: oldExpiresAt, replacedBy: apiKey.id } };
 }
 
-/**
- * Moves a key issued with its own usage-plan key to its bucket (`usage-plan migrate`): from the
- * next authorizer decision on, it is metered by its bucket and its own API Gateway key can go.
- * False when no such key exists.
- */
-export async function moveToUsagePlanBucket(keyId: string): Promise<boolean> {
-  const found = await findByIdIndex(PREFIX.apiKeyId, keyId);
-  if (!found) return false;
-  if (found.usagePlanKey === 'bucket') return true;
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: { pk: found.pk, sk: found.sk },
-      UpdateExpression: 'SET usagePlanKey = :bucket',
-      ConditionExpression: CONDITION.rowExists,
-      ExpressionAttributeValues: { ':bucket': 'bucket' },
-    }),
-  );
-  return true;
-}
-
-/** The organization's keys, oldest first (ids are time-ordered). Keys issued before the listing existed appear once rotated or revoked. */
+/** The organization's keys, oldest first (ids are time-ordered). */
 export async function listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {
   const items = await queryAll({
     IndexName: GSIS.gsi3.indexName,

@@ -1,4 +1,5 @@
-import { findApiKeyByHash, hashApiKey, isExpired, looksLikeApiKey, type ApiKeyRecord } from './api-keys';
+import { apiKeyOfAuthorizationHeader } from './api-key-format';
+import { findApiKeyByHash, hashApiKey, isExpired } from './api-keys';
 import { UnauthorizedError } from './errors';
 import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
 import { getTenant } from './tenants';
@@ -11,17 +12,10 @@ export type Principal = {
 };
 
 export type AuthDecision =
-  /** `usagePlanKey`: which API Gateway key meters the key in a deployed stage (ApiKeyRecord). */
-  | { effect: 'allow'; principal: Principal; usagePlanKey: ApiKeyRecord['usagePlanKey'] }
+  | { effect: 'allow'; principal: Principal }
   | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
 
 const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
-
-/** The key of `Authorization: Bearer <key>`, or undefined when the header is not that. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header ?? '');
-  return match?.[1];
-}
 
 /**
  * The whole authorizer decision: key hash -> key row -> organization. Missing, malformed,
@@ -29,8 +23,10 @@ export function bearerToken(header: string | undefined): string | undefined {
  * caller; a plan without API access is 403.
  */
 export async function authorizeAuthorizationHeader(header: string | undefined, now = new Date()): Promise<AuthDecision> {
-  const key = bearerToken(header);
-  if (!key || !looksLikeApiKey(key)) return UNAUTHORIZED;
+  // API Gateway refuses any other header before invoking the authorizer (validationRegex); the
+  // authorizer checks it all the same, as the one rule of what a key is.
+  const key = apiKeyOfAuthorizationHeader(header);
+  if (!key) return UNAUTHORIZED;
   const record = await findApiKeyByHash(hashApiKey(key));
   if (!record || record.revokedAt !== null || isExpired(record.expiresAt, now)) return UNAUTHORIZED;
   // Both reads strongly consistent: this decision is cached for the TTL, so it must not be made
@@ -45,7 +41,6 @@ export async function authorizeAuthorizationHeader(header: string | undefined, n
       apiKey: { id: record.id, name: record.name, prefix: record.prefix, expiresAt: record.expiresAt, createdAt: record.createdAt },
       scopes: record.scopes,
     },
-    usagePlanKey: record.usagePlanKey,
   };
 }
 

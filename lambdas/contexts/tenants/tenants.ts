@@ -9,6 +9,7 @@ import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { NumberTakenError } from './errors';
 import type { Plan } from './scopes';
+import { DEFAULT_SMS_RATE_CENTS, isSmsRateCents, SMS_RATE_CENTS_RULE } from './sms-rate';
 
 export const BILLING_STATUSES = ['active', 'past_due', 'suspended'] as const;
 export type BillingStatus = (typeof BILLING_STATUSES)[number];
@@ -23,6 +24,8 @@ export type Tenant = {
   numbers: string[];
   billingStatus: BillingStatus;
   spendingLimitCents: number | null;
+  /** What one segment of a text costs the organization (./sms-rate.ts). */
+  smsRateCents: number;
   approvedHosts: string[];
   createdAt: string;
   updatedAt: string;
@@ -36,11 +39,15 @@ export type TenantInput = {
   numbers?: string[];
   billingStatus?: BillingStatus;
   spendingLimitCents?: number | null;
+  smsRateCents?: number;
 };
 
 export type TenantUpdate = Partial<Omit<TenantInput, 'numbers'>> & { addNumbers?: string[]; approveHosts?: string[] };
 
 export const tenantKey = (tenantId: string) => ({ pk: tenantPk(tenantId), sk: TENANT_SK });
+
+/** Raised by every change of the spending limit (./billing-policy.ts reads it, texting's spend shards follow it). */
+export const LIMIT_VERSION_ATTRIBUTE = 'limitVersion';
 
 export const slugify = (name: string): string =>
   name
@@ -71,27 +78,19 @@ export function fromItem(item: Item): Tenant {
     numbers: (item.numbers as string[] | undefined) ?? [],
     billingStatus: item.billingStatus as BillingStatus,
     spendingLimitCents: num(item.spendingLimitCents),
+    smsRateCents: item.smsRateCents as number,
     approvedHosts: (item.approvedHosts as string[] | undefined) ?? [],
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };
 }
 
-/**
- * What the operator decides about spending, as the organization row holds it, and its version:
- * `updateTenant` raises `policyVersion` with every change of the billing status or the limit, which
- * is how the texting context's spend shards learn they must catch up with it.
- */
-export type BillingPolicy = { billingStatus: BillingStatus; spendingLimitCents: number | null; version: number };
 
-/** The policy of an organization row (a row never changed since versions exist is version 0). */
-export const policyOf = (tenantRow: Item): BillingPolicy => ({
-  billingStatus: tenantRow.billingStatus as BillingStatus,
-  spendingLimitCents: num(tenantRow.spendingLimitCents),
-  version: num(tenantRow[POLICY_VERSION_ATTRIBUTE]) ?? 0,
-});
-
-const POLICY_VERSION_ATTRIBUTE = 'policyVersion';
+/** The operator's rate, refused unless it is one (the CLI checks it first, with the same rule). */
+function checkedSmsRate(smsRateCents: number): number {
+  if (!isSmsRateCents(smsRateCents)) throw new ValidationError(`smsRateCents: ${SMS_RATE_CENTS_RULE}`);
+  return smsRateCents;
+}
 
 export async function createTenant(input: TenantInput, now = new Date()): Promise<Tenant> {
   const at = nowIso(now);
@@ -105,6 +104,7 @@ export async function createTenant(input: TenantInput, now = new Date()): Promis
     numbers,
     billingStatus: input.billingStatus ?? 'active',
     spendingLimitCents: input.spendingLimitCents ?? null,
+    smsRateCents: checkedSmsRate(input.smsRateCents ?? DEFAULT_SMS_RATE_CENTS),
     approvedHosts: [],
     createdAt: at,
     updatedAt: at,
@@ -142,18 +142,18 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
     ...(change.smsNumber !== undefined && { smsNumber: change.smsNumber }),
     ...(change.billingStatus !== undefined && { billingStatus: change.billingStatus }),
     ...(change.spendingLimitCents !== undefined && { spendingLimitCents: change.spendingLimitCents }),
+    ...(change.smsRateCents !== undefined && { smsRateCents: checkedSmsRate(change.smsRateCents) }),
     numbers: [...new Set([...current.numbers, ...(change.addNumbers ?? []), ...(change.smsNumber ? [change.smsNumber] : [])])],
     approvedHosts: [...new Set([...current.approvedHosts, ...(change.approveHosts ?? []).map((h) => h.toLowerCase())])],
     updatedAt: nowIso(now),
   };
   // Spend is changed only by sends (on its shards: texting/spend.ts); everything else is the
   // operator's. Guarding on updatedAt makes a concurrent operator change fail loudly instead of
-  // being silently overwritten. A change of the billing status or the limit raises the policy's
-  // version, which is how the spend shards learn they must catch up with it.
-  const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
-  const policyChanges = next.billingStatus !== current.billingStatus || next.spendingLimitCents !== current.spendingLimitCents;
-  // Written on every update too, so an organization created before `tenant list` existed joins it.
-  const listing = allTenantsListing(tenantId);
+  // being silently overwritten. A change of the limit raises its version, which is how the spend
+  // shards learn they must be settled again (texting/spend.ts).
+  // A new rate prices the texts sent from then on; a text keeps the cost it was charged (its refund too).
+  const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'smsRateCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
+  const limitChanges = next.spendingLimitCents !== current.spendingLimitCents;
   try {
     await writeWithNumbers(
       {
@@ -161,19 +161,15 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
           TableName: TABLE_NAME,
           Key: tenantKey(tenantId),
           UpdateExpression:
-            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}, #listPk = :listPk, #listSk = :listSk` + (policyChanges ? ' ADD #policyVersion :one' : ''),
+            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}` + (limitChanges ? ' ADD #limitVersion :one' : ''),
           ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
           ExpressionAttributeNames: {
             ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
-            '#listPk': GSIS.gsi3.partitionKey,
-            '#listSk': GSIS.gsi3.sortKey,
-            ...(policyChanges && { '#policyVersion': POLICY_VERSION_ATTRIBUTE }),
+            ...(limitChanges && { '#limitVersion': LIMIT_VERSION_ATTRIBUTE }),
           },
           ExpressionAttributeValues: {
-            ...(policyChanges && { ':one': 1 }),
+            ...(limitChanges && { ':one': 1 }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
-            ':listPk': listing[GSIS.gsi3.partitionKey],
-            ':listSk': listing[GSIS.gsi3.sortKey],
             ':previousUpdatedAt': current.updatedAt,
           },
         },
@@ -210,8 +206,7 @@ class TenantRowConflict extends Error {}
 /**
  * Writes the tenant row and (re)asserts a lookup row for each of its numbers in one transaction,
  * so a number is never registered without its owner row, nor claimed by two organizations under
- * concurrency. Re-asserting every number (not only added ones) also backfills rows for
- * organizations registered before the lookup rows existed.
+ * concurrency.
  */
 async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Promise<void> {
   const invalid = tenant.numbers.find((n) => !isE164(n));

@@ -1,4 +1,5 @@
 import { num, type Item } from '../../shared/table/dynamo';
+import { isSmsRateCents } from '../tenants/sms-rate';
 
 /**
  * What a text costs: segments x the organization's rate. Spend changes only inside the
@@ -7,13 +8,14 @@ import { num, type Item } from '../../shared/table/dynamo';
  * the cost of the texts that did not fail.
  */
 
-/** Cents per segment when the organization row has no `smsRateCents` of its own. */
-export const DEFAULT_SMS_RATE_CENTS = 1;
-
-/** The organization's rate: the row's `smsRateCents` (set by the operator), else the default. */
+/**
+ * The organization's rate, which its row holds from its creation on (the operator's, or the
+ * default: tenants/sms-rate.ts). A row without a valid one is refused, never priced at a guess.
+ */
 export const smsRateCentsOf = (tenantItem: Item): number => {
   const rate = num(tenantItem.smsRateCents);
-  return rate !== null && Number.isInteger(rate) && rate >= 0 ? rate : DEFAULT_SMS_RATE_CENTS;
+  if (!isSmsRateCents(rate)) throw new Error(`The organization row ${String(tenantItem.id)} holds no valid smsRateCents (${String(tenantItem.smsRateCents)})`);
+  return rate;
 };
 
 // ---------- segments ----------

@@ -3,7 +3,9 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, failedCondition, isConditionalCheckFailed, num, str, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { CHANGED_AT } from '../../shared/table/row-types';
+import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { updateExpression } from '../../shared/table/update-expression';
 import { GSIS } from '../../shared/table/table-schema';
 import {
   costCentsOfItem,
@@ -17,7 +19,7 @@ import {
 } from './messages';
 import type { Message, MessageStatus } from './schemas';
 import { CARRIER_MESSAGE, CARRIER_REPORTED_AT } from './outcome-facts';
-import { ensureSpendShards, readOrganizationRow, refundShard } from './spend';
+import { refundShard } from './spend';
 import { threadStatusUpdate } from './threads';
 
 /**
@@ -25,8 +27,6 @@ import { threadStatusUpdate } from './threads';
  * (carrier status callbacks in any order, the send's own outcome, the settlement sweep). Every
  * change is one transaction guarded on the status it moves from, so duplicates and late arrivals
  * change nothing, and a text that fails is refunded in the same transaction: exactly once.
- * Writes go to the key the row was read under (./messages.ts: rows of the legacy layout stay where
- * they are until migrated); a row the migration moved meanwhile fails the guard and is read again.
  */
 export type DeliveryStatus = Extract<MessageStatus, 'sent' | 'delivered' | 'failed'>;
 
@@ -53,11 +53,12 @@ export type StatusChangeOptions = {
   onlyIfUnsettled?: boolean;
 };
 
-const UNSETTLED_INDEX = `REMOVE #gsi2pk, #gsi2sk`;
-const UNSETTLED_NAMES = { '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey };
+/** Removed when a text's outcome is known: its entry in the settlement sweep's worklist. */
+const UNSETTLED_INDEX = [GSIS.gsi2.partitionKey, GSIS.gsi2.sortKey];
 
-/** How many times a change is decided afresh when the row moved under it (another writer, the migration). */
-const ROUNDS = 4;
+/** Rounds of deciding a change afresh when the row moved under it (another callback, the send's answer). */
+const SID_ROUNDS = { what: 'record a message sid', rounds: 4 };
+const STATUS_ROUNDS = { what: 'change a message status', rounds: 4 };
 
 /** The sid lookup row of a message: harmless when it already names this message. */
 function sidPut(message: Message, messageSid: string): TransactItem {
@@ -83,7 +84,7 @@ function sidPut(message: Message, messageSid: string): TransactItem {
  * carrier's first status callback, arriving moments later, also writes.
  */
 export async function recordMessageSid(tenantId: string, messageId: string, messageSid: string): Promise<boolean> {
-  for (let round = 0; round < ROUNDS; round += 1) {
+  return optimisticRounds(SID_ROUNDS, async () => {
     const row = await getMessageItem(tenantId, messageId);
     const message = fromItem(row);
     if (message.messageSid !== '' && message.messageSid !== messageSid) return false;
@@ -91,24 +92,22 @@ export async function recordMessageSid(tenantId: string, messageId: string, mess
     await dynamo.send(new PutCommand(sidPut(message, messageSid).Put!));
     try {
       await dynamo.send(
-        new UpdateCommand(
-          withRowSequenceBump({
-            TableName: TABLE_NAME,
-            Key: keyOf(row),
-            UpdateExpression: `SET #sid = :sid ${UNSETTLED_INDEX}`,
-            ConditionExpression: `${CONDITION.rowExists} AND (attribute_not_exists(#sid) OR #sid IN (:empty, :sid))`,
-            ExpressionAttributeNames: { '#sid': 'messageSid', ...UNSETTLED_NAMES },
-            ExpressionAttributeValues: { ':sid': messageSid, ':empty': '' },
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: keyOf(row),
+          ...updateExpression(withRowSequenceBump({ set: { messageSid }, remove: UNSETTLED_INDEX }), {
+            expression: `${CONDITION.rowExists} AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))`,
+            values: { ':empty': '', ':sid': messageSid },
           }),
-        ),
+        }),
       );
       return true;
     } catch (err) {
-      // Moved by the migration, or another sid won: read again and decide.
+      // Another sid won, or a callback changed the row: read again and decide.
       if (!isConditionalCheckFailed(err)) throw err;
+      return LOST_RACE;
     }
-  }
-  throw new Error(`recordMessageSid: could not record the sid of message ${messageId}`);
+  });
 }
 
 async function messageIdOf(tenantId: string, ref: MessageRef): Promise<string> {
@@ -117,18 +116,12 @@ async function messageIdOf(tenantId: string, ref: MessageRef): Promise<string> {
   return messageId;
 }
 
-/**
- * The refund of a failed text, to the spend shard it was charged on (./spend.ts). A text charged
- * before shards existed was charged on the organization row, whose spend moved onto shard 0 when
- * the shards were made: it is refunded there (the shards are made first if they are not yet).
- */
-async function refundOf(tenantId: string, row: Item): Promise<TransactItem[]> {
+/** The refund of a failed text, to the spend shard it was charged on (./spend.ts). */
+function refundOf(tenantId: string, row: Item): TransactItem[] {
   const cost = costCentsOfItem(row);
-  if (cost <= 0 || row.direction !== 'outbound') return [];
   const shard = spendShardOfItem(row);
-  if (shard !== undefined) return [refundShard(tenantId, shard, cost)];
-  await ensureSpendShards(await readOrganizationRow(tenantId), () => readOrganizationRow(tenantId));
-  return [refundShard(tenantId, 0, cost)];
+  if (cost <= 0 || row.direction !== 'outbound' || shard === undefined) return [];
+  return [refundShard(tenantId, shard, cost)];
 }
 
 /**
@@ -145,7 +138,7 @@ export async function updateMessageStatus(
 ): Promise<{ message: Message; changed: boolean }> {
   const messageId = await messageIdOf(tenantId, ref);
   const callbackSid = 'messageSid' in ref ? ref.messageSid : undefined;
-  for (let round = 0; round < ROUNDS; round += 1) {
+  return optimisticRounds(STATUS_ROUNDS, async (): Promise<RoundResult<{ message: Message; changed: boolean }>> => {
     const row = await getMessageItem(tenantId, messageId);
     const message = fromItem(row);
     const recordSid = callbackSid !== undefined && message.direction === 'outbound' && message.messageSid === '';
@@ -157,68 +150,39 @@ export async function updateMessageStatus(
     }
 
     const failing = status === 'failed';
-    const reason = failing ? (options.failureReason ?? 'carrier_failed') : undefined;
-    const code = failing ? options.carrierCode : undefined;
-    const words = failing ? options.carrierMessage : undefined;
-    const reportedAt = status === 'sent' ? undefined : options.reportedAt?.getTime();
-    const sets = [
-      '#status = :status',
-      '#changedAt = :changedAt',
-      ...(recordSid ? ['#sid = :sid'] : []),
-      ...(reason ? ['#reason = :reason'] : []),
-      ...(code !== undefined ? ['#code = :code'] : []),
-      ...(words !== undefined ? ['#words = :words'] : []),
-      ...(reportedAt !== undefined ? ['#reportedAt = :reportedAt'] : []),
-    ];
     // The final status is the message.delivered or message.failed event: its time (CHANGED_AT), the
     // carrier's report time and the row's sequence number go in the same write (shared/table/row-sequence.ts).
+    const attributes = {
+      status,
+      [CHANGED_AT]: Date.now(),
+      messageSid: recordSid ? callbackSid : undefined,
+      failureReason: failing ? (options.failureReason ?? 'carrier_failed') : undefined,
+      carrierCode: failing ? options.carrierCode : undefined,
+      [CARRIER_MESSAGE]: failing ? options.carrierMessage : undefined,
+      [CARRIER_REPORTED_AT]: status === 'sent' ? undefined : options.reportedAt?.getTime(),
+    };
     const messageUpdate: TransactItem = {
-      Update: withRowSequenceBump({
+      Update: {
         TableName: TABLE_NAME,
         Key: keyOf(row),
-        UpdateExpression: `SET ${sets.join(', ')} ${UNSETTLED_INDEX}`,
-        ConditionExpression:
-          `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` + (options.onlyIfUnsettled ? ' AND attribute_exists(#gsi2pk)' : ''),
-        ExpressionAttributeNames: {
-          '#status': 'status',
-          '#changedAt': CHANGED_AT,
-          ...UNSETTLED_NAMES,
-          ...(recordSid && { '#sid': 'messageSid' }),
-          ...(reason && { '#reason': 'failureReason' }),
-          ...(code !== undefined && { '#code': 'carrierCode' }),
-          ...(words !== undefined && { '#words': CARRIER_MESSAGE }),
-          ...(reportedAt !== undefined && { '#reportedAt': CARRIER_REPORTED_AT }),
-        },
-        ExpressionAttributeValues: {
-          ':status': status,
-          ':changedAt': Date.now(),
-          ...(recordSid && { ':sid': callbackSid }),
-          ...(reason && { ':reason': reason }),
-          ...(code !== undefined && { ':code': code }),
-          ...(words !== undefined && { ':words': words }),
-          ...(reportedAt !== undefined && { ':reportedAt': reportedAt }),
-          ...Object.fromEntries(previous.map((s, i) => [`:from${i}`, s])),
-        },
-      }),
+        ...updateExpression(withRowSequenceBump({ set: attributes, remove: UNSETTLED_INDEX }), {
+          expression: `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` + (options.onlyIfUnsettled ? ` AND attribute_exists(#${GSIS.gsi2.partitionKey})` : ''),
+          values: Object.fromEntries(previous.map((from, i) => [`:from${i}`, from])),
+        }),
+      },
     };
-    const items: TransactItem[] = [
-      messageUpdate,
-      ...(failing ? await refundOf(tenantId, row) : []),
-      ...(recordSid ? [sidPut(message, callbackSid)] : []),
-    ];
-    // First with the thread's lastStatus; when the message is no longer the thread's newest, without.
-    for (const withThread of [true, false]) {
-      const all = withThread ? [...items, threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status)] : items;
-      const reasons = await transactWrite(all);
-      const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
-      if (!reasons) return { message: changed, changed: true };
-      if (failedCondition(reasons, 0)) break; // moved meanwhile: read again and decide afresh
-      if (withThread && failedCondition(reasons, all.length - 1)) continue;
-      throw new Error(`updateMessageStatus: could not change message ${messageId} (${reasons.map((r) => r.code).join(', ')})`);
-    }
-  }
-  const message = fromItem(await getMessageItem(tenantId, messageId));
-  return { message, changed: false };
+    const items: TransactItem[] = [messageUpdate, ...(failing ? refundOf(tenantId, row) : []), ...(recordSid ? [sidPut(message, callbackSid)] : [])];
+    const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
+    // With the thread's lastStatus first; when the message is no longer the thread's newest, without.
+    const reasons = await transactWrite([...items, threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status)]);
+    if (!reasons) return { message: changed, changed: true };
+    if (failedCondition(reasons, 0)) return LOST_RACE; // moved meanwhile: read again and decide afresh
+    if (!failedCondition(reasons, items.length)) throw new Error(`updateMessageStatus: could not change message ${messageId} (${reasons.map((r) => r.code).join(', ')})`);
+    const withoutThread = await transactWrite(items);
+    if (!withoutThread) return { message: changed, changed: true };
+    if (failedCondition(withoutThread, 0)) return LOST_RACE;
+    throw new Error(`updateMessageStatus: could not change message ${messageId} (${withoutThread.map((r) => r.code).join(', ')})`);
+  });
 }
 
 /** Why a failed row failed (undefined for rows failed before reasons were kept), and the carrier's code. */

@@ -1,11 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
+import { NotFoundError } from '../../shared/errors';
 import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { ownPartitionKey, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
+import { ownPartitionKey, PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE } from '../../shared/table/row-sequence';
+import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { threadWriteFor } from './threads';
@@ -19,24 +20,11 @@ import { threadWriteFor } from './threads';
  * Each message is a partition of its own (`T#<org>#MSG#<id>` / `MESSAGE`), and so is each sid
  * lookup row: a text is written four times in its life (stored, its sid, sent, delivered), and on
  * the organization's partition those writes would add up to a partition DynamoDB throttles at
- * about 1,000 write units per second, some 125 texts per second for the whole organization. Rows
- * written before this layout (`T#<org>` / `MSG#<id>`) are found where they are and written where
- * they were read until the key-layout migration moves them (`npm run admin -- layout migrate`).
+ * about 1,000 write units per second, some 125 texts per second for the whole organization.
  */
 export const messageKey = (tenantId: string, messageId: string): Key => ownPartitionKey(tenantId, 'message', messageId);
 
-/** Where a message row was kept before each had a partition of its own. */
-export const legacyMessageKey = (tenantId: string, messageId: string): Key => ({
-  pk: tenantPk(tenantId),
-  sk: `${PREFIX.message}${messageId}`,
-});
-
 export const messageSidKey = (tenantId: string, messageSid: string): Key => ownPartitionKey(tenantId, 'messageSid', messageSid);
-
-export const legacyMessageSidKey = (tenantId: string, messageSid: string): Key => ({
-  pk: tenantPk(tenantId),
-  sk: `${PREFIX.messageSid}${messageSid}`,
-});
 
 /** The key a stored row was read under: writes after a read go where the row is. */
 export const keyOf = (row: Item): Key => ({ pk: row.pk as string, sk: row.sk as string });
@@ -85,10 +73,10 @@ export function toItem(message: Message, charge?: MessageCharge): Item {
   };
 }
 
-/** The cost charged for an outbound row (0 for inbound rows and rows written before billing). */
+/** The cost charged for an outbound row (0 for inbound rows). */
 export const costCentsOfItem = (item: Item): number => num(item.costCents) ?? 0;
 
-/** The spend shard an outbound row was charged on; undefined for rows charged before shards. */
+/** The spend shard an outbound row was charged on (undefined for inbound rows). */
 export const spendShardOfItem = (item: Item): number | undefined => num(item.spendShard) ?? undefined;
 
 export type { FailureReason } from './schemas';
@@ -140,7 +128,7 @@ export type StoreOptions = {
  * on between the read and the write: each lost round means another text landed, so a busy
  * conversation needs as many as it has texts in flight.
  */
-const STORE_ROUNDS = 8;
+const STORE_ROUNDS = { what: 'store a message: its thread kept moving on', rounds: 8 };
 
 /**
  * Writes a new message and its thread in one transaction, with `alongside`; an inbound message
@@ -159,7 +147,7 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   ];
   const sidIndex = alongside.length + 1;
   const threadIndex = alongside.length + own.length;
-  for (let round = 0; round < STORE_ROUNDS; round += 1) {
+  return optimisticRounds(STORE_ROUNDS, async (round): Promise<RoundResult<StoreResult>> => {
     const thread = await threadWriteFor(message, round > 0);
     const reasons: CancellationReason[] | undefined = await transactWrite([...alongside, ...own, thread]);
     if (!reasons) return { stored: true };
@@ -169,38 +157,27 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
       return { stored: false, refused: reasons.slice(0, alongside.length) };
     }
     // The thread moved on since it was read (a newer message, a new row): read it again.
-    if (failedCondition(reasons, threadIndex)) continue;
-    break;
-  }
-  throw new TemporarilyUnavailableError(`storeMessage: the thread of message ${message.id} kept moving on`);
+    if (failedCondition(reasons, threadIndex)) return LOST_RACE;
+    throw new Error(`storeMessage: message ${message.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
+  });
 }
 
-/**
- * The stored row, with the facts the API's Message leaves out (cost, failure reason) and the key
- * it is kept under. A row not yet moved by the key-layout migration is read where it was; the
- * last read covers a row the migration moved between the first two.
- */
+/** The stored row (strongly consistent), with the facts the API's Message leaves out (cost, failure reason). */
 export async function getMessageItem(tenantId: string, messageId: string): Promise<Item> {
-  const item = await firstFound([messageKey(tenantId, messageId), legacyMessageKey(tenantId, messageId), messageKey(tenantId, messageId)]);
+  const item = await readRow(messageKey(tenantId, messageId));
   if (!item) throw new NotFoundError('Message');
   return item;
 }
 
-/** The first of these rows that exists (strongly consistent), reading them in order. */
-async function firstFound(keys: Key[]): Promise<Item | undefined> {
-  for (const key of keys) {
-    const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }));
-    if (Item) return Item;
-  }
-  return undefined;
-}
+const readRow = async (key: Key): Promise<Item | undefined> =>
+  (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }))).Item;
 
 export async function getMessage(tenantId: string, messageId: string): Promise<Message> {
   return fromItem(await getMessageItem(tenantId, messageId));
 }
 
 export async function findMessageIdBySid(tenantId: string, messageSid: string): Promise<string | undefined> {
-  const item = await firstFound([messageSidKey(tenantId, messageSid), legacyMessageSidKey(tenantId, messageSid), messageSidKey(tenantId, messageSid)]);
+  const item = await readRow(messageSidKey(tenantId, messageSid));
   return item ? (item.messageId as string) : undefined;
 }
 

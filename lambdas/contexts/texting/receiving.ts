@@ -1,4 +1,5 @@
-import { TemporarilyUnavailableError, ValidationError } from '../../shared/errors';
+import { ValidationError } from '../../shared/errors';
+import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
 import type { ConsentChange } from '../consent/ledger';
@@ -73,10 +74,12 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
  * the keyword is history and the message is stored alone.
  */
 async function storeWithConsentChange(received: Message, change: ConsentChange): Promise<StoreResult> {
-  for (let round = 0; round < 4; round += 1) {
+  return optimisticRounds(KEYWORD_ROUNDS, async () => {
     const stored = await storeMessage(received, { alongside: await consentChangeWrites(received.tenantId, received.fromNumber, change) });
     if (stored.stored || !('refused' in stored)) return stored;
-    if (consentChangeIsStale(stored.refused)) return storeMessage(received);
-  }
-  throw new TemporarilyUnavailableError(`receiveInboundMessage: the number of message ${received.id} kept moving between contacts`);
+    return consentChangeIsStale(stored.refused) ? storeMessage(received) : LOST_RACE;
+  });
 }
+
+/** Rounds of writing a keyword's consent change again for the number's new holder. */
+const KEYWORD_ROUNDS = { what: "store a keyword: its number kept moving between contacts", rounds: 4 };

@@ -1,16 +1,19 @@
 import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { failedCondition, type Item } from '../../shared/table/dynamo';
+import { failedCondition } from '../../shared/table/dynamo';
+import { isContention } from '../../shared/table/contention';
+import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
 import { recordConsentChange } from '../contacts/consent-copies';
-import { policyOf, fromItem as tenantFromItem, type BillingPolicy } from '../tenants/tenants';
+import { policyOf, readOrganizationRow } from '../tenants/billing-policy';
+import { fromItem as tenantFromItem } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
 import { CarrierError, type Carrier } from './carrier-port';
 import { failureOf, recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
-import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from './errors';
-import { fromItem, getMessageItem, storeMessage, type MessageCharge } from './messages';
-import { chargeRefusalOf, chargeShard, ensureSpendShards, pickShard, readOrganizationRow, readShards, rebalance, syncPolicy, type SpendShard } from './spend';
+import { CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError } from './errors';
+import { fromItem, getMessageItem, storeMessage } from './messages';
+import { chargeWithin, type ChargeAttempt } from './spend';
 import type { Message, SendMessageInput } from './schemas';
 import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 
@@ -32,13 +35,6 @@ export type SendResult = { message: Message; replayed: boolean };
 
 const REPLAYED = { [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
 
-/**
- * How many times the send transaction is tried again after the charge's shard refused it (see
- * `chargeAgain`). Far from the limit a refusal is rare; near it, concurrent sends race for the last
- * headroom, and each round either charges, moves on to a shard that has some, or ends in a 402.
- */
-const CHARGE_ROUNDS = 12;
-
 export async function sendMessage(tenantId: string, input: SendMessageInput, carrier: Carrier, options: SendOptions = {}): Promise<SendResult> {
   const now = options.now ?? new Date();
   const { idempotencyKey } = options;
@@ -49,11 +45,9 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
   }
 
   // Strongly consistent: a billing block or a lowered limit bites from the first send after it.
-  let tenantRow = await readOrganizationRow(tenantId);
+  const tenantRow = await readOrganizationRow(tenantId);
   const tenant = tenantFromItem(tenantRow);
   if (!tenant.smsNumber) throw new NoSmsNumberError();
-  // The organization's first send since its spend moved onto shards (./spend.ts) makes them.
-  tenantRow = await ensureSpendShards(tenantRow, () => readOrganizationRow(tenantId));
 
   const { segments } = segmentsOf(input.body);
   const costCents = segments * smsRateCentsOf(tenantRow);
@@ -72,75 +66,32 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
     createdAt: now.toISOString(),
   };
 
-  let shard = pickShard();
-  for (let round = 0; ; round += 1) {
-    const policy = policyOf(tenantRow);
-    const charge: MessageCharge = { segments, costCents, spendShard: shard };
+  // One transaction: the consent check, the charge (./spend.ts decides which shard, and what a
+  // refusal means), the Idempotency-Key, the queued message and its thread.
+  const earlier = await chargeWithin(tenantId, policyOf(tenantRow), costCents, async (charge): Promise<ChargeAttempt<SendKey | undefined>> => {
     const alongside = [
       notOptedOutCheck(tenantId, input.to),
-      chargeShard(tenantId, shard, costCents, policy),
+      charge.item,
       ...(idempotencyKey ? [sendKeyPut(tenantId, idempotencyKey, { messageId: message.id, requestHash }, now)] : []),
     ];
-    const stored = await storeMessage(message, { charge, alongside });
-    if (stored.stored) break;
+    const stored = await storeMessage(message, { charge: { segments, costCents, spendShard: charge.shard }, alongside });
+    if (stored.stored) return { charged: undefined };
     if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
     const [consent, charged, key] = stored.refused;
     const keyTaken = key ? failedCondition([key], 0) : undefined;
-    const earlier = sendKeyOf(keyTaken?.item, now);
-    if (earlier) return replay(tenantId, earlier, requestHash); // a concurrent retry won the key
+    const concurrentRetry = sendKeyOf(keyTaken?.item, now);
+    if (concurrentRetry) return { charged: concurrentRetry }; // a concurrent retry won the key
     if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
-    if (round + 1 >= CHARGE_ROUNDS) throw new TemporarilyUnavailableError('sendMessage: the spend shards kept refusing the charge');
     // The key's row changed between our condition and its answer (expired and taken over): look again.
-    if (keyTaken) continue;
-    ({ tenantRow, shard } = await chargeAgain(tenantRow, shard, costCents, chargeRefusalOf(failedCondition([charged], 0)?.item, policy)));
-  }
+    if (keyTaken) return LOST_RACE;
+    return { chargeRefused: failedCondition([charged], 0)?.item };
+  });
+  if (earlier) return replay(tenantId, earlier, requestHash);
 
   const handedOver = await handOver(message, carrier);
   metrics.addMetric('TextsSent', MetricUnit.Count, 1);
   metrics.addMetric('TextSegmentsBilled', MetricUnit.Count, segments);
   return { message: handedOver, replayed: false };
-}
-
-/** A shard picked at random, each as likely as the headroom it holds. */
-function weightedPick(shards: SpendShard[]): SpendShard {
-  let ticket = Math.random() * shards.reduce((sum, s) => sum + s.headroomCents, 0);
-  for (const shard of shards) {
-    ticket -= shard.headroomCents;
-    if (ticket < 0) return shard;
-  }
-  return shards[shards.length - 1];
-}
-
-/**
- * After the shard refused the charge: what to try next, or the 402. No shards yet: make them. A
- * policy the shards have not caught up with: bring them up to date. Billing blocked: 402. No
- * headroom on this shard: charge the shard with the most, after moving every other shard's
- * headroom onto it when none has enough alone; 402 only when the whole organization has less
- * headroom than the text costs.
- */
-async function chargeAgain(tenantRow: Item, shard: number, costCents: number, refusal: ReturnType<typeof chargeRefusalOf>): Promise<{ tenantRow: Item; shard: number }> {
-  const tenantId = tenantRow.id as string;
-  if (refusal === 'billingBlocked') throw new BillingBlockedError();
-  if (refusal === 'noShards') return { tenantRow: await ensureSpendShards(await readOrganizationRow(tenantId), () => readOrganizationRow(tenantId)), shard };
-  if (refusal === 'policyChanged') {
-    const fresh = await readOrganizationRow(tenantId);
-    const shards = await readShards(tenantId);
-    if (shards.every((s): s is SpendShard => s !== undefined)) await syncPolicy(tenantId, shards, policyOf(fresh));
-    return { tenantRow: fresh, shard };
-  }
-  const shards = (await readShards(tenantId)).filter((s): s is SpendShard => s !== undefined);
-  const policy: BillingPolicy = policyOf(tenantRow);
-  if (shards.some((s) => s.policyVersion !== policy.version)) return { tenantRow: await readOrganizationRow(tenantId), shard };
-  if (shards.some((s) => s.billingStatus !== 'active')) throw new BillingBlockedError();
-  // A shard that can pay, at random: concurrent sends near the limit spread over them instead of all
-  // taking the same one (a shard with more headroom is likelier to be picked).
-  const able = shards.filter((s) => s.headroomCents >= costCents);
-  if (able.length > 0) return { tenantRow, shard: weightedPick(able).shard };
-  const total = shards.reduce((sum, s) => sum + s.headroomCents, 0);
-  if (total < costCents) throw new SpendingLimitReachedError();
-  const richest = shards.reduce((best, s) => (s.headroomCents > best.headroomCents ? s : best), shards[0]);
-  await rebalance(tenantId, shards, richest.shard);
-  return { tenantRow, shard: richest.shard };
 }
 
 /** The carrier's turn, once per stored message. Returns the message as it stands, or throws the outcome. */
@@ -189,21 +140,28 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
   return { ...message, messageSid };
 }
 
-const LEDGER_WRITE_TRIES = 5;
+/**
+ * Rounds of recording a carrier's opt-out while the number's rows stay busy (contention that
+ * outlasted the client's retries, a holder that kept moving): more than for anything else, since
+ * every send until it is recorded would reach the carrier.
+ */
+const OPT_OUT_ROUNDS = { what: 'record a carrier opt-out', rounds: 5 };
 
 async function recordCarrierOptOut(message: Message, providerCode: number | undefined): Promise<void> {
   const change = { status: 'opted_out' as const, source: 'carrier_opt_out', at: new Date(), note: `Carrier refused a send (error ${providerCode})` };
-  for (let tryNumber = 1; ; tryNumber += 1) {
-    try {
-      await recordConsentChange(message.tenantId, message.toNumber, change);
-      return;
-    } catch (err) {
-      if (tryNumber >= LEDGER_WRITE_TRIES) {
-        logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
-        return;
+  try {
+    await optimisticRounds(OPT_OUT_ROUNDS, async (round) => {
+      try {
+        return await recordConsentChange(message.tenantId, message.toNumber, change);
+      } catch (err) {
+        if (!isContention(err) && !(err instanceof TemporarilyUnavailableError)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 40 * 2 ** round));
+        return LOST_RACE;
       }
-      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** tryNumber));
-    }
+    });
+  } catch (err) {
+    // The text is failed and refunded either way; the next send to the number meets the carrier's refusal again.
+    logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
   }
 }
 

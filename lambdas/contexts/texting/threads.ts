@@ -1,8 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { uuidv7Time } from '../../shared/ids';
-import { CONDITION, num, str, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { ownPartitionKey, PREFIX, tenantPk, tenantScopedPk, type Key } from '../../shared/table/keys';
+import { CONDITION, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { ownPartitionKey, PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { fittingPage, queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
@@ -16,16 +16,9 @@ import type { ListThreadsInput, Message, Thread } from './schemas';
  * alone (`listThreads` says why).
  *
  * Each thread is a partition of its own (`T#<org>#THREAD#<number>` / `THREAD`), like messages
- * (./messages.ts says why). A thread kept where threads were before (`T#<org>` / `THREAD#<number>`)
- * is moved to its own partition by the first message written to it, or by the key-layout
- * migration, whichever comes first (`moveLegacyThread`), so a conversation is never two rows.
+ * (./messages.ts says why).
  */
 export const threadKey = (tenantId: string, counterpart: string): Key => ownPartitionKey(tenantId, 'thread', counterpart);
-
-export const legacyThreadKey = (tenantId: string, counterpart: string): Key => ({
-  pk: tenantPk(tenantId),
-  sk: `${PREFIX.thread}${counterpart}`,
-});
 
 const activityPk = (tenantId: string) => tenantScopedPk(tenantId, PREFIX.threadsByActivity);
 
@@ -74,19 +67,11 @@ async function readThread(key: Key, consistent: boolean): Promise<Item | undefin
  * The thread's share of writing `message`, from the thread as it stands: when the message is newer
  * than everything the thread has seen it also becomes the thread's last message (guarded, so a
  * newer message landing meanwhile fails the transaction and the caller asks again); otherwise it
- * only counts. A thread still under its legacy key is moved first. `consistent` after a lost race.
+ * only counts. `consistent` after a lost race.
  */
 export async function threadWriteFor(message: Message, consistent = false): Promise<TransactItem> {
   const { tenantId, counterpartNumber } = message;
-  let current = await readThread(threadKey(tenantId, counterpartNumber), consistent);
-  // A new conversation, or one still under its legacy key: the message written next must not
-  // start a second row beside it. (The new message becomes its last, so its `lastStatus` too.)
-  for (let round = 0; !current && round < 3; round += 1) {
-    const legacy = await readThread(legacyThreadKey(tenantId, counterpartNumber), false);
-    if (!legacy) break;
-    await moveLegacyThread(tenantId, legacy);
-    current = await readThread(threadKey(tenantId, counterpartNumber), true);
-  }
+  const current = await readThread(threadKey(tenantId, counterpartNumber), consistent);
   const lastId = str(current?.lastMessageId);
   return threadUpdateFor(tenantId, message, lastId === null || lastId < message.id, current !== undefined);
 }
@@ -158,53 +143,6 @@ export function threadStatusUpdate(tenantId: string, counterpart: string, messag
       ExpressionAttributeValues: { ':status': status, ':id': messageId },
     },
   };
-}
-
-/**
- * Moves a thread kept under its legacy key to its own partition, in one transaction guarded on the
- * legacy row being unchanged since it was read: the row is copied (or, when the new partition
- * already holds the thread, added to it: counters summed, the newer last message kept), and
- * `lastStatus` is read again from its last message, whose status changes may have skipped a
- * legacy row. Returns false when something changed meanwhile (the caller reads again); the
- * migration and the first message to the thread may both try, and one wins.
- */
-export async function moveLegacyThread(tenantId: string, legacy: Item, statusOf?: (messageId: string) => Promise<string | undefined>): Promise<boolean> {
-  const counterpart = legacy.counterpartNumber as string;
-  const key = threadKey(tenantId, counterpart);
-  const current = await readThread(key, true);
-  const lastStatus = (statusOf && (await statusOf(legacy.lastMessageId as string))) ?? legacy.lastStatus;
-  const legacyWins = !current || (str(current.lastMessageId) ?? '') < (str(legacy.lastMessageId) ?? '');
-  const latest = legacyWins ? { ...legacy, lastStatus } : current!;
-  const { pk: _pk, sk: _sk, ...fields } = latest;
-  const merged: Item = {
-    ...fields,
-    ...key,
-    messageCount: (num(legacy.messageCount) ?? 0) + (num(current?.messageCount) ?? 0),
-    unreadCount: (num(legacy.unreadCount) ?? 0) + (num(current?.unreadCount) ?? 0),
-  };
-  const reasons = await transactWrite([
-    {
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: legacyThreadKey(tenantId, counterpart),
-        ConditionExpression: '#lastMessageId = :lastId AND #messageCount = :count',
-        ExpressionAttributeNames: { '#lastMessageId': 'lastMessageId', '#messageCount': 'messageCount' },
-        ExpressionAttributeValues: { ':lastId': legacy.lastMessageId, ':count': legacy.messageCount },
-      },
-    },
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: merged,
-        ConditionExpression: current ? '#lastMessageId = :currentLastId AND #messageCount = :currentCount' : CONDITION.rowIsNew,
-        ...(current && {
-          ExpressionAttributeNames: { '#lastMessageId': 'lastMessageId', '#messageCount': 'messageCount' },
-          ExpressionAttributeValues: { ':currentLastId': current.lastMessageId, ':currentCount': current.messageCount },
-        }),
-      },
-    },
-  ]);
-  return reasons === undefined;
 }
 
 /**

@@ -41,7 +41,7 @@ const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =
       description:
         "The resource's sequence number at this change: it grows with every change of the resource the event is about " +
         '(`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. ' +
-        'Numbers may skip. 0 on `webhook.test` (about no resource) and for rows written before sequence numbers existed',
+        'Numbers may skip. 0 on `webhook.test` (about no resource)',
     }),
     data,
   });

@@ -1,7 +1,7 @@
 import { num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX } from '../../shared/table/keys';
 import { rowSequenceOf } from '../../shared/table/row-sequence';
-import { CHANGED_AT, MOVED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
 import { outcomeFactsOf } from '../texting/outcome-facts';
@@ -88,13 +88,11 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
       }
       return undefined;
     case ROW_TYPES.message:
-      // A row the key-layout migration moved arrives as an insert too: it was news when it was stored.
-      if (eventName === 'INSERT' && newImage.direction === 'inbound' && newImage[MOVED_AT] === undefined) {
+      if (eventName === 'INSERT' && newImage.direction === 'inbound') {
         return { type: 'sms.received', data: { message: messageFromItem(newImage) } };
       }
       // Read from the row's attributes, never its key: the key's layout is the texting context's to change.
-      // Only a change of a stored text: a text is stored queued, so an outbound row inserted in a final
-      // status is a copy (a key-layout migration moving it), whose event was raised where it was.
+      // Only a change of a stored text: a text is stored queued, so its final status is always a change.
       if (eventName === 'MODIFY' && newImage.direction === 'outbound' && isFinalMessageStatus(newImage.status) && !isFinalMessageStatus(oldImage?.status)) {
         return finalStatusEvent(newImage);
       }
@@ -111,7 +109,7 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
 
 /**
  * When the change happened: the millisecond the domain wrote into the row with it (CHANGED_AT),
- * else (a row written before that attribute existed) the stream record's approximate time.
+ * else (a row without it) the stream record's approximate time.
  */
 function changeTimeMs(change: StreamChange): number {
   const written = change.newImage?.[CHANGED_AT];

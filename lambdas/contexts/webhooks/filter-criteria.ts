@@ -1,4 +1,4 @@
-import { MOVED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { FINAL_MESSAGE_STATUSES } from './event-types';
 
@@ -17,7 +17,7 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
   },
   {
     eventName: ['INSERT'],
-    dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] }, [MOVED_AT]: [{ exists: false }] } },
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] } } },
   },
   {
     // message.delivered, message.failed: an outbound text changed while in a final status (the

@@ -5,7 +5,7 @@ import { logger } from '../../shared/aws';
 import { intEnv, requireEnv } from '../../shared/config';
 import { DENIAL_CONTEXT_KEYS, GATEWAY_RESPONSES, insufficientScopeDenial } from '../http/gateway-responses';
 import { allowedResources, decodeRoutePermissions, policy, ROUTE_SCOPES_ENV, stageArn, type RoutePermission } from './policy';
-import { legacyUsagePlanKeyOf, usagePlanKeyFor, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV, type UsagePlanBuckets } from './usage-plan-keys';
+import { usagePlanKeyFor, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV, type UsagePlanBuckets } from './usage-plan-keys';
 
 /** Read once: a function without it fails every request (AUTHORIZER_FAILURE, 500) rather than guess. */
 let routes: RoutePermission[] | undefined;
@@ -32,8 +32,7 @@ const denial = (words: { error: string; code: string }) => ({ [DENIAL_CONTEXT_KE
  *   code insufficient_scope, worded from the context (`DENIAL_CONTEXT_KEYS`).
  * An allowed key also names the usage-plan key of its bucket (`usageIdentifierKey`: one of the
  * few API Gateway keys the stack creates, chosen by a hash of the key's id; ./usage-plan-keys.ts),
- * which the stack's usage plan meters (API key source AUTHORIZER). A key issued before buckets
- * keeps naming its own API key (`usage-<key id>`) until `usage-plan migrate` moves it.
+ * which the stack's usage plan meters (API key source AUTHORIZER).
  */
 export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   const routeScopes = routesOf();
@@ -46,8 +45,7 @@ export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<AP
       principalId: principal.apiKey.id,
       policyDocument: policy('Allow', allowedResources(event.methodArn, routeScopes, principal.scopes)),
       context: { ...principalToContext(principal), ...denial(insufficientScopeDenial(missing)) },
-      usageIdentifierKey:
-        decision.usagePlanKey === 'bucket' ? usagePlanKeyFor(principal.apiKey.id, usagePlanKeys) : legacyUsagePlanKeyOf(principal.apiKey.id),
+      usageIdentifierKey: usagePlanKeyFor(principal.apiKey.id, usagePlanKeys),
     };
   }
   if (decision.reason === 'api_access_disabled') {

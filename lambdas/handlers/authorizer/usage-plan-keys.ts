@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
  * revoking a key creates or deletes none. The per-key limits live elsewhere: exact in the
  * handlers (120 a minute), at the edge in WAF (docs/decisions.md, "Keys without a ceiling").
  *
- * No imports but node:crypto: the CDK app (which creates the buckets), the authorizer (which names
- * them) and the operator CLI (which migrates old stages) share it.
+ * No imports but node:crypto: the CDK app (which creates the buckets) and the authorizer (which names
+ * them) share it.
  */
 export type UsagePlanBuckets = {
   /** What every bucket's value starts with; unique to the stack (see `usagePlanKeyPrefixOf`). */
@@ -24,12 +24,14 @@ export const USAGE_PLAN_KEY_PREFIX_ENV = 'USAGE_PLAN_KEY_PREFIX';
 export const USAGE_PLAN_BUCKETS_ENV = 'USAGE_PLAN_BUCKETS';
 
 /**
- * 20 keys of the account's 10,000 per stage: room for every stage and any other API of the
- * account. Each bucket is two CloudFormation resources (the key and its place in the usage plan) of
- * the stack's 500, which also bounds how many there may be.
+ * 100 keys of the account's 10,000 per stage: room for a hundred stages and other APIs. One key
+ * flooding past its limit can hold its bucket's throttle until WAF blocks it, so the count bounds
+ * how many other keys it slows meanwhile: 1 % of them (docs/capacity.md, "Noisy neighbours"). Each
+ * bucket is two CloudFormation resources, in a nested stack of their own
+ * (lib/constructs/usage-plan-buckets.ts), whose 500 bound the maximum.
  */
-export const DEFAULT_USAGE_PLAN_BUCKETS = 20;
-export const MAX_USAGE_PLAN_BUCKETS = 100;
+export const DEFAULT_USAGE_PLAN_BUCKETS = 100;
+export const MAX_USAGE_PLAN_BUCKETS = 240;
 
 /**
  * API Gateway wants a value of 20 to 128 characters, and the documentation calls it alphanumeric:
@@ -55,19 +57,3 @@ export const usagePlanBucketOf = (keyId: string, count: number): number =>
 /** The usage-plan key the authorizer returns for a service key. */
 export const usagePlanKeyFor = (keyId: string, buckets: UsagePlanBuckets): string =>
   usagePlanKeyValue(buckets.prefix, usagePlanBucketOf(keyId, buckets.count));
-
-/**
- * Before buckets, the operator CLI made one API key per service key, named and valued
- * `usage-<key id>`, and the authorizer still names it for keys issued then (ApiKeyRecord's
- * `usagePlanKey: 'own'`), so a stage keeps working through the deploy that brings buckets.
- * `npm run admin -- --stack <name> usage-plan migrate` then moves those keys to their buckets and
- * deletes their own API keys (docs/deploy.md).
- */
-const LEGACY_PREFIX = 'usage-';
-export const legacyUsagePlanKeyOf = (keyId: string): string => `${LEGACY_PREFIX}${keyId}`;
-
-/** The service key id a legacy per-key API key was named after, or undefined for any other name. */
-export function keyIdOfLegacyUsagePlanKey(name: string | undefined): string | undefined {
-  const match = /^usage-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(name ?? '');
-  return match?.[1];
-}

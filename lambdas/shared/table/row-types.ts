@@ -12,10 +12,3 @@ export const ROW_TYPES = { call: 'call', message: 'message', voicemail: 'voicema
  * whole minutes in DynamoDB Local), too coarse to order two events of one second.
  */
 export const CHANGED_AT = 'changedAt';
-
-/**
- * Epoch milliseconds at which the key-layout migration moved a row to its new key (texting's
- * layout-migration.ts). The move inserts the row anew, which is no news: the webhook router derives
- * no event from the insert of a moved row.
- */
-export const MOVED_AT = 'movedAt';

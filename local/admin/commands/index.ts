@@ -1,12 +1,8 @@
 import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { authorizerFlush } from './authorizer';
-import { consentBackfill } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
-import { layoutMigrate } from './layout';
-import { searchBackfill } from './search';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
-import { usagePlanMigrate } from './usage-plan';
 import { WEBHOOK_COMMANDS } from './webhook';
 
 /** Every command of the operator CLI, in the order `--help` lists them. Add new modules here. */
@@ -22,8 +18,4 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   authorizerFlush,
   ...WEBHOOK_COMMANDS,
   ...CARRIER_COMMANDS,
-  consentBackfill,
-  searchBackfill,
-  layoutMigrate,
-  usagePlanMigrate,
 ];

@@ -11,7 +11,8 @@ import { requireTenant } from './require-tenant';
  * is its table row and nothing else, here and in AWS: a deployed stage meters it by the usage-plan
  * bucket its id falls in (lambdas/handlers/authorizer/usage-plan-keys.ts), which the stack made, so
  * no command creates or deletes an API Gateway key. Revoking or rotating a key flushes the
- * authorizer cache (../authorizer-cache.ts), so the change bites at once, not after the cache TTL.
+ * authorizer cache, decisions in flight included (../authorizer-cache.ts), so the change bites from
+ * the first request after the command returns, not after the cache TTL.
  */
 /** Built once: zod compiles a schema on its first use, which a script issuing thousands of keys in one process would pay each time. */
 const KEY_CREATE_OPTIONS = z.object({
@@ -90,7 +91,7 @@ export const keyRotate = defineCommand({
 
 export const keyRevoke = defineCommand({
   words: ['key', 'revoke'],
-  summary: 'Revoke an API key by id; the authorizer cache is flushed, so it is refused from the next request on',
+  summary: 'Revoke an API key by id; the authorizer cache is flushed, so it is refused on every request that starts after the command returns',
   usage: '',
   positionals: ['keyId'],
   options: {},

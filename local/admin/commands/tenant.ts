@@ -5,6 +5,7 @@ import { flushAfter } from '../authorizer-cache';
 import { option, parseOptions, uuidPositional } from '../options';
 import { defineCommand, type OptionSpecs } from '../registry';
 import { describeKeysOf } from './key';
+import { DEFAULT_SMS_RATE_CENTS } from '../../../lambdas/contexts/tenants/sms-rate';
 
 /** `tenant create` and `tenant update`: what the portal's organization settings do. */
 const SHARED_OPTIONS = {
@@ -13,6 +14,7 @@ const SHARED_OPTIONS = {
   'sms-number': { type: 'string' },
   'billing-status': { type: 'string' },
   'spending-limit-cents': { type: 'string' },
+  'sms-rate-cents': { type: 'string' },
   // The organization's voice numbers: carrier callbacks find the organization by them.
   number: { type: 'string', multiple: true },
 } as const satisfies OptionSpecs;
@@ -23,15 +25,16 @@ const sharedFields = {
   'sms-number': option.e164.optional(),
   'billing-status': option.billingStatus.optional(),
   'spending-limit-cents': option.wholeNumber.optional(),
+  'sms-rate-cents': option.smsRateCents.optional(),
   number: z.array(option.e164).optional(),
 };
 
 const SHARED_USAGE =
-  '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] [--spending-limit-cents <n>] [--number <e164>]...';
+  '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] [--spending-limit-cents <n>] [--sms-rate-cents <n>] [--number <e164>]...';
 
 export const tenantCreate = defineCommand({
   words: ['tenant', 'create'],
-  summary: 'Create an organization (default plan pro, billing active); --number (repeatable) registers its numbers',
+  summary: `Create an organization (default plan pro, billing active, ${DEFAULT_SMS_RATE_CENTS} cent a text segment); --number (repeatable) registers its numbers`,
   usage: `--name <s> ${SHARED_USAGE}`,
   options: { name: { type: 'string' }, ...SHARED_OPTIONS },
   parse: ({ values }): TenantInput => {
@@ -43,13 +46,18 @@ export const tenantCreate = defineCommand({
       smsNumber: o['sms-number'],
       billingStatus: o['billing-status'],
       spendingLimitCents: o['spending-limit-cents'],
+      smsRateCents: o['sms-rate-cents'],
       // The SMS number is one of the numbers either way (createTenant adds it).
       numbers: o.number,
     };
   },
   run: async (input) => {
     const { createTenant } = await import('../../../lambdas/contexts/tenants/tenants');
-    return { tenant: await createTenant(input) };
+    const { settleSpend } = await import('../../../lambdas/contexts/texting/spend');
+    const tenant = await createTenant(input);
+    // Its spend shards, with the limit split over them, before its first send.
+    await settleSpend(tenant.id);
+    return { tenant };
   },
 });
 
@@ -83,6 +91,7 @@ export const tenantUpdate = defineCommand({
       smsNumber: o['no-sms-number'] ? null : o['sms-number'],
       billingStatus: o['billing-status'],
       spendingLimitCents: o['spending-limit-cents'],
+      smsRateCents: o['sms-rate-cents'],
       approveHosts: o['approve-host'],
       addNumbers: o.number,
     };
@@ -91,7 +100,11 @@ export const tenantUpdate = defineCommand({
   },
   run: async ({ tenantId, change }, context) => {
     const { updateTenant } = await import('../../../lambdas/contexts/tenants/tenants');
+    const { settleSpend } = await import('../../../lambdas/contexts/texting/spend');
     const tenant = await updateTenant(tenantId, change);
+    // A new limit is split over the spend shards now, by this one writer, rather than by the
+    // organization's next sends (which would, should this command stop before it).
+    if (change.spendingLimitCents !== undefined) await settleSpend(tenantId);
     // The authorizer's cached decisions carry the plan (API access), name and slug of the
     // organization: a change of one of them applies from the next request on, not after the TTL.
     if (change.plan === undefined && change.name === undefined && change.slug === undefined) return { tenant };
@@ -101,7 +114,7 @@ export const tenantUpdate = defineCommand({
 
 export const tenantList = defineCommand({
   words: ['tenant', 'list'],
-  summary: 'Every organization, oldest first (organizations last changed before this listing existed appear after their next tenant update)',
+  summary: 'Every organization, oldest first',
   usage: '',
   options: {},
   parse: () => undefined,
@@ -113,7 +126,7 @@ export const tenantList = defineCommand({
 
 export const tenantShow = defineCommand({
   words: ['tenant', 'show'],
-  summary: 'One organization with its API keys and webhook endpoints (never a key or a secret)',
+  summary: 'One organization (its SMS rate, limit and spend among its settings) with its API keys and webhook endpoints (never a key or a secret)',
   usage: '',
   positionals: ['tenantId'],
   options: {},

@@ -26,13 +26,14 @@ export async function connect(runtime: LocalRuntimeHandle): Promise<Api> {
 
 /**
  * Starts one runtime for the calling test file (beforeAll) and stops it afterwards. The returned
- * object is filled in before the first test runs.
+ * object is filled in before the first test runs. Options given as a function are asked for then,
+ * after the file's earlier beforeAll hooks (a test double the runtime is pointed at).
  */
-export function useLocalRuntime(options?: LocalRuntimeOptions): E2e {
+export function useLocalRuntime(options?: LocalRuntimeOptions | (() => LocalRuntimeOptions)): E2e {
   jest.setTimeout(E2E_TEST_TIMEOUT_MS);
   const e2e = {} as E2e;
   beforeAll(async () => {
-    e2e.runtime = await startLocalRuntime(options);
+    e2e.runtime = await startLocalRuntime(typeof options === 'function' ? options() : options);
     e2e.api = await connect(e2e.runtime);
     e2e.demoTenantId = e2e.runtime.info.demoTenantId!;
   }, START_TIMEOUT_MS);
