@@ -37,6 +37,17 @@ describe('the single table', () => {
     expect(table.AttributeDefinitions).toHaveLength(keyNames.length);
   });
 
+  it('gives gsi2 (the orderings written with every text and delivery) entries of the keys, id and organization alone, and the other indexes whole rows', () => {
+    const { Properties: table } = tableOf();
+    const projections = Object.fromEntries((table.GlobalSecondaryIndexes as { IndexName: string; Projection: unknown }[]).map((g) => [g.IndexName, g.Projection]));
+
+    expect(projections).toEqual({
+      gsi1: { ProjectionType: 'ALL' },
+      gsi2: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['id', 'tenantId'] },
+      gsi3: { ProjectionType: 'ALL' },
+    });
+  });
+
   it('expires rows by the TTL attribute and streams new and old images', () => {
     const { Properties: table } = tableOf();
 
