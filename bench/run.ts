@@ -13,7 +13,11 @@
  *      limits-faithful engine (./support/contention-bench.ts);
  *   9. units as AWS charges them for every request of section 2, and what a million of each costs
  *      (./support/cost.ts), with its bytes out and log bytes; one organization's month
- *      (./support/cost-report.ts; `npx tsx bench/cost-tables.ts` recomputes both from a results file).
+ *      (./support/cost-report.ts; `npx tsx bench/cost-tables.ts` recomputes both from a results file);
+ *  10. events: one webhook endpoint receiving 500 events a second through the runtime's pipeline on
+ *      the limits-faithful engine (./support/events-bench.ts);
+ *  11. the soak: 20 organizations of mixed traffic for 20 minutes, checked at the end
+ *      (./support/soak-bench.ts; run alone with --only soak, not part of a full run).
  * Section 3b measures the contact page with and without compression (./support/compression-bench.ts).
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
  * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
@@ -23,7 +27,9 @@
  * --faults-only (section 6 alone, written to bench/out/faults-only.json), --scale-only (section 7 alone,
  * written to bench/out/scale-only.json), --scale-sizes 1000,10000 (the sizes of section 7, default
  * 1000,10000,100000), --skip-scale, --contention-only (section 8 alone, written to
- * bench/out/contention-only.json), --skip-contention.
+ * bench/out/contention-only.json), --skip-contention, --events-only (section 10 alone, written to
+ * bench/out/events-only.json; --events-rate <n> offered, default 500, --events-seconds <n>, default 20),
+ * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -60,6 +66,13 @@ const SETTINGS = {
     warmup: 3,
   },
   contention: { texts: QUICK ? 50 : 200, callsPerStream: QUICK ? 2 : 5 },
+  events: {
+    rate: optionValue('--events-rate') === undefined ? undefined : Number(optionValue('--events-rate')),
+    seconds: Number(optionValue('--events-seconds') ?? (QUICK ? 5 : 20)),
+    standsFor: 500,
+    drainMs: 120_000,
+    parts: QUICK ? 300 : 1000,
+  },
   compression: QUICK ? { requests: 200, concurrency: 8, warmup: 20, chunks: 2 } : { requests: 800, concurrency: 8, warmup: 50, chunks: 4 },
 };
 
@@ -91,7 +104,8 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only') && !args.has('--scale-only') && !args.has('--contention-only')) {
+  const alone = ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only'].some((option) => args.has(option)) || optionValue('--only') !== undefined;
+  if (!args.has('--skip-bundles') && !alone) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));
@@ -157,6 +171,17 @@ async function main(): Promise<void> {
       await writeFile(join(OUT_DIR, 'contention-only.json'), `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
+    if (optionValue('--only') === 'soak') {
+      const soak = await measureSoak(ddb.endpoint, bare.client);
+      await writeFile(join(OUT_DIR, 'soak.json'), `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      return;
+    }
+    if (optionValue('--only') !== undefined) throw new Error(`--only: unknown section ${optionValue('--only')} (soak)`);
+    if (args.has('--events-only')) {
+      const events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
+      await writeFile(join(OUT_DIR, 'events-only.json'), `${JSON.stringify({ ...results, events, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      return;
+    }
     const fixture = await api.seed();
 
     phase('Starting the local runtime (bin/local.ts) with the table-call counter');
@@ -212,6 +237,8 @@ async function main(): Promise<void> {
       results.webhooks = webhooks;
       results.webhookSender = webhookSender;
     }
+    // ---------- 10. events ----------
+    if (!args.has('--skip-events')) results.events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
     bare.client.destroy();
 
     // ---------- 9. units as AWS charges them, and what a million requests cost ----------
@@ -517,6 +544,89 @@ async function measureContentionPhase(endpoint: string) {
     if (c.conflicts > 0) log(`    conflicts by operation: ${Object.entries(c.conflictsByOperation).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
   return scenarios;
+}
+
+/**
+ * Section 10: one endpoint, `rate` events a second, the pipeline's table calls on the limits engine
+ * (budgets scaled when the rate offered is below what it stands for: ./support/events-bench.ts).
+ */
+async function measureEventsPhase(endpoint: string, pid: number | undefined, db: Parameters<typeof import('./support/events-bench').measureEvents>[2]) {
+  const { events } = SETTINGS;
+  log(`\n10. Events: 1 endpoint, ${events.rate ?? `${events.standsFor} (or 90 % of what this machine sustains)`} events a second for ${events.seconds} s through the runtime's pipeline on the limits engine`);
+  const [{ measureEvents }, { table }] = await Promise.all([import('./support/events-bench'), import('./support/stats')]);
+  const result = await measureEvents(endpoint, pid, db, events, log);
+  log(
+    table([
+      ['scenario', 'offered/s (budgets x)', 'delivered', 'dup', 'pipeline/s', 'first attempt p50 ms', 'p99 ms', 'WU/delivery hottest pk', 'WU/delivery hottest index pk', 'RU/delivery hottest', 'throttles', 'WU/RU per delivery', 'cpu ms/delivery: runtime', 'DynamoDB Local'],
+      [
+        result.name,
+        `${result.offeredPerSecond} (${result.budgetScale})`,
+        `${result.delivered}/${result.events}${result.badSignatures ? ` (${result.badSignatures} bad)` : ''}`,
+        result.duplicates,
+        result.pipelinePerSecond,
+        result.firstAttemptMs.p50,
+        result.firstAttemptMs.p99,
+        result.hottestTableWrite.unitsPerDelivery,
+        result.hottestIndexWrite.unitsPerDelivery,
+        result.hottestRead.unitsPerDelivery,
+        result.throttles,
+        `${result.unitsPerDelivery.writeUnits}/${result.unitsPerDelivery.readUnits}`,
+        result.runtimeCpuMsPerDelivery ?? '-',
+        result.dynamodbCpuMsPerDelivery ?? '-',
+      ],
+    ]),
+  );
+  log(`  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest read pk ${result.hottestRead.key}`);
+  if (result.throttles > 0) log(`  throttles by reason: ${Object.entries(result.throttlesByReason).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const { measurePipelineParts } = await import('./support/events-bench');
+  const parts = await measurePipelineParts(events.parts);
+  log(`\n10b. The router and the sender alone, in this process on DynamoDB Local (${parts.events} events)`);
+  log(
+    table([
+      ['part', 'cpu ms per event', 'ms per batch', 'table calls per event', 'outcomes'],
+      ['router (batches of 100, 16 at once)', parts.router.cpuMsPerEvent, parts.router.msPerBatchOf100, parts.router.tableCallsPerEvent, '-'],
+      ['sender (batches of 10, 20 at once)', parts.sender.cpuMsPerDelivery, parts.sender.msPerBatchOf10, parts.sender.tableCallsPerDelivery, Object.entries(parts.sender.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')],
+    ]),
+  );
+  return { ...result, parts };
+}
+
+/** Section 11: the soak (./support/soak-bench.ts), `--minutes` long (default 20). */
+async function measureSoak(endpoint: string, db: Parameters<typeof import('./support/soak-bench').runSoak>[1]) {
+  const minutes = Number(optionValue('--minutes') ?? 20);
+  if (!(minutes > 0)) throw new Error('--minutes: must be a positive number');
+  log(`\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers failing 5 % of attempts`);
+  const [{ runSoak }, { table }] = await Promise.all([import('./support/soak-bench'), import('./support/stats')]);
+  const soak = await runSoak(endpoint, db, { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000 }, log);
+  const { events, texts, memory } = soak;
+  log(
+    table([
+      ['requests', 'req/s', 'sends (replays)', '503 (retried)', 'STOPs', 'events', 'events/s', 'attempts (failed)', 'first attempt p50/p99/max ms', 'delivered p99/max ms', 'heap MiB/10 min', 'RSS MiB/10 min', 'throttles', 'conflicts'],
+      [
+        soak.requests,
+        soak.requestsPerSecond,
+        `${texts.sends} (${texts.replays})`,
+        soak.unavailable,
+        soak.stops,
+        `${events.delivered}/${events.expected}`,
+        events.perSecond,
+        `${events.attempts} (${events.failedAttempts})`,
+        `${events.firstAttemptMs.p50}/${events.firstAttemptMs.p99}/${events.firstAttemptMs.max}`,
+        `${events.deliveredMs.p99}/${events.deliveredMs.max}`,
+        memory.heapMiBPer10Min,
+        memory.rssMiBPer10Min,
+        soak.engine.throttles,
+        soak.engine.conflicts,
+      ],
+    ]),
+  );
+  log(`  answers: ${Object.entries(soak.answers).map(([kind, byStatus]) => `${kind} ${Object.entries(byStatus).map(([s, n]) => `${s} x${n}`).join('/')}`).join('; ')}`);
+  log(`  memory after ${memory.warmupS} s of warm-up: heap ${memory.heapMiB.first} -> ${memory.heapMiB.last} MiB, RSS ${memory.rssMiB.first} -> ${memory.rssMiB.last} MiB`);
+  for (const [check, ok] of Object.entries(soak.checks)) log(`  ${ok ? 'holds' : 'FAILS'}: ${check}`);
+  if (!('memory flat after warm-up (heap under 5 MiB per 10 min)' in soak.checks)) log('  not judged: memory (under 5 minutes after warm-up; the trend above is indicative)');
+  const findings = [...soak.serverErrors.map((e) => `${e.kind} ${e.status}: ${e.body}`), ...soak.clientErrors.map((e) => `no answer: ${e}`), ...events.missing, ...events.duplicates.map((d) => `duplicate ${d}`), ...events.unexpected.map((u) => `unexpected ${u}`), ...texts.textsAfterStop, ...texts.spendMismatches];
+  for (const finding of findings.slice(0, 20)) log(`    ${finding}`);
+  return soak;
 }
 
 /**
