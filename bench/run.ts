@@ -12,8 +12,14 @@
  *   8. contention: texts and call events of one busy organization (and of eight at once) on the
  *      limits-faithful engine (./support/contention-bench.ts);
  *   9. units as AWS charges them for every request of section 2, and what a million of each costs
- *      (./support/cost.ts);
- *  10. the directory: 10,000 contacts imported through POST /contacts/batch by the typed client,
+ *      (./support/cost.ts), with its bytes out and log bytes; one organization's month
+ *      (./support/cost-report.ts; `npx tsx bench/cost-tables.ts` recomputes both from a results file);
+ *  10. events: one webhook endpoint receiving 500 events a second through the runtime's pipeline on
+ *      the limits-faithful engine (./support/events-bench.ts);
+ *  11. the soak: 20 organizations of mixed traffic for 20 minutes, checked at the end
+ *      (./support/soak-bench.ts; run alone with --only soak, not part of a full run).
+ * Section 3b measures the contact page with and without compression (./support/compression-bench.ts).
+ *  12. the directory: 10,000 contacts imported through POST /contacts/batch by the typed client,
  *      on the limits engine with the key's rate limit on, and a sync loop over the feed of changes at
  *      1,000 and 100,000 contacts (./support/directory-bench.ts).
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
@@ -24,10 +30,12 @@
  * --faults-only (section 6 alone, written to bench/out/faults-only.json), --scale-only (section 7 alone,
  * written to bench/out/scale-only.json), --scale-sizes 1000,10000 (the sizes of section 7, default
  * 1000,10000,100000), --skip-scale, --contention-only (section 8 alone, written to
- * bench/out/contention-only.json), --skip-contention, --directory-only (section 10 alone: its result
- * replaces the `directory` entry of bench/results.json and leaves every other section's as recorded;
- * with --quick, bench/out/directory-only.json), --skip-directory, --directory-import 10000,
- * --directory-sizes 1000,100000.
+ * bench/out/contention-only.json), --skip-contention, --events-only (section 10 alone, written to
+ * bench/out/events-only.json; --events-rate <n> offered, default 500, --events-seconds <n>, default 20),
+ * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20),
+ * --directory-only (section 12 alone: its result replaces the `directory` entry of bench/results.json and
+ * leaves every other section's as recorded; with --quick, bench/out/directory-only.json), --skip-directory,
+ * --directory-import 10000, --directory-sizes 1000,100000.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -68,6 +76,14 @@ const SETTINGS = {
     importContacts: Number(optionValue('--directory-import') ?? (QUICK ? 1000 : 10_000)),
     syncSizes: (optionValue('--directory-sizes') ?? (QUICK ? '1000' : '1000,100000')).split(',').map(Number),
   },
+  events: {
+    rate: optionValue('--events-rate') === undefined ? undefined : Number(optionValue('--events-rate')),
+    seconds: Number(optionValue('--events-seconds') ?? (QUICK ? 5 : 20)),
+    standsFor: 500,
+    drainMs: 120_000,
+    parts: QUICK ? 300 : 1000,
+  },
+  compression: QUICK ? { requests: 200, concurrency: 8, warmup: 20, chunks: 2 } : { requests: 800, concurrency: 8, warmup: 50, chunks: 4 },
 };
 
 const log = (line = '') => console.log(line);
@@ -98,7 +114,8 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  if (!args.has('--skip-bundles') && !args.has('--webhooks-only') && !args.has('--faults-only') && !args.has('--scale-only') && !args.has('--contention-only') && !args.has('--directory-only')) {
+  const alone = ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only', '--directory-only'].some((option) => args.has(option)) || optionValue('--only') !== undefined;
+  if (!args.has('--skip-bundles') && !alone) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));
@@ -164,6 +181,17 @@ async function main(): Promise<void> {
       await writeFile(join(OUT_DIR, 'contention-only.json'), `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
+    if (optionValue('--only') === 'soak') {
+      const soak = await measureSoak(ddb.endpoint, bare.client);
+      await writeFile(join(OUT_DIR, 'soak.json'), `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      return;
+    }
+    if (optionValue('--only') !== undefined) throw new Error(`--only: unknown section ${optionValue('--only')} (soak)`);
+    if (args.has('--events-only')) {
+      const events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
+      await writeFile(join(OUT_DIR, 'events-only.json'), `${JSON.stringify({ ...results, events, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      return;
+    }
     if (args.has('--directory-only')) {
       const directory = await measureDirectoryPhase(ddb.endpoint);
       const run = { date: results.date, machine: results.machine, settings: SETTINGS.directory, loadAverage: { ...loads, end: load() } };
@@ -196,6 +224,12 @@ async function main(): Promise<void> {
     results.latency = latency;
     loads.afterLatency = load();
 
+    // ---------- 3b. compression ----------
+    phase(`3b. The contact page with and without compression: ${SETTINGS.compression.requests} requests each, ${SETTINGS.compression.concurrency} connections`);
+    const { measureCompression } = await import('./support/compression-bench');
+    const compression = await measureCompression(runtime, fixture, SETTINGS.compression);
+    results.compression = compression;
+
     // ---------- 5. memory ----------
     const loaded = await runtime.stats();
     results.memory = {
@@ -226,32 +260,34 @@ async function main(): Promise<void> {
       results.webhooks = webhooks;
       results.webhookSender = webhookSender;
     }
+    // ---------- 10. events ----------
+    if (!args.has('--skip-events')) results.events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
     bare.client.destroy();
 
     // ---------- 9. units as AWS charges them, and what a million requests cost ----------
     phase('9. Units as AWS charges them (the limits engine in front of DynamoDB Local), per request of section 2');
     const { startRuntimeOnEngine } = await import('./support/limits-meters');
-    const onEngine = await startRuntimeOnEngine(ddb.endpoint);
+    // At the stack's log level (INFO) with the embedded metrics on, so each request's log lines are counted as CloudWatch would ingest them.
+    const onEngine = await startRuntimeOnEngine(ddb.endpoint, {}, ['--log-level', 'info'], { POWERTOOLS_METRICS_DISABLED: 'false' });
     stopAll.unshift(onEngine.stop);
     const charged = await api.measureChargedUnits(onEngine, fixture);
     await onEngine.stop();
     stopAll.shift();
     // Each request must meet the case section 2 measured (a create that answers 409 here prices a refusal).
     for (const c of charged.filter((c, i) => c.status !== roundTrips[i]?.status)) log(`  WARNING: ${c.name} answered ${c.status} here, ${roundTrips.find((r) => r.name === c.name)?.status} in section 2`);
-    const { requestCosts, mixCost } = await import('./support/cost');
-    const costs = requestCosts(
-      charged,
-      new Map(latency.map((l) => [l.endpoint, l.runtimeCpuMsPerRequest])),
-      new Map(roundTrips.map((r) => [r.name, r.roundTrips])),
-    );
     results.chargedUnits = charged;
-    results.costPerMillion = { requests: costs, crmSyncMix: mixCost(costs) };
 
     // ---------- 8. contention ----------
     if (!args.has('--skip-contention')) results.contention = await measureContentionPhase(ddb.endpoint);
 
-    // ---------- 10. the directory ----------
+    // ---------- 12. the directory ----------
     if (!args.has('--skip-directory')) results.directory = await measureDirectoryPhase(ddb.endpoint);
+
+    // The costs of section 9 and the monthly bill (which takes a text's whole life and a call event from section 8).
+    const { costReport } = await import('./support/cost-report');
+    const costReportOfRun = costReport(results as unknown as import('./support/cost-report').CostInputs);
+    const costs = costReportOfRun.requests;
+    results.costPerMillion = costReportOfRun;
 
     // ---------- 6. texts under faults ----------
     results.textFaults = await measureFaults();
@@ -322,15 +358,40 @@ async function main(): Promise<void> {
       ]),
     );
     for (const l of latency.filter((x) => x.failures > 0 || x.bareFailures > 0)) log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
+    log(
+      `\n3b. ${compression.request}, plain and gzip (the runtime compresses as API Gateway does): ` +
+        `${compression.plain.wireBytes} -> ${compression.gzip.wireBytes} bytes on the wire (x${compression.bytesRatio}), ` +
+        `p50 ${compression.plain.ms.p50} -> ${compression.gzip.ms.p50} ms (x${compression.p50Ratio}), p99 ${compression.plain.ms.p99} -> ${compression.gzip.ms.p99} ms`,
+    );
     log('\n9. Units as AWS charges them per request (limits engine), and dollars per million requests (us-east-1, 2025 list prices)');
     log(
       table([
-        ['request', 'status', 'read units', 'write units', 'of which index', 'DynamoDB $', 'CPU ms', 'Lambda $', 'total $ per million'],
-        ...charged.map((c, i) => [c.name, c.status, c.readUnits, c.writeUnits, c.indexWriteUnits, costs[i].dynamodb, costs[i].cpuMs ?? '-', costs[i].lambda, costs[i].total]),
+        ['request', 'status', 'read units', 'write units', 'of which index', 'DynamoDB $', 'CPU ms', 'Lambda $', 'authorizer $', 'bytes out gzip/plain', 'data out $', 'log bytes', 'logs $', 'X-Ray $', 'total $ per million'],
+        ...charged.map((c, i) => [
+          c.name,
+          c.status,
+          c.readUnits,
+          c.writeUnits,
+          c.indexWriteUnits,
+          costs[i].dynamodb,
+          costs[i].cpuMs ?? '-',
+          costs[i].lambda,
+          costs[i].authorizer,
+          `${c.responseBytes}/${c.plainResponseBytes}`,
+          costs[i].dataTransfer,
+          costs[i].logBytes,
+          costs[i].logs,
+          costs[i].xray,
+          costs[i].total,
+        ]),
       ]),
     );
-    const mix = (results.costPerMillion as { crmSyncMix: { perMillion: number; dynamodb: number } }).crmSyncMix;
-    log(`  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}`);
+    const mix = costReportOfRun.crmSyncMix;
+    log(`  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}, data out $${mix.dataTransfer}, logs $${mix.logs}, X-Ray $${mix.xray}`);
+    if (costReportOfRun.organizationMonth) {
+      log('  One organization\'s month (docs/deploy.md):');
+      log(table([['part', 'count', '$ a month'], ...[...costReportOfRun.organizationMonth.rows, costReportOfRun.organizationMonth.total].map((r) => [r.part, r.count, r.cost])]));
+    }
     if (webhooks.length > 0) log(webhookTable(webhooks, webhookSender, table));
     if (invocations.length > 0) {
       log('\n5. Each function invoked directly (bundle in a fresh process, events one at a time, on DynamoDB Local)');
@@ -512,6 +573,89 @@ async function measureContentionPhase(endpoint: string) {
 }
 
 /**
+ * Section 10: one endpoint, `rate` events a second, the pipeline's table calls on the limits engine
+ * (budgets scaled when the rate offered is below what it stands for: ./support/events-bench.ts).
+ */
+async function measureEventsPhase(endpoint: string, pid: number | undefined, db: Parameters<typeof import('./support/events-bench').measureEvents>[2]) {
+  const { events } = SETTINGS;
+  log(`\n10. Events: 1 endpoint, ${events.rate ?? `${events.standsFor} (or 90 % of what this machine sustains)`} events a second for ${events.seconds} s through the runtime's pipeline on the limits engine`);
+  const [{ measureEvents }, { table }] = await Promise.all([import('./support/events-bench'), import('./support/stats')]);
+  const result = await measureEvents(endpoint, pid, db, events, log);
+  log(
+    table([
+      ['scenario', 'offered/s (budgets x)', 'delivered', 'dup', 'pipeline/s', 'first attempt p50 ms', 'p99 ms', 'WU/delivery hottest pk', 'WU/delivery hottest index pk', 'RU/delivery hottest', 'throttles', 'WU/RU per delivery', 'cpu ms/delivery: runtime', 'DynamoDB Local'],
+      [
+        result.name,
+        `${result.offeredPerSecond} (${result.budgetScale})`,
+        `${result.delivered}/${result.events}${result.badSignatures ? ` (${result.badSignatures} bad)` : ''}`,
+        result.duplicates,
+        result.pipelinePerSecond,
+        result.firstAttemptMs.p50,
+        result.firstAttemptMs.p99,
+        result.hottestTableWrite.unitsPerDelivery,
+        result.hottestIndexWrite.unitsPerDelivery,
+        result.hottestRead.unitsPerDelivery,
+        result.throttles,
+        `${result.unitsPerDelivery.writeUnits}/${result.unitsPerDelivery.readUnits}`,
+        result.runtimeCpuMsPerDelivery ?? '-',
+        result.dynamodbCpuMsPerDelivery ?? '-',
+      ],
+    ]),
+  );
+  log(`  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest read pk ${result.hottestRead.key}`);
+  if (result.throttles > 0) log(`  throttles by reason: ${Object.entries(result.throttlesByReason).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const { measurePipelineParts } = await import('./support/events-bench');
+  const parts = await measurePipelineParts(events.parts);
+  log(`\n10b. The router and the sender alone, in this process on DynamoDB Local (${parts.events} events)`);
+  log(
+    table([
+      ['part', 'cpu ms per event', 'ms per batch', 'table calls per event', 'outcomes'],
+      ['router (batches of 100, 16 at once)', parts.router.cpuMsPerEvent, parts.router.msPerBatchOf100, parts.router.tableCallsPerEvent, '-'],
+      ['sender (batches of 10, 20 at once)', parts.sender.cpuMsPerDelivery, parts.sender.msPerBatchOf10, parts.sender.tableCallsPerDelivery, Object.entries(parts.sender.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')],
+    ]),
+  );
+  return { ...result, parts };
+}
+
+/** Section 11: the soak (./support/soak-bench.ts), `--minutes` long (default 20). */
+async function measureSoak(endpoint: string, db: Parameters<typeof import('./support/soak-bench').runSoak>[1]) {
+  const minutes = Number(optionValue('--minutes') ?? 20);
+  if (!(minutes > 0)) throw new Error('--minutes: must be a positive number');
+  log(`\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers failing 5 % of attempts`);
+  const [{ runSoak }, { table }] = await Promise.all([import('./support/soak-bench'), import('./support/stats')]);
+  const soak = await runSoak(endpoint, db, { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000 }, log);
+  const { events, texts, memory } = soak;
+  log(
+    table([
+      ['requests', 'req/s', 'sends (replays)', '503 (retried)', 'STOPs', 'events', 'events/s', 'attempts (failed)', 'first attempt p50/p99/max ms', 'delivered p99/max ms', 'heap MiB/10 min', 'RSS MiB/10 min', 'throttles', 'conflicts'],
+      [
+        soak.requests,
+        soak.requestsPerSecond,
+        `${texts.sends} (${texts.replays})`,
+        soak.unavailable,
+        soak.stops,
+        `${events.delivered}/${events.expected}`,
+        events.perSecond,
+        `${events.attempts} (${events.failedAttempts})`,
+        `${events.firstAttemptMs.p50}/${events.firstAttemptMs.p99}/${events.firstAttemptMs.max}`,
+        `${events.deliveredMs.p99}/${events.deliveredMs.max}`,
+        memory.heapMiBPer10Min,
+        memory.rssMiBPer10Min,
+        soak.engine.throttles,
+        soak.engine.conflicts,
+      ],
+    ]),
+  );
+  log(`  answers: ${Object.entries(soak.answers).map(([kind, byStatus]) => `${kind} ${Object.entries(byStatus).map(([s, n]) => `${s} x${n}`).join('/')}`).join('; ')}`);
+  log(`  memory after ${memory.warmupS} s of warm-up: heap ${memory.heapMiB.first} -> ${memory.heapMiB.last} MiB, RSS ${memory.rssMiB.first} -> ${memory.rssMiB.last} MiB`);
+  for (const [check, ok] of Object.entries(soak.checks)) log(`  ${ok ? 'holds' : 'FAILS'}: ${check}`);
+  if (!('memory flat after warm-up (heap under 5 MiB per 10 min)' in soak.checks)) log('  not judged: memory (under 5 minutes after warm-up; the trend above is indicative)');
+  const findings = [...soak.serverErrors.map((e) => `${e.kind} ${e.status}: ${e.body}`), ...soak.clientErrors.map((e) => `no answer: ${e}`), ...events.missing, ...events.duplicates.map((d) => `duplicate ${d}`), ...events.unexpected.map((u) => `unexpected ${u}`), ...texts.textsAfterStop, ...texts.spendMismatches];
+  for (const finding of findings.slice(0, 20)) log(`    ${finding}`);
+  return soak;
+}
+
+/**
  * Section 7, in this process on the bench's DynamoDB Local: seeds straight into it, and measures
  * the requests with the shared client pointed at a limits engine in front of it, so the read
  * units are the ones AWS charges (a GetItem or batch read per requested key, found or not).
@@ -519,7 +663,7 @@ async function measureContentionPhase(endpoint: string) {
  */
 async function measureDirectoryPhase(endpoint: string) {
   const { importContacts, syncSizes } = SETTINGS.directory;
-  log(`\n10. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`);
+  log(`\n12. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`);
   const [{ DynamoDBDocumentClient }, { localDynamoClient }, { startRuntimeOnEngine }, bench, { table }] = await Promise.all([
     import('@aws-sdk/lib-dynamodb'),
     import('../local/dynamodb-local'),

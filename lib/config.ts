@@ -21,8 +21,9 @@ export type ServiceConfig = {
   rateLimitPerKey: number;
   /**
    * How many usage-plan keys (buckets) the stack creates for the authorizer to name: any number of
-   * service keys costs the account this many of its 10,000 API Gateway keys, and the stack two
-   * resources each of CloudFormation's 500 (lambdas/handlers/authorizer/usage-plan-keys.ts).
+   * service keys costs the account this many of its 10,000 API Gateway keys, and the buckets' nested
+   * stack two resources each of CloudFormation's 500 (lambdas/handlers/authorizer/usage-plan-keys.ts).
+   * One abusive key slows the other keys of its bucket until WAF blocks it: 1 in this many.
    */
   usagePlanBuckets: number;
   /** API Gateway's throttle quota of the account in the region (10,000 requests/s by default; 2,500 in some regions); sizes the buckets' throttle. */
@@ -56,6 +57,13 @@ export type ServiceConfig = {
   carrierCallbackLimitPerAddress: number;
   /** Powertools log level of every function. */
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
+   * The share of API requests X-Ray records, from 0 to 1: the stage's sampling rule, with no
+   * reservoir (lib/constructs/public-api.ts). Each recorded trace costs $5 per million, so the
+   * share prices tracing per request (docs/deploy.md, "What a million requests cost"); 1 traces
+   * every request (a development stage), 0 none.
+   */
+  traceSampleRate: number;
   /** Creates the account-wide role API Gateway needs to write execution and access logs. */
   apiGatewayCloudWatchRole: boolean;
   /**
@@ -77,6 +85,12 @@ const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:sec
 /** Retention values CloudWatch Logs accepts; anything else would fail at deploy time, so refuse it at synth. */
 const VALID_RETENTION = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
+/**
+ * 1 % of API requests traced: a hundred traces per 10,000 requests is enough to see where a slow
+ * request's time goes, at $0.05 per million requests (docs/decisions.md, "Tracing, sampled").
+ */
+export const DEFAULT_TRACE_SAMPLE_RATE = 0.01;
+
 /** Reserved concurrency by default (docs/capacity.md): 100 + 5 callbacks x 20 = 200 of the account's 1,000. */
 export const DEFAULT_AUTHORIZER_RESERVED_CONCURRENCY = 100;
 export const DEFAULT_CARRIER_CALLBACK_RESERVED_CONCURRENCY = 20;
@@ -97,6 +111,7 @@ export function defaultConfig(stage: string = DEFAULT_STAGE): ServiceConfig {
     carrierCallbackThrottle: { ...DEFAULT_CALLBACK_THROTTLE },
     carrierCallbackLimitPerAddress: DEFAULT_CALLBACK_LIMIT_PER_ADDRESS,
     logLevel: 'INFO',
+    traceSampleRate: DEFAULT_TRACE_SAMPLE_RATE,
     apiGatewayCloudWatchRole: true,
     authorizerReservedConcurrency: DEFAULT_AUTHORIZER_RESERVED_CONCURRENCY,
     carrierCallbackReservedConcurrency: DEFAULT_CARRIER_CALLBACK_RESERVED_CONCURRENCY,
@@ -110,15 +125,18 @@ function contextString(node: Node, key: string): string | undefined {
   return String(value);
 }
 
-function contextInt(node: Node, key: string, fallback: number, min: number, max: number): number {
+/** A number in [min, max] (a whole one unless `fractional`), or the fallback when the key is absent. */
+function contextNumber(node: Node, key: string, fallback: number, min: number, max: number, fractional = false): number {
   const raw = contextString(node, key);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`Context ${key} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!(fractional ? Number.isFinite(value) : Number.isInteger(value)) || value < min || value > max) {
+    throw new Error(`Context ${key} must be ${fractional ? 'a number' : 'an integer'} from ${min} to ${max}, got "${raw}"`);
   }
   return value;
 }
+
+const contextInt = (node: Node, key: string, fallback: number, min: number, max: number): number => contextNumber(node, key, fallback, min, max);
 
 function contextBool(node: Node, key: string, fallback: boolean): boolean {
   const raw = contextString(node, key);
@@ -180,7 +198,7 @@ export function configFromContext(node: Node): ServiceConfig {
     alarmEmail: contextString(node, 'alarmEmail'),
     logRetention,
     rateLimitPerKey: contextInt(node, 'rateLimitPerKey', defaults.rateLimitPerKey, 1, 100_000),
-    // Each bucket is two resources of the stack's 500 (CloudFormation's quota per template).
+    // Each bucket is two resources of its nested stack's 500 (CloudFormation's quota per template).
     usagePlanBuckets: contextInt(node, 'usagePlanBuckets', defaults.usagePlanBuckets, 1, MAX_USAGE_PLAN_BUCKETS),
     regionRequestsPerSecond: contextInt(node, 'regionRequestsPerSecond', defaults.regionRequestsPerSecond, 1, 10_000_000),
     // WAF rate-based rules accept limits from 10 up.
@@ -195,6 +213,8 @@ export function configFromContext(node: Node): ServiceConfig {
     // WAF rate-based rules accept limits from 10 up.
     carrierCallbackLimitPerAddress: contextInt(node, 'carrierCallbackLimitPerAddress', defaults.carrierCallbackLimitPerAddress, 10, 2_000_000_000),
     logLevel: logLevel as ServiceConfig['logLevel'],
+    // X-Ray's FixedRate: a fraction from 0 to 1.
+    traceSampleRate: contextNumber(node, 'traceSampleRate', defaults.traceSampleRate, 0, 1, true),
     apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
     // Lambda keeps at least 100 of the account's concurrency unreserved; the deploy fails, naming
     // the function, when a reservation would take more than that leaves.

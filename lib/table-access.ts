@@ -67,8 +67,8 @@ export const ROUTE_TABLE_ACCESS = {
   },
   /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claims and search entries and putting its tombstone. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
-  /** `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity). */
-  listThreads: { actions: ['dynamodb:Query'], indexes: ['gsi2'] },
+  /** `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity, keys only), then the threads by key. */
+  listThreads: { actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'], indexes: ['gsi2'] },
   /** `messages.listMessages`: one conversation on gsi1. */
   listMessages: { actions: ['dynamodb:Query'], indexes: ['gsi1'] },
   /**

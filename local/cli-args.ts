@@ -97,12 +97,13 @@ DynamoDB limits (docs/local-engine.md):
   --dynamodb-limits              Put the limits-faithful engine in front of DynamoDB Local: conflicting
                                  transactions are cancelled, hot partitions and items throttled, and
                                  capacity is counted as AWS charges it (meters at <engine>/__limits/stats)
-  --transaction-hold-ms <n>      How long a transaction holds its items (default ${DEFAULT_TRANSACTION_HOLD_MS})
+  --transaction-hold-ms <n>      How long a transaction, written or read, holds its items (default ${DEFAULT_TRANSACTION_HOLD_MS})
   --partition-write-units <n>    Write units per second per partition-key value, of the table and of each
                                  index (default ${DEFAULT_BUDGETS.partitionWriteUnits}; 0 disables)
   --item-write-units <n>         Write units per second per item (default ${DEFAULT_BUDGETS.itemWriteUnits}; 0 disables)
   --partition-read-units <n>     Read units per second per partition-key value and per item (default
-                                 ${DEFAULT_BUDGETS.partitionReadUnits}; 0 disables)
+                                 ${DEFAULT_BUDGETS.partitionReadUnits}; 0 disables). A key's reads and writes share
+                                 one budget (at the defaults a write unit costs 3 read units)
 
 Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
   --twilio-auth-token <token>    The token signatures are checked with (default: the TWILIO_AUTH_TOKEN

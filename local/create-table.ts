@@ -5,7 +5,7 @@ import {
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../lambdas/shared/table/table-schema';
+import { GSIS, projectionOf, TABLE_KEYS, TTL_ATTRIBUTE } from '../lambdas/shared/table/table-schema';
 
 /**
  * Creates the single table on DynamoDB Local from the same key schema the CDK table construct
@@ -30,7 +30,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
             { AttributeName: g.partitionKey, KeyType: 'HASH' },
             { AttributeName: g.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: projectionOf(g.projection),
         })),
         StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
       }),

@@ -13,6 +13,7 @@ import { runInvocation } from './invocations';
 import { lambdaContext, toProxyEvent, type GatewayAuthorization, type IncomingRequest } from './proxy-event';
 import type { RouteMatch } from './router';
 import { readBodyWithin } from './request-body';
+import { compressResponse } from './response-compression';
 
 /** API Gateway's payload limit: larger requests never reach a handler. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -51,7 +52,11 @@ export type ApiServerDeps = {
   logError: (message: string, error: unknown) => void;
 };
 
-type Outcome = { statusCode: number; headers: Record<string, string | string[]>; body: Buffer | string };
+/**
+ * What the server sends. `integration`: a function's response (API Gateway's integration response),
+ * the only kind API Gateway compresses; its own gateway responses are all far below the threshold.
+ */
+type Outcome = { statusCode: number; headers: Record<string, string | string[]>; body: Buffer | string; integration?: true };
 
 /** As API Gateway writes it, with the request id its template adds (lib/constructs/public-api.ts). */
 const gateway = (response: GatewayResponse, requestId: string): Outcome => ({
@@ -96,7 +101,7 @@ async function invoke(handler: ProxyHandler | undefined, operationId: string, ev
   if (bytes > LAMBDA_RESPONSE_LIMIT_BYTES) throw new Error(`${operationId} answered ${bytes} bytes, over Lambda's response limit`);
   const outcome = fromHandlerResult(result);
   if (!outcome) throw new Error(`${operationId} returned no statusCode`);
-  return outcome;
+  return { ...outcome, integration: true };
 }
 
 /** The path as WAF compares it: percent-decoded and normalised, so `..` cannot reach under (or out of) a prefix. */
@@ -228,8 +233,13 @@ export function createApiServer(deps: ApiServerDeps): Server {
         deps.logError(`${method} ${rawPath} failed (request ${requestId})`, err);
         outcome = gateway(GATEWAY_RESPONSES.internal, requestId);
       }
-      res.writeHead(outcome.statusCode, { ...outcome.headers, 'x-amzn-RequestId': requestId });
-      res.end(outcome.body);
+      // As API Gateway does with the API's minimumCompressionSize (lib/constructs/public-api.ts).
+      const sent = outcome.integration ? await compressResponse(outcome, req.headers['accept-encoding']) : outcome;
+      // A length, not chunks, as API Gateway sends every response (RFC 9110: none on a 204 or 304).
+      const headers = Object.fromEntries(Object.entries(sent.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+      const length = sent.statusCode === 204 || sent.statusCode === 304 ? {} : { 'Content-Length': String(Buffer.byteLength(sent.body)) };
+      res.writeHead(sent.statusCode, { ...headers, ...length, 'x-amzn-RequestId': requestId });
+      res.end(sent.body);
       deps.logRequest(`${method} ${rawPath} ${outcome.statusCode} ${Date.now() - started}ms ${requestId}`);
     })();
   });

@@ -12,7 +12,7 @@ import { logger, TABLE_NAME } from '../lambdas/shared/aws';
 import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
 import { toStreamChange } from '../lambdas/contexts/webhooks/stream-change';
-import { claimStaleAfterMs, processDeliveryMessage } from '../lambdas/contexts/webhooks/deliver';
+import { claimStaleAfterMs, processDeliveryMessages } from '../lambdas/contexts/webhooks/deliver';
 import { endpointCache, routeChange } from '../lambdas/contexts/webhooks/route-change';
 import { LocalDelayQueue } from './delay-queue';
 import { runInvocation } from './invocations';
@@ -23,8 +23,8 @@ import { localEngineClientConfig } from '../lambdas/shared/config';
 /**
  * The webhook pipeline of the local runtime: what DynamoDB Streams -> router Lambda -> SQS ->
  * sender Lambda do in AWS, in-process. A poller reads DynamoDB Local's stream and feeds the
- * router's logic; a timer queue with SQS's delay rules feeds the sender's logic. Both are the
- * very functions the Lambdas run.
+ * router's logic a batch at a time, as Lambda's event source mapping does; a timer queue with
+ * SQS's delay rules feeds the sender's logic. Both are the very functions the Lambdas run.
  */
 export type WebhookPipelineOptions = {
   /** DynamoDB Local's URL. */
@@ -37,19 +37,46 @@ export type WebhookPipelineOptions = {
   allowInsecureTargets?: boolean;
   pollIntervalMs?: number;
   attemptTimeoutMs?: number;
-  /** Where the delivery queue keeps its messages across restarts (`<state-dir>/webhook-queue.json`); none: in memory only. */
+  /** Where the delivery queue keeps its messages across restarts (`<state-dir>/webhook-queue.jsonl`); none: in memory only. */
   queueStore?: QueueStore;
 };
 
-export type WebhookPipeline = { stop: () => Promise<void> };
+/**
+ * What the router has done since the pipeline started: batches of stream records, the records in
+ * them (every change of the table, its own delivery rows included), the events they raised, and
+ * the records it gave up on.
+ */
+export type RouterStats = { batches: number; records: number; events: number; abandoned: number };
+
+export type WebhookPipeline = {
+  stop: () => Promise<void>;
+  routerStats: () => RouterStats;
+  /** Delivery messages kept by the queue (waiting, visible or being sent). */
+  queued: () => number;
+};
 
 const DEFAULT_POLL_INTERVAL_MS = 150;
+/**
+ * Records of one batch routed at once, as the router Lambda's batch processor handles a batch's
+ * records concurrently: a batch of a few hundred events is a few rounds of table writes, not a
+ * few hundred in a row.
+ */
+const ROUTE_CONCURRENCY = 16;
 const SHARD_DISCOVERY_INTERVAL_MS = 2_000;
 /** A thrown message comes back this long after its claim went stale, as SQS's visibility timeout does. */
 const LOCAL_VISIBILITY_MARGIN_MS = 1_000;
 const ROUTE_TRIES = 3;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `work` over `items`, at most `concurrency` at a time. */
+async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
 
 async function latestStreamArn(endpoint: string, tableName: string): Promise<string> {
   const client = localDynamoClient(endpoint);
@@ -70,10 +97,10 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   const streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
   const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const queue: LocalDelayQueue = new LocalDelayQueue(
-    // Each message received is one invocation of the sender function.
-    (message) =>
+    // Each batch received is one invocation of the sender function.
+    (messages) =>
       runInvocation(() =>
-        processDeliveryMessage(message, {
+        processDeliveryMessages(messages, {
           queue,
           backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
           timeoutMs,
@@ -81,7 +108,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
         }),
       ),
     claimStaleAfterMs(timeoutMs) + LOCAL_VISIBILITY_MARGIN_MS,
-    options.queueStore,
+    { store: options.queueStore },
   );
 
   const iterators = new Map<string, string>();
@@ -116,31 +143,43 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     lastDiscovery = Date.now();
   }
 
-  /** One invocation of the router function per stream record, its retries included. */
-  const route = (record: StreamRecord): Promise<void> => runInvocation(() => routeRecord(record));
+  const stats: RouterStats = { batches: 0, records: 0, events: 0, abandoned: 0 };
 
-  async function routeRecord(record: StreamRecord): Promise<void> {
-    const change = toStreamChange({
-      eventID: record.eventID,
-      eventName: record.eventName,
-      approximateCreationMs: record.dynamodb?.ApproximateCreationDateTime?.getTime(),
-      newImage: record.dynamodb?.NewImage,
-      oldImage: record.dynamodb?.OldImage,
+  /** One invocation of the router function per batch of stream records, retries included, as Lambda hands it a batch. */
+  const routeBatch = (records: StreamRecord[]): Promise<void> => runInvocation(() => routeRecords(records));
+
+  async function routeRecords(records: StreamRecord[]): Promise<void> {
+    // One endpoint lookup per organization and event type for the whole batch, made after its
+    // records were read, so an endpoint added before any of them receives it.
+    const endpoints = endpointCache();
+    const changes = records.flatMap((record) => {
+      const change = toStreamChange({
+        eventID: record.eventID,
+        eventName: record.eventName,
+        approximateCreationMs: record.dynamodb?.ApproximateCreationDateTime?.getTime(),
+        newImage: record.dynamodb?.NewImage,
+        oldImage: record.dynamodb?.OldImage,
+      });
+      return change ? [change] : [];
     });
-    if (!change) return;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        // A fresh endpoint cache per record: an endpoint added a moment ago is seen at once.
-        await routeChange(change, { queue, endpoints: endpointCache() });
-        return;
-      } catch (err) {
-        if (attempt >= ROUTE_TRIES) {
-          logger.error('Local webhook router gave up on a stream record', { eventID: record.eventID, error: (err as Error).message });
+    stats.batches += 1;
+    stats.records += changes.length;
+    await inPool(changes, ROUTE_CONCURRENCY, async (change) => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const { eventId } = await routeChange(change, { queue, endpoints });
+          if (eventId) stats.events += 1;
           return;
+        } catch (err) {
+          if (attempt >= ROUTE_TRIES) {
+            stats.abandoned += 1;
+            logger.error('Local webhook router gave up on a stream record', { eventID: change.eventId, error: (err as Error).message });
+            return;
+          }
+          await sleep(100 * attempt);
         }
-        await sleep(100 * attempt);
       }
-    }
+    });
   }
 
   const getRecords = (iterator: string) => streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
@@ -156,9 +195,11 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       if (fresh) iterators.set(shardId, fresh);
       return;
     }
-    for (const record of result.Records ?? []) {
-      await route(record);
-      if (record.dynamodb?.SequenceNumber) lastSequence.set(shardId, record.dynamodb.SequenceNumber);
+    const records = result.Records ?? [];
+    if (records.length > 0) {
+      await routeBatch(records);
+      const last = records[records.length - 1].dynamodb?.SequenceNumber;
+      if (last) lastSequence.set(shardId, last);
     }
     if (result.NextShardIterator) {
       iterators.set(shardId, result.NextShardIterator);
@@ -193,6 +234,8 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   if (resumed > 0) logger.info('Local webhook queue resumed', { messages: resumed });
 
   return {
+    routerStats: () => ({ ...stats }),
+    queued: () => queue.size,
     async stop() {
       stopped = true;
       clearTimeout(timer);

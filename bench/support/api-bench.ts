@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
@@ -33,6 +34,8 @@ import type { LimitsMeters } from './limits-meters';
 import type { RuntimeProcess } from './runtime-process';
 import { distribution, ratio, round, type Distribution } from './stats';
 import { attachTableCallCounter, type CallTally } from './table-call-counter';
+import { accessLogLine, logEventBytes } from './log-bytes';
+import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 
 /**
  * 2. Table round trips per request and 3. latency overhead, against the local runtime, with the
@@ -293,9 +296,10 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       write: false,
       request: () => ({ method: 'GET', path: '/messages' }),
       expect: [200],
+      // The index holds the threads' keys; the page's threads are read by key.
       bare: () =>
-        parallelWithLimit(() =>
-          db.send(
+        parallelWithLimit(async () => {
+          const { Items } = await db.send(
             new QueryCommand({
               TableName: TABLE_NAME,
               IndexName: GSIS.gsi2.indexName,
@@ -303,9 +307,12 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
               ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
               ExpressionAttributeValues: { ':pk': tenantScopedPk(t, PREFIX.threadsByActivity) },
               ScanIndexForward: false,
+              Limit: 51,
             }),
-          ),
-        ),
+          );
+          const keys = (Items ?? []).slice(0, 50).map((item) => ({ pk: item.pk, sk: item.sk }));
+          return db.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: keys } } }));
+        }),
     },
     {
       name: 'GET /messages/{counterpart}',
@@ -564,7 +571,7 @@ function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): 
       note: 'the search index: its entries, then the contacts they name',
     },
     { name: 'GET /contacts/{id}', request: () => ({ method: 'GET', path: `/contacts/${fixture.namedContactIds[0]}` }), target: CONTACT_ONE },
-    { name: 'GET /messages', request: () => ({ method: 'GET', path: '/messages' }), target: QUERY_ONE },
+    { name: 'GET /messages', request: () => ({ method: 'GET', path: '/messages' }), target: { ...QUERY_ONE, BatchGetItem: 1 }, note: 'threads by activity: their keys, then the threads' },
     { name: 'GET /messages/{counterpart}', request: () => ({ method: 'GET', path: `/messages/${conversation}` }), target: QUERY_ONE },
     {
       name: 'GET /messages/{counterpart}, page 2 (cursor)',
@@ -621,7 +628,8 @@ async function measureCases<T>(
   fixture: Fixture,
   numbers: number,
   meters: { reset: () => Promise<unknown> },
-  record: (spec: CaseSpec, response: { status: number }) => Promise<T>,
+  record: (spec: CaseSpec, response: HttpResponse, request: RequestSpec, elapsedMs: number) => Promise<T>,
+  headers: Record<string, string> = {},
 ): Promise<T[]> {
   const client = httpClient(baseUrl, 1);
   const results: T[] = [];
@@ -631,7 +639,9 @@ async function measureCases<T>(
     for (const spec of roundTripCases(client, fixture, numbers)) {
       const request = await spec.request();
       await meters.reset();
-      results.push(await record(spec, await send(client, keyOf(fixture, spec), request)));
+      const started = performance.now();
+      const response = await send(client, keyOf(fixture, spec), { ...request, headers: { ...request.headers, ...headers } });
+      results.push(await record(spec, response, request, performance.now() - started));
     }
   } finally {
     client.close();
@@ -664,28 +674,100 @@ export type ChargedUnitsCase = {
   writeUnits: number;
   indexWriteUnits: number;
   operations: Record<string, number>;
+  /** The request ran the authorizer (its key was not in the cache): a second invocation, its reads counted above. */
+  authorizerRan: boolean;
+  /**
+   * Bytes sent to the client, headers included, as to one that accepts gzip (compressed from
+   * 1 KiB, as API Gateway compresses) and as to one that accepts no coding; with the headers API
+   * Gateway adds (`API_GATEWAY_HEADER_BYTES`).
+   */
+  responseBytes: number;
+  plainResponseBytes: number;
+  /** CloudWatch Logs bytes (26 a line included) of the access-log line, and of the lines the functions wrote at the stack's log level (INFO). */
+  accessLogBytes: number;
+  functionLogBytes: number;
 };
+
+/**
+ * Headers API Gateway adds to the service's own (`x-amz-apigw-id`, and `X-Amzn-Trace-Id` with
+ * tracing on), which the local runtime does not send: their documented shapes, in bytes.
+ */
+export const API_GATEWAY_HEADER_BYTES =
+  Buffer.byteLength('x-amz-apigw-id: Yx3kLHbToAMEbZw=\r\n') +
+  Buffer.byteLength('X-Amzn-Trace-Id: Root=1-6746f0a1-4c7d1e2b9a8f3c5d6e7f8091;Parent=5e6f708192a3b4c5;Sampled=0;Lineage=1:0a1b2c3d:0\r\n');
+
+/** The lines a function wrote for one request: its JSON log lines carrying the request's id, and its embedded metrics. */
+function functionLines(lines: string[], requestId: string): string[] {
+  return lines.filter((line) => {
+    if (line.startsWith('{"_aws"')) return !/"Name":"(Webhook|TextsSettled)/.test(line);
+    return line.startsWith('{') && line.includes(`"requestId":"${requestId}"`);
+  });
+}
+
+/** A case's route, as API Gateway's `$context.resourcePath` names it: `GET /contacts/{id}, page 2` -> `/api/v1/contacts/{id}`. */
+const resourcePathOf = (name: string) => `${API_PREFIX}${name.split(' ')[1].replace(/[?,].*$/, '')}`;
 
 /**
  * The same requests as section 2, through a runtime on the limits engine, each costed from the
  * engine's meters: every requested key of a batch read charged found or not, a Query per 4 KB it
  * examined, transactional reads and writes twice, every index an item enters, leaves or changes in.
+ * Each request accepts gzip, as Node's fetch and browsers do, and the runtime runs at the stack's
+ * log level: its bytes out and its log bytes are counted too.
  */
 export function measureChargedUnits(runtime: RuntimeProcess & { limits: LimitsMeters }, fixture: Fixture): Promise<ChargedUnitsCase[]> {
+  const meters = {
+    reset: async () => {
+      await runtime.limits.reset();
+    },
+  };
   // Numbers of its own: this runs after section 2 on the same data (a create of a number section 2 took would answer 409).
-  return measureCases(runtime.baseUrl, fixture, 100, runtime.limits, async (spec, response) => {
-    const stats = await runtime.limits.stats();
-    const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
-    return {
-      name: spec.name,
-      status: response.status,
-      readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
-      writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
-      indexWriteUnits: round(indexWriteUnits, 1),
-      operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
-    };
-  });
+  return measureCases(
+    runtime.baseUrl,
+    fixture,
+    100,
+    meters,
+    async (spec, response, request, elapsedMs) => {
+      const stats = await runtime.limits.stats();
+      const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
+      const requestId = String(response.headers['x-amzn-requestid']);
+      const lines = functionLines(await runtime.linesUntil(requestId), requestId);
+      const encoding = response.headers['content-encoding'];
+      const plainBodyBytes = Buffer.byteLength(response.body, 'utf8');
+      const plainWireBytes = response.wireBytes - response.bodyBytes + plainBodyBytes - (encoding ? Buffer.byteLength(`Content-Encoding: ${encoding}\r\n`) : 0);
+      const authenticated = spec.name !== 'GET /openapi.json';
+      return {
+        name: spec.name,
+        status: response.status,
+        readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
+        writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
+        indexWriteUnits: round(indexWriteUnits, 1),
+        operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
+        authorizerRan: spec.key === 'cold',
+        responseBytes: response.wireBytes + API_GATEWAY_HEADER_BYTES,
+        plainResponseBytes: plainWireBytes + API_GATEWAY_HEADER_BYTES,
+        accessLogBytes: logEventBytes(
+          accessLogLine({
+            requestId,
+            httpMethod: request.method,
+            resourcePath: resourcePathOf(spec.name),
+            path: `/${STAGE_OF_RECORD}${API_PREFIX}${request.path.split('?')[0]}`,
+            status: response.status,
+            responseLength: response.bodyBytes,
+            latencyMs: elapsedMs,
+            authorizerRan: spec.key === 'cold',
+            // A key id is a UUID, as long as the organization's.
+            ...(authenticated && { tenantId: fixture.tenantId, keyId: fixture.tenantId }),
+          }),
+        ),
+        functionLogBytes: lines.reduce((sum, line) => sum + logEventBytes(line), 0),
+      };
+    },
+    { 'Accept-Encoding': 'gzip' },
+  );
 }
+
+/** The stage name in an access line's path (`$context.path` starts with it on the execute-api URL). */
+const STAGE_OF_RECORD = 'prod';
 
 // ---------- 3. latency ----------
 

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { gunzipSync, inflateSync } from 'node:zlib';
 
 /**
  * A fixed-concurrency load loop (no autocannon: nothing may be installed). `concurrency` workers
@@ -50,9 +51,29 @@ export async function inPool<T>(count: number, concurrency: number, operation: (
   return results;
 }
 
-export type HttpResponse = { status: number; body: string; headers: http.IncomingHttpHeaders };
+/**
+ * `body`: decoded (a gzip or deflate response is decompressed). `wireBytes`: what crossed the wire
+ * as the runtime sent it, status line, headers and (encoded) body; `bodyBytes`: the encoded body.
+ */
+export type HttpResponse = { status: number; body: string; headers: http.IncomingHttpHeaders; wireBytes: number; bodyBytes: number };
 
-/** HTTP/1.1 with keep-alive, at most `sockets` connections: what a client with a connection pool does. */
+/** The status line and headers as sent: `HTTP/1.1 200 OK\r\n`, one `name: value\r\n` each, and the blank line. */
+function headerBytes(res: http.IncomingMessage): number {
+  let bytes = Buffer.byteLength(`HTTP/${res.httpVersion} ${res.statusCode} ${res.statusMessage}\r\n\r\n`);
+  for (let i = 0; i < res.rawHeaders.length; i += 2) bytes += Buffer.byteLength(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
+  return bytes;
+}
+
+function decoded(body: Buffer, encoding: string | undefined): string {
+  if (encoding === 'gzip') return gunzipSync(body).toString('utf8');
+  if (encoding === 'deflate') return inflateSync(body).toString('utf8');
+  return body.toString('utf8');
+}
+
+/**
+ * HTTP/1.1 with keep-alive, at most `sockets` connections: what a client with a connection pool does.
+ * It sends no Accept-Encoding unless a request's headers do, so responses come plain by default.
+ */
 export function httpClient(baseUrl: string, sockets: number) {
   const base = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
@@ -68,10 +89,17 @@ export function httpClient(baseUrl: string, sockets: number) {
           headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
         },
         (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => done({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const raw = Buffer.concat(chunks);
+            try {
+              const text = decoded(raw, res.headers['content-encoding']);
+              done({ status: res.statusCode ?? 0, body: text, headers: res.headers, wireBytes: headerBytes(res) + raw.length, bodyBytes: raw.length });
+            } catch (err) {
+              fail(err);
+            }
+          });
           res.on('error', fail);
         },
       );

@@ -17,8 +17,18 @@ export type RuntimeProcess = {
   pid: number;
   stats: () => Promise<CounterStats>;
   reset: () => Promise<CounterStats>;
+  /**
+   * The runtime's output lines since the last call (at most the last `KEPT_LINES`), up to and
+   * including the access line of the request `requestId`, which the runtime prints once it has
+   * answered: every line its functions wrote for that request comes before it.
+   */
+  linesUntil: (requestId: string) => Promise<string[]>;
   stop: () => Promise<void>;
 };
+
+/** The output lines kept for `linesUntil` (a latency run prints thousands it never asks for). */
+const KEPT_LINES = 2_000;
+const ACCESS_LINE_TIMEOUT_MS = 10_000;
 
 const READY_LINE = /Ready: (http:\/\/127\.0\.0\.1:\d+\/api\/v1)/;
 const START_TIMEOUT_MS = 90_000;
@@ -70,6 +80,7 @@ export async function startRuntimeProcess(
   let stderr = '';
   let head = '';
   let ready = false;
+  const output = outputLines(KEPT_LINES);
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     if (stderr.length < 20_000) stderr += chunk;
   });
@@ -77,8 +88,8 @@ export async function startRuntimeProcess(
   const baseUrl = await new Promise<string>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`the runtime was not ready within ${START_TIMEOUT_MS} ms:\n${stderr}`)), START_TIMEOUT_MS);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      // One access-log line per request follows: read until ready, then only drain.
-      if (ready) return;
+      // One access-log line per request follows (and, at --log-level info, the functions' lines): kept for `linesUntil`.
+      if (ready) return output.push(chunk);
       head += chunk;
       const line = READY_LINE.exec(head);
       if (line) {
@@ -102,6 +113,7 @@ export async function startRuntimeProcess(
     pid: child.pid!,
     stats: () => control('GET', '/stats'),
     reset: () => control('POST', '/reset'),
+    linesUntil: (requestId) => output.until(requestId, ACCESS_LINE_TIMEOUT_MS),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
@@ -110,6 +122,38 @@ export async function startRuntimeProcess(
         clearTimeout(timer);
       }
       await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The runtime's output as lines, the last `kept` of them, handed out up to a line naming a request. */
+function outputLines(kept: number) {
+  let lines: string[] = [];
+  let partial = '';
+  let waiting: (() => void) | undefined;
+  return {
+    push(chunk: string): void {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop() ?? '';
+      lines.push(...parts);
+      if (lines.length > kept) lines = lines.slice(-kept);
+      waiting?.();
+    },
+    async until(requestId: string, timeoutMs: number): Promise<string[]> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const at = lines.findIndex((line) => !line.startsWith('{') && line.includes(requestId));
+        if (at !== -1) return lines.splice(0, at + 1);
+        if (Date.now() > deadline) throw new Error(`the runtime printed no access line for request ${requestId} within ${timeoutMs} ms`);
+        await new Promise<void>((done) => {
+          const timer = setTimeout(done, 100);
+          waiting = () => {
+            clearTimeout(timer);
+            done();
+          };
+        });
+        waiting = undefined;
+      }
     },
   };
 }

@@ -1,20 +1,21 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Size, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as xray from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
 import { ACCESS_DENIED_TEMPLATE, GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
+import { MINIMUM_COMPRESSION_BYTES } from '../../lambdas/handlers/http/compression';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import { AUTHORIZER_TIMEOUT_SECONDS } from '../../lambdas/handlers/authorizer/decision-time';
 import { AUTHORIZATION_HEADER_REGEX } from '../../lambdas/contexts/tenants/api-key-format';
 import {
   usagePlanKeyPrefixOf,
-  usagePlanKeyValues,
   USAGE_PLAN_BUCKETS_ENV,
   USAGE_PLAN_KEY_PREFIX_ENV,
   type UsagePlanBuckets,
@@ -24,6 +25,7 @@ import { AUTHORIZER_TABLE_ACCESS, tableAccessOf } from '../table-access';
 import type { FunctionFactory, FunctionSpec } from './function-factory';
 import { NetworkRateLimit, type ExemptPathProtection } from './network-rate-limit';
 import type { ServiceTable } from './table';
+import { UsagePlanBucketStack } from './usage-plan-buckets';
 
 export type PublicApiProps = {
   config: ServiceConfig;
@@ -123,34 +125,37 @@ function literalJsonTemplate(body: GatewayResponse['body']): string {
 const quotedHeaders = (headers: Record<string, string>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value.replace(/'/g, '')}'`]));
 
-/** The access log as JSON. Never the Authorization header: it carries the API key. */
-const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    extendedRequestId: '$context.extendedRequestId',
-    xrayTraceId: '$context.xrayTraceId',
-    requestTime: '$context.requestTime',
-    sourceIp: '$context.identity.sourceIp',
-    userAgent: '$context.identity.userAgent',
-    httpMethod: '$context.httpMethod',
-    resourcePath: '$context.resourcePath',
-    path: '$context.path',
-    status: '$context.status',
-    responseLength: '$context.responseLength',
-    responseLatency: '$context.responseLatency',
-    integrationLatency: '$context.integrationLatency',
-    integrationStatus: '$context.integration.status',
-    // Why API Gateway answered by itself (UNAUTHORIZED, THROTTLED, AUTHORIZER_FAILURE, ...).
-    errorResponseType: '$context.error.responseType',
-    errorMessage: '$context.error.message',
-    authorizerStatus: '$context.authorizer.status',
-    authorizerLatency: '$context.authorizer.latency',
-    authorizerError: '$context.authorizer.error',
-    // Who called, from the authorizer's context: lets an operator follow one tenant or key.
-    tenantId: '$context.authorizer.tenantId',
-    keyId: '$context.authorizer.keyId',
-  }),
-);
+/**
+ * The access log as JSON, one line per request. Never the Authorization header: it carries the API
+ * key. The bench renders it with each request's values to price its CloudWatch Logs ingestion.
+ */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  xrayTraceId: '$context.xrayTraceId',
+  requestTime: '$context.requestTime',
+  sourceIp: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  path: '$context.path',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integration.status',
+  // Why API Gateway answered by itself (UNAUTHORIZED, THROTTLED, AUTHORIZER_FAILURE, ...).
+  errorResponseType: '$context.error.responseType',
+  errorMessage: '$context.error.message',
+  authorizerStatus: '$context.authorizer.status',
+  authorizerLatency: '$context.authorizer.latency',
+  authorizerError: '$context.authorizer.error',
+  // Who called, from the authorizer's context: lets an operator follow one tenant or key.
+  tenantId: '$context.authorizer.tenantId',
+  keyId: '$context.authorizer.keyId',
+} as const;
+
+const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
 
 /**
  * The public REST API: every operation of the route manifest under /api/v1, one function each,
@@ -167,7 +172,11 @@ export class PublicApi extends Construct {
   readonly usagePlan: apigateway.UsagePlan;
   /** The usage-plan keys the stack creates, which the authorizer names (lambdas/handlers/authorizer/usage-plan-keys.ts). */
   readonly usagePlanBuckets: UsagePlanBuckets;
+  /** The nested stack holding the buckets' API keys and their places in the plan. */
+  readonly usagePlanBucketStack: UsagePlanBucketStack;
   readonly accessLogGroup: logs.LogGroup;
+  /** Which API requests X-Ray records (`traceSampleRate`); see `traceSamplingRule`. */
+  readonly traceSampling: xray.CfnSamplingRule;
   readonly networkRateLimit: NetworkRateLimit;
   readonly domain?: apigateway.DomainName;
   /** `{base_url}` of the spec: the stage URL (or custom domain) followed by /api/v1. */
@@ -205,6 +214,10 @@ export class PublicApi extends Construct {
       // only their bearer key and never a second x-api-key header.
       apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
       cloudWatchRole: config.apiGatewayCloudWatchRole,
+      // gzip or deflate for a client that asks (Accept-Encoding), from 1 KiB: every list page and the
+      // OpenAPI document, not single resources or errors (lambdas/handlers/http/compression.ts).
+      // The local runtime compresses by the same rule.
+      minCompressionSize: Size.bytes(MINIMUM_COMPRESSION_BYTES),
       deployOptions: {
         stageName: config.stage,
         tracingEnabled: true,
@@ -217,6 +230,7 @@ export class PublicApi extends Construct {
       },
     });
     this.stage = this.api.deploymentStage;
+    this.traceSampling = traceSamplingRule(this, serviceName, config);
 
     this.authorizerFunction = functions.create('Authorizer', {
       entry: props.authorizerEntry ?? 'lambdas/handlers/authorizer/handler.ts',
@@ -268,15 +282,7 @@ export class PublicApi extends Construct {
       apiStages: [{ api: this.api, stage: this.stage }],
     });
     this.usagePlanBuckets = { prefix: usagePlanKeyPrefixOf(Stack.of(this).stackName), count: config.usagePlanBuckets };
-    usagePlanKeyValues(this.usagePlanBuckets).forEach((value, bucket) => {
-      const apiKey = new apigateway.ApiKey(this, `UsagePlanBucket${bucket}`, {
-        apiKeyName: `${serviceName}-bucket-${String(bucket).padStart(3, '0')}`,
-        value,
-        description: `Meters the service keys whose id hashes to bucket ${bucket} of ${config.usagePlanBuckets} (the authorizer names it)`,
-        enabled: true,
-      });
-      this.usagePlan.addApiKey(apiKey);
-    });
+    this.usagePlanBucketStack = new UsagePlanBucketStack(this, 'UsagePlanBuckets', { usagePlan: this.usagePlan, buckets: this.usagePlanBuckets, serviceName });
     this.authorizerFunction.addEnvironment(USAGE_PLAN_KEY_PREFIX_ENV, this.usagePlanBuckets.prefix);
     this.authorizerFunction.addEnvironment(USAGE_PLAN_BUCKETS_ENV, String(this.usagePlanBuckets.count));
 
@@ -504,6 +510,36 @@ export class PublicApi extends Construct {
       });
     }
   }
+}
+
+/**
+ * The X-Ray sampling rule of the stage. API Gateway asks X-Ray's sampling rules whether to trace
+ * each request, and every function behind it (the API's and the carrier callbacks') follows that
+ * decision, so this one rule prices tracing per request: `traceSampleRate` of the requests at $5
+ * per million traces, with no reservoir. X-Ray's default rule (1 a second, then 5 %) would record
+ * almost every request of a quiet stage: for a stage of 1 million requests a month, about $4.60 of
+ * traces. The webhook pipeline's and the settlement sweep's functions have no caller that traces:
+ * Lambda samples them at its own fixed rate, which no rule changes (docs/deploy.md prices them).
+ * Rule names are unique per account and at most 32 characters: `cct-service-<stage>` is.
+ */
+function traceSamplingRule(scope: Construct, serviceName: string, config: ServiceConfig): xray.CfnSamplingRule {
+  return new xray.CfnSamplingRule(scope, 'TraceSampling', {
+    samplingRule: {
+      ruleName: serviceName,
+      // Before X-Ray's default rule (10000); it matches this stage only.
+      priority: 1000,
+      reservoirSize: 0,
+      fixedRate: config.traceSampleRate,
+      // API Gateway's service name in X-Ray is `<API name>/<stage>`.
+      serviceName: `${serviceName}/${config.stage}`,
+      serviceType: 'AWS::ApiGateway::Stage',
+      host: '*',
+      httpMethod: '*',
+      urlPath: '*',
+      resourceArn: '*',
+      version: 1,
+    },
+  });
 }
 
 /** `listCalls` -> `ListCallsFunction`: stable logical ids, so a deploy never renames a function. */

@@ -76,8 +76,10 @@ export class ServiceTable extends Construct {
         indexName: gsi.indexName,
         partitionKey: key(gsi.partitionKey),
         sortKey: key(gsi.sortKey),
-        // Lists return whole resources; a narrower projection would cost a GetItem per row.
-        projectionType: dynamodb.ProjectionType.ALL,
+        // table-schema.ts says why each index projects what it does.
+        ...(gsi.projection.type === 'ALL'
+          ? { projectionType: dynamodb.ProjectionType.ALL }
+          : { projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: [...gsi.projection.attributes] }),
       });
     }
   }

@@ -33,6 +33,26 @@ const ROUTER_TIMEOUT = Duration.seconds(60);
  */
 const SENDER_TIMEOUT = Duration.seconds(30);
 const SENDER_BATCH_SIZE = 10;
+
+/**
+ * Sized for events per stream shard and per region (docs/capacity.md, "Events per second"): both
+ * functions are CPU-bound between their table calls (about 3 ms of CPU per event routed and per
+ * delivery attempted, bench section 10b), and Lambda gives CPU in proportion to memory (1,769 MB is
+ * one vCPU). At 1,024 MB an event costs the same GB-seconds as at 256 MB and is routed four times
+ * sooner: about 190 events a second per batch in flight, where 256 MB held a shard near 50.
+ */
+export const ROUTER_MEMORY_MB = 1024;
+/** Batches of one stream shard the router handles at once (Lambda keeps each item's records in order). */
+export const ROUTER_PARALLELIZATION_FACTOR = 2;
+export const ROUTER_BATCH_SIZE = 100;
+export const SENDER_MEMORY_MB = 1024;
+/**
+ * Sender invocations at once, each with a batch of 10 attempts in flight: 500 attempts at once for
+ * the region, about 4,000 deliveries a second to receivers answering in 100 ms, 500 a second to
+ * receivers taking a second. A ceiling, so a backlog cannot take the account's Lambda concurrency
+ * the API needs (1,000 by default, 200 of it reserved: capacity.md).
+ */
+export const SENDER_MAX_CONCURRENCY = 50;
 /**
  * A message the sender fails to *process* (a table error, a malformed message; not a receiver's
  * failure, which the sender re-queues itself with a delay) is retried this many times, then moved
@@ -86,6 +106,7 @@ export class WebhookPipeline extends Construct {
       entry: props.routerEntry,
       description: 'Webhook router: table stream -> deliveries -> queue',
       timeout: ROUTER_TIMEOUT,
+      memorySize: ROUTER_MEMORY_MB,
       environment,
     });
     table.grant(this.router, props.routerTableAccess);
@@ -93,7 +114,8 @@ export class WebhookPipeline extends Construct {
     this.router.addEventSource(
       new DynamoEventSource(table.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
+        batchSize: ROUTER_BATCH_SIZE,
+        parallelizationFactor: ROUTER_PARALLELIZATION_FACTOR,
         // Events may arrive up to a minute late (spec section 6); a short window batches writes.
         maxBatchingWindow: Duration.seconds(1),
         filters: props.routerFilterPatterns.map((pattern) => FilterCriteria.filter(pattern)),
@@ -114,6 +136,7 @@ export class WebhookPipeline extends Construct {
       entry: props.senderEntry,
       description: 'Webhook sender: queue -> signed HTTPS POST',
       timeout: SENDER_TIMEOUT,
+      memorySize: SENDER_MEMORY_MB,
       environment,
     });
     table.grant(this.sender, props.senderTableAccess);
@@ -123,9 +146,7 @@ export class WebhookPipeline extends Construct {
       new SqsEventSource(this.queue, {
         batchSize: SENDER_BATCH_SIZE,
         reportBatchItemFailures: true,
-        // A ceiling on concurrent deliveries, so a backlog cannot exhaust the account's Lambda
-        // concurrency that the API needs.
-        maxConcurrency: 20,
+        maxConcurrency: SENDER_MAX_CONCURRENCY,
       }),
     );
   }

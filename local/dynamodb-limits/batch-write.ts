@@ -27,7 +27,7 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
     { skipConflicts: true },
   );
   try {
-    if (hold.conflicts.length > 0) engine.meters.conflict('BatchWriteItem');
+    if (hold.conflicts.length > 0) engine.meters.conflict(request.database, 'BatchWriteItem');
     const before = await engine.imagesOf(request, items.map((item, index) => (hold.conflicts.includes(index) ? undefined : item)));
     const throttledItems = new Set<number>();
     const reasons: ThrottlingReason[] = [];
@@ -40,7 +40,7 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
       addReasons(reasons, admission.refused.reasons);
       return undefined;
     });
-    if (throttledItems.size > 0) engine.meters.throttle('BatchWriteItem', reasons, throttledItems.size);
+    if (throttledItems.size > 0) engine.meters.throttle(request.database, 'BatchWriteItem', reasons, throttledItems.size);
     if (throttledItems.size === items.length) return refusal(throttled(reasons));
 
     const attempted = items.flatMap((item, index) => (reservations[index] ? [{ item, index }] : []));

@@ -7,6 +7,14 @@
 export const READ_BLOCK_BYTES = 4096;
 export const WRITE_BLOCK_BYTES = 1024;
 
+/**
+ * What an index entry weighs beyond its attributes (DynamoDB Developer Guide, "Global secondary
+ * indexes": the size of an index entry is its keys and projected attributes plus 100 bytes of
+ * overhead). The guide states it for storage and for the writes an index entry costs; the engine
+ * counts it wherever an entry is charged (the stricter reading, docs/local-engine.md).
+ */
+export const INDEX_ENTRY_OVERHEAD_BYTES = 100;
+
 /** How a read is served: eventually consistent (0.5 unit per 4 KB), strongly (1) or transactionally (2). */
 export type ReadMode = 'eventual' | 'strong' | 'transactional';
 
@@ -55,7 +63,7 @@ export type IndexEntryImage = {
   key: string;
   /** The entry's partition-key value, as a comparable string. */
   partitionKey: string;
-  /** The entry's size: table keys, index keys and projected attributes. */
+  /** The entry's size: table keys, index keys and projected attributes, plus INDEX_ENTRY_OVERHEAD_BYTES. */
   bytes: number;
   /** The entry's content, canonical, to tell whether a projected attribute changed. */
   content: string;

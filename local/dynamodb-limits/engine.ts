@@ -45,6 +45,9 @@ export type EngineAnswer = {
   error?: string;
 };
 
+/** The name the engine gives the database of a caller signing with `accessKeyId` in `region` (without -sharedDb). */
+export const databaseName = (accessKeyId: string, region: string): string => `${accessKeyId}/${region}`;
+
 /** Everything the operation handlers share: the upstream, the holds, the budgets, the meters, the tables' schemas. */
 export class Engine {
   readonly upstream: Upstream;
@@ -67,7 +70,7 @@ export class Engine {
   databaseOf(headers: IncomingHttpHeaders): string {
     if (this.settings.sharedDb) return 'shared';
     const scope = /Credential=([^/,\s]+)\/[^/]+\/([^/]+)\//.exec(String(headers.authorization ?? ''));
-    return scope ? `${scope[1]}/${scope[2]}` : 'anonymous';
+    return scope ? databaseName(scope[1], scope[2]) : 'anonymous';
   }
 
   /** A table's schema, read with the caller's credentials once per database; undefined when DynamoDB Local does not know the table. */

@@ -44,7 +44,7 @@ export async function getItem(engine: Engine, request: CallerRequest): Promise<E
   const mode = modeOf(input);
   const admission = engine.budgets.reserve(request.database, [draw(table, readLine(table, input.Key, keyReadUnits(undefined, mode)), 0)]);
   if ('refused' in admission) {
-    engine.meters.throttle('GetItem', admission.refused.reasons);
+    engine.meters.throttle(request.database, 'GetItem', admission.refused.reasons);
     return refusal(throttled(admission.refused.reasons));
   }
   const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, isProjected(input) ? withCapacity(input) : request.body), []);
@@ -88,7 +88,7 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
     }
   }
   const refusedCount = Object.values(refused).reduce((sum, r) => sum + r.Keys.length, 0);
-  if (refusedCount > 0) engine.meters.throttle('BatchGetItem', reasons, refusedCount);
+  if (refusedCount > 0) engine.meters.throttle(request.database, 'BatchGetItem', reasons, refusedCount);
   if (refusedCount > 0 && refusedCount === keyCount) return refusal(throttled(reasons));
 
   const projected = Object.values(admitted).some(isProjected);
@@ -132,8 +132,10 @@ type TransactGet = { Get?: TableRead & { TableName: string; Key: WireItem } };
 
 /**
  * TransactGetItems: an item an ongoing transaction or standard write holds cancels it
- * (TransactionConflict), as does one refused by a read budget (ThrottlingError); each item is a
- * transactional read (2 units per 4 KB, found or not).
+ * (TransactionConflict), as does one refused by a read budget (ThrottlingError). Otherwise it
+ * holds its items for the hold time, like a transactional write, reads them, and is cancelled
+ * (TransactionConflict for those items) if a write took one of them meanwhile: the write goes
+ * ahead. Each item is a transactional read (2 units per 4 KB, found or not); a cancelled read costs nothing.
  */
 export async function transactGet(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const gets = ((request.input.TransactItems ?? []) as TransactGet[]).map((entry) => entry?.Get);
@@ -143,32 +145,49 @@ export async function transactGet(engine: Engine, request: CallerRequest): Promi
     if (!table) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
     tables.push(table);
   }
-  const held = gets.map((get, index) => engine.holds.holderOf(engine.holdKey(request, tables[index], get!.Key)) !== undefined);
-  if (held.some(Boolean)) {
-    engine.meters.conflict('TransactGetItems');
-    return refusal(transactionCanceled(held.map((h) => (h ? transactionConflictReason() : NO_CANCELLATION))));
-  }
+  const keys = gets.map((get, index) => engine.holdKey(request, tables[index], get!.Key));
+  const conflicted = (indexes: number[]) => {
+    engine.meters.conflict(request.database, 'TransactGetItems');
+    return refusal(transactionCanceled(gets.map((_, index) => (indexes.includes(index) ? transactionConflictReason() : NO_CANCELLATION))));
+  };
+  const held = keys.flatMap((key, index) => (engine.holds.holderOf(key) !== undefined ? [index] : []));
+  if (held.length > 0) return conflicted(held);
   const draws = gets.map((get, index) => draw(tables[index], readLine(tables[index], get!.Key, keyReadUnits(undefined, 'transactional')), index));
   const admission = engine.budgets.reserve(request.database, draws);
   if ('refused' in admission) {
     const { itemIndexes, reasons } = admission.refused;
-    engine.meters.throttle('TransactGetItems', reasons, itemIndexes.size);
+    engine.meters.throttle(request.database, 'TransactGetItems', reasons, itemIndexes.size);
     return refusal(transactionCanceled(gets.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
   }
-  const projected = gets.some((get) => isProjected(get!));
-  const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, projected ? withCapacity(request.input) : request.body), [], { capacityList: true });
-  if (answer.json) {
-    const responses = (answer.json.Responses ?? []) as { Item?: WireItem }[];
-    answer.lines = gets.map((get, index) => {
-      const table = tables[index];
-      if (!projected) {
-        const item = responses[index]?.Item;
-        return readLine(table, get!.Key, keyReadUnits(item ? itemBytes(item) : undefined, 'transactional'));
-      }
-      const sameTable = tables.filter((t) => t === table).length;
-      return readLine(table, get!.Key, upstreamUnits(answer.json, table.name) / sameTable);
-    });
+  const reading = engine.holds.read(keys);
+  let answer: EngineAnswer;
+  try {
+    await engine.sleep(engine.settings.transactionHoldMs);
+    const projected = gets.some((get) => isProjected(get!));
+    answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, projected ? withCapacity(request.input) : request.body), [], { capacityList: true });
+    if (answer.json) answer.lines = transactGetLines(gets as NonNullable<TransactGet['Get']>[], tables, answer.json, projected);
+  } finally {
+    reading.release();
+  }
+  const overwritten = reading.conflicts();
+  if (answer.json && overwritten.length > 0) {
+    admission.reservation.settle([]);
+    return conflicted(overwritten);
   }
   admission.reservation.settle(answer.lines);
   return answer;
+}
+
+/** Each item of a TransactGetItems as a transactional read of what it found (DynamoDB Local's figure, shared out, when a projection hides part of it). */
+function transactGetLines(gets: NonNullable<TransactGet['Get']>[], tables: TableSchema[], json: Record<string, unknown>, projected: boolean): ChargeLine[] {
+  const responses = (json.Responses ?? []) as { Item?: WireItem }[];
+  return gets.map((get, index) => {
+    const table = tables[index];
+    if (!projected) {
+      const item = responses[index]?.Item;
+      return readLine(table, get.Key, keyReadUnits(item ? itemBytes(item) : undefined, 'transactional'));
+    }
+    const sameTable = tables.filter((t) => t === table).length;
+    return readLine(table, get.Key, upstreamUnits(json, table.name) / sameTable);
+  });
 }

@@ -35,10 +35,11 @@ export type LimitsProxy = {
   /** Point DynamoDB clients here (`http://127.0.0.1:<port>`). */
   endpoint: string;
   settings: EngineSettings;
-  stats: () => LimitsStats;
-  /** Clears the meters and refills every budget. */
+  /** The meters; with `database` (engine.ts, `databaseName`), only that database's requests (without -sharedDb). */
+  stats: (database?: string) => LimitsStats;
+  /** Clears the meters and empties every budget's window. */
   reset: () => void;
-  /** How many items ongoing transactions and writes hold now (tests wait on it to act inside a hold). */
+  /** How many items ongoing transactions, writes and transactional reads hold now (tests wait on it to act inside a hold). */
   heldItems: () => number;
   /** Closes the server and its connections; requests under way are answered with an error. */
   stop: () => Promise<void>;
@@ -47,7 +48,7 @@ export type LimitsProxy = {
 /** A realistic time for DynamoDB to prepare and commit a transaction. */
 export const DEFAULT_TRANSACTION_HOLD_MS = 25;
 
-/** DynamoDB's per-partition limits: 1,000 write and 3,000 read units per second (DynamoDB Developer Guide, "Best practices for designing and using partition keys effectively"). */
+/** DynamoDB's per-partition limits: 3,000 read units or 1,000 write units per second, or a linear combination (DynamoDB Developer Guide, "Best practices for designing and using partition keys effectively"): each pair shares one budget (budgets.ts). */
 export const DEFAULT_BUDGETS: BudgetRates = {
   partitionWriteUnits: 1000,
   itemWriteUnits: 1000,
@@ -56,7 +57,7 @@ export const DEFAULT_BUDGETS: BudgetRates = {
   itemReadUnits: 3000,
 };
 
-/** Where the meters are served, on the proxy's own port. */
+/** Where the meters are served, on the proxy's own port (`?database=<name>`: one database's, engine.ts `databaseName`). */
 export const STATS_PATH = '/__limits/stats';
 export const RESET_PATH = '/__limits/reset';
 
@@ -137,7 +138,8 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
 
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const requestId = randomUUID();
-    if (request.url === STATS_PATH && request.method === 'GET') return sendJson(response, 200, engine.meters.snapshot(), requestId);
+    const url = new URL(request.url ?? '/', 'http://engine');
+    if (url.pathname === STATS_PATH && request.method === 'GET') return sendJson(response, 200, engine.meters.snapshot(url.searchParams.get('database') ?? undefined), requestId);
     if (request.url === RESET_PATH && request.method === 'POST') {
       reset();
       return sendJson(response, 200, { reset: true }, requestId);
@@ -155,7 +157,7 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
     }
     const caller: CallerRequest = { operation, headers: request.headers, database: engine.databaseOf(request.headers), input, body };
     const answer = await handler(engine, caller);
-    engine.meters.request(operation, answer.status, answer.error, answer.lines);
+    engine.meters.request(caller.database, operation, answer.status, answer.error, answer.lines);
     if (answer.raw) return send(response, answer.raw.status, passedHeaders(answer.raw.headers), answer.raw.body);
     sendJson(response, answer.status, finalJson(answer, input.ReturnConsumedCapacity), requestId);
   };
@@ -177,7 +179,7 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
   return {
     endpoint: `http://127.0.0.1:${port}`,
     settings,
-    stats: () => engine.meters.snapshot(),
+    stats: (database) => engine.meters.snapshot(database),
     reset,
     heldItems: () => engine.holds.size,
     stop: async () => {

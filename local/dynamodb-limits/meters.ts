@@ -48,7 +48,8 @@ const increment = (counts: Record<string, number>, key: string, by = 1) => (coun
 /** Strips the separators the engine uses inside keys, for readable meter names. */
 const readable = (key: string) => key.split('\u0000').join(' ');
 
-export class Meters {
+/** The meters of one scope: every database together, or one database. */
+class MeterSet {
   private stats = emptyStats();
   private trackedKeys = 0;
 
@@ -122,5 +123,50 @@ export class Meters {
   reset(): void {
     this.stats = emptyStats();
     this.trackedKeys = 0;
+  }
+}
+
+/**
+ * What the engine counted: over every database, and, when the upstream keeps a database per
+ * caller (the integration tests give each test file its own), per database too, so a test can
+ * read the conflicts and throttles of its own requests while other files run on the same engine.
+ */
+export class Meters {
+  private readonly all: MeterSet;
+  private readonly databases = new Map<string, MeterSet>();
+
+  constructor(private readonly limits: { maxTrackedKeys: number; recentRequests: number; sharedDb: boolean }) {
+    this.all = new MeterSet(limits);
+  }
+
+  /** The sets a request of `database` counts in. */
+  private setsOf(database: string): MeterSet[] {
+    if (this.limits.sharedDb) return [this.all];
+    let set = this.databases.get(database);
+    if (!set) this.databases.set(database, (set = new MeterSet(this.limits)));
+    return [this.all, set];
+  }
+
+  request(database: string, operation: string, status: number, error: string | undefined, lines: ChargeLine[]): void {
+    for (const set of this.setsOf(database)) set.request(operation, status, error, lines);
+  }
+
+  conflict(database: string, operation: string): void {
+    for (const set of this.setsOf(database)) set.conflict(operation);
+  }
+
+  throttle(database: string, operation: string, reasons: ThrottlingReason[], count = 1): void {
+    for (const set of this.setsOf(database)) set.throttle(operation, reasons, count);
+  }
+
+  /** Everything counted, or (with `database`) what that database's requests counted: empty for one that made none. */
+  snapshot(database?: string): LimitsStats {
+    if (database === undefined || this.limits.sharedDb) return this.all.snapshot();
+    return (this.databases.get(database) ?? new MeterSet(this.limits)).snapshot();
+  }
+
+  reset(): void {
+    this.all.reset();
+    this.databases.clear();
   }
 }

@@ -1,4 +1,4 @@
-import type { IndexEntryImage } from './capacity';
+import { INDEX_ENTRY_OVERHEAD_BYTES, type IndexEntryImage } from './capacity';
 import { itemBytes, type WireItem, type WireValue } from './item-size';
 
 /**
@@ -95,7 +95,8 @@ function canonical(value: unknown): string {
 /**
  * The item's entry in an index, or undefined when the item is not in it (an index key attribute
  * missing or not a scalar: DynamoDB then writes nothing to the index). The entry holds the
- * table's key, the index's key and the projected attributes.
+ * table's key, the index's key and the projected attributes; its size adds the 100 bytes of
+ * overhead DynamoDB counts per index entry.
  */
 export function indexEntryOf(table: TableSchema, index: IndexSchema, item: WireItem | undefined): IndexEntryImage | undefined {
   if (!item) return undefined;
@@ -107,5 +108,5 @@ export function indexEntryOf(table: TableSchema, index: IndexSchema, item: WireI
   for (const [name, value] of Object.entries(item)) {
     if (keyNames.has(name) || !index.projected || index.projected.has(name)) entry[name] = value;
   }
-  return { key: `${partitionKey}\u0000${sortKey}`, partitionKey, bytes: itemBytes(entry), content: canonical(entry) };
+  return { key: `${partitionKey}\u0000${sortKey}`, partitionKey, bytes: itemBytes(entry) + INDEX_ENTRY_OVERHEAD_BYTES, content: canonical(entry) };
 }

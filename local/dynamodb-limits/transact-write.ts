@@ -3,11 +3,12 @@ import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
 import { keyOf, type TableSchema } from './table-schema';
 import { NO_CANCELLATION, throttlingReason, transactionCanceled, transactionConflictReason } from './wire-errors';
-import { drawsOf, expectedWriteLines, itemWriteLines } from './write-charges';
+import { predictedIndexImage, type UpdateInput } from './update-prediction';
+import { drawsOf, expectedWriteLines, itemWriteLines, PredictedUpdate } from './write-charges';
 
 type Action = 'Put' | 'Update' | 'Delete' | 'ConditionCheck';
 
-type TransactItem = { action: Action; table: TableSchema; key: WireItem; item: WireItem | undefined };
+type TransactItem = { action: Action; table: TableSchema; key: WireItem; item: WireItem | undefined; update: UpdateInput };
 
 const ACTIONS: Action[] = ['Put', 'Update', 'Delete', 'ConditionCheck'];
 
@@ -21,7 +22,7 @@ async function transactItems(engine: Engine, request: CallerRequest): Promise<Tr
     const written = action === 'Put' ? (body?.Item as WireItem | undefined) : undefined;
     const key = (written ?? body?.Key) as WireItem | undefined;
     if (!action || !table || !key) return undefined;
-    items.push({ action, table, key: keyOf(table.key, key), item: written });
+    items.push({ action, table, key: keyOf(table.key, key), item: written, update: body as UpdateInput });
   }
   return items;
 }
@@ -44,7 +45,7 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
     'transaction',
   );
   if (hold.conflicts.length > 0) {
-    engine.meters.conflict('TransactWriteItems');
+    engine.meters.conflict(request.database, 'TransactWriteItems');
     return refusal(transactionCanceled(items.map((_, index) => (hold.conflicts.includes(index) ? transactionConflictReason() : NO_CANCELLATION))));
   }
   try {
@@ -53,7 +54,7 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
     const admission = engine.budgets.reserve(request.database, expected.flat());
     if ('refused' in admission) {
       const { itemIndexes, reasons } = admission.refused;
-      engine.meters.throttle('TransactWriteItems', reasons, itemIndexes.size);
+      engine.meters.throttle(request.database, 'TransactWriteItems', reasons, itemIndexes.size);
       return refusal(transactionCanceled(items.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
     }
     await engine.sleep(engine.settings.transactionHoldMs);
@@ -73,11 +74,11 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
   }
 }
 
-/** What an item is expected to look like after the commit, before it runs: an update's new image is not known yet. */
-function expectedAfter(item: TransactItem, before: WireItem | undefined): WireItem | undefined | 'unknown' {
+/** What an item is expected to look like after the commit, before it runs: an update's, as far as its index keys go (update-prediction.ts). */
+function expectedAfter(item: TransactItem, before: WireItem | undefined): WireItem | undefined | PredictedUpdate {
   if (item.action === 'Put') return item.item;
   if (item.action === 'Delete') return undefined;
-  return item.action === 'Update' ? 'unknown' : before;
+  return item.action === 'Update' ? new PredictedUpdate(predictedIndexImage(item.table, item.key, before, item.update)) : before;
 }
 
 /** The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's as read again. */

@@ -31,23 +31,29 @@ export function failedConditionLines(table: TableSchema, key: WireItem, before: 
 }
 
 /**
- * What a write is expected to cost before it runs. The new image is known for a put (the item)
- * and a delete (none); for an update it is not, so the estimate is the current image rewritten
- * in place (its index entries updated where they are).
+ * What an update is expected to do, before it runs: its current image with the index keys the
+ * update sets or removes (update-prediction.ts); its other new attributes are not known yet.
  */
-export function expectedWriteLines(
-  table: TableSchema,
-  key: WireItem,
-  before: WireItem | undefined,
-  after: WireItem | undefined | 'unknown',
-  mode: WriteMode,
-): ChargeLine[] {
-  if (after !== 'unknown') return itemWriteLines(table, key, before, after, mode);
+export class PredictedUpdate {
+  constructor(readonly image: WireItem) {}
+}
+
+/**
+ * What a write is expected to cost before it runs. The new image is known for a put (the item)
+ * and a delete (none). For an update the estimate is the current image rewritten in place, and
+ * in each index: the entry updated where it is, or, when the update moves it, deleted from its
+ * index partition and put in the one it enters, so an index partition over budget refuses the
+ * whole write before the table is touched.
+ */
+export function expectedWriteLines(table: TableSchema, key: WireItem, before: WireItem | undefined, after: WireItem | undefined | PredictedUpdate, mode: WriteMode): ChargeLine[] {
+  if (!(after instanceof PredictedUpdate)) return itemWriteLines(table, key, before, after, mode);
   const [tableLine] = itemWriteLines(table, key, before, undefined, mode);
   const indexLines = table.indexes.flatMap((index): ChargeLine[] => {
     const entry = indexEntryOf(table, index, before);
-    if (!entry) return [];
-    return [{ table: table.name, index: index.name, partitionKey: entry.partitionKey, itemKey: undefined, readUnits: 0, writeUnits: indexWriteCharge(entry, { ...entry, content: '' }).units }];
+    const predicted = indexEntryOf(table, index, after.image);
+    // An entry staying where it is may still change (the engine cannot tell yet): one write of it.
+    const charge = entry && predicted && entry.key === predicted.key ? indexWriteCharge(entry, { ...entry, content: '' }) : indexWriteCharge(entry, predicted);
+    return charge.writes.map((write) => ({ table: table.name, index: index.name, partitionKey: write.partitionKey, itemKey: undefined, readUnits: 0, writeUnits: write.units }));
   });
   return [tableLine, ...indexLines];
 }

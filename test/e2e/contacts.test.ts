@@ -1,3 +1,7 @@
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync, inflateSync } from 'node:zlib';
+import { createClient } from '../../clients/typescript/src';
+import { MINIMUM_COMPRESSION_BYTES } from '../../lambdas/handlers/http/compression';
 import { unknownId, useLocalRuntime } from './support/e2e';
 
 /** The contact directory: GET/POST /contacts and GET/PATCH/DELETE /contacts/{id}. */
@@ -297,5 +301,71 @@ describe('GET /contacts', () => {
     expect(first.body.nextCursor).toBe(first.body.contacts[99].id);
     expect(last.body.contacts).toHaveLength(1);
     expect(last.body.nextCursor).toBeNull();
+  });
+});
+
+describe('response compression, as API Gateway does it from 1 KiB', () => {
+  /** A raw GET (node:http sends no Accept-Encoding unless told): the bytes as they crossed the wire. */
+  const rawGet = (path: string, key: string, acceptEncoding?: string) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; bytes: Buffer }>((done, fail) => {
+      const headers = { Authorization: `Bearer ${key}`, ...(acceptEncoding !== undefined && { 'Accept-Encoding': acceptEncoding }) };
+      httpGet(`${e2e.runtime.baseUrl}${path}`, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }));
+        res.on('error', fail);
+      }).on('error', fail);
+    });
+
+  beforeAll(async () => {
+    // A page well above the threshold: about 0.4 KB a contact.
+    await Promise.all(Array.from({ length: 8 }, () => create({ displayName: 'Compressed Page' }, other.key)));
+  });
+
+  it('gzips the contact page for a client that accepts it, deflates it for one that asks for deflate, and sends it plain otherwise', async () => {
+    const plain = await rawGet('/contacts', other.key);
+    const gzipped = await rawGet('/contacts', other.key, 'gzip, deflate, br');
+    const deflated = await rawGet('/contacts', other.key, 'deflate');
+    const starred = await rawGet('/contacts', other.key, '*');
+
+    expect(plain.status).toBe(200);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.bytes.length).toBeGreaterThanOrEqual(MINIMUM_COMPRESSION_BYTES);
+    expect(Number(plain.headers['content-length'])).toBe(plain.bytes.length);
+    expect(gzipped.headers['content-encoding']).toBe('gzip');
+    expect(Number(gzipped.headers['content-length'])).toBe(gzipped.bytes.length);
+    expect(gzipped.bytes.length).toBeLessThan(plain.bytes.length / 2);
+    expect(JSON.parse(gunzipSync(gzipped.bytes).toString('utf8'))).toEqual(JSON.parse(plain.bytes.toString('utf8')));
+    expect(deflated.headers['content-encoding']).toBe('deflate');
+    expect(inflateSync(deflated.bytes).equals(plain.bytes)).toBe(true);
+    expect(starred.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('sends a response under 1 KiB (one contact) plain, whatever the client accepts', async () => {
+    const one = await rawGet(`/contacts/${other.contact.id}`, other.key, 'gzip');
+
+    expect(one.status).toBe(200);
+    expect(one.bytes.length).toBeLessThan(MINIMUM_COMPRESSION_BYTES);
+    expect(one.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('the typed client reads the compressed page: Node fetch asks for gzip and decompresses it', async () => {
+    const encodings: (string | null)[] = [];
+    const client = createClient({
+      baseUrl: e2e.runtime.baseUrl,
+      apiKey: other.key,
+      fetch: async (request: Request) => {
+        const response = await fetch(request);
+        encodings.push(response.headers.get('content-encoding'));
+        return response;
+      },
+    });
+
+    const { data, error } = await client.GET('/contacts', {});
+
+    expect(error).toBeUndefined();
+    expect(encodings).toEqual(['gzip']);
+    expect(data!.contacts.length).toBeGreaterThanOrEqual(9);
+    expect(data!.contacts.every((c) => typeof c.id === 'string' && typeof c.phoneNumber === 'string')).toBe(true);
   });
 });

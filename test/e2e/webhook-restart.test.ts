@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalRuntime, type LocalRuntimeHandle } from '../support/local-runtime';
 import { pollUntil } from './support/poll';
 import { startReceiver, type Receiver } from './support/receiver';
+import { queueFile } from '../../local/queue-file';
 
 /**
  * The local delivery queue outlives the runtime, as SQS outlives a Lambda: a delivery waiting for
@@ -52,7 +53,7 @@ it('retries a delivery that was waiting when the runtime stopped, after the next
 
   // Act: stop (the running attempt finishes, queues attempt 2 and records attempt 1 first)
   await first.stop();
-  const kept = JSON.parse(await readFile(join(stateDir, 'webhook-queue.json'), 'utf8'));
+  const kept = await queueFile(stateDir).load();
   const second = await start();
 
   // Assess

@@ -3,9 +3,12 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses';
+import { MINIMUM_COMPRESSION_BYTES } from '../../lambdas/handlers/http/compression';
+import { DEFAULT_TRACE_SAMPLE_RATE } from '../../lib/config';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
 import { apiKeyEdgeLimitPerMinute, INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanBucketThrottle, usagePlanThrottle } from '../../lib/constructs/public-api';
 import {
+  DEFAULT_USAGE_PLAN_BUCKETS,
   usagePlanKeyPrefixOf,
   usagePlanKeyValues,
   USAGE_PLAN_BUCKETS_ENV,
@@ -205,27 +208,38 @@ describe('the public API', () => {
     });
   });
 
-  it('meters keys from the authorizer in a fixed number of usage-plan buckets the stack creates, whatever the number of keys', () => {
+  it('meters keys from the authorizer in a fixed number of usage-plan buckets, made in a nested stack, whatever the number of keys', () => {
     const { stack, template } = synth();
-    const buckets = { prefix: usagePlanKeyPrefixOf('CctService-dev'), count: 20 };
+    const buckets = { prefix: usagePlanKeyPrefixOf('CctService-dev'), count: DEFAULT_USAGE_PLAN_BUCKETS };
+    const nested = Template.fromStack(stack.api.usagePlanBucketStack);
 
-    const apiKeys = template.findResources('AWS::ApiGateway::ApiKey');
-    const inPlan = Object.values(template.findResources('AWS::ApiGateway::UsagePlanKey')).map((r) => r.Properties);
+    const apiKeys = nested.findResources('AWS::ApiGateway::ApiKey');
+    const inPlan = Object.values(nested.findResources('AWS::ApiGateway::UsagePlanKey')).map((r) => r.Properties);
     const authorizer = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)];
+    const nestedStackResource = Object.values(template.findResources('AWS::CloudFormation::Stack'))[0].Properties as { Parameters: Record<string, unknown> };
+    const planParameter = (inPlan[0].UsagePlanId as { Ref: string }).Ref;
 
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
     template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
-      Throttle: { RateLimit: 1000, BurstLimit: 2000 },
+      Throttle: { RateLimit: 200, BurstLimit: 400 },
       ApiStages: [Match.objectLike({ ApiId: { Ref: logicalIdOf(stack, stack.api.api) }, Stage: { Ref: logicalIdOf(stack, stack.api.stage) } })],
     });
+    // None in the service stack: each bucket is two resources of the nested stack's 500.
+    template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+    template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 0);
     expect(Object.values(apiKeys).map((k) => k.Properties.Value).sort()).toEqual(usagePlanKeyValues(buckets).sort());
     expect(Object.values(apiKeys).every((k) => k.Properties.Enabled === true)).toBe(true);
     expect(inPlan.map((p) => p.KeyId.Ref).sort()).toEqual(Object.keys(apiKeys).sort());
-    expect(inPlan.every((p) => p.UsagePlanId.Ref === logicalIdOf(stack, stack.api.usagePlan) && p.KeyType === 'API_KEY')).toBe(true);
-    expect(authorizer.Properties.Environment.Variables).toMatchObject({ [USAGE_PLAN_KEY_PREFIX_ENV]: buckets.prefix, [USAGE_PLAN_BUCKETS_ENV]: '20' });
+    expect(inPlan.every((p) => p.UsagePlanId.Ref === planParameter && p.KeyType === 'API_KEY')).toBe(true);
+    expect(nestedStackResource.Parameters[planParameter]).toEqual({ Ref: logicalIdOf(stack, stack.api.usagePlan) });
+    expect(authorizer.Properties.Environment.Variables).toMatchObject({
+      [USAGE_PLAN_KEY_PREFIX_ENV]: buckets.prefix,
+      [USAGE_PLAN_BUCKETS_ENV]: String(DEFAULT_USAGE_PLAN_BUCKETS),
+    });
   });
 
   it('sizes the buckets by usagePlanBuckets and the region throttle, never below what one key may send', () => {
+    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 100, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 200, burstLimit: 400 });
     expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 20, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 1000, burstLimit: 2000 });
     expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 100, regionRequestsPerSecond: 2_500 })).toEqual({ rateLimit: 50, burstLimit: 240 });
     expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 1, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 20_000, burstLimit: 5_000 });
@@ -355,6 +369,41 @@ describe('the public API', () => {
     expect(settings[0]).toEqual(expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }));
     // Per-method settings (the carrier callbacks' throttles, carrier.test.ts) restate the logging.
     for (const setting of settings) expect(setting).toMatchObject({ LoggingLevel: 'ERROR', DataTraceEnabled: false });
+  });
+
+  it('compresses responses from 1 KiB for clients that ask, the threshold the local runtime uses', () => {
+    const { template } = synth();
+
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { MinimumCompressionSize: MINIMUM_COMPRESSION_BYTES });
+    expect(MINIMUM_COMPRESSION_BYTES).toBe(1024);
+  });
+
+  it('traces the stage with a sampling rule of its own: traceSampleRate of the requests, no reservoir, before X-Ray\'s default rule', () => {
+    const { template } = synth({ stage: 'prod' });
+    const everything = synth({ stage: 'prod', traceSampleRate: 1 }).template;
+
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+    template.hasResourceProperties('AWS::XRay::SamplingRule', {
+      SamplingRule: {
+        RuleName: 'cct-service-prod',
+        ServiceName: 'cct-service-prod/prod',
+        ServiceType: 'AWS::ApiGateway::Stage',
+        FixedRate: DEFAULT_TRACE_SAMPLE_RATE,
+        ReservoirSize: 0,
+        Priority: Match.anyValue(),
+        Host: '*',
+        HTTPMethod: '*',
+        URLPath: '*',
+        ResourceARN: '*',
+        Version: 1,
+      },
+    });
+    const rule = Object.values(template.findResources('AWS::XRay::SamplingRule'))[0].Properties.SamplingRule;
+    expect(rule.Priority).toBeLessThan(10_000);
+    expect(rule.RuleName.length).toBeLessThanOrEqual(32);
+    everything.hasResourceProperties('AWS::XRay::SamplingRule', { SamplingRule: Match.objectLike({ FixedRate: 1 }) });
+    // Every function keeps active tracing: it follows the stage's decision.
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 
   it('publishes {base_url} of the stage and what the admin CLI needs', () => {

@@ -14,7 +14,7 @@ describe('configuration from CDK context', () => {
       alarmEmail: undefined,
       logRetention: RetentionDays.ONE_MONTH,
       rateLimitPerKey: 120,
-      usagePlanBuckets: 20,
+      usagePlanBuckets: 100,
       regionRequestsPerSecond: 10_000,
       networkRateLimitPerMinute: 600,
       removalPolicy: RemovalPolicy.RETAIN,
@@ -25,6 +25,7 @@ describe('configuration from CDK context', () => {
       carrierCallbackThrottle: { rateLimit: 50, burstLimit: 100 },
       carrierCallbackLimitPerAddress: 1200,
       logLevel: 'INFO',
+      traceSampleRate: 0.01,
       apiGatewayCloudWatchRole: true,
       authorizerReservedConcurrency: 100,
       carrierCallbackReservedConcurrency: 20,
@@ -55,6 +56,7 @@ describe('configuration from CDK context', () => {
       carrierCallbackReservedConcurrency: '5',
       usagePlanBuckets: '50',
       regionRequestsPerSecond: '2500',
+      traceSampleRate: '0.25',
     });
 
     expect(config).toMatchObject({
@@ -74,6 +76,7 @@ describe('configuration from CDK context', () => {
       carrierCallbackReservedConcurrency: 5,
       usagePlanBuckets: 50,
       regionRequestsPerSecond: 2500,
+      traceSampleRate: 0.25,
     });
   });
 
@@ -87,8 +90,11 @@ describe('configuration from CDK context', () => {
     [{ requireUsagePlanKey: 'yes' }, /requireUsagePlanKey/],
     [{ logLevel: 'TRACE' }, /logLevel/],
     [{ authorizerReservedConcurrency: '-1' }, /authorizerReservedConcurrency/],
-    // Two resources each, of CloudFormation's 500 per stack.
-    [{ usagePlanBuckets: '101' }, /usagePlanBuckets/],
+    // Two resources each, of the nested stack's 500.
+    [{ usagePlanBuckets: '241' }, /usagePlanBuckets/],
+    // X-Ray's FixedRate is a fraction.
+    [{ traceSampleRate: '5' }, /traceSampleRate/],
+    [{ traceSampleRate: 'half' }, /traceSampleRate/],
     [{ usagePlanBuckets: '0' }, /usagePlanBuckets/],
     [{ carrierCallbackReservedConcurrency: 'lots' }, /carrierCallbackReservedConcurrency/],
     // A partial ARN (no 6-character suffix) would make IAM grant a pattern instead of one secret.

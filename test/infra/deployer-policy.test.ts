@@ -28,6 +28,8 @@ const ACTIONS_BY_TYPE: Record<string, string[]> = {
   'AWS::ApiGateway::Stage': ['apigateway:POST', 'apigateway:PATCH', 'apigateway:DELETE'],
   'AWS::ApiGateway::UsagePlan': ['apigateway:POST', 'apigateway:DELETE'],
   'AWS::ApiGateway::UsagePlanKey': ['apigateway:POST', 'apigateway:DELETE'],
+  // The usage-plan buckets' nested stack: its template comes from the assets bucket.
+  'AWS::CloudFormation::Stack': ['cloudformation:CreateStack', 'cloudformation:DescribeStacks', 'cloudformation:DeleteStack', 's3:GetObject'],
   'AWS::CloudWatch::Alarm': ['cloudwatch:PutMetricAlarm', 'cloudwatch:DeleteAlarms', 'cloudwatch:DescribeAlarms'],
   'AWS::CloudWatch::Dashboard': ['cloudwatch:PutDashboard', 'cloudwatch:DeleteDashboards'],
   'AWS::DynamoDB::Table': ['dynamodb:CreateTable', 'dynamodb:DescribeTable', 'dynamodb:UpdateContinuousBackups', 'dynamodb:UpdateTimeToLive', 'dynamodb:DeleteTable', 'kms:CreateGrant'],
@@ -47,6 +49,7 @@ const ACTIONS_BY_TYPE: Record<string, string[]> = {
   'AWS::SQS::QueuePolicy': ['sqs:SetQueueAttributes'],
   'AWS::SecretsManager::Secret': ['secretsmanager:CreateSecret', 'secretsmanager:DescribeSecret', 'secretsmanager:DeleteSecret'],
   'AWS::WAFv2::WebACL': ['wafv2:CreateWebACL', 'wafv2:GetWebACL', 'wafv2:DeleteWebACL'],
+  'AWS::XRay::SamplingRule': ['xray:CreateSamplingRule', 'xray:GetSamplingRules', 'xray:DeleteSamplingRule'],
   'AWS::WAFv2::WebACLAssociation': ['wafv2:AssociateWebACL', 'wafv2:DisassociateWebACL', 'apigateway:SetWebACL'],
 };
 /** Services a deployment needs beyond the resources themselves: the assets' bucket, the bootstrap version, the table's AWS-managed key. */

@@ -1,5 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
+import { DEFAULT_USAGE_PLAN_BUCKETS } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { logicalIdOf, synth } from './support';
 
@@ -90,7 +91,7 @@ describe('the function factory', () => {
         ...(variables.PUBLIC_BASE_URL !== undefined && { PUBLIC_BASE_URL: expect.anything() }),
         ...(variables.CARRIER !== undefined && { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: expect.anything() }),
         // The authorizer also gets the scope each route requires and its usage-plan buckets (pinned in api.test.ts).
-        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String), USAGE_PLAN_KEY_PREFIX: expect.any(String), USAGE_PLAN_BUCKETS: '20' }),
+        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String), USAGE_PLAN_KEY_PREFIX: expect.any(String), USAGE_PLAN_BUCKETS: String(DEFAULT_USAGE_PLAN_BUCKETS) }),
       });
     }
   });

@@ -116,7 +116,7 @@ describe('least-privilege IAM', () => {
     ['getContact', ['dynamodb:GetItem'], {}],
     ['listCalls', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
     ['listContacts', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['changes', 'directory', 'externalIds', 'gsi1'] }],
-    ['listThreads', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi2'] }],
+    ['listThreads', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['gsi2'] }],
     ['listMessages', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
     ['createContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
     ['updateContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],

@@ -1,6 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { ServiceConfig } from '../../lib/config';
-import { GSIS, TABLE_KEYS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
+import { GSIS, projectionOf, TABLE_KEYS, TTL_ATTRIBUTE } from '../../lambdas/shared/table/table-schema';
 import { synth } from './support';
 
 /** What `-c removalPolicy=destroy` makes of the configuration (lib/config.ts). */
@@ -14,7 +14,7 @@ const tableOf = (overrides: Partial<ServiceConfig> = {}) => {
 };
 
 describe('the single table', () => {
-  it('has the key schema and both GSIs of table-schema.ts, all string keys', () => {
+  it('has the key schema and every GSI of table-schema.ts, with its projection, all string keys', () => {
     const { Properties: table } = tableOf();
 
     expect(table.KeySchema).toEqual([
@@ -29,12 +29,26 @@ describe('the single table', () => {
           { AttributeName: gsi.partitionKey, KeyType: 'HASH' },
           { AttributeName: gsi.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: projectionOf(gsi.projection),
       })),
     );
     const keyNames = [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...gsis.flatMap((g) => [g.partitionKey, g.sortKey])];
     expect(table.AttributeDefinitions).toEqual(expect.arrayContaining(keyNames.map((name) => ({ AttributeName: name, AttributeType: 'S' }))));
     expect(table.AttributeDefinitions).toHaveLength(keyNames.length);
+  });
+
+  it('gives gsi2 (the orderings written with every text and delivery) entries of the keys, id and organization alone, and the other indexes whole rows', () => {
+    const { Properties: table } = tableOf();
+    const projections = Object.fromEntries((table.GlobalSecondaryIndexes as { IndexName: string; Projection: unknown }[]).map((g) => [g.IndexName, g.Projection]));
+
+    expect(projections).toEqual({
+      gsi1: { ProjectionType: 'ALL' },
+      gsi2: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['id', 'tenantId'] },
+      gsi3: { ProjectionType: 'ALL' },
+      directory: { ProjectionType: 'ALL' },
+      changes: { ProjectionType: 'ALL' },
+      externalIds: { ProjectionType: 'ALL' },
+    });
   });
 
   it('expires rows by the TTL attribute and streams new and old images', () => {

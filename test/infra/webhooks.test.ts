@@ -3,6 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { defaultConfig } from '../../lib/config';
 import { ServiceStack, WEBHOOK_SOURCES } from '../../lib/service-stack';
+import { ROUTER_MEMORY_MB, SENDER_MAX_CONCURRENCY, SENDER_MEMORY_MB } from '../../lib/constructs/webhook-pipeline';
 import { actionsOf, dynamoStatements, logicalIdOf, statementsOfFunction, testApp } from './support';
 
 /** The stack with its real pipeline (the default), or without it. */
@@ -30,14 +31,31 @@ describe('the webhook pipeline', () => {
     });
   });
 
-  it('feeds the sender from the delivery queue in batches of 10 with a concurrency ceiling', () => {
+  it('routes batches of 100 records, two batches of a shard at once, within a second of batching (docs/capacity.md, events per shard)', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: ref(pipeline.router) },
+      BatchSize: 100,
+      ParallelizationFactor: 2,
+      MaximumBatchingWindowInSeconds: 1,
+    });
+  });
+
+  it('gives the router and the sender 1,024 MB, the CPU their events per second are sized on', () => {
+    expect([ROUTER_MEMORY_MB, SENDER_MEMORY_MB]).toEqual([1024, 1024]);
+    for (const fn of [pipeline.router, pipeline.sender]) {
+      expect(template.toJSON().Resources[ref(fn)].Properties.MemorySize).toBe(1024);
+    }
+  });
+
+  it('feeds the sender from the delivery queue in batches of 10 with a concurrency ceiling of 50 (500 attempts in flight)', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: ref(pipeline.sender) },
       EventSourceArn: { 'Fn::GetAtt': [ref(pipeline.queue), 'Arn'] },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 20 },
+      ScalingConfig: { MaximumConcurrency: 50 },
     });
+    expect(SENDER_MAX_CONCURRENCY).toBe(50);
   });
 
   it('moves an unprocessable delivery to the dead-letter queue after 5 receives, with visibility six times the sender timeout', () => {

@@ -1,5 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
+import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
 import { lambdaContext } from '../support/api-event';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
@@ -262,11 +263,13 @@ describe('callbacks out of order, twice, or at once', () => {
       ...Array.from({ length: 6 }, (_, i) => dialLeg({ ...ev(sid('CA', 9000 + i), 'ringing', 1, 0), parentCallSid: parent, from: caller, to: `client:${AGENT}` })),
     ];
     const countCalls = async () => (await listCalls(tenantId, { direction: 'inbound', limit: 100 })).items.filter((c) => c.fromNumber === caller).length;
+    const meters = await markRaceMeters();
     // Act: the agents' legs carry the signed tenantId, so they too may be the first to create the call.
     await Promise.all(forms.map((form) => post(form, form.ParentCallSid ? { tenantId } : {})));
     // Assess
     expect(await countCalls()).toBe(1);
     expect(await callOf(parent)).toMatchObject({ direction: 'inbound', fromNumber: caller, toNumber: ORG, status: 'ringing' });
+    await expectTransactionsMet(meters);
   }, 30_000);
 });
 

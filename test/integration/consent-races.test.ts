@@ -1,5 +1,6 @@
 import { createTestTable } from '../support/table';
 import { contactRowsOf } from '../support/directory-rows';
+import { expectTransactionsMet, markRaceMetersOnTheEngine } from '../support/engine-meters';
 import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { DomainError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
@@ -62,6 +63,7 @@ async function organization(): Promise<string> {
 
 describe("a contact's copy of its number's consent under races", () => {
   it('stays the ledger when a STOP lands while the number is renumbered away from one contact and onto another', async () => {
+    const meters = await markRaceMetersOnTheEngine(); // the race happened in some round at least: checked after them
     for (let round = 0; round < ROUNDS; round += 1) {
       // Prepare: A holds N, B holds M
       const tenantId = await organization();
@@ -78,9 +80,11 @@ describe("a contact's copy of its number's consent under races", () => {
       await expectCopiesAreTheLedgers(tenantId);
       expect((await consentOf(tenantId, n)).status).toBe('opted_out');
     }
+    await expectTransactionsMet(meters);
   });
 
   it('stays the ledger when a STOP and a START arrive while the holder is deleted and the number is created again', async () => {
+    const meters = await markRaceMetersOnTheEngine(); // the race happened in some round at least: checked after them
     for (let round = 0; round < ROUNDS; round += 1) {
       // Prepare
       const tenantId = await organization();
@@ -96,9 +100,11 @@ describe("a contact's copy of its number's consent under races", () => {
       await expectCopiesAreTheLedgers(tenantId);
       expect((await consentOf(tenantId, n)).status).toBe('opted_in');
     }
+    await expectTransactionsMet(meters);
   });
 
   it('stays the ledger when an inbound STOP creates the contact of a new number while the same number is added by hand and adopted', async () => {
+    const meters = await markRaceMetersOnTheEngine(); // the race happened in some round at least: checked after them
     for (let round = 0; round < ROUNDS; round += 1) {
       // Prepare
       const tenantId = await organization();
@@ -113,6 +119,7 @@ describe("a contact's copy of its number's consent under races", () => {
       await expectCopiesAreTheLedgers(tenantId);
       expect((await contactRows(tenantId)).map((row) => row.consentStatus)).toEqual(['opted_out']);
     }
+    await expectTransactionsMet(meters);
   });
 
   it('refuses a copy read before a change that carries the same time as the one recorded (the ledger takes it)', async () => {

@@ -4,10 +4,13 @@ import { NotFoundError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import * as contacts from '../../lambdas/contexts/contacts/contacts';
 import { retryWhileBusy } from '../support/busy-retry';
+import { expectTransactionsMet, markRaceMetersOnTheEngine } from '../support/engine-meters';
+import { rendezvous } from '../support/request-rendezvous';
 import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';
 import { fingerprintOf, SEARCH_INDEX_ATTRIBUTE, searchRowKey } from '../../lambdas/contexts/contacts/search-rows';
 import { searchIndexOf, type SearchFields } from '../../lambdas/contexts/contacts/search-terms';
 import { batchGetItems } from '../../lambdas/shared/table/batch-get';
+import { dynamo } from '../../lambdas/shared/aws';
 
 /**
  * Races on one number. Each scenario runs 10 rounds on each engine (DynamoDB Local, where writes
@@ -93,8 +96,14 @@ function conflictNaming(result: PromiseSettledResult<unknown>): string {
   return (result as PromiseRejectedResult).reason.details.contactId as string;
 }
 
+/**
+ * Runs the scenario's rounds; on the limits engine, then checks the race happened: transactions
+ * of the racers met on an item and were cancelled (and retried), in some round at least.
+ */
 async function rounds(run: (round: number) => Promise<void>): Promise<void> {
+  const meters = await markRaceMetersOnTheEngine();
   for (let round = 0; round < ROUNDS; round += 1) await run(round);
+  await expectTransactionsMet(meters);
 }
 
 describe('races on one number', () => {
@@ -169,26 +178,36 @@ describe('races on one number', () => {
   });
 
   it('adoption racing a PATCH of other fields of the same contact: the row, its search entries and the PATCH answer agree', async () => {
-    await rounds(async (round) => {
-      const tenantId = uuidv7();
-      const n = freshNumber();
-      const autoId = await ensureContactForNumber(tenantId, n, 'auto_inbound');
+    // Left alone, the PATCH (a read and a write) is done before the adoption (a refused insert, a
+    // read, then its write) writes. In even rounds the PATCH's write waits until the adoption's is
+    // under way, so it meets it at the contact row, having read the row before the adoption.
+    const meeting = rendezvous(dynamo, { held: (input) => input.includes('Acme'), until: (input) => input.includes('SET named = :true') });
+    try {
+      await rounds(async (round) => {
+        const tenantId = uuidv7();
+        const n = freshNumber();
+        const autoId = await ensureContactForNumber(tenantId, n, 'auto_inbound');
+        if (round % 2 === 0) meeting.arm();
 
-      const [created, patched] = await Promise.allSettled([
-        createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
-        updateContact(tenantId, autoId, { notes: 'patched', company: 'Acme' }),
-      ]);
+        const [created, patched] = await Promise.allSettled([
+          createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
+          updateContact(tenantId, autoId, { notes: 'patched', company: 'Acme' }),
+        ]);
+        if (round % 2 === 0) expect(meeting.met()).toBe(true);
 
-      // Assess: either order is fine, but the answer must be a state that existed: a PATCH whose
-      // fields survived came after the adoption (which clears them), so it answers a named contact.
-      expect(created).toMatchObject({ status: 'fulfilled', value: { adopted: true, contact: { id: autoId } } });
-      const holders = await expectConsistentDirectory(tenantId);
-      const row = holders.get(n) as Row;
-      expect(row).toMatchObject({ id: autoId, isAutoCreated: false, displayName: `Adopter ${round}` });
-      const patchedLast = row.notes === 'patched';
-      expect(patched).toMatchObject({ status: 'fulfilled', value: { notes: 'patched', isAutoCreated: !patchedLast } });
-      if (patchedLast) expect(patched).toMatchObject({ value: { displayName: `Adopter ${round}`, company: 'Acme' } });
-    });
+        // Assess: either order is fine, but the answer must be a state that existed: a PATCH whose
+        // fields survived came after the adoption (which clears them), so it answers a named contact.
+        expect(created).toMatchObject({ status: 'fulfilled', value: { adopted: true, contact: { id: autoId } } });
+        const holders = await expectConsistentDirectory(tenantId);
+        const row = holders.get(n) as Row;
+        expect(row).toMatchObject({ id: autoId, isAutoCreated: false, displayName: `Adopter ${round}` });
+        const patchedLast = row.notes === 'patched';
+        expect(patched).toMatchObject({ status: 'fulfilled', value: { notes: 'patched', isAutoCreated: !patchedLast } });
+        if (patchedLast) expect(patched).toMatchObject({ value: { displayName: `Adopter ${round}`, company: 'Acme' } });
+      });
+    } finally {
+      meeting.remove();
+    }
   });
 
   it('two renumbers onto a free number: exactly one wins, the other is a 409 naming the winner and keeps its number', async () => {

@@ -32,17 +32,19 @@ const setValue = (key: Record<string, { S: string }>, value: string): TransactWr
   Update: { TableName: TEST_TABLE, Key: key, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': { S: value } } },
 });
 
-/** Starts a transaction and resolves once the engine holds its items (the transaction itself is returned unawaited). */
-async function holding(items: TransactWriteItem[]): Promise<{ done: Promise<unknown> }> {
-  const done = engine.client.send(new TransactWriteItemsCommand({ TransactItems: items }));
-  done.catch(() => {});
+/** Starts `request` and resolves once the engine holds `items` items for it (the request itself is returned unawaited). */
+async function whileHolding(request: Promise<unknown>, items: number): Promise<{ done: Promise<unknown> }> {
+  request.catch(() => {});
   const deadline = Date.now() + 5_000;
-  while (engine.proxy.heldItems() < items.length) {
-    if (Date.now() > deadline) throw new Error('the transaction never held its items');
+  while (engine.proxy.heldItems() < items) {
+    if (Date.now() > deadline) throw new Error('the request never held its items');
     await new Promise((r) => setTimeout(r, 2));
   }
-  return { done };
+  return { done: request };
 }
+
+/** A transaction under way, holding its items. */
+const holding = (items: TransactWriteItem[]) => whileHolding(engine.client.send(new TransactWriteItemsCommand({ TransactItems: items })), items.length);
 
 describe('a transaction holding an item', () => {
   it('cancels another transaction on it: TransactionConflict for that item, None for the others', async () => {
@@ -112,6 +114,47 @@ describe('a transaction holding an item', () => {
     expect(batch.UnprocessedItems).toEqual({ [TEST_TABLE]: [{ PutRequest: { Item: { ...held, v: { S: 'batch' } } } }] });
     const { Item } = await engine.client.send(new GetItemCommand({ TableName: TEST_TABLE, Key: free, ConsistentRead: true }));
     expect(Item?.v).toEqual({ S: 'batch' });
+  });
+});
+
+describe('a TransactGetItems reading an item', () => {
+  const setItem = (key: Record<string, { S: string }>, value: string) => engine.client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: { S: value } } }));
+
+  const transactGet = (keys: Record<string, { S: string }>[]) => engine.client.send(new TransactGetItemsCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: TEST_TABLE, Key } })) }));
+
+  /** A TransactGetItems under way, holding its items for its window. */
+  const reading = (keys: Record<string, { S: string }>[]) => whileHolding(transactGet(keys), keys.length);
+
+  it('is cancelled by a write that arrives while it reads: TransactionConflict for that item, and the write goes through', async () => {
+    const [key, other] = [freshKey(), freshKey()];
+    await setItem(key, 'before');
+    const conflictsBefore = engine.proxy.stats().conflicts.byOperation.TransactGetItems ?? 0;
+    const read = await reading([other, key]);
+
+    await setItem(key, 'during');
+    const error = await read.done.catch((err: unknown) => err);
+
+    expect((error as TransactionCanceledException).CancellationReasons).toEqual([{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item.' }]);
+    expect((await engine.client.send(new GetItemCommand({ TableName: TEST_TABLE, Key: key, ConsistentRead: true }))).Item?.v).toEqual({ S: 'during' });
+    expect(engine.proxy.stats().conflicts.byOperation.TransactGetItems).toBe(conflictsBefore + 1);
+  });
+
+  it('is cancelled by a transaction that writes one of its items meanwhile, which commits', async () => {
+    const key = freshKey();
+    const read = await reading([key]);
+
+    await engine.client.send(new TransactWriteItemsCommand({ TransactItems: [setValue(key, 'tx')] }));
+
+    expect(await read.done.catch((err: unknown) => err)).toBeInstanceOf(TransactionCanceledException);
+  });
+
+  it('is served when nothing writes its items meanwhile, however many read them', async () => {
+    const key = freshKey();
+    await setItem(key, 'kept');
+
+    const reads = await Promise.all([transactGet([key]), transactGet([key])]);
+
+    expect(reads.map((read) => read.Responses?.[0].Item?.v)).toEqual([{ S: 'kept' }, { S: 'kept' }]);
   });
 });
 

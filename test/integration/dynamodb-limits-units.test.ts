@@ -11,6 +11,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { localEngineClientConfig } from '../../lambdas/shared/config';
+import { databaseName } from '../../local/dynamodb-limits/engine';
 import { RESET_PATH, STATS_PATH } from '../../local/dynamodb-limits/limits-proxy';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import { createLimitsTable, startEngineUnderTest, TEST_INDEX, TEST_TABLE, type EngineUnderTest } from '../support/limits-engine-table';
@@ -97,6 +98,23 @@ it('charges each index an item change touches: moving an index key is a delete a
   expect(partitions[`${TEST_TABLE}/${TEST_INDEX} S:B`]).toEqual({ readUnits: 0, writeUnits: 2, reads: 0, writes: 1 });
 });
 
+it('weighs an index entry 100 bytes more than its attributes, where DynamoDB Local does not: in its writes and in index queries', async () => {
+  const near = (pk: string, bytes: number) => ({ pk: { S: pk }, sk: { S: 's' }, group: { S: pk }, v: pad(bytes - (2 + pk.length) - 3 - (5 + pk.length) - 1) });
+  const putAndQuery = async (client: DynamoDBClient, pk: string, bytes: number) => {
+    const written = await client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: near(pk, bytes), ReturnConsumedCapacity: 'INDEXES' }));
+    const read = await client.send(
+      new QueryCommand({ TableName: TEST_TABLE, IndexName: TEST_INDEX, KeyConditionExpression: '#g = :g', ExpressionAttributeNames: { '#g': 'group' }, ExpressionAttributeValues: { ':g': { S: pk } }, ReturnConsumedCapacity: 'INDEXES' }),
+    );
+    return [written.ConsumedCapacity?.GlobalSecondaryIndexes?.[TEST_INDEX].CapacityUnits, read.ConsumedCapacity?.CapacityUnits];
+  };
+
+  // 950 bytes: 1 write unit as an item, 2 as an index entry (1,050); 4,000 bytes: 4 write units and one 4 KB read block as an item, 5 and two as an entry.
+  expect(await putAndQuery(engine.client, 'overhead-w', 950)).toEqual([2, 0.5]);
+  expect(await putAndQuery(engine.client, 'overhead-r', 4000)).toEqual([5, 1]);
+  expect(await putAndQuery(local, 'overhead-l', 4000)).toEqual([4, 0.5]);
+  expect(await putAndQuery(local, 'overhead-m', 950)).toEqual([1, 0.5]);
+});
+
 it('charges a write the larger image, before or after, and answers only the attributes the caller asked for', async () => {
   const key = { pk: { S: 'images' }, sk: { S: 'one' } };
   await put({ ...key, v: pad(2000) });
@@ -139,16 +157,23 @@ it('charges a GetItem its whole item (3.5 KB strongly consistent: 1 unit) even w
   expect((await get(true)).ConsumedCapacity?.CapacityUnits).toBe(1);
 });
 
-it('serves its meters over HTTP, per item and partition, and clears them on POST /__limits/reset', async () => {
+it('serves its meters over HTTP, per item and partition, and per database, and clears them on POST /__limits/reset', async () => {
   await put({ pk: { S: 'metered' }, sk: { S: 'a' } });
   await engine.client.send(new GetItemCommand({ TableName: TEST_TABLE, Key: { pk: { S: 'metered' }, sk: { S: 'a' } } }));
+  const { region, credentials } = localEngineClientConfig(engine.proxy.endpoint);
+  const ofDatabase = async (database: string): Promise<LimitsStats> =>
+    (await fetch(`${engine.proxy.endpoint}${STATS_PATH}?database=${encodeURIComponent(database)}`)).json() as Promise<LimitsStats>;
 
   const before = await stats();
+  const mine = await ofDatabase(databaseName(credentials.accessKeyId, region));
+  const another = await ofDatabase(databaseName('someone-else', region));
   await fetch(`${engine.proxy.endpoint}${RESET_PATH}`, { method: 'POST' });
   const after = await stats();
 
   expect(before.items[`${TEST_TABLE} S:metered S:a`]).toEqual({ readUnits: 0.5, writeUnits: 1, reads: 1, writes: 1 });
   expect(before.recentRequests.map((r) => r.operation)).toEqual(['PutItem', 'GetItem']);
+  expect(mine.items).toEqual(before.items);
+  expect(another).toMatchObject({ operations: {}, items: {}, conflicts: { total: 0 }, throttles: { total: 0 } });
   expect(after).toMatchObject({ operations: {}, items: {}, partitions: {}, recentRequests: [] });
 });
 

@@ -3,6 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { retryWhileBusy } from '../support/busy-retry';
 import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
+import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { CarrierError, type Carrier, type CarrierErrorDetails, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
 import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
@@ -236,6 +237,7 @@ describe('threads', () => {
   it('keeps counters exact under concurrent inbound and outbound texts on one thread', async () => {
     const tenantId = await newOrg();
     const number = '+14155550204';
+    const meters = await markRaceMeters();
 
     // Sixteen writes of one thread at once: on DynamoDB's limits some are answered busy and sent again, as their callers would.
     await Promise.all([
@@ -249,6 +251,7 @@ describe('threads', () => {
     expect(all.items).toHaveLength(16);
     // The thread's last message is the newest of them all, whatever order the writes landed in.
     expect(Item!.lastMessageId).toBe(all.items[0].id);
+    await expectTransactionsMet(meters);
   }, 30_000);
 });
 
@@ -510,11 +513,13 @@ describe('carrier outcomes', () => {
   it('refunds an unknown outcome once when two sweeps run at the same time', async () => {
     const tenantId = await newOrg();
     const message = await sendMessage(tenantId, { to: '+14155551023', body: 'Swept twice' }, failingCarrier({ kind: 'unknown' }), minutes(1));
+    const meters = await markRaceMeters();
 
     await Promise.all([settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }), settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS })]);
 
     expect((await getMessage(tenantId, message.id)).status).toBe('failed');
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+    await expectTransactionsMet(meters);
   });
 });
 
@@ -575,6 +580,7 @@ describe('status callbacks and the send answer, in any order', () => {
     // Prepare
     const tenantId = await newOrg();
     const message = await sendMessage(tenantId, { to: '+14155551040', body: 'Doomed' }, acceptingCarrier());
+    const meters = await markRaceMeters();
     // Act: Twilio retries the same callback, and a second one names our id
     const results = await Promise.all([
       updateMessageStatus(tenantId, { messageSid: message.messageSid }, 'failed'),
@@ -585,5 +591,6 @@ describe('status callbacks and the send answer, in any order', () => {
     expect(results.filter((r) => r.changed)).toHaveLength(1);
     expect((await getMessage(tenantId, message.id)).status).toBe('failed');
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+    await expectTransactionsMet(meters);
   });
 });

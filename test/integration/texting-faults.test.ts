@@ -1,4 +1,5 @@
 import { createTestTable } from '../support/table';
+import { markRaceMeters, type RaceCounts } from '../support/engine-meters';
 import { runTextingFaults, type FaultRunFigures } from '../support/texting-fault-run';
 
 /**
@@ -7,11 +8,15 @@ import { runTextingFaults, type FaultRunFigures } from '../support/texting-fault
  * and out of order, with DynamoDB throttling, transaction conflicts and lost answers injected.
  */
 let figures: FaultRunFigures;
+/** The engine's meters over the run. */
+let races: RaceCounts;
 
 beforeAll(async () => {
   await createTestTable();
+  const meters = await markRaceMeters();
   // Act (once for the whole file: every assertion below reads the same run)
   figures = await runTextingFaults({ sends: 520, seed: 14 });
+  races = await meters.since();
 }, 240_000);
 
 describe('a mixed run of sends under carrier and DynamoDB faults', () => {
@@ -23,6 +28,8 @@ describe('a mixed run of sends under carrier and DynamoDB faults', () => {
     expect(figures.dynamoFaults.throttled).toBeGreaterThan(0);
     expect(figures.dynamoFaults.conflict).toBeGreaterThan(0);
     expect(figures.dynamoFaults.lostAnswer).toBeGreaterThan(0);
+    // Besides the injected ones, the engine's own: the concurrent sends' transactions met on an item.
+    expect(races.conflictsBy.TransactWriteItems).toBeGreaterThan(0);
     expect(figures.callbacks.duplicates).toBeGreaterThan(0);
     expect(figures.callbacks.reordered).toBeGreaterThan(0);
     expect(figures.callbacks.early).toBeGreaterThan(0);

@@ -76,7 +76,7 @@ describe('two processors of the same attempt', () => {
       expect(outcomes).toContain('retrying');
       expect(outcomes.filter((o) => o === 'retrying')).toHaveLength(1);
       expect(outcomes.every((o) => o === 'retrying' || o === 'stale' || o instanceof AttemptInProgressError)).toBe(true);
-      expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({ attempts: 1, status: 'pending' });
+      expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ attempts: 1, status: 'pending' });
     }
   });
 
@@ -145,7 +145,7 @@ describe('a processor that crashed after claiming', () => {
       expect(outcomes.filter((o) => o === 'retrying')).toHaveLength(1);
       expect(posts - before).toBe(3);
       expect(sent.map((m) => m.attempt)).toEqual([2, 2, 3]);
-      expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({ attempts: 2, status: 'pending' });
+      expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ attempts: 2, status: 'pending' });
     }
   });
 
@@ -155,8 +155,8 @@ describe('a processor that crashed after claiming', () => {
     const [old, fresh] = [await pendingDelivery(), await pendingDelivery()];
     const t0 = Date.now();
     const later = t0 + claimStaleAfterMs() + 1;
-    await claimAttempt({ tenantId, endpointId: endpoint.id, id: old.deliveryId }, { cycle: 1, attempt: 2, nowMs: t0, staleAfterMs: claimStaleAfterMs() });
-    await claimAttempt({ tenantId, endpointId: endpoint.id, id: fresh.deliveryId }, { cycle: 1, attempt: 2, nowMs: later, staleAfterMs: claimStaleAfterMs() });
+    await claimAttempt({ tenantId, id: old.deliveryId }, { cycle: 1, attempt: 2, nowMs: t0, staleAfterMs: claimStaleAfterMs() });
+    await claimAttempt({ tenantId, id: fresh.deliveryId }, { cycle: 1, attempt: 2, nowMs: later, staleAfterMs: claimStaleAfterMs() });
     const { queue, sent } = captureQueue();
     const before = posts;
     // Act: attempt 1's message comes back
@@ -167,14 +167,15 @@ describe('a processor that crashed after claiming', () => {
     expect(sent).toEqual([]);
   });
 
-  it('answers a claim for a settled delivery or an older cycle as stale', async () => {
+  it('answers a claim for a settled delivery, an older cycle or a delivery that does not exist as stale', async () => {
     failWith = 204;
     const message = await pendingDelivery();
     const { queue } = captureQueue();
     await processDeliveryMessage(message, { queue, allowInsecureTargets: true });
     const delivery = { tenantId, endpointId: endpoint.id, id: message.deliveryId };
 
-    expect(await claimAttempt(delivery, { cycle: 1, attempt: 2, nowMs: Date.now(), staleAfterMs: 1 })).toBe('stale');
-    expect(await claimAttempt(delivery, { cycle: 0, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toBe('stale');
+    expect(await claimAttempt(delivery, { cycle: 1, attempt: 2, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
+    expect(await claimAttempt(delivery, { cycle: 0, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
+    expect(await claimAttempt({ tenantId, id: uuidv7() }, { cycle: 1, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
   });
 });

@@ -58,7 +58,7 @@ beforeAll(async () => {
     allowInsecureTargets: true,
     attemptTimeoutMs: 2_000,
   });
-});
+}, 60_000);
 
 afterAll(async () => {
   await pipeline?.stop();
@@ -96,7 +96,7 @@ describe('the local webhook pipeline', () => {
     const body = JSON.parse(delivery.body);
     expect(body).toMatchObject({ type: 'call.completed', data: { call: { ...call, status: 'completed', durationSec: 61 } } });
     expect(deliveriesOfType('call.completed')).toHaveLength(1);
-  });
+  }, 30_000);
 
   it('retries an inbound text until the receiver recovers, with one delivery id', async () => {
     failNext.push(500, 503);
@@ -129,7 +129,7 @@ describe('the local webhook pipeline', () => {
       return row?.status === 'succeeded' ? row : undefined;
     }, 'the delivery log to show success');
     expect(logged).toMatchObject({ attempts: 3, lastError: 'HTTP 503' });
-  });
+  }, 30_000);
 
   it('gives two texts received within one second two events in order, to the millisecond, and lists their deliveries newest first', async () => {
     // Prepare
@@ -152,7 +152,7 @@ describe('the local webhook pipeline', () => {
     const { deliveries } = await webhookDeliveries(endpoint.id);
     const order = deliveries.map((d) => d.eventId).filter((id) => id === a.id || id === b.id);
     expect(order).toEqual([b.id, a.id]);
-  });
+  }, 30_000);
 
   it('sends a test event and redelivers a delivery through the same pipeline', async () => {
     const { delivery: test } = await webhookTest(endpoint.id, { waitMs: 10_000, pollMs: 50 });
@@ -168,5 +168,5 @@ describe('the local webhook pipeline', () => {
     expect(again).toMatchObject({ id: test.id, cycle: 2, status: 'pending' });
     expect(repeated.headers['x-service-delivery']).toBe(test.id);
     expect(repeated.body).toBe(testRequest.body);
-  });
+  }, 30_000);
 });

@@ -51,9 +51,9 @@ describe('webhook recover', () => {
     expect(summary.queued.map((q) => q.id)).toEqual([failedDuring.id, failedLater.id]);
     for (const original of [failedDuring, failedLater]) {
       // A new cycle the router queues (enqueueRequested), same id, same frozen body.
-      expect(await getDelivery(tenantId, endpoint.id, original.id)).toMatchObject({ id: original.id, body: original.body, status: 'pending', cycle: 2, attempts: 0 });
+      expect(await getDelivery(tenantId, original.id)).toMatchObject({ id: original.id, body: original.body, status: 'pending', cycle: 2, attempts: 0 });
     }
-    expect(await getDelivery(tenantId, endpoint.id, failedBefore.id)).toMatchObject({ status: 'failed', cycle: 1 });
+    expect(await getDelivery(tenantId, failedBefore.id)).toMatchObject({ status: 'failed', cycle: 1 });
   });
 
   it('queues nothing twice: a second run, and two runs at once, queue each failed delivery once', async () => {
@@ -102,7 +102,7 @@ describe('webhook recover', () => {
     // Assess: outside the range read (documented; `webhook redeliver` sends it)
     expect(summary.queued).toEqual([]);
     expect(summary.examined).toBe(0);
-    expect(await getDelivery(tenantId, endpoint.id, old.id)).toMatchObject({ status: 'failed' });
+    expect(await getDelivery(tenantId, old.id)).toMatchObject({ status: 'failed' });
   });
 
   it('refuses a disabled endpoint (enable it first) and a time in the future', async () => {

@@ -1,5 +1,5 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -11,7 +11,7 @@ import type { Item } from '../../lambdas/shared/table/dynamo';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Call } from '../../lambdas/contexts/calls/schemas';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
-import { deliveryKey, getDelivery } from '../../lambdas/contexts/webhooks/deliveries';
+import { deliveryKey, fromItem, getDelivery, listDeliveriesOf, recordAttempt } from '../../lambdas/contexts/webhooks/deliveries';
 import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { listDeliveries, redeliver } from '../../lambdas/contexts/webhooks/operator';
 import { DeliveryMessageSchema } from '../../lambdas/contexts/webhooks/queue';
@@ -58,16 +58,11 @@ const completedCall = (): Call => ({
   contactId: null,
 });
 
+/** The endpoint's delivery rows as stored (their TTL included): its log (gsi2) names them, each is read from its own partition. */
 async function rowsOf(endpointId: string): Promise<Item[]> {
-  const { Items } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': deliveryKey(tenantId, endpointId, '').pk },
-      ConsistentRead: true,
-    }),
-  );
-  return Items ?? [];
+  const logged = await listDeliveriesOf(tenantId, endpointId, 100);
+  const rows = await Promise.all(logged.map((entry) => dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, entry.id), ConsistentRead: true }))));
+  return rows.map((row) => row.Item!);
 }
 
 const sentMessages = () =>
@@ -81,7 +76,7 @@ beforeAll(async () => {
   await updateTenant(tenantId, { approveHosts: ['hooks.example.com'] });
   callsAndTexts = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/all' });
   textsOnly = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/texts', events: ['sms.received'] });
-});
+}, 60_000);
 
 beforeEach(() => {
   sqs.reset();
@@ -89,27 +84,31 @@ beforeEach(() => {
 });
 
 describe('the router Lambda', () => {
-  it('creates one delivery row and one queue message per subscribed endpoint, even when the batch is replayed', async () => {
+  it('creates one delivery row per subscribed endpoint, even when the batch is replayed, and queues attempt 1 again only while it is pending', async () => {
     // Prepare
     const call = completedCall();
     const batch = { Records: [record('INSERT', callToItem(tenantId, call))] };
 
-    // Act
+    // Act: the batch, its replay while the delivery is pending, and a replay after it succeeded.
     const first = await handler(batch, context);
     const replay = await handler(structuredClone(batch), context);
+    const [pending] = await rowsOf(callsAndTexts.id);
+    await recordAttempt(fromItem(pending), { cycle: 1, attempt: 1, status: 'succeeded', nextRetryAt: null, now: new Date() });
+    const late = await handler(structuredClone(batch), context);
 
     // Assess
-    expect(first.batchItemFailures).toEqual([]);
-    expect(replay.batchItemFailures).toEqual([]);
+    expect([first, replay, late].map((r) => r.batchItemFailures)).toEqual([[], [], []]);
     const rows = await rowsOf(callsAndTexts.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'pending', attempts: 0, event: 'call.completed', cycle: 1, enqueuedCycle: 1 });
+    expect(pending).toMatchObject({ status: 'pending', attempts: 0, event: 'call.completed', cycle: 1 });
     expect(rows[0].ttl).toBeGreaterThan(Date.now() / 1000 + 29 * 24 * 3600);
     expect(await rowsOf(textsOnly.id)).toHaveLength(0);
-    expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
-    const [sent] = sentMessages();
+    // The same message twice (the sender's attempt claim drops the copy), none once it succeeded.
+    expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 2);
+    const [sent, copy] = sentMessages();
     expect(sent).toMatchObject({ QueueUrl: QUEUE_URL, DelaySeconds: 0 });
     expect(sent.body).toEqual({ deliveryId: rows[0].id, tenantId, endpointId: callsAndTexts.id, cycle: 1, attempt: 1, body: rows[0].body });
+    expect(copy.body).toEqual(sent.body);
     expect(JSON.parse(sent.body.body).data.call).toEqual(call);
   });
 
@@ -126,7 +125,7 @@ describe('the router Lambda', () => {
     expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 2);
     const deliveryIds = sentMessages().map((m) => m.body.deliveryId);
     expect(new Set(deliveryIds).size).toBe(1);
-    expect((await getDelivery(tenantId, callsAndTexts.id, deliveryIds[0]))!.enqueuedCycle).toBe(1);
+    expect(await getDelivery(tenantId, deliveryIds[0])).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
   it('fans an inbound text out to every endpoint subscribed to sms.received', async () => {

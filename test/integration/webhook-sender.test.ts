@@ -119,7 +119,7 @@ describe('a successful attempt', () => {
     });
     expect(verifyDelivery(request.headers, request.body, endpoint.secret)).toEqual({ ok: true });
     expect(sent).toEqual([]);
-    expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({ status: 'succeeded', attempts: 1, nextRetryAt: null });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'succeeded', attempts: 1, nextRetryAt: null });
   });
 
   it('ignores a duplicate of a message already delivered', async () => {
@@ -144,7 +144,7 @@ describe('failed attempts', () => {
 
     expect(result).toBe('retrying');
     expect(sent).toEqual([{ message: { ...message, attempt: 2 }, delayMs: 1000 }]);
-    const row = (await getDelivery(tenantId, endpoint.id, message.deliveryId))!;
+    const row = (await getDelivery(tenantId, message.deliveryId))!;
     expect(row).toMatchObject({ status: 'pending', attempts: 1 });
     expect(row.lastError).toMatch(/^HTTP 500: boom x+$/);
     expect(row.lastError!.length).toBeLessThanOrEqual(200);
@@ -159,7 +159,7 @@ describe('failed attempts', () => {
     await processDeliveryMessage(message, deps(queue));
 
     expect(receiver.received.map((r) => r.path)).toEqual(['/hook']);
-    expect((await getDelivery(tenantId, endpoint.id, message.deliveryId))!.lastError).toBe('HTTP 302 (redirects are not followed)');
+    expect((await getDelivery(tenantId, message.deliveryId))!.lastError).toBe('HTTP 302 (redirects are not followed)');
   });
 
   it('gives up on a receiver that does not answer within the timeout', async () => {
@@ -171,7 +171,7 @@ describe('failed attempts', () => {
 
     expect(result).toBe('retrying');
     expect(sent).toHaveLength(1);
-    expect((await getDelivery(tenantId, endpoint.id, message.deliveryId))!.lastError).toBe('timeout: no response within 200 ms');
+    expect((await getDelivery(tenantId, message.deliveryId))!.lastError).toBe('timeout: no response within 200 ms');
   });
 
   it('recovers on a later attempt, with the same delivery id and a fresh signature each time', async () => {
@@ -188,7 +188,7 @@ describe('failed attempts', () => {
     expect(results).toEqual(['retrying', 'retrying', 'succeeded']);
     expect(new Set(receiver.received.map((r) => r.headers['x-service-delivery']))).toEqual(new Set([message.deliveryId]));
     for (const request of receiver.received) expect(verifyDelivery(request.headers, request.body, endpoint.secret).ok).toBe(true);
-    expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({
       status: 'succeeded',
       attempts: 3,
       lastError: 'HTTP 500', // the last failure stays visible after the success
@@ -208,7 +208,7 @@ describe('failed attempts', () => {
 
     expect(results).toEqual([...Array(7).fill('retrying'), 'failed']);
     expect(sent.map((s) => s.delayMs)).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000]);
-    expect(await getDelivery(tenantId, endpoint.id, message.deliveryId)).toMatchObject({ status: 'failed', attempts: 8, nextRetryAt: null });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'failed', attempts: 8, nextRetryAt: null });
   });
 
   it('carries a wait over 15 minutes as hops with a not-before time', async () => {
@@ -222,7 +222,7 @@ describe('failed attempts', () => {
     const deferred = await processDeliveryMessage(hop.message, deps(queue, { now: () => Date.now() + MAX_QUEUE_DELAY_MS }));
 
     expect(hop.delayMs).toBe(MAX_QUEUE_DELAY_MS);
-    expect(hop.message.notBefore).toBe(Date.parse((await getDelivery(tenantId, endpoint.id, message.deliveryId))!.nextRetryAt!));
+    expect(hop.message.notBefore).toBe(Date.parse((await getDelivery(tenantId, message.deliveryId))!.nextRetryAt!));
     expect(deferred).toBe('deferred');
     expect(sent[1].message.notBefore).toBeUndefined(); // the remaining ~100 s fit in one hop
     expect(sent[1].delayMs).toBeLessThanOrEqual(100_000);
@@ -240,7 +240,7 @@ describe('a receiver that asks for time (429, 503 with Retry-After)', () => {
 
     expect(result).toBe('retrying');
     expect(sent).toEqual([{ message: { ...message, attempt: 2 }, delayMs: 30_000 }]);
-    const row = (await getDelivery(tenantId, endpoint.id, message.deliveryId))!;
+    const row = (await getDelivery(tenantId, message.deliveryId))!;
     expect(Date.parse(row.nextRetryAt!) - Date.parse(row.updatedAt)).toBeGreaterThanOrEqual(29_000);
   });
 
@@ -289,7 +289,7 @@ describe('endpoint health', () => {
     // Assess
     expect(result).toBe('failed');
     expect(sent).toEqual([]);
-    expect(await getDelivery(tenantId, gone.id, message.deliveryId)).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringMatching(/^HTTP 410 \(endpoint disabled: the endpoint answered 410 Gone\)$/) });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringMatching(/^HTTP 410 \(endpoint disabled: the endpoint answered 410 Gone\)$/) });
     expect(await shown(gone.id)).toMatchObject({ state: 'disabled', enabled: false, disabledReason: 'gone', disabledAt: expect.any(String) });
     expect(counted).toHaveBeenCalledWith(ENDPOINTS_DISABLED_METRIC, 'Count', 1);
     expect(counted).toHaveBeenCalledTimes(1);
@@ -353,7 +353,7 @@ describe('the SSRF guard at send time', () => {
     expect(result).toBe('retrying');
     expect(sent).toHaveLength(1);
     expect(receiver.received).toHaveLength(0);
-    expect((await getDelivery(tenantId, endpoint.id, message.deliveryId))!.lastError).toBe('refused target: url: must use https');
+    expect((await getDelivery(tenantId, message.deliveryId))!.lastError).toBe('refused target: url: must use https');
   });
 
   it('fails a delivery whose endpoint is gone', async () => {
@@ -361,7 +361,7 @@ describe('the SSRF guard at send time', () => {
     const message = await pendingDelivery({ id: uuidv7() });
 
     expect(await processDeliveryMessage(message, deps(queue))).toBe('failed');
-    expect(await getDelivery(tenantId, message.endpointId, message.deliveryId)).toMatchObject({ status: 'failed', lastError: 'endpoint deleted' });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'failed', lastError: 'endpoint deleted' });
   });
 
   describe('with a host name to resolve', () => {
@@ -391,7 +391,7 @@ describe('the SSRF guard at send time', () => {
       expect(result).toBe('retrying');
       expect(sent).toHaveLength(1);
       expect(receiver.received).toHaveLength(0);
-      expect((await getDelivery(tenantId, named.id, message.deliveryId))!.lastError).toBe('timeout: hooks.example.test did not resolve within 300 ms');
+      expect((await getDelivery(tenantId, message.deliveryId))!.lastError).toBe('timeout: hooks.example.test did not resolve within 300 ms');
     });
 
     it('counts the lookup against the attempt: the post gets only what is left of the timeout', async () => {
@@ -405,7 +405,7 @@ describe('the SSRF guard at send time', () => {
       expect(result).toBe('retrying');
       expect(receiver.received.map((r) => r.path)).toEqual(['/named']);
       expect(calls).toEqual(['hooks.example.test']);
-      expect((await getDelivery(tenantId, named.id, message.deliveryId))!.lastError).toBe('timeout: no response within 300 ms');
+      expect((await getDelivery(tenantId, message.deliveryId))!.lastError).toBe('timeout: no response within 300 ms');
     });
   });
 

@@ -15,6 +15,7 @@ import { messageRowsOf } from './ledger';
 import { startCallbackServer } from './callback-server';
 import { injectDynamoFaults, type DynamoFaultCounts } from './dynamo-faults';
 import { FakeTwilio } from './fake-twilio';
+import { seededRandom } from './seeded-random';
 
 /**
  * Texts under faults, end to end below HTTP: the real send path and callback handlers, a fake
@@ -50,18 +51,6 @@ export type FaultRunFigures = {
 
 const TOKEN = 'fault-suite-token';
 
-/** mulberry32: small, seeded, good enough for picking faults. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const number = (prefix: string, i: number) => `+1${prefix}${String(i).padStart(4, '0')}`;
 
@@ -81,7 +70,7 @@ export async function runTextingFaults(options: FaultRunOptions): Promise<FaultR
 
 async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: Stoppable[]): Promise<FaultRunFigures> {
   const started = Date.now();
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const orgNumber = number('628777', seed % 10_000);
   const tenantId = (await createTenant({ name: 'Fault suite', smsNumber: orgNumber })).id;
 

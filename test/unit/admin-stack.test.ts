@@ -125,7 +125,7 @@ describe('--stack: the operator CLI against a deployed stack', () => {
 });
 
 describe('key create --stack: keys without a ceiling', () => {
-  it('issues 20,000 keys with no API Gateway call at all: every one is metered by one of the stack’s 20 usage-plan buckets', async () => {
+  it('issues 20,000 keys with no API Gateway call at all: every one is metered by one of the stack’s usage-plan buckets (100 by default)', async () => {
     // Prepare: the stack, its organization and a table that takes every key. Answered without
     // per-command matching, and the call history tallied and dropped per batch: sinon's matching
     // and history would otherwise cost more than the 20,000 commands themselves.

@@ -3,41 +3,43 @@ import type { ChargeLine } from '../../local/dynamodb-limits/charges';
 import { consumedCapacity } from '../../local/dynamodb-limits/charges';
 import { ItemHolds } from '../../local/dynamodb-limits/item-holds';
 import { queriedPartitionKey } from '../../local/dynamodb-limits/page-reads';
-import { TokenBuckets } from '../../local/dynamodb-limits/token-buckets';
+import { SecondWindows } from '../../local/dynamodb-limits/second-windows';
 
 /** The engine's bookkeeping, on a clock the tests move. */
 let now = 0;
 const clock = () => now;
 beforeEach(() => (now = 0));
 
-describe('token buckets', () => {
-  it('admit a second\'s worth at once, then refill at the rate', () => {
-    const buckets = new TokenBuckets(1000, clock);
-    buckets.take('pk', 1000);
+describe('one-second windows', () => {
+  it('admit a second\'s worth, then nothing until the oldest units are a second old', () => {
+    const windows = new SecondWindows(1000, clock);
+    windows.take('pk', 600);
+    now = 500;
+    windows.take('pk', 400);
 
-    expect(buckets.admits('pk', 1)).toBe(false);
-    now = 1; // 1 ms: 1 unit back
-    expect(buckets.admits('pk', 1)).toBe(true);
-    expect(buckets.admits('pk', 2)).toBe(false);
-    now = 5_000; // never more than a second's worth
-    expect(buckets.admits('pk', 1000)).toBe(true);
-    expect(buckets.admits('other', 1000)).toBe(true);
+    now = 999;
+    expect(windows.admits('pk', 1)).toBe(false);
+    now = 1_000; // the 600 taken at 0 are a second old
+    expect(windows.admits('pk', 600)).toBe(true);
+    expect(windows.admits('pk', 601)).toBe(false);
+    expect(windows.admits('other', 1000)).toBe(true);
   });
 
-  it('let a debt be waited out, and admit a request larger than the bucket once it is full', () => {
-    const buckets = new TokenBuckets(10, clock);
-    buckets.take('pk', 25); // 15 units in debt
+  it('count an under-estimate settled later in full until it is a second old, and admit a request larger than the window once it is empty', () => {
+    const windows = new SecondWindows(10, clock);
+    const taken = windows.take('pk', 1);
+    windows.settle('pk', taken, 25); // the request really cost 25
 
+    now = 999;
+    expect(windows.admits('pk', 1)).toBe(false);
     now = 1_000;
-    expect(buckets.admits('pk', 1)).toBe(false);
-    now = 2_500;
-    expect(buckets.admits('pk', 50)).toBe(true);
+    expect(windows.admits('pk', 50)).toBe(true);
   });
 
-  it('admit everything at rate 0 (the budget is off)', () => {
-    const buckets = new TokenBuckets(0, clock);
-    buckets.take('pk', 1e9);
-    expect(buckets.admits('pk', 1e9)).toBe(true);
+  it('admit everything at capacity 0 (the budget is off)', () => {
+    const windows = new SecondWindows(0, clock);
+    windows.take('pk', 1e9);
+    expect(windows.admits('pk', 1e9)).toBe(true);
   });
 });
 

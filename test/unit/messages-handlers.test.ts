@@ -61,41 +61,47 @@ const send = (body: unknown, headers: Record<string, string> = {}) =>
   sendMessage(apiEvent({ method: 'POST', body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } }), lambdaContext);
 
 describe('GET /messages', () => {
-  it('lists threads from gsi2 newest activity first, with hasUnread from the unread counter', async () => {
-    // Prepare
-    ddb.on(QueryCommand).resolves({
-      Items: [
-        { counterpartNumber: '+14155550101', lastMessage: 'Hi', lastDirection: 'inbound', lastStatus: 'received', lastAt: '2026-10-01T10:00:00.000Z', messageCount: 3, unreadCount: 2 },
-        { counterpartNumber: '+14155550102', lastMessage: 'Ok', lastDirection: 'outbound', lastStatus: 'sent', lastAt: '2026-10-01T09:00:00.000Z', messageCount: 1, unreadCount: 0 },
-      ],
-    });
+  /** A thread's entry in gsi2 (its keys alone) and its row, for a thread whose newest message is `lastMessageId`. */
+  const threadOf = (n: number, lastMessageId: string, fields: Record<string, unknown> = {}) => {
+    const key = { pk: `${pk}#THREAD#+1415555010${n}`, sk: 'THREAD' };
+    const entry = { ...key, gsi2pk: `${pk}#THREADS`, gsi2sk: `2026-10-01T10:00:00.000Z#${lastMessageId}` };
+    const row = {
+      ...entry, counterpartNumber: `+1415555010${n}`, lastMessage: 'Hi', lastDirection: 'inbound', lastStatus: 'received',
+      lastAt: '2026-10-01T10:00:00.000Z', messageCount: 1, unreadCount: 0, lastMessageId, ...fields,
+    };
+    return { key, entry, row };
+  };
+
+  it('lists threads from gsi2 newest activity first, reading the page\'s threads by key, with hasUnread from the unread counter', async () => {
+    // Prepare: the index holds keys; the batch read answers in its own order.
+    const newer = threadOf(1, '019a5f10-2000-7000-8000-000000000001', { messageCount: 3, unreadCount: 2 });
+    const older = threadOf(2, '019a5f10-1000-7000-8000-000000000002', { lastDirection: 'outbound', lastStatus: 'sent' });
+    ddb.on(QueryCommand).resolves({ Items: [newer.entry, older.entry] });
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: [older.row, newer.row] } });
     // Act
     const result = await listThreads(apiEvent(), lambdaContext);
     // Assess
     expect(result.statusCode).toBe(200);
-    expect(bodyOf(result).threads.map((t: { hasUnread: boolean; messageCount: number }) => [t.hasUnread, t.messageCount])).toEqual([
-      [true, 3],
-      [false, 1],
+    expect(bodyOf(result).threads.map((t: { counterpartNumber: string; hasUnread: boolean; messageCount: number }) => [t.counterpartNumber, t.hasUnread, t.messageCount])).toEqual([
+      ['+14155550101', true, 3],
+      ['+14155550102', false, 1],
     ]);
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi2',
       ExpressionAttributeValues: { ':pk': `${pk}#THREADS` },
       ScanIndexForward: false,
     });
+    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, { RequestItems: { [process.env.TABLE_NAME!]: { Keys: [newer.key, older.key] } } });
     // Reading never marks anything read: no write besides the rate-limit count.
-    expect(dataCalls().filter((c) => !(c.args[0] instanceof QueryCommand))).toHaveLength(0);
+    expect(dataCalls().filter((c) => !(c.args[0] instanceof QueryCommand) && !(c.args[0] instanceof BatchGetCommand))).toHaveLength(0);
   });
 
   it('reads one thread more than the page below the cursor and answers the last thread as nextCursor', async () => {
     // Prepare: the cursor is the newest message id of the previous page's last thread.
     const cursor = '019a5f10-3a00-7000-8000-000000000001';
-    const thread = (n: number, lastMessageId: string) => ({
-      counterpartNumber: `+1415555010${n}`, lastMessage: 'Hi', lastDirection: 'inbound', lastStatus: 'received',
-      lastAt: '2026-10-01T10:00:00.000Z', messageCount: 1, unreadCount: 0, lastMessageId,
-    });
-    ddb.on(QueryCommand).resolves({
-      Items: [thread(1, '019a5f10-2000-7000-8000-000000000001'), thread(2, '019a5f10-1000-7000-8000-000000000002'), thread(3, '019a5f10-0000-7000-8000-000000000003')],
-    });
+    const threads = [threadOf(1, '019a5f10-2000-7000-8000-000000000001'), threadOf(2, '019a5f10-1000-7000-8000-000000000002'), threadOf(3, '019a5f10-0000-7000-8000-000000000003')];
+    ddb.on(QueryCommand).resolves({ Items: threads.map((t) => t.entry) });
+    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: threads.slice(0, 2).map((t) => t.row) } });
     // Act
     const result = await listThreads(apiEvent({ query: { limit: '2', cursor } }), lambdaContext);
     // Assess
@@ -108,6 +114,8 @@ describe('GET /messages', () => {
       ExpressionAttributeValues: { ':pk': `${pk}#THREADS`, ':before': `${new Date(0x019a5f103a00).toISOString()}#${cursor}` },
       Limit: 3,
     });
+    // Only the page's threads are read, not the one read ahead.
+    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, { RequestItems: { [process.env.TABLE_NAME!]: { Keys: threads.slice(0, 2).map((t) => t.key) } } });
   });
 
   it('answers the first 50 threads without paging parameters, and 400 naming limit for a non-integer', async () => {

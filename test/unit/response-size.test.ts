@@ -1,7 +1,7 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as z from 'zod/mini';
-import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
 import { toProxyResult } from '../../lambdas/handlers/http/responses';
 import { contactFields, CUSTOM_FIELD_LIMITS } from '../../lambdas/contexts/contacts/requests/contact-fields';
@@ -131,10 +131,16 @@ describe('a page of rows larger than any request may write', () => {
   it('ends early with a nextCursor and stays within the response limit (inbound texts are as long as the carrier sends them)', async () => {
     // Prepare: 101 threads whose last inbound text holds 100,000 control characters each.
     const rows = Array.from({ length: 101 }, (_, n) => ({
+      pk: `T#org#THREAD#${n}`, sk: 'THREAD', gsi2pk: 'T#org#THREADS', gsi2sk: `${AT}#019a5f10-3a00-7000-8000-${String(n).padStart(12, '0')}`,
       counterpartNumber: NUMBER, lastMessage: worst(100_000), lastDirection: 'inbound', lastStatus: 'received', lastAt: AT,
       messageCount: 1, unreadCount: 1, lastMessageId: `019a5f10-3a00-7000-8000-${String(n).padStart(12, '0')}`,
     }));
-    ddb.on(QueryCommand).resolves({ Items: rows });
+    // The index holds the threads' keys; the batch read answers the rows asked for.
+    ddb.on(QueryCommand).resolves({ Items: rows.map(({ pk, sk, gsi2pk, gsi2sk }) => ({ pk, sk, gsi2pk, gsi2sk })) });
+    ddb.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: { pk: string }[] }> }) => {
+      const [table, { Keys }] = Object.entries(input.RequestItems)[0];
+      return { Responses: { [table]: Keys.map((key) => rows.find((row) => row.pk === key.pk)) } };
+    });
     // Act
     const result = await listThreads(apiEvent({ query: { limit: '100' } }), lambdaContext);
     // Assess

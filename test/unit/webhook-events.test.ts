@@ -305,8 +305,8 @@ describe('stream records', () => {
   it('recognises an operator request to enqueue a delivery only when it appears', () => {
     const row = { type: 'webhookDelivery', tenantId, endpointId: 'ep', id: 'd1', cycle: 2, enqueueRequested: true };
 
-    expect(enqueueRequestOf(change('MODIFY', row, { ...row, cycle: 1, enqueueRequested: undefined }))).toEqual({ tenantId, endpointId: 'ep', id: 'd1' });
-    expect(enqueueRequestOf(change('INSERT', { ...row, cycle: 1 }))).toEqual({ tenantId, endpointId: 'ep', id: 'd1' });
+    expect(enqueueRequestOf(change('MODIFY', row, { ...row, cycle: 1, enqueueRequested: undefined }))).toEqual({ tenantId, id: 'd1' });
+    expect(enqueueRequestOf(change('INSERT', { ...row, cycle: 1 }))).toEqual({ tenantId, id: 'd1' });
     // The sender recording an attempt while the flag is still set is not a new request.
     expect(enqueueRequestOf(change('MODIFY', { ...row, attempts: 1 }, row))).toBeUndefined();
     expect(enqueueRequestOf(change('MODIFY', { ...row, enqueueRequested: undefined }, row))).toBeUndefined();

@@ -52,10 +52,10 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
 
 const keyOfHash = (hash: string) => ({ pk: `${PREFIX.apiKeyHash}${hash}`, sk: API_KEY_SK });
 
-/** The gsi2 entry that lists a key under its organization (`key list`). */
+/** The gsi3 entry that lists a key under its organization (`key list`). */
 const tenantListing = (tenantId: string, keyId: string) => ({
-  [GSIS.gsi2.partitionKey]: tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant),
-  [GSIS.gsi2.sortKey]: keyId,
+  [GSIS.gsi3.partitionKey]: tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant),
+  [GSIS.gsi3.sortKey]: keyId,
 });
 
 function toItem(record: ApiKeyRecord, hash: string): Item {
@@ -190,9 +190,9 @@ export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now 
 /** The organization's keys, oldest first (ids are time-ordered). */
 export async function listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {
   const items = await queryAll({
-    IndexName: GSIS.gsi2.indexName,
+    IndexName: GSIS.gsi3.indexName,
     KeyConditionExpression: '#pk = :pk',
-    ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
+    ExpressionAttributeNames: { '#pk': GSIS.gsi3.partitionKey },
     ExpressionAttributeValues: { ':pk': tenantScopedPk(tenantId, PREFIX.apiKeysOfTenant) },
   });
   return items.map(fromItem);

@@ -58,11 +58,11 @@ export const slugify = (name: string): string =>
     .slice(0, 60) || 'org';
 
 /**
- * The gsi2 entry that lists every organization for the operator (`tenant list`), in creation order
+ * The gsi3 entry that lists every organization for the operator (`tenant list`), in creation order
  * (ids are time-ordered). One index partition for all of them: written only when an organization
  * is created or changed, read only by the operator. Older rows get it at their next update.
  */
-const allTenantsListing = (tenantId: string) => ({ [GSIS.gsi2.partitionKey]: PREFIX.tenants, [GSIS.gsi2.sortKey]: tenantId });
+const allTenantsListing = (tenantId: string) => ({ [GSIS.gsi3.partitionKey]: PREFIX.tenants, [GSIS.gsi3.sortKey]: tenantId });
 
 export function toItem(tenant: Tenant): Item {
   return { ...tenantKey(tenant.id), ...allTenantsListing(tenant.id), type: 'tenant', ...tenant };
@@ -122,9 +122,9 @@ export async function getTenant(tenantId: string, { consistent = false }: { cons
 /** Every organization, oldest first: the operator's listing (an index query, never a scan). */
 export async function listTenants(): Promise<Tenant[]> {
   const items = await queryAll({
-    IndexName: GSIS.gsi2.indexName,
+    IndexName: GSIS.gsi3.indexName,
     KeyConditionExpression: '#pk = :pk',
-    ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey },
+    ExpressionAttributeNames: { '#pk': GSIS.gsi3.partitionKey },
     ExpressionAttributeValues: { ':pk': PREFIX.tenants },
   });
   return items.map(fromItem);

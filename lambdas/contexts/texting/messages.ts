@@ -34,8 +34,14 @@ const conversationPk = (tenantId: string, counterpart: string) => tenantScopedPk
 /** Billing facts kept on outbound rows (not part of the API's Message): the spend shard charged (./spend.ts). */
 export type MessageCharge = { segments: number; costCents: number; spendShard: number };
 
-/** Shards of the unsettled worklist: spreads a carrier outage's writes over partitions. */
-export const UNSETTLED_SHARDS = 8;
+/**
+ * Shards of the unsettled worklist, shared by every organization of the region: each text enters
+ * one and leaves it (two narrow index entries, 2 write units), always at the end of its time-ordered
+ * range, so a shard takes about 500 texts a second whatever DynamoDB splits; 32 take 16,000, above
+ * what a region's API Gateway quota lets the service send (docs/capacity.md). The sweep reads every
+ * shard on each run: a page each.
+ */
+export const UNSETTLED_SHARDS = 32;
 
 export const unsettledPk = (shard: number): string => `${PREFIX.unsettled}${shard}`;
 

@@ -3,7 +3,8 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { uuidv7Time } from '../../shared/ids';
 import { CONDITION, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { ownPartitionKey, PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
-import { queryPage, type Page } from '../../shared/table/paging';
+import { batchGetItems } from '../../shared/table/batch-get';
+import { fittingPage, queryPage, type Page } from '../../shared/table/paging';
 import { GSIS } from '../../shared/table/table-schema';
 import type { ListThreadsInput, Message, Thread } from './schemas';
 
@@ -11,7 +12,8 @@ import type { ListThreadsInput, Message, Thread } from './schemas';
  * Threads: one row per external number, changed in the same transaction as each of its
  * messages. Counters use ADD, so concurrent inbound and outbound texts never lose a count; the
  * `last*` fields move only forward (guarded on the id of the newest message, which is a UUIDv7
- * and so sorts by time). gsi2 lists an organization's threads by last activity.
+ * and so sorts by time). gsi2 lists an organization's threads by last activity, with their keys
+ * alone (`listThreads` says why).
  *
  * Each thread is a partition of its own (`T#<org>#THREAD#<number>` / `THREAD`), like messages
  * (./messages.ts says why).
@@ -150,9 +152,15 @@ export function threadStatusUpdate(tenantId: string, counterpart: string, messag
  * from. The next page is a key condition below that key, so it costs O(page) however many
  * threads the organization has. A thread that gets a new message moves to the top, ahead of any
  * cursor: a client paging while texts arrive sees it when it starts again from the first page.
+ *
+ * The index holds each thread's keys only, and the page reads its threads by key (one Query, one
+ * BatchGetItem): every text moves its thread in the index, a delete and a put on the
+ * organization's one index partition, and an entry of keys is one write unit however long the
+ * text, where a whole thread row (its last message included) cost up to four, plus one for each
+ * status change of the text. docs/capacity.md has the figures.
  */
 export async function listThreads(tenantId: string, input: ListThreadsInput): Promise<Page<Thread>> {
-  const page = await queryPage({
+  const positions = await queryPage({
     query: {
       TableName: TABLE_NAME,
       IndexName: GSIS.gsi2.indexName,
@@ -162,11 +170,23 @@ export async function listThreads(tenantId: string, input: ListThreadsInput): Pr
       ScanIndexForward: false,
     },
     limit: input.limit,
-    fromItem: (item) => ({ thread: fromItem(item), lastMessageId: item.lastMessageId as string }),
-    idOf: (row) => row.lastMessageId,
+    fromItem: (entry) => ({ key: { pk: entry.pk as string, sk: entry.sk as string }, lastMessageId: messageIdOfActivityKey(entry[GSIS.gsi2.sortKey] as string) }),
+    idOf: (position) => position.lastMessageId,
   });
-  return { items: page.items.map((row) => row.thread), nextCursor: page.nextCursor };
+  const rows = new Map((await batchGetItems(positions.items.map((p) => p.key))).map((row) => [`${row.pk as string} ${row.sk as string}`, row]));
+  // In the index's order; a row read after its thread moved on shows its newer last message.
+  const listed = positions.items.flatMap((position) => {
+    const row = rows.get(`${position.key.pk} ${position.key.sk}`);
+    return row ? [{ thread: fromItem(row), lastMessageId: position.lastMessageId }] : [];
+  });
+  // The rows are what the response holds: the page ends early rather than outgrow a Lambda response.
+  const threads = fittingPage(listed.map((row) => row.thread), listed.length);
+  const cut = threads.length < listed.length;
+  return { items: threads, nextCursor: cut ? listed[threads.length - 1].lastMessageId : positions.nextCursor };
 }
+
+/** The message id in a thread's index sort key `<lastAt>#<messageId>`. */
+const messageIdOfActivityKey = (sortKey: string): string => sortKey.slice(sortKey.indexOf('#') + 1);
 
 /** gsi2's sort key of a thread whose newest message is `messageId`: `<lastAt>#<messageId>`. */
 function activitySortKeyOf(messageId: string): string {

@@ -5,7 +5,7 @@ import { claimAttempt, recordAttempt, type Delivery } from './deliveries';
 import { applyAttemptHealth } from './endpoint-health';
 import { signingSecrets, type WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
-import { readAttemptState } from './internal/attempt-state';
+import { readAttemptState, readAttemptStates, type AttemptState } from './internal/attempt-state';
 import { deliveryHeaders } from './internal/signing';
 import { checkTargetUrl, resolveTarget, ResolutionTimeoutError, TargetRefusedError, type LookupAll } from './internal/ssrf';
 import type { DeliveryMessage, DeliveryQueue } from './queue';
@@ -79,35 +79,60 @@ async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoi
   }
 }
 
-export async function processDeliveryMessage(message: DeliveryMessage, deps: SenderDeps): Promise<SendResult> {
+/** A message that must wait longer still: another hop, and nothing read. */
+const isEarly = (message: DeliveryMessage, nowMs: number): boolean => message.notBefore !== undefined && message.notBefore > nowMs;
+
+/**
+ * A batch of messages as the queue hands them over (SQS: up to 10 per invocation): the endpoints
+ * and organizations of the batch read in one BatchGetItem, then each attempt on its own, all at
+ * once. The outcome of each message in order: a rejected one goes back to the queue (a partial
+ * batch failure).
+ */
+export async function processDeliveryMessages(messages: readonly DeliveryMessage[], deps: SenderDeps): Promise<PromiseSettledResult<SendResult>[]> {
+  const states = await attemptStatesFor(messages, deps.now);
+  return Promise.allSettled(messages.map((message) => processDeliveryMessage(message, deps, states.get(message))));
+}
+
+/** The endpoint and organization of the attempts of a batch that are due now, in one BatchGetItem (the others only hop). */
+export async function attemptStatesFor(messages: readonly DeliveryMessage[], now: () => number = Date.now): Promise<Map<DeliveryMessage, AttemptState>> {
+  const nowMs = now();
+  const due = messages.filter((message) => !isEarly(message, nowMs));
+  const states = await readAttemptStates(due.map(({ tenantId, endpointId }) => ({ tenantId, endpointId })));
+  return new Map(due.map((message, i) => [message, states[i]]));
+}
+
+/**
+ * One message: one attempt. `state` when the batch read it already; else it is read here. The
+ * attempt is claimed first, and the claim answers the delivery as it stands: a duplicate message,
+ * an older cycle or a delivery already settled is refused by the claim's condition ('stale').
+ */
+export async function processDeliveryMessage(message: DeliveryMessage, deps: SenderDeps, state?: AttemptState): Promise<SendResult> {
   const now = deps.now ?? Date.now;
-  if (message.notBefore !== undefined && message.notBefore > now()) {
-    const hop = nextHop(message.notBefore, now());
+  if (isEarly(message, now())) {
+    const hop = nextHop(message.notBefore!, now());
     await deps.queue.send({ ...message, notBefore: hop.notBefore }, hop.delayMs);
     return 'deferred';
   }
 
-  const { delivery, endpoint, tenant } = await readAttemptState(message.tenantId, message.endpointId, message.deliveryId);
-  // A duplicate message, an older cycle, or a delivery already settled: nothing to do.
-  if (!delivery || delivery.cycle !== message.cycle || delivery.status !== 'pending' || delivery.attempts >= message.attempt) {
-    return 'stale';
-  }
+  const { endpoint, tenant } = state ?? (await readAttemptState(message.tenantId, message.endpointId));
   const base = { cycle: message.cycle, attempt: message.attempt };
+  // One processor per attempt: a duplicate message must not post twice or start a second chain.
+  const claimed = await claimAttempt(
+    { tenantId: message.tenantId, id: message.deliveryId },
+    { ...base, nowMs: now(), staleAfterMs: claimStaleAfterMs(deps.timeoutMs) },
+  );
+  if (claimed.claim !== 'claimed') {
+    if (claimed.claim === 'stale') return 'stale';
+    throw new AttemptInProgressError(message.deliveryId, message.attempt);
+  }
+  const { delivery } = claimed;
+
   if (!endpoint || endpoint.disabledAt !== null) {
     // Removed, or disabled (by the operator, or by the sender for its health): the attempt chain ends; `webhook redeliver` starts it again.
     const lastError = endpoint ? 'endpoint disabled' : 'endpoint deleted';
     await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError, now: new Date(now()) });
     return 'failed';
   }
-
-  // One processor per attempt: a duplicate message must not post twice or start a second chain.
-  const claim = await claimAttempt(delivery, {
-    ...base,
-    nowMs: now(),
-    staleAfterMs: claimStaleAfterMs(deps.timeoutMs),
-  });
-  if (claim === 'stale') return 'stale';
-  if (claim === 'taken') throw new AttemptInProgressError(delivery.id, message.attempt);
 
   const outcome = await attempt(delivery, message.body, endpoint, tenant?.approvedHosts ?? [], deps);
   const log = { deliveryId: delivery.id, endpointId: endpoint.id, attempt: message.attempt, status: outcome.status ?? null };

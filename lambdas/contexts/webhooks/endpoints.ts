@@ -139,9 +139,13 @@ export async function listWebhookEndpoints(tenantId: string): Promise<WebhookEnd
   return items.map(fromItem);
 }
 
+/** Those of `endpoints` that receive `type`: enabled, and subscribed to it. */
+export const subscribedTo = (endpoints: readonly WebhookEndpoint[], type: WebhookEventType): WebhookEndpoint[] =>
+  endpoints.filter((endpoint) => endpoint.disabledAt === null && endpoint.events.includes(type));
+
 /** The tenant's endpoints that receive `type`. An organization has a handful, so one query and a filter here. */
 export async function endpointsSubscribedTo(tenantId: string, type: WebhookEventType): Promise<WebhookEndpoint[]> {
-  return (await listWebhookEndpoints(tenantId)).filter((endpoint) => endpoint.disabledAt === null && endpoint.events.includes(type));
+  return subscribedTo(await listWebhookEndpoints(tenantId), type);
 }
 
 /** The public view of an endpoint: never a secret. */

@@ -2,11 +2,12 @@ import { logger } from '../../shared/aws';
 import { ValidationError } from '../../shared/errors';
 import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
 import {
-  deliveryKey,
+  deliveryIdOfPosition,
   failedDeliveriesPage,
   findDelivery,
   insertDelivery,
   listDeliveriesOf,
+  logPosition,
   newDelivery,
   requestRedelivery,
   restartFailedDelivery,
@@ -100,8 +101,8 @@ export type RecoverSummary = {
  * started by a write conditioned on the delivery still being failed in the cycle that was read, so
  * running the recovery twice (or two at once) queues nothing twice: what the first queued is no
  * longer failed. A delivery that failed again after being recovered is failed anew, and a later
- * run sends it again. Reads one Query on the endpoint's delivery partition, from the events of
- * RECOVERY_LOOKBACK_MS before `since`; no scan.
+ * run sends it again. Reads the endpoint's delivery log (gsi2), one Query and one BatchGetItem per
+ * page, from the events of RECOVERY_LOOKBACK_MS before `since`; no scan.
  */
 export async function recoverFailedDeliveries(endpointId: string, since: Date, options: RecoverOptions = {}): Promise<RecoverSummary> {
   const now = options.now ?? new Date();
@@ -113,10 +114,9 @@ export async function recoverFailedDeliveries(endpointId: string, since: Date, o
   }
   const eventsFromMs = Math.max(0, since.getTime() - RECOVERY_LOOKBACK_MS);
   const summary: RecoverSummary = { endpointId: endpoint.id, since: since.toISOString(), queued: [], examined: 0, skipped: 0, continueAfter: null };
-  const afterKey = options.after ? deliveryKey(endpoint.tenantId, endpoint.id, options.after) : undefined;
   // A continuation point before the range would be refused by DynamoDB; it is simply the range's start.
   let startKey: Record<string, unknown> | undefined =
-    afterKey && afterKey.sk >= deliveryKey(endpoint.tenantId, endpoint.id, uuidv7LowerBound(eventsFromMs)).sk ? afterKey : undefined;
+    options.after && options.after >= uuidv7LowerBound(eventsFromMs) ? logPosition(endpoint.tenantId, endpoint.id, options.after) : undefined;
   let lastId: string | undefined;
   do {
     const page = await failedDeliveriesPage(endpoint.tenantId, endpoint.id, {
@@ -137,7 +137,7 @@ export async function recoverFailedDeliveries(endpointId: string, since: Date, o
       else summary.skipped += 1;
     }
     startKey = page.lastKey;
-    if (startKey) lastId = String(startKey.sk).slice(String(deliveryKey('', '', '').sk).length);
+    if (startKey) lastId = deliveryIdOfPosition(startKey);
   } while (startKey && summary.examined < MAX_EXAMINED_PER_RUN && summary.queued.length < max);
   summary.continueAfter = startKey ? (lastId ?? null) : null;
   return finish(summary);

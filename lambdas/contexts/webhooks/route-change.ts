@@ -8,7 +8,7 @@ import {
   newDelivery,
   type Delivery,
 } from './deliveries';
-import { endpointsSubscribedTo, type WebhookEndpoint } from './endpoints';
+import { listWebhookEndpoints, subscribedTo, type WebhookEndpoint } from './endpoints';
 import type { WebhookEventType } from './event-types';
 import { deriveEvent, type DerivedEvent } from './events';
 import { derivedUuid } from './internal/derived-ids';
@@ -18,12 +18,13 @@ import type { StreamChange } from './stream-change';
 /**
  * The router's logic, shared by the Lambda (DynamoDB Streams) and the local pipeline (stream
  * poller): a row change -> an event -> one delivery per subscribed endpoint -> one queue message
- * per delivery not yet queued. Every step is safe to repeat: a replayed record derives the same
- * ids, the conditional write refuses a second row, and the row says whether it was queued.
+ * per delivery. Every step is safe to repeat: a replayed record derives the same ids, the
+ * conditional write refuses a second row, and a delivery still pending is queued again, a copy
+ * the sender's attempt claim drops (at least once; nothing is lost between storing and queueing).
  */
 export type RouterDeps = {
   queue: DeliveryQueue;
-  /** Endpoint lookups shared by the records of one batch (tenants repeat within a batch). */
+  /** Endpoint lookups shared by the records of one batch (organizations repeat within a batch). */
   endpoints?: EndpointCache;
   now?: () => Date;
 };
@@ -32,28 +33,32 @@ export type RouteResult = { eventId?: string; deliveriesCreated: number; enqueue
 
 export type EndpointCache = (tenantId: string, type: WebhookEventType) => Promise<WebhookEndpoint[]>;
 
+/**
+ * One read of an organization's endpoints for a whole batch of records, whatever their event
+ * types: a batch of 100 events of one organization reads its endpoints once, not 100 times.
+ */
 export function endpointCache(): EndpointCache {
   const cache = new Map<string, Promise<WebhookEndpoint[]>>();
-  return (tenantId, type) => {
-    const key = `${tenantId} ${type}`;
-    if (!cache.has(key)) cache.set(key, endpointsSubscribedTo(tenantId, type));
-    return cache.get(key)!;
+  return async (tenantId, type) => {
+    if (!cache.has(tenantId)) {
+      // A failed lookup is not kept: the record's retry asks again.
+      const lookup = listWebhookEndpoints(tenantId).catch((err: unknown) => {
+        cache.delete(tenantId);
+        throw err;
+      });
+      cache.set(tenantId, lookup);
+    }
+    return subscribedTo(await cache.get(tenantId)!, type);
   };
 }
 
-/** Queues attempt 1 of the delivery's current cycle, then notes on the row that it did. */
-async function enqueue(delivery: Delivery, queue: DeliveryQueue): Promise<void> {
-  await queue.send(
-    {
-      deliveryId: delivery.id,
-      tenantId: delivery.tenantId,
-      endpointId: delivery.endpointId,
-      cycle: delivery.cycle,
-      attempt: 1,
-      body: delivery.body,
-    },
-    0,
-  );
+/** Queues attempt 1 of the delivery's current cycle. */
+const sendAttemptOne = (delivery: Delivery, queue: DeliveryQueue): Promise<void> =>
+  queue.send({ deliveryId: delivery.id, tenantId: delivery.tenantId, endpointId: delivery.endpointId, cycle: delivery.cycle, attempt: 1, body: delivery.body }, 0);
+
+/** An operator's request: queues attempt 1 of the new cycle, then notes on the row that it did. */
+async function enqueueRequested(delivery: Delivery, queue: DeliveryQueue): Promise<void> {
+  await sendAttemptOne(delivery, queue);
   // After the send: a crash in between means a replay sends again (at least once), never zero times.
   await markEnqueued(delivery, delivery.cycle);
 }
@@ -72,8 +77,10 @@ async function fanOut(event: DerivedEvent, endpoint: WebhookEndpoint, deps: Rout
     now,
   );
   const { delivery, created } = await insertDelivery(candidate);
-  if (!needsEnqueue(delivery)) return { created, enqueued: false };
-  await enqueue(delivery, deps.queue);
+  // A replay finds the row: queued again while it is pending, since the first run may have died
+  // before queueing (the row cannot say: noting it would be another write of every delivery).
+  if (delivery.status !== 'pending') return { created, enqueued: false };
+  await sendAttemptOne(delivery, deps.queue);
   return { created, enqueued: true };
 }
 
@@ -93,9 +100,9 @@ export async function routeChange(change: StreamChange, deps: RouterDeps): Promi
   const request = enqueueRequestOf(change);
   if (request) {
     // The image may be stale (the request already served); the row decides.
-    const delivery = await getDelivery(request.tenantId, request.endpointId, request.id);
+    const delivery = await getDelivery(request.tenantId, request.id);
     if (delivery && needsEnqueue(delivery)) {
-      await enqueue(delivery, deps.queue);
+      await enqueueRequested(delivery, deps.queue);
       logger.info('Webhook delivery queued on request', { deliveryId: delivery.id, cycle: delivery.cycle });
       return { deliveriesCreated: 0, enqueued: 1 };
     }

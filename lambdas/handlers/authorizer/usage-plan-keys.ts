@@ -24,12 +24,14 @@ export const USAGE_PLAN_KEY_PREFIX_ENV = 'USAGE_PLAN_KEY_PREFIX';
 export const USAGE_PLAN_BUCKETS_ENV = 'USAGE_PLAN_BUCKETS';
 
 /**
- * 20 keys of the account's 10,000 per stage: room for every stage and any other API of the
- * account. Each bucket is two CloudFormation resources (the key and its place in the usage plan) of
- * the stack's 500, which also bounds how many there may be.
+ * 100 keys of the account's 10,000 per stage: room for a hundred stages and other APIs. One key
+ * flooding past its limit can hold its bucket's throttle until WAF blocks it, so the count bounds
+ * how many other keys it slows meanwhile: 1 % of them (docs/capacity.md, "Noisy neighbours"). Each
+ * bucket is two CloudFormation resources, in a nested stack of their own
+ * (lib/constructs/usage-plan-buckets.ts), whose 500 bound the maximum.
  */
-export const DEFAULT_USAGE_PLAN_BUCKETS = 20;
-export const MAX_USAGE_PLAN_BUCKETS = 100;
+export const DEFAULT_USAGE_PLAN_BUCKETS = 100;
+export const MAX_USAGE_PLAN_BUCKETS = 240;
 
 /**
  * API Gateway wants a value of 20 to 128 characters, and the documentation calls it alphanumeric:

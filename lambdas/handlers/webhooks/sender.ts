@@ -5,17 +5,18 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DEFAULT_BACKOFF_BASE_MS } from '../../contexts/webhooks/backoff';
-import { processDeliveryMessage, type SenderDeps } from '../../contexts/webhooks/deliver';
+import { attemptStatesFor, processDeliveryMessage, type SenderDeps } from '../../contexts/webhooks/deliver';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../../contexts/webhooks/http-post';
-import { DeliveryMessageSchema, sqsDeliveryQueue } from '../../contexts/webhooks/queue';
+import { DeliveryMessageSchema, sqsDeliveryQueue, type DeliveryMessage } from '../../contexts/webhooks/queue';
 import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { intEnv, requireEnv } from '../../shared/config';
 
 /**
- * Sender: SQS -> one signed HTTPS attempt per message. Partial batch failures: only a message
- * whose processing threw (a table error, a malformed message) is returned to the queue; an
- * attempt the receiver failed is not an error here, it is a retry the sender queued itself.
- * Never allows insecure targets: that option exists for the local runtime only.
+ * Sender: SQS -> one signed HTTPS attempt per message, the batch's attempt state read in one
+ * BatchGetItem first. Partial batch failures: only a message whose processing threw (a table
+ * error, a malformed message) is returned to the queue; an attempt the receiver failed is not an
+ * error here, it is a retry the sender queued itself. Never allows insecure targets: that option
+ * exists for the local runtime only.
  */
 const deps: SenderDeps = {
   queue: sqsDeliveryQueue(new SQSClient({}), requireEnv('WEBHOOK_QUEUE_URL')),
@@ -32,13 +33,26 @@ const OUTCOME_METRICS: Partial<Record<Awaited<ReturnType<typeof processDeliveryM
   retrying: 'WebhookAttemptsFailed',
 };
 
-async function send(record: SQSRecord): Promise<void> {
-  const message = DeliveryMessageSchema.parse(JSON.parse(record.body));
-  const outcome = OUTCOME_METRICS[await processDeliveryMessage(message, deps)];
-  if (outcome) metrics.addMetric(outcome, MetricUnit.Count, 1);
+/** The record's message, or undefined for a malformed one (its own processing then fails, alone). */
+function messageOf(record: SQSRecord): DeliveryMessage | undefined {
+  try {
+    return DeliveryMessageSchema.parse(JSON.parse(record.body));
+  } catch {
+    return undefined;
+  }
 }
 
 async function sendBatch(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  const messages = new Map(event.Records.flatMap((record) => {
+    const message = messageOf(record);
+    return message ? [[record.messageId, message] as const] : [];
+  }));
+  const states = await attemptStatesFor([...messages.values()]);
+  const send = async (record: SQSRecord): Promise<void> => {
+    const message = messages.get(record.messageId) ?? DeliveryMessageSchema.parse(JSON.parse(record.body));
+    const outcome = OUTCOME_METRICS[await processDeliveryMessage(message, deps, states.get(message))];
+    if (outcome) metrics.addMetric(outcome, MetricUnit.Count, 1);
+  };
   return processPartialResponse(event, send, processor, { context });
 }
 

@@ -9,9 +9,9 @@ export const PREFIX = {
   tenant: 'T#',
   apiKeyHash: 'KEYHASH#',
   apiKeyId: 'KEYID#',
-  /** An organization's API keys (gsi2 on the key row, `T#<tenantId>#APIKEYS`): the operator's `key list`. */
+  /** An organization's API keys (gsi3 on the key row, `T#<tenantId>#APIKEYS`): the operator's `key list`. */
   apiKeysOfTenant: 'APIKEYS',
-  /** Every organization (gsi2 on the tenant row): the operator's `tenant list`. */
+  /** Every organization (gsi3 on the tenant row): the operator's `tenant list`. */
   tenants: 'TENANTS',
   call: 'CALL#',
   callsByDirection: 'CALLS#',
@@ -50,7 +50,9 @@ export const PREFIX = {
   /** Idempotency-Key records (Powertools rows under the tenant). */
   idempotency: 'IDEMPOTENCY',
   webhookEndpoint: 'WEBHOOK#',
+  /** An endpoint's delivery log (gsi2 on the delivery rows, `T#<tenant>#DELIVERIES#<endpointId>`). */
   webhookDeliveries: 'DELIVERIES#',
+  /** A delivery, a partition of its own (`T#<tenant>#DELIVERY#<id>` / `DELIVERY`). */
   webhookDelivery: 'DELIVERY#',
   /** Operator lookups by bare id (gsi1), like API keys by id: they exist to find the tenant. */
   webhookEndpointId: 'WEBHOOKID#',
@@ -79,6 +81,7 @@ export const ENTITY_SK = {
   messageSid: 'MSGSID',
   thread: 'THREAD',
   spendShard: 'SPEND',
+  webhookDelivery: 'DELIVERY',
 } as const;
 
 export const TENANT_SK = 'TENANT';

@@ -2,17 +2,23 @@ import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../../shared/aws';
 import type { Item } from '../../../shared/table/dynamo';
 import { fromItem as tenantFromItem, tenantKey, type Tenant } from '../../tenants/tenants';
-import { deliveryKey, fromItem as deliveryFromItem, type Delivery } from '../deliveries';
 import { endpointKey, fromItem as endpointFromItem, type WebhookEndpoint } from '../endpoints';
 
 /**
- * What one delivery attempt must know, read fresh for every attempt in ONE round trip: the
- * delivery (the guard against duplicate and stale messages), its endpoint (deleted? new secret?
- * new URL?) and the organization (which hosts it still approves). One BatchGetItem instead of
- * three GetItems: the sender's table calls per attempt go from four to two, and every read is
- * strongly consistent, so a deletion or a withdrawn approval stops the very next attempt.
+ * What a delivery attempt must know besides its delivery (which its claim answers), read fresh
+ * for every batch of attempts in ONE round trip: its endpoint (deleted? new secret? new URL?) and
+ * the organization (which hosts it still approves). One BatchGetItem for a whole batch of
+ * messages, every read strongly consistent, so a deletion or a withdrawn approval stops the very
+ * next batch, and each row read once per batch however many of its messages are the endpoint's: a
+ * busy endpoint's attempts do not each take 2 read units of the organization's partition.
  */
-export type AttemptState = { delivery?: Delivery; endpoint?: WebhookEndpoint; tenant?: Tenant };
+export type AttemptState = { endpoint?: WebhookEndpoint; tenant?: Tenant };
+
+/** Whose endpoint an attempt goes to. */
+export type AttemptRef = { tenantId: string; endpointId: string };
+
+/** DynamoDB's BatchGetItem takes at most 100 keys. */
+const MAX_KEYS = 100;
 
 type Key = { pk: string; sk: string };
 
@@ -36,18 +42,24 @@ async function getByKeys(keys: Key[]): Promise<Map<string, Item>> {
   return found;
 }
 
-export async function readAttemptState(tenantId: string, endpointId: string, deliveryId: string): Promise<AttemptState> {
-  const keys = {
-    delivery: deliveryKey(tenantId, endpointId, deliveryId),
-    endpoint: endpointKey(tenantId, endpointId),
-    tenant: tenantKey(tenantId),
-  };
-  const items = await getByKeys(Object.values(keys));
+const keysOf = ({ tenantId, endpointId }: AttemptRef) => ({ endpoint: endpointKey(tenantId, endpointId), tenant: tenantKey(tenantId) });
+
+/** The state of each attempt, in order: every key read once, 100 keys per BatchGetItem. */
+export async function readAttemptStates(refs: readonly AttemptRef[]): Promise<AttemptState[]> {
+  const keys = refs.map(keysOf);
+  const distinct = [...new Map(keys.flatMap((k) => [k.endpoint, k.tenant]).map((key) => [keyId(key), key])).values()];
+  const items = new Map<string, Item>();
+  for (let start = 0; start < distinct.length; start += MAX_KEYS) {
+    for (const [id, item] of await getByKeys(distinct.slice(start, start + MAX_KEYS))) items.set(id, item);
+  }
   const item = (key: Key) => items.get(keyId(key));
-  const [delivery, endpoint, tenant] = [item(keys.delivery), item(keys.endpoint), item(keys.tenant)];
-  return {
-    delivery: delivery && deliveryFromItem(delivery),
-    endpoint: endpoint && endpointFromItem(endpoint),
-    tenant: tenant && tenantFromItem(tenant),
-  };
+  return keys.map((k) => {
+    const [endpoint, tenant] = [item(k.endpoint), item(k.tenant)];
+    return { endpoint: endpoint && endpointFromItem(endpoint), tenant: tenant && tenantFromItem(tenant) };
+  });
+}
+
+export async function readAttemptState(tenantId: string, endpointId: string): Promise<AttemptState> {
+  const [state] = await readAttemptStates([{ tenantId, endpointId }]);
+  return state;
 }
