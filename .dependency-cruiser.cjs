@@ -14,7 +14,7 @@ const CONTEXT_DEPENDENCIES = {
   contacts: ['consent'],
   calls: ['contacts'],
   texting: ['consent', 'contacts', 'tenants'],
-  webhooks: ['calls', 'texting', 'tenants'],
+  webhooks: ['calls', 'consent', 'contacts', 'texting', 'tenants'],
   carrier: ['calls', 'consent', 'contacts', 'texting', 'tenants'],
 };
 

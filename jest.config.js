@@ -29,6 +29,7 @@ const ON_LIMITS_ENGINE = [
   'test/integration/calls.test.ts',
   'test/integration/carrier-voice.test.ts',
   'test/integration/contacts.test.ts',
+  'test/integration/contacts-batch-limits.test.ts',
 ];
 const ON_BOTH_ENGINES = ['test/integration/contacts-races.test.ts', 'test/integration/consent-races.test.ts'];
 

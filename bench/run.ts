@@ -19,6 +19,9 @@
  *  11. the soak: 20 organizations of mixed traffic for 20 minutes, checked at the end
  *      (./support/soak-bench.ts; run alone with --only soak, not part of a full run).
  * Section 3b measures the contact page with and without compression (./support/compression-bench.ts).
+ *  12. the directory: 10,000 contacts imported through POST /contacts/batch by the typed client,
+ *      on the limits engine with the key's rate limit on, and a sync loop over the feed of changes at
+ *      1,000 and 100,000 contacts (./support/directory-bench.ts).
  * Prints a table and writes bench/results.json (a --quick run: bench/out/results-quick.json, so a
  * smoke run never replaces the recorded one). Traffic goes to 127.0.0.1 only.
  *
@@ -29,7 +32,10 @@
  * 1000,10000,100000), --skip-scale, --contention-only (section 8 alone, written to
  * bench/out/contention-only.json), --skip-contention, --events-only (section 10 alone, written to
  * bench/out/events-only.json; --events-rate <n> offered, default 500, --events-seconds <n>, default 20),
- * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20).
+ * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20),
+ * --directory-only (section 12 alone: its result replaces the `directory` entry of bench/results.json and
+ * leaves every other section's as recorded; with --quick, bench/out/directory-only.json), --skip-directory,
+ * --directory-import 10000, --directory-sizes 1000,100000.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -66,6 +72,10 @@ const SETTINGS = {
     warmup: 3,
   },
   contention: { texts: QUICK ? 50 : 200, callsPerStream: QUICK ? 2 : 5 },
+  directory: {
+    importContacts: Number(optionValue('--directory-import') ?? (QUICK ? 1000 : 10_000)),
+    syncSizes: (optionValue('--directory-sizes') ?? (QUICK ? '1000' : '1000,100000')).split(',').map(Number),
+  },
   events: {
     rate: optionValue('--events-rate') === undefined ? undefined : Number(optionValue('--events-rate')),
     seconds: Number(optionValue('--events-seconds') ?? (QUICK ? 5 : 20)),
@@ -104,7 +114,7 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  const alone = ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only'].some((option) => args.has(option)) || optionValue('--only') !== undefined;
+  const alone = ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only', '--directory-only'].some((option) => args.has(option)) || optionValue('--only') !== undefined;
   if (!args.has('--skip-bundles') && !alone) {
     phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
     const { buildBundles, measureInit } = await import('./support/bundles');
@@ -182,6 +192,19 @@ async function main(): Promise<void> {
       await writeFile(join(OUT_DIR, 'events-only.json'), `${JSON.stringify({ ...results, events, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
       return;
     }
+    if (args.has('--directory-only')) {
+      const directory = await measureDirectoryPhase(ddb.endpoint);
+      const run = { date: results.date, machine: results.machine, settings: SETTINGS.directory, loadAverage: { ...loads, end: load() } };
+      if (QUICK) {
+        await writeFile(join(OUT_DIR, 'directory-only.json'), `${JSON.stringify({ ...run, directory }, null, 2)}\n`);
+      } else {
+        // The recorded results keep every other section as it was; this section's run says when and where it ran.
+        const { readFile } = await import('node:fs/promises');
+        const recorded = JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as Record<string, unknown>;
+        await writeFile(RESULTS_FILE, `${JSON.stringify({ ...recorded, directory: { ...directory, run } }, null, 2)}\n`);
+      }
+      return;
+    }
     const fixture = await api.seed();
 
     phase('Starting the local runtime (bin/local.ts) with the table-call counter');
@@ -256,6 +279,9 @@ async function main(): Promise<void> {
 
     // ---------- 8. contention ----------
     if (!args.has('--skip-contention')) results.contention = await measureContentionPhase(ddb.endpoint);
+
+    // ---------- 12. the directory ----------
+    if (!args.has('--skip-directory')) results.directory = await measureDirectoryPhase(ddb.endpoint);
 
     // The costs of section 9 and the monthly bill (which takes a text's whole life and a call event from section 8).
     const { costReport } = await import('./support/cost-report');
@@ -635,6 +661,54 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
  * units are the ones AWS charges (a GetItem or batch read per requested key, found or not).
  * Must run before lambdas/shared/aws is imported, which reads the endpoint once.
  */
+async function measureDirectoryPhase(endpoint: string) {
+  const { importContacts, syncSizes } = SETTINGS.directory;
+  log(`\n12. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`);
+  const [{ DynamoDBDocumentClient }, { localDynamoClient }, { startRuntimeOnEngine }, bench, { table }] = await Promise.all([
+    import('@aws-sdk/lib-dynamodb'),
+    import('../local/dynamodb-local'),
+    import('./support/limits-meters'),
+    import('./support/directory-bench'),
+    import('./support/stats'),
+  ]);
+  const db = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
+  const runtime = await startRuntimeOnEngine(endpoint);
+  let imported: Awaited<ReturnType<typeof bench.measureImport>>;
+  try {
+    imported = await bench.measureImport(runtime, db, importContacts, (line) => log(line));
+  } finally {
+    await runtime.stop();
+    db.destroy();
+  }
+  const sync = await bench.measureSync(syncSizes, (line) => log(line));
+  log(
+    table([
+      ['contacts', 'requests', '5xx', 'stored (numbers, ids)', 'wall s', 'floor at 120/min s', 'batch p50 ms', 'batch p99 ms', 'WU/contact (table + index)', 'hottest pk WU/contact', 'hottest index pk WU/contact', 'throttles'],
+      [
+        imported.contacts,
+        imported.requests,
+        imported.serverErrors,
+        `${imported.stored.contacts} (${imported.stored.numbers}, ${imported.stored.externalIds})`,
+        imported.wallSeconds,
+        imported.rateLimitedFloorSeconds,
+        imported.batchMs.p50,
+        imported.batchMs.p99,
+        `${imported.writeUnitsPerContact.total} (${imported.writeUnitsPerContact.table} + ${imported.writeUnitsPerContact.indexes})`,
+        imported.hottestTablePartition.writeUnitsPerContact,
+        imported.hottestIndexPartition.writeUnitsPerContact,
+        imported.throttles,
+      ],
+    ]),
+  );
+  log(
+    table([
+      ['directory', 'pages', 'items read per page (p50, max)', 'read units per page (p50, max)', 'calls per page', 'walk s'],
+      ...sync.map((s) => [s.size, s.pages, `${s.itemsPerPage.p50}, ${s.itemsPerPage.max}`, `${s.readUnitsPerPage.p50}, ${s.readUnitsPerPage.max}`, s.callsPerPage, s.walkSeconds]),
+    ]),
+  );
+  return { import: imported, sync };
+}
+
 async function measureScalePhase(dynamodbEndpoint: string) {
   log(`\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ${SETTINGS.scale.requests} requests of each kind per size, one at a time, units as AWS charges them`);
   const [{ startLimitsProxy }, { localDynamoClient }, { DynamoDBDocumentClient }] = await Promise.all([

@@ -30,31 +30,43 @@ export const ROUTE_TABLE_ACCESS = {
   /** `contacts.getContact`: the contact (GetItem), which carries its number's consent. */
   getContact: READ_ROWS,
   /**
-   * `contacts.listContacts`: base table, or gsi1 (named contacts only) when includeAutoCreated=false.
-   * A search queries one partition of the search index and reads its contacts with BatchGetItem.
+   * `contacts.listContacts`: the `directory` index (every contact, newest first), or gsi1 (named
+   * contacts only) when includeAutoCreated=false; the `changes` index for `updatedSince`, the
+   * `externalIds` index for `externalId`. A search queries one partition of the search index and
+   * reads its contacts with BatchGetItem.
    */
-  listContacts: { ...LIST_PAGE, actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'] },
+  listContacts: { actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'], indexes: ['gsi1', 'directory', 'changes', 'externalIds'] },
   /**
-   * `contacts.createContact`: the number's ledger row (GetItem), then a transaction of Puts (claim,
-   * contact with its consent copy, its search entries) and the ledger's ConditionCheckItem;
-   * adoption reads the contact (GetItem), then a transaction of two Updates (claim + contact) with
-   * the changed search entries (Put, Delete), followed by a GetItem of the adopted contact.
-   * The Idempotency-Key records (Powertools) are Put, Get, Update and Delete: a failed request (a
-   * 409) deletes its record to free the key.
+   * `contacts.createContact`: the number's ledger row (GetItem), then a transaction of Puts (the
+   * number's and the external id's claims, the contact with its consent copy, its search entries)
+   * and the ledger's ConditionCheckItem; adoption reads the contact (GetItem), then a transaction of
+   * two Updates (claim + contact) with the changed search entries and external-id claims (Put,
+   * Delete), followed by a GetItem of the adopted contact. The Idempotency-Key records
+   * (Powertools) are Put, Get, Update and Delete: a failed request (a 409) deletes its record to free the key.
    */
   createContact: {
     actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
   },
   /**
-   * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claim
-   * and the changed search entries (Update contact, Delete old claim and entries, Put new ones);
-   * a new number brings its ledger row's consent (GetItem, then a ConditionCheckItem in the transaction).
+   * `contact-batch.upsertContacts`: every item's claims and its number's consent in one read
+   * (BatchGetItem), the new contacts several to a transaction (Put, ConditionCheckItem), the
+   * others one by one: their claims (GetItem), then a create, an adoption or an update as
+   * `createContact` and `updateContact` write them; the Idempotency-Key records as for `createContact`.
+   */
+  upsertContacts: {
+    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+  },
+  /**
+   * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claims of
+   * the number and the external id and the changed search entries (Update contact, Delete old
+   * claims and entries, Put new ones); a new number brings its ledger row's consent (GetItem, then
+   * a ConditionCheckItem in the transaction).
    */
   updateContact: {
     actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
   },
-  /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claim and search entries. */
-  deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
+  /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claims and search entries and putting its tombstone. */
+  deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
   /** `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity, keys only), then the threads by key. */
   listThreads: { actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'], indexes: ['gsi2'] },
   /** `messages.listMessages`: one conversation on gsi1. */

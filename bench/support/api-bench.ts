@@ -12,10 +12,11 @@ import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { consentKey, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
-import { contactKey, createContact, fromItem, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contacts';
+import { createContact } from '../../lambdas/contexts/contacts/contacts';
+import { contactKey, fromItem, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contact-rows';
 import { indexedEntriesOf, insertIndex, reindex } from '../../lambdas/contexts/contacts/search-rows';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { PREFIX, sortKeyStartsWith, tenantPk, tenantScopedPk } from '../../lambdas/shared/table/keys';
+import { PREFIX, tenantPk, tenantScopedPk } from '../../lambdas/shared/table/keys';
 import type { Message } from '../../lambdas/contexts/texting/schemas';
 import { messageKey, messageSidKey, toItem as messageItem } from '../../lambdas/contexts/texting/messages';
 import { rateWindowKey } from '../../lambdas/contexts/tenants/rate-limit';
@@ -161,7 +162,6 @@ function rateLimitUpdate(db: Bare, tenantId: string) {
 }
 
 /** The contact list's key condition, as `listContacts` builds it. */
-const contactRows = sortKeyStartsWith(PREFIX.contact);
 
 /** A write that gives a contact a number reads the number's consent ledger row first (`ledgerSnapshot`), strongly consistent. */
 const ledgerRead = (db: DynamoDBDocumentClient, tenantId: string, number: string) =>
@@ -199,6 +199,8 @@ function newContact(tenantId: string, number: string, name: string): Contact {
     consentSource: null,
     consentAt: null,
     consentNote: null,
+    externalId: null,
+    customFields: null,
   };
 }
 
@@ -267,15 +269,16 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       write: false,
       request: () => ({ method: 'GET', path: '/contacts' }),
       expect: [200],
-      // One Query: each contact carries its number's consent.
+      // One Query of the directory index: each contact carries its number's consent.
       bare: () =>
         parallelWithLimit(() =>
           db.send(
             new QueryCommand(
               page({
-                KeyConditionExpression: `#pk = :pk AND ${contactRows.condition}`,
-                ExpressionAttributeNames: { '#pk': 'pk', ...contactRows.names },
-                ExpressionAttributeValues: { ':pk': tenantPk(t), ...contactRows.values },
+                IndexName: GSIS.directory.indexName,
+                KeyConditionExpression: '#pk = :pk',
+                ExpressionAttributeNames: { '#pk': GSIS.directory.partitionKey },
+                ExpressionAttributeValues: { ':pk': tenantScopedPk(t, PREFIX.contacts) },
               }),
             ),
           ),

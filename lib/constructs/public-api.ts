@@ -261,6 +261,7 @@ export class PublicApi extends Construct {
       const fn = functions.create(functionId(route.operationId), {
         entry: route.handler,
         description: `${route.method} ${API_PREFIX}${route.path} (${route.operationId})`,
+        ...(route.timeoutSeconds !== undefined && { timeout: Duration.seconds(route.timeoutSeconds) }),
         ...props.routeFunctionOptions?.[route.operationId],
       });
       for (const access of tableAccessOf(route)) table.grant(fn, access);

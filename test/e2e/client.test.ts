@@ -49,7 +49,10 @@ beforeAll(async () => {
   receiver = await startReceiver();
   const webhookEndpoint = async () => {
     await admin('tenant', 'update', e2e.demoTenantId, '--approve-host', '127.0.0.1');
-    const added = await admin('webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/hooks'), '--events', 'sms.received,message.delivered,message.failed');
+    const added = await admin(
+      'webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/hooks'),
+      '--events', 'sms.received,message.delivered,message.failed,contact.created,contact.updated,contact.deleted,consent.changed',
+    );
     await admin('webhook', 'test', added.endpoint.id);
     return added;
   };
@@ -76,13 +79,19 @@ beforeAll(async () => {
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
-  await receiver?.close();
-  if (!process.env.UPDATE_API_EXAMPLES || !api || !delivery) return;
-  const page = join(REPO_ROOT, 'docs', 'api.md');
-  const exchanges = [api, readOnly, pastDue, unknownKey].flatMap((recording) => recording.exchanges);
-  const withEvents = updateEventExamples(updateExamples(readFileSync(page, 'utf8'), exchanges), textOutcomes.map((r) => r.body));
-  writeFileSync(page, updateDeliveryExample(withEvents, delivery));
-});
+  try {
+    if (!process.env.UPDATE_API_EXAMPLES || !api || !delivery) return;
+    const page = join(REPO_ROOT, 'docs', 'api.md');
+    const exchanges = [api, readOnly, pastDue, unknownKey].flatMap((recording) => recording.exchanges);
+    const directoryEventsOf = () => receiver.received().filter((r) => r.path === '/hooks' && /^(contact|consent)\./.test(String(r.headers['x-service-event'])));
+    const types = ['contact.created', 'contact.updated', 'contact.deleted', 'consent.changed'];
+    const directoryEvents = await pollUntil('an event of every directory type', directoryEventsOf, (found) => types.every((type) => found.some((r) => r.headers['x-service-event'] === type)), 30_000);
+    const withEvents = updateEventExamples(updateExamples(readFileSync(page, 'utf8'), exchanges), [...textOutcomes, ...directoryEvents].map((r) => r.body));
+    writeFileSync(page, updateDeliveryExample(withEvents, delivery));
+  } finally {
+    await receiver?.close();
+  }
+}, 60_000);
 
 describe('the typed client, operation by operation', () => {
   it('getOpenApi and getMe: the document and the key', async () => {
@@ -143,6 +152,30 @@ describe('the typed client, operation by operation', () => {
     expect(deleted.response.status).toBe(204);
     expect(gone.response.status).toBe(404);
     expect(gone.error?.code).toBe('not_found');
+  });
+
+  it('upsertContacts, the feed of changes and a contact by external id; the client imports a list', async () => {
+    const since = new Date(Date.now() - 1).toISOString();
+    const batch = await api.client.POST('/contacts/batch', {
+      body: {
+        contacts: [
+          { displayName: 'Charles Babbage', phoneNumber: '+14155550170', externalId: 'hs-1001', customFields: { lifecycleStage: 'customer' } },
+          { displayName: 'Mary Somerville', phoneNumber: '+14155550171', externalId: 'hs-1002' },
+          { displayName: 'Charles B.', phoneNumber: '+14155550170', externalId: 'hs-1003' },
+        ],
+      },
+      params: { header: { 'Idempotency-Key': 'crm-sync-2026-11-30' } },
+    });
+    const feed = await api.client.GET('/contacts', { params: { query: { updatedSince: since } } });
+    const one = await api.client.GET('/contacts', { params: { query: { externalId: 'hs-1001' } } });
+    const imported = await api.client.contacts.import([{ displayName: 'Ada Byron', phoneNumber: '+14155550172', externalId: 'hs-1004' }]);
+    await receiveTexts(e2e.runtime.info, e2e.demoTenantId, [{ from: '+14155550171', to: DEMO_NUMBER, body: 'STOP', receivedAt: new Date() }]);
+
+    expect(batch.data?.results.map((result) => result.status)).toEqual(['created', 'created', 'invalid']);
+    // Written by one request at one millisecond: the feed has them in no particular order.
+    expect(feed.data?.contacts.map((contact) => contact.externalId).sort()).toEqual(['hs-1001', 'hs-1002']);
+    expect(one.data?.contacts).toEqual(feed.data!.contacts.filter((contact) => contact.externalId === 'hs-1001'));
+    expect(imported).toMatchObject({ counts: { created: 1 }, requests: 1, results: [{ index: 0, status: 'created', externalId: 'hs-1004' }] });
   });
 
   it('listCalls and getCall', async () => {

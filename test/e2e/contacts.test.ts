@@ -75,6 +75,9 @@ describe('POST /contacts', () => {
         consentSource: null,
         consentAt: null,
         consentNote: null,
+        // Added within v1 (issue 32): present, null when not given.
+        externalId: null,
+        customFields: null,
       },
     });
   });
@@ -128,6 +131,25 @@ describe('GET /contacts/{id}', () => {
 });
 
 describe('PATCH /contacts/{id}', () => {
+  it('sets, replaces and clears an external id and custom fields; 409 names the holder of an id; 400 names a bad field', async () => {
+    const holder = await create({ externalId: 'e2e-held' });
+    const contact = await create();
+
+    const set = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: 'e2e-own', customFields: { tier: 'gold', region: 'west' } });
+    const replaced = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { tier: 'silver' } });
+    const taken = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: 'e2e-held' });
+    const badKey = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { 'no spaces': 'x' } });
+    const cleared = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: null, customFields: {} });
+
+    expect(set.body.contact).toMatchObject({ externalId: 'e2e-own', customFields: { tier: 'gold', region: 'west' } });
+    expect(replaced.body.contact.customFields).toEqual({ tier: 'silver' });
+    expect(taken.status).toBe(409);
+    expect(taken.body).toMatchObject({ code: 'contact_conflict', contactId: holder.id });
+    expect400Naming(badKey, 'body.customFields.no spaces');
+    expect(cleared.body.contact).toMatchObject({ externalId: null, customFields: null });
+    expect((await e2e.api.get('/contacts?externalId=e2e-own', demoKey)).body.contacts).toEqual([]);
+  });
+
   it('changes only the fields given', async () => {
     const contact = await create({ company: 'Old Co', tag: 'lead' });
 

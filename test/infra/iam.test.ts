@@ -115,12 +115,13 @@ describe('least-privilege IAM', () => {
     ['getCall', ['dynamodb:GetItem'], {}],
     ['getContact', ['dynamodb:GetItem'], {}],
     ['listCalls', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
-    ['listContacts', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
+    ['listContacts', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['changes', 'directory', 'externalIds', 'gsi1'] }],
     ['listThreads', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['gsi2'] }],
     ['listMessages', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
     ['createContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
     ['updateContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
-    ['deleteContact', ['dynamodb:DeleteItem', 'dynamodb:GetItem'], {}],
+    ['deleteContact', ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'], {}],
+    ['upsertContacts', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
     ['sendMessage', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
   ] as const)('grants %s exactly the table actions its domain code sends', (operationId, onTable, onIndexes) => {
     const access = accessOf(operationId as RouteId);

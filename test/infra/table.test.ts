@@ -45,6 +45,9 @@ describe('the single table', () => {
       gsi1: { ProjectionType: 'ALL' },
       gsi2: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['id', 'tenantId'] },
       gsi3: { ProjectionType: 'ALL' },
+      directory: { ProjectionType: 'ALL' },
+      changes: { ProjectionType: 'ALL' },
+      externalIds: { ProjectionType: 'ALL' },
     });
   });
 

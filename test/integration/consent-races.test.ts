@@ -1,7 +1,7 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
+import { contactRowsOf } from '../support/directory-rows';
 import { expectTransactionsMet, markRaceMetersOnTheEngine } from '../support/engine-meters';
-import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { DomainError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { tenantPk } from '../../lambdas/shared/table/keys';
@@ -37,12 +37,7 @@ const tolerated = (err: unknown) => {
   throw err;
 };
 
-async function contactRows(tenantId: string): Promise<Record<string, unknown>[]> {
-  const { Items = [] } = await dynamo.send(
-    new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': tenantPk(tenantId) }, ConsistentRead: true }),
-  );
-  return Items.filter((row) => row.type === 'contact');
-}
+const contactRows = contactRowsOf;
 
 /** Every contact shows exactly its number's ledger row, in its row and through the API. */
 async function expectCopiesAreTheLedgers(tenantId: string): Promise<void> {

@@ -1,9 +1,7 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
-import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
+import { contactRowsOf, numberClaimRowsOf } from '../support/directory-rows';
 import { NotFoundError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { tenantPk } from '../../lambdas/shared/table/keys';
 import * as contacts from '../../lambdas/contexts/contacts/contacts';
 import { retryWhileBusy } from '../support/busy-retry';
 import { expectTransactionsMet, markRaceMetersOnTheEngine } from '../support/engine-meters';
@@ -12,6 +10,7 @@ import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';
 import { fingerprintOf, SEARCH_INDEX_ATTRIBUTE, searchRowKey } from '../../lambdas/contexts/contacts/search-rows';
 import { searchIndexOf, type SearchFields } from '../../lambdas/contexts/contacts/search-terms';
 import { batchGetItems } from '../../lambdas/shared/table/batch-get';
+import { dynamo } from '../../lambdas/shared/aws';
 
 /**
  * Races on one number. Each scenario runs 10 rounds on each engine (DynamoDB Local, where writes
@@ -35,30 +34,23 @@ const ensureContactForNumber = (...args: Parameters<typeof contacts.ensureContac
 // Many rounds of real DynamoDB writes: seconds alone, longer when the whole suite shares 2 cores.
 jest.setTimeout(120_000);
 let serial = 0;
-const freshNumber = () => `+1415777${String((serial += 1)).padStart(4, '0')}`;
+const usedNumbers: string[] = [];
+const freshNumber = () => {
+  const number = `+1415777${String((serial += 1)).padStart(4, '0')}`;
+  usedNumbers.push(number);
+  return number;
+};
 
 beforeAll(createTestTable);
 
 type Row = Record<string, unknown>;
 
-/** The organization's contact and claim rows, read strongly consistent (test code only). */
+/**
+ * The organization's contact rows and the claim rows of every number the tests used (test code
+ * only; claims read strongly consistent). Numbers are never reused across organizations.
+ */
 async function directory(tenantId: string): Promise<{ contacts: Row[]; claims: Row[] }> {
-  const rows: Row[] = [];
-  let startKey: Row | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': tenantPk(tenantId) },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    rows.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return { contacts: rows.filter((r) => r.type === 'contact'), claims: rows.filter((r) => r.type === 'numberClaim') };
+  return { contacts: await contactRowsOf(tenantId), claims: await numberClaimRowsOf(tenantId, usedNumbers) };
 }
 
 /**
@@ -83,8 +75,8 @@ async function expectConsistentDirectory(tenantId: string): Promise<Map<string, 
     await expectFiledUnderItsEntries(contact);
   }
   // One claim per held number, naming its holder, with the holder's named flag; no claim without its holder.
-  expect(claims.map((c) => [c.sk, c.contactId, c.named]).sort()).toEqual(
-    contacts.map((c) => [`NUMBER#${c.normalizedNumber}`, c.id, c.isAutoCreated === false]).sort(),
+  expect(claims.map((c) => [c.pk, c.contactId, c.named]).sort()).toEqual(
+    contacts.map((c) => [`T#${tenantId}#NUMBER#${c.normalizedNumber}`, c.id, c.isAutoCreated === false]).sort(),
   );
   return holders;
 }

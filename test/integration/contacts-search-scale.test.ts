@@ -3,7 +3,8 @@ import { createTestTable } from '../support/table';
 import { meterDynamoReads, type ReadMeter, type ReadMeterSnapshot } from '../support/read-meter';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { listContacts, toItem } from '../../lambdas/contexts/contacts/contacts';
+import { listContacts } from '../../lambdas/contexts/contacts/contacts';
+import { toItem } from '../../lambdas/contexts/contacts/contact-rows';
 import { insertIndex } from '../../lambdas/contexts/contacts/search-rows';
 import { drivingTermOf, indexTokenOf, searchTermsOf } from '../../lambdas/contexts/contacts/search-terms';
 import type { Contact } from '../../lambdas/contexts/contacts/schemas';
@@ -35,7 +36,7 @@ function contactRows(tenantId: string, i: number): Record<string, unknown>[] {
   const contact: Contact = {
     id: uuidv7(Date.parse(at)), tenantId, displayName: i === 42 ? 'Zebulon Quist' : `Person ${i}`, phoneNumber: `+1415555${String(i).padStart(4, '0')}`,
     company: 'Acme', tag: null, notes: null, createdByAgentId: null, createdAt: at, updatedAt: at, normalizedNumber: `+1415555${String(i).padStart(4, '0')}`,
-    isAutoCreated: false, source: 'manual', consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null,
+    isAutoCreated: false, source: 'manual', consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null, externalId: null, customFields: null,
   };
   const entries = insertIndex(tenantId, contact.id, contact).writes.map((write) => write.Put!.Item as Record<string, unknown>);
   return [toItem(contact), ...entries.filter((row) => READ_ENTRIES.has((row.pk as string).split('#SEARCH#')[1]))];

@@ -1,7 +1,8 @@
 import { createTestTable } from '../support/table';
 import { retryWhileBusy } from '../support/busy-retry';
 import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
-import { createContact, deleteContact, getContact, listContacts, newContactRows, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import { newContactRows } from '../../lambdas/contexts/contacts/contact-rows';
 import { putInBatches } from '../support/scale-seed';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { ContactConflictError } from '../../lambdas/contexts/contacts/errors';
@@ -12,6 +13,9 @@ const tenantId = uuidv7();
 const otherTenantId = uuidv7();
 const list = (query: Partial<Parameters<typeof listContacts>[1]> = {}, tenant = tenantId) =>
   listContacts(tenant, { limit: 50, includeAutoCreated: true, ...query });
+
+// Real DynamoDB writes on the limits engine: seconds on a busy machine.
+jest.setTimeout(60_000);
 
 beforeAll(createTestTable);
 

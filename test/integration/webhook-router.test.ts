@@ -117,7 +117,7 @@ describe('the router Lambda', () => {
     sqs.on(SendMessageCommand).rejectsOnce(new Error('SQS unavailable')).resolves({ MessageId: 'm' });
 
     // Partial batch response: Powertools throws when every record of a batch fails.
-    const failed = await handler({ Records: [...batch.Records, record('INSERT', { type: 'contact', pk: `T#${tenantId}`, sk: 'x' })] }, context);
+    const failed = await handler({ Records: [...batch.Records, record('INSERT', { type: 'numberClaim', pk: `T#${tenantId}#NUMBER#+14155550100`, sk: 'NUMBER' })] }, context);
     const retried = await handler(batch, context);
 
     expect(failed.batchItemFailures).toEqual([{ itemIdentifier: batch.Records[0].dynamodb!.SequenceNumber }]);

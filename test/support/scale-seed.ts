@@ -3,7 +3,7 @@ import { batchPutItems } from '../../lambdas/shared/table/batch-write';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Item } from '../../lambdas/shared/table/dynamo';
-import { newContactRows } from '../../lambdas/contexts/contacts/contacts';
+import { newContactRows } from '../../lambdas/contexts/contacts/contact-rows';
 import { sidItem, toItem as messageItem } from '../../lambdas/contexts/texting/messages';
 import type { Message } from '../../lambdas/contexts/texting/schemas';
 import { toItem as threadItem } from '../../lambdas/contexts/texting/threads';

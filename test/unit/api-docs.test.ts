@@ -49,8 +49,8 @@ describe('the event examples of docs/api.md', () => {
   const events = documentedEventExamples(page);
   const webhooks = (document as unknown as { webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }> }).webhooks;
 
-  it('shows a delivered message.delivered and message.failed', () => {
-    expect(events.map((event) => event.type)).toEqual(['message.delivered', 'message.failed']);
+  it('shows a delivered message.delivered and message.failed, and one of each contact and consent event', () => {
+    expect(events.map((event) => event.type)).toEqual(['message.delivered', 'message.failed', 'contact.created', 'contact.updated', 'contact.deleted', 'consent.changed']);
   });
 
   it.each(events.map((event) => [event.type, event] as const))('%s is a body the OpenAPI document describes for its type', (type, event) => {

@@ -76,8 +76,8 @@ describe('the middleware chain', () => {
     const principal = aPrincipal();
     ddb.on(GetCommand).resolves({
       Item: {
-        pk: `T#${principal.tenant.id}`,
-        sk: `CONTACT#${contactId}`,
+        pk: `T#${principal.tenant.id}#CONTACT#${contactId}`,
+        sk: 'CONTACT',
         id: contactId,
         tenantId: principal.tenant.id,
         displayName: 'Ada',
@@ -99,7 +99,7 @@ describe('the middleware chain', () => {
 
     expect(result.statusCode).toBe(200);
     expect(ddb).toHaveReceivedCommandTimes(GetCommand, 1);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}`, sk: `CONTACT#${contactId}` } });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}#CONTACT#${contactId}`, sk: 'CONTACT' } });
     // The consent is its number's, copied onto the row with every change of the ledger: no second read.
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 0);
     const { contact } = bodyOf(result);
@@ -166,17 +166,20 @@ describe('contact writes', () => {
     expect(bodyOf(result)).toMatchObject({ adopted: false, contact: { displayName: 'Ada', isAutoCreated: false, source: 'manual', createdByAgentId: null } });
     // The number's consent (its ledger row), then one write: the transaction.
     expect(dataCalls().map((call) => call.args[0].constructor.name)).toEqual(['GetCommand', 'TransactWriteCommand']);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}`, sk: 'CONSENT#+14155550100' }, ConsistentRead: true });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}#CONSENT#+14155550100`, sk: 'CONSENT' }, ConsistentRead: true });
     const [claim, row, ledgerCheck] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
     expect(claim.Put).toMatchObject({
-      Item: { pk: `T#${principal.tenant.id}`, sk: 'NUMBER#+14155550100', named: true },
+      Item: { pk: `T#${principal.tenant.id}#NUMBER#+14155550100`, sk: 'NUMBER', named: true },
       ConditionExpression: 'attribute_not_exists(pk)',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    expect(row.Put).toMatchObject({ Item: { pk: `T#${principal.tenant.id}`, gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS` }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(row.Put).toMatchObject({
+      Item: { pk: expect.stringMatching(`^T#${principal.tenant.id}#CONTACT#`), sk: 'CONTACT', gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS`, directorypk: `T#${principal.tenant.id}#CONTACTS` },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
     // The row carries a copy of the number's ledger row (none yet: unknown), which must still be that when it commits.
     expect(row.Put!.Item).toMatchObject({ consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null });
-    expect(ledgerCheck.ConditionCheck).toMatchObject({ Key: { pk: `T#${principal.tenant.id}`, sk: 'CONSENT#+14155550100' }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(ledgerCheck.ConditionCheck).toMatchObject({ Key: { pk: `T#${principal.tenant.id}#CONSENT#+14155550100`, sk: 'CONSENT' }, ConditionExpression: 'attribute_not_exists(pk)' });
   });
 
   it('answers 409 with the holder contactId when a named contact already has the number', async () => {

@@ -86,8 +86,8 @@ describe('upserting a call by provider sid', () => {
     const result = await upsertCallByProviderSid(tenantId, SID, inbound);
     // Assess
     const [claim, call] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'NUMBER#+14155550199' } });
-    expect(claim[0].Put!.Item).toMatchObject({ sk: 'NUMBER#+14155550199' });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' } });
+    expect(claim[0].Put!.Item).toMatchObject({ pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' });
     expect(call[2].Put!.Item).toMatchObject({ id: result.callId, contactId: claim[1].Put!.Item!.id });
   });
 
@@ -95,7 +95,7 @@ describe('upserting a call by provider sid', () => {
     // Prepare
     const holder = '0199a000-0000-7000-8000-0000000000d1';
     ddb.on(GetCommand).resolves({});
-    ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'NUMBER#+14155550199' } }).resolves({ Item: { contactId: holder } });
+    ddb.on(GetCommand, { Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' } }).resolves({ Item: { contactId: holder } });
     ddb.on(TransactWriteCommand).resolves({});
     const inbound = change({
       classification: { rank: 3, direction: 'inbound', isInternal: false, fromNumber: '+14155550199', toNumber: '+14155550000', outcomeLeg: 'parent' },

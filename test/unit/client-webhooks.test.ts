@@ -94,8 +94,14 @@ describe('eventResource', () => {
       'sms.received': 'message',
       'message.delivered': 'message',
       'message.failed': 'message',
+      'contact.created': 'contact',
+      'contact.updated': 'contact',
+      'contact.deleted': 'contact',
+      'consent.changed': 'consent',
       'webhook.test': null,
     });
+    expect(eventResource(examples['contact.deleted'])!.id).toBe(eventResource(examples['contact.created'])!.id);
+    expect(eventResource(examples['consent.changed'])!.id).toBe((examples['consent.changed'] as WebhookEventOf<'consent.changed'>).data.consent.number);
     expect(eventResource(examples['message.failed'])!.id).toBe((examples['message.failed'] as WebhookEventOf<'message.failed'>).data.messageId);
   });
 });

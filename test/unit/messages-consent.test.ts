@@ -12,7 +12,7 @@ beforeEach(() => ddb.reset());
 
 const tenantId = '0199a000-0000-7000-8000-000000000001';
 const table = process.env.TABLE_NAME!;
-const ledgerKey = (number: string) => ({ pk: `T#${tenantId}`, sk: `CONSENT#${number}` });
+const ledgerKey = (number: string) => ({ pk: `T#${tenantId}#CONSENT#${number}`, sk: 'CONSENT' });
 const cancelled = (...codes: string[]) =>
   new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
 
@@ -66,15 +66,24 @@ describe('the consent ledger', () => {
   const ledgerUpdate = (number: string) => ({
     TableName: table,
     Key: ledgerKey(number),
-    UpdateExpression: 'SET #type = :type, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note',
+    // Each change also bumps the row's sequence and stamps its time: a consent.changed event.
+    UpdateExpression:
+      'SET #type = :set_type, #tenantId = :set_tenantId, #number = :set_number, #consentStatus = :set_consentStatus, #consentSource = :set_consentSource, ' +
+      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #changedAt = :set_changedAt ADD #sequence :add_sequence',
     // The later change wins: a keyword the carrier retried late never overrides a newer one.
     ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
-    ExpressionAttributeNames: { '#type': 'type', '#number': 'number', '#status': 'consentStatus', '#source': 'consentSource', '#at': 'consentAt', '#note': 'consentNote' },
-    ExpressionAttributeValues: { ':type': 'consent', ':number': number, ':status': 'opted_out', ':source': 'sms_keyword', ':at': '2026-10-01T10:00:00.000Z', ':note': 'Replied STOP' },
+    ExpressionAttributeNames: {
+      '#type': 'type', '#tenantId': 'tenantId', '#number': 'number', '#consentStatus': 'consentStatus', '#consentSource': 'consentSource',
+      '#consentAt': 'consentAt', '#consentNote': 'consentNote', '#changedAt': 'changedAt', '#sequence': 'sequence', '#at': 'consentAt',
+    },
+    ExpressionAttributeValues: {
+      ':set_type': 'consent', ':set_tenantId': tenantId, ':set_number': number, ':set_consentStatus': 'opted_out', ':set_consentSource': 'sms_keyword',
+      ':set_consentAt': '2026-10-01T10:00:00.000Z', ':set_consentNote': 'Replied STOP', ':set_changedAt': expect.any(Number), ':add_sequence': 1, ':at': '2026-10-01T10:00:00.000Z',
+    },
   });
 
   const holder = '0199a000-0000-7000-8000-0000000000c1';
-  const claimKey = (number: string) => ({ pk: `T#${tenantId}`, sk: `NUMBER#${number}` });
+  const claimKey = (number: string) => ({ pk: `T#${tenantId}#NUMBER#${number}`, sk: 'NUMBER' });
 
   it("records a change on the number with the copy on the contact that holds it, in one transaction guarded on the holder", async () => {
     // Prepare
@@ -88,9 +97,14 @@ describe('the consent ledger', () => {
     const [ledger, copy, claim] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(ledger).toEqual({ Update: ledgerUpdate('+14155550100') });
     expect(copy.Update).toMatchObject({
-      Key: { pk: `T#${tenantId}`, sk: `CONTACT#${holder}` },
-      ConditionExpression: 'attribute_exists(pk) AND #number = :number',
-      ExpressionAttributeValues: { ':consentStatus': 'opted_out', ':consentSource': 'sms_keyword', ':consentAt': '2026-10-01T10:00:00.000Z', ':consentNote': 'Replied STOP', ':number': '+14155550100' },
+      Key: { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' },
+      ConditionExpression: 'attribute_exists(pk) AND #holdsNumber = :heldNumber',
+      ExpressionAttributeValues: {
+        ':set_consentStatus': 'opted_out', ':set_consentSource': 'sms_keyword', ':set_consentAt': '2026-10-01T10:00:00.000Z', ':set_consentNote': 'Replied STOP',
+        ':heldNumber': '+14155550100',
+        // The contact shows the change: its sequence moves, and it goes to the end of the feed of changes.
+        ':add_sequence': 1, ':set_changespk': `T#${tenantId}#CONTACT_CHANGES`, ':set_changessk': expect.any(String),
+      },
     });
     expect(claim.ConditionCheck).toMatchObject({ Key: claimKey('+14155550100'), ConditionExpression: 'contactId = :holder', ExpressionAttributeValues: { ':holder': holder } });
   });
@@ -130,7 +144,7 @@ describe('the consent ledger', () => {
     // Assess
     expect(recorded).toBe(true);
     const copies = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems![1].Update!.Key);
-    expect(copies).toEqual([{ pk: `T#${tenantId}`, sk: `CONTACT#${holder}` }, { pk: `T#${tenantId}`, sk: 'CONTACT#new-holder' }]);
+    expect(copies).toEqual([{ pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' }, { pk: `T#${tenantId}#CONTACT#new-holder`, sk: 'CONTACT' }]);
   });
 
   it('gives the inbound transaction the same guarded update', () => {

@@ -225,7 +225,7 @@ describe('POST /messages', () => {
     expect(message).toMatchObject({ tenantId, direction: 'outbound', toNumber: '+14155550101', status: 'queued', messageSid: SID, agentId: null, isRead: true });
     const [store] = transactions();
     expect(store.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Update', 'Put', 'Update']);
-    expect(store[0].ConditionCheck).toMatchObject({ Key: { pk, sk: 'CONSENT#+14155550101' }, ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut' });
+    expect(store[0].ConditionCheck).toMatchObject({ Key: { pk: `${pk}#CONSENT#+14155550101`, sk: 'CONSENT' }, ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut' });
     // The charge lands on one of the organization's spend shards, never on its row.
     const charged = store[1].Update!;
     expect(charged.Key!.pk).toMatch(new RegExp(`^${pk}#SPEND#([0-9]|[12][0-9]|3[01])$`));
@@ -439,7 +439,7 @@ describe('POST /messages', () => {
     const failed = transactions()[1];
     expect(failed[0].Update).toMatchObject({ Key: messageKey(storedMessageId()), ExpressionAttributeValues: expect.objectContaining({ ':set_status': 'failed', ':set_failureReason': 'carrier_rejected', ':set_carrierCode': 21211 }) });
     expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
-    expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101"},"UpdateExpression');
+    expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101","sk":"CONSENT"},"UpdateExpression');
   });
 
   it('answers 409 recipient_opted_out naming the message when the carrier says the recipient opted out, and records it in the ledger', async () => {
@@ -451,10 +451,10 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result)]).toEqual([409, expect.objectContaining({ code: 'recipient_opted_out', messageId: storedMessageId() })]);
     // The ledger learns the opt-out (with the copy of whoever holds the number), so the next send is refused before any charge.
-    const ledger = transactions().find((items) => items[0].Update?.Key?.sk === 'CONSENT#+14155550101')!;
+    const ledger = transactions().find((items) => items[0].Update?.Key?.pk === `${pk}#CONSENT#+14155550101`)!;
     expect(ledger[0].Update).toMatchObject({
       ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
-      ExpressionAttributeValues: expect.objectContaining({ ':status': 'opted_out', ':source': 'carrier_opt_out', ':note': 'Carrier refused a send (error 21610)' }),
+      ExpressionAttributeValues: expect.objectContaining({ ':set_consentStatus': 'opted_out', ':set_consentSource': 'carrier_opt_out', ':set_consentNote': 'Carrier refused a send (error 21610)' }),
     });
     const failed = transactions()[transactions().length - 1];
     expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':set_status': 'failed', ':set_failureReason': 'recipient_opted_out', ':set_carrierCode': 21610 });

@@ -95,7 +95,10 @@ describe('the examples of the OpenAPI document', () => {
 
     // Assess
     expect(missing).toEqual([]);
-    expect(Object.keys(document.webhooks).sort()).toEqual(['call.completed', 'message.delivered', 'message.failed', 'sms.received', 'voicemail.received', 'webhook.test']);
+    expect(Object.keys(document.webhooks).sort()).toEqual([
+      'call.completed', 'consent.changed', 'contact.created', 'contact.deleted', 'contact.updated',
+      'message.delivered', 'message.failed', 'sms.received', 'voicemail.received', 'webhook.test',
+    ]);
   });
 });
 

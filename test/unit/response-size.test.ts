@@ -4,7 +4,7 @@ import * as z from 'zod/mini';
 import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
 import { toProxyResult } from '../../lambdas/handlers/http/responses';
-import { contactFields } from '../../lambdas/contexts/contacts/requests/contact-fields';
+import { contactFields, CUSTOM_FIELD_LIMITS } from '../../lambdas/contexts/contacts/requests/contact-fields';
 import { SendMessageBody } from '../../lambdas/contexts/texting/requests/send-message';
 import type { Call } from '../../lambdas/contexts/calls/schemas';
 import type { Contact } from '../../lambdas/contexts/contacts/schemas';
@@ -60,6 +60,11 @@ const largestContact: Contact = {
   consentSource: 'carrier_error_21610',
   consentAt: AT,
   consentNote: worst(160),
+  // JSON's longest spelling of a character these fields allow (no control characters) is `\"`.
+  externalId: '"'.repeat(maxLengthOf(contactFields, 'externalId')),
+  customFields: Object.fromEntries(
+    Array.from({ length: CUSTOM_FIELD_LIMITS.maxTotalLength / CUSTOM_FIELD_LIMITS.maxValueLength }, (_, i) => [`k${i}`, '"'.repeat(CUSTOM_FIELD_LIMITS.maxValueLength - 2)]),
+  ),
 };
 const largestMessage: Message = {
   id: ID,

@@ -2,12 +2,14 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
 import { fromItem as messageFromItem } from '../../lambdas/contexts/texting/messages';
+import { fromItem as contactFromItem, toItem as toContactItem } from '../../lambdas/contexts/contacts/contact-rows';
 import type { Item } from '../../lambdas/shared/table/dynamo';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Call } from '../../lambdas/contexts/calls/schemas';
 import { enqueueRequestOf } from '../../lambdas/contexts/webhooks/deliveries';
 import { EVENT_SCHEMAS } from '../../lambdas/contexts/webhooks/event-schemas';
 import { deriveEvent } from '../../lambdas/contexts/webhooks/events';
+import { ROUTER_FILTER_PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';
 import type { StreamChange } from '../../lambdas/contexts/webhooks/stream-change';
 import { fromLambdaRecord } from '../../lambdas/handlers/webhooks/stream-records';
 
@@ -308,5 +310,98 @@ describe('stream records', () => {
     // The sender recording an attempt while the flag is still set is not a new request.
     expect(enqueueRequestOf(change('MODIFY', { ...row, attempts: 1 }, row))).toBeUndefined();
     expect(enqueueRequestOf(change('MODIFY', { ...row, enqueueRequested: undefined }, row))).toBeUndefined();
+  });
+});
+
+describe('contact.created, contact.updated and contact.deleted', () => {
+  const contactId = '0190a5b0-5555-7000-8000-000000000005';
+  /** A contact row as contacts.ts writes it, at sequence `sequence`, its own fields last written at `changedAt`. */
+  const contactRow = (sequence: number, changedAt: number, fields: Item = {}): Item => ({
+    ...toContactItem({
+      id: contactId, tenantId, displayName: 'Ada', phoneNumber: '+14155550100', company: null, tag: null, notes: null, createdByAgentId: null,
+      createdAt: '2026-11-21T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z', normalizedNumber: '+14155550100', isAutoCreated: false, source: 'manual',
+      consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null, externalId: 'crm-1', customFields: { tier: 'gold' },
+    }),
+    sequence,
+    changedAt,
+    ...fields,
+  });
+
+  it('raises contact.created on the insert of a contact, with the API Contact shape, its sequence and its time', () => {
+    // Act
+    const event = deriveEvent(change('INSERT', contactRow(1, at)))!;
+
+    // Assess
+    const body = JSON.parse(event.body);
+    expect(body).toMatchObject({ type: 'contact.created', createdAt: '2026-11-21T10:00:05.000Z', sequence: 1 });
+    expect(body.data.contact).toEqual(contactFromItem(contactRow(1, at)));
+    expect(body.data.contact).not.toHaveProperty('pk');
+    expect(EVENT_SCHEMAS['contact.created'].safeParse(body).success).toBe(true);
+  });
+
+  it('raises contact.updated for a write of its own fields, and nothing for a copy of its number\'s consent (consent.changed says it)', () => {
+    // Prepare
+    const patched = contactRow(2, at + 10, { tag: 'vip' });
+    const consentCopied = contactRow(3, at + 10, { tag: 'vip', consentStatus: 'opted_out', changessk: uuidv7() });
+
+    // Act
+    const updated = deriveEvent(change('MODIFY', patched, contactRow(1, at)))!;
+    const copied = deriveEvent(change('MODIFY', consentCopied, patched));
+
+    // Assess
+    expect(JSON.parse(updated.body)).toMatchObject({ type: 'contact.updated', sequence: 2, data: { contact: { id: contactId, tag: 'vip' } } });
+    expect(EVENT_SCHEMAS['contact.updated'].safeParse(JSON.parse(updated.body)).success).toBe(true);
+    expect(copied).toBeUndefined();
+    expect(deriveEvent(change('REMOVE', undefined, patched))).toBeUndefined();
+  });
+
+  it('raises contact.deleted on the insert of its tombstone: the id and when, with the sequence after the contact\'s last', () => {
+    // Prepare: the tombstone deleteContact writes beside the contact
+    const tombstone = { pk: `T#${tenantId}#CONTACT#${contactId}`, sk: 'TOMBSTONE', type: 'contactTombstone', id: contactId, tenantId, deletedAt: '2026-11-21T10:00:09.000Z', sequence: 4, changedAt: at + 4000 };
+
+    // Act
+    const event = deriveEvent(change('INSERT', tombstone))!;
+
+    // Assess
+    const body = JSON.parse(event.body);
+    expect(body).toMatchObject({ type: 'contact.deleted', sequence: 4, createdAt: '2026-11-21T10:00:09.000Z', data: { contact: { id: contactId, deletedAt: '2026-11-21T10:00:09.000Z' } } });
+    expect(EVENT_SCHEMAS['contact.deleted'].safeParse(body).success).toBe(true);
+  });
+});
+
+describe('consent.changed', () => {
+  const ledgerRow = (status: string, consentAt: string, sequence: number): Item => ({
+    pk: `T#${tenantId}#CONSENT#+14155550100`, sk: 'CONSENT', type: 'consent', tenantId, number: '+14155550100',
+    consentStatus: status, consentSource: 'sms_keyword', consentAt, consentNote: status === 'opted_out' ? 'Replied STOP' : 'Replied START',
+    sequence, changedAt: Date.parse(consentAt) + 3,
+  });
+
+  it('is raised once per change of a number: a STOP, then a START', () => {
+    // Act
+    const stop = deriveEvent(change('INSERT', ledgerRow('opted_out', '2026-11-21T10:00:00.000Z', 1)))!;
+    const start = deriveEvent(change('MODIFY', ledgerRow('opted_in', '2026-11-21T10:05:00.000Z', 2), ledgerRow('opted_out', '2026-11-21T10:00:00.000Z', 1)))!;
+
+    // Assess
+    expect(JSON.parse(stop.body)).toMatchObject({
+      type: 'consent.changed',
+      sequence: 1,
+      createdAt: '2026-11-21T10:00:00.003Z',
+      data: { consent: { number: '+14155550100', status: 'opted_out', source: 'sms_keyword', at: '2026-11-21T10:00:00.000Z', note: 'Replied STOP' } },
+    });
+    expect(JSON.parse(start.body)).toMatchObject({ type: 'consent.changed', sequence: 2, data: { consent: { status: 'opted_in' } } });
+    expect(EVENT_SCHEMAS['consent.changed'].safeParse(JSON.parse(start.body)).success).toBe(true);
+  });
+
+  it('is not raised when the same change is written again (a carrier retry of one opt-out)', () => {
+    const row = ledgerRow('opted_out', '2026-11-21T10:00:00.000Z', 1);
+    expect(deriveEvent(change('MODIFY', { ...row, sequence: 2 }, row))).toBeUndefined();
+  });
+});
+
+describe('the router filter', () => {
+  it('lets contact, tombstone and ledger rows through in one pattern (Lambda takes at most five filters)', () => {
+    const types = ROUTER_FILTER_PATTERNS.flatMap((pattern) => ((pattern as { dynamodb: { NewImage: { type: { S: string[] } } } }).dynamodb.NewImage.type.S));
+    expect(ROUTER_FILTER_PATTERNS.length).toBeLessThanOrEqual(5);
+    expect(types).toEqual(expect.arrayContaining(['contact', 'contactTombstone', 'consent', 'voicemail']));
   });
 });

@@ -28,7 +28,10 @@ describe('the webhooks section of the OpenAPI document', () => {
     const webhooks = document.webhooks;
 
     // Assess
-    expect(Object.keys(webhooks).sort()).toEqual(['call.completed', 'message.delivered', 'message.failed', 'sms.received', 'voicemail.received', 'webhook.test']);
+    expect(Object.keys(webhooks).sort()).toEqual([
+      'call.completed', 'consent.changed', 'contact.created', 'contact.deleted', 'contact.updated',
+      'message.delivered', 'message.failed', 'sms.received', 'voicemail.received', 'webhook.test',
+    ]);
     const names = webhooks['call.completed'].post.parameters.filter((p) => p.in === 'header' && !p.deprecated).map((p) => p.name);
     expect(names).toEqual(expect.arrayContaining(['X-Service-Event', 'X-Service-Timestamp', 'X-Service-Signature', 'X-Service-Delivery']));
     const legacy = webhooks['call.completed'].post.parameters.filter((p) => p.deprecated).map((p) => p.name);

@@ -1,4 +1,5 @@
 import createFetchClient, { type Client, type ClientOptions } from 'openapi-fetch';
+import { importContacts, type ContactImportOptions, type ContactImportReport, type ImportContact } from './contact-import';
 import type { components, paths } from './schema';
 
 /**
@@ -11,7 +12,16 @@ import type { components, paths } from './schema';
  * const api = createClient({ baseUrl: 'http://127.0.0.1:3000/api/v1', apiKey: process.env.CCT_API_KEY! });
  * const { data, error } = await api.GET('/contacts', { params: { query: { search: 'ada' } } });
  */
-export type ApiClient = Client<paths>;
+export type ApiClient = Client<paths> & {
+  contacts: {
+    /**
+     * Imports contacts in batches of 100 (`POST /contacts/batch`), honouring `Retry-After` and the
+     * key's rate limit, sending a batch whose answer was lost again with its Idempotency-Key, and
+     * answering every contact of the source in order (./contact-import.ts).
+     */
+    import(source: Iterable<ImportContact> | AsyncIterable<ImportContact>, options?: ContactImportOptions): Promise<ContactImportReport>;
+  };
+};
 
 export type ApiClientOptions = Omit<ClientOptions, 'baseUrl'> & {
   /** The base URL with the version prefix: `http://127.0.0.1:3000/api/v1` locally, the stack's `ApiBaseUrl` in AWS. */
@@ -28,7 +38,7 @@ export function createClient({ apiKey, ...options }: ApiClientOptions): ApiClien
       return request;
     },
   });
-  return client;
+  return Object.assign(client, { contacts: { import: (source: Iterable<ImportContact> | AsyncIterable<ImportContact>, importOptions?: ContactImportOptions) => importContacts(client, source, importOptions) } });
 }
 
 type Schemas = components['schemas'];
@@ -38,6 +48,8 @@ export type Call = Schemas['Call'];
 export type Contact = Schemas['Contact'];
 export type Thread = Schemas['Thread'];
 export type Message = Schemas['Message'];
+export type DeletedContact = Schemas['DeletedContact'];
 
 export type { components, operations, paths, webhooks } from './schema';
 export * from './webhooks';
+export * from './contact-import';

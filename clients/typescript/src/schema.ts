@@ -125,7 +125,7 @@ export interface paths {
          * The organization's shared directory, newest first
          * @description Requires scope `contacts.view`.
          *
-         *     The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call history.
+         *     The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call history. `externalId` finds the contact holding your id. `updatedSince` turns the list into the feed of changes since a time, oldest change first, for keeping a copy of the directory in step (with `includeDeleted=true`, deletions too): start the next walk at the time the previous one started, minus a minute. Every page is one read of an index, whatever the size of the directory.
          */
         get: operations["listContacts"];
         put?: never;
@@ -174,6 +174,28 @@ export interface paths {
          *     Changes the fields the body names (at least one; an empty body is 400, so a misspelled field cannot look like success); `null` clears an optional field. A new `phoneNumber` that another contact holds is 409 `contact_conflict` with that contact's `contactId`. Changing the number never changes any number's consent.
          */
         patch: operations["updateContact"];
+        trace?: never;
+    };
+    "/contacts/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 100 contacts in one request, each by its external id or its number
+         * @description Requires scope `contacts.manage`.
+         *
+         *     Up to 100 contacts (the fields of `POST /contacts`), each created or updated on its own and answered in `results`, one per item in request order (`index`). An item with an `externalId` that a contact holds updates that contact; otherwise the contact holding the item's number is updated (an auto-created one is adopted, as `POST /contacts` does; a contact with another external id is a `conflict`); otherwise the contact is created. Fields an item leaves out stay as they are on a contact it updates; `unchanged` when it already had every field given. A bad item is answered `invalid` (naming `contacts[<index>].<field>`) and the others are still written; a batch may name each number and each external id once. The request counts once against the rate limit. With an `Idempotency-Key`, a retry answers exactly what the first request did (items answered `unavailable` included: send those again in a new batch, with a new key). The body may be up to 4 MiB.
+         */
+        post: operations["upsertContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/messages": {
@@ -328,6 +350,86 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         */
+        post: operations["webhookContactCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The contact as it now stands. A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         */
+        post: operations["webhookContactUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A contact was deleted: its id and when. Sent to endpoints subscribed to it
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         */
+        post: operations["webhookContactDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "consent.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number shows it as `consentStatus`. Sent to endpoints subscribed to it
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         */
+        post: operations["webhookConsentChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -468,6 +570,24 @@ export interface components {
             consentSource: string | null;
             consentAt: string | null;
             consentNote: string | null;
+            /** @description Your own id for the contact (a CRM record's id), unique within the organization; null when none was given */
+            externalId: string | null;
+            /** @description Your own properties of the contact, a flat object of strings; null when none were given */
+            customFields: {
+                [key: string]: string;
+            } | null;
+        };
+        DeletedContact: {
+            /**
+             * Format: uuid
+             * @description The id the contact had
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it was deleted
+             */
+            deletedAt: string;
         };
         CallList: {
             calls: components["schemas"]["Call"][];
@@ -481,6 +601,8 @@ export interface components {
             contacts: components["schemas"]["Contact"][];
             /** @description Pass as `cursor` to get the next page; null on the last page */
             nextCursor: string | null;
+            /** @description Only with `updatedSince` and `includeDeleted=true`: the contacts deleted in the part of the feed this page covers, oldest first. Each deleted contact appears once; tombstones are kept 30 days. */
+            deletedContacts?: components["schemas"]["DeletedContact"][];
         };
         ContactEnvelope: {
             contact: components["schemas"]["Contact"];
@@ -495,6 +617,12 @@ export interface components {
             company?: string | null;
             tag?: string | null;
             notes?: string | null;
+            /** @description Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared exactly. Unique within the organization: another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET /contacts?externalId=` finds the contact. */
+            externalId?: string | null;
+            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters. The object given replaces the stored one as a whole; `null` removes them all. */
+            customFields?: {
+                [key: string]: string;
+            } | null;
         };
         UpdateContactRequest: {
             displayName?: string;
@@ -502,6 +630,49 @@ export interface components {
             company?: string | null;
             tag?: string | null;
             notes?: string | null;
+            /** @description Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared exactly. Unique within the organization: another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET /contacts?externalId=` finds the contact. */
+            externalId?: string | null;
+            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters. The object given replaces the stored one as a whole; `null` removes them all. */
+            customFields?: {
+                [key: string]: string;
+            } | null;
+        };
+        ContactBatchItem: {
+            displayName: string;
+            phoneNumber: string;
+            company?: string | null;
+            tag?: string | null;
+            notes?: string | null;
+            /** @description Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared exactly. Unique within the organization: another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET /contacts?externalId=` finds the contact. */
+            externalId?: string | null;
+            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters. The object given replaces the stored one as a whole; `null` removes them all. */
+            customFields?: {
+                [key: string]: string;
+            } | null;
+        };
+        UpsertContactsRequest: {
+            /** @description 1 to 100 contacts, each created or updated by its `externalId` when it has one, else by its number. Each is validated on its own: a bad one is answered `invalid` and does not stop the others. */
+            contacts: components["schemas"]["ContactBatchItem"][];
+        };
+        ContactBatchResult: {
+            /** @description The item's position in the request's `contacts` (0-based) */
+            index: number;
+            /**
+             * @description `created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. `adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact already had every field given: nothing was written. `conflict`: another contact holds the number or the external id (`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the field); nothing was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: send it again. Clients must tolerate statuses added later.
+             * @enum {string}
+             */
+            status: "created" | "updated" | "adopted" | "unchanged" | "conflict" | "invalid" | "unavailable";
+            /** @description The contact written or matched; for `conflict`, the contact holding the number or external id. Null for `invalid` and `unavailable` */
+            contactId: string | null;
+            /** @description The item's `externalId`, when it had a valid one */
+            externalId: string | null;
+            /** @description For `conflict`, `invalid` and `unavailable`: what is wrong, naming the field as `contacts[<index>].<field>` */
+            error: string | null;
+            /** @description For `conflict`, `invalid` and `unavailable`: the error code a single request would have answered */
+            code: ("contact_conflict" | "validation_failed" | "temporarily_unavailable") | null;
+        };
+        ContactBatch: {
+            results: components["schemas"]["ContactBatchResult"][];
         };
         Message: {
             /** Format: uuid */
@@ -571,7 +742,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 call: components["schemas"]["Call"];
@@ -591,7 +762,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 message: components["schemas"]["Message"];
@@ -611,7 +782,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 voicemail: {
@@ -643,7 +814,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /**
@@ -674,7 +845,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /**
@@ -704,6 +875,103 @@ export interface components {
                 message: components["schemas"]["Message"];
             };
         };
+        /** @description A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it */
+        WebhookEventContactCreated: {
+            /**
+             * Format: uuid
+             * @description Event id; the same on every delivery and retry of this event
+             */
+            id: string;
+            /** @constant */
+            type: "contact.created";
+            /**
+             * Format: date-time
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
+             */
+            createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            sequence: number;
+            data: {
+                contact: components["schemas"]["Contact"];
+            };
+        };
+        /** @description A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The contact as it now stands. A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it */
+        WebhookEventContactUpdated: {
+            /**
+             * Format: uuid
+             * @description Event id; the same on every delivery and retry of this event
+             */
+            id: string;
+            /** @constant */
+            type: "contact.updated";
+            /**
+             * Format: date-time
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
+             */
+            createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            sequence: number;
+            data: {
+                contact: components["schemas"]["Contact"];
+            };
+        };
+        /** @description A contact was deleted: its id and when. Sent to endpoints subscribed to it */
+        WebhookEventContactDeleted: {
+            /**
+             * Format: uuid
+             * @description Event id; the same on every delivery and retry of this event
+             */
+            id: string;
+            /** @constant */
+            type: "contact.deleted";
+            /**
+             * Format: date-time
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
+             */
+            createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            sequence: number;
+            data: {
+                contact: components["schemas"]["DeletedContact"];
+            };
+        };
+        /** @description A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number shows it as `consentStatus`. Sent to endpoints subscribed to it */
+        WebhookEventConsentChanged: {
+            /**
+             * Format: uuid
+             * @description Event id; the same on every delivery and retry of this event
+             */
+            id: string;
+            /** @constant */
+            type: "consent.changed";
+            /**
+             * Format: date-time
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
+             */
+            createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            sequence: number;
+            data: {
+                consent: {
+                    /** @description The number (E.164) whose consent changed, whichever contact holds it */
+                    number: string;
+                    /**
+                     * @description `opted_out` (a STOP, or the carrier refused a text because the recipient opted out) or `opted_in` (a START)
+                     * @enum {string}
+                     */
+                    status: "opted_in" | "opted_out";
+                    /** @description What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an opt-out); others may be added */
+                    source: string;
+                    /**
+                     * Format: date-time
+                     * @description The carrier's time of the change: the contact's `consentAt`
+                     */
+                    at: string;
+                    /** @description Human-readable, e.g. `Replied STOP` */
+                    note: string | null;
+                };
+            };
+        };
         /** @description Sent only when an operator tests an endpoint; acknowledge it like any other event */
         WebhookEventTest: {
             /**
@@ -718,7 +986,7 @@ export interface components {
              * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
              */
             createdAt: string;
-            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
             sequence: number;
             data: {
                 /** Format: uuid */
@@ -1389,6 +1657,12 @@ export interface operations {
                 search?: string;
                 /** @description Whether contacts the system created from call history are included (default true) */
                 includeAutoCreated?: "true" | "false";
+                /** @description The contact holding this external id (compared exactly), as a page of at most one contact; an empty page when none does. Not combined with `search`, `updatedSince` or `cursor`. */
+                externalId?: string;
+                /** @description Changes since a time (ISO 8601): every contact changed at or after it (its fields, its number, or its number's consent), oldest change first, in pages of `limit` with `cursor`. A contact changed again while you page moves to the end and appears again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Not combined with `search`. */
+                updatedSince?: string;
+                /** @description With `updatedSince`: also the contacts deleted since then, in `deletedContacts` (default false). A deleted contact is kept there for 30 days. */
+                includeDeleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -2557,6 +2831,290 @@ export interface operations {
             };
         };
     };
+    upsertContacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a UUID). A retry with the same key and body returns the first successful response (header `Idempotent-Replayed: true`) without doing anything again; the same key with another body is 422, and while the first request still runs 409. Keys are kept 24 hours per organization; a failed request does not keep its key. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpsertContactsRequest"];
+            };
+        };
+        responses: {
+            /** @description One answer per item, in request order */
+            200: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactBatch"];
+                };
+            };
+            /**
+             * @description Bad request:
+             *     - `validation_failed`: a parameter, header or body field failed validation; `error` names it
+             */
+            400: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "validation_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized:
+             *     - `unauthorized`: the API key is missing, malformed, unknown, revoked or expired (header `WWW-Authenticate: Bearer`)
+             */
+            401: {
+                headers: {
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden:
+             *     - `api_access_disabled`: the organization's plan does not include API access
+             *     - `insufficient_scope`: the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)
+             */
+            403: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "api_access_disabled" | "insufficient_scope";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict:
+             *     - `idempotency_conflict`: a request with the same Idempotency-Key is still running; retry it later with the same key
+             */
+            409: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "idempotency_conflict";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Payload too large:
+             *     - `payload_too_large`: the body is larger than 64 KiB
+             */
+            413: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unsupported media type:
+             *     - `unsupported_media_type`: the body is not `application/json`
+             */
+            415: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unprocessable:
+             *     - `idempotency_mismatch`: the Idempotency-Key was already used with a different body
+             */
+            422: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "idempotency_mismatch";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: too many requests: wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error:
+             *     - `internal`: an unexpected error; the message carries the request id
+             */
+            500: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listThreads: {
         parameters: {
             query?: {
@@ -3535,6 +4093,234 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventMessageFailed"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery will not be retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookContactCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, e.g. `call.completed` */
+                "X-Service-Event": string;
+                /** @description Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string */
+                "X-Service-Timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued */
+                "X-Service-Signature": string;
+                /** @description The delivery id, the same on every retry: use it as an idempotency key */
+                "X-Service-Delivery": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Event (identical value)
+                 */
+                "X-Legacy-Event": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Timestamp (identical value)
+                 */
+                "X-Legacy-Timestamp": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Signature (identical value)
+                 */
+                "X-Legacy-Signature": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Delivery (identical value)
+                 */
+                "X-Legacy-Delivery": string;
+                /** @description Standard Webhooks: the delivery id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: seconds since the Unix epoch */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventContactCreated"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery will not be retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookContactUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, e.g. `call.completed` */
+                "X-Service-Event": string;
+                /** @description Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string */
+                "X-Service-Timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued */
+                "X-Service-Signature": string;
+                /** @description The delivery id, the same on every retry: use it as an idempotency key */
+                "X-Service-Delivery": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Event (identical value)
+                 */
+                "X-Legacy-Event": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Timestamp (identical value)
+                 */
+                "X-Legacy-Timestamp": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Signature (identical value)
+                 */
+                "X-Legacy-Signature": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Delivery (identical value)
+                 */
+                "X-Legacy-Delivery": string;
+                /** @description Standard Webhooks: the delivery id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: seconds since the Unix epoch */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventContactUpdated"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery will not be retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookContactDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, e.g. `call.completed` */
+                "X-Service-Event": string;
+                /** @description Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string */
+                "X-Service-Timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued */
+                "X-Service-Signature": string;
+                /** @description The delivery id, the same on every retry: use it as an idempotency key */
+                "X-Service-Delivery": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Event (identical value)
+                 */
+                "X-Legacy-Event": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Timestamp (identical value)
+                 */
+                "X-Legacy-Timestamp": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Signature (identical value)
+                 */
+                "X-Legacy-Signature": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Delivery (identical value)
+                 */
+                "X-Legacy-Delivery": string;
+                /** @description Standard Webhooks: the delivery id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: seconds since the Unix epoch */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventContactDeleted"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery will not be retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookConsentChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, e.g. `call.completed` */
+                "X-Service-Event": string;
+                /** @description Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string */
+                "X-Service-Timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued */
+                "X-Service-Signature": string;
+                /** @description The delivery id, the same on every retry: use it as an idempotency key */
+                "X-Service-Delivery": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Event (identical value)
+                 */
+                "X-Legacy-Event": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Timestamp (identical value)
+                 */
+                "X-Legacy-Timestamp": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Signature (identical value)
+                 */
+                "X-Legacy-Signature": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Delivery (identical value)
+                 */
+                "X-Legacy-Delivery": string;
+                /** @description Standard Webhooks: the delivery id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: seconds since the Unix epoch */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventConsentChanged"];
             };
         };
         responses: {

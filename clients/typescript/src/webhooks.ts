@@ -36,7 +36,7 @@ export type WebhookEvent = {
 export type WebhookEventOf<Type extends WebhookEvent['type']> = Extract<WebhookEvent, { type: Type }>;
 
 /** What an event is about, by type: the resource whose `sequence` orders its events. */
-export type EventResource = { type: 'call' | 'message' | 'voicemail'; id: string };
+export type EventResource = { type: 'call' | 'message' | 'voicemail' | 'contact' | 'consent'; id: string };
 
 /**
  * The resource an event is about (`webhook.test` is about none): with `event.sequence`, the key of
@@ -44,10 +44,14 @@ export type EventResource = { type: 'call' | 'message' | 'voicemail'; id: string
  * resource can be dropped (docs/api.md, "Order and stale events").
  */
 export function eventResource(event: WebhookEvent): EventResource | undefined {
-  const data = event.data as { call?: { id: string }; message?: { id: string }; voicemail?: { id: string } };
+  const data = event.data as { call?: { id: string }; message?: { id: string }; voicemail?: { id: string }; contact?: { id: string }; consent?: { number: string } };
   if (data.call) return { type: 'call', id: data.call.id };
   if (data.message) return { type: 'message', id: data.message.id };
   if (data.voicemail) return { type: 'voicemail', id: data.voicemail.id };
+  // contact.created, contact.updated and contact.deleted share one sequence per contact.
+  if (data.contact) return { type: 'contact', id: data.contact.id };
+  // consent.changed is about a number, whichever contact holds it.
+  if (data.consent) return { type: 'consent', id: data.consent.number };
   return undefined;
 }
 

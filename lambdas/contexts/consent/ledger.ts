@@ -1,7 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { batchGetItems } from '../../shared/table/batch-get';
 import { str, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { PREFIX, tenantPk } from '../../shared/table/keys';
+import { ownPartitionKey } from '../../shared/table/keys';
+import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { updateExpression } from '../../shared/table/update-expression';
+import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 
 /**
  * The consent ledger: one row per (organization, number), the recipient's decision about their
@@ -33,10 +37,12 @@ export type ConsentChange = { status: Exclude<ConsentStatus, 'unknown'>; source:
 
 export const NO_CONSENT_RECORDED: Consent = { status: 'unknown', source: null, at: null, note: null };
 
-export const consentKey = (tenantId: string, number: string) => ({
-  pk: tenantPk(tenantId),
-  sk: `${PREFIX.consent}${number}`,
-});
+/**
+ * A partition of its own per number: every contact written for a number checks its row in the
+ * same transaction, so on the organization's partition it would take a share of every create
+ * (docs/capacity.md).
+ */
+export const consentKey = (tenantId: string, number: string) => ownPartitionKey(tenantId, 'consent', number);
 
 export function fromItem(item: Item | undefined): Consent {
   if (!item) return NO_CONSENT_RECORDED;
@@ -58,40 +64,56 @@ const NOT_OPTED_OUT = 'attribute_not_exists(#status) OR #status <> :optedOut';
  * message). Fails its condition when a later change is on record: the caller drops this item
  * and writes the rest (`consentChangeIsStale`).
  */
-export function consentChangeUpdate(tenantId: string, number: string, change: ConsentChange): TransactItem {
+export function consentChangeUpdate(tenantId: string, number: string, change: ConsentChange, now = new Date()): TransactItem {
   return {
     Update: {
       TableName: TABLE_NAME,
       Key: consentKey(tenantId, number),
-      UpdateExpression: 'SET #type = :type, #number = :number, #status = :status, #source = :source, #at = :at, #note = :note',
-      ConditionExpression: LATER_THAN_RECORDED,
-      ExpressionAttributeNames: {
-        '#type': 'type',
-        '#number': 'number',
-        '#status': 'consentStatus',
-        '#source': 'consentSource',
-        '#at': 'consentAt',
-        '#note': 'consentNote',
-      },
-      ExpressionAttributeValues: {
-        ':type': 'consent',
-        ':number': number,
-        ':status': change.status,
-        ':source': change.source,
-        ':at': change.at.toISOString(),
-        ':note': change.note,
-      },
+      // The row's sequence and `changedAt` ride along (shared/table/row-sequence.ts): each change is a
+      // `consent.changed` event, and a change the ledger refuses (a later one on record) bumps nothing.
+      ...updateExpression(
+        withRowSequenceBump({
+          set: {
+            type: ROW_TYPES.consent,
+            tenantId,
+            number,
+            consentStatus: change.status,
+            consentSource: change.source,
+            consentAt: change.at.toISOString(),
+            consentNote: change.note,
+            [CHANGED_AT]: now.getTime(),
+          },
+        }),
+        { expression: LATER_THAN_RECORDED, names: { '#at': 'consentAt' }, values: { ':at': change.at.toISOString() } },
+      ),
     },
   };
 }
+
+/** A number's ledger row as a write that copies it read it, with the check that it is still that row when the copy commits. */
+export type LedgerSnapshot = { consent: Consent; unchanged: TransactItem };
 
 /**
  * The ledger row of a number as a write that copies it reads it (a contact created for the
  * number, or renumbered to it), with the check that keeps the copy true: the row is still the one
  * read when the copy commits (a change in between cancels the write, which reads again).
  */
-export async function ledgerSnapshot(tenantId: string, number: string): Promise<{ consent: Consent; unchanged: TransactItem }> {
+export async function ledgerSnapshot(tenantId: string, number: string): Promise<LedgerSnapshot> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }));
+  return snapshotOf(tenantId, number, Item);
+}
+
+/**
+ * The snapshots of many numbers in one strongly consistent read per 100 numbers (a batch of new
+ * contacts): AWS charges each requested key as a GetItem of it would be charged.
+ */
+export async function ledgerSnapshots(tenantId: string, numbers: readonly string[]): Promise<Map<string, LedgerSnapshot>> {
+  const unique = [...new Set(numbers)];
+  const rows = new Map((await batchGetItems(unique.map((n) => consentKey(tenantId, n)), { consistentRead: true })).map((item) => [item.number as string, item]));
+  return new Map(unique.map((n) => [n, snapshotOf(tenantId, n, rows.get(n))]));
+}
+
+function snapshotOf(tenantId: string, number: string, Item: Item | undefined): LedgerSnapshot {
   const consent = fromItem(Item);
   const unchanged: TransactItem = {
     ConditionCheck: {

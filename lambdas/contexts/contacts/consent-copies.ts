@@ -2,8 +2,11 @@ import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-round
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, failedCondition, transactWrite, type CancellationReason, type TransactItem } from '../../shared/table/dynamo';
+import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { updateExpression } from '../../shared/table/update-expression';
 import { consentAttributes, consentChangeUpdate, consentOfChange, type Consent, type ConsentChange } from '../consent/ledger';
-import { contactKey, numberClaimKey } from './contacts';
+import { changeIndexKeys } from './contact-changes';
+import { contactKey, numberClaimKey } from './contact-rows';
 
 /**
  * A consent change as it is written: the number's ledger row (consent/ledger.ts), and the copy on
@@ -34,18 +37,22 @@ export async function consentChangeWrites(tenantId: string, number: string, chan
   ];
 }
 
-/** A consent's copy on the contact holding its number: the four attributes, guarded on the row still holding it. */
+/**
+ * A consent's copy on the contact holding its number: the four attributes, guarded on the row
+ * still holding it. The contact shows the change, so its sequence number moves and it goes to the
+ * end of the feed of changes (`updatedSince`); it raises no contact.updated (no CHANGED_AT): the
+ * change is the number's, announced once as consent.changed.
+ */
 function consentCopyUpdate(tenantId: string, contactId: string, number: string, consent: Consent): TransactItem {
-  const copy = consentAttributes(consent);
-  const names = Object.keys(copy);
   return {
     Update: {
       TableName: TABLE_NAME,
       Key: contactKey(tenantId, contactId),
-      UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
-      ConditionExpression: `${CONDITION.rowExists} AND #number = :number`,
-      ExpressionAttributeNames: { ...Object.fromEntries(names.map((name) => [`#${name}`, name])), '#number': 'normalizedNumber' },
-      ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, copy[name]])), ':number': number },
+      ...updateExpression(withRowSequenceBump({ set: { ...consentAttributes(consent), ...changeIndexKeys(tenantId, new Date()) } }), {
+        expression: `${CONDITION.rowExists} AND #holdsNumber = :heldNumber`,
+        names: { '#holdsNumber': 'normalizedNumber' },
+        values: { ':heldNumber': number },
+      }),
     },
   };
 }

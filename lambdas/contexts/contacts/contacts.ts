@@ -1,125 +1,43 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { NotFoundError, TemporarilyUnavailableError } from '../../shared/errors';
-import { uuidv7 } from '../../shared/ids';
+import { NotFoundError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { CONDITION, failedCondition, isConditionalCheckFailed, nowIso, str, transactWrite, type Item } from '../../shared/table/dynamo';
-import { PREFIX, sortKeyStartsWith, tenantPk, tenantScopedPk } from '../../shared/table/keys';
+import { CONDITION, failedCondition, isConditionalCheckFailed, nowIso, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
-import { isContention } from '../../shared/table/contention';
+import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
+import { CHANGED_AT } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
-import { consentAttributes, ledgerSnapshot, type Consent } from '../consent/ledger';
+import { updateExpression, type Condition } from '../../shared/table/update-expression';
+import { consentAttributes, ledgerSnapshot } from '../consent/ledger';
+import { claimMove, claimRelease, externalIdMove, otherHolder, readNumberClaim } from './contact-claims';
+import { changeIndexKeys, changesPage } from './contact-changes';
+import { insertNewContact, insertWithClaims } from './contact-inserts';
+import {
+  contactKey,
+  customFieldsOf,
+  externalIdClaimKey,
+  externalIdIndexKeys,
+  fromItem,
+  namedIndexKeys,
+  newContact,
+  numberClaimKey,
+  tombstoneItem,
+  withConsentFields,
+  type NumberClaim,
+} from './contact-rows';
 import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
-import { indexedEntriesOf, insertIndex, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
-import type { Contact, CreateContactInput, ListContactsInput, UpdateContactInput } from './schemas';
+import { indexedEntriesOf, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
+import type { Contact, CreateContactInput, DeletedContact, ListContactsInput, UpdateContactInput } from './schemas';
 
 /**
- * Contacts and their number claims. A claim row (`NUMBER#<e164>` -> contactId) is written in the
- * same transaction as every change of a contact's number, so an organization never has two
- * contacts for one number, whatever runs concurrently.
+ * The directory's reads and writes: a contact, the list, a search, the feed of changes, a contact
+ * by external id; create (with adoption), PATCH and delete, each one transaction of the contact's
+ * rows and claims (contact-rows.ts, contact-claims.ts) run in optimistic rounds; new contacts are
+ * written by contact-inserts.ts, a batch by contact-batch.ts.
  */
-export const contactKey = (tenantId: string, contactId: string) => ({
-  pk: tenantPk(tenantId),
-  sk: `${PREFIX.contact}${contactId}`,
-});
-
-export const numberClaimKey = (tenantId: string, number: string) => ({
-  pk: tenantPk(tenantId),
-  sk: `${PREFIX.numberClaim}${number}`,
-});
-
-type NumberClaim = { contactId: string; named: boolean };
-
-const claimItem = (tenantId: string, number: string, claim: NumberClaim): Item => ({
-  ...numberClaimKey(tenantId, number),
-  type: 'numberClaim',
-  ...claim,
-});
-
-const namedIndexKeys = (tenantId: string, contactId: string) => ({
-  [GSIS.gsi1.partitionKey]: tenantScopedPk(tenantId, PREFIX.namedContacts),
-  [GSIS.gsi1.sortKey]: `${PREFIX.contact}${contactId}`,
-});
-
-/**
- * A contact row carries the consent of its number: a copy of the number's ledger row
- * (consent/ledger.ts), written in the same transaction as every ledger change
- * (./consent-copies.ts) and by every write that gives the contact a number (create, renumber:
- * `ledgerSnapshot`'s check keeps the copy the ledger's). The ledger stays the truth: it outlives
- * the contact's delete and renumber. So a contact is one read and a page of contacts one Query.
- */
-export function toItem(contact: Contact): Item {
-  return {
-    ...contactKey(contact.tenantId, contact.id),
-    // Sparse index: only named contacts appear in it, so includeAutoCreated=false is a plain query.
-    ...(!contact.isAutoCreated && namedIndexKeys(contact.tenantId, contact.id)),
-    type: 'contact',
-    ...contact,
-    [SEARCH_INDEX_ATTRIBUTE]: insertIndex(contact.tenantId, contact.id, contact).fingerprint,
-  };
-}
-
-const withConsentFields = (consent: Consent): Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'> =>
-  consentAttributes(consent) as Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'>;
-
-export function fromItem(item: Item): Contact {
-  return {
-    id: item.id as string,
-    tenantId: item.tenantId as string,
-    displayName: item.displayName as string,
-    phoneNumber: item.phoneNumber as string,
-    company: str(item.company),
-    tag: str(item.tag),
-    notes: str(item.notes),
-    createdByAgentId: str(item.createdByAgentId),
-    createdAt: item.createdAt as string,
-    updatedAt: item.updatedAt as string,
-    normalizedNumber: str(item.normalizedNumber),
-    isAutoCreated: item.isAutoCreated === true,
-    source: item.source as Contact['source'],
-    consentStatus: item.consentStatus as Contact['consentStatus'],
-    consentSource: str(item.consentSource),
-    consentAt: str(item.consentAt),
-    consentNote: str(item.consentNote),
-  };
-}
-
-function newContact(tenantId: string, fields: Partial<Contact> & Pick<Contact, 'displayName' | 'phoneNumber' | 'source'>, now: Date): Contact {
-  const at = nowIso(now);
-  return {
-    id: uuidv7(now),
-    tenantId,
-    company: null,
-    tag: null,
-    notes: null,
-    createdByAgentId: null,
-    createdAt: at,
-    updatedAt: at,
-    normalizedNumber: fields.phoneNumber,
-    isAutoCreated: fields.source !== 'manual',
-    consentStatus: 'unknown',
-    consentSource: null,
-    consentAt: null,
-    consentNote: null,
-    ...fields,
-  };
-}
-
-/** A contact as POST /contacts creates it. */
-const manualContact = (tenantId: string, input: CreateContactInput, now: Date): Contact =>
-  newContact(
-    tenantId,
-    {
-      displayName: input.displayName,
-      phoneNumber: input.phoneNumber,
-      company: input.company ?? null,
-      tag: input.tag ?? null,
-      notes: input.notes ?? null,
-      source: 'manual',
-    },
-    now,
-  );
 
 /** GET /contacts/{id}: the contact with its number's consent, in one read. */
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
@@ -128,100 +46,92 @@ export async function getContact(tenantId: string, contactId: string): Promise<C
   return fromItem(Item);
 }
 
+type ContactRow = { contact: Contact; indexed: IndexedEntries; row: Item };
+
 /** The stored row and the search entries it is filed under, for writes that change them. */
-async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<{ contact: Contact; indexed: IndexedEntries }> {
+async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<ContactRow> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }));
   if (!Item) throw new NotFoundError('Contact');
   const contact = fromItem(Item);
-  return { contact, indexed: indexedEntriesOf(Item, contact) };
+  return { contact, indexed: indexedEntriesOf(Item, contact), row: Item };
 }
 
-/** `SET searchIndex` with the other attributes a write sets, when its entries change. */
-const withFingerprint = (fields: Record<string, unknown>, search: Reindex) =>
-  updateExpression({ ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined });
-
-/** The rows a new contact is stored as: its number's claim, the contact, its search entries. */
-function rowsOfNewContact(contact: Contact) {
-  return {
-    claim: claimItem(contact.tenantId, contact.normalizedNumber as string, { contactId: contact.id, named: !contact.isAutoCreated }),
-    row: toItem(contact),
-    entries: insertIndex(contact.tenantId, contact.id, contact).writes,
-  };
-}
+/** Removes an attribute in an update (`undefined` leaves it alone, `null` stores null). */
+const REMOVE = Symbol('remove');
+type Written = Record<string, unknown>;
 
 /**
- * The rows `createContact` writes for a number nobody holds, for bulk loads (the bench's scale
- * section): the same items, without the transaction's conditions, so a loader can batch them.
+ * A write of a contact's attributes (those REMOVE marks are removed), its sequence number bumped,
+ * `searchIndex` set when its entries change, guarded by `condition`.
  */
-export function newContactRows(tenantId: string, input: CreateContactInput, now = new Date()): Item[] {
-  const { claim, row, entries } = rowsOfNewContact(manualContact(tenantId, input, now));
-  return [claim, row, ...entries.flatMap((write) => (write.Put ? [write.Put.Item as Item] : []))];
+function contactWrite(fields: Written, search: Reindex, condition: Condition) {
+  const all: Written = { ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined };
+  const entries = Object.entries(all).filter(([, v]) => v !== undefined);
+  const parts = { set: Object.fromEntries(entries.filter(([, v]) => v !== REMOVE)), remove: entries.filter(([, v]) => v === REMOVE).map(([k]) => k) };
+  return updateExpression(withRowSequenceBump(parts), condition);
 }
+
+/** The attributes of an external id given to a write: set with its index entry, or removed with it. */
+function externalIdAttributes(tenantId: string, externalId: string | null | undefined): Written {
+  if (externalId === undefined) return {};
+  if (externalId === null) return { externalId: REMOVE, [GSIS.externalIds.partitionKey]: REMOVE, [GSIS.externalIds.sortKey]: REMOVE };
+  return { externalId, ...externalIdIndexKeys(tenantId, externalId) };
+}
+
+const customFieldsAttribute = (customFields: Record<string, string> | null | undefined): Written =>
+  customFields === undefined ? {} : { customFields: customFieldsOf(customFields) ?? REMOVE };
 
 /**
- * Writes a contact, its claim and its search rows together, the contact with its number's consent
- * copied from the ledger (checked unchanged in the same transaction); on a lost race returns the
- * claim that won. Returns the contact as written.
+ * What every write of a contact's own fields adds: when it happened (the contact.* event's time,
+ * CHANGED_AT) and its new place at the end of the feed of changes. The row's sequence number is
+ * bumped by the write itself (`withRowSequenceBump`).
  */
-async function insertWithClaim(draft: Contact): Promise<{ ok: true; contact: Contact } | { ok: false; claim: NumberClaim }> {
-  for (let round = 0; round < 4; round += 1) {
-    const { consent, unchanged } = await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string);
-    const contact: Contact = { ...draft, ...withConsentFields(consent) };
-    const { claim, row, entries } = rowsOfNewContact(contact);
-    const reasons = await transactWrite([
-      { Put: { TableName: TABLE_NAME, Item: claim, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-      { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
-      unchanged,
-      ...entries,
-    ]);
-    if (!reasons) return { ok: true, contact };
-    const claimTaken = failedCondition(reasons, 0);
-    if (claimTaken?.item) return { ok: false, claim: { contactId: claimTaken.item.contactId as string, named: claimTaken.item.named === true } };
-    // The number's consent changed between the read and the write: copy it again.
-    if (!failedCondition(reasons, 2)) throw new Error(`insertWithClaim: contact ${contact.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
-  }
-  throw new TemporarilyUnavailableError("insertWithClaim: the number's consent kept changing");
-}
+const changeStamp = (tenantId: string, now: Date): Written => ({ updatedAt: nowIso(now), [CHANGED_AT]: now.getTime(), ...changeIndexKeys(tenantId, now) });
 
-/** Attributes set by a person naming a contact, as an update expression. */
-function updateExpression(fields: Record<string, unknown>) {
-  const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
-  return {
-    UpdateExpression: `SET ${entries.map(([k]) => `#${k} = :${k}`).join(', ')}`,
-    ExpressionAttributeNames: Object.fromEntries(entries.map(([k]) => [`#${k}`, k])),
-    ExpressionAttributeValues: Object.fromEntries(entries.map(([k, v]) => [`:${k}`, v])),
-  };
-}
-
-class ClaimMoved extends Error {}
+/** The condition that a row still holds the external id it was read with. */
+const externalIdAsRead = (externalId: string | null) =>
+  externalId === null
+    ? { expression: 'attribute_not_exists(#externalIdAsRead)', names: { '#externalIdAsRead': 'externalId' }, values: {} }
+    : { expression: '#externalIdAsRead = :externalIdAsRead', names: { '#externalIdAsRead': 'externalId' }, values: { ':externalIdAsRead': externalId } };
 
 /**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
  * named. The claim flips to named in the same transaction, guarded on still being unnamed, so
  * of two concurrent adopters exactly one wins and the other sees a named contact (409). The new
  * name's search entries replace the old ones in that transaction, guarded on the entries read.
+ * The external id and custom fields, when given, are set as a PATCH sets them (omitted: kept).
+ * LOST_RACE: the row or its claim changed since it was read; the caller decides again.
  */
-async function adopt(tenantId: string, contactId: string, input: CreateContactInput, now: Date): Promise<Contact> {
+export async function adoptRound(tenantId: string, contactId: string, input: CreateContactInput, now: Date): Promise<RoundResult<Contact>> {
   const number = input.phoneNumber;
-  let current: Awaited<ReturnType<typeof readContactRow>>;
+  let current: ContactRow;
   try {
     current = await readContactRow(tenantId, contactId, true);
   } catch (err) {
-    if (err instanceof NotFoundError) throw new ClaimMoved(); // deleted since the claim was read: decide again
+    if (err instanceof NotFoundError) return LOST_RACE; // deleted since the claim was read: decide again
     throw err;
   }
-  const named = {
+  const externalIdMoves = input.externalId !== undefined && input.externalId !== current.contact.externalId;
+  const named: Written = {
     displayName: input.displayName,
     phoneNumber: input.phoneNumber,
     company: input.company ?? null,
     tag: input.tag ?? null,
     notes: input.notes ?? null,
     isAutoCreated: false,
-    updatedAt: nowIso(now),
     ...namedIndexKeys(tenantId, contactId),
+    ...externalIdAttributes(tenantId, externalIdMoves ? input.externalId : undefined),
+    ...customFieldsAttribute(input.customFields),
+    ...changeStamp(tenantId, now),
   };
-  const search = reindex(tenantId, contactId, current.indexed, { ...named, normalizedNumber: current.contact.normalizedNumber });
-  const contactUpdate = withFingerprint(named, search);
+  const search = reindex(tenantId, contactId, current.indexed, { displayName: input.displayName, company: input.company ?? null, normalizedNumber: current.contact.normalizedNumber });
+  const externalIdWrites = externalIdMoves ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null) : [];
+  const asRead = externalIdAsRead(current.contact.externalId);
+  const contactUpdate = contactWrite(named, search, {
+    expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
+    names: { '#wasAutoCreated': 'isAutoCreated', ...search.guard.names, ...asRead.names },
+    values: { ':wasAuto': true, ...search.guard.values, ...asRead.values },
+  });
   const reasons = await transactWrite([
     {
       Update: {
@@ -233,45 +143,40 @@ async function adopt(tenantId: string, contactId: string, input: CreateContactIn
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     },
-    {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: contactKey(tenantId, contactId),
-        ...contactUpdate,
-        ConditionExpression: `${CONDITION.rowExists} AND #isAutoCreated = :wasAuto AND ${search.guard.expression}`,
-        ExpressionAttributeNames: { ...contactUpdate.ExpressionAttributeNames, ...search.guard.names },
-        ExpressionAttributeValues: { ...contactUpdate.ExpressionAttributeValues, ':wasAuto': true, ...search.guard.values },
-      },
-    },
+    { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } },
+    ...externalIdWrites,
     ...search.writes,
   ]);
   if (reasons) {
     const claim = failedCondition(reasons, 0);
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
+    const externalIdHolder = externalIdWrites.length > 0 ? otherHolder(failedCondition(reasons, 1 + externalIdWrites.length), contactId) : undefined;
+    if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
     // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
-    throw new ClaimMoved();
+    return LOST_RACE;
   }
   // Strongly consistent, so the answer is the adopted row, not the auto-created one a replica still has.
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }));
   // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than answering 404.
-  if (!Item) throw new ClaimMoved();
+  if (!Item) return LOST_RACE;
   return fromItem(Item);
 }
 
+/** Rounds of a create: each round lost means another writer changed a claim in between. */
+const CREATE_ROUNDS = { what: 'createContact: the number kept changing hands', rounds: 4 };
+
 /** POST /contacts: create (201), adopt the auto-created row (200), or 409 naming the holder. */
 export async function createContact(tenantId: string, input: CreateContactInput, now = new Date()): Promise<{ contact: Contact; adopted: boolean }> {
-  // A few rounds at most: each round lost means another writer changed the claim in between.
-  for (let round = 0; round < 4; round += 1) {
-    const inserted = await insertWithClaim(manualContact(tenantId, input, now));
+  return optimisticRounds(CREATE_ROUNDS, async () => {
+    const inserted = await insertNewContact(tenantId, input, now);
     if (inserted.ok) return { contact: inserted.contact, adopted: false };
-    if (inserted.claim.named) throw new ContactConflictError(inserted.claim.contactId);
-    try {
-      return { contact: await adopt(tenantId, inserted.claim.contactId, input, now), adopted: true };
-    } catch (err) {
-      if (!(err instanceof ClaimMoved)) throw err;
+    if (inserted.numberHolder) {
+      if (inserted.numberHolder.named) throw new ContactConflictError(inserted.numberHolder.contactId);
+      const adopted = await adoptRound(tenantId, inserted.numberHolder.contactId, input, now);
+      return adopted === LOST_RACE ? LOST_RACE : { contact: adopted, adopted: true };
     }
-  }
-  throw new TemporarilyUnavailableError('createContact: the number kept changing hands');
+    throw new ContactConflictError(inserted.externalIdHolder as string, 'externalId');
+  });
 }
 
 /**
@@ -287,26 +192,40 @@ export async function ensureContactForNumber(
   // Most numbers seen on calls and texts already have their contact: one read, not a transaction.
   // Strongly consistent: an eventually consistent one could still see the claim of a contact just
   // deleted, and the call or text would name a contact that no longer exists.
-  const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
-  if (typeof claim?.contactId === 'string') return claim.contactId;
-  try {
-    const inserted = await insertWithClaim(newContact(tenantId, { displayName: number, phoneNumber: number, source }, now));
-    return inserted.ok ? inserted.contact.id : inserted.claim.contactId;
-  } catch (err) {
-    // Texts and calls of one new number arriving together all try to create its contact: the
-    // one that wins holds the claim while the others collide with it. Once it has, the claim
-    // answers every one of them; only when nobody holds it yet is the contention theirs.
-    if (!isContention(err)) throw err;
-    const { Item: winner } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
-    if (typeof winner?.contactId === 'string') return winner.contactId;
-    throw err;
-  }
+  const claim = await readNumberClaim(tenantId, number);
+  if (claim) return claim.contactId;
+  // Texts and calls of one new number arriving together all try to create its contact: the one
+  // that wins holds the claim, which answers the others (`insertWithClaims`).
+  const inserted = await insertWithClaims(newContact(tenantId, { displayName: number, phoneNumber: number, source }, now));
+  return inserted.ok ? inserted.contact.id : (inserted.numberHolder as NumberClaim).contactId;
 }
 
-export async function listContacts(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
+export type ContactPage = Page<Contact> & { deletedContacts?: DeletedContact[] };
+
+export async function listContacts(tenantId: string, input: ListContactsInput): Promise<ContactPage> {
+  if (input.externalId !== undefined) return contactByExternalId(tenantId, input.externalId, input.includeAutoCreated);
+  if (input.updatedSince !== undefined) {
+    const page = await changesPage(tenantId, { ...input, updatedSince: input.updatedSince, includeDeleted: input.includeDeleted === true }, fromItem);
+    return { items: page.contacts, nextCursor: page.nextCursor, ...(input.includeDeleted && { deletedContacts: page.deletedContacts }) };
+  }
   return input.search
     ? searchPage(tenantId, { ...input, search: input.search }, (ids) => readContacts(tenantId, ids))
     : listContactRows(tenantId, input);
+}
+
+/** GET /contacts?externalId=: one Query of the contact's entry in the `externalIds` index (whole rows are projected). */
+async function contactByExternalId(tenantId: string, externalId: string, includeAutoCreated: boolean): Promise<ContactPage> {
+  const { Items = [] } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      IndexName: GSIS.externalIds.indexName,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': GSIS.externalIds.partitionKey },
+      ExpressionAttributeValues: { ':pk': externalIdClaimKey(tenantId, externalId).pk },
+    }),
+  );
+  const contacts = Items.map(fromItem).filter((contact) => includeAutoCreated || !contact.isAutoCreated);
+  return { items: contacts, nextCursor: null };
 }
 
 /** Contacts by id, in one BatchGetItem per 100: those deleted meanwhile are missing. */
@@ -314,153 +233,193 @@ async function readContacts(tenantId: string, contactIds: readonly string[]): Pr
   return (await batchGetItems(contactIds.map((id) => contactKey(tenantId, id)))).map(fromItem);
 }
 
+/** The plain list, newest first: every contact on the `directory` index, named ones on gsi1. */
 async function listContactRows(tenantId: string, input: ListContactsInput): Promise<Page<Contact>> {
-  const named = !input.includeAutoCreated;
-  const pk = tenantPk(tenantId);
-  const namedPk = tenantScopedPk(tenantId, PREFIX.namedContacts);
-  const cursorSk = input.cursor ? `${PREFIX.contact}${input.cursor}` : undefined;
-  // Every contact, auto-created ones included, shares the organization's partition with its other rows.
-  const contactRows = sortKeyStartsWith(PREFIX.contact);
+  const index = input.includeAutoCreated ? GSIS.directory : GSIS.gsi1;
+  const indexPk = tenantScopedPk(tenantId, input.includeAutoCreated ? PREFIX.contacts : PREFIX.namedContacts);
   const page = await queryPage({
     query: {
       TableName: TABLE_NAME,
-      ...(named && { IndexName: GSIS.gsi1.indexName }),
-      KeyConditionExpression: named ? '#pk = :pk' : `#pk = :pk AND ${contactRows.condition}`,
+      IndexName: index.indexName,
+      KeyConditionExpression: '#pk = :pk',
       ScanIndexForward: false,
-      ExpressionAttributeNames: { '#pk': named ? GSIS.gsi1.partitionKey : 'pk', ...(!named && contactRows.names) },
-      ExpressionAttributeValues: { ':pk': named ? namedPk : pk, ...(!named && contactRows.values) },
+      ExpressionAttributeNames: { '#pk': index.partitionKey },
+      ExpressionAttributeValues: { ':pk': indexPk },
     },
     limit: input.limit,
-    startKey: !cursorSk
-      ? undefined
-      : (named
-        ? { pk, sk: cursorSk, [GSIS.gsi1.partitionKey]: namedPk, [GSIS.gsi1.sortKey]: cursorSk }
-        : { pk, sk: cursorSk }),
+    // An index's start key holds the row's table key too: both follow from the cursor's id.
+    startKey: input.cursor ? { ...contactKey(tenantId, input.cursor), [index.partitionKey]: indexPk, [index.sortKey]: `${PREFIX.contact}${input.cursor}` } : undefined,
     fromItem: (item) => item,
     idOf: (item) => item.id as string,
   });
   return { ...page, items: page.items.map(fromItem) };
 }
 
-/** PATCH /contacts/{id}: only the given fields change; a new number moves the claim atomically. */
-export async function updateContact(tenantId: string, contactId: string, patch: UpdateContactInput, now = new Date()): Promise<Contact> {
-  return applyUpdate(tenantId, contactId, patch, now);
-}
-
 const touchesSearch = (patch: UpdateContactInput): boolean =>
   patch.displayName !== undefined || patch.company !== undefined || patch.phoneNumber !== undefined;
 
-async function applyUpdate(tenantId: string, contactId: string, patch: UpdateContactInput, now: Date): Promise<Contact> {
-  for (let round = 0; round < 4; round += 1) {
-    const { contact: current, indexed } = await readContactRow(tenantId, contactId);
-    const next: Contact = {
-      ...current,
-      ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
-      updatedAt: nowIso(now),
-    };
-    if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
-    const search = reindex(tenantId, contactId, indexed, next);
-    const searchChanges = touchesSearch(patch) && search.changed;
-    // Only the fields this PATCH writes: a value derived from the rest of `current` would
-    // overwrite what a concurrent writer (an adoption, another PATCH) just set.
-    const numberMoves = current.normalizedNumber !== next.normalizedNumber;
-    // A new number brings its own consent: the ledger's row, copied and checked unchanged.
-    const ledger = numberMoves ? await ledgerSnapshot(tenantId, next.normalizedNumber as string) : undefined;
-    if (ledger) Object.assign(next, withConsentFields(ledger.consent));
-    const changed = withFingerprint(
-      { ...patch, normalizedNumber: patch.phoneNumber, updatedAt: next.updatedAt, ...(ledger && consentAttributes(ledger.consent)) },
-      { ...search, changed: searchChanges },
-    );
-    if (!numberMoves && !searchChanges) {
-      try {
-        const { Attributes } = await dynamo.send(
-          new UpdateCommand({
-            TableName: TABLE_NAME,
-            Key: contactKey(tenantId, contactId),
-            ...changed,
-            // A PATCH of a searched field that leaves the entries as they are still needs them as read:
-            // a rename committed since would otherwise keep entries this write no longer matches.
-            ConditionExpression: `${CONDITION.rowExists} AND #normalizedNumber = :currentNumber${touchesSearch(patch) ? ` AND ${search.guard.expression}` : ''}`,
-            ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#normalizedNumber': 'normalizedNumber', ...(touchesSearch(patch) && search.guard.names) },
-            ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ...(touchesSearch(patch) && search.guard.values) },
-            // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
-            ReturnValues: 'ALL_NEW',
-          }),
-        );
-        return fromItem(Attributes as Item);
-      } catch (err) {
-        if (isConditionalCheckFailed(err)) continue; // deleted or renumbered meanwhile: look again
-        throw err;
-      }
-    }
-    const contactUpdate = {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: contactKey(tenantId, contactId),
-        ...changed,
-        // Also still auto-created or named as read: a new claim copies that flag, and an
-        // adoption committed since the read must not leave a claim saying "unnamed". And still
-        // filed under the search entries read, which this write replaces.
-        ConditionExpression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
-        ExpressionAttributeNames: { ...changed.ExpressionAttributeNames, '#currentNumberAttr': 'normalizedNumber', '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
-        ExpressionAttributeValues: { ...changed.ExpressionAttributeValues, ':currentNumber': current.normalizedNumber, ':wasAuto': current.isAutoCreated, ...search.guard.values },
-      },
-    };
-    const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
-    const reasons = await transactWrite([contactUpdate, ...claimMoves, ...search.writes, ...(ledger ? [ledger.unchanged] : [])]);
-    // The row as this write left it: its conditions held the number, the named flag and the search
-    // fields as read. A read after it could show a later writer's row instead (an adoption that
-    // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
-    if (!reasons) return next;
-    const taken = numberMoves ? failedCondition(reasons, claimMoves.length) : undefined;
-    // Held by this very contact: a concurrent PATCH moved it there first; the next round sees no move.
-    if (taken?.item && taken.item.contactId !== contactId) throw new ContactConflictError(taken.item.contactId as string);
-    // Otherwise the contact changed under us: read it again and decide afresh.
+const sameCustomFields = (a: Record<string, string> | null, b: Record<string, string> | null): boolean =>
+  JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
+
+/** True when the patch gives some field a value the contact does not have (the batch's `unchanged` is its opposite). */
+export function patchChanges(current: Contact, patch: UpdateContactInput): boolean {
+  return Object.entries(patch).some(([field, value]) => {
+    if (value === undefined) return false;
+    if (field === 'customFields') return !sameCustomFields(current.customFields, customFieldsOf(value));
+    return current[field as keyof Contact] !== value;
+  });
+}
+
+export type UpdateOptions = {
+  /** The batch's match: the contact must still be the one it matched; false decides again (LOST_RACE). */
+  expect?: (current: Contact) => boolean;
+  /** Write nothing when every given field already has its value (the batch's `unchanged`). */
+  skipUnchanged?: boolean;
+};
+
+export type Updated = { contact: Contact; changed: boolean };
+
+/** Rounds of a PATCH: each lost round means another writer changed the contact in between. */
+const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 4 };
+
+/** PATCH /contacts/{id}: only the given fields change; a new number or external id moves its claim atomically. */
+export async function updateContact(tenantId: string, contactId: string, patch: UpdateContactInput, now = new Date()): Promise<Contact> {
+  return (await optimisticRounds(UPDATE_ROUNDS, () => updateRound(tenantId, contactId, patch, now))).contact;
+}
+
+/**
+ * One round of an update: read the contact, write what the patch changes conditioned on what was
+ * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
+ * one matched); ContactConflictError when another contact holds the new number or external id.
+ */
+export async function updateRound(tenantId: string, contactId: string, patch: UpdateContactInput, now: Date, options: UpdateOptions = {}): Promise<RoundResult<Updated>> {
+  let read: ContactRow;
+  try {
+    read = await readContactRow(tenantId, contactId, options.expect !== undefined);
+  } catch (err) {
+    if (err instanceof NotFoundError && options.expect) return LOST_RACE;
+    throw err;
   }
-  throw new TemporarilyUnavailableError('updateContact: the contact kept changing');
-}
-
-/** Frees a number's claim, if the contact has a number and the claim still names it. */
-const claimRelease = (tenantId: string, contactId: string, number: string | null) =>
-  number
-    ? [{ Delete: { TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConditionExpression: 'contactId = :contactId', ExpressionAttributeValues: { ':contactId': contactId } } }]
-    : [];
-
-/** A renumber's claim writes: free the old number (if it still names this contact), take the new one. */
-function claimMove(tenantId: string, contactId: string, current: Contact, newNumber: string) {
-  return [
-    ...claimRelease(tenantId, contactId, current.normalizedNumber),
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: claimItem(tenantId, newNumber, { contactId, named: !current.isAutoCreated }),
-        ConditionExpression: CONDITION.rowIsNew,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-      },
+  const { contact: current, indexed } = read;
+  if (options.expect && !options.expect(current)) return LOST_RACE;
+  if (options.skipUnchanged && !patchChanges(current, patch)) return { contact: current, changed: false };
+  const next: Contact = {
+    ...current,
+    ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
+    ...(patch.customFields !== undefined && { customFields: customFieldsOf(patch.customFields) }),
+    updatedAt: nowIso(now),
+  };
+  if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
+  const search = reindex(tenantId, contactId, indexed, next);
+  const searchChanges = touchesSearch(patch) && search.changed;
+  // Only the fields this PATCH writes: a value derived from the rest of `current` would
+  // overwrite what a concurrent writer (an adoption, another PATCH) just set.
+  const numberMoves = current.normalizedNumber !== next.normalizedNumber;
+  const externalIdMoves = current.externalId !== next.externalId;
+  // A new number brings its own consent: the ledger's row, copied and checked unchanged.
+  const ledger = numberMoves ? await ledgerSnapshot(tenantId, next.normalizedNumber as string) : undefined;
+  if (ledger) Object.assign(next, withConsentFields(ledger.consent));
+  const written: Written = {
+    displayName: patch.displayName,
+    phoneNumber: patch.phoneNumber,
+    normalizedNumber: patch.phoneNumber,
+    company: patch.company,
+    tag: patch.tag,
+    notes: patch.notes,
+    ...externalIdAttributes(tenantId, externalIdMoves ? next.externalId : undefined),
+    ...customFieldsAttribute(patch.customFields),
+    ...changeStamp(tenantId, now),
+    ...(ledger && consentAttributes(ledger.consent)),
+  };
+  const asRead = externalIdAsRead(current.externalId);
+  const stillAsRead = {
+    expression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND ${asRead.expression}`,
+    names: { '#currentNumberAttr': 'normalizedNumber', ...asRead.names },
+    values: { ':currentNumber': current.normalizedNumber, ...asRead.values },
+  };
+  if (!numberMoves && !searchChanges && !externalIdMoves) {
+    // A PATCH of a searched field that leaves the entries as they are still needs them as read:
+    // a rename committed since would otherwise keep entries this write no longer matches.
+    const guard = touchesSearch(patch) ? search.guard : { expression: '', names: {}, values: {} };
+    try {
+      const { Attributes } = await dynamo.send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: contactKey(tenantId, contactId),
+          ...contactWrite(written, { ...search, changed: false }, {
+            expression: `${stillAsRead.expression}${guard.expression ? ` AND ${guard.expression}` : ''}`,
+            names: { ...stillAsRead.names, ...guard.names },
+            values: { ...stillAsRead.values, ...guard.values },
+          }),
+          // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { contact: fromItem(Attributes as Item), changed: true };
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) return LOST_RACE; // deleted, renumbered or re-identified meanwhile: look again
+      throw err;
+    }
+  }
+  const contactUpdate: TransactItem = {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: contactKey(tenantId, contactId),
+      // Also still auto-created or named as read: a new claim copies that flag, and an
+      // adoption committed since the read must not leave a claim saying "unnamed". And still
+      // filed under the search entries read, which this write replaces.
+      ...contactWrite(written, { ...search, changed: searchChanges }, {
+        expression: `${stillAsRead.expression} AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
+        names: { ...stillAsRead.names, '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
+        values: { ...stillAsRead.values, ':wasAuto': current.isAutoCreated, ...search.guard.values },
+      }),
     },
-  ];
+  };
+  const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
+  const externalIdWrites = externalIdMoves ? externalIdMove(tenantId, contactId, current.externalId, next.externalId) : [];
+  const reasons = await transactWrite([contactUpdate, ...claimMoves, ...externalIdWrites, ...search.writes, ...(ledger ? [ledger.unchanged] : [])]);
+  // The row as this write left it: its conditions held the number, the named flag and the search
+  // fields as read. A read after it could show a later writer's row instead (an adoption that
+  // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
+  if (!reasons) return { contact: next, changed: true };
+  // Held by another contact: 409 naming it. Held by this very contact: a concurrent PATCH moved it
+  // there first; the next round sees no move. Otherwise the contact changed under us: decide afresh.
+  const numberHolder = numberMoves ? otherHolder(failedCondition(reasons, claimMoves.length), contactId) : undefined;
+  if (numberHolder) throw new ContactConflictError(numberHolder);
+  const externalIdHolder = externalIdWrites.length > 0 && next.externalId !== null ? otherHolder(failedCondition(reasons, claimMoves.length + externalIdWrites.length), contactId) : undefined;
+  if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
+  return LOST_RACE;
 }
 
-/** DELETE /contacts/{id}: the contact, its claim and its search rows go together, so the number is free again. */
+const DELETE_ROUNDS = { what: 'deleteContact: the contact kept changing', rounds: 4 };
+
+/**
+ * DELETE /contacts/{id}: the contact, its claims and its search rows go together, so the number
+ * and the external id are free again, and its tombstone takes its place in the feed of changes
+ * (with the sequence number after the contact's last: the delete is its newest change).
+ */
 export async function deleteContact(tenantId: string, contactId: string): Promise<void> {
-  for (let round = 0; round < 4; round += 1) {
-    const { contact: current, indexed } = await readContactRow(tenantId, contactId);
+  await optimisticRounds(DELETE_ROUNDS, async () => {
+    const { contact: current, indexed, row } = await readContactRow(tenantId, contactId);
     const search = reindex(tenantId, contactId, indexed, { displayName: '', company: null, normalizedNumber: null });
+    const sequence = rowSequenceOf(row);
     const reasons = await transactWrite([
       {
         Delete: {
           TableName: TABLE_NAME,
           Key: contactKey(tenantId, contactId),
-          ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number AND ${search.guard.expression}`,
-          ExpressionAttributeNames: search.guard.names,
-          ExpressionAttributeValues: { ':number': current.normalizedNumber, ...search.guard.values },
+          // Unchanged since it was read (the sequence moves with every write), so the tombstone's number follows its last.
+          ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number AND ${search.guard.expression} AND ${sequence > 0 ? '#sequence = :sequence' : 'attribute_not_exists(#sequence)'}`,
+          ExpressionAttributeNames: { ...search.guard.names, '#sequence': ROW_SEQUENCE },
+          ExpressionAttributeValues: { ':number': current.normalizedNumber, ...search.guard.values, ...(sequence > 0 && { ':sequence': sequence }) },
         },
       },
-      ...claimRelease(tenantId, contactId, current.normalizedNumber),
+      ...(current.normalizedNumber ? [claimRelease(numberClaimKey(tenantId, current.normalizedNumber), contactId)] : []),
+      ...(current.externalId !== null ? [claimRelease(externalIdClaimKey(tenantId, current.externalId), contactId)] : []),
       ...search.writes,
+      { Put: { TableName: TABLE_NAME, Item: tombstoneItem(tenantId, contactId, sequence + 1, new Date()), ConditionExpression: CONDITION.rowIsNew } },
     ]);
     // Cancelled: the contact changed since it was read; read it again.
-    if (!reasons) return;
-  }
-  throw new TemporarilyUnavailableError('deleteContact: the contact kept changing');
+    return reasons ? LOST_RACE : true;
+  });
 }

@@ -4,6 +4,7 @@ import { nextCursorField } from '../../shared/schemas/next-cursor';
 import type { CreateContactBody } from './requests/create-contact';
 import type { ListContactsQuery } from './requests/list-contacts';
 import type { UpdateContactBody } from './requests/update-contact';
+import type { ContactBatchItem } from './requests/upsert-contacts';
 
 /**
  * The shapes of contacts: the resource, its list and envelopes (responses), and the input types of
@@ -41,18 +42,77 @@ export const ContactSchema = z
     consentSource: z.nullable(z.string()),
     consentAt: z.nullable(dateTime),
     consentNote: z.nullable(z.string()),
+    externalId: z.nullable(z.string()).register(z.globalRegistry, {
+      description: "Your own id for the contact (a CRM record's id), unique within the organization; null when none was given",
+    }),
+    customFields: z.nullable(z.record(z.string(), z.string())).register(z.globalRegistry, {
+      description: 'Your own properties of the contact, a flat object of strings; null when none were given',
+    }),
   })
   .register(z.globalRegistry, { id: 'Contact' });
 
+/** What a deleted contact leaves in the feed of changes for 30 days (`GET /contacts?updatedSince=...&includeDeleted=true`). */
+export const DeletedContactSchema = z
+  .object({
+    id: uuid.clone().register(z.globalRegistry, { description: 'The id the contact had' }),
+    deletedAt: dateTime.clone().register(z.globalRegistry, { description: 'When it was deleted' }),
+  })
+  .register(z.globalRegistry, { id: 'DeletedContact' });
+
 export const ContactListSchema = z
-  .object({ contacts: z.array(ContactSchema), nextCursor: nextCursorField })
+  .object({
+    contacts: z.array(ContactSchema),
+    nextCursor: nextCursorField,
+    deletedContacts: z.optional(z.array(DeletedContactSchema)).register(z.globalRegistry, {
+      description:
+        'Only with `updatedSince` and `includeDeleted=true`: the contacts deleted in the part of the feed this page covers, ' +
+        'oldest first. Each deleted contact appears once; tombstones are kept 30 days.',
+    }),
+  })
   .register(z.globalRegistry, { id: 'ContactList' });
 export const ContactEnvelopeSchema = z.object({ contact: ContactSchema }).register(z.globalRegistry, { id: 'ContactEnvelope' });
 export const ContactCreatedSchema = z
   .object({ contact: ContactSchema, adopted: z.boolean() })
   .register(z.globalRegistry, { id: 'ContactCreated' });
 
+export const CONTACT_BATCH_STATUSES = ['created', 'updated', 'adopted', 'unchanged', 'conflict', 'invalid', 'unavailable'] as const;
+export type ContactBatchStatus = (typeof CONTACT_BATCH_STATUSES)[number];
+
+/** The answer for one item of `POST /contacts/batch`, at its position in the request. */
+export const ContactBatchResultSchema = z
+  .object({
+    index: z.int().check(z.gte(0)).register(z.globalRegistry, { description: "The item's position in the request's `contacts` (0-based)" }),
+    status: z.enum(CONTACT_BATCH_STATUSES).register(z.globalRegistry, {
+      description:
+        '`created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. ' +
+        '`adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact ' +
+        'already had every field given: nothing was written. `conflict`: another contact holds the number or the external id ' +
+        '(`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the field); nothing ' +
+        'was written. `unavailable`: the organization\'s data was too busy to take this item in time; nothing was written for it: ' +
+        'send it again. Clients must tolerate statuses added later.',
+    }),
+    contactId: z.nullable(uuid.clone()).register(z.globalRegistry, {
+      description: 'The contact written or matched; for `conflict`, the contact holding the number or external id. Null for `invalid` and `unavailable`',
+    }),
+    externalId: z.nullable(z.string()).register(z.globalRegistry, { description: "The item's `externalId`, when it had a valid one" }),
+    error: z.nullable(z.string()).register(z.globalRegistry, {
+      description: 'For `conflict`, `invalid` and `unavailable`: what is wrong, naming the field as `contacts[<index>].<field>`',
+    }),
+    code: z.nullable(z.enum(['contact_conflict', 'validation_failed', 'temporarily_unavailable'])).register(z.globalRegistry, {
+      description: 'For `conflict`, `invalid` and `unavailable`: the error code a single request would have answered',
+    }),
+  })
+  .register(z.globalRegistry, { id: 'ContactBatchResult' });
+
+export const ContactBatchSchema = z
+  .object({ results: z.array(ContactBatchResultSchema) })
+  .register(z.globalRegistry, { id: 'ContactBatch' });
+
 export type Contact = z.infer<typeof ContactSchema>;
+export type DeletedContact = z.infer<typeof DeletedContactSchema>;
+export type ContactBatchResult = z.infer<typeof ContactBatchResultSchema>;
+export type ContactBatchItemInput = z.infer<typeof ContactBatchItem>;
 export type CreateContactInput = z.infer<typeof CreateContactBody>;
 export type UpdateContactInput = z.infer<typeof UpdateContactBody>;
-export type ListContactsInput = z.infer<typeof ListContactsQuery>;
+/** The list's parameters as the domain takes them: `includeDeleted` defaults to false. */
+export type ListContactsInput = Omit<z.infer<typeof ListContactsQuery>, 'includeDeleted'> & { includeDeleted?: boolean };

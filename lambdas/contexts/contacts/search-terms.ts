@@ -7,12 +7,13 @@ import { countryCodeLength, digitsOf } from '../../shared/phone';
  */
 export const SEARCH_LIMITS = {
   /**
-   * Index entries per contact, at most. A PATCH that changes name, company and number at once
-   * deletes the old entries and writes the new ones in the contact's own transaction:
-   * 4 rows (contact, old claim, new claim, the new number's consent-ledger check) + 2 x 48 = 100,
-   * DynamoDB's most per transaction: an item more in that transaction needs fewer entries here.
+   * Index entries per contact, at most. A PATCH that changes name, company, number and external
+   * id at once deletes the old entries and writes the new ones in the contact's own transaction:
+   * 6 rows (contact, old and new number claim, the new number's consent-ledger check, old and new
+   * external-id claim) + 2 x 47 = 100, DynamoDB's most per transaction: an item more in that
+   * transaction needs fewer entries here.
    */
-  maxEntries: 48,
+  maxEntries: 47,
   /** Longest indexed prefix of a word with a letter; a longer query word is checked in full against the contact. */
   wordPrefix: 6,
   /** Longest indexed prefix of an all-digit word (E.164 has at most 15 digits). */

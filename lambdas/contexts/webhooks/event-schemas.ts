@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
 import { CallSchema } from '../calls/schemas';
+import { CONSENT_STATUSES, ContactSchema, DeletedContactSchema } from '../contacts/schemas';
 import { FAILURE_REASONS, MessageSchema } from '../texting/schemas';
 import { TEST_EVENT_TYPE } from './event-types';
 
@@ -40,8 +41,8 @@ const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =
     sequence: z.int().check(z.gte(0)).register(z.globalRegistry, {
       description:
         "The resource's sequence number at this change: it grows with every change of the resource the event is about " +
-        '(`data.call`, `data.message`, `data.voicemail`), so of two events about one resource the one with the higher number is the newer. ' +
-        'Numbers may skip. 0 on `webhook.test` (about no resource)',
+        '(`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one ' +
+        'resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource)',
     }),
     data,
   });
@@ -116,6 +117,44 @@ export const MessageFailedEventSchema = envelope(
   description: 'A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it',
 });
 
+export const ContactCreatedEventSchema = envelope('contact.created', z.object({ contact: ContactSchema })).register(z.globalRegistry, {
+  id: 'WebhookEventContactCreated',
+  description:
+    "A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it",
+});
+
+export const ContactUpdatedEventSchema = envelope('contact.updated', z.object({ contact: ContactSchema })).register(z.globalRegistry, {
+  id: 'WebhookEventContactUpdated',
+  description:
+    'A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The contact as it now stands. ' +
+    "A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it",
+});
+
+export const ContactDeletedEventSchema = envelope('contact.deleted', z.object({ contact: DeletedContactSchema })).register(z.globalRegistry, {
+  id: 'WebhookEventContactDeleted',
+  description: 'A contact was deleted: its id and when. Sent to endpoints subscribed to it',
+});
+
+export const WebhookConsentSchema = z
+  .object({
+    number: z.string().register(z.globalRegistry, { description: 'The number (E.164) whose consent changed, whichever contact holds it' }),
+    status: z.enum(CONSENT_STATUSES.filter((status) => status !== 'unknown') as ['opted_in', 'opted_out']).register(z.globalRegistry, {
+      description: '`opted_out` (a STOP, or the carrier refused a text because the recipient opted out) or `opted_in` (a START)',
+    }),
+    source: z.string().register(z.globalRegistry, {
+      description: 'What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an opt-out); others may be added',
+    }),
+    at: dateTime.clone().register(z.globalRegistry, { description: "The carrier's time of the change: the contact's `consentAt`" }),
+    note: z.nullable(z.string()).register(z.globalRegistry, { description: 'Human-readable, e.g. `Replied STOP`' }),
+  });
+
+export const ConsentChangedEventSchema = envelope('consent.changed', z.object({ consent: WebhookConsentSchema })).register(z.globalRegistry, {
+  id: 'WebhookEventConsentChanged',
+  description:
+    "A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number " +
+    'shows it as `consentStatus`. Sent to endpoints subscribed to it',
+});
+
 export const TestEventSchema = envelope(TEST_EVENT_TYPE, z.object({ endpointId: uuid })).register(z.globalRegistry, {
   id: 'WebhookEventTest',
   description: 'Sent only when an operator tests an endpoint; acknowledge it like any other event',
@@ -127,6 +166,10 @@ export const EVENT_SCHEMAS = {
   'voicemail.received': VoicemailReceivedEventSchema,
   'message.delivered': MessageDeliveredEventSchema,
   'message.failed': MessageFailedEventSchema,
+  'contact.created': ContactCreatedEventSchema,
+  'contact.updated': ContactUpdatedEventSchema,
+  'contact.deleted': ContactDeletedEventSchema,
+  'consent.changed': ConsentChangedEventSchema,
   [TEST_EVENT_TYPE]: TestEventSchema,
 } as const;
 
@@ -136,5 +179,6 @@ export type VoicemailReceivedEvent = z.infer<typeof VoicemailReceivedEventSchema
 export type MessageDeliveredEvent = z.infer<typeof MessageDeliveredEventSchema>;
 export type MessageFailedEvent = z.infer<typeof MessageFailedEventSchema>;
 export type TestEvent = z.infer<typeof TestEventSchema>;
+export type WebhookConsent = z.infer<typeof WebhookConsentSchema>;
 export type WebhookMessage = z.infer<typeof WebhookMessageSchema>;
 export type WebhookVoicemail = z.infer<typeof WebhookVoicemailSchema>;

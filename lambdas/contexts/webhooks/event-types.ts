@@ -3,7 +3,17 @@
  * and the endpoint registry need the names only, and importing the schemas would build every
  * API resource schema in their bundles.
  */
-export const WEBHOOK_EVENT_TYPES = ['call.completed', 'voicemail.received', 'sms.received', 'message.delivered', 'message.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'call.completed',
+  'voicemail.received',
+  'sms.received',
+  'message.delivered',
+  'message.failed',
+  'contact.created',
+  'contact.updated',
+  'contact.deleted',
+  'consent.changed',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**

@@ -4,9 +4,11 @@ import { rowSequenceOf } from '../../shared/table/row-sequence';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
+import { fromItem as consentFromItem } from '../consent/ledger';
+import { fromItem as contactFromItem } from '../contacts/contact-rows';
 import { outcomeFactsOf } from '../texting/outcome-facts';
 import { fromItem as messageFromItem } from '../texting/messages';
-import type { WebhookVoicemail } from './event-schemas';
+import type { WebhookConsent, WebhookVoicemail } from './event-schemas';
 import { FINAL_MESSAGE_STATUSES, type WebhookEventType } from './event-types';
 import { derivedUuid } from './internal/derived-ids';
 import type { StreamChange } from './stream-change';
@@ -76,6 +78,19 @@ function voicemailFromItem(item: Item): WebhookVoicemail {
   };
 }
 
+/**
+ * A number's consent as consent.changed carries it. Only a recorded change has a status other than
+ * `unknown` and a time (consent/ledger.ts writes both with every change).
+ */
+function consentOfRow(item: Item): WebhookConsent {
+  const consent = consentFromItem(item);
+  return { number: item.number as string, status: consent.status as WebhookConsent['status'], source: consent.source ?? 'unknown', at: consent.at as string, note: consent.note };
+}
+
+/** A ledger change records a new decision (a status or a time); a replay of the same one writes the same row again and is no event. */
+const consentChanged = (newImage: Item, oldImage: Item | undefined): boolean =>
+  newImage.consentStatus !== oldImage?.consentStatus || newImage.consentAt !== oldImage?.consentAt;
+
 /** The event type and `data` of a change, or undefined when the change is no event. */
 function classify(change: StreamChange): { type: WebhookEventType; data: Record<string, unknown> } | undefined {
   const { newImage, oldImage, eventName } = change;
@@ -101,6 +116,17 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
       if (newImage.recordingReady === true && (eventName === 'INSERT' || oldImage?.recordingReady !== true)) {
         return { type: 'voicemail.received', data: { voicemail: voicemailFromItem(newImage) } };
       }
+      return undefined;
+    case ROW_TYPES.contact:
+      if (eventName === 'INSERT') return { type: 'contact.created', data: { contact: contactFromItem(newImage) } };
+      // A write of the contact's own fields stamps CHANGED_AT; a copy of its number's consent does not (consent.changed says it).
+      if (newImage[CHANGED_AT] !== oldImage?.[CHANGED_AT]) return { type: 'contact.updated', data: { contact: contactFromItem(newImage) } };
+      return undefined;
+    case ROW_TYPES.contactTombstone:
+      if (eventName === 'INSERT') return { type: 'contact.deleted', data: { contact: { id: newImage.id as string, deletedAt: newImage.deletedAt as string } } };
+      return undefined;
+    case ROW_TYPES.consent:
+      if (consentChanged(newImage, oldImage)) return { type: 'consent.changed', data: { consent: consentOfRow(newImage) } };
       return undefined;
     default:
       return undefined;

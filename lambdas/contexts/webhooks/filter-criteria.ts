@@ -4,8 +4,8 @@ import { FINAL_MESSAGE_STATUSES } from './event-types';
 
 /**
  * Lambda event-source filter patterns for the router: only the row changes that can raise an
- * event or an enqueue request invoke it (rate-limit windows, contacts and the sender's own
- * attempt updates do not). A coarse pre-filter: the router's code makes the exact decision
+ * event or an enqueue request invoke it (rate-limit windows, claims, search entries and the
+ * sender's own attempt updates do not). A coarse pre-filter: the router's code makes the exact decision
  * (e.g. "non-terminal -> terminal"), which a pattern cannot express. Built from the same
  * constants as the derivation, so the two cannot drift. The CDK construct passes each string
  * to `FilterCriteria.filter` (parsed) or `{ Pattern }` as is.
@@ -26,8 +26,12 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
     dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['outbound'] }, status: { S: [...FINAL_MESSAGE_STATUSES] } } },
   },
   {
+    // voicemail.received (a voicemail turning ready), contact.* and consent.changed: one pattern for
+    // the four kinds of row, since Lambda takes at most five filters per event source mapping. A
+    // voicemail not yet ready, a contact's consent copy, a ledger row written again: the
+    // derivation keeps what is an event.
     eventName: ['INSERT', 'MODIFY'],
-    dynamodb: { NewImage: { type: { S: [ROW_TYPES.voicemail] }, recordingReady: { BOOL: [true] } } },
+    dynamodb: { NewImage: { type: { S: [ROW_TYPES.voicemail, ROW_TYPES.contact, ROW_TYPES.contactTombstone, ROW_TYPES.consent] } } },
   },
   {
     eventName: ['INSERT', 'MODIFY'],

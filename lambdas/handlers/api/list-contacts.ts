@@ -4,5 +4,8 @@ import { listContactsRoute } from './operations/list-contacts';
 
 export const handler = apiHandler(listContactsRoute, async ({ principal, query }) => {
   const page = await listContacts(principal.tenant.id, query);
-  return { statusCode: 200, body: { contacts: page.items, nextCursor: page.nextCursor } };
+  return {
+    statusCode: 200,
+    body: { contacts: page.items, nextCursor: page.nextCursor, ...(page.deletedContacts && { deletedContacts: page.deletedContacts }) },
+  };
 });

@@ -12,6 +12,7 @@ import { listMessagesRoute } from './operations/list-messages';
 import { listThreadsRoute } from './operations/list-threads';
 import { sendMessageRoute } from './operations/send-message';
 import { updateContactRoute } from './operations/update-contact';
+import { upsertContactsRoute } from './operations/upsert-contacts';
 
 /**
  * The route manifest: the one list of the API's operations. The CDK API construct creates a
@@ -32,6 +33,7 @@ export const routes = {
   getContact: getContactRoute,
   updateContact: updateContactRoute,
   deleteContact: deleteContactRoute,
+  upsertContacts: upsertContactsRoute,
   listThreads: listThreadsRoute,
   sendMessage: sendMessageRoute,
   listMessages: listMessagesRoute,

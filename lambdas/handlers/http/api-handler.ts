@@ -39,7 +39,7 @@ type ApiContext = Context & {
 };
 type ApiMiddlewareRequest = Request<APIGatewayProxyEvent, ApiResponse | APIGatewayProxyResult, Error, ApiContext>;
 
-/** A body larger than this is refused with 413 before it is parsed. */
+/** A body larger than this is refused with 413 before it is parsed, unless the route sets its own (`maxBodyBytes`). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 const requestsPerKeyPerMinute = rateLimitPerKey();
@@ -121,15 +121,15 @@ const requireScope = (route: RouteSpec) => ({
  * content type under the name it looks for, since API Gateway REST keeps the client's header
  * case (`CONTENT-TYPE` is as valid as `content-type`).
  */
-const prepareBody = () => ({
+const prepareBody = (maxBytes: number) => ({
   before: (request: ApiMiddlewareRequest) => {
     const headers = (request.event.headers ??= {});
     const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
     if (contentType !== undefined) headers['content-type'] = contentType;
     const body = request.event.body ?? '';
     const bytes = request.event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
-    if (bytes > MAX_BODY_BYTES) {
-      throw new DomainError(413, 'payload_too_large', `body: must be at most ${MAX_BODY_BYTES} bytes`);
+    if (bytes > maxBytes) {
+      throw new DomainError(413, 'payload_too_large', `body: must be at most ${maxBytes} bytes`);
     }
   },
 });
@@ -175,7 +175,7 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
     .use(respond());
   if (route.auth !== null) chain.use(authenticate()).use(limitRate(route)).use(requireScope(route));
   if (route.body) {
-    chain.use(prepareBody());
+    chain.use(prepareBody(route.maxBodyBytes ?? MAX_BODY_BYTES));
     chain.use(httpJsonBodyParser({ disableContentTypeError: false }));
   }
   chain.use(validate(route));

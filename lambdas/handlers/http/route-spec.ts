@@ -49,6 +49,10 @@ export type RouteSpec = {
   errors: ErrorCode[];
   /** Supports the `Idempotency-Key` header. */
   idempotent?: boolean;
+  /** A body larger than this is refused with 413 before it is parsed; 64 KiB by default (./api-handler.ts). */
+  maxBodyBytes?: number;
+  /** The function's timeout in seconds, when the default 10 s is not enough (lib/constructs/function-factory.ts); under API Gateway's 29 s. */
+  timeoutSeconds?: number;
   /** The header's rules when the operation keeps its keys itself (OpenAPI parameter description). */
   idempotencyRules?: string;
 };
@@ -65,6 +69,7 @@ export type ResponseComponent =
   | 'ContactList'
   | 'ContactEnvelope'
   | 'ContactCreated'
+  | 'ContactBatch'
   | 'ThreadList'
   | 'MessageList'
   | 'MessageEnvelope';

@@ -6,15 +6,21 @@ import { ValidationError } from '../../shared/errors';
  * `limit: must be a whole number from 1 to 100` or `body.nickname: unknown field`.
  */
 export function validationMessage(error: z.core.$ZodError, where: 'query' | 'path' | 'body'): string {
+  return validationMessageAt(error, where === 'body' ? 'body' : undefined, where);
+}
+
+/**
+ * The same for a value inside a request: fields named under `prefix` (`contacts[3]` gives
+ * `contacts[3].phoneNumber: ...`, as a batch answers its items); without one, by their own names.
+ */
+export function validationMessageAt(error: z.core.$ZodError, prefix: string | undefined, whole = prefix ?? 'value'): string {
   const issue = error.issues[0];
   const path = issue.path.map(String);
+  const named = (parts: string[]) => (prefix === undefined ? parts.join('.') : [prefix, ...parts].join('.'));
   if (issue.code === 'unrecognized_keys') {
-    const names = issue.keys.map((key) => [...path, key].join('.'));
-    const field = where === 'body' ? names.map((n) => `body.${n}`).join(', ') : names.join(', ');
-    return `${field}: unknown ${issue.keys.length > 1 ? 'fields' : 'field'}`;
+    return `${issue.keys.map((key) => named([...path, key])).join(', ')}: unknown ${issue.keys.length > 1 ? 'fields' : 'field'}`;
   }
-  const field = path.length === 0 ? where : where === 'body' ? `body.${path.join('.')}` : path.join('.');
-  return `${field}: ${issueText(issue)}`;
+  return `${path.length === 0 ? whole : named(path)}: ${issueText(issue)}`;
 }
 
 /** What is wrong, without the field (the caller names it once): a missing value is "is required". */

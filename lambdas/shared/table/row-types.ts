@@ -3,7 +3,18 @@
  * entity modules write it and the router's filter criteria and event derivation read it. No
  * imports, so that the CDK construct can read them without loading the data-access modules.
  */
-export const ROW_TYPES = { call: 'call', message: 'message', voicemail: 'voicemail', delivery: 'webhookDelivery' } as const;
+export const ROW_TYPES = {
+  call: 'call',
+  message: 'message',
+  voicemail: 'voicemail',
+  delivery: 'webhookDelivery',
+  /** A contact of the directory (contact.created, contact.updated). */
+  contact: 'contact',
+  /** What a deleted contact leaves for 30 days: its id and when it went (contact.deleted, `includeDeleted`). */
+  contactTombstone: 'contactTombstone',
+  /** A number's row of the consent ledger (consent.changed). */
+  consent: 'consent',
+} as const;
 
 /**
  * Epoch milliseconds of the write that made a row an event (a call's terminal status, an inbound

@@ -9,6 +9,8 @@ export const UpdateContactBody = z
     company: contactFields.company,
     tag: contactFields.tag,
     notes: contactFields.notes,
+    externalId: contactFields.externalId,
+    customFields: contactFields.customFields,
   })
   .check(z.refine((body) => Object.keys(body).length > 0, { message: 'must contain at least one field', path: [] }))
   .register(z.globalRegistry, { id: 'UpdateContactRequest' });

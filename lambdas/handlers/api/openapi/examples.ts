@@ -50,6 +50,8 @@ const contact = {
   consentSource: null,
   consentAt: null,
   consentNote: null,
+  externalId: 'hs-4829301',
+  customFields: { lifecycleStage: 'customer', owner: 'grace@example.com' },
 };
 
 const adoptedContact = {
@@ -124,11 +126,52 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
   listContacts: {
     responses: { 200: { summary: 'A page with more to come', value: { contacts: [contact], nextCursor: CONTACT_ID } } },
   },
+  upsertContacts: {
+    request: {
+      crm: {
+        summary: 'Records of a CRM, each by its own id (the third repeats a number)',
+        value: {
+          contacts: [
+            { displayName: 'Ada Lovelace', phoneNumber: ADA, company: 'Analytical Engines Ltd', externalId: 'hs-4829301', customFields: { lifecycleStage: 'customer' } },
+            { displayName: 'Charles Babbage', phoneNumber: '+14155550101', externalId: 'hs-4829302' },
+            { displayName: 'Ada L.', phoneNumber: ADA, externalId: 'hs-4829377' },
+          ],
+        },
+      },
+    },
+    responses: {
+      200: {
+        summary: 'One answer per item, in request order',
+        value: {
+          results: [
+            { index: 0, status: 'updated', contactId: CONTACT_ID, externalId: 'hs-4829301', error: null, code: null },
+            { index: 1, status: 'created', contactId: '0193a4d2-5e6f-7a8b-9c0d-1e2f3a4b5c6d', externalId: 'hs-4829302', error: null, code: null },
+            {
+              index: 2,
+              status: 'invalid',
+              contactId: null,
+              externalId: 'hs-4829377',
+              error: 'contacts[2].phoneNumber: repeats contacts[0] (a batch names each number once)',
+              code: 'validation_failed',
+            },
+          ],
+        },
+      },
+    },
+  },
   createContact: {
     request: {
       named: {
         summary: 'A new named contact',
-        value: { displayName: 'Ada Lovelace', phoneNumber: ADA, company: 'Analytical Engines Ltd', tag: 'customer', notes: 'Prefers texts before 6 pm' },
+        value: {
+          displayName: 'Ada Lovelace',
+          phoneNumber: ADA,
+          company: 'Analytical Engines Ltd',
+          tag: 'customer',
+          notes: 'Prefers texts before 6 pm',
+          externalId: contact.externalId,
+          customFields: contact.customFields,
+        },
       },
     },
     responses: {
@@ -206,6 +249,16 @@ export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown
     refunded: true,
     refundedCents: 1,
     message: undelivered,
+  }),
+  'contact.created': event('contact.created', '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9e', contact.createdAt, 1, { contact }),
+  'contact.updated': event('contact.updated', '0193a9d8-1b2c-7d3e-8f40-5a6b7c8d9e0f', '2026-11-21T08:00:00.000Z', 2, {
+    contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z' },
+  }),
+  'contact.deleted': event('contact.deleted', '0193aa02-4c5d-7e6f-8a70-8b9c0d1e2f3a', '2026-11-21T09:30:00.000Z', 3, {
+    contact: { id: CONTACT_ID, deletedAt: '2026-11-21T09:30:00.000Z' },
+  }),
+  'consent.changed': event('consent.changed', '0193a4c4-3b2a-7c1d-8e0f-1a2b3c4d5e6f', '2026-11-20T16:25:03.118Z', 1, {
+    consent: { number: ADA, status: 'opted_out', source: 'sms_keyword', at: '2026-11-20T16:25:03.117Z', note: 'Replied STOP' },
   }),
   'webhook.test': event('webhook.test', '0193a4d0-0001-7002-8003-000400050006', '2026-11-20T17:00:00.000Z', 0, {
     endpointId: '0193a4cf-1111-7222-8333-444455556666',

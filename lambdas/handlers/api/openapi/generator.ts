@@ -2,7 +2,16 @@ import * as z from 'zod/mini';
 import { CallEnvelopeSchema, CallListSchema, CallSchema } from '../../../contexts/calls/schemas';
 import { CreateContactBody } from '../../../contexts/contacts/requests/create-contact';
 import { UpdateContactBody } from '../../../contexts/contacts/requests/update-contact';
-import { ContactCreatedSchema, ContactEnvelopeSchema, ContactListSchema, ContactSchema } from '../../../contexts/contacts/schemas';
+import { ContactBatchItem, UpsertContactsBody } from '../../../contexts/contacts/requests/upsert-contacts';
+import {
+  ContactBatchResultSchema,
+  ContactBatchSchema,
+  ContactCreatedSchema,
+  ContactEnvelopeSchema,
+  ContactListSchema,
+  ContactSchema,
+  DeletedContactSchema,
+} from '../../../contexts/contacts/schemas';
 import { ApiKeyInfoSchema, MeSchema, TenantSchema } from '../../../contexts/tenants/schemas';
 import { SendMessageBody } from '../../../contexts/texting/requests/send-message';
 import { MessageEnvelopeSchema, MessageListSchema, MessageSchema, ThreadListSchema, ThreadSchema } from '../../../contexts/texting/schemas';
@@ -40,6 +49,7 @@ const COMPONENTS: z.ZodMiniType[] = [
   MeSchema,
   CallSchema,
   ContactSchema,
+  DeletedContactSchema,
   CallListSchema,
   CallEnvelopeSchema,
   ContactListSchema,
@@ -47,6 +57,10 @@ const COMPONENTS: z.ZodMiniType[] = [
   ContactCreatedSchema,
   CreateContactBody,
   UpdateContactBody,
+  ContactBatchItem,
+  UpsertContactsBody,
+  ContactBatchResultSchema,
+  ContactBatchSchema,
   MessageSchema,
   ThreadSchema,
   ThreadListSchema,
@@ -57,7 +71,7 @@ const COMPONENTS: z.ZodMiniType[] = [
 ];
 
 /** Request components keep `additionalProperties: false` (unknown fields are refused, 400). */
-const REQUEST_COMPONENTS = new Set(['CreateContactRequest', 'UpdateContactRequest', 'SendMessageRequest']);
+const REQUEST_COMPONENTS = new Set(['CreateContactRequest', 'UpdateContactRequest', 'ContactBatchItem', 'UpsertContactsRequest', 'SendMessageRequest']);
 
 function stripClosedObjects(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripClosedObjects);
@@ -79,6 +93,7 @@ function componentSchemas(): Record<string, JsonSchema> {
     target: 'draft-2020-12',
     uri: (id) => `#/components/schemas/${id}`,
     unrepresentable: 'any',
+    override: documentedAs,
   }) as { schemas: Record<string, JsonSchema> };
   return Object.fromEntries(
     Object.entries(schemas).map(([id, schema]) => {
@@ -307,7 +322,7 @@ const INTRODUCTION = [
   '## Busy\nWhen an organization\'s data is too busy to take a request at once (many writes to the same rows), the service ' +
     'retries for about a second itself; if that is not enough it answers 503 `temporarily_unavailable` with `Retry-After`. ' +
     'Nothing was changed: send the same request again (with the same `Idempotency-Key`, if it had one).',
-  '## Idempotency\n`POST /contacts` and `POST /messages` accept an `Idempotency-Key` header: a retry with the same key ' +
+  '## Idempotency\n`POST /contacts`, `POST /contacts/batch` and `POST /messages` accept an `Idempotency-Key` header: a retry with the same key ' +
     'and body answers what the first request did and does nothing again. Send every text with one.',
   '## Versioning\nThis is v1, under `/api/v1`. Within v1 fields, optional parameters, endpoints, event types and error ' +
     'codes are added, never removed or renamed: ignore what you do not recognise.',

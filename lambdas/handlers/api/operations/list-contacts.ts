@@ -16,5 +16,8 @@ export const listContactsRoute = {
   description:
     'The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display ' +
     'name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call ' +
-    'history.',
+    'history. `externalId` finds the contact holding your id. `updatedSince` turns the list into the feed of changes ' +
+    'since a time, oldest change first, for keeping a copy of the directory in step (with `includeDeleted=true`, ' +
+    'deletions too): start the next walk at the time the previous one started, minus a minute. Every page is one ' +
+    'read of an index, whatever the size of the directory.',
 } satisfies RouteSpec;

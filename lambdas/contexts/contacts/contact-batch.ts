@@ -1,0 +1,197 @@
+import { TemporarilyUnavailableError } from '../../shared/errors';
+import { isContention } from '../../shared/table/contention';
+import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
+import { claimsOf, readExternalIdClaim, readNumberClaim } from './contact-claims';
+import { insertNewContact, insertNewContacts } from './contact-inserts';
+import { adoptRound, updateRound, type Updated } from './contacts';
+import { ContactConflictError } from './errors';
+import type { ContactBatchItemInput, ContactBatchResult, ContactBatchStatus } from './schemas';
+
+/**
+ * `POST /contacts/batch`: up to 100 contacts, each created or updated on its own, with an answer
+ * per item in request order. First the claims of every item are read at once, and the items
+ * nobody's claims name are created several to a transaction (an import of new contacts). Every
+ * other item (and one whose transaction was refused meanwhile) is one optimistic round of its own:
+ * read the claims of its external id and its number, decide, write conditionally (the contact's
+ * own transaction, as a single create, adoption or PATCH writes it); a round that lost a race
+ * reads and decides again.
+ * So no item waits for another, one bad item fails nothing else, and two batches naming the same
+ * contact (by external id or number) at once end with one contact: the claim of each lets one
+ * writer create it, and the other finds it and updates it.
+ *
+ * How an item is matched (docs/decisions.md, "A directory a CRM can sync"):
+ * 1. by its `externalId`, when a contact holds it: that contact takes the item's fields (a new
+ *    number moves it, or is a conflict when another contact holds that number);
+ * 2. else by its number: an auto-created contact is adopted (as POST /contacts does); a named one
+ *    takes the item's fields and, when it has no external id yet, the item's (a contact with
+ *    another external id is a conflict);
+ * 3. else it is created.
+ * Fields an item leaves out stay as they are on a contact it updates (as PATCH); `unchanged` when
+ * every field it gives already has that value (nothing is written).
+ */
+export type BatchEntry = { index: number; item: ContactBatchItemInput } | { index: number; invalid: string };
+
+/** Rounds of one item: each lost round means another writer changed its contact or a claim meanwhile. */
+const ITEM_ROUNDS = { what: "upsertContacts: an item's contact kept changing", rounds: 4 };
+
+/**
+ * Items written at once. Each is one transaction after two reads; on AWS about 20-50 ms, so a batch
+ * of 100 takes about a second, well inside API Gateway's 29 s, and an organization's writes stay
+ * within what its busiest index partitions take (docs/capacity.md).
+ */
+const ITEMS_IN_FLIGHT = 4;
+
+/**
+ * Passes over the items that DynamoDB refused for contention after the client's own retries (a
+ * throttled partition): the second waits a moment first. What is still refused then is answered
+ * `unavailable` (nothing written for it), for the client to send again.
+ */
+const PASSES = 2;
+const PASS_PAUSE_MS = 1000;
+
+type Decided = { status: Exclude<ContactBatchStatus, 'conflict' | 'invalid' | 'unavailable'>; contactId: string };
+
+const fromUpdate = (updated: RoundResult<Updated>): RoundResult<Decided> =>
+  updated === LOST_RACE ? LOST_RACE : { status: updated.changed ? 'updated' : 'unchanged', contactId: updated.contact.id };
+
+/** One round of one item: read its claims, decide how it is matched, write. */
+async function upsertRound(tenantId: string, item: ContactBatchItemInput, now: Date): Promise<RoundResult<Decided>> {
+  const externalId = item.externalId ?? undefined;
+  const [byExternalId, byNumber] = await Promise.all([
+    externalId !== undefined ? readExternalIdClaim(tenantId, externalId) : undefined,
+    readNumberClaim(tenantId, item.phoneNumber),
+  ]);
+  if (byExternalId) {
+    return fromUpdate(await updateRound(tenantId, byExternalId, item, now, { expect: (contact) => contact.externalId === externalId, skipUnchanged: true }));
+  }
+  if (byNumber && !byNumber.named) {
+    const adopted = await adoptRound(tenantId, byNumber.contactId, item, now);
+    return adopted === LOST_RACE ? LOST_RACE : { status: 'adopted', contactId: adopted.id };
+  }
+  if (byNumber) {
+    const expect = (contact: { id: string; normalizedNumber: string | null; externalId: string | null }) => {
+      if (contact.normalizedNumber !== item.phoneNumber) return false;
+      // The number's contact is another record of yours: never merged into this one.
+      if (externalId !== undefined && contact.externalId !== null && contact.externalId !== externalId) throw new ContactConflictError(contact.id);
+      return true;
+    };
+    return fromUpdate(await updateRound(tenantId, byNumber.contactId, item, now, { expect, skipUnchanged: true }));
+  }
+  const inserted = await insertNewContact(tenantId, item, now);
+  // A claim taken since it was read: the item now matches that contact; decide again.
+  return inserted.ok ? { status: 'created', contactId: inserted.contact.id } : LOST_RACE;
+}
+
+async function upsertOne(tenantId: string, index: number, item: ContactBatchItemInput): Promise<ContactBatchResult> {
+  const answer = { index, externalId: item.externalId ?? null };
+  try {
+    const decided = await optimisticRounds(ITEM_ROUNDS, () => upsertRound(tenantId, item, new Date()));
+    return { ...answer, ...decided, error: null, code: null };
+  } catch (err) {
+    if (err instanceof ContactConflictError) {
+      const holder = err.details.contactId as string;
+      return { ...answer, status: 'conflict', contactId: holder, error: `contacts[${index}].${err.field}: ${err.message} (contact ${holder})`, code: 'contact_conflict' };
+    }
+    if (err instanceof TemporarilyUnavailableError || isContention(err)) {
+      return {
+        ...answer,
+        status: 'unavailable',
+        contactId: null,
+        error: `contacts[${index}]: the organization's data was too busy to take this contact; nothing was written for it, send it again`,
+        code: 'temporarily_unavailable',
+      };
+    }
+    throw err;
+  }
+}
+
+/** A later item naming the number or external id of an earlier one: which would win would depend on timing. */
+function repeated(entries: readonly BatchEntry[]): Map<number, string> {
+  const refused = new Map<number, string>();
+  const firstByNumber = new Map<string, number>();
+  const firstByExternalId = new Map<string, number>();
+  for (const entry of entries) {
+    if (!('item' in entry)) continue;
+    const { index, item } = entry;
+    const earlierExternalId = item.externalId ? firstByExternalId.get(item.externalId) : undefined;
+    const earlierNumber = firstByNumber.get(item.phoneNumber);
+    if (earlierExternalId !== undefined) refused.set(index, `contacts[${index}].externalId: repeats contacts[${earlierExternalId}] (a batch names each external id once)`);
+    else if (earlierNumber !== undefined) refused.set(index, `contacts[${index}].phoneNumber: repeats contacts[${earlierNumber}] (a batch names each number once)`);
+    else {
+      firstByNumber.set(item.phoneNumber, index);
+      if (item.externalId) firstByExternalId.set(item.externalId, index);
+    }
+  }
+  return refused;
+}
+
+const invalid = (index: number, error: string, externalId: string | null = null): ContactBatchResult => ({
+  index,
+  status: 'invalid',
+  contactId: null,
+  externalId,
+  error,
+  code: 'validation_failed',
+});
+
+/** Runs `work` over `items`, at most `inFlight` at a time, answers in the items' order. */
+async function inOrder<T, R>(items: readonly T[], inFlight: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await work(items[at]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, items.length) }, worker));
+  return results;
+}
+
+type Pending = { index: number; item: ContactBatchItemInput };
+
+/**
+ * The items whose number and external id nobody holds, written several to a transaction
+ * (`insertNewContacts`): an import of new contacts in a few round trips. Returns what is left for
+ * the item-by-item rounds: items that match a contact, and those of a transaction refused meanwhile.
+ */
+async function createTheNew(tenantId: string, pending: readonly Pending[], results: Map<number, ContactBatchResult>): Promise<Pending[]> {
+  const { numberClaims, externalIdClaims } = await claimsOf(tenantId, pending.map(({ item }) => item));
+  const isNew = ({ item }: Pending) => !numberClaims.has(item.phoneNumber) && !(item.externalId && externalIdClaims.has(item.externalId));
+  const fresh = pending.filter(isNew);
+  if (fresh.length === 0) return [...pending];
+  let written: Awaited<ReturnType<typeof insertNewContacts>>;
+  try {
+    written = await insertNewContacts(tenantId, fresh.map(({ item }) => item), new Date());
+  } catch (err) {
+    if (!(err instanceof TemporarilyUnavailableError || isContention(err))) throw err;
+    return [...pending]; // the reads were refused: every item goes one by one
+  }
+  // A batch names each number once, so a number names its item.
+  const createdByNumber = new Map(written.created.map((contact) => [contact.normalizedNumber as string, contact.id]));
+  for (const { index, item } of fresh) {
+    const id = createdByNumber.get(item.phoneNumber);
+    if (id) results.set(index, { index, status: 'created', contactId: id, externalId: item.externalId ?? null, error: null, code: null });
+  }
+  return pending.filter(({ index }) => !results.has(index));
+}
+
+/** The answers of a batch, one per entry in request order. */
+export async function upsertContacts(tenantId: string, entries: readonly BatchEntry[]): Promise<ContactBatchResult[]> {
+  const results = new Map<number, ContactBatchResult>();
+  const repeats = repeated(entries);
+  let pending: Pending[] = [];
+  for (const entry of entries) {
+    if ('invalid' in entry) results.set(entry.index, invalid(entry.index, entry.invalid));
+    else if (repeats.has(entry.index)) results.set(entry.index, invalid(entry.index, repeats.get(entry.index)!, entry.item.externalId ?? null));
+    else pending.push(entry);
+  }
+  if (pending.length > 0) pending = await createTheNew(tenantId, pending, results);
+  for (let pass = 0; pass < PASSES && pending.length > 0; pass += 1) {
+    if (pass > 0) await new Promise((resolve) => setTimeout(resolve, PASS_PAUSE_MS * (0.5 + Math.random() / 2)));
+    const answers = await inOrder(pending, ITEMS_IN_FLIGHT, ({ index, item }) => upsertOne(tenantId, index, item));
+    for (const answer of answers) results.set(answer.index, answer);
+    pending = pending.filter((_, i) => answers[i].status === 'unavailable');
+  }
+  return entries.map((entry) => results.get(entry.index)!);
+}

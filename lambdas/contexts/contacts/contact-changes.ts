@@ -1,0 +1,96 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
+import type { Item } from '../../shared/table/dynamo';
+import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { fittingPage } from '../../shared/table/paging';
+import { ROW_TYPES } from '../../shared/table/row-types';
+import { GSIS } from '../../shared/table/table-schema';
+import type { Contact, DeletedContact } from './schemas';
+
+/**
+ * The feed of changes of a directory (`GET /contacts?updatedSince=`): the `changes` index holds
+ * every contact, and every tombstone of a deleted one, once, under the id of its last change: a
+ * UUIDv7 minted from the change's time, so the index partition is in order of change and a
+ * contact's entry moves to the end whenever it changes. Every write of anything a contact shows
+ * sets it (contacts.ts, and consent-copies.ts when the number's consent changes), so a walk of the
+ * feed from a time finds every contact as it last changed after that time.
+ */
+const CHANGES = GSIS.changes;
+
+/** The `changes` index keys of a row changed now: they move the row to the end of the feed. */
+export const changeIndexKeys = (tenantId: string, now: Date) => ({
+  [CHANGES.partitionKey]: tenantScopedPk(tenantId, PREFIX.contactChanges),
+  [CHANGES.sortKey]: uuidv7(now),
+});
+
+/** The attribute a change sets to move a row that is already in the feed (its partition key stays). */
+export const CHANGE_KEY_ATTRIBUTE = CHANGES.sortKey;
+
+export const TOMBSTONE_SK = 'TOMBSTONE';
+/** Tombstones are kept this long (the table's TTL removes them, within about two days after). */
+export const TOMBSTONE_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+export type ChangesInput = {
+  updatedSince: string;
+  cursor?: string;
+  limit: number;
+  includeDeleted: boolean;
+  includeAutoCreated: boolean;
+};
+
+export type ChangesPage = { contacts: Contact[]; deletedContacts: DeletedContact[]; nextCursor: string | null };
+
+const deletedContactOf = (item: Item): DeletedContact => ({ id: item.id as string, deletedAt: item.deletedAt as string });
+
+/**
+ * One page of the feed: one Query of `limit + 1` index entries from the cursor (or from
+ * `updatedSince`), oldest change first, whatever the size of the directory. What the page leaves
+ * out (tombstones without `includeDeleted`, auto-created contacts with `includeAutoCreated=false`)
+ * is filtered after DynamoDB's `Limit`, so a page may be short while `nextCursor` is not null: the
+ * cursor is the change id of the last entry read, kept or not, so the next page starts right after
+ * it and nothing is read twice or skipped. Eventually consistent, like every list.
+ */
+export async function changesPage(tenantId: string, input: ChangesInput, contactOf: (item: Item) => Contact): Promise<ChangesPage> {
+  const since = uuidv7LowerBound(Date.parse(input.updatedSince));
+  // Both are positions in the index: the later one wins (an old cursor never reaches before `updatedSince`).
+  const after = input.cursor !== undefined && input.cursor > since ? input.cursor : since;
+  const filters: string[] = [];
+  if (!input.includeDeleted) filters.push('#type = :contact');
+  if (!input.includeAutoCreated) filters.push('(#type = :tombstone OR #isAutoCreated = :false)');
+  const { Items = [], LastEvaluatedKey } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      IndexName: CHANGES.indexName,
+      KeyConditionExpression: '#pk = :pk AND #change > :after',
+      ...(filters.length > 0 && { FilterExpression: filters.join(' AND ') }),
+      ExpressionAttributeNames: {
+        '#pk': CHANGES.partitionKey,
+        '#change': CHANGES.sortKey,
+        ...(filters.length > 0 && { '#type': 'type' }),
+        ...(!input.includeAutoCreated && { '#isAutoCreated': 'isAutoCreated' }),
+      },
+      ExpressionAttributeValues: {
+        ':pk': tenantScopedPk(tenantId, PREFIX.contactChanges),
+        ':after': after,
+        ...(!input.includeDeleted && { ':contact': ROW_TYPES.contact }),
+        ...(!input.includeAutoCreated && { ':tombstone': ROW_TYPES.contactTombstone, ':false': false }),
+      },
+      ScanIndexForward: true,
+      Limit: input.limit + 1,
+    }),
+  );
+  const entries = Items.map((item) => ({
+    change: item[CHANGES.sortKey] as string,
+    contact: item.type === ROW_TYPES.contact ? contactOf(item) : undefined,
+    deleted: item.type === ROW_TYPES.contactTombstone ? deletedContactOf(item) : undefined,
+  }));
+  const kept = fittingPage(entries, input.limit);
+  const nextCursor =
+    kept.length < entries.length ? kept[kept.length - 1].change : LastEvaluatedKey ? (LastEvaluatedKey[CHANGES.sortKey] as string) : null;
+  return {
+    contacts: kept.flatMap((entry) => (entry.contact ? [entry.contact] : [])),
+    deletedContacts: kept.flatMap((entry) => (entry.deleted ? [entry.deleted] : [])),
+    nextCursor,
+  };
+}

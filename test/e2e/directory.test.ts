@@ -1,0 +1,207 @@
+import { createClient, ContactImportError, verifyDelivery, type ImportContact } from '../../clients/typescript/src';
+import { useLocalRuntime } from './support/e2e';
+import { pollUntil } from './support/poll';
+import { startReceiver, type Received, type Receiver } from './support/receiver';
+import { receiveTexts } from './support/texts';
+import { webhookEventChecker } from './support/webhook-events';
+
+/**
+ * A directory a CRM can sync (issue 32), over HTTP against the local runtime: POST /contacts/batch
+ * and its replay, GET /contacts?externalId= and ?updatedSince=, the contact.* and consent.changed
+ * events at a receiver that checks every signature (exactly one per change and per STOP, only to
+ * the endpoint that subscribed), and the typed client's import through lost answers, a 429 and a
+ * resume. Every answer is checked against the served OpenAPI document (support/api.ts).
+ */
+const e2e = useLocalRuntime({ args: ['--allow-http-webhooks', '--webhook-backoff-ms', '20'] });
+
+const ORG_NUMBER = '+15005550240';
+let key: string;
+let tenantId: string;
+let receiver: Receiver;
+let checkEvent: (type: string, body: unknown) => void;
+let directorySecret: string;
+
+type Event = { id: string; type: string; sequence: number; data: { contact?: { id: string }; consent?: { number: string } } };
+const eventOf = (request: Received) => JSON.parse(request.body) as Event;
+
+let nextNumber = 4155557000;
+const newNumber = () => `+1${(nextNumber += 1)}`;
+
+beforeAll(async () => {
+  const admin = e2e.runtime.admin;
+  receiver = await startReceiver();
+  checkEvent = await webhookEventChecker(e2e.runtime.baseUrl);
+  const { tenant } = await admin('tenant', 'create', '--name', 'CRM Sync Org', '--number', ORG_NUMBER);
+  tenantId = tenant.id;
+  await admin('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
+  const [created, , minted] = await Promise.all([
+    admin('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/directory'), '--events', 'contact.created,contact.updated,contact.deleted,consent.changed'),
+    // Registered without events: the contract's three, never a contact or consent event.
+    admin('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/defaults')),
+    admin('key', 'create', '--tenant', tenantId),
+  ]);
+  directorySecret = created.secret;
+  key = minted.key;
+}, 120_000);
+
+afterAll(() => receiver?.close());
+
+const batch = (contacts: unknown[], headers: Record<string, string> = {}) => e2e.api.request('POST', '/contacts/batch', { key, json: { contacts }, headers });
+
+describe('POST /contacts/batch over HTTP', () => {
+  it('answers each item of a mixed batch, counts once against the key, and a replay with the same key answers the same', async () => {
+    // Prepare: two contacts of the CRM already in the directory
+    const existing = await e2e.api.post('/contacts', key, { displayName: 'Existing', phoneNumber: newNumber(), externalId: 'crm-existing' });
+    const holder = await e2e.api.post('/contacts', key, { displayName: 'Holder', phoneNumber: newNumber(), externalId: 'crm-holder' });
+    const items = [
+      { displayName: 'New', phoneNumber: newNumber(), externalId: 'crm-new' },
+      { displayName: 'Existing', phoneNumber: existing.body.contact.phoneNumber, externalId: 'crm-existing', tag: 'vip' },
+      { displayName: 'Another record', phoneNumber: holder.body.contact.phoneNumber, externalId: 'crm-other' },
+      { displayName: 'Bad', phoneNumber: 'n/a' },
+      { displayName: 'New again', phoneNumber: newNumber(), externalId: 'crm-new' },
+    ];
+
+    // Act
+    const first = await batch(items, { 'Idempotency-Key': 'sync-run-1' });
+    const replay = await batch(items, { 'Idempotency-Key': 'sync-run-1' });
+    const again = await batch(items);
+
+    // Assess: every item answered at its index; the replay is the first answer again
+    expect(first.status).toBe(200);
+    expect(first.body.results.map((r: { status: string }) => r.status)).toEqual(['created', 'updated', 'conflict', 'invalid', 'invalid']);
+    expect(first.body.results[1].contactId).toBe(existing.body.contact.id);
+    expect(first.body.results[2]).toMatchObject({ contactId: holder.body.contact.id, code: 'contact_conflict', error: expect.stringMatching(/^contacts\[2\]\.phoneNumber: /) });
+    expect(first.body.results[3]).toMatchObject({ code: 'validation_failed', error: 'contacts[3].phoneNumber: must be an E.164 phone number such as +14155550123' });
+    expect(first.body.results[4].error).toBe('contacts[4].externalId: repeats contacts[0] (a batch names each external id once)');
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    // Sent again without the key, the same items change nothing.
+    expect(again.body.results.slice(0, 3).map((r: { status: string }) => r.status)).toEqual(['unchanged', 'unchanged', 'conflict']);
+    expect(Number(replay.headers.get('ratelimit-remaining')) - Number(again.headers.get('ratelimit-remaining'))).toBe(1);
+  });
+
+  it('finds a contact by external id and follows the feed of changes with its tombstones', async () => {
+    // Prepare
+    const since = new Date(Date.now() - 1).toISOString();
+    const { body } = await batch([
+      { displayName: 'Feed One', phoneNumber: newNumber(), externalId: 'feed-1', customFields: { stage: 'lead' } },
+      { displayName: 'Feed Two', phoneNumber: newNumber(), externalId: 'feed-2' },
+    ]);
+    const [one, two] = body.results.map((r: { contactId: string }) => r.contactId);
+    await e2e.api.delete(`/contacts/${two}`, key);
+
+    // Act
+    const byExternalId = await e2e.api.get('/contacts?externalId=feed-1', key);
+    const feed = await e2e.api.get(`/contacts?updatedSince=${encodeURIComponent(since)}&includeDeleted=true`, key);
+    const refused = await e2e.api.get('/contacts?includeDeleted=true', key);
+
+    // Assess
+    expect(byExternalId.body).toMatchObject({ contacts: [{ id: one, externalId: 'feed-1', customFields: { stage: 'lead' } }], nextCursor: null });
+    expect(feed.body.contacts.map((c: { id: string }) => c.id)).toEqual([one]);
+    expect(feed.body.deletedContacts).toEqual([{ id: two, deletedAt: expect.any(String) }]);
+    expect([refused.status, refused.body.error]).toEqual([400, 'includeDeleted: applies only with updatedSince']);
+  });
+});
+
+describe('contact.* and consent.changed at a receiver', () => {
+  it('delivers exactly one signed event per change of a contact and per STOP, and only to the endpoint that subscribed', async () => {
+    // Act: a batch of three, a PATCH, a delete, and two STOPs from the first number (the carrier's time of each)
+    const numbers = [newNumber(), newNumber(), newNumber()];
+    const { body } = await batch(numbers.map((phoneNumber, i) => ({ displayName: `Evented ${i}`, phoneNumber, externalId: `ev-${i}` })));
+    const [a, b, c] = body.results.map((r: { contactId: string }) => r.contactId);
+    await e2e.api.patch(`/contacts/${b}`, key, { notes: 'called back' });
+    await e2e.api.delete(`/contacts/${c}`, key);
+    await receiveTexts(e2e.runtime.info, tenantId, [{ from: numbers[0], to: ORG_NUMBER, body: 'STOP', receivedAt: new Date(Date.now() - 1000) }]);
+    await receiveTexts(e2e.runtime.info, tenantId, [{ from: numbers[0], to: ORG_NUMBER, body: 'STOP', receivedAt: new Date() }]);
+    // A last change: once its event is in, every change before it has been routed (the stream is read in order).
+    const marker = (await e2e.api.post('/contacts', key, { displayName: 'Marker', phoneNumber: newNumber() })).body.contact.id as string;
+
+    // Assess: every expected event arrives, then nothing more
+    const about = (id: string) => (r: Received) => (eventOf(r).data.contact?.id ?? eventOf(r).data.consent?.number) === id;
+    const expected = [
+      ...[a, b, c].map((id) => ['contact.created', id]),
+      ['contact.updated', b],
+      ['contact.deleted', c],
+    ] as const;
+    const atDirectory = () => receiver.received().filter((r) => r.path === '/directory');
+    const events = () => new Map(atDirectory().map((r) => [eventOf(r).id, r]));
+    await pollUntil('the contact events, both STOPs and the marker', events, (found) => [...found.values()].some(about(marker)), 60_000);
+    const delivered = [...events().values()];
+    for (const [type, id] of expected) expect(delivered.filter((r) => eventOf(r).type === type && about(id)(r))).toHaveLength(1);
+    const stops = delivered.filter(about(numbers[0]));
+    expect(stops.map((r) => eventOf(r).type)).toEqual(['consent.changed', 'consent.changed']);
+    expect(stops[1].body).toContain('"status":"opted_out"');
+    expect(eventOf(stops[1]).sequence).toBeGreaterThan(eventOf(stops[0]).sequence);
+    // The STOPs changed the contact's copy of its consent, which is no contact.updated.
+    expect(delivered.filter((r) => eventOf(r).type === 'contact.updated' && about(a)(r))).toHaveLength(0);
+    for (const request of delivered) {
+      expect(verifyDelivery(request.headers, request.body, directorySecret)).toEqual({ ok: true });
+      checkEvent(eventOf(request).type, eventOf(request));
+    }
+    // The endpoint registered without events got the STOPs' sms.received, and nothing of the directory.
+    const atDefaults = receiver.received().filter((r) => r.path === '/defaults').map((r) => eventOf(r).type);
+    expect(atDefaults).toEqual(['sms.received', 'sms.received']);
+  }, 120_000);
+});
+
+describe('the typed client imports', () => {
+  const people = (count: number, from: number): ImportContact[] =>
+    Array.from({ length: count }, (_, i) => ({ displayName: `Imported ${from + i}`, phoneNumber: `+1628555${String(from + i).padStart(4, '0')}`, externalId: `imp-${from + i}` }));
+
+  it('through a lost answer and a 429: every contact once, the lost batch answered by its replay', async () => {
+    // Prepare: a network that loses the answer of the second request, and refuses the third once with 429
+    let requests = 0;
+    const seen: string[] = [];
+    const flaky = async (request: Request): Promise<Response> => {
+      requests += 1;
+      seen.push(request.headers.get('Idempotency-Key')!);
+      if (requests === 3) return new Response(JSON.stringify({ error: 'Too many requests', code: 'rate_limited' }), { status: 429, headers: { 'Retry-After': '1', 'Content-Type': 'application/json' } });
+      const response = await fetch(request);
+      if (requests === 2) throw new TypeError('fetch failed: the connection was reset');
+      return response;
+    };
+    const client = createClient({ baseUrl: e2e.runtime.baseUrl, apiKey: key, fetch: flaky });
+    const progress: number[] = [];
+
+    // Act: 250 contacts from an async source, as a stream gives them
+    const source = (async function* () {
+      for (const person of people(250, 0)) yield person;
+    })();
+    const report = await client.contacts.import(source, { onProgress: (p) => progress.push(p.done) });
+
+    // Assess
+    expect(report.results).toHaveLength(250);
+    expect(report.results.map((r) => r.index)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+    expect(report.counts).toEqual({ created: 250 });
+    expect(progress).toEqual([100, 200, 250]);
+    expect(report.requests).toBe(5);
+    // The lost answer's batch went again with its key (and was answered by the replay); the 429 waited and went again too.
+    expect(seen[2]).toBe(seen[1]);
+    expect(seen[3]).toBe(seen[2]);
+    const listed = await e2e.api.get('/contacts?externalId=imp-249', key);
+    expect(listed.body.contacts).toHaveLength(1);
+  }, 120_000);
+
+  it('stops with where to resume, and resumes there', async () => {
+    // Prepare: a network that goes down after the first request
+    let requests = 0;
+    const down = async (request: Request): Promise<Response> => {
+      requests += 1;
+      if (requests > 1) throw new TypeError('fetch failed: network is unreachable');
+      return fetch(request);
+    };
+    const contacts = people(150, 1000);
+    const failing = createClient({ baseUrl: e2e.runtime.baseUrl, apiKey: key, fetch: down });
+
+    // Act
+    const stopped = await failing.contacts.import(contacts, { maxAttempts: 2 }).catch((err: unknown) => err);
+    const resumed = await createClient({ baseUrl: e2e.runtime.baseUrl, apiKey: key }).contacts.import(contacts, { startAt: (stopped as ContactImportError).nextIndex });
+
+    // Assess
+    expect(stopped).toBeInstanceOf(ContactImportError);
+    expect((stopped as ContactImportError).nextIndex).toBe(100);
+    expect((stopped as ContactImportError).results).toHaveLength(100);
+    expect(resumed.results.map((r) => [r.index, r.status])).toEqual(Array.from({ length: 50 }, (_, i) => [100 + i, 'created']));
+  }, 120_000);
+});

@@ -1,0 +1,120 @@
+import type { LimitsProxy } from '../../local/dynamodb-limits/limits-proxy';
+import type { LimitsStats } from '../../local/dynamodb-limits/meters';
+import type { BatchEntry } from '../../lambdas/contexts/contacts/contact-batch';
+import type { ContactBatchResult } from '../../lambdas/contexts/contacts/schemas';
+import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from '../support/batch-races';
+
+/**
+ * POST /contacts/batch on DynamoDB's limits (issue 32), on a limits-faithful engine of this file's
+ * own (docs/local-engine.md): its meters count this file's requests alone, every key of them
+ * (the run's shared engine stops tracking keys at 10,000). The modules are loaded once the
+ * engine runs, so the service's client speaks to it.
+ *
+ * - 16 batches of 100 new contacts from one organization at once: every contact created once, no
+ *   error, and what each contact puts on the busiest partition-key values (docs/capacity.md).
+ * - Races: two batches naming the same external id at once leave one contact; a number claimed by
+ *   two writers with different external ids leaves one contact and no stray claim. Each round
+ *   checks, from the engine's meters, that its two writers did collide (a transaction of one was
+ *   refused or cancelled because of the other), and rounds that did not are run again.
+ */
+jest.setTimeout(300_000);
+
+type Modules = {
+  upsertContacts: (tenantId: string, entries: readonly BatchEntry[]) => Promise<ContactBatchResult[]>;
+  readExternalIdClaim: (tenantId: string, externalId: string) => Promise<string | undefined>;
+  readNumberClaim: (tenantId: string, number: string) => Promise<{ contactId: string; named: boolean } | undefined>;
+  contactRowsOf: (tenantId: string) => Promise<Record<string, unknown>[]>;
+  uuidv7: () => string;
+};
+
+let engine: LimitsProxy;
+let m: Modules;
+
+beforeAll(async () => {
+  const { startLimitsProxy } = await import('../../local/dynamodb-limits/limits-proxy');
+  const upstream = process.env.DYNAMODB_LOCAL_ENDPOINT;
+  if (!upstream) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run integration tests through the jest integration projects');
+  engine = await startLimitsProxy({ upstream, sharedDb: false, maxTrackedKeys: 1_000_000 });
+  process.env.DYNAMODB_ENDPOINT = engine.endpoint;
+  const { createTestTable } = await import('../support/table');
+  await createTestTable();
+  const batch = await import('../../lambdas/contexts/contacts/contact-batch');
+  const contacts = await import('../../lambdas/contexts/contacts/contact-claims');
+  const rows = await import('../support/directory-rows');
+  const ids = await import('../../lambdas/shared/ids');
+  m = {
+    upsertContacts: batch.upsertContacts,
+    readExternalIdClaim: contacts.readExternalIdClaim,
+    readNumberClaim: contacts.readNumberClaim,
+    contactRowsOf: rows.contactRowsOf,
+    uuidv7: () => ids.uuidv7(),
+  };
+}, 120_000);
+
+afterAll(() => engine?.stop());
+
+const entries = (items: { displayName: string; phoneNumber: string; externalId?: string }[], from = 0): BatchEntry[] =>
+  items.map((item, i) => ({ index: from + i, item }));
+
+/** Transactions the engine refused or cancelled since `before`: each one a writer that met another. */
+const refusedTransactions = (before: LimitsStats, after: LimitsStats) => {
+  const errorsOf = (stats: LimitsStats) => Object.values(stats.operations.TransactWriteItems?.errors ?? {}).reduce((a, b) => a + b, 0);
+  return errorsOf(after) - errorsOf(before);
+};
+
+let serial = 0;
+const freshNumber = () => `+1646${String(2_000_000 + (serial += 1)).padStart(7, '0')}`;
+
+describe('16 batches of 100 new contacts from one organization at once', () => {
+  it('creates every contact once, answers no error, and puts at most 2 write units per contact on any partition-key value', async () => {
+    // Prepare: 1,600 contacts of one area code (their number prefixes share search partitions, as a CRM's do)
+    const tenantId = m.uuidv7();
+    const batches = Array.from({ length: 16 }, (_, b) =>
+      entries(Array.from({ length: 100 }, (_, i) => ({ displayName: 'X', phoneNumber: `+1${300_000 + b * 100 + i}`, externalId: `imp-${b * 100 + i}` }))),
+    );
+    engine.reset();
+
+    // Act
+    const answered = await Promise.all(batches.map((batch) => m.upsertContacts(tenantId, batch)));
+
+    // Assess: 1,600 created, each its own contact, the directory holds exactly them
+    const stats = engine.stats();
+    const results = answered.flat();
+    expect(results.filter((r) => r.status !== 'created')).toEqual([]);
+    expect(new Set(results.map((r) => r.contactId)).size).toBe(1600);
+    const rows = await m.contactRowsOf(tenantId);
+    expect(rows).toHaveLength(1600);
+    expect(new Set(rows.map((row) => row.normalizedNumber)).size).toBe(1600);
+    // Nothing on the organization's own partition; the busiest keys take what capacity.md says, per contact.
+    const unitsPerContact = (filter: (key: string) => boolean) =>
+      Math.max(0, ...Object.entries(stats.partitions).filter(([key]) => filter(key)).map(([, meter]) => meter.writeUnits)) / 1600;
+    const tableKey = (key: string) => !key.split(' ')[0].includes('/');
+    expect(stats.untrackedKeys).toBe(0);
+    expect(unitsPerContact((key) => key.endsWith(` S:T#${tenantId}`))).toBe(0);
+    expect(unitsPerContact(tableKey)).toBeLessThanOrEqual(2);
+    expect(unitsPerContact((key) => !tableKey(key))).toBeLessThanOrEqual(1);
+    expect(stats.throttles.total).toBe(0);
+  });
+});
+
+describe('races of batches', () => {
+  /** Runs `round` until `wanted` rounds raced (by the engine's meters), at most `attempts` times; every round must pass its checks. */
+  async function racedRounds(wanted: number, attempts: number, round: () => Promise<void>): Promise<number> {
+    let raced = 0;
+    for (let attempt = 0; attempt < attempts && raced < wanted; attempt += 1) {
+      const before = engine.stats();
+      await round();
+      if (refusedTransactions(before, engine.stats()) > 0) raced += 1;
+    }
+    return raced;
+  }
+  const deps = (): BatchRaceDeps => ({ ...m, newTenantId: m.uuidv7, freshNumber });
+
+  it('two batches naming the same external id at once leave one contact holding it', async () => {
+    expect(await racedRounds(5, 20, () => sameExternalIdRace(deps()))).toBe(5);
+  });
+
+  it('a number claimed by two writers with different external ids: one contact holds it, the other is a conflict naming it, no stray claim', async () => {
+    expect(await racedRounds(5, 20, () => oneNumberTwoRecordsRace(deps()))).toBe(5);
+  });
+});

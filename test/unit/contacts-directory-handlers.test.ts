@@ -1,0 +1,127 @@
+import 'aws-sdk-client-mock-jest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { handler as upsertContacts } from '../../lambdas/handlers/api/upsert-contacts';
+import { handler as listContacts } from '../../lambdas/handlers/api/list-contacts';
+import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
+
+/**
+ * The batch and the directory's new list parameters at the edge (issue 32), against a mocked
+ * table: what is validated where, what is read and written, what one request costs the key.
+ */
+const ddb = mockClient(DynamoDBDocumentClient);
+const principal = aPrincipal();
+const tenant = principal.tenant.id;
+
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(UpdateCommand).resolves({ Attributes: { count: 1 } }); // the per-key limiter
+  ddb.on(BatchGetCommand).resolves({ Responses: {} }); // no claims, no ledger rows
+  ddb.on(GetCommand).resolves({});
+  ddb.on(TransactWriteCommand).resolves({});
+  ddb.on(QueryCommand).resolves({ Items: [] });
+});
+
+const batch = (contacts: unknown, headers: Record<string, string> = {}) =>
+  upsertContacts(apiEvent({ method: 'POST', resource: '/api/v1/contacts/batch', body: JSON.stringify({ contacts }), headers: { ...jsonHeaders, ...headers }, principal }), lambdaContext);
+
+const rateLimitCounts = () => ddb.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.pk).includes('#RATE#')).length;
+
+describe('POST /contacts/batch', () => {
+  it('answers a bad item at its index naming its field, and writes the others', async () => {
+    // Act
+    const result = await batch([
+      { displayName: 'Ada', phoneNumber: '0800 FLOWERS' },
+      { displayName: 'Grace', phoneNumber: '+14155550101', nickname: 'Amazing' },
+      { displayName: 'Alan', phoneNumber: '+14155550102', customFields: { 'bad key!': 'x' } },
+      { displayName: 'Barbara', phoneNumber: '+14155550103', externalId: 'crm-4' },
+    ]);
+
+    // Assess
+    expect(result.statusCode).toBe(200);
+    const { results } = bodyOf(result);
+    expect(results.map((r: { index: number; status: string; error: string | null }) => [r.index, r.status, r.error])).toEqual([
+      [0, 'invalid', 'contacts[0].phoneNumber: must be an E.164 phone number such as +14155550123'],
+      [1, 'invalid', 'contacts[1].nickname: unknown field'],
+      [2, 'invalid', expect.stringMatching(/^contacts\[2\]\.customFields\.bad key!: key must be/)],
+      [3, 'created', null],
+    ]);
+    // One transaction: the valid item's claims, contact, consent check and search entries.
+    const [write] = ddb.commandCalls(TransactWriteCommand);
+    const puts = write.args[0].input.TransactItems!.flatMap((item) => (item.Put ? [item.Put.Item!.pk as string] : []));
+    expect(puts).toEqual(expect.arrayContaining([`T#${tenant}#NUMBER#+14155550103`, `T#${tenant}#EXTERNAL_ID#crm-4`]));
+    expect(puts.some((pk) => pk.includes('+14155550101') || pk.includes('+14155550102'))).toBe(false);
+  });
+
+  it('counts one request against the rate limit for 100 contacts, and takes a body larger than 64 KiB', async () => {
+    // Prepare: 100 contacts with long notes, about 110 KB
+    const contacts = Array.from({ length: 100 }, (_, i) => ({ displayName: `Contact ${i}`, phoneNumber: `+1415555${String(i).padStart(4, '0')}`, notes: 'n'.repeat(1000) }));
+
+    // Act
+    const result = await batch(contacts);
+
+    // Assess
+    expect(JSON.stringify({ contacts }).length).toBeGreaterThan(64 * 1024);
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result).results).toHaveLength(100);
+    expect(rateLimitCounts()).toBe(1);
+  });
+
+  it.each([
+    ['no contacts', [], 'body.contacts: Too small: expected array to have >=1 items'],
+    ['101 contacts', Array.from({ length: 101 }, () => ({})), 'body.contacts: Too big: expected array to have <=100 items'],
+    ['not a list', { displayName: 'Ada' }, 'body.contacts: Invalid input: expected array, received object'],
+  ])('refuses %s with 400 naming the field, writing nothing', async (_case, contacts, error) => {
+    const result = await batch(contacts);
+
+    expect([result.statusCode, bodyOf(result).error]).toEqual([400, error]);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+  });
+
+  it('refuses a body over 4 MiB with 413 before reading it', async () => {
+    const result = await batch([{ displayName: 'Ada', phoneNumber: '+14155550100', notes: 'x'.repeat(4 * 1024 * 1024) }]);
+
+    expect(result.statusCode).toBe(413);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+  });
+});
+
+describe('GET /contacts, the new parameters', () => {
+  const list = (query: Record<string, string>) => listContacts(apiEvent({ resource: '/api/v1/contacts', query, principal }), lambdaContext);
+
+  it('reads a page of the feed of changes with one Query of limit + 1 entries of the changes index, from updatedSince', async () => {
+    // Act
+    const result = await list({ updatedSince: '2026-11-01T00:00:00Z', limit: '20', includeDeleted: 'true' });
+
+    // Assess
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result)).toEqual({ contacts: [], nextCursor: null, deletedContacts: [] });
+    expect(ddb).toHaveReceivedCommandTimes(QueryCommand, 1);
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'changes',
+      KeyConditionExpression: '#pk = :pk AND #change > :after',
+      ExpressionAttributeValues: { ':pk': `T#${tenant}#CONTACT_CHANGES`, ':after': '01a19467-e800' },
+      ScanIndexForward: true,
+      Limit: 21,
+    });
+  });
+
+  it('finds a contact by external id with one Query of the externalIds index', async () => {
+    const result = await list({ externalId: 'hs-42' });
+
+    expect(result.statusCode).toBe(200);
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, { IndexName: 'externalIds', ExpressionAttributeValues: { ':pk': `T#${tenant}#EXTERNAL_ID#hs-42` } });
+  });
+
+  it.each([
+    [{ includeDeleted: 'true' }, 'includeDeleted: applies only with updatedSince'],
+    [{ externalId: 'hs-42', search: 'ada' }, 'search: cannot be combined with externalId'],
+    [{ updatedSince: '2026-11-01T00:00:00Z', search: 'ada' }, 'search: cannot be combined with updatedSince'],
+    [{ updatedSince: 'yesterday' }, 'updatedSince: Invalid ISO datetime'],
+  ])('refuses %j with 400 naming the parameter', async (query, error) => {
+    const result = await list(query);
+
+    expect([result.statusCode, bodyOf(result).error]).toEqual([400, error]);
+    expect(ddb).toHaveReceivedCommandTimes(QueryCommand, 0);
+  });
+});
