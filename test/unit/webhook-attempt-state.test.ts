@@ -88,7 +88,7 @@ describe('readAttemptState', () => {
   it('fails (so the queue retries the message) when keys stay unprocessed', async () => {
     ddb.on(BatchGetCommand).resolves({ Responses: { [TABLE_NAME]: [] }, UnprocessedKeys: { [TABLE_NAME]: { Keys: [tenantKey(tenantId)] } } });
 
-    await expect(readAttemptState(tenantId, endpointId)).rejects.toThrow('BatchGetItem left 1 keys unprocessed after 4 tries');
+    await expect(readAttemptState(tenantId, endpointId)).rejects.toThrow('batchGetItems: 1 keys unprocessed after 4 rounds');
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 4);
   });
 });

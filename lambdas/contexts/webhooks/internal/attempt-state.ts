@@ -1,6 +1,6 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../../shared/aws';
+import { batchGetItems } from '../../../shared/table/batch-get';
 import type { Item } from '../../../shared/table/dynamo';
+import type { Key } from '../../../shared/table/keys';
 import { fromItem as tenantFromItem, tenantKey, type Tenant } from '../../tenants/tenants';
 import { endpointKey, fromItem as endpointFromItem, type WebhookEndpoint } from '../endpoints';
 
@@ -17,30 +17,10 @@ export type AttemptState = { endpoint?: WebhookEndpoint; tenant?: Tenant };
 /** Whose endpoint an attempt goes to. */
 export type AttemptRef = { tenantId: string; endpointId: string };
 
-/** DynamoDB's BatchGetItem takes at most 100 keys. */
-const MAX_KEYS = 100;
-
-type Key = { pk: string; sk: string };
-
-/** BatchGetItem may leave keys unprocessed when throttled; they are asked for again, a few times. */
-const UNPROCESSED_TRIES = 4;
+/** BatchGetItem may leave keys unprocessed when throttled: a few rounds, then the queue retries the message. */
+const UNPROCESSED_ROUNDS = 4;
 
 const keyId = ({ pk, sk }: Key) => `${pk}\u0000${sk}`;
-
-async function getByKeys(keys: Key[]): Promise<Map<string, Item>> {
-  const found = new Map<string, Item>();
-  let pending: Key[] = keys;
-  for (let attempt = 1; pending.length > 0; attempt += 1) {
-    if (attempt > UNPROCESSED_TRIES) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${UNPROCESSED_TRIES} tries`);
-    if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt * Math.random()));
-    const { Responses, UnprocessedKeys } = await dynamo.send(
-      new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: pending, ConsistentRead: true } } }),
-    );
-    for (const item of Responses?.[TABLE_NAME] ?? []) found.set(keyId(item as Key), item);
-    pending = (UnprocessedKeys?.[TABLE_NAME]?.Keys ?? []) as Key[];
-  }
-  return found;
-}
 
 const keysOf = ({ tenantId, endpointId }: AttemptRef) => ({ endpoint: endpointKey(tenantId, endpointId), tenant: tenantKey(tenantId) });
 
@@ -48,10 +28,8 @@ const keysOf = ({ tenantId, endpointId }: AttemptRef) => ({ endpoint: endpointKe
 export async function readAttemptStates(refs: readonly AttemptRef[]): Promise<AttemptState[]> {
   const keys = refs.map(keysOf);
   const distinct = [...new Map(keys.flatMap((k) => [k.endpoint, k.tenant]).map((key) => [keyId(key), key])).values()];
-  const items = new Map<string, Item>();
-  for (let start = 0; start < distinct.length; start += MAX_KEYS) {
-    for (const [id, item] of await getByKeys(distinct.slice(start, start + MAX_KEYS))) items.set(id, item);
-  }
+  const found = await batchGetItems(distinct, { consistentRead: true, rounds: UNPROCESSED_ROUNDS });
+  const items = new Map<string, Item>(found.map((row) => [keyId(row as Key), row]));
   const item = (key: Key) => items.get(keyId(key));
   return keys.map((k) => {
     const [endpoint, tenant] = [item(k.endpoint), item(k.tenant)];
