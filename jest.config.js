@@ -50,6 +50,8 @@ const onLimitsEngine = [...ON_LIMITS_ENGINE, ...ON_BOTH_ENGINES];
 module.exports = {
   // Two workers on the two cores: the tests wait on DynamoDB Local, runtimes and HTTP as much as they compute.
   maxWorkers: 2,
+  // Files that wait on engines and runtimes start first, unit files fill the gaps (a fresh clone has no timings).
+  testSequencer: '<rootDir>/test/support/services-first-sequencer.cjs',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {

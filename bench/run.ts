@@ -75,6 +75,7 @@ const SETTINGS = {
   directory: {
     importContacts: Number(optionValue('--directory-import') ?? (QUICK ? 1000 : 10_000)),
     syncSizes: (optionValue('--directory-sizes') ?? (QUICK ? '1000' : '1000,100000')).split(',').map(Number),
+    concurrentBatches: QUICK ? 4 : 16,
   },
   events: {
     rate: optionValue('--events-rate') === undefined ? undefined : Number(optionValue('--events-rate')),
@@ -674,8 +675,11 @@ async function measureDirectoryPhase(endpoint: string) {
   const db = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
   const runtime = await startRuntimeOnEngine(endpoint);
   let imported: Awaited<ReturnType<typeof bench.measureImport>>;
+  let concurrent: Awaited<ReturnType<typeof bench.measureConcurrentBatches>>;
   try {
     imported = await bench.measureImport(runtime, db, importContacts, (line) => log(line));
+    log(`  ${SETTINGS.directory.concurrentBatches} batches of 100 new contacts from one organization at once`);
+    concurrent = await bench.measureConcurrentBatches(runtime, db, SETTINGS.directory.concurrentBatches, 100);
   } finally {
     await runtime.stop();
     db.destroy();
@@ -702,11 +706,29 @@ async function measureDirectoryPhase(endpoint: string) {
   );
   log(
     table([
+      ['batches at once', 'contacts', '5xx', 'item results', 'stored (numbers, ids)', 'batch p50 ms', 'batch p99 ms', 'hottest pk WU/contact', 'hottest index pk WU/contact', 'throttles', 'conflicts'],
+      [
+        concurrent.batches,
+        concurrent.batches * concurrent.size,
+        concurrent.serverErrors,
+        Object.entries(concurrent.results).map(([status, n]) => `${status} ${n}`).join(', '),
+        `${concurrent.stored.contacts} (${concurrent.stored.numbers}, ${concurrent.stored.externalIds})`,
+        concurrent.batchMs.p50,
+        concurrent.batchMs.p99,
+        concurrent.hottestTablePartition.writeUnitsPerContact,
+        concurrent.hottestIndexPartition.writeUnitsPerContact,
+        concurrent.throttles,
+        concurrent.conflicts,
+      ],
+    ]),
+  );
+  log(
+    table([
       ['directory', 'pages', 'items read per page (p50, max)', 'read units per page (p50, max)', 'calls per page', 'walk s'],
       ...sync.map((s) => [s.size, s.pages, `${s.itemsPerPage.p50}, ${s.itemsPerPage.max}`, `${s.readUnitsPerPage.p50}, ${s.readUnitsPerPage.max}`, s.callsPerPage, s.walkSeconds]),
     ]),
   );
-  return { import: imported, sync };
+  return { import: imported, concurrent, sync };
 }
 
 async function measureScalePhase(dynamodbEndpoint: string) {

@@ -40,7 +40,23 @@ export type DirectoryImport = {
 
 export type SyncPageCost = { size: number; pages: number; itemsPerPage: { p50: number; max: number }; readUnitsPerPage: { p50: number; max: number }; callsPerPage: number; walkSeconds: number; contactsSeen: number };
 
-export type DirectoryResult = { import: DirectoryImport; sync: SyncPageCost[] };
+/** `batches` requests of `size` new contacts from one organization, all at once (the issue's 16 of 100 on DynamoDB's limits). */
+export type ConcurrentBatches = {
+  batches: number;
+  size: number;
+  serverErrors: number;
+  statuses: Record<string, number>;
+  /** Item results by status: every one `created` is the target. */
+  results: Record<string, number>;
+  stored: { contacts: number; numbers: number; externalIds: number };
+  batchMs: { p50: number; p99: number; max: number };
+  hottestTablePartition: { key: string; writeUnitsPerContact: number };
+  hottestIndexPartition: { key: string; writeUnitsPerContact: number };
+  throttles: number;
+  conflicts: number;
+};
+
+export type DirectoryResult = { import: DirectoryImport; concurrent: ConcurrentBatches; sync: SyncPageCost[] };
 
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Katherine', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret'];
 const LAST_NAMES = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Backus', 'Hamilton'];
@@ -133,6 +149,55 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
     rateLimitedFloorSeconds: round(Math.max(0, Math.ceil(report.requests / 120) - 1) * 60, 0),
     batchMs: { p50: round(batch.p50, 0), p99: round(batch.p99, 0), max: round(batch.max, 0) },
     writeUnitsPerContact: { total: round((units.table + units.indexes) / count, 1), table: round(units.table / count, 1), indexes: round(units.indexes / count, 1) },
+    hottestTablePartition: { key: table.key, writeUnitsPerContact: round(table.writeUnits / count, 2) },
+    hottestIndexPartition: { key: index.key, writeUnitsPerContact: round(index.writeUnits / count, 2) },
+    throttles: stats.throttles.total,
+    conflicts: stats.conflicts.total,
+  };
+}
+
+/**
+ * `batches` requests of `size` new contacts each, from one organization, sent at once over HTTP to
+ * `runtime` (on the limits engine): what a CRM's parallel import puts on DynamoDB's limits. The
+ * suite runs 4 at once for their correctness (test/integration/contacts-batch-limits.test.ts);
+ * the issue's 16 at once, and how long each takes, are measured here.
+ */
+export async function measureConcurrentBatches(runtime: RuntimeProcess & { limits: LimitsMeters }, db: DynamoDBDocumentClient, batches: number, size: number): Promise<ConcurrentBatches> {
+  const tenant = await createTenant({ name: 'Directory bench, batches at once', plan: 'pro' });
+  const { key } = await createApiKey({ tenantId: tenant.id, name: 'crm sync', scopes: [...SCOPES] });
+  const statuses: Record<string, number> = {};
+  const results: Record<string, number> = {};
+  const latencies: number[] = [];
+  await runtime.limits.reset();
+  await Promise.all(
+    Array.from({ length: batches }, async (_, b) => {
+      const contacts = Array.from({ length: size }, (_, i) => ({ ...crmContact(1_000_000 + b * size + i) }));
+      const started = performance.now();
+      const response = await fetch(`${runtime.baseUrl}/contacts/batch`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ contacts }),
+      });
+      latencies.push(performance.now() - started);
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+      const body = (await response.json()) as { results?: { status: string }[] };
+      for (const result of body.results ?? []) results[result.status] = (results[result.status] ?? 0) + 1;
+    }),
+  );
+  const stats = await runtime.limits.stats();
+  const rows = await storedContacts(db, tenant.id);
+  const count = batches * size;
+  const batch = distribution(latencies);
+  const table = hottest(stats, false);
+  const index = hottest(stats, true);
+  return {
+    batches,
+    size,
+    serverErrors: Object.entries(statuses).filter(([status]) => Number(status) >= 500).reduce((sum, [, n]) => sum + n, 0),
+    statuses,
+    results,
+    stored: { contacts: rows.length, numbers: new Set(rows.map((row) => row.normalizedNumber)).size, externalIds: new Set(rows.map((row) => row.externalId)).size },
+    batchMs: { p50: round(batch.p50, 0), p99: round(batch.p99, 0), max: round(batch.max, 0) },
     hottestTablePartition: { key: table.key, writeUnitsPerContact: round(table.writeUnits / count, 2) },
     hottestIndexPartition: { key: index.key, writeUnitsPerContact: round(index.writeUnits / count, 2) },
     throttles: stats.throttles.total,
