@@ -9,6 +9,8 @@ export type CostInputs = {
   roundTrips: RoundTripCase[];
   invocations?: { name: string; cpuMsPerInvoke: number }[];
   contention?: ContentionScenario[];
+  /** Section 10: a webhook delivery's units on the engine. */
+  events?: { unitsPerDelivery: { readUnits: number; writeUnits: number } };
 };
 
 export type CostReport = {
@@ -41,7 +43,7 @@ export function costReport(results: CostInputs): CostReport {
   return {
     requests,
     crmSyncMix: mixCost(requests),
-    ...(texts && calls && { organizationMonth: organizationMonth(requests, results.chargedUnits, unitsPerEvent(texts), unitsPerEvent(calls)) }),
+    ...(texts && calls && { organizationMonth: organizationMonth(requests, results.chargedUnits, unitsPerEvent(texts), unitsPerEvent(calls), undefined, results.events?.unitsPerDelivery) }),
   };
 }
 

@@ -216,8 +216,8 @@ export const ESTIMATES = {
   callbackRoundTrips: 4,
   /** A callback's answer: 200 with an empty TwiML document or none, and the headers. */
   callbackResponseBytes: 350,
-  /** A delivery's table writes and reads (issue 33 measured about 6 write units on the engine). */
-  deliveryUnits: { readUnits: 3, writeUnits: 6 },
+  /** A delivery's table writes and reads, when the results hold no events section (section 10 measures them: 9 and 1.85 on 2026-11-27). */
+  deliveryUnits: { readUnits: 1.85, writeUnits: 9 },
   /** The router's invocation, and the sender's, which waits for the receiver (about 200 ms across the internet). */
   routerBilledMs: 15,
   senderBilledMs: 220,
@@ -275,6 +275,8 @@ export function organizationMonth(
   textLife: { readUnits: number; writeUnits: number },
   callEvent: { readUnits: number; writeUnits: number },
   traceSampleRate: number = DEFAULT_TRACE_SAMPLE_RATE,
+  /** A delivery's units as section 10 measured them on the engine. */
+  deliveryUnits: { readUnits: number; writeUnits: number } = ESTIMATES.deliveryUnits,
 ): { rows: BillRow[]; total: BillRow } {
   const org = ORGANIZATION_MONTH;
   const find = <T extends { request?: string; name?: string }>(list: T[], name: string) => {
@@ -305,7 +307,7 @@ export function organizationMonth(
   // A delivery: two invocations, SQS, its units, the POST out, its lines; traced at Lambda's own rate
   // (1 a second, then 5 %): at this organization's pace, every router invocation.
   const d = ESTIMATES;
-  const deliveryDynamodb = d.deliveryUnits.readUnits * PRICES.readUnitPerMillion + d.deliveryUnits.writeUnits * PRICES.writeUnitPerMillion;
+  const deliveryDynamodb = deliveryUnits.readUnits * PRICES.readUnitPerMillion + deliveryUnits.writeUnits * PRICES.writeUnitPerMillion;
   const deliveryLogs = perMillionOfBytes(
     d.deliveryLogLineBytes + platformLogBytes(LAMBDA_REQUEST_ID, d.routerBilledMs) + platformLogBytes(LAMBDA_REQUEST_ID, d.senderBilledMs),
     PRICES.logsIngestionPerGb,
