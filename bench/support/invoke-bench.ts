@@ -114,6 +114,11 @@ async function eventsFor(route: RouteSpec, count: number, fixture: Fixture, auth
         return eventFor(route, authorizer, `/contacts/${pick(fixture.namedContactIds, i)}`, { id: pick(fixture.namedContactIds, i) }, { notes: `Invoke ${i}` });
       case 'createContact':
         return eventFor(route, authorizer, '/contacts', null, { displayName: `Invoke ${i}`, phoneNumber: e164('628', i) });
+      case 'upsertContacts':
+        // A batch of 10 new contacts an event (the route takes up to 100; 120 events of 100 would be minutes of DynamoDB Local).
+        return eventFor(route, authorizer, '/contacts/batch', null, {
+          contacts: Array.from({ length: 10 }, (_, k) => ({ displayName: `Batched ${i}-${k}`, phoneNumber: e164('626', i * 10 + k), externalId: `invoke-${i}-${k}` })),
+        });
       case 'sendMessage':
         return eventFor(route, authorizer, '/messages', null, { to: e164('629', i), body: 'Invoked directly.' });
       case 'listMessages':
