@@ -668,24 +668,20 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
 async function measureDirectoryPhase(endpoint: string) {
   const { importContacts, syncSizes } = SETTINGS.directory;
   log(`\n12. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`);
-  const [{ DynamoDBDocumentClient }, { localDynamoClient }, { startRuntimeOnEngine }, bench, { table }] = await Promise.all([
-    import('@aws-sdk/lib-dynamodb'),
-    import('../local/dynamodb-local'),
+  const [{ startRuntimeOnEngine }, bench, { table }] = await Promise.all([
     import('./support/limits-meters'),
     import('./support/directory-bench'),
     import('./support/stats'),
   ]);
-  const db = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
   const runtime = await startRuntimeOnEngine(endpoint);
   let imported: Awaited<ReturnType<typeof bench.measureImport>>;
   let concurrent: Awaited<ReturnType<typeof bench.measureConcurrentBatches>>;
   try {
-    imported = await bench.measureImport(runtime, db, importContacts, (line) => log(line));
+    imported = await bench.measureImport(runtime, importContacts, (line) => log(line));
     log(`  ${SETTINGS.directory.concurrentBatches} batches of 100 new contacts from one organization at once`);
-    concurrent = await bench.measureConcurrentBatches(runtime, db, SETTINGS.directory.concurrentBatches, 100);
+    concurrent = await bench.measureConcurrentBatches(runtime, SETTINGS.directory.concurrentBatches, 100);
   } finally {
     await runtime.stop();
-    db.destroy();
   }
   const sync = await bench.measureSync(syncSizes, (line) => log(line));
   log(

@@ -1,12 +1,9 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createClient, type ImportContact } from '../../clients/typescript/src';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { SCOPES } from '../../lambdas/contexts/tenants/scopes';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
-import { TABLE_NAME } from '../../lambdas/shared/aws';
-import { PREFIX, tenantScopedPk } from '../../lambdas/shared/table/keys';
-import { GSIS } from '../../lambdas/shared/table/table-schema';
+import { contactRowsOf } from '../../test/support/directory-rows';
 import type { LimitsMeters } from './limits-meters';
 import type { RuntimeProcess } from './runtime-process';
 import { distribution, round } from './stats';
@@ -83,29 +80,8 @@ function hottest(stats: LimitsStats, index: boolean): { key: string; writeUnits:
     .reduce((best, [key, meter]) => (meter.writeUnits > best.writeUnits ? { key, writeUnits: meter.writeUnits } : best), { key: '-', writeUnits: 0 });
 }
 
-/** Every contact row of an organization, read from the `directory` index on DynamoDB Local (the bench's own count). */
-async function storedContacts(db: DynamoDBDocumentClient, tenantId: string): Promise<Record<string, unknown>[]> {
-  const rows: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: GSIS.directory.indexName,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': GSIS.directory.partitionKey },
-        ExpressionAttributeValues: { ':pk': tenantScopedPk(tenantId, PREFIX.contacts) },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    rows.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return rows;
-}
-
 /** `count` contacts through the typed client's import, against `runtime` (on the limits engine, with the per-key limit on). */
-export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMeters }, db: DynamoDBDocumentClient, count: number, log: (line: string) => void): Promise<DirectoryImport> {
+export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMeters }, count: number, log: (line: string) => void): Promise<DirectoryImport> {
   const tenant = await createTenant({ name: 'Directory bench', plan: 'pro' });
   const { key } = await createApiKey({ tenantId: tenant.id, name: 'crm sync', scopes: [...SCOPES] });
   const latencies: number[] = [];
@@ -130,7 +106,7 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
   });
   const wallSeconds = (performance.now() - started) / 1000;
   const stats = await runtime.limits.stats();
-  const rows = await storedContacts(db, tenant.id);
+  const rows = await contactRowsOf(tenant.id);
   const units = unitsOf(stats);
   const batch = distribution(latencies);
   const table = hottest(stats, false);
@@ -162,7 +138,7 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
  * suite runs 4 at once for their correctness (test/integration/contacts-batch-limits.test.ts);
  * the issue's 16 at once, and how long each takes, are measured here.
  */
-export async function measureConcurrentBatches(runtime: RuntimeProcess & { limits: LimitsMeters }, db: DynamoDBDocumentClient, batches: number, size: number): Promise<ConcurrentBatches> {
+export async function measureConcurrentBatches(runtime: RuntimeProcess & { limits: LimitsMeters }, batches: number, size: number): Promise<ConcurrentBatches> {
   const tenant = await createTenant({ name: 'Directory bench, batches at once', plan: 'pro' });
   const { key } = await createApiKey({ tenantId: tenant.id, name: 'crm sync', scopes: [...SCOPES] });
   const statuses: Record<string, number> = {};
@@ -185,7 +161,7 @@ export async function measureConcurrentBatches(runtime: RuntimeProcess & { limit
     }),
   );
   const stats = await runtime.limits.stats();
-  const rows = await storedContacts(db, tenant.id);
+  const rows = await contactRowsOf(tenant.id);
   const count = batches * size;
   const batch = distribution(latencies);
   const table = hottest(stats, false);
