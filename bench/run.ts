@@ -754,30 +754,33 @@ async function measureScalePhase(dynamodbEndpoint: string) {
   }
 }
 
-/** Section 7 in a full run: this process's shared client already points at DynamoDB Local, so a `--scale-only` child measures it. */
-async function measureScaleInChild() {
+/**
+ * A section in a child process of its own, which writes `file` and exits 0. Section 7's child
+ * measures the DynamoDB Local this process started (its shared client already points there);
+ * section 12's starts its own: its import leaves half a million rows (a contact is about 50), and
+ * DynamoDB Local's TTL job scans the whole table under its write lock, so on the shared instance
+ * every later section would wait on those scans.
+ */
+async function sectionInChild<K extends string>(section: string, key: K, file: string, options: string[]): Promise<unknown> {
   const { spawn } = await import('node:child_process');
   const { readFile } = await import('node:fs/promises');
-  const childArgs = [...process.execArgv, __filename, '--scale-only', '--scale-sizes', SETTINGS.scale.sizes.join(','), ...(QUICK ? ['--quick'] : [])];
+  const childArgs = [...process.execArgv, __filename, ...options, ...(QUICK ? ['--quick'] : [])];
   const code = await new Promise<number | null>((done, fail) => spawn(process.execPath, childArgs, { stdio: 'inherit' }).on('exit', done).on('error', fail));
-  if (code !== 0) throw new Error(`the scale section's process exited with ${code}`);
-  return (JSON.parse(await readFile(SCALE_ONLY_FILE, 'utf8')) as { scale: unknown }).scale;
+  if (code !== 0) throw new Error(`the ${section} section's process exited with ${code}`);
+  return (JSON.parse(await readFile(file, 'utf8')) as Record<K, unknown>)[key];
 }
 
-/**
- * Section 12 in a full run: a `--directory-only` child with a DynamoDB Local of its own. Its import
- * leaves half a million rows (a contact is about 50), and DynamoDB Local's TTL job scans the whole
- * table under its write lock: on the shared instance every later section would wait on those scans.
- */
-async function measureDirectoryInChild() {
-  const { spawn } = await import('node:child_process');
-  const { readFile } = await import('node:fs/promises');
-  const { importContacts, syncSizes } = SETTINGS.directory;
-  const childArgs = [...process.execArgv, __filename, '--directory-only', '--as-section', '--directory-import', String(importContacts), '--directory-sizes', syncSizes.join(','), ...(QUICK ? ['--quick'] : [])];
-  const code = await new Promise<number | null>((done, fail) => spawn(process.execPath, childArgs, { stdio: 'inherit' }).on('exit', done).on('error', fail));
-  if (code !== 0) throw new Error(`the directory section's process exited with ${code}`);
-  return (JSON.parse(await readFile(DIRECTORY_ONLY_FILE, 'utf8')) as { directory: unknown }).directory;
-}
+const measureScaleInChild = () => sectionInChild('scale', 'scale', SCALE_ONLY_FILE, ['--scale-only', '--scale-sizes', SETTINGS.scale.sizes.join(',')]);
+
+const measureDirectoryInChild = () =>
+  sectionInChild('directory', 'directory', DIRECTORY_ONLY_FILE, [
+    '--directory-only',
+    '--as-section',
+    '--directory-import',
+    String(SETTINGS.directory.importContacts),
+    '--directory-sizes',
+    SETTINGS.directory.syncSizes.join(','),
+  ]);
 
 main().then(
   () => process.exit(0),

@@ -18,17 +18,22 @@ import { distribution, round } from './stats';
 export type DirectoryImport = {
   contacts: number;
   requests: number;
-  /** Answers with a 5xx status (none is the target). */
-  serverErrors: number;
   statuses: Record<string, number>;
-  /** Contacts in the directory afterwards, and distinct numbers and external ids among them: each once. */
-  stored: { contacts: number; numbers: number; externalIds: number };
   wallSeconds: number;
   /** The same requests at the key's 120 a minute, were the rate limit the only bound. */
   rateLimitedFloorSeconds: number;
-  batchMs: { p50: number; p99: number; max: number };
-  /** As AWS charges them: every write of the import, per contact; and the busiest partition-key values. */
+  /** As AWS charges them: every write of the import, per contact. */
   writeUnitsPerContact: { total: number; table: number; indexes: number };
+} & RunOutcome;
+
+/** What a run of batches left, whichever way they were sent: answers, rows, the engine's meters. */
+type RunOutcome = {
+  /** Answers with a 5xx status (none is the target). */
+  serverErrors: number;
+  /** Contacts in the directory afterwards, and distinct numbers and external ids among them: each once. */
+  stored: { contacts: number; numbers: number; externalIds: number };
+  batchMs: { p50: number; p99: number; max: number };
+  /** The busiest partition-key values, per contact. */
   hottestTablePartition: { key: string; writeUnitsPerContact: number };
   hottestIndexPartition: { key: string; writeUnitsPerContact: number };
   throttles: number;
@@ -41,17 +46,10 @@ export type SyncPageCost = { size: number; pages: number; itemsPerPage: { p50: n
 export type ConcurrentBatches = {
   batches: number;
   size: number;
-  serverErrors: number;
   statuses: Record<string, number>;
   /** Item results by status: every one `created` is the target. */
   results: Record<string, number>;
-  stored: { contacts: number; numbers: number; externalIds: number };
-  batchMs: { p50: number; p99: number; max: number };
-  hottestTablePartition: { key: string; writeUnitsPerContact: number };
-  hottestIndexPartition: { key: string; writeUnitsPerContact: number };
-  throttles: number;
-  conflicts: number;
-};
+} & RunOutcome;
 
 export type DirectoryResult = { import: DirectoryImport; concurrent: ConcurrentBatches; sync: SyncPageCost[] };
 
@@ -80,6 +78,25 @@ function hottest(stats: LimitsStats, index: boolean): { key: string; writeUnits:
     .reduce((best, [key, meter]) => (meter.writeUnits > best.writeUnits ? { key, writeUnits: meter.writeUnits } : best), { key: '-', writeUnits: 0 });
 }
 
+/** The outcome of `count` contacts sent in batches by `tenantId`, answered with `statuses` in `latencies`. */
+async function runOutcome(runtime: { limits: LimitsMeters }, tenantId: string, count: number, statuses: Record<string, number>, latencies: number[]) {
+  const stats = await runtime.limits.stats();
+  const rows = await contactRowsOf(tenantId);
+  const batch = distribution(latencies);
+  const table = hottest(stats, false);
+  const index = hottest(stats, true);
+  const outcome: RunOutcome = {
+    serverErrors: Object.entries(statuses).filter(([status]) => Number(status) >= 500).reduce((sum, [, n]) => sum + n, 0),
+    stored: { contacts: rows.length, numbers: new Set(rows.map((row) => row.normalizedNumber)).size, externalIds: new Set(rows.map((row) => row.externalId)).size },
+    batchMs: { p50: round(batch.p50, 0), p99: round(batch.p99, 0), max: round(batch.max, 0) },
+    hottestTablePartition: { key: table.key, writeUnitsPerContact: round(table.writeUnits / count, 2) },
+    hottestIndexPartition: { key: index.key, writeUnitsPerContact: round(index.writeUnits / count, 2) },
+    throttles: stats.throttles.total,
+    conflicts: stats.conflicts.total,
+  };
+  return { outcome, stats };
+}
+
 /** `count` contacts through the typed client's import, against `runtime` (on the limits engine, with the per-key limit on). */
 export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMeters }, count: number, log: (line: string) => void): Promise<DirectoryImport> {
   const tenant = await createTenant({ name: 'Directory bench', plan: 'pro' });
@@ -105,30 +122,16 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
     },
   });
   const wallSeconds = (performance.now() - started) / 1000;
-  const stats = await runtime.limits.stats();
-  const rows = await contactRowsOf(tenant.id);
+  const { outcome, stats } = await runOutcome(runtime, tenant.id, count, statuses, latencies);
   const units = unitsOf(stats);
-  const batch = distribution(latencies);
-  const table = hottest(stats, false);
-  const index = hottest(stats, true);
   return {
     contacts: count,
     requests: report.requests,
-    serverErrors: Object.entries(statuses).filter(([status]) => Number(status) >= 500).reduce((sum, [, n]) => sum + n, 0),
     statuses: Object.fromEntries(Object.entries(report.counts).map(([status, n]) => [status, n ?? 0])),
-    stored: {
-      contacts: rows.length,
-      numbers: new Set(rows.map((row) => row.normalizedNumber)).size,
-      externalIds: new Set(rows.map((row) => row.externalId)).size,
-    },
     wallSeconds: round(wallSeconds, 1),
     rateLimitedFloorSeconds: round(Math.max(0, Math.ceil(report.requests / 120) - 1) * 60, 0),
-    batchMs: { p50: round(batch.p50, 0), p99: round(batch.p99, 0), max: round(batch.max, 0) },
     writeUnitsPerContact: { total: round((units.table + units.indexes) / count, 1), table: round(units.table / count, 1), indexes: round(units.indexes / count, 1) },
-    hottestTablePartition: { key: table.key, writeUnitsPerContact: round(table.writeUnits / count, 2) },
-    hottestIndexPartition: { key: index.key, writeUnitsPerContact: round(index.writeUnits / count, 2) },
-    throttles: stats.throttles.total,
-    conflicts: stats.conflicts.total,
+    ...outcome,
   };
 }
 
@@ -160,25 +163,8 @@ export async function measureConcurrentBatches(runtime: RuntimeProcess & { limit
       for (const result of body.results ?? []) results[result.status] = (results[result.status] ?? 0) + 1;
     }),
   );
-  const stats = await runtime.limits.stats();
-  const rows = await contactRowsOf(tenant.id);
-  const count = batches * size;
-  const batch = distribution(latencies);
-  const table = hottest(stats, false);
-  const index = hottest(stats, true);
-  return {
-    batches,
-    size,
-    serverErrors: Object.entries(statuses).filter(([status]) => Number(status) >= 500).reduce((sum, [, n]) => sum + n, 0),
-    statuses,
-    results,
-    stored: { contacts: rows.length, numbers: new Set(rows.map((row) => row.normalizedNumber)).size, externalIds: new Set(rows.map((row) => row.externalId)).size },
-    batchMs: { p50: round(batch.p50, 0), p99: round(batch.p99, 0), max: round(batch.max, 0) },
-    hottestTablePartition: { key: table.key, writeUnitsPerContact: round(table.writeUnits / count, 2) },
-    hottestIndexPartition: { key: index.key, writeUnitsPerContact: round(index.writeUnits / count, 2) },
-    throttles: stats.throttles.total,
-    conflicts: stats.conflicts.total,
-  };
+  const { outcome } = await runOutcome(runtime, tenant.id, batches * size, statuses, latencies);
+  return { batches, size, statuses, results, ...outcome };
 }
 
 /**
