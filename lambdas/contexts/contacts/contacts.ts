@@ -3,7 +3,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
 import { CONDITION, failedCondition, isConditionalCheckFailed, nowIso, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
+import { PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
@@ -287,6 +287,35 @@ export async function updateContact(tenantId: string, contactId: string, patch: 
   return (await optimisticRounds(UPDATE_ROUNDS, () => updateRound(tenantId, contactId, patch, now))).contact;
 }
 
+/** Both conditions. */
+const andCondition = (a: Condition, b: Condition): Condition => ({
+  expression: `${a.expression} AND ${b.expression}`,
+  names: { ...a.names, ...b.names },
+  values: { ...a.values, ...b.values },
+});
+
+/**
+ * An update that moves no claim and no search entry: one conditional write of the contact row.
+ * LOST_RACE when `condition` no longer holds (deleted, renumbered or re-identified meanwhile).
+ */
+async function updateInPlace(key: Key, written: Written, search: Reindex, condition: Condition): Promise<RoundResult<Updated>> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: key,
+        ...contactWrite(written, { ...search, changed: false }, condition),
+        // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return { contact: fromItem(Attributes as Item), changed: true };
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return LOST_RACE;
+    throw err;
+  }
+}
+
 /**
  * One round of an update: read the contact, write what the patch changes conditioned on what was
  * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
@@ -340,26 +369,7 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
   if (!numberMoves && !searchChanges && !externalIdMoves) {
     // A PATCH of a searched field that leaves the entries as they are still needs them as read:
     // a rename committed since would otherwise keep entries this write no longer matches.
-    const guard = touchesSearch(patch) ? search.guard : { expression: '', names: {}, values: {} };
-    try {
-      const { Attributes } = await dynamo.send(
-        new UpdateCommand({
-          TableName: TABLE_NAME,
-          Key: contactKey(tenantId, contactId),
-          ...contactWrite(written, { ...search, changed: false }, {
-            expression: `${stillAsRead.expression}${guard.expression ? ` AND ${guard.expression}` : ''}`,
-            names: { ...stillAsRead.names, ...guard.names },
-            values: { ...stillAsRead.values, ...guard.values },
-          }),
-          // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { contact: fromItem(Attributes as Item), changed: true };
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) return LOST_RACE; // deleted, renumbered or re-identified meanwhile: look again
-      throw err;
-    }
+    return updateInPlace(contactKey(tenantId, contactId), written, search, touchesSearch(patch) ? andCondition(stillAsRead, search.guard) : stillAsRead);
   }
   const contactUpdate: TransactItem = {
     Update: {
