@@ -29,7 +29,10 @@ const contextRules = Object.entries(CONTEXT_DEPENDENCIES).map(([context, allowed
     '(CONTEXT_DEPENDENCIES in .dependency-cruiser.cjs, docs/architecture.md). Move the rule to the context that owns the data, ' +
     'or change the map if the architecture itself changes.',
   from: { path: `^lambdas/contexts/${context}/` },
-  to: { path: '^lambdas/contexts/', pathNot: [`^lambdas/contexts/${context}/`, ...allowed.map((c) => `^lambdas/contexts/${c}/`)] },
+  to: {
+    path: '^lambdas/contexts/',
+    pathNot: [`^lambdas/contexts/${context}/`, ...allowed.map((c) => `^lambdas/contexts/${c}/`)],
+  },
 }));
 
 const config = {
@@ -61,7 +64,8 @@ const config = {
     {
       name: 'context-in-the-map',
       severity: 'error',
-      comment: 'Every folder of lambdas/contexts/ is a context of CONTEXT_DEPENDENCIES (.dependency-cruiser.cjs): add it there, with what it may import.',
+      comment:
+        'Every folder of lambdas/contexts/ is a context of CONTEXT_DEPENDENCIES (.dependency-cruiser.cjs): add it there, with what it may import.',
       from: { path: `^lambdas/contexts/(?!(${Object.keys(CONTEXT_DEPENDENCIES).join('|')})/)` },
       to: {},
     },
@@ -75,14 +79,16 @@ const config = {
     {
       name: 'context-internals-from-outside',
       severity: 'error',
-      comment: "A context's internal/ folder is its own: handlers, the local runtime, the CDK app and the benchmark use the modules at its root (tests may reach in).",
+      comment:
+        "A context's internal/ folder is its own: handlers, the local runtime, the CDK app and the benchmark use the modules at its root (tests may reach in).",
       from: { pathNot: '^(lambdas/contexts/|test/)' },
       to: { path: '^lambdas/contexts/[^/]+/internal/' },
     },
     {
       name: 'lambdas-import-no-tooling',
       severity: 'error',
-      comment: 'Lambda code is bundled alone: it never imports the CDK app, the local runtime, the CLI, the benchmark or tests.',
+      comment:
+        'Lambda code is bundled alone: it never imports the CDK app, the local runtime, the CLI, the benchmark or tests.',
       from: { path: '^lambdas/' },
       to: { path: TOOLING },
     },
@@ -102,7 +108,12 @@ const config = {
       from: { path: '^lambdas/handlers/api/operations/' },
       to: {
         path: '^lambdas/',
-        pathNot: ['^lambdas/handlers/http/route-spec\\.ts$', '^lambdas/contexts/[^/]+/requests/', '^lambdas/shared/schemas/', '^lambdas/contexts/tenants/scopes\\.ts$'],
+        pathNot: [
+          '^lambdas/handlers/http/route-spec\\.ts$',
+          '^lambdas/contexts/[^/]+/requests/',
+          '^lambdas/shared/schemas/',
+          '^lambdas/contexts/tenants/scopes\\.ts$',
+        ],
       },
     },
     {

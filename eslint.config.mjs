@@ -2,7 +2,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'coverage/', 'bench/out/', 'clients/typescript/dist/', 'clients/typescript/src/schema.ts'] },
+  {
+    ignores: [
+      'node_modules/',
+      'cdk.out/',
+      '.local/',
+      'coverage/',
+      'bench/out/',
+      'clients/typescript/dist/',
+      'clients/typescript/src/schema.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -22,10 +32,12 @@ export default tseslint.config(
         'error',
         {
           selector: "ImportDeclaration[importKind='value'][source.value=/^zod(\\/v4|\\/v4\\/classic|\\/v3)?$/]",
-          message: "Use `import * as z from 'zod/mini'`: classic zod adds ~91 KiB and ~16 ms of init to every bundle (bench/README.md).",
+          message:
+            "Use `import * as z from 'zod/mini'`: classic zod adds ~91 KiB and ~16 ms of init to every bundle (bench/README.md).",
         },
         {
-          selector: "ImportDeclaration[source.value='zod/mini'][importKind='value'] > ImportSpecifier[imported.name='z'][importKind='value']",
+          selector:
+            "ImportDeclaration[source.value='zod/mini'][importKind='value'] > ImportSpecifier[imported.name='z'][importKind='value']",
           message: "Use `import * as z from 'zod/mini'` so bundles stay small (bench/README.md).",
         },
       ],
@@ -33,7 +45,9 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.cjs'],
-    languageOptions: { globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -2,7 +2,10 @@
 // integration tests share one DynamoDB Local started by globalSetup (and, for the files listed below,
 // the limits engine in front of it: a fifth project), infra tests synthesize the stack, end-to-end
 // tests start the local runtime and speak HTTP to it (on the same DynamoDB Local, a database per file).
-const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+];
 
 const base = {
   // middy ships ESM only; let swc turn it into CommonJS like our own sources.

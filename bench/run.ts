@@ -86,7 +86,9 @@ const SETTINGS = {
     drainMs: 120_000,
     parts: QUICK ? 300 : 1000,
   },
-  compression: QUICK ? { requests: 200, concurrency: 8, warmup: 20, chunks: 2 } : { requests: 800, concurrency: 8, warmup: 50, chunks: 4 },
+  compression: QUICK
+    ? { requests: 200, concurrency: 8, warmup: 20, chunks: 2 }
+    : { requests: 800, concurrency: 8, warmup: 50, chunks: 4 },
 };
 
 const log = (line = '') => console.log(line);
@@ -95,7 +97,8 @@ const load = () => loadavg().map((v) => Math.round(v * 100) / 100);
 async function main(): Promise<void> {
   const startedAt = new Date();
   const t0 = performance.now();
-  const phase = (name: string) => log(`\n[${((performance.now() - t0) / 1000).toFixed(0)} s] ${name} (load average ${load().join(' ')})`);
+  const phase = (name: string) =>
+    log(`\n[${((performance.now() - t0) / 1000).toFixed(0)} s] ${name} (load average ${load().join(' ')})`);
   const loads: Record<string, number[]> = { start: load() };
   await mkdir(OUT_DIR, { recursive: true });
 
@@ -117,9 +120,12 @@ async function main(): Promise<void> {
   // ---------- 1. bundles ----------
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
-  const alone = ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only', '--directory-only'].some((option) => args.has(option)) || optionValue('--only') !== undefined;
+  const alone =
+    ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only', '--directory-only'].some(
+      (option) => args.has(option),
+    ) || optionValue('--only') !== undefined;
   if (!args.has('--skip-bundles') && !alone) {
-    phase('1. Bundles: building every Lambda with the stack\'s esbuild options');
+    phase("1. Bundles: building every Lambda with the stack's esbuild options");
     const { buildBundles, measureInit } = await import('./support/bundles');
     built = await buildBundles(join(OUT_DIR, 'bundles'));
     log(`  ${built.length} bundles; cold init: ${SETTINGS.initRounds} fresh processes each, interleaved`);
@@ -133,7 +139,15 @@ async function main(): Promise<void> {
     log(
       table([
         ['function', 'KiB', 'x ref', 'init ms', 'x ref', 'cpu ms', 'x ref'],
-        ...bundles.map((b) => [b.name, kib(b.bytes), b.sizeRatio, b.initMsMedian, b.initRatio, b.initCpuMsMedian, b.initCpuRatio]),
+        ...bundles.map((b) => [
+          b.name,
+          kib(b.bytes),
+          b.sizeRatio,
+          b.initMsMedian,
+          b.initRatio,
+          b.initCpuMsMedian,
+          b.initCpuRatio,
+        ]),
       ]),
     );
     return;
@@ -156,7 +170,10 @@ async function main(): Promise<void> {
     // Before anything imports lambdas/shared/aws: section 7 points the shared client at the limits engine.
     if (args.has('--scale-only')) {
       const scale = await measureScalePhase(ddb.endpoint);
-      await writeFile(SCALE_ONLY_FILE, `${JSON.stringify({ ...results, scale, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      await writeFile(
+        SCALE_ONLY_FILE,
+        `${JSON.stringify({ ...results, scale, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
       return;
     }
 
@@ -170,41 +187,64 @@ async function main(): Promise<void> {
       await measureWebhooks(ddb.endpoint, ddb.pid, bare.client, { ...SETTINGS.webhooks, scale: 0.25 }, () => undefined);
       const { webhooks, webhookSender } = await measureWebhookPhase(ddb.endpoint, ddb.pid, bare.client);
       bare.client.destroy();
-      await writeFile(join(OUT_DIR, 'webhooks-only.json'), `${JSON.stringify({ ...results, webhooks, webhookSender, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      await writeFile(
+        join(OUT_DIR, 'webhooks-only.json'),
+        `${JSON.stringify({ ...results, webhooks, webhookSender, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
       log(webhookTable(webhooks, webhookSender, table));
       return;
     }
     if (args.has('--faults-only')) {
       const faults = await measureFaults();
-      await writeFile(join(OUT_DIR, 'faults-only.json'), `${JSON.stringify({ ...results, textFaults: faults }, null, 2)}\n`);
+      await writeFile(
+        join(OUT_DIR, 'faults-only.json'),
+        `${JSON.stringify({ ...results, textFaults: faults }, null, 2)}\n`,
+      );
       return;
     }
     if (args.has('--contention-only')) {
       const contention = await measureContentionPhase(ddb.endpoint);
-      await writeFile(join(OUT_DIR, 'contention-only.json'), `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      await writeFile(
+        join(OUT_DIR, 'contention-only.json'),
+        `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
       return;
     }
     if (optionValue('--only') === 'soak') {
       const soak = await measureSoak(ddb.endpoint, bare.client);
-      await writeFile(join(OUT_DIR, 'soak.json'), `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      await writeFile(
+        join(OUT_DIR, 'soak.json'),
+        `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
       return;
     }
     if (optionValue('--only') !== undefined) throw new Error(`--only: unknown section ${optionValue('--only')} (soak)`);
     if (args.has('--events-only')) {
       const events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
-      await writeFile(join(OUT_DIR, 'events-only.json'), `${JSON.stringify({ ...results, events, loadAverage: { ...loads, end: load() } }, null, 2)}\n`);
+      await writeFile(
+        join(OUT_DIR, 'events-only.json'),
+        `${JSON.stringify({ ...results, events, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
       return;
     }
     if (args.has('--directory-only')) {
       const directory = await measureDirectoryPhase(ddb.endpoint);
-      const run = { date: results.date, machine: results.machine, settings: SETTINGS.directory, loadAverage: { ...loads, end: load() } };
+      const run = {
+        date: results.date,
+        machine: results.machine,
+        settings: SETTINGS.directory,
+        loadAverage: { ...loads, end: load() },
+      };
       await writeFile(DIRECTORY_ONLY_FILE, `${JSON.stringify({ ...run, directory }, null, 2)}\n`);
       // Run alone (not as a full run's section, nor --quick): the recorded results take it.
       if (!QUICK && !args.has('--as-section')) {
         // The recorded results keep every other section as it was; this section's run says when and where it ran.
         const { readFile } = await import('node:fs/promises');
         const recorded = JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as Record<string, unknown>;
-        await writeFile(RESULTS_FILE, `${JSON.stringify({ ...recorded, directory: { ...directory, run } }, null, 2)}\n`);
+        await writeFile(
+          RESULTS_FILE,
+          `${JSON.stringify({ ...recorded, directory: { ...directory, run } }, null, 2)}\n`,
+        );
       }
       return;
     }
@@ -222,13 +262,17 @@ async function main(): Promise<void> {
     results.roundTrips = roundTrips;
 
     // ---------- 3. latency ----------
-    phase(`3. Latency: ${SETTINGS.latency.concurrency} connections, ${SETTINGS.latency.readRequests} requests per read endpoint, ${SETTINGS.latency.writeRequests} per write`);
+    phase(
+      `3. Latency: ${SETTINGS.latency.concurrency} connections, ${SETTINGS.latency.readRequests} requests per read endpoint, ${SETTINGS.latency.writeRequests} per write`,
+    );
     const latency = await api.measureLatency(runtime, fixture, bare, SETTINGS.latency, log);
     results.latency = latency;
     loads.afterLatency = load();
 
     // ---------- 3b. compression ----------
-    phase(`3b. The contact page with and without compression: ${SETTINGS.compression.requests} requests each, ${SETTINGS.compression.concurrency} connections`);
+    phase(
+      `3b. The contact page with and without compression: ${SETTINGS.compression.requests} requests each, ${SETTINGS.compression.concurrency} connections`,
+    );
     const { measureCompression } = await import('./support/compression-bench');
     const compression = await measureCompression(runtime, fixture, SETTINGS.compression);
     results.compression = compression;
@@ -248,7 +292,9 @@ async function main(): Promise<void> {
     // ---------- 5. the functions as deployed ----------
     let invocations: Awaited<ReturnType<typeof import('./support/invoke-bench').measureInvocations>> = [];
     if (built.length > 0) {
-      phase(`5. The bundles invoked directly, ${SETTINGS.invocations} events each, one at a time (memory and CPU per function)`);
+      phase(
+        `5. The bundles invoked directly, ${SETTINGS.invocations} events each, one at a time (memory and CPU per function)`,
+      );
       const { measureInvocations } = await import('./support/invoke-bench');
       invocations = await measureInvocations(built, fixture, ddb.endpoint, OUT_DIR, SETTINGS.invocations, log);
       results.invocations = invocations;
@@ -271,18 +317,22 @@ async function main(): Promise<void> {
     phase('9. Units as AWS charges them (the limits engine in front of DynamoDB Local), per request of section 2');
     const { startRuntimeOnEngine } = await import('./support/limits-meters');
     // At the stack's log level (INFO) with the embedded metrics on, so each request's log lines are counted as CloudWatch would ingest them.
-    const onEngine = await startRuntimeOnEngine(ddb.endpoint, {}, ['--log-level', 'info'], { POWERTOOLS_METRICS_DISABLED: 'false' });
+    const onEngine = await startRuntimeOnEngine(ddb.endpoint, {}, ['--log-level', 'info'], {
+      POWERTOOLS_METRICS_DISABLED: 'false',
+    });
     stopAll.unshift(onEngine.stop);
     const charged = await api.measureChargedUnits(onEngine, fixture);
     await onEngine.stop();
     stopAll.shift();
     // Each request must meet the case section 2 measured (a create that answers 409 here prices a refusal).
-    for (const c of charged.filter((c, i) => c.status !== roundTrips[i]?.status)) log(`  WARNING: ${c.name} answered ${c.status} here, ${roundTrips.find((r) => r.name === c.name)?.status} in section 2`);
+    for (const c of charged.filter((c, i) => c.status !== roundTrips[i]?.status))
+      log(
+        `  WARNING: ${c.name} answered ${c.status} here, ${roundTrips.find((r) => r.name === c.name)?.status} in section 2`,
+      );
     results.chargedUnits = charged;
 
     // ---------- 8. contention ----------
     if (!args.has('--skip-contention')) results.contention = await measureContentionPhase(ddb.endpoint);
-
 
     // The costs of section 9 and the monthly bill (which takes a text's whole life and a call event from section 8).
     const { costReport } = await import('./support/cost-report');
@@ -304,8 +354,14 @@ async function main(): Promise<void> {
     await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
     // ---------- the report ----------
-    log(`\n==== Results (${startedAt.toISOString()}, ${(results.machine as { cpu: string }).cpu}, ${cpus().length} cores, Node ${process.version}) ====`);
-    log(`Load average (1/5/15 min): ${Object.entries(loads).map(([k, v]) => `${k} ${v.join('/')}`).join('; ')}`);
+    log(
+      `\n==== Results (${startedAt.toISOString()}, ${(results.machine as { cpu: string }).cpu}, ${cpus().length} cores, Node ${process.version}) ====`,
+    );
+    log(
+      `Load average (1/5/15 min): ${Object.entries(loads)
+        .map(([k, v]) => `${k} ${v.join('/')}`)
+        .join('; ')}`,
+    );
     if (bundles.length > 0) {
       log('\n1. Bundles (minified ESM, same options as the stack) and cold init (median of fresh processes)');
       log(
@@ -320,7 +376,13 @@ async function main(): Promise<void> {
             b.error ? '-' : b.initCpuMsMedian,
             b.error ? '-' : b.initCpuRatio,
             b.rssAfterInitMiB,
-            b.kind === 'reference' ? 'reference' : b.kind !== 'api' ? '(reported)' : b.sizeRatio <= 1.25 && b.initRatio <= 1.25 ? 'holds' : 'MISSES',
+            b.kind === 'reference'
+              ? 'reference'
+              : b.kind !== 'api'
+                ? '(reported)'
+                : b.sizeRatio <= 1.25 && b.initRatio <= 1.25
+                  ? 'holds'
+                  : 'MISSES',
           ]),
         ]),
       );
@@ -333,10 +395,16 @@ async function main(): Promise<void> {
         ...roundTrips.map((r) => [
           r.name,
           r.status,
-          Object.entries(r.commands).map(([k, v]) => `${k} x${v}`).join(', ') || 'none',
+          Object.entries(r.commands)
+            .map(([k, v]) => `${k} x${v}`)
+            .join(', ') || 'none',
           r.roundTrips,
           r.capacityUnits,
-          r.target ? Object.entries(r.target).map(([k, v]) => `${k} x${v}`).join(', ') || 'none' : '-',
+          r.target
+            ? Object.entries(r.target)
+                .map(([k, v]) => `${k} x${v}`)
+                .join(', ') || 'none'
+            : '-',
           r.target ? (r.holds ? 'holds' : 'ABOVE') : '',
         ]),
       ]),
@@ -361,16 +429,35 @@ async function main(): Promise<void> {
         ]),
       ]),
     );
-    for (const l of latency.filter((x) => x.failures > 0 || x.bareFailures > 0)) log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
+    for (const l of latency.filter((x) => x.failures > 0 || x.bareFailures > 0))
+      log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
     log(
       `\n3b. ${compression.request}, plain and gzip (the runtime compresses as API Gateway does): ` +
         `${compression.plain.wireBytes} -> ${compression.gzip.wireBytes} bytes on the wire (x${compression.bytesRatio}), ` +
         `p50 ${compression.plain.ms.p50} -> ${compression.gzip.ms.p50} ms (x${compression.p50Ratio}), p99 ${compression.plain.ms.p99} -> ${compression.gzip.ms.p99} ms`,
     );
-    log('\n9. Units as AWS charges them per request (limits engine), and dollars per million requests (us-east-1, 2025 list prices)');
+    log(
+      '\n9. Units as AWS charges them per request (limits engine), and dollars per million requests (us-east-1, 2025 list prices)',
+    );
     log(
       table([
-        ['request', 'status', 'read units', 'write units', 'of which index', 'DynamoDB $', 'CPU ms', 'Lambda $', 'authorizer $', 'bytes out gzip/plain', 'data out $', 'log bytes', 'logs $', 'X-Ray $', 'total $ per million'],
+        [
+          'request',
+          'status',
+          'read units',
+          'write units',
+          'of which index',
+          'DynamoDB $',
+          'CPU ms',
+          'Lambda $',
+          'authorizer $',
+          'bytes out gzip/plain',
+          'data out $',
+          'log bytes',
+          'logs $',
+          'X-Ray $',
+          'total $ per million',
+        ],
         ...charged.map((c, i) => [
           c.name,
           c.status,
@@ -391,10 +478,21 @@ async function main(): Promise<void> {
       ]),
     );
     const mix = costReportOfRun.crmSyncMix;
-    log(`  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}, data out $${mix.dataTransfer}, logs $${mix.logs}, X-Ray $${mix.xray}`);
+    log(
+      `  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}, data out $${mix.dataTransfer}, logs $${mix.logs}, X-Ray $${mix.xray}`,
+    );
     if (costReportOfRun.organizationMonth) {
-      log('  One organization\'s month (docs/deploy.md):');
-      log(table([['part', 'count', '$ a month'], ...[...costReportOfRun.organizationMonth.rows, costReportOfRun.organizationMonth.total].map((r) => [r.part, r.count, r.cost])]));
+      log("  One organization's month (docs/deploy.md):");
+      log(
+        table([
+          ['part', 'count', '$ a month'],
+          ...[...costReportOfRun.organizationMonth.rows, costReportOfRun.organizationMonth.total].map((r) => [
+            r.part,
+            r.count,
+            r.cost,
+          ]),
+        ]),
+      );
     }
     if (webhooks.length > 0) log(webhookTable(webhooks, webhookSender, table));
     if (invocations.length > 0) {
@@ -402,10 +500,21 @@ async function main(): Promise<void> {
       log(
         table([
           ['function', 'init ms', 'first ms', 'warm p50', 'warm p99', 'cpu ms/inv', 'RSS MiB', 'peak RSS', 'failed'],
-          ...invocations.map((r) => [r.name, r.initMs, r.firstInvokeMs, r.warmMs.p50, r.warmMs.p99, r.cpuMsPerInvoke, r.rssMiB, r.peakRssMiB, r.failures]),
+          ...invocations.map((r) => [
+            r.name,
+            r.initMs,
+            r.firstInvokeMs,
+            r.warmMs.p50,
+            r.warmMs.p99,
+            r.cpuMsPerInvoke,
+            r.rssMiB,
+            r.peakRssMiB,
+            r.failures,
+          ]),
         ]),
       );
-      for (const r of invocations.filter((x) => x.failures > 0)) log(`  ${r.name}: ${r.failures} failed: ${r.firstFailure}`);
+      for (const r of invocations.filter((x) => x.failures > 0))
+        log(`  ${r.name}: ${r.failures} failed: ${r.firstFailure}`);
     }
     const memory = results.memory as Record<string, number>;
     log(
@@ -419,19 +528,42 @@ async function main(): Promise<void> {
 }
 
 /** Section 4: the pipeline end to end, then the sender alone (bench/support/sender-bench.ts). */
-async function measureWebhookPhase(endpoint: string, pid: number | undefined, client: Parameters<typeof import('./support/webhook-bench').measureWebhooks>[2]) {
+async function measureWebhookPhase(
+  endpoint: string,
+  pid: number | undefined,
+  client: Parameters<typeof import('./support/webhook-bench').measureWebhooks>[2],
+) {
   const { measureWebhooks } = await import('./support/webhook-bench');
   const { measureSender } = await import('./support/sender-bench');
   const webhooks = await measureWebhooks(endpoint, pid, client, SETTINGS.webhooks, log);
-  const webhookSender = await measureSender(pid, { endpoints: 10, events: Math.max(10, Math.round(100 * SETTINGS.webhooks.scale)) });
-  log(`  ${webhookSender.name}: ${webhookSender.verified}/${webhookSender.deliveries} verified, ${webhookSender.deliveriesPerSecond} deliveries/s`);
+  const webhookSender = await measureSender(pid, {
+    endpoints: 10,
+    events: Math.max(10, Math.round(100 * SETTINGS.webhooks.scale)),
+  });
+  log(
+    `  ${webhookSender.name}: ${webhookSender.verified}/${webhookSender.deliveries} verified, ${webhookSender.deliveriesPerSecond} deliveries/s`,
+  );
   return { webhooks, webhookSender };
 }
 
-function webhookTable(webhooks: WebhookScenario[], sender: SenderScenario | undefined, table: (rows: (string | number)[][]) => string): string {
+function webhookTable(
+  webhooks: WebhookScenario[],
+  sender: SenderScenario | undefined,
+  table: (rows: (string | number)[][]) => string,
+): string {
   const senderTable = sender
     ? `\n\n4b. The sender alone: routed deliveries handed to the sender's logic as AWS runs it\n${table([
-        ['scenario', 'verified', 'deliveries/s', 'attempt p50 ms', 'attempt p99 ms', 'connections', 'cpu ms/delivery: node', 'DynamoDB Local', 'outcomes'],
+        [
+          'scenario',
+          'verified',
+          'deliveries/s',
+          'attempt p50 ms',
+          'attempt p99 ms',
+          'connections',
+          'cpu ms/delivery: node',
+          'DynamoDB Local',
+          'outcomes',
+        ],
         [
           sender.name,
           `${sender.verified}/${sender.deliveries}${sender.badSignatures ? ` (${sender.badSignatures} bad)` : ''}`,
@@ -441,12 +573,25 @@ function webhookTable(webhooks: WebhookScenario[], sender: SenderScenario | unde
           sender.connections,
           sender.nodeCpuMsPerDelivery,
           sender.dynamodbCpuMsPerDelivery ?? '-',
-          Object.entries(sender.outcomes).map(([k, v]) => `${k} ${v}`).join(', '),
+          Object.entries(sender.outcomes)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
         ],
       ])}`
     : '';
   return `\n4. Webhooks: row written -> signature verified at the receiver\n${table([
-    ['scenario', 'verified', 'p50 ms', 'p99 ms', 'events/s', 'deliveries/s', 'sender/s', 'connections', 'cpu ms/delivery: node', 'DynamoDB Local'],
+    [
+      'scenario',
+      'verified',
+      'p50 ms',
+      'p99 ms',
+      'events/s',
+      'deliveries/s',
+      'sender/s',
+      'connections',
+      'cpu ms/delivery: node',
+      'DynamoDB Local',
+    ],
     ...webhooks.map((w) => [
       w.name,
       `${w.verified}/${w.expected}${w.badSignatures ? ` (${w.badSignatures} bad)` : ''}`,
@@ -475,8 +620,11 @@ async function measureFaults() {
   // Every injected fault is logged by the code under test, as it should be, with its metrics (JSON
   // lines); the report is the table.
   const writes = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-  const quiet = (write: typeof writes.out) => ((chunk: string | Uint8Array, ...rest: never[]) =>
-    String(chunk).startsWith('{"level"') || String(chunk).startsWith('{"_aws"') ? true : write(chunk, ...rest)) as typeof process.stdout.write;
+  const quiet = (write: typeof writes.out) =>
+    ((chunk: string | Uint8Array, ...rest: never[]) =>
+      String(chunk).startsWith('{"level"') || String(chunk).startsWith('{"_aws"')
+        ? true
+        : write(chunk, ...rest)) as typeof process.stdout.write;
   process.stdout.write = quiet(writes.out);
   process.stderr.write = quiet(writes.err);
   let figures;
@@ -489,11 +637,25 @@ async function measureFaults() {
   const { table } = await import('./support/stats');
   log(
     table([
-      ['sends (calls)', 'carrier requests', 'carrier faults', 'DynamoDB faults', 'callbacks (dup/reordered/early)', 'swept', 'duplicates', 'opted-out texts', 'status mismatches', 'ledger delta', 's'],
+      [
+        'sends (calls)',
+        'carrier requests',
+        'carrier faults',
+        'DynamoDB faults',
+        'callbacks (dup/reordered/early)',
+        'swept',
+        'duplicates',
+        'opted-out texts',
+        'status mismatches',
+        'ledger delta',
+        's',
+      ],
       [
         `${figures.sends} (${figures.sendCalls})`,
         figures.carrierRequests,
-        Object.entries(figures.carrierFaults).filter(([k]) => k !== 'ok').reduce((sum, [, n]) => sum + n, 0),
+        Object.entries(figures.carrierFaults)
+          .filter(([k]) => k !== 'ok')
+          .reduce((sum, [, n]) => sum + n, 0),
         Object.values(figures.dynamoFaults).reduce((sum, n) => sum + n, 0),
         `${figures.callbacks.sent} (${figures.callbacks.duplicates}/${figures.callbacks.reordered}/${figures.callbacks.early})`,
         figures.settledBySweep,
@@ -516,8 +678,18 @@ async function measureFaults() {
  */
 async function measureContentionPhase(endpoint: string) {
   const { contention } = SETTINGS;
-  log(`\n8. Contention: ${contention.texts} texts of one organization 16 at a time (and on DynamoDB Local alone), ${contention.texts * 2} with 64 senders, ${contention.texts * 2} of 8 organizations at once, 8 inbound-call streams`);
-  const [{ DynamoDBDocumentClient }, { localDynamoClient }, { startRuntimeProcess }, { startRuntimeOnEngine }, bench, { table }, { unitsPerEvent }] = await Promise.all([
+  log(
+    `\n8. Contention: ${contention.texts} texts of one organization 16 at a time (and on DynamoDB Local alone), ${contention.texts * 2} with 64 senders, ${contention.texts * 2} of 8 organizations at once, 8 inbound-call streams`,
+  );
+  const [
+    { DynamoDBDocumentClient },
+    { localDynamoClient },
+    { startRuntimeProcess },
+    { startRuntimeOnEngine },
+    bench,
+    { table },
+    { unitsPerEvent },
+  ] = await Promise.all([
     import('@aws-sdk/lib-dynamodb'),
     import('../local/dynamodb-local'),
     import('./support/runtime-process'),
@@ -541,21 +713,57 @@ async function measureContentionPhase(endpoint: string) {
   try {
     const orgs = await bench.contentionOrganizations(11);
     scenarios.push(await bench.textBurst(limited, db, '1 organization, 16 senders', [orgs[0]], contention.texts, 16));
-    scenarios.push(await bench.textBurst(limited, db, '1 organization, 64 senders', [orgs[1]], contention.texts * 2, 64));
-    scenarios.push(await bench.textBurst(limited, db, '8 organizations at once, 64 senders', orgs.slice(2, 10), contention.texts * 2, 64));
-    scenarios.push(await bench.callStreams(limited, '8 inbound-call streams, 1 organization', orgs[10], 8, contention.callsPerStream));
+    scenarios.push(
+      await bench.textBurst(limited, db, '1 organization, 64 senders', [orgs[1]], contention.texts * 2, 64),
+    );
+    scenarios.push(
+      await bench.textBurst(
+        limited,
+        db,
+        '8 organizations at once, 64 senders',
+        orgs.slice(2, 10),
+        contention.texts * 2,
+        64,
+      ),
+    );
+    scenarios.push(
+      await bench.callStreams(
+        limited,
+        '8 inbound-call streams, 1 organization',
+        orgs[10],
+        8,
+        contention.callsPerStream,
+      ),
+    );
   } finally {
     await limited.stop();
     db.destroy();
   }
   log(
     table([
-      ['scenario', 'engine', 'n', 'answers', 'conflicts/100', 'throttles', 'p50 ms', 'p99 ms', 'WU/req hottest pk', 'WU/req hottest index pk', 'writes/req hottest item', 'spend = cost', 'duplicates', 'WU/req'],
+      [
+        'scenario',
+        'engine',
+        'n',
+        'answers',
+        'conflicts/100',
+        'throttles',
+        'p50 ms',
+        'p99 ms',
+        'WU/req hottest pk',
+        'WU/req hottest index pk',
+        'writes/req hottest item',
+        'spend = cost',
+        'duplicates',
+        'WU/req',
+      ],
       ...scenarios.map((c) => [
         c.name,
         c.engine,
         `${c.requests} ${c.kind}`,
-        Object.entries(c.answers).map(([k, v]) => `${k} x${v}`).join(', '),
+        Object.entries(c.answers)
+          .map(([k, v]) => `${k} x${v}`)
+          .join(', '),
         c.conflictsPer100,
         c.throttles,
         c.latencyMs.p50,
@@ -570,8 +778,15 @@ async function measureContentionPhase(endpoint: string) {
     ]),
   );
   for (const c of scenarios) {
-    log(`  ${c.name} (${c.engine}): hottest pk ${c.hottestTablePartition.key}; hottest index pk ${c.hottestIndexPartition.key}; hottest item ${c.hottestItem.key}`);
-    if (c.conflicts > 0) log(`    conflicts by operation: ${Object.entries(c.conflictsByOperation).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    log(
+      `  ${c.name} (${c.engine}): hottest pk ${c.hottestTablePartition.key}; hottest index pk ${c.hottestIndexPartition.key}; hottest item ${c.hottestItem.key}`,
+    );
+    if (c.conflicts > 0)
+      log(
+        `    conflicts by operation: ${Object.entries(c.conflictsByOperation)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      );
   }
   return scenarios;
 }
@@ -580,14 +795,38 @@ async function measureContentionPhase(endpoint: string) {
  * Section 10: one endpoint, `rate` events a second, the pipeline's table calls on the limits engine
  * (budgets scaled when the rate offered is below what it stands for: ./support/events-bench.ts).
  */
-async function measureEventsPhase(endpoint: string, pid: number | undefined, db: Parameters<typeof import('./support/events-bench').measureEvents>[2]) {
+async function measureEventsPhase(
+  endpoint: string,
+  pid: number | undefined,
+  db: Parameters<typeof import('./support/events-bench').measureEvents>[2],
+) {
   const { events } = SETTINGS;
-  log(`\n10. Events: 1 endpoint, ${events.rate ?? `${events.standsFor} (or 90 % of what this machine sustains)`} events a second for ${events.seconds} s through the runtime's pipeline on the limits engine`);
-  const [{ measureEvents }, { table }] = await Promise.all([import('./support/events-bench'), import('./support/stats')]);
+  log(
+    `\n10. Events: 1 endpoint, ${events.rate ?? `${events.standsFor} (or 90 % of what this machine sustains)`} events a second for ${events.seconds} s through the runtime's pipeline on the limits engine`,
+  );
+  const [{ measureEvents }, { table }] = await Promise.all([
+    import('./support/events-bench'),
+    import('./support/stats'),
+  ]);
   const result = await measureEvents(endpoint, pid, db, events, log);
   log(
     table([
-      ['scenario', 'offered/s (budgets x)', 'delivered', 'dup', 'pipeline/s', 'first attempt p50 ms', 'p99 ms', 'WU/delivery hottest pk', 'WU/delivery hottest index pk', 'RU/delivery hottest', 'throttles', 'WU/RU per delivery', 'cpu ms/delivery: runtime', 'DynamoDB Local'],
+      [
+        'scenario',
+        'offered/s (budgets x)',
+        'delivered',
+        'dup',
+        'pipeline/s',
+        'first attempt p50 ms',
+        'p99 ms',
+        'WU/delivery hottest pk',
+        'WU/delivery hottest index pk',
+        'RU/delivery hottest',
+        'throttles',
+        'WU/RU per delivery',
+        'cpu ms/delivery: runtime',
+        'DynamoDB Local',
+      ],
       [
         result.name,
         `${result.offeredPerSecond} (${result.budgetScale})`,
@@ -606,16 +845,37 @@ async function measureEventsPhase(endpoint: string, pid: number | undefined, db:
       ],
     ]),
   );
-  log(`  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest read pk ${result.hottestRead.key}`);
-  if (result.throttles > 0) log(`  throttles by reason: ${Object.entries(result.throttlesByReason).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  log(
+    `  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest read pk ${result.hottestRead.key}`,
+  );
+  if (result.throttles > 0)
+    log(
+      `  throttles by reason: ${Object.entries(result.throttlesByReason)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   const { measurePipelineParts } = await import('./support/events-bench');
   const parts = await measurePipelineParts(events.parts);
   log(`\n10b. The router and the sender alone, in this process on DynamoDB Local (${parts.events} events)`);
   log(
     table([
       ['part', 'cpu ms per event', 'ms per batch', 'table calls per event', 'outcomes'],
-      ['router (batches of 100, 16 at once)', parts.router.cpuMsPerEvent, parts.router.msPerBatchOf100, parts.router.tableCallsPerEvent, '-'],
-      ['sender (batches of 10, 20 at once)', parts.sender.cpuMsPerDelivery, parts.sender.msPerBatchOf10, parts.sender.tableCallsPerDelivery, Object.entries(parts.sender.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')],
+      [
+        'router (batches of 100, 16 at once)',
+        parts.router.cpuMsPerEvent,
+        parts.router.msPerBatchOf100,
+        parts.router.tableCallsPerEvent,
+        '-',
+      ],
+      [
+        'sender (batches of 10, 20 at once)',
+        parts.sender.cpuMsPerDelivery,
+        parts.sender.msPerBatchOf10,
+        parts.sender.tableCallsPerDelivery,
+        Object.entries(parts.sender.outcomes)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
+      ],
     ]),
   );
   return { ...result, parts };
@@ -625,13 +885,35 @@ async function measureEventsPhase(endpoint: string, pid: number | undefined, db:
 async function measureSoak(endpoint: string, db: Parameters<typeof import('./support/soak-bench').runSoak>[1]) {
   const minutes = Number(optionValue('--minutes') ?? 20);
   if (!(minutes > 0)) throw new Error('--minutes: must be a positive number');
-  log(`\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers failing 5 % of attempts`);
+  log(
+    `\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers failing 5 % of attempts`,
+  );
   const [{ runSoak }, { table }] = await Promise.all([import('./support/soak-bench'), import('./support/stats')]);
-  const soak = await runSoak(endpoint, db, { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000 }, log);
+  const soak = await runSoak(
+    endpoint,
+    db,
+    { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000 },
+    log,
+  );
   const { events, texts, memory } = soak;
   log(
     table([
-      ['requests', 'req/s', 'sends (replays)', '503 (retried)', 'STOPs', 'events', 'events/s', 'attempts (failed)', 'first attempt p50/p99/max ms', 'delivered p99/max ms', 'heap MiB/10 min', 'RSS MiB/10 min', 'throttles', 'conflicts'],
+      [
+        'requests',
+        'req/s',
+        'sends (replays)',
+        '503 (retried)',
+        'STOPs',
+        'events',
+        'events/s',
+        'attempts (failed)',
+        'first attempt p50/p99/max ms',
+        'delivered p99/max ms',
+        'heap MiB/10 min',
+        'RSS MiB/10 min',
+        'throttles',
+        'conflicts',
+      ],
       [
         soak.requests,
         soak.requestsPerSecond,
@@ -650,11 +932,31 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
       ],
     ]),
   );
-  log(`  answers: ${Object.entries(soak.answers).map(([kind, byStatus]) => `${kind} ${Object.entries(byStatus).map(([s, n]) => `${s} x${n}`).join('/')}`).join('; ')}`);
-  log(`  memory after ${memory.warmupS} s of warm-up: heap ${memory.heapMiB.first} -> ${memory.heapMiB.last} MiB, RSS ${memory.rssMiB.first} -> ${memory.rssMiB.last} MiB`);
+  log(
+    `  answers: ${Object.entries(soak.answers)
+      .map(
+        ([kind, byStatus]) =>
+          `${kind} ${Object.entries(byStatus)
+            .map(([s, n]) => `${s} x${n}`)
+            .join('/')}`,
+      )
+      .join('; ')}`,
+  );
+  log(
+    `  memory after ${memory.warmupS} s of warm-up: heap ${memory.heapMiB.first} -> ${memory.heapMiB.last} MiB, RSS ${memory.rssMiB.first} -> ${memory.rssMiB.last} MiB`,
+  );
   for (const [check, ok] of Object.entries(soak.checks)) log(`  ${ok ? 'holds' : 'FAILS'}: ${check}`);
-  if (!('memory flat after warm-up (heap under 5 MiB per 10 min)' in soak.checks)) log('  not judged: memory (under 5 minutes after warm-up; the trend above is indicative)');
-  const findings = [...soak.serverErrors.map((e) => `${e.kind} ${e.status}: ${e.body}`), ...soak.clientErrors.map((e) => `no answer: ${e}`), ...events.missing, ...events.duplicates.map((d) => `duplicate ${d}`), ...events.unexpected.map((u) => `unexpected ${u}`), ...texts.textsAfterStop, ...texts.spendMismatches];
+  if (!('memory flat after warm-up (heap under 5 MiB per 10 min)' in soak.checks))
+    log('  not judged: memory (under 5 minutes after warm-up; the trend above is indicative)');
+  const findings = [
+    ...soak.serverErrors.map((e) => `${e.kind} ${e.status}: ${e.body}`),
+    ...soak.clientErrors.map((e) => `no answer: ${e}`),
+    ...events.missing,
+    ...events.duplicates.map((d) => `duplicate ${d}`),
+    ...events.unexpected.map((u) => `unexpected ${u}`),
+    ...texts.textsAfterStop,
+    ...texts.spendMismatches,
+  ];
   for (const finding of findings.slice(0, 20)) log(`    ${finding}`);
   return soak;
 }
@@ -667,7 +969,9 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
  */
 async function measureDirectoryPhase(endpoint: string) {
   const { importContacts, syncSizes } = SETTINGS.directory;
-  log(`\n12. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`);
+  log(
+    `\n12. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`,
+  );
   const [{ startRuntimeOnEngine }, bench, { table }] = await Promise.all([
     import('./support/limits-meters'),
     import('./support/directory-bench'),
@@ -686,7 +990,20 @@ async function measureDirectoryPhase(endpoint: string) {
   const sync = await bench.measureSync(syncSizes, (line) => log(line));
   log(
     table([
-      ['contacts', 'requests', '5xx', 'stored (numbers, ids)', 'wall s', 'floor at 120/min s', 'batch p50 ms', 'batch p99 ms', 'WU/contact (table + index)', 'hottest pk WU/contact', 'hottest index pk WU/contact', 'throttles'],
+      [
+        'contacts',
+        'requests',
+        '5xx',
+        'stored (numbers, ids)',
+        'wall s',
+        'floor at 120/min s',
+        'batch p50 ms',
+        'batch p99 ms',
+        'WU/contact (table + index)',
+        'hottest pk WU/contact',
+        'hottest index pk WU/contact',
+        'throttles',
+      ],
       [
         imported.contacts,
         imported.requests,
@@ -705,12 +1022,26 @@ async function measureDirectoryPhase(endpoint: string) {
   );
   log(
     table([
-      ['batches at once', 'contacts', '5xx', 'item results', 'stored (numbers, ids)', 'batch p50 ms', 'batch p99 ms', 'hottest pk WU/contact', 'hottest index pk WU/contact', 'throttles', 'conflicts'],
+      [
+        'batches at once',
+        'contacts',
+        '5xx',
+        'item results',
+        'stored (numbers, ids)',
+        'batch p50 ms',
+        'batch p99 ms',
+        'hottest pk WU/contact',
+        'hottest index pk WU/contact',
+        'throttles',
+        'conflicts',
+      ],
       [
         concurrent.batches,
         concurrent.batches * concurrent.size,
         concurrent.serverErrors,
-        Object.entries(concurrent.results).map(([status, n]) => `${status} ${n}`).join(', '),
+        Object.entries(concurrent.results)
+          .map(([status, n]) => `${status} ${n}`)
+          .join(', '),
         `${concurrent.stored.contacts} (${concurrent.stored.numbers}, ${concurrent.stored.externalIds})`,
         concurrent.batchMs.p50,
         concurrent.batchMs.p99,
@@ -723,29 +1054,52 @@ async function measureDirectoryPhase(endpoint: string) {
   );
   log(
     table([
-      ['directory', 'pages', 'items read per page (p50, max)', 'read units per page (p50, max)', 'calls per page', 'walk s'],
-      ...sync.map((s) => [s.size, s.pages, `${s.itemsPerPage.p50}, ${s.itemsPerPage.max}`, `${s.readUnitsPerPage.p50}, ${s.readUnitsPerPage.max}`, s.callsPerPage, s.walkSeconds]),
+      [
+        'directory',
+        'pages',
+        'items read per page (p50, max)',
+        'read units per page (p50, max)',
+        'calls per page',
+        'walk s',
+      ],
+      ...sync.map((s) => [
+        s.size,
+        s.pages,
+        `${s.itemsPerPage.p50}, ${s.itemsPerPage.max}`,
+        `${s.readUnitsPerPage.p50}, ${s.readUnitsPerPage.max}`,
+        s.callsPerPage,
+        s.walkSeconds,
+      ]),
     ]),
   );
   return { import: imported, concurrent, sync };
 }
 
 async function measureScalePhase(dynamodbEndpoint: string) {
-  log(`\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ${SETTINGS.scale.requests} requests of each kind per size, one at a time, units as AWS charges them`);
+  log(
+    `\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ${SETTINGS.scale.requests} requests of each kind per size, one at a time, units as AWS charges them`,
+  );
   const [{ startLimitsProxy }, { localDynamoClient }, { DynamoDBDocumentClient }] = await Promise.all([
     import('../local/dynamodb-limits/limits-proxy'),
     import('../local/dynamodb-local'),
     import('@aws-sdk/lib-dynamodb'),
   ]);
   const engine = await startLimitsProxy({ upstream: dynamodbEndpoint, sharedDb: true });
-  const seedClient = DynamoDBDocumentClient.from(localDynamoClient(dynamodbEndpoint), { marshallOptions: { removeUndefinedValues: true } });
+  const seedClient = DynamoDBDocumentClient.from(localDynamoClient(dynamodbEndpoint), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
   process.env.DYNAMODB_ENDPOINT = engine.endpoint;
   try {
     const { resolveMiddyForRequire } = await import('../local/handlers');
     resolveMiddyForRequire(join(BENCH_DIR, '..'));
     const { measureScale, scaleReport } = await import('./support/scale-bench');
     const partialFile = join(OUT_DIR, 'scale-partial.json');
-    const scale = await measureScale(SETTINGS.scale, (line) => log(line), (partial) => writeFile(partialFile, `${JSON.stringify(partial, null, 2)}\n`), seedClient);
+    const scale = await measureScale(
+      SETTINGS.scale,
+      (line) => log(line),
+      (partial) => writeFile(partialFile, `${JSON.stringify(partial, null, 2)}\n`),
+      seedClient,
+    );
     log(`\n${await scaleReport(scale)}`);
     return scale;
   } finally {
@@ -761,16 +1115,24 @@ async function measureScalePhase(dynamodbEndpoint: string) {
  * DynamoDB Local's TTL job scans the whole table under its write lock, so on the shared instance
  * every later section would wait on those scans.
  */
-async function sectionInChild<K extends string>(section: string, key: K, file: string, options: string[]): Promise<unknown> {
+async function sectionInChild<K extends string>(
+  section: string,
+  key: K,
+  file: string,
+  options: string[],
+): Promise<unknown> {
   const { spawn } = await import('node:child_process');
   const { readFile } = await import('node:fs/promises');
   const childArgs = [...process.execArgv, __filename, ...options, ...(QUICK ? ['--quick'] : [])];
-  const code = await new Promise<number | null>((done, fail) => spawn(process.execPath, childArgs, { stdio: 'inherit' }).on('exit', done).on('error', fail));
+  const code = await new Promise<number | null>((done, fail) =>
+    spawn(process.execPath, childArgs, { stdio: 'inherit' }).on('exit', done).on('error', fail),
+  );
   if (code !== 0) throw new Error(`the ${section} section's process exited with ${code}`);
   return (JSON.parse(await readFile(file, 'utf8')) as Record<K, unknown>)[key];
 }
 
-const measureScaleInChild = () => sectionInChild('scale', 'scale', SCALE_ONLY_FILE, ['--scale-only', '--scale-sizes', SETTINGS.scale.sizes.join(',')]);
+const measureScaleInChild = () =>
+  sectionInChild('scale', 'scale', SCALE_ONLY_FILE, ['--scale-only', '--scale-sizes', SETTINGS.scale.sizes.join(',')]);
 
 const measureDirectoryInChild = () =>
   sectionInChild('directory', 'directory', DIRECTORY_ONLY_FILE, [

@@ -14,7 +14,9 @@ new ServiceStack(app, `CctService-${config.stage}`, {
   config,
   description: `Call, Contact and Text-Message Service (${config.stage})`,
   // Environment-agnostic unless the CLI has a target, so synth needs no AWS credentials.
-  env: process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
+  env: process.env.CDK_DEFAULT_ACCOUNT
+    ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION }
+    : undefined,
   tags: { service: 'cct-service', stage: config.stage },
 });
 

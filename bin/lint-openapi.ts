@@ -21,7 +21,10 @@ async function spectralProblems(text: string): Promise<string[]> {
   const results = await spectral.run(text);
   return results
     .filter((result) => SPECTRAL_FAILING.has(result.severity))
-    .map((result) => `spectral:oas ${result.severity === 0 ? 'error' : 'warning'} ${result.code} at ${result.path.join('.') || '(root)'}: ${result.message}`);
+    .map(
+      (result) =>
+        `spectral:oas ${result.severity === 0 ? 'error' : 'warning'} ${result.code} at ${result.path.join('.') || '(root)'}: ${result.message}`,
+    );
 }
 
 async function redoclyProblems(text: string): Promise<string[]> {
@@ -29,7 +32,10 @@ async function redoclyProblems(text: string): Promise<string[]> {
   const problems = await lintFromString({ source: text, absoluteRef: FILE, config });
   return problems
     .filter((problem) => problem.severity === 'error' || problem.severity === 'warn')
-    .map((problem) => `redocly:recommended ${problem.severity} ${problem.ruleId} at ${problem.location[0]?.pointer ?? '#'}: ${problem.message}`);
+    .map(
+      (problem) =>
+        `redocly:recommended ${problem.severity} ${problem.ruleId} at ${problem.location[0]?.pointer ?? '#'}: ${problem.message}`,
+    );
 }
 
 async function main(): Promise<void> {

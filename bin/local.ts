@@ -73,7 +73,10 @@ async function main(): Promise<void> {
   try {
     const runtime = await startRuntime(
       options,
-      { print: (line) => console.log(line), error: (message, error) => (error === undefined ? console.error(message) : console.error(message, error)) },
+      {
+        print: (line) => console.log(line),
+        error: (message, error) => (error === undefined ? console.error(message) : console.error(message, error)),
+      },
       (started) => (stopRuntime = started.stop),
     );
     console.log(`Ready: ${runtime.apiBaseUrl}`);

@@ -20,7 +20,9 @@ const compact = JSON.stringify(JSON.parse(text));
 
 function write(file: string, content: string, upToDate: boolean): void {
   if (!upToDate) writeFileSync(file, content);
-  console.log(`${relative(process.cwd(), file)}: ${upToDate ? 'up to date' : `written (${Buffer.byteLength(content)} bytes)`}`);
+  console.log(
+    `${relative(process.cwd(), file)}: ${upToDate ? 'up to date' : `written (${Buffer.byteLength(content)} bytes)`}`,
+  );
 }
 
 /** The document the module holds now, if it holds one. */

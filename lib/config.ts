@@ -1,7 +1,10 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, DEFAULT_CALLBACK_THROTTLE } from '../lambdas/contexts/carrier/callback-protection';
+import {
+  DEFAULT_CALLBACK_LIMIT_PER_ADDRESS,
+  DEFAULT_CALLBACK_THROTTLE,
+} from '../lambdas/contexts/carrier/callback-protection';
 import { DEFAULT_USAGE_PLAN_BUCKETS, MAX_USAGE_PLAN_BUCKETS } from '../lambdas/handlers/authorizer/usage-plan-keys';
 
 /**
@@ -80,7 +83,8 @@ export const DEFAULT_STAGE = 'dev';
 const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
 
 /** A complete secret ARN: partition, region, account, name and the 6 characters Secrets Manager appends. */
-const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+const SECRET_ARN_PATTERN =
+  /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 
 /** Retention values CloudWatch Logs accepts; anything else would fail at deploy time, so refuse it at synth. */
 const VALID_RETENTION = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
@@ -126,17 +130,27 @@ function contextString(node: Node, key: string): string | undefined {
 }
 
 /** A number in [min, max] (a whole one unless `fractional`), or the fallback when the key is absent. */
-function contextNumber(node: Node, key: string, fallback: number, min: number, max: number, fractional = false): number {
+function contextNumber(
+  node: Node,
+  key: string,
+  fallback: number,
+  min: number,
+  max: number,
+  fractional = false,
+): number {
   const raw = contextString(node, key);
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!(fractional ? Number.isFinite(value) : Number.isInteger(value)) || value < min || value > max) {
-    throw new Error(`Context ${key} must be ${fractional ? 'a number' : 'an integer'} from ${min} to ${max}, got "${raw}"`);
+    throw new Error(
+      `Context ${key} must be ${fractional ? 'a number' : 'an integer'} from ${min} to ${max}, got "${raw}"`,
+    );
   }
   return value;
 }
 
-const contextInt = (node: Node, key: string, fallback: number, min: number, max: number): number => contextNumber(node, key, fallback, min, max);
+const contextInt = (node: Node, key: string, fallback: number, min: number, max: number): number =>
+  contextNumber(node, key, fallback, min, max);
 
 function contextBool(node: Node, key: string, fallback: boolean): boolean {
   const raw = contextString(node, key);
@@ -171,7 +185,12 @@ export function configFromContext(node: Node): ServiceConfig {
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`Context removalPolicy must be retain or destroy, got "${removal}"`);
   }
-  const removalPolicy = removal === undefined ? defaults.removalPolicy : removal === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+  const removalPolicy =
+    removal === undefined
+      ? defaults.removalPolicy
+      : removal === 'retain'
+        ? RemovalPolicy.RETAIN
+        : RemovalPolicy.DESTROY;
 
   const twilioSecretArn = contextString(node, 'twilioSecretArn');
   if (twilioSecretArn !== undefined && !SECRET_ARN_PATTERN.test(twilioSecretArn)) {
@@ -180,10 +199,24 @@ export function configFromContext(node: Node): ServiceConfig {
     );
   }
   // API Gateway accepts up to the account's limit (10,000 per second by default).
-  const callbackRate = contextInt(node, 'carrierCallbackRateLimit', defaults.carrierCallbackThrottle.rateLimit, 1, 10_000);
-  const callbackBurst = contextInt(node, 'carrierCallbackBurstLimit', Math.max(defaults.carrierCallbackThrottle.burstLimit, callbackRate), 1, 5_000);
+  const callbackRate = contextInt(
+    node,
+    'carrierCallbackRateLimit',
+    defaults.carrierCallbackThrottle.rateLimit,
+    1,
+    10_000,
+  );
+  const callbackBurst = contextInt(
+    node,
+    'carrierCallbackBurstLimit',
+    Math.max(defaults.carrierCallbackThrottle.burstLimit, callbackRate),
+    1,
+    5_000,
+  );
   if (callbackBurst < callbackRate) {
-    throw new Error(`Context carrierCallbackBurstLimit (${callbackBurst}) must be at least carrierCallbackRateLimit (${callbackRate})`);
+    throw new Error(
+      `Context carrierCallbackBurstLimit (${callbackBurst}) must be at least carrierCallbackRateLimit (${callbackRate})`,
+    );
   }
 
   const logLevel = contextString(node, 'logLevel') ?? defaults.logLevel;
@@ -194,15 +227,33 @@ export function configFromContext(node: Node): ServiceConfig {
   return {
     stage,
     // API Gateway accepts 0 (no cache) to 3600 seconds.
-    authorizerCacheTtlSeconds: contextInt(node, 'authorizerCacheTtlSeconds', defaults.authorizerCacheTtlSeconds, 0, 3600),
+    authorizerCacheTtlSeconds: contextInt(
+      node,
+      'authorizerCacheTtlSeconds',
+      defaults.authorizerCacheTtlSeconds,
+      0,
+      3600,
+    ),
     alarmEmail: contextString(node, 'alarmEmail'),
     logRetention,
     rateLimitPerKey: contextInt(node, 'rateLimitPerKey', defaults.rateLimitPerKey, 1, 100_000),
     // Each bucket is two resources of its nested stack's 500 (CloudFormation's quota per template).
     usagePlanBuckets: contextInt(node, 'usagePlanBuckets', defaults.usagePlanBuckets, 1, MAX_USAGE_PLAN_BUCKETS),
-    regionRequestsPerSecond: contextInt(node, 'regionRequestsPerSecond', defaults.regionRequestsPerSecond, 1, 10_000_000),
+    regionRequestsPerSecond: contextInt(
+      node,
+      'regionRequestsPerSecond',
+      defaults.regionRequestsPerSecond,
+      1,
+      10_000_000,
+    ),
     // WAF rate-based rules accept limits from 10 up.
-    networkRateLimitPerMinute: contextInt(node, 'networkRateLimitPerMinute', defaults.networkRateLimitPerMinute, 10, 2_000_000_000),
+    networkRateLimitPerMinute: contextInt(
+      node,
+      'networkRateLimitPerMinute',
+      defaults.networkRateLimitPerMinute,
+      10,
+      2_000_000_000,
+    ),
     removalPolicy,
     // Deletion protection follows the removal policy: a table we mean to keep must also be hard to delete by hand.
     deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
@@ -211,14 +262,32 @@ export function configFromContext(node: Node): ServiceConfig {
     twilioSecretArn,
     carrierCallbackThrottle: { rateLimit: callbackRate, burstLimit: callbackBurst },
     // WAF rate-based rules accept limits from 10 up.
-    carrierCallbackLimitPerAddress: contextInt(node, 'carrierCallbackLimitPerAddress', defaults.carrierCallbackLimitPerAddress, 10, 2_000_000_000),
+    carrierCallbackLimitPerAddress: contextInt(
+      node,
+      'carrierCallbackLimitPerAddress',
+      defaults.carrierCallbackLimitPerAddress,
+      10,
+      2_000_000_000,
+    ),
     logLevel: logLevel as ServiceConfig['logLevel'],
     // X-Ray's FixedRate: a fraction from 0 to 1.
     traceSampleRate: contextNumber(node, 'traceSampleRate', defaults.traceSampleRate, 0, 1, true),
     apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
     // Lambda keeps at least 100 of the account's concurrency unreserved; the deploy fails, naming
     // the function, when a reservation would take more than that leaves.
-    authorizerReservedConcurrency: contextInt(node, 'authorizerReservedConcurrency', defaults.authorizerReservedConcurrency, 0, 10_000),
-    carrierCallbackReservedConcurrency: contextInt(node, 'carrierCallbackReservedConcurrency', defaults.carrierCallbackReservedConcurrency, 0, 10_000),
+    authorizerReservedConcurrency: contextInt(
+      node,
+      'authorizerReservedConcurrency',
+      defaults.authorizerReservedConcurrency,
+      0,
+      10_000,
+    ),
+    carrierCallbackReservedConcurrency: contextInt(
+      node,
+      'carrierCallbackReservedConcurrency',
+      defaults.carrierCallbackReservedConcurrency,
+      0,
+      10_000,
+    ),
   };
 }

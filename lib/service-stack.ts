@@ -17,7 +17,12 @@ import { METRIC_NAMESPACE, PublicApi } from './constructs/public-api';
 import { ServiceTable } from './constructs/table';
 import { TextSettlement } from './constructs/text-settlement';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
-import { CARRIER_CALLBACK_TABLE_ACCESS, TEXT_SETTLEMENT_TABLE_ACCESS, WEBHOOK_ROUTER_TABLE_ACCESS, WEBHOOK_SENDER_TABLE_ACCESS } from './table-access';
+import {
+  CARRIER_CALLBACK_TABLE_ACCESS,
+  TEXT_SETTLEMENT_TABLE_ACCESS,
+  WEBHOOK_ROUTER_TABLE_ACCESS,
+  WEBHOOK_SENDER_TABLE_ACCESS,
+} from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
 import { ENDPOINTS_DISABLED_METRIC } from '../lambdas/contexts/webhooks/health-metrics';
 import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
@@ -175,7 +180,10 @@ export class ServiceStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiBaseUrl', { value: this.api.baseUrl, description: '{base_url} of the spec' });
-    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table (admin CLI)' });
+    new CfnOutput(this, 'TableName', {
+      value: this.table.tableName,
+      description: 'The single DynamoDB table (admin CLI)',
+    });
     new CfnOutput(this, 'ApiId', { value: this.api.api.restApiId });
     new CfnOutput(this, 'UsagePlanId', {
       value: this.api.usagePlan.usagePlanId,

@@ -35,7 +35,10 @@ export const ROUTE_TABLE_ACCESS = {
    * `externalIds` index for `externalId`. A search queries one partition of the search index and
    * reads its contacts with BatchGetItem.
    */
-  listContacts: { actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'], indexes: ['gsi1', 'directory', 'changes', 'externalIds'] },
+  listContacts: {
+    actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'],
+    indexes: ['gsi1', 'directory', 'changes', 'externalIds'],
+  },
   /**
    * `contacts.createContact`: the number's ledger row (GetItem), then a transaction of Puts (the
    * number's and the external id's claims, the contact with its consent copy, its search entries)
@@ -45,7 +48,13 @@ export const ROUTE_TABLE_ACCESS = {
    * (Powertools) are Put, Get, Update and Delete: a failed request (a 409) deletes its record to free the key.
    */
   createContact: {
-    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
+    ],
   },
   /**
    * `contact-batch.upsertContacts`: every item's claims and its number's consent in one read
@@ -54,7 +63,14 @@ export const ROUTE_TABLE_ACCESS = {
    * `createContact` and `updateContact` write them; the Idempotency-Key records as for `createContact`.
    */
   upsertContacts: {
-    actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
+    ],
   },
   /**
    * `contacts.updateContact`: GetItem, then an UpdateItem, or a transaction moving the claims of
@@ -63,7 +79,13 @@ export const ROUTE_TABLE_ACCESS = {
    * a ConditionCheckItem in the transaction).
    */
   updateContact: {
-    actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:PutItem',
+      'dynamodb:ConditionCheckItem',
+    ],
   },
   /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claims and search entries and putting its tombstone. */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
@@ -82,7 +104,15 @@ export const ROUTE_TABLE_ACCESS = {
    * transaction over the shards (UpdateItem, PutItem for missing ones). A carrier opt-out updates the ledger and the holder's copy (UpdateItem,
    * ConditionCheckItem on the number's claim).
    */
-  sendMessage: { actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+  sendMessage: {
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ],
+  },
 } satisfies Record<RouteId, TableAccess>;
 
 /**
@@ -139,7 +169,9 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
    * claim, contact, search entries, with the ledger's ConditionCheckItem); a voicemail waiting
    * for this call gets its numbers (`voicemails.attachCallToVoicemail`, UpdateItem).
    */
-  twilioVoiceStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'] },
+  twilioVoiceStatus: {
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+  },
   /**
    * `callbacks.recordingCallback`: GetItem (call by sid), the voicemail row written by UpdateItem
    * (an upsert: no PutItem) and marked ready by another UpdateItem.
@@ -153,7 +185,9 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
    * keyword's ledger row and holder's copy (UpdateItem, ConditionCheckItem on the claim) in one
    * transaction, and GetItem of the first copy on a carrier retry.
    */
-  twilioSmsInbound: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'] },
+  twilioSmsInbound: {
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+  },
   /**
    * `delivery-status.updateMessageStatus`: GetItem (sid row, message), then one transaction of
    * UpdateItems (message, thread's `lastStatus`, the refund of a failed text on its spend shard)
@@ -161,7 +195,9 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
    * updates the ledger and the holder's copy (UpdateItem, ConditionCheckItem on the claim). A text
    * charged before spend shards existed reads the organization row (GetItem) and may make them (UpdateItem, PutItem).
    */
-  twilioSmsStatus: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'] },
+  twilioSmsStatus: {
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+  },
 } satisfies Record<CarrierRouteId, TableAccess>;
 
 /**
@@ -169,4 +205,7 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
  * worklist), then per text GetItem and one transaction of UpdateItems (message, refund, thread);
  * a text charged before spend shards existed may have them made (UpdateItem, PutItem).
  */
-export const TEXT_SETTLEMENT_TABLE_ACCESS: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], indexes: ['gsi2'] };
+export const TEXT_SETTLEMENT_TABLE_ACCESS: TableAccess = {
+  actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+  indexes: ['gsi2'],
+};

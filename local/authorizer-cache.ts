@@ -40,7 +40,12 @@ export type AuthorizerCache<T> = {
 
 const cacheKey = (header: string): string => createHash('sha256').update(header).digest('hex');
 
-export function createAuthorizerCache<T>({ ttlSeconds, authorize, now = Date.now, maxEntries = 10_000 }: AuthorizerCacheOptions<T>): AuthorizerCache<T> {
+export function createAuthorizerCache<T>({
+  ttlSeconds,
+  authorize,
+  now = Date.now,
+  maxEntries = 10_000,
+}: AuthorizerCacheOptions<T>): AuthorizerCache<T> {
   const entries = new Map<string, { decision: T; expiresAt: number }>();
   const ttlMs = ttlSeconds * 1000;
   const asking = new Set<Promise<unknown>>();

@@ -10,13 +10,15 @@ import { runInvocation } from './invocations';
 export type AuthorizerHandler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 /** The authorizer's result as API Gateway caches it: a policy with its context, or the 401 refusal. */
-export type AuthorizerOutcome = { kind: 'policy'; result: APIGatewayAuthorizerResult; latencyMs: number } | { kind: 'unauthorized' };
+export type AuthorizerOutcome =
+  { kind: 'policy'; result: APIGatewayAuthorizerResult; latencyMs: number } | { kind: 'unauthorized' };
 
 /** The local runtime's API, as an ARN: region `local`, account 0, API id `local`. */
 export const LOCAL_API_ARN = 'arn:aws:execute-api:local:000000000000:local';
 
 /** `arn:...:apiId/stage/METHOD/path`, the path as the client sent it (still percent-encoded). */
-export const methodArnOf = (stage: string, method: string, rawPath: string): string => `${LOCAL_API_ARN}/${stage}/${method}${rawPath}`;
+export const methodArnOf = (stage: string, method: string, rawPath: string): string =>
+  `${LOCAL_API_ARN}/${stage}/${method}${rawPath}`;
 
 /** Lambda's end of an invocation that overran the function's timeout. */
 export class AuthorizerTimeoutError extends Error {
@@ -45,7 +47,10 @@ export async function invokeAuthorizer(
   });
   try {
     // The authorizer is a function of its own, invoked apart from the request's function.
-    const result = await Promise.race([runInvocation(() => handler({ type: 'TOKEN', authorizationToken: token, methodArn })), timedOut]);
+    const result = await Promise.race([
+      runInvocation(() => handler({ type: 'TOKEN', authorizationToken: token, methodArn })),
+      timedOut,
+    ]);
     return { kind: 'policy', result, latencyMs: Date.now() - started };
   } catch (err) {
     if ((err as Error).message === 'Unauthorized') return { kind: 'unauthorized' };
@@ -57,7 +62,10 @@ export async function invokeAuthorizer(
 
 /** IAM's wildcards in a resource: `*` any run of characters, `?` one. */
 function resourcePattern(resource: string): RegExp {
-  const escaped = resource.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const escaped = resource
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${escaped}$`);
 }
 
@@ -67,7 +75,10 @@ export function policyAllows(result: APIGatewayAuthorizerResult, methodArn: stri
     const s = statement as { Action?: string | string[]; Resource?: string | string[] };
     const actions = [s.Action ?? []].flat();
     const resources = [s.Resource ?? []].flat();
-    return actions.some((a) => a === 'execute-api:Invoke' || a === 'execute-api:*' || a === '*') && resources.some((r) => resourcePattern(r).test(methodArn));
+    return (
+      actions.some((a) => a === 'execute-api:Invoke' || a === 'execute-api:*' || a === '*') &&
+      resources.some((r) => resourcePattern(r).test(methodArn))
+    );
   });
   if (matching.some((statement) => statement.Effect === 'Deny')) return false;
   return matching.some((statement) => statement.Effect === 'Allow');

@@ -67,7 +67,8 @@ export class CarrierCallbackGate {
 
   /** `method` names the throttled resource (e.g. `POST /carrier/twilio/sms/status`); undefined for a path no method serves. */
   admit(request: { sourceIp: string; signature: string | undefined; method: string | undefined }): CallbackGateAnswer {
-    if (!hasTwilioSignatureShape(request.signature)) return { admitted: false, by: 'signature', statusCode: 403, body: UNSIGNED_CALLBACK_REFUSAL };
+    if (!hasTwilioSignatureShape(request.signature))
+      return { admitted: false, by: 'signature', statusCode: 403, body: UNSIGNED_CALLBACK_REFUSAL };
     const address = this.perAddress.consume(request.sourceIp);
     if (!address.allowed) {
       return {

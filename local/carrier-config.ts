@@ -50,7 +50,10 @@ export function applyCarrierCallbackEnv(settings: CarrierCallbackSettings, env: 
  * texts whose outcome would never arrive. An explicit TWILIO_STATUS_CALLBACK_URL is kept. With the
  * loopback carrier nothing changes.
  */
-export function applyCarrierSenderEnv(options: Pick<RuntimeOptions, 'publicUrl'>, env: NodeJS.ProcessEnv = process.env): void {
+export function applyCarrierSenderEnv(
+  options: Pick<RuntimeOptions, 'publicUrl'>,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   if (env.CARRIER !== 'twilio' || env.TWILIO_STATUS_CALLBACK_URL) return;
   if (!options.publicUrl) {
     throw new Error(

@@ -3,7 +3,10 @@ import { LOCAL_TWILIO_AUTH_TOKEN, normalizePublicBaseUrl } from '../lambdas/cont
 import { SETTLEMENT_GRACE_MS } from '../lambdas/contexts/texting/settlement-grace';
 import { DEFAULT_BACKOFF_BASE_MS } from '../lambdas/contexts/webhooks/backoff';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../lambdas/contexts/webhooks/http-post';
-import { DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, DEFAULT_CALLBACK_THROTTLE } from '../lambdas/contexts/carrier/callback-protection';
+import {
+  DEFAULT_CALLBACK_LIMIT_PER_ADDRESS,
+  DEFAULT_CALLBACK_THROTTLE,
+} from '../lambdas/contexts/carrier/callback-protection';
 import type { CallbackGateSettings } from './carrier-callback-gate';
 import type { BudgetRates } from './dynamodb-limits/budgets';
 import { DEFAULT_BUDGETS, DEFAULT_TRANSACTION_HOLD_MS } from './dynamodb-limits/limits-proxy';
@@ -155,7 +158,8 @@ const MAX_RATE_LIMIT = 1_000_000;
 function wholeNumberOption(values: Record<string, unknown>, name: string, fallback: number, max: number): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) > max) throw new UsageError(`--${name}: must be a whole number from 0 to ${max}`);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) > max)
+    throw new UsageError(`--${name}: must be a whole number from 0 to ${max}`);
   return Number(raw);
 }
 
@@ -166,7 +170,8 @@ function parseEndpoint(raw: string): string {
   } catch {
     throw new UsageError(`--dynamodb-endpoint: must be a URL such as http://127.0.0.1:8000`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--dynamodb-endpoint: must be an http or https URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError('--dynamodb-endpoint: must be an http or https URL');
   return url.origin;
 }
 
@@ -187,15 +192,36 @@ function positiveMs(values: Record<string, unknown>, name: string, fallback: num
 }
 
 function callbackGateSettings(values: Record<string, unknown>): CallbackGateSettings {
-  const rateLimit = wholeNumberOption(values, 'callback-rate-limit', DEFAULT_CALLBACK_THROTTLE.rateLimit, MAX_RATE_LIMIT);
-  const burstLimit = wholeNumberOption(values, 'callback-burst-limit', Math.max(DEFAULT_CALLBACK_THROTTLE.burstLimit, rateLimit), MAX_RATE_LIMIT);
+  const rateLimit = wholeNumberOption(
+    values,
+    'callback-rate-limit',
+    DEFAULT_CALLBACK_THROTTLE.rateLimit,
+    MAX_RATE_LIMIT,
+  );
+  const burstLimit = wholeNumberOption(
+    values,
+    'callback-burst-limit',
+    Math.max(DEFAULT_CALLBACK_THROTTLE.burstLimit, rateLimit),
+    MAX_RATE_LIMIT,
+  );
   // As the stack refuses it at synth: a bucket smaller than a second's refill would cap the rate below itself.
-  if (burstLimit < rateLimit) throw new UsageError(`--callback-burst-limit: must be at least --callback-rate-limit (${rateLimit})`);
-  const limitPerMinutePerAddress = wholeNumberOption(values, 'callback-limit-per-address', DEFAULT_CALLBACK_LIMIT_PER_ADDRESS, MAX_RATE_LIMIT);
+  if (burstLimit < rateLimit)
+    throw new UsageError(`--callback-burst-limit: must be at least --callback-rate-limit (${rateLimit})`);
+  const limitPerMinutePerAddress = wholeNumberOption(
+    values,
+    'callback-limit-per-address',
+    DEFAULT_CALLBACK_LIMIT_PER_ADDRESS,
+    MAX_RATE_LIMIT,
+  );
   return { rateLimit, burstLimit, limitPerMinutePerAddress };
 }
 
-const LIMITS_OPTIONS = ['transaction-hold-ms', 'partition-write-units', 'item-write-units', 'partition-read-units'] as const;
+const LIMITS_OPTIONS = [
+  'transaction-hold-ms',
+  'partition-write-units',
+  'item-write-units',
+  'partition-read-units',
+] as const;
 
 /** A minute: a longer hold would only stall every test and request that meets it. */
 const MAX_TRANSACTION_HOLD_MS = 60_000;
@@ -206,10 +232,25 @@ function dynamodbLimitsSettings(values: Record<string, unknown>): DynamodbLimits
     if (stray) throw new UsageError(`--${stray}: only applies with --dynamodb-limits`);
     return undefined;
   }
-  const partitionWriteUnits = wholeNumberOption(values, 'partition-write-units', DEFAULT_BUDGETS.partitionWriteUnits, MAX_RATE_LIMIT);
-  const partitionReadUnits = wholeNumberOption(values, 'partition-read-units', DEFAULT_BUDGETS.partitionReadUnits, MAX_RATE_LIMIT);
+  const partitionWriteUnits = wholeNumberOption(
+    values,
+    'partition-write-units',
+    DEFAULT_BUDGETS.partitionWriteUnits,
+    MAX_RATE_LIMIT,
+  );
+  const partitionReadUnits = wholeNumberOption(
+    values,
+    'partition-read-units',
+    DEFAULT_BUDGETS.partitionReadUnits,
+    MAX_RATE_LIMIT,
+  );
   return {
-    transactionHoldMs: wholeNumberOption(values, 'transaction-hold-ms', DEFAULT_TRANSACTION_HOLD_MS, MAX_TRANSACTION_HOLD_MS),
+    transactionHoldMs: wholeNumberOption(
+      values,
+      'transaction-hold-ms',
+      DEFAULT_TRANSACTION_HOLD_MS,
+      MAX_TRANSACTION_HOLD_MS,
+    ),
     budgets: {
       partitionWriteUnits,
       indexPartitionWriteUnits: partitionWriteUnits,
@@ -238,10 +279,13 @@ function parseLogLevel(raw: string | undefined): LogLevel {
 export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false; options: RuntimeOptions } {
   const { values } = parseOrUsageError(argv);
   if (values.help) return { help: true };
-  const dynamodbEndpoint = values['dynamodb-endpoint'] === undefined ? undefined : parseEndpoint(values['dynamodb-endpoint']);
+  const dynamodbEndpoint =
+    values['dynamodb-endpoint'] === undefined ? undefined : parseEndpoint(values['dynamodb-endpoint']);
   if (dynamodbEndpoint && values['in-memory']) {
     // Persistence belongs to whoever runs that DynamoDB Local; accepting the flag would promise something we cannot do.
-    throw new UsageError('--in-memory cannot be combined with --dynamodb-endpoint: that DynamoDB Local decides whether data is kept');
+    throw new UsageError(
+      '--in-memory cannot be combined with --dynamodb-endpoint: that DynamoDB Local decides whether data is kept',
+    );
   }
   if (values['state-dir'] === '') throw new UsageError('--state-dir: must not be empty');
   if (values['twilio-auth-token'] === '') throw new UsageError('--twilio-auth-token: must not be empty');
@@ -252,10 +296,21 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
       stateDir: values['state-dir'] ?? DEFAULT_STATE_DIR,
       inMemory: values['in-memory'] ?? false,
       dynamodbEndpoint,
-      authorizerCacheTtlSeconds: wholeNumberOption(values, 'authorizer-cache-ttl', DEFAULT_AUTHORIZER_CACHE_TTL_SECONDS, MAX_AUTHORIZER_CACHE_TTL_SECONDS),
+      authorizerCacheTtlSeconds: wholeNumberOption(
+        values,
+        'authorizer-cache-ttl',
+        DEFAULT_AUTHORIZER_CACHE_TTL_SECONDS,
+        MAX_AUTHORIZER_CACHE_TTL_SECONDS,
+      ),
       rateLimitPerKey: wholeNumberOption(values, 'rate-limit-per-key', DEFAULT_RATE_LIMIT_PER_KEY, MAX_RATE_LIMIT),
-      rateLimitPerNetwork: wholeNumberOption(values, 'rate-limit-per-network', DEFAULT_RATE_LIMIT_PER_NETWORK, MAX_RATE_LIMIT),
-      stopWithPid: values['stop-with-pid'] === undefined ? undefined : wholeNumberOption(values, 'stop-with-pid', 0, 2 ** 31 - 1),
+      rateLimitPerNetwork: wholeNumberOption(
+        values,
+        'rate-limit-per-network',
+        DEFAULT_RATE_LIMIT_PER_NETWORK,
+        MAX_RATE_LIMIT,
+      ),
+      stopWithPid:
+        values['stop-with-pid'] === undefined ? undefined : wholeNumberOption(values, 'stop-with-pid', 0, 2 ** 31 - 1),
       webhookBackoffMs: positiveMs(values, 'webhook-backoff-ms', DEFAULT_BACKOFF_BASE_MS),
       webhookTimeoutMs: positiveMs(values, 'webhook-timeout-ms', DEFAULT_ATTEMPT_TIMEOUT_MS),
       allowHttpWebhooks: values['allow-http-webhooks'] ?? false,

@@ -36,7 +36,10 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       }),
     );
     await client.send(
-      new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }),
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+      }),
     );
   } catch (err) {
     if (!(err instanceof ResourceInUseException)) throw err;

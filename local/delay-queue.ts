@@ -64,7 +64,9 @@ export class LocalDelayQueue implements DeliveryQueue {
     this.concurrency = options.concurrency ?? LOCAL_SENDER_CONCURRENCY;
     this.batchSize = options.batchSize ?? LOCAL_SENDER_BATCH;
     this.store = options.store;
-    this.journal = options.store ? new QueueJournal(options.store, () => [...this.entries.values()].map(withoutTimer)) : undefined;
+    this.journal = options.store
+      ? new QueueJournal(options.store, () => [...this.entries.values()].map(withoutTimer))
+      : undefined;
   }
 
   /** Messages kept (waiting, visible or being handled). */
@@ -88,7 +90,12 @@ export class LocalDelayQueue implements DeliveryQueue {
   async send(message: DeliveryMessage, delayMs: number): Promise<void> {
     // Serialised and validated as SQS and the sender Lambda would: nothing shared by reference.
     const copy = DeliveryMessageSchema.parse(JSON.parse(JSON.stringify(message)));
-    const entry: Entry = { id: this.nextId++, message: copy, visibleAt: Date.now() + Math.min(Math.max(0, delayMs), MAX_QUEUE_DELAY_MS), receiveCount: 1 };
+    const entry: Entry = {
+      id: this.nextId++,
+      message: copy,
+      visibleAt: Date.now() + Math.min(Math.max(0, delayMs), MAX_QUEUE_DELAY_MS),
+      receiveCount: 1,
+    };
     this.schedule(entry);
     // Resolves once the message is kept: the sender records the attempt only after this, as after SendMessage.
     await this.journal?.keep(withoutTimer(entry));
@@ -98,18 +105,22 @@ export class LocalDelayQueue implements DeliveryQueue {
   private schedule(entry: Entry): void {
     this.entries.set(entry.id, entry);
     if (this.stopped) return;
-    const timer = setTimeout(() => {
-      entry.timer = undefined;
-      this.ready.push(entry);
-      this.runReady();
-    }, Math.max(0, entry.visibleAt - Date.now()));
+    const timer = setTimeout(
+      () => {
+        entry.timer = undefined;
+        this.ready.push(entry);
+        this.runReady();
+      },
+      Math.max(0, entry.visibleAt - Date.now()),
+    );
     timer.unref();
     entry.timer = timer;
   }
 
   /** Starts batches of visible messages while there is a free slot. */
   private runReady(): void {
-    while (!this.stopped && this.inFlight.size < this.concurrency && this.ready.length > 0) this.run(this.ready.splice(0, this.batchSize));
+    while (!this.stopped && this.inFlight.size < this.concurrency && this.ready.length > 0)
+      this.run(this.ready.splice(0, this.batchSize));
   }
 
   private run(batch: Entry[]): void {
@@ -119,7 +130,9 @@ export class LocalDelayQueue implements DeliveryQueue {
       .then(async (outcomes) => {
         await Promise.all(batch.map((entry, i) => this.settle(entry, outcomes[i])));
       })
-      .catch((err: unknown) => logger.error('Local webhook queue could not be saved', { error: (err as Error).message }))
+      .catch((err: unknown) =>
+        logger.error('Local webhook queue could not be saved', { error: (err as Error).message }),
+      )
       .finally(() => {
         this.inFlight.delete(running);
         this.runReady();
@@ -132,9 +145,17 @@ export class LocalDelayQueue implements DeliveryQueue {
     this.entries.delete(entry.id);
     if (outcome?.status !== 'rejected') return this.journal?.done(entry.id);
     const { deliveryId } = entry.message;
-    logger.error('Local webhook sender failed', { deliveryId, receiveCount: entry.receiveCount, error: (outcome.reason as Error)?.message });
+    logger.error('Local webhook sender failed', {
+      deliveryId,
+      receiveCount: entry.receiveCount,
+      error: (outcome.reason as Error)?.message,
+    });
     if (entry.receiveCount >= LOCAL_MAX_RECEIVES) return this.journal?.done(entry.id);
-    const again: Entry = { ...withoutTimer(entry), visibleAt: Date.now() + this.visibilityTimeoutMs, receiveCount: entry.receiveCount + 1 };
+    const again: Entry = {
+      ...withoutTimer(entry),
+      visibleAt: Date.now() + this.visibilityTimeoutMs,
+      receiveCount: entry.receiveCount + 1,
+    };
     this.schedule(again);
     return this.journal?.keep(withoutTimer(again));
   }
@@ -154,4 +175,9 @@ export class LocalDelayQueue implements DeliveryQueue {
   }
 }
 
-const withoutTimer = ({ id, message, visibleAt, receiveCount }: Entry): KeptMessage => ({ id, message, visibleAt, receiveCount });
+const withoutTimer = ({ id, message, visibleAt, receiveCount }: Entry): KeptMessage => ({
+  id,
+  message,
+  visibleAt,
+  receiveCount,
+});

@@ -42,20 +42,21 @@ export function freePort(): Promise<number> {
   });
 }
 
-export const localDynamoClient = (endpoint: string) =>
-  new DynamoDBClient(localEngineClientConfig(endpoint));
+export const localDynamoClient = (endpoint: string) => new DynamoDBClient(localEngineClientConfig(endpoint));
 
 async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const client = localDynamoClient(endpoint);
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode} before it was ready`);
+      if (child.exitCode !== null)
+        throw new Error(`DynamoDB Local exited with code ${child.exitCode} before it was ready`);
       try {
         await client.send(new ListTablesCommand({}));
         return;
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer within ${timeoutMs} ms`, { cause: err });
+        if (Date.now() > deadline)
+          throw new Error(`DynamoDB Local did not answer within ${timeoutMs} ms`, { cause: err });
         await new Promise((r) => setTimeout(r, 100));
       }
     }
@@ -72,12 +73,18 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs =
  * `sharedDb` (default true) keeps one database for every client, as the local runtime and its
  * operator CLI need; without it the engine keeps one database per access key and region.
  */
-export async function startDynamoDbLocal(options: { dataDir?: string; port?: number; sharedDb?: boolean } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(
+  options: { dataDir?: string; port?: number; sharedDb?: boolean } = {},
+): Promise<DynamoDbLocal> {
   const java = javaMajorVersion();
   if (java === undefined || java < 17) throw new Error(JAVA_HELP);
   const port = options.port ?? (await freePort());
   const sharedDb = options.sharedDb ?? true;
-  const child = spawnDynamoDbLocal({ port, sharedDb, ...(options.dataDir && { path: options.dataDir }) }) as ChildProcess;
+  const child = spawnDynamoDbLocal({
+    port,
+    sharedDb,
+    ...(options.dataDir && { path: options.dataDir }),
+  }) as ChildProcess;
   child.stdout?.resume();
   child.stderr?.resume();
   const killNow = () => {

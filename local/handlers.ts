@@ -19,7 +19,11 @@ export function resolveMiddyForRequire(repoRoot: string): void {
   const original = loader._resolveFilename;
   const mapped: ResolveFilename & { middyMapped?: true } = function (this: unknown, request, ...rest) {
     const middy = /^@middy\/([^/]+)$/.exec(request);
-    return original.call(this, middy ? resolve(repoRoot, 'node_modules', '@middy', middy[1], 'index.js') : request, ...rest);
+    return original.call(
+      this,
+      middy ? resolve(repoRoot, 'node_modules', '@middy', middy[1], 'index.js') : request,
+      ...rest,
+    );
   };
   mapped.middyMapped = true;
   loader._resolveFilename = mapped;

@@ -32,7 +32,10 @@ function rebase(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(rebase);
   if (!schema || typeof schema !== 'object') return schema;
   return Object.fromEntries(
-    Object.entries(schema).map(([key, value]) => [key, key === '$ref' && typeof value === 'string' && value.startsWith('#') ? `${BASE}${value}` : rebase(value)]),
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === '$ref' && typeof value === 'string' && value.startsWith('#') ? `${BASE}${value}` : rebase(value),
+    ]),
   );
 }
 
@@ -49,7 +52,8 @@ function templateMatcher(templates: string[]): (path: string) => string | undefi
 }
 
 export function createOpenApiValidator(document: OpenApiDocument): OpenApiValidator {
-  if (!/^3\.1\.\d+$/.test(document.openapi)) throw new Error(`Expected an OpenAPI 3.1 document, got openapi ${document.openapi}`);
+  if (!/^3\.1\.\d+$/.test(document.openapi))
+    throw new Error(`Expected an OpenAPI 3.1 document, got openapi ${document.openapi}`);
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   addFormats(ajv);
   // `components` holds schemas but is no keyword of JSON Schema; declared so strict mode accepts the wrapper.
@@ -79,14 +83,17 @@ export function createOpenApiValidator(document: OpenApiDocument): OpenApiValida
         if (!response) throw new Error(`${where}: the OpenAPI document lists no such response`);
         schema = response.content?.['application/json']?.schema;
         if (!schema) {
-          if (body !== undefined) throw new Error(`${where}: the document promises no body, got ${JSON.stringify(body)}`);
+          if (body !== undefined)
+            throw new Error(`${where}: the document promises no body, got ${JSON.stringify(body)}`);
           return;
         }
       }
       if (body === undefined) throw new Error(`${where}: expected a JSON body, got none`);
       const validate = validatorFor(operation ? `${template} ${method} ${status}` : 'gateway', schema);
       if (!validate(body)) {
-        throw new Error(`${where}: body does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
+        throw new Error(
+          `${where}: body does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+        );
       }
     },
   };

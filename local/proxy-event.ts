@@ -48,7 +48,10 @@ export type EventInput = {
 type MultiValue = Record<string, string[]>;
 
 /** Single- and multi-value maps; the single map keeps the last value of a repeated name, as API Gateway does. */
-function singleAndMulti(pairs: Iterable<[string, string]>): { single: Record<string, string> | null; multi: MultiValue | null } {
+function singleAndMulti(pairs: Iterable<[string, string]>): {
+  single: Record<string, string> | null;
+  multi: MultiValue | null;
+} {
   const single: Record<string, string> = {};
   const multi: MultiValue = {};
   for (const [name, value] of pairs) {
@@ -64,7 +67,8 @@ function headerPairs(rawHeaders: string[]): [string, string][] {
   return pairs;
 }
 
-const named = (pairs: [string, string][], name: string) => pairs.filter(([n]) => n.toLowerCase() === name.toLowerCase());
+const named = (pairs: [string, string][], name: string) =>
+  pairs.filter(([n]) => n.toLowerCase() === name.toLowerCase());
 
 /**
  * The headers API Gateway adds before the integration: the client's address appended to
@@ -138,7 +142,11 @@ export function toProxyEvent(input: EventInput): APIGatewayProxyEvent {
       accountId: '000000000000',
       apiId: 'local',
       // API Gateway adds the principal id and the authorizer's latency to the context it passes on.
-      authorizer: authorizer && { ...authorizer.context, principalId: authorizer.principalId, integrationLatency: authorizer.integrationLatency },
+      authorizer: authorizer && {
+        ...authorizer.context,
+        principalId: authorizer.principalId,
+        integrationLatency: authorizer.integrationLatency,
+      },
       domainName,
       domainPrefix: domainName.split('.')[0],
       extendedRequestId: requestId,
@@ -175,7 +183,12 @@ export function toProxyEvent(input: EventInput): APIGatewayProxyEvent {
 }
 
 /** A Lambda context whose clock runs from the invocation, like the real one's. */
-export function lambdaContext(input: { functionName: string; awsRequestId: string; timeoutMs: number; now?: () => number }): Context {
+export function lambdaContext(input: {
+  functionName: string;
+  awsRequestId: string;
+  timeoutMs: number;
+  now?: () => number;
+}): Context {
   const now = input.now ?? Date.now;
   const deadline = now() + input.timeoutMs;
   const unsupported = () => {

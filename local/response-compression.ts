@@ -8,7 +8,10 @@ export type ContentCoding = 'gzip' | 'deflate';
 const COMPRESSING: readonly string[] = ['gzip', 'deflate'];
 
 /** On libuv's thread pool, not the event loop: a 23 KB page takes about a millisecond of CPU to gzip. */
-const ENCODERS: Record<ContentCoding, (body: Buffer) => Promise<Buffer>> = { gzip: promisify(gzip), deflate: promisify(deflate) };
+const ENCODERS: Record<ContentCoding, (body: Buffer) => Promise<Buffer>> = {
+  gzip: promisify(gzip),
+  deflate: promisify(deflate),
+};
 
 /**
  * The coding API Gateway answers a request's `Accept-Encoding` with, by its documented rules
@@ -38,7 +41,8 @@ export function negotiateCoding(acceptEncoding: string | undefined): ContentCodi
 
 export type CompressibleResponse = { headers: Record<string, string | string[]>; body: Buffer | string };
 
-const hasHeader = (headers: Record<string, unknown>, name: string) => Object.keys(headers).some((h) => h.toLowerCase() === name);
+const hasHeader = (headers: Record<string, unknown>, name: string) =>
+  Object.keys(headers).some((h) => h.toLowerCase() === name);
 
 /**
  * An integration's response as API Gateway sends it back: compressed with the negotiated coding when
@@ -46,13 +50,18 @@ const hasHeader = (headers: Record<string, unknown>, name: string) => Object.key
  * (API Gateway then takes it as already encoded). HTTP's `deflate` is the zlib format (RFC 9110),
  * which zlib's `deflate` writes. Anything else is returned as it is.
  */
-export async function compressResponse<T extends CompressibleResponse>(response: T, acceptEncoding: string | undefined): Promise<T> {
+export async function compressResponse<T extends CompressibleResponse>(
+  response: T,
+  acceptEncoding: string | undefined,
+): Promise<T> {
   const coding = negotiateCoding(acceptEncoding);
   if (!coding || hasHeader(response.headers, 'content-encoding')) return response;
   const body = typeof response.body === 'string' ? Buffer.from(response.body, 'utf8') : response.body;
   if (body.length < MINIMUM_COMPRESSION_BYTES) return response;
   const encoded = await ENCODERS[coding](body);
   // The server counts the encoded body; a length the integration stated is the plain one's.
-  const headers = Object.fromEntries(Object.entries(response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+  const headers = Object.fromEntries(
+    Object.entries(response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'),
+  );
   return { ...response, headers: { ...headers, 'Content-Encoding': coding }, body: encoded };
 }

@@ -53,7 +53,10 @@ function decodeLiteral(segment: string): string | undefined {
 export function createRouter<R extends RoutableRoute>(routes: readonly R[], prefix: string) {
   const resources = new Map<string, Resource<R>>();
   for (const route of routes) {
-    const resource = resources.get(route.path) ?? { segments: parseTemplate(route.path), byMethod: new Map<string, R>() };
+    const resource = resources.get(route.path) ?? {
+      segments: parseTemplate(route.path),
+      byMethod: new Map<string, R>(),
+    };
     resource.byMethod.set(route.method, route);
     resources.set(route.path, resource);
   }

@@ -29,7 +29,10 @@ export type RuntimeControlActions = {
  * The actions on the runtime's authorizer cache, each announced on the console: the operator sees
  * the CLI's flushes, and a test can act while the CLI waits for a decision under way.
  */
-export function authorizerCacheActions(cache: Pick<AuthorizerCache<unknown>, 'flush' | 'settle' | 'inFlight'>, print: (line: string) => void): RuntimeControlActions {
+export function authorizerCacheActions(
+  cache: Pick<AuthorizerCache<unknown>, 'flush' | 'settle' | 'inFlight'>,
+  print: (line: string) => void,
+): RuntimeControlActions {
   const decisions = (n: number) => `${n} decision${n === 1 ? '' : 's'}`;
   return {
     flushAuthorizerCache() {
@@ -57,9 +60,12 @@ export async function startRuntimeControl(actions: RuntimeControlActions): Promi
   const token = randomBytes(32).toString('base64url');
   const server: Server = createServer((req, res) => {
     req.resume();
-    const answer = (status: number, body: unknown) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-    if (!holdsToken(req.headers.authorization, token)) return answer(401, { error: 'the token of runtime.json is required', code: 'unauthorized' });
-    if (req.method === 'POST' && req.url === FLUSH_AUTHORIZER_CACHE_PATH) return answer(200, { flushed: actions.flushAuthorizerCache() });
+    const answer = (status: number, body: unknown) =>
+      res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    if (!holdsToken(req.headers.authorization, token))
+      return answer(401, { error: 'the token of runtime.json is required', code: 'unauthorized' });
+    if (req.method === 'POST' && req.url === FLUSH_AUTHORIZER_CACHE_PATH)
+      return answer(200, { flushed: actions.flushAuthorizerCache() });
     if (req.method === 'POST' && req.url === SETTLE_AUTHORIZER_DECISIONS_PATH) {
       return void actions.settleAuthorizerDecisions().then((settled) => answer(200, { settled }));
     }
@@ -81,10 +87,15 @@ export async function startRuntimeControl(actions: RuntimeControlActions): Promi
   };
 }
 
-async function post(operation: string, path: string, { url, token }: RuntimeControlAddress): Promise<Record<string, unknown>> {
+async function post(
+  operation: string,
+  path: string,
+  { url, token }: RuntimeControlAddress,
+): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
   const body = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`the local runtime refused to ${operation}: ${response.status} ${String(body.error ?? '')}`.trim());
+  if (!response.ok)
+    throw new Error(`the local runtime refused to ${operation}: ${response.status} ${String(body.error ?? '')}`.trim());
   return body;
 }
 

@@ -18,7 +18,12 @@ import { invokeAuthorizer } from './authorizer';
 import { createAuthorizerCache } from './authorizer-cache';
 import { authorizerCacheActions, startRuntimeControl } from './runtime-control';
 import { CarrierCallbackGate } from './carrier-callback-gate';
-import { applyCarrierCallbackEnv, applyCarrierSenderEnv, carrierCallbackSettings, type CarrierCallbackSettings } from './carrier-config';
+import {
+  applyCarrierCallbackEnv,
+  applyCarrierSenderEnv,
+  carrierCallbackSettings,
+  type CarrierCallbackSettings,
+} from './carrier-config';
 import type { RuntimeOptions } from './cli-args';
 import { ensureTable } from './create-table';
 import { demoBanner, ensureDemoOrganization } from './demo';
@@ -133,7 +138,11 @@ const REPO_ROOT = resolve(__dirname, '..');
  * The callback functions, configured for this runtime's address: their modules read the token
  * and public URL when they load, and with `--port 0` the address is known only after listen.
  */
-async function loadCallbackHandlers(options: RuntimeOptions, port: number, into: Map<string, ProxyHandler>): Promise<CarrierCallbackSettings> {
+async function loadCallbackHandlers(
+  options: RuntimeOptions,
+  port: number,
+  into: Map<string, ProxyHandler>,
+): Promise<CarrierCallbackSettings> {
   const settings = carrierCallbackSettings(options, port);
   applyCarrierCallbackEnv(settings);
   for (const [operationId, handler] of await loadHandlers(CARRIER_ROUTES, REPO_ROOT)) into.set(operationId, handler);
@@ -168,7 +177,11 @@ function carrierLine(settings: CarrierCallbackSettings): string {
  * operator CLI. `onStarted` receives the handle at once, so a signal during the start can stop
  * what already runs.
  */
-export async function startRuntime(options: RuntimeOptions, out: RuntimeOutput, onStarted: (runtime: LocalRuntime) => void): Promise<LocalRuntime> {
+export async function startRuntime(
+  options: RuntimeOptions,
+  out: RuntimeOutput,
+  onStarted: (runtime: LocalRuntime) => void,
+): Promise<LocalRuntime> {
   const cleanup = cleanupStack();
   const runtime: LocalRuntime = { apiBaseUrl: '', stop: () => cleanup.runAll() };
   onStarted(runtime);

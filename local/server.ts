@@ -4,7 +4,11 @@ import { posix } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../lambdas/handlers/http/route-spec';
 import type { CarrierRouteSpec } from '../lambdas/handlers/carrier/routes';
-import { accessDeniedResponse, GATEWAY_RESPONSES, type GatewayResponse } from '../lambdas/handlers/http/gateway-responses';
+import {
+  accessDeniedResponse,
+  GATEWAY_RESPONSES,
+  type GatewayResponse,
+} from '../lambdas/handlers/http/gateway-responses';
 import { methodArnOf, policyAllows, type AuthorizerOutcome } from './authorizer';
 import type { CarrierCallbackGate } from './carrier-callback-gate';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../lambdas/shared/response-limit';
@@ -56,7 +60,12 @@ export type ApiServerDeps = {
  * What the server sends. `integration`: a function's response (API Gateway's integration response),
  * the only kind API Gateway compresses; its own gateway responses are all far below the threshold.
  */
-type Outcome = { statusCode: number; headers: Record<string, string | string[]>; body: Buffer | string; integration?: true };
+type Outcome = {
+  statusCode: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer | string;
+  integration?: true;
+};
 
 /** As API Gateway writes it, with the request id its template adds (lib/constructs/public-api.ts). */
 const gateway = (response: GatewayResponse, requestId: string): Outcome => ({
@@ -91,14 +100,24 @@ function splitUrl(url: string): { rawPath: string; rawQuery: string } {
 /** An operation's function as its Lambda context names it locally: one function per operation, as in AWS. */
 export const functionNameOf = (stage: string, operationId: string): string => `cct-${stage}-${operationId}`;
 
-async function invoke(handler: ProxyHandler | undefined, operationId: string, event: APIGatewayProxyEvent, stage: string): Promise<Outcome> {
+async function invoke(
+  handler: ProxyHandler | undefined,
+  operationId: string,
+  event: APIGatewayProxyEvent,
+  stage: string,
+): Promise<Outcome> {
   if (!handler) throw new Error(`No handler loaded for ${operationId}`);
-  const context = lambdaContext({ functionName: functionNameOf(stage, operationId), awsRequestId: randomUUID(), timeoutMs: INTEGRATION_TIMEOUT_MS });
+  const context = lambdaContext({
+    functionName: functionNameOf(stage, operationId),
+    awsRequestId: randomUUID(),
+    timeoutMs: INTEGRATION_TIMEOUT_MS,
+  });
   // An invocation of its own: the function's log records carry its context and keys, not another's.
   const result = await runInvocation(() => handler(event, context), context.awsRequestId);
   // Lambda refuses a response over 6 MB and API Gateway answers 5xx: so does the laptop.
   const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
-  if (bytes > LAMBDA_RESPONSE_LIMIT_BYTES) throw new Error(`${operationId} answered ${bytes} bytes, over Lambda's response limit`);
+  if (bytes > LAMBDA_RESPONSE_LIMIT_BYTES)
+    throw new Error(`${operationId} answered ${bytes} bytes, over Lambda's response limit`);
   const outcome = fromHandlerResult(result);
   if (!outcome) throw new Error(`${operationId} returned no statusCode`);
   return { ...outcome, integration: true };
@@ -120,7 +139,12 @@ function normalisedPath(rawPath: string): string {
  * signature's shape, the per-address limit), the payload limit, the route, the method's throttle,
  * then the function, which verifies the signature and answers 403 itself.
  */
-async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes, req: IncomingMessage, requestId: string): Promise<Outcome> {
+async function respondToCallback(
+  deps: ApiServerDeps,
+  callbacks: CallbackRoutes,
+  req: IncomingMessage,
+  requestId: string,
+): Promise<Outcome> {
   const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
   const method = req.method ?? 'GET';
   const { rawPath, rawQuery } = splitUrl(req.url ?? '/');
@@ -143,8 +167,24 @@ async function respondToCallback(deps: ApiServerDeps, callbacks: CallbackRoutes,
   if (match.kind === 'notFound') return gateway(GATEWAY_RESPONSES.notFound, requestId);
   if (match.kind === 'methodNotAllowed') return methodNotAllowed(match.allow, requestId);
   const { route } = match;
-  const request: IncomingRequest = { method, rawPath, rawQuery, rawHeaders: req.rawHeaders, body, sourceIp, serverPort: req.socket.localPort };
-  const event = toProxyEvent({ request, resource: route.path, pathParameters: null, authorizer: null, requestId, stage: deps.stage, now: new Date() });
+  const request: IncomingRequest = {
+    method,
+    rawPath,
+    rawQuery,
+    rawHeaders: req.rawHeaders,
+    body,
+    sourceIp,
+    serverPort: req.socket.localPort,
+  };
+  const event = toProxyEvent({
+    request,
+    resource: route.path,
+    pathParameters: null,
+    authorizer: null,
+    requestId,
+    stage: deps.stage,
+    now: new Date(),
+  });
   return invoke(callbacks.handlers.get(route.operationId), route.operationId, event, deps.stage);
 }
 
@@ -244,8 +284,13 @@ export function createApiServer(deps: ApiServerDeps): Server {
       // As API Gateway does with the API's minimumCompressionSize (lib/constructs/public-api.ts).
       const sent = outcome.integration ? await compressResponse(outcome, req.headers['accept-encoding']) : outcome;
       // A length, not chunks, as API Gateway sends every response (RFC 9110: none on a 204 or 304).
-      const headers = Object.fromEntries(Object.entries(sent.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
-      const length = sent.statusCode === 204 || sent.statusCode === 304 ? {} : { 'Content-Length': String(Buffer.byteLength(sent.body)) };
+      const headers = Object.fromEntries(
+        Object.entries(sent.headers).filter(([name]) => name.toLowerCase() !== 'content-length'),
+      );
+      const length =
+        sent.statusCode === 204 || sent.statusCode === 304
+          ? {}
+          : { 'Content-Length': String(Buffer.byteLength(sent.body)) };
       res.writeHead(sent.statusCode, { ...headers, ...length, 'x-amzn-RequestId': requestId });
       res.end(sent.body);
       deps.logRequest(`${method} ${rawPath} ${outcome.statusCode} ${Date.now() - started}ms ${requestId}`);

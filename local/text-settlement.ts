@@ -5,7 +5,10 @@ import { runInvocation } from './invocations';
  * here on a timer (every minute, or every quarter of the grace period when that is shorter, so a
  * short `--text-grace-ms` is honoured). A failed run is logged and the next one tries again.
  */
-export async function startTextSettlement(graceMs: number, logError: (line: string) => void): Promise<{ stop: () => Promise<void> }> {
+export async function startTextSettlement(
+  graceMs: number,
+  logError: (line: string) => void,
+): Promise<{ stop: () => Promise<void> }> {
   // Imported now: it opens the table, which needs the environment the runtime sets first.
   const { settleUnknownOutcomes } = await import('../lambdas/contexts/texting/settlement');
   const everyMs = Math.max(50, Math.min(60_000, Math.floor(graceMs / 4)));

@@ -91,7 +91,9 @@ async function latestStreamArn(endpoint: string, tableName: string): Promise<str
 
 export async function startWebhookPipeline(options: WebhookPipelineOptions): Promise<WebhookPipeline> {
   if (options.tableName !== TABLE_NAME) {
-    throw new Error(`startWebhookPipeline: tableName ${options.tableName} differs from TABLE_NAME ${TABLE_NAME} the core modules use`);
+    throw new Error(
+      `startWebhookPipeline: tableName ${options.tableName} differs from TABLE_NAME ${TABLE_NAME} the core modules use`,
+    );
   }
   const streamArn = await latestStreamArn(options.endpoint, options.tableName);
   const streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
@@ -119,7 +121,12 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   const iteratorFor = async (shardId: string, type: ShardIteratorType, sequenceNumber?: string) =>
     (
       await streams.send(
-        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type, SequenceNumber: sequenceNumber }),
+        new GetShardIteratorCommand({
+          StreamArn: streamArn,
+          ShardId: shardId,
+          ShardIteratorType: type,
+          SequenceNumber: sequenceNumber,
+        }),
       )
     ).ShardIterator;
 
@@ -173,7 +180,10 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
         } catch (err) {
           if (attempt >= ROUTE_TRIES) {
             stats.abandoned += 1;
-            logger.error('Local webhook router gave up on a stream record', { eventID: change.eventId, error: (err as Error).message });
+            logger.error('Local webhook router gave up on a stream record', {
+              eventID: change.eventId,
+              error: (err as Error).message,
+            });
             return;
           }
           await sleep(100 * attempt);
@@ -182,7 +192,8 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     });
   }
 
-  const getRecords = (iterator: string) => streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+  const getRecords = (iterator: string) =>
+    streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
 
   async function readShard(shardId: string, iterator: string): Promise<void> {
     let result: Awaited<ReturnType<typeof getRecords>>;
@@ -242,7 +253,9 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       await polling;
       // One last read: a change of the last moments is routed (and its deliveries kept) rather
       // than left behind the LATEST position the next start reads from.
-      await pollOnce().catch((err: unknown) => logger.error('Local stream poll failed', { error: (err as Error).message }));
+      await pollOnce().catch((err: unknown) =>
+        logger.error('Local stream poll failed', { error: (err as Error).message }),
+      );
       await queue.stop();
       streams.destroy();
     },

@@ -10,7 +10,11 @@ import { openProbeTable } from './probe-table';
 
 const PK = 'T#probe';
 const rows = (prefix: string, from: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ pk: PK, sk: `${prefix}${String(from + i).padStart(8, '0')}`, pad: 'x'.repeat(300) }));
+  Array.from({ length: count }, (_, i) => ({
+    pk: PK,
+    sk: `${prefix}${String(from + i).padStart(8, '0')}`,
+    pad: 'x'.repeat(300),
+  }));
 
 const FORMS = [
   ['begins_with', 'pk = :pk AND begins_with(sk, :p)', { ':pk': PK, ':p': 'CONTACT#' }],
@@ -21,7 +25,12 @@ async function main() {
   const probe = await openProbeTable();
   const measure = async (label: string) => {
     for (const [form, condition, values] of FORMS) {
-      const { p50Ms, scanned } = await probe.measure({ KeyConditionExpression: condition, ExpressionAttributeValues: values, ScanIndexForward: false, Limit: 51 });
+      const { p50Ms, scanned } = await probe.measure({
+        KeyConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        Limit: 51,
+      });
       console.log(`${label}, ${form}: ScannedCount ${scanned}, p50 ${p50Ms} ms`);
     }
   };

@@ -18,10 +18,18 @@ async function main() {
     let have = 0;
     for (const size of [100, 1000, 10_000]) {
       const sks = Array.from({ length: size - have }, (_, i) => `MSG#${String(have + i).padStart(8, '0')}`);
-      await probe.put(sks.map((sk) => ({ pk: 'T#probe', sk, gsi1pk: CONVERSATION, gsi1sk: sk, body: 'x'.repeat(300) })));
+      await probe.put(
+        sks.map((sk) => ({ pk: 'T#probe', sk, gsi1pk: CONVERSATION, gsi1sk: sk, body: 'x'.repeat(300) })),
+      );
       have = size;
       for (const [form, condition, values] of FORMS) {
-        const { p50Ms } = await probe.measure({ IndexName: 'gsi1', KeyConditionExpression: condition, ExpressionAttributeValues: values, ScanIndexForward: false, Limit: 51 });
+        const { p50Ms } = await probe.measure({
+          IndexName: 'gsi1',
+          KeyConditionExpression: condition,
+          ExpressionAttributeValues: values,
+          ScanIndexForward: false,
+          Limit: 51,
+        });
         console.log(`${size} rows in the index partition, ${form}: p50 ${p50Ms} ms`);
       }
     }

@@ -26,10 +26,17 @@ import { localEngineClientConfig } from '../../lambdas/shared/config';
 const TABLE = 'probe';
 const RUNS = 200;
 
-const increment = (pk: string) => ({ TableName: TABLE, Key: { pk: { S: pk }, sk: { S: 'counter' } }, UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': { N: '1' } } });
+const increment = (pk: string) => ({
+  TableName: TABLE,
+  Key: { pk: { S: pk }, sk: { S: 'counter' } },
+  UpdateExpression: 'ADD n :one',
+  ExpressionAttributeValues: { ':one': { N: '1' } },
+});
 
 /** 200 one-item transactions on one item, 16 in flight at a time. */
-async function hotItemTransactions(client: DynamoDBClient): Promise<{ committed: number; cancelled: number; ms: number }> {
+async function hotItemTransactions(
+  client: DynamoDBClient,
+): Promise<{ committed: number; cancelled: number; ms: number }> {
   let started = 0;
   let committed = 0;
   let cancelled = 0;
@@ -56,11 +63,29 @@ async function hotItemTransactions(client: DynamoDBClient): Promise<{ committed:
  */
 async function latencies(direct: DynamoDBClient, proxied: DynamoDBClient): Promise<Record<string, [number, number]>> {
   const operations: Record<string, (client: DynamoDBClient, n: number) => Promise<unknown>> = {
-    GetItem: (client) => client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'lat' }, sk: { S: 'item' } }, ConsistentRead: true })),
-    PutItem: (client, n) => client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'lat' }, sk: { S: `put${n % 20}` }, v: { S: 'x'.repeat(200) } } })),
+    GetItem: (client) =>
+      client.send(
+        new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'lat' }, sk: { S: 'item' } }, ConsistentRead: true }),
+      ),
+    PutItem: (client, n) =>
+      client.send(
+        new PutItemCommand({
+          TableName: TABLE,
+          Item: { pk: { S: 'lat' }, sk: { S: `put${n % 20}` }, v: { S: 'x'.repeat(200) } },
+        }),
+      ),
     UpdateItem: (client) => client.send(new UpdateItemCommand(increment('lat'))),
-    Query: (client) => client.send(new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'lat' } }, Limit: 20 })),
-    TransactWriteItems: (client) => client.send(new TransactWriteItemsCommand({ TransactItems: [{ Update: increment('lat-tx') }] })),
+    Query: (client) =>
+      client.send(
+        new QueryCommand({
+          TableName: TABLE,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': { S: 'lat' } },
+          Limit: 20,
+        }),
+      ),
+    TransactWriteItems: (client) =>
+      client.send(new TransactWriteItemsCommand({ TransactItems: [{ Update: increment('lat-tx') }] })),
   };
   const p50 = (times: number[]) => Number(times.sort((a, b) => a - b)[Math.floor(times.length / 2)].toFixed(2));
   const result: Record<string, [number, number]> = {};

@@ -28,19 +28,32 @@ async function main() {
   const { startWebhookPipeline } = await import('../../local/webhook-pipeline');
   const { dynamo } = await import('../../lambdas/shared/aws');
   const calls: Record<string, number> = {};
-  dynamo.middlewareStack.add((next, context) => async (args) => {
-    calls[context.commandName ?? '?'] = (calls[context.commandName ?? '?'] ?? 0) + 1;
-    return next(args);
-  }, { step: 'initialize', name: 'probeCounter' });
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      calls[context.commandName ?? '?'] = (calls[context.commandName ?? '?'] ?? 0) + 1;
+      return next(args);
+    },
+    { step: 'initialize', name: 'probeCounter' },
+  );
   const receiver = await startReceiver();
   const tenant = await createTenant({ name: 'probe' });
   await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
-  const endpoint = await addWebhookEndpoint(tenant.id, { url: receiver.url('/p'), events: ['sms.received'] }, { allowInsecureTargets: true });
+  const endpoint = await addWebhookEndpoint(
+    tenant.id,
+    { url: receiver.url('/p'), events: ['sms.received'] },
+    { allowInsecureTargets: true },
+  );
   receiver.secrets.set('/p', endpoint.secret);
   const write = async (label: string) => {
-    const items = Array.from({ length: n }, (_, i) => toItem(inboundText(tenant.id, `+1720${String(i).padStart(7, '0')}`, `${label}${i}`)));
+    const items = Array.from({ length: n }, (_, i) =>
+      toItem(inboundText(tenant.id, `+1720${String(i).padStart(7, '0')}`, `${label}${i}`)),
+    );
     for (let i = 0; i < items.length; i += 25) {
-      await direct.send(new BatchWriteCommand({ RequestItems: { probe: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+      await direct.send(
+        new BatchWriteCommand({
+          RequestItems: { probe: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+        }),
+      );
     }
     return items.map((item) => item.id as string);
   };
@@ -48,19 +61,34 @@ async function main() {
     const [jvm, node, t0] = [processCpuMs(ddb.pid), process.cpuUsage(), performance.now()];
     await work();
     const cpu = process.cpuUsage(node);
-    console.log(`${label}: ${Math.round(performance.now() - t0)} ms wall; per text: JVM ${((processCpuMs(ddb.pid)! - jvm!) / n).toFixed(2)} ms, node ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} ms`);
+    console.log(
+      `${label}: ${Math.round(performance.now() - t0)} ms wall; per text: JVM ${((processCpuMs(ddb.pid)! - jvm!) / n).toFixed(2)} ms, node ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} ms`,
+    );
   };
   await measure(`${n} texts written, no pipeline`, async () => void (await write('a')));
-  const pipeline = await startWebhookPipeline({ endpoint: ddb.endpoint, tableName: 'probe', allowInsecureTargets: true });
+  const pipeline = await startWebhookPipeline({
+    endpoint: ddb.endpoint,
+    tableName: 'probe',
+    allowInsecureTargets: true,
+  });
   for (const key of Object.keys(calls)) delete calls[key];
   await measure(`${n} texts through the pipeline${onEngine ? ' (engine)' : ''}`, async () => {
     const ids = await write('b');
     while (ids.some((id) => !receiver.receipts.has(id))) await new Promise((r) => setTimeout(r, 50));
   });
-  console.log(pipeline.routerStats(), Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, Math.round((v / n) * 100) / 100])));
+  console.log(
+    pipeline.routerStats(),
+    Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, Math.round((v / n) * 100) / 100])),
+  );
   await pipeline.stop();
   await receiver.close();
   await engine?.stop();
   await ddb.stop();
 }
-main().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

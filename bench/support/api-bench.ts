@@ -13,7 +13,12 @@ import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { consentKey, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
 import { createContact } from '../../lambdas/contexts/contacts/contacts';
-import { contactKey, fromItem, numberClaimKey, toItem as contactItem } from '../../lambdas/contexts/contacts/contact-rows';
+import {
+  contactKey,
+  fromItem,
+  numberClaimKey,
+  toItem as contactItem,
+} from '../../lambdas/contexts/contacts/contact-rows';
 import { indexedEntriesOf, insertIndex, reindex } from '../../lambdas/contexts/contacts/search-rows';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { PREFIX, tenantPk, tenantScopedPk } from '../../lambdas/shared/table/keys';
@@ -73,9 +78,24 @@ const e164 = (area: string, n: number) => `+1${area}55${String(n).padStart(5, '0
 
 /** A realistic organization, written through the domain modules (the same rows the service writes). */
 export async function seed(): Promise<Fixture> {
-  const tenant = await createTenant({ name: 'Bench Organization', plan: 'pro', smsNumber: '+15005550006', billingStatus: 'active' });
-  const bare = await createTenant({ name: 'Bench Bare Operations', plan: 'pro', smsNumber: '+15005550007', billingStatus: 'active' });
-  const sender = await createTenant({ name: 'Bench Sender', plan: 'pro', smsNumber: '+15005550008', billingStatus: 'active' });
+  const tenant = await createTenant({
+    name: 'Bench Organization',
+    plan: 'pro',
+    smsNumber: '+15005550006',
+    billingStatus: 'active',
+  });
+  const bare = await createTenant({
+    name: 'Bench Bare Operations',
+    plan: 'pro',
+    smsNumber: '+15005550007',
+    billingStatus: 'active',
+  });
+  const sender = await createTenant({
+    name: 'Bench Sender',
+    plan: 'pro',
+    smsNumber: '+15005550008',
+    billingStatus: 'active',
+  });
   // The bare sends charge the bare organization's spend shards, as `tenant create` makes them.
   await settleSpend(bare.id);
   const [{ key }, { key: coldKey }, { key: senderKey }] = await Promise.all([
@@ -97,7 +117,11 @@ export async function seed(): Promise<Fixture> {
     }),
   );
   const named = await inPool(SEED.namedContacts, 8, (i) =>
-    createContact(tenant.id, { displayName: `Bench Contact ${i}`, phoneNumber: e164('310', i), company: i % 3 === 0 ? 'Acme' : null }),
+    createContact(tenant.id, {
+      displayName: `Bench Contact ${i}`,
+      phoneNumber: e164('310', i),
+      company: i % 3 === 0 ? 'Acme' : null,
+    }),
   );
   const conversation = e164('415', 0);
   // One conversation in order (its texts share a thread row), the other threads side by side.
@@ -138,7 +162,9 @@ export async function seed(): Promise<Fixture> {
 
 /** The benchmark's own document client: configured like lambdas/shared/aws.ts, counted like the runtime's. */
 export function bareClient(endpoint: string) {
-  const client = DynamoDBDocumentClient.from(localDynamoClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
+  const client = DynamoDBDocumentClient.from(localDynamoClient(endpoint), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
   const counter = attachTableCallCounter(client.middlewareStack);
   return { client, counter };
 }
@@ -155,7 +181,11 @@ function rateLimitUpdate(db: Bare, tenantId: string) {
       UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :expires)',
       ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
       ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
-      ExpressionAttributeValues: { ':one': 1, ':limit': 1_000_000, ':expires': Math.ceil((start + WINDOW_MS) / 1000) + 120 },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':limit': 1_000_000,
+        ':expires': Math.ceil((start + WINDOW_MS) / 1000) + 120,
+      },
       ReturnValues: 'UPDATED_NEW',
     }),
   );
@@ -169,7 +199,11 @@ const ledgerRead = (db: DynamoDBDocumentClient, tenantId: string, number: string
 
 /** ... and checks it unchanged in its transaction (a number nobody texted has no row). */
 const ledgerUnchanged = (tenantId: string, number: string) => ({
-  ConditionCheck: { TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConditionExpression: 'attribute_not_exists(pk)' },
+  ConditionCheck: {
+    TableName: TABLE_NAME,
+    Key: consentKey(tenantId, number),
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
 });
 
 const page = (query: Omit<QueryCommandInput, 'TableName'>, limit = 50): QueryCommandInput => ({
@@ -262,7 +296,14 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       request: (i) => ({ method: 'GET', path: `/calls/${pick(fixture.callIds, i)}` }),
       expect: [200],
       bare: (i) =>
-        parallelWithLimit(() => db.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: tenantPk(t), sk: `${PREFIX.call}${pick(fixture.callIds, i)}` } }))),
+        parallelWithLimit(() =>
+          db.send(
+            new GetCommand({
+              TableName: TABLE_NAME,
+              Key: { pk: tenantPk(t), sk: `${PREFIX.call}${pick(fixture.callIds, i)}` },
+            }),
+          ),
+        ),
     },
     {
       name: 'GET /contacts',
@@ -289,7 +330,10 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       write: false,
       request: (i) => ({ method: 'GET', path: `/contacts/${pick(fixture.namedContactIds, i)}` }),
       expect: [200],
-      bare: (i) => parallelWithLimit(() => db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }))),
+      bare: (i) =>
+        parallelWithLimit(() =>
+          db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) })),
+        ),
     },
     {
       name: 'GET /messages',
@@ -338,7 +382,11 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       write: true,
       request: () => {
         postNumber += 1;
-        return { method: 'POST', path: '/contacts', body: { displayName: `Load ${postNumber}`, phoneNumber: e164('646', postNumber) } };
+        return {
+          method: 'POST',
+          path: '/contacts',
+          body: { displayName: `Load ${postNumber}`, phoneNumber: e164('646', postNumber) },
+        };
       },
       expect: [201],
       onResponse: (response) => created.push((JSON.parse(response.body) as { contact: { id: string } }).contact.id),
@@ -354,12 +402,23 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
               {
                 Put: {
                   TableName: TABLE_NAME,
-                  Item: { ...numberClaimKey(bareTenant, contact.phoneNumber), type: 'numberClaim', contactId: contact.id, named: true },
+                  Item: {
+                    ...numberClaimKey(bareTenant, contact.phoneNumber),
+                    type: 'numberClaim',
+                    contactId: contact.id,
+                    named: true,
+                  },
                   ConditionExpression: 'attribute_not_exists(pk)',
                   ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
                 },
               },
-              { Put: { TableName: TABLE_NAME, Item: contactItem(contact), ConditionExpression: 'attribute_not_exists(pk)' } },
+              {
+                Put: {
+                  TableName: TABLE_NAME,
+                  Item: contactItem(contact),
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
               ledgerUnchanged(bareTenant, contact.phoneNumber),
               // The contact's search entries, written with it as the service does.
               ...insertIndex(bareTenant, contact.id, contact).writes,
@@ -371,11 +430,17 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
     {
       name: 'PATCH /contacts/{id}',
       write: true,
-      request: (i) => ({ method: 'PATCH', path: `/contacts/${pick(fixture.namedContactIds, i)}`, body: { notes: `Patched ${i}` } }),
+      request: (i) => ({
+        method: 'PATCH',
+        path: `/contacts/${pick(fixture.namedContactIds, i)}`,
+        body: { notes: `Patched ${i}` },
+      }),
       expect: [200],
       bare: async (i) => {
         await rateLimitUpdate(db, t);
-        const { Item } = await db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }));
+        const { Item } = await db.send(
+          new GetCommand({ TableName: TABLE_NAME, Key: contactKey(t, pick(fixture.namedContactIds, i)) }),
+        );
         await db.send(
           new UpdateCommand({
             TableName: TABLE_NAME,
@@ -404,7 +469,9 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       bare: async (i) => {
         await rateLimitUpdate(db, t);
         const target = bareCreated[i];
-        const { Item } = await db.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(bareTenant, target.id) }));
+        const { Item } = await db.send(
+          new GetCommand({ TableName: TABLE_NAME, Key: contactKey(bareTenant, target.id) }),
+        );
         await db.send(
           new TransactWriteCommand({
             TransactItems: [
@@ -425,7 +492,13 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                 },
               },
               // Its search entries go with it, as the service deletes them.
-              ...(Item ? reindex(bareTenant, target.id, indexedEntriesOf(Item, fromItem(Item)), { displayName: '', company: null, normalizedNumber: null }).writes : []),
+              ...(Item
+                ? reindex(bareTenant, target.id, indexedEntriesOf(Item, fromItem(Item)), {
+                    displayName: '',
+                    company: null,
+                    normalizedNumber: null,
+                  }).writes
+                : []),
             ],
           }),
         );
@@ -435,7 +508,11 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
       name: 'POST /messages',
       write: true,
       asSender: true,
-      request: (i) => ({ method: 'POST', path: '/messages', body: { to: e164('702', i), body: 'Your appointment is confirmed for 3 pm.' } }),
+      request: (i) => ({
+        method: 'POST',
+        path: '/messages',
+        body: { to: e164('702', i), body: 'Your appointment is confirmed for 3 pm.' },
+      }),
       expect: [201],
       bare: async (i) => {
         await rateLimitUpdate(db, t);
@@ -465,7 +542,13 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
             TransactItems: [
               notOptedOutCheck(bareTenant, to),
               chargeShard(bareTenant, shard, 1, { spendingLimitCents: null, version: 0 }),
-              { Put: { TableName: TABLE_NAME, Item: messageItem(message, { segments: 1, costCents: 1, spendShard: shard }), ConditionExpression: 'attribute_not_exists(pk)' } },
+              {
+                Put: {
+                  TableName: TABLE_NAME,
+                  Item: messageItem(message, { segments: 1, costCents: 1, spendShard: shard }),
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
               threadUpdateFor(bareTenant, message, true, false),
             ],
           }),
@@ -480,14 +563,23 @@ export function endpoints(fixture: Fixture, db: Bare): Endpoint[] {
                   Key: messageKey(bareTenant, message.id),
                   UpdateExpression: 'SET #sid = :sid REMOVE #gsi2pk, #gsi2sk',
                   ConditionExpression: 'attribute_exists(pk)',
-                  ExpressionAttributeNames: { '#sid': 'messageSid', '#gsi2pk': GSIS.gsi2.partitionKey, '#gsi2sk': GSIS.gsi2.sortKey },
+                  ExpressionAttributeNames: {
+                    '#sid': 'messageSid',
+                    '#gsi2pk': GSIS.gsi2.partitionKey,
+                    '#gsi2sk': GSIS.gsi2.sortKey,
+                  },
                   ExpressionAttributeValues: { ':sid': sid },
                 },
               },
               {
                 Put: {
                   TableName: TABLE_NAME,
-                  Item: { ...messageSidKey(bareTenant, sid), type: 'messageSid', messageId: message.id, counterpartNumber: to },
+                  Item: {
+                    ...messageSidKey(bareTenant, sid),
+                    type: 'messageSid',
+                    messageId: message.id,
+                    counterpartNumber: to,
+                  },
                   ConditionExpression: 'attribute_not_exists(pk)',
                 },
               },
@@ -550,48 +642,109 @@ function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): 
   };
   const conversation = encodeURIComponent(fixture.conversation);
   return [
-    { name: 'GET /me, first request of a key (authorizer cache miss)', key: 'cold', request: () => ({ method: 'GET', path: '/me' }), note: 'authorizer: key by hash + organization' },
-    { name: 'GET /me', request: () => ({ method: 'GET', path: '/me' }), target: { UpdateItem: 1 }, note: 'answered from the authorizer context' },
-    { name: 'GET /calls', request: () => ({ method: 'GET', path: '/calls' }), target: QUERY_ONE },
-    { name: 'GET /calls, page 2 (cursor)', request: async () => ({ method: 'GET', path: `/calls?cursor=${await cursorOf('/calls')}` }), target: QUERY_ONE },
-    { name: 'GET /calls?direction=inbound', request: () => ({ method: 'GET', path: '/calls?direction=inbound' }), target: QUERY_ONE },
     {
-      name: 'GET /calls?since=<1 h ago>',
-      request: () => ({ method: 'GET', path: `/calls?since=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}` }),
+      name: 'GET /me, first request of a key (authorizer cache miss)',
+      key: 'cold',
+      request: () => ({ method: 'GET', path: '/me' }),
+      note: 'authorizer: key by hash + organization',
+    },
+    {
+      name: 'GET /me',
+      request: () => ({ method: 'GET', path: '/me' }),
+      target: { UpdateItem: 1 },
+      note: 'answered from the authorizer context',
+    },
+    { name: 'GET /calls', request: () => ({ method: 'GET', path: '/calls' }), target: QUERY_ONE },
+    {
+      name: 'GET /calls, page 2 (cursor)',
+      request: async () => ({ method: 'GET', path: `/calls?cursor=${await cursorOf('/calls')}` }),
       target: QUERY_ONE,
     },
-    { name: 'GET /calls/{id}', request: () => ({ method: 'GET', path: `/calls/${fixture.callIds[0]}` }), target: READ_ONE },
+    {
+      name: 'GET /calls?direction=inbound',
+      request: () => ({ method: 'GET', path: '/calls?direction=inbound' }),
+      target: QUERY_ONE,
+    },
+    {
+      name: 'GET /calls?since=<1 h ago>',
+      request: () => ({
+        method: 'GET',
+        path: `/calls?since=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`,
+      }),
+      target: QUERY_ONE,
+    },
+    {
+      name: 'GET /calls/{id}',
+      request: () => ({ method: 'GET', path: `/calls/${fixture.callIds[0]}` }),
+      target: READ_ONE,
+    },
     { name: 'GET /contacts', request: () => ({ method: 'GET', path: '/contacts' }), target: CONTACTS_PAGE },
-    { name: 'GET /contacts, page 2 (cursor)', request: async () => ({ method: 'GET', path: `/contacts?cursor=${await cursorOf('/contacts')}` }), target: CONTACTS_PAGE },
-    { name: 'GET /contacts?includeAutoCreated=false', request: () => ({ method: 'GET', path: '/contacts?includeAutoCreated=false' }), target: CONTACTS_PAGE },
+    {
+      name: 'GET /contacts, page 2 (cursor)',
+      request: async () => ({ method: 'GET', path: `/contacts?cursor=${await cursorOf('/contacts')}` }),
+      target: CONTACTS_PAGE,
+    },
+    {
+      name: 'GET /contacts?includeAutoCreated=false',
+      request: () => ({ method: 'GET', path: '/contacts?includeAutoCreated=false' }),
+      target: CONTACTS_PAGE,
+    },
     {
       name: 'GET /contacts?search=acme',
       request: () => ({ method: 'GET', path: '/contacts?search=acme' }),
       target: { ...CONTACTS_PAGE, BatchGetItem: 1 },
       note: 'the search index: its entries, then the contacts they name',
     },
-    { name: 'GET /contacts/{id}', request: () => ({ method: 'GET', path: `/contacts/${fixture.namedContactIds[0]}` }), target: CONTACT_ONE },
-    { name: 'GET /messages', request: () => ({ method: 'GET', path: '/messages' }), target: { ...QUERY_ONE, BatchGetItem: 1 }, note: 'threads by activity: their keys, then the threads' },
-    { name: 'GET /messages/{counterpart}', request: () => ({ method: 'GET', path: `/messages/${conversation}` }), target: QUERY_ONE },
+    {
+      name: 'GET /contacts/{id}',
+      request: () => ({ method: 'GET', path: `/contacts/${fixture.namedContactIds[0]}` }),
+      target: CONTACT_ONE,
+    },
+    {
+      name: 'GET /messages',
+      request: () => ({ method: 'GET', path: '/messages' }),
+      target: { ...QUERY_ONE, BatchGetItem: 1 },
+      note: 'threads by activity: their keys, then the threads',
+    },
+    {
+      name: 'GET /messages/{counterpart}',
+      request: () => ({ method: 'GET', path: `/messages/${conversation}` }),
+      target: QUERY_ONE,
+    },
     {
       name: 'GET /messages/{counterpart}, page 2 (cursor)',
-      request: async () => ({ method: 'GET', path: `/messages/${conversation}?cursor=${await cursorOf(`/messages/${conversation}`)}` }),
+      request: async () => ({
+        method: 'GET',
+        path: `/messages/${conversation}?cursor=${await cursorOf(`/messages/${conversation}`)}`,
+      }),
       target: QUERY_ONE,
     },
     {
       name: 'POST /contacts (create)',
-      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Round Trip', phoneNumber: e164('551', 1 + numbers) } }),
+      request: () => ({
+        method: 'POST',
+        path: '/contacts',
+        body: { displayName: 'Round Trip', phoneNumber: e164('551', 1 + numbers) },
+      }),
       target: { GetItem: 1, TransactWriteItems: 1, UpdateItem: 1 },
       note: "its number's consent ledger row, then the create transaction, which checks it unchanged",
     },
     {
       name: 'POST /contacts (adopt an auto-created contact)',
-      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Adopted', phoneNumber: fixture.autoContactNumbers[numbers > 0 ? 1 : 0] } }),
+      request: () => ({
+        method: 'POST',
+        path: '/contacts',
+        body: { displayName: 'Adopted', phoneNumber: fixture.autoContactNumbers[numbers > 0 ? 1 : 0] },
+      }),
       note: 'the create transaction fails on the claim, then the adoption transaction, then the read of the result',
     },
     {
       name: 'POST /contacts (number taken: 409)',
-      request: () => ({ method: 'POST', path: '/contacts', body: { displayName: 'Taken', phoneNumber: e164('310', 1) } }),
+      request: () => ({
+        method: 'POST',
+        path: '/contacts',
+        body: { displayName: 'Taken', phoneNumber: e164('310', 1) },
+      }),
     },
     {
       name: 'POST /contacts with Idempotency-Key',
@@ -603,20 +756,43 @@ function roundTripCases(client: HttpClient, fixture: Fixture, numbers: number): 
       }),
       note: 'Powertools idempotency: in-progress record, then the stored response',
     },
-    { name: 'PATCH /contacts/{id}', request: () => ({ method: 'PATCH', path: `/contacts/${fixture.namedContactIds[1]}`, body: { notes: 'round trip' } }) },
+    {
+      name: 'PATCH /contacts/{id}',
+      request: () => ({
+        method: 'PATCH',
+        path: `/contacts/${fixture.namedContactIds[1]}`,
+        body: { notes: 'round trip' },
+      }),
+    },
     {
       name: 'DELETE /contacts/{id}',
       request: async () => {
-        const response = await send(client, fixture.key, { method: 'POST', path: '/contacts', body: { displayName: 'To Delete', phoneNumber: e164('551', 3 + numbers) } });
-        return { method: 'DELETE', path: `/contacts/${(JSON.parse(response.body) as { contact: { id: string } }).contact.id}` };
+        const response = await send(client, fixture.key, {
+          method: 'POST',
+          path: '/contacts',
+          body: { displayName: 'To Delete', phoneNumber: e164('551', 3 + numbers) },
+        });
+        return {
+          method: 'DELETE',
+          path: `/contacts/${(JSON.parse(response.body) as { contact: { id: string } }).contact.id}`,
+        };
       },
     },
-    { name: 'POST /messages', key: 'sender', request: () => ({ method: 'POST', path: '/messages', body: { to: e164('551', 4 + numbers), body: 'Round trip' } }) },
+    {
+      name: 'POST /messages',
+      key: 'sender',
+      request: () => ({
+        method: 'POST',
+        path: '/messages',
+        body: { to: e164('551', 4 + numbers), body: 'Round trip' },
+      }),
+    },
     { name: 'GET /openapi.json', request: () => ({ method: 'GET', path: '/openapi.json' }), target: {} },
   ];
 }
 
-const keyOf = (fixture: Fixture, spec: CaseSpec) => (spec.key === 'cold' ? fixture.coldKey : spec.key === 'sender' ? fixture.senderKey : fixture.key);
+const keyOf = (fixture: Fixture, spec: CaseSpec) =>
+  spec.key === 'cold' ? fixture.coldKey : spec.key === 'sender' ? fixture.senderKey : fixture.key;
 
 /**
  * Sends each case once, one at a time, with the meters reset before it (after its own preparing
@@ -640,7 +816,10 @@ async function measureCases<T>(
       const request = await spec.request();
       await meters.reset();
       const started = performance.now();
-      const response = await send(client, keyOf(fixture, spec), { ...request, headers: { ...request.headers, ...headers } });
+      const response = await send(client, keyOf(fixture, spec), {
+        ...request,
+        headers: { ...request.headers, ...headers },
+      });
       results.push(await record(spec, response, request, performance.now() - started));
     }
   } finally {
@@ -656,9 +835,15 @@ export function measureRoundTrips(runtime: RuntimeProcess, fixture: Fixture): Pr
       name: spec.name,
       commands: tally.commands,
       roundTrips: tally.roundTrips,
-      capacityUnits: round(Object.values(tally.capacity).reduce((a, b) => a + b, 0), 1),
+      capacityUnits: round(
+        Object.values(tally.capacity).reduce((a, b) => a + b, 0),
+        1,
+      ),
       status: response.status,
-      ...(spec.target && { target: spec.target, holds: response.status < 300 && sameCounts(tally.commands, spec.target) }),
+      ...(spec.target && {
+        target: spec.target,
+        holds: response.status < 300 && sameCounts(tally.commands, spec.target),
+      }),
       ...(spec.note && { note: spec.note }),
     };
   });
@@ -694,7 +879,9 @@ export type ChargedUnitsCase = {
  */
 export const API_GATEWAY_HEADER_BYTES =
   Buffer.byteLength('x-amz-apigw-id: Yx3kLHbToAMEbZw=\r\n') +
-  Buffer.byteLength('X-Amzn-Trace-Id: Root=1-6746f0a1-4c7d1e2b9a8f3c5d6e7f8091;Parent=5e6f708192a3b4c5;Sampled=0;Lineage=1:0a1b2c3d:0\r\n');
+  Buffer.byteLength(
+    'X-Amzn-Trace-Id: Root=1-6746f0a1-4c7d1e2b9a8f3c5d6e7f8091;Parent=5e6f708192a3b4c5;Sampled=0;Lineage=1:0a1b2c3d:0\r\n',
+  );
 
 /** The lines a function wrote for one request: its JSON log lines carrying the request's id, and its embedded metrics. */
 function functionLines(lines: string[], requestId: string): string[] {
@@ -714,7 +901,10 @@ const resourcePathOf = (name: string) => `${API_PREFIX}${name.split(' ')[1].repl
  * Each request accepts gzip, as Node's fetch and browsers do, and the runtime runs at the stack's
  * log level: its bytes out and its log bytes are counted too.
  */
-export function measureChargedUnits(runtime: RuntimeProcess & { limits: LimitsMeters }, fixture: Fixture): Promise<ChargedUnitsCase[]> {
+export function measureChargedUnits(
+  runtime: RuntimeProcess & { limits: LimitsMeters },
+  fixture: Fixture,
+): Promise<ChargedUnitsCase[]> {
   const meters = {
     reset: async () => {
       await runtime.limits.reset();
@@ -728,18 +918,31 @@ export function measureChargedUnits(runtime: RuntimeProcess & { limits: LimitsMe
     meters,
     async (spec, response, request, elapsedMs) => {
       const stats = await runtime.limits.stats();
-      const indexWriteUnits = Object.values(stats.tables).reduce((sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0), 0);
+      const indexWriteUnits = Object.values(stats.tables).reduce(
+        (sum, t) => sum + Object.values(t.indexes).reduce((a, i) => a + i.writeUnits, 0),
+        0,
+      );
       const requestId = String(response.headers['x-amzn-requestid']);
       const lines = functionLines(await runtime.linesUntil(requestId), requestId);
       const encoding = response.headers['content-encoding'];
       const plainBodyBytes = Buffer.byteLength(response.body, 'utf8');
-      const plainWireBytes = response.wireBytes - response.bodyBytes + plainBodyBytes - (encoding ? Buffer.byteLength(`Content-Encoding: ${encoding}\r\n`) : 0);
+      const plainWireBytes =
+        response.wireBytes -
+        response.bodyBytes +
+        plainBodyBytes -
+        (encoding ? Buffer.byteLength(`Content-Encoding: ${encoding}\r\n`) : 0);
       const authenticated = spec.name !== 'GET /openapi.json';
       return {
         name: spec.name,
         status: response.status,
-        readUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0), 1),
-        writeUnits: round(Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0), 1),
+        readUnits: round(
+          Object.values(stats.operations).reduce((sum, o) => sum + o.readUnits, 0),
+          1,
+        ),
+        writeUnits: round(
+          Object.values(stats.operations).reduce((sum, o) => sum + o.writeUnits, 0),
+          1,
+        ),
         indexWriteUnits: round(indexWriteUnits, 1),
         operations: Object.fromEntries(Object.entries(stats.operations).map(([op, m]) => [op, m.requests])),
         authorizerRan: spec.key === 'cold',
@@ -792,7 +995,13 @@ export type LatencyResult = {
   bareCpuMsPerRequest: number;
 };
 
-export type LatencyOptions = { concurrency: number; readRequests: number; writeRequests: number; warmup: number; chunks: number };
+export type LatencyOptions = {
+  concurrency: number;
+  readRequests: number;
+  writeRequests: number;
+  warmup: number;
+  chunks: number;
+};
 
 const perRequest = (commands: Record<string, number>, n: number) =>
   Object.fromEntries(Object.entries(commands).map(([k, v]) => [k, round(v / n, 2)]));
@@ -815,7 +1024,8 @@ export async function measureLatency(
       const total = endpoint.write ? options.writeRequests : options.readRequests;
       const http = async (i: number) => {
         const response = await send(client, endpoint.asSender ? fixture.senderKey : fixture.key, endpoint.request(i));
-        if (!endpoint.expect.includes(response.status)) throw new Error(`${endpoint.name}: HTTP ${response.status} ${response.body.slice(0, 200)}`);
+        if (!endpoint.expect.includes(response.status))
+          throw new Error(`${endpoint.name}: HTTP ${response.status} ${response.body.slice(0, 200)}`);
         endpoint.onResponse?.(response, i);
       };
       // Warm-up (JIT, connections, caches) on both sides, not recorded.
@@ -854,7 +1064,8 @@ export async function measureLatency(
         addCounts(bareCalls, bare.counter.reset().commands);
         bareSamples.push(...direct.samples);
         bareFailures += direct.failures;
-        if (direct.firstFailures.length > 0 && firstFailures.length < 3) firstFailures.push(`bare: ${direct.firstFailures[0]}`);
+        if (direct.firstFailures.length > 0 && firstFailures.length < 3)
+          firstFailures.push(`bare: ${direct.firstFailures[0]}`);
       }
       const endpointMs = distribution(endpointSamples);
       const bareMs = distribution(bareSamples);

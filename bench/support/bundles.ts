@@ -37,7 +37,12 @@ export function lambdaEntries(): LambdaEntry[] {
     { name: 'authorizer', entry: 'lambdas/handlers/authorizer/handler.ts', kind: 'authorizer' },
     { name: 'webhookRouter', entry: 'lambdas/handlers/webhooks/router.ts', kind: 'webhooks' },
     { name: 'webhookSender', entry: 'lambdas/handlers/webhooks/sender.ts', kind: 'webhooks' },
-    ...CARRIER_ROUTES.map((route) => ({ name: route.operationId, entry: route.handler, kind: 'carrier' as const, preload: [TWILIO_SECRET_PRELOAD] })),
+    ...CARRIER_ROUTES.map((route) => ({
+      name: route.operationId,
+      entry: route.handler,
+      kind: 'carrier' as const,
+      preload: [TWILIO_SECRET_PRELOAD],
+    })),
   ];
 }
 
@@ -63,7 +68,12 @@ export function esbuildOptionsOf(entry: string, outfile: string): BuildOptions {
   };
 }
 
-export type BuiltBundle = LambdaEntry & { file: string; bytes: number; mapBytes: number; topInputs: { input: string; bytes: number }[] };
+export type BuiltBundle = LambdaEntry & {
+  file: string;
+  bytes: number;
+  mapBytes: number;
+  topInputs: { input: string; bytes: number }[];
+};
 
 /** The packages (or our own directories) that take the most room in a bundle. */
 function topInputs(inputs: Record<string, { bytesInOutput: number }>): { input: string; bytes: number }[] {
@@ -86,9 +96,17 @@ function topInputs(inputs: Record<string, { bytesInOutput: number }>): { input: 
 async function entryOf(lambda: LambdaEntry, dir: string): Promise<string> {
   if (!lambda.preload?.length) return lambda.entry;
   const file = join(dir, `${lambda.name}.mjs`);
-  const specifier = (module: string) => JSON.stringify(relative(dirname(file), join(REPO_ROOT, module)).split(sep).join('/'));
+  const specifier = (module: string) =>
+    JSON.stringify(relative(dirname(file), join(REPO_ROOT, module)).split(sep).join('/'));
   await mkdir(dir, { recursive: true });
-  await writeFile(file, [...lambda.preload.map((m) => `import ${specifier(m)};`), `export { handler } from ${specifier(lambda.entry)};`, ''].join('\n'));
+  await writeFile(
+    file,
+    [
+      ...lambda.preload.map((m) => `import ${specifier(m)};`),
+      `export { handler } from ${specifier(lambda.entry)};`,
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 
@@ -103,7 +121,10 @@ export async function buildBundles(outDir: string): Promise<BuiltBundle[]> {
       // The file the stack copies beside this bundle (lib/service-stack.ts); Lambda's LAMBDA_TASK_ROOT is this directory.
       if (lambda.name === 'getApiReference') writeReferencePage(dir);
       const output = Object.values(result.metafile!.outputs).find((o) => o.entryPoint !== undefined)!;
-      const mapBytes = await stat(`${file}.map`).then((s) => s.size, () => 0);
+      const mapBytes = await stat(`${file}.map`).then(
+        (s) => s.size,
+        () => 0,
+      );
       return { ...lambda, file, bytes: (await stat(file)).size, mapBytes, topInputs: topInputs(output.inputs) };
     }),
   );

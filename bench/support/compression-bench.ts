@@ -32,13 +32,24 @@ export type CompressionOptions = { requests: number; concurrency: number; warmup
 
 const PATH = '/contacts';
 
-export async function measureCompression(runtime: RuntimeProcess, fixture: Fixture, options: CompressionOptions): Promise<CompressionResult> {
+export async function measureCompression(
+  runtime: RuntimeProcess,
+  fixture: Fixture,
+  options: CompressionOptions,
+): Promise<CompressionResult> {
   const client = httpClient(runtime.baseUrl, options.concurrency);
-  const sides = { plain: { samples: [] as number[], failures: 0, last: undefined as HttpResponse | undefined }, gzip: { samples: [] as number[], failures: 0, last: undefined as HttpResponse | undefined } };
+  const sides = {
+    plain: { samples: [] as number[], failures: 0, last: undefined as HttpResponse | undefined },
+    gzip: { samples: [] as number[], failures: 0, last: undefined as HttpResponse | undefined },
+  };
   const get = async (kind: 'plain' | 'gzip') => {
-    const response = await client.request('GET', PATH, { Authorization: `Bearer ${fixture.key}`, ...(kind === 'gzip' && { 'Accept-Encoding': 'gzip' }) });
+    const response = await client.request('GET', PATH, {
+      Authorization: `Bearer ${fixture.key}`,
+      ...(kind === 'gzip' && { 'Accept-Encoding': 'gzip' }),
+    });
     const encoding = response.headers['content-encoding'];
-    if (response.status !== 200 || (kind === 'gzip') !== (encoding === 'gzip')) throw new Error(`GET ${PATH} (${kind}) -> ${response.status}, Content-Encoding ${encoding}`);
+    if (response.status !== 200 || (kind === 'gzip') !== (encoding === 'gzip'))
+      throw new Error(`GET ${PATH} (${kind}) -> ${response.status}, Content-Encoding ${encoding}`);
     sides[kind].last = response;
   };
   try {
@@ -62,5 +73,11 @@ export async function measureCompression(runtime: RuntimeProcess, fixture: Fixtu
   });
   const plain = side('plain');
   const gzip = side('gzip');
-  return { request: `GET ${PATH}`, plain, gzip, bytesRatio: ratio(gzip.wireBytes, plain.wireBytes), p50Ratio: ratio(gzip.ms.p50, plain.ms.p50) };
+  return {
+    request: `GET ${PATH}`,
+    plain,
+    gzip,
+    bytesRatio: ratio(gzip.wireBytes, plain.wireBytes),
+    p50Ratio: ratio(gzip.ms.p50, plain.ms.p50),
+  };
 }

@@ -50,8 +50,14 @@ export type ContentionScenario = {
 };
 
 const unitsOf = (stats: LimitsStats | undefined) => ({
-  readUnits: round(Object.values(stats?.operations ?? {}).reduce((sum, o) => sum + o.readUnits, 0), 1),
-  writeUnits: round(Object.values(stats?.operations ?? {}).reduce((sum, o) => sum + o.writeUnits, 0), 1),
+  readUnits: round(
+    Object.values(stats?.operations ?? {}).reduce((sum, o) => sum + o.readUnits, 0),
+    1,
+  ),
+  writeUnits: round(
+    Object.values(stats?.operations ?? {}).reduce((sum, o) => sum + o.writeUnits, 0),
+    1,
+  ),
 });
 
 type Organization = { tenantId: string; key: string; smsNumber: string; voiceNumber: string };
@@ -66,7 +72,14 @@ export async function contentionOrganizations(count: number): Promise<Organizati
       organizations += 1;
       const smsNumber = orgNumber(628, organizations);
       const voiceNumber = orgNumber(629, organizations);
-      const tenant = await createTenant({ name: `Contention ${organizations}`, plan: 'pro', smsNumber, numbers: [voiceNumber], billingStatus: 'active', spendingLimitCents: 1_000_000 });
+      const tenant = await createTenant({
+        name: `Contention ${organizations}`,
+        plan: 'pro',
+        smsNumber,
+        numbers: [voiceNumber],
+        billingStatus: 'active',
+        spendingLimitCents: 1_000_000,
+      });
       const { key } = await createApiKey({ tenantId: tenant.id, name: 'contention', scopes: [...SCOPES] });
       return { tenantId: tenant.id, key, smsNumber, voiceNumber };
     }),
@@ -76,10 +89,15 @@ export async function contentionOrganizations(count: number): Promise<Organizati
 /** The hottest partition-key values and item by the engine's meters, per request. */
 function hotSpots(stats: LimitsStats | undefined, requests: number) {
   const per = (value: number) => round(value / Math.max(1, requests), 3);
-  const hottest = (entries: [string, number][]) => entries.reduce((best, entry) => (entry[1] > best[1] ? entry : best), ['-', 0] as [string, number]);
+  const hottest = (entries: [string, number][]) =>
+    entries.reduce((best, entry) => (entry[1] > best[1] ? entry : best), ['-', 0] as [string, number]);
   const partitions = Object.entries(stats?.partitions ?? {});
-  const [tableKey, tableUnits] = hottest(partitions.filter(([key]) => !key.split(' ')[0].includes('/')).map(([key, m]) => [key, m.writeUnits]));
-  const [indexKey, indexUnits] = hottest(partitions.filter(([key]) => key.split(' ')[0].includes('/')).map(([key, m]) => [key, m.writeUnits]));
+  const [tableKey, tableUnits] = hottest(
+    partitions.filter(([key]) => !key.split(' ')[0].includes('/')).map(([key, m]) => [key, m.writeUnits]),
+  );
+  const [indexKey, indexUnits] = hottest(
+    partitions.filter(([key]) => key.split(' ')[0].includes('/')).map(([key, m]) => [key, m.writeUnits]),
+  );
   const [itemKey, itemWrites] = hottest(Object.entries(stats?.items ?? {}).map(([key, m]) => [key, m.writes]));
   return {
     hottestTablePartition: { key: tableKey, writeUnitsPerRequest: per(tableUnits) },
@@ -93,7 +111,16 @@ async function messageRows(db: DynamoDBDocumentClient): Promise<Record<string, u
   const rows: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await db.send(new ScanCommand({ TableName: TABLE_NAME, FilterExpression: '#type = :message', ExpressionAttributeNames: { '#type': 'type' }, ExpressionAttributeValues: { ':message': 'message' }, ExclusiveStartKey: startKey, ConsistentRead: true }));
+    const page = await db.send(
+      new ScanCommand({
+        TableName: TABLE_NAME,
+        FilterExpression: '#type = :message',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':message': 'message' },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
     rows.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
@@ -101,11 +128,16 @@ async function messageRows(db: DynamoDBDocumentClient): Promise<Record<string, u
 }
 
 /** Waits until every text the organizations sent has reached a final status (the loopback carrier's callbacks). */
-async function untilSettled(db: DynamoDBDocumentClient, tenantIds: Set<string>, timeoutMs = 120_000): Promise<Record<string, unknown>[]> {
+async function untilSettled(
+  db: DynamoDBDocumentClient,
+  tenantIds: Set<string>,
+  timeoutMs = 120_000,
+): Promise<Record<string, unknown>[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows = (await messageRows(db)).filter((row) => tenantIds.has(row.tenantId as string));
-    if (rows.every((row) => row.status === 'delivered' || row.status === 'failed') || Date.now() > deadline) return rows;
+    if (rows.every((row) => row.status === 'delivered' || row.status === 'failed') || Date.now() > deadline)
+      return rows;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -122,7 +154,12 @@ export async function textBurst(
   const client = httpClient(runtime.baseUrl, concurrency);
   const answers: Record<string, number> = {};
   const post = (org: Organization, key: string, to: string) =>
-    client.request('POST', '/messages', { Authorization: `Bearer ${org.key}`, 'Idempotency-Key': key }, JSON.stringify({ to, body: 'Your appointment is confirmed for 3 pm.' }));
+    client.request(
+      'POST',
+      '/messages',
+      { Authorization: `Bearer ${org.key}`, 'Idempotency-Key': key },
+      JSON.stringify({ to, body: 'Your appointment is confirmed for 3 pm.' }),
+    );
   // An organization's first text ever makes its spend shards (one transaction of 33 rows): done
   // before the measurement, as it is long before any busy hour.
   const warm = `${name.replace(/[^A-Za-z0-9]+/g, '-')}-warm`;
@@ -131,7 +168,11 @@ export async function textBurst(
   await runtime.limits?.reset();
   try {
     const load = await runLoad(texts, concurrency, async (i) => {
-      const response = await post(orgs[i % orgs.length], `${name.replace(/[^A-Za-z0-9]+/g, '-')}-${i}`, orgNumber(770 + (i % 9), i));
+      const response = await post(
+        orgs[i % orgs.length],
+        `${name.replace(/[^A-Za-z0-9]+/g, '-')}-${i}`,
+        orgNumber(770 + (i % 9), i),
+      );
       answers[response.status] = (answers[response.status] ?? 0) + 1;
       if (response.status >= 500) throw new Error(`POST /messages ${response.status}: ${response.body.slice(0, 200)}`);
     });
@@ -140,7 +181,9 @@ export async function textBurst(
     const sent = answers['201'] ?? 0;
     const stored = rows.length - orgs.length; // the warm-up texts are one per organization
     const spend = (await Promise.all(orgs.map((org) => spendOf(org.tenantId)))).reduce((a, b) => a + b, 0);
-    const cost = rows.filter((row) => row.direction === 'outbound' && row.status !== 'failed').reduce((sum, row) => sum + ((row.costCents as number) ?? 0), 0);
+    const cost = rows
+      .filter((row) => row.direction === 'outbound' && row.status !== 'failed')
+      .reduce((sum, row) => sum + ((row.costCents as number) ?? 0), 0);
     return {
       name,
       engine: runtime.limits ? 'limits engine' : 'DynamoDB Local',
@@ -171,7 +214,13 @@ export async function textBurst(
  * the child completes, the parent completes), each from a caller of its own, signed as Twilio
  * signs them.
  */
-export async function callStreams(runtime: RuntimeProcess & { limits?: LimitsMeters }, name: string, org: Organization, streams: number, callsPerStream: number): Promise<ContentionScenario> {
+export async function callStreams(
+  runtime: RuntimeProcess & { limits?: LimitsMeters },
+  name: string,
+  org: Organization,
+  streams: number,
+  callsPerStream: number,
+): Promise<ContentionScenario> {
   const origin = new URL(runtime.baseUrl).origin;
   const answers: Record<string, number> = {};
   const samples: number[] = [];
@@ -192,7 +241,13 @@ export async function callStreams(runtime: RuntimeProcess & { limits?: LimitsMet
         for (const post of sequence.posts) {
           const search = new URLSearchParams(post.query ?? {}).toString();
           const t0 = performance.now();
-          const { status } = await postSignedCallback(origin, `${post.route.path}${search ? `?${search}` : ''}`, post.params, LOCAL_TWILIO_AUTH_TOKEN, origin);
+          const { status } = await postSignedCallback(
+            origin,
+            `${post.route.path}${search ? `?${search}` : ''}`,
+            post.params,
+            LOCAL_TWILIO_AUTH_TOKEN,
+            origin,
+          );
           samples.push(performance.now() - t0);
           answers[status] = (answers[status] ?? 0) + 1;
           events += 1;

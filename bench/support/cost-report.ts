@@ -1,6 +1,14 @@
 import type { ChargedUnitsCase, LatencyResult, RoundTripCase } from './api-bench';
 import type { ContentionScenario } from './contention-bench';
-import { mixCost, organizationMonth, requestCosts, unitsPerEvent, type BillRow, type MixCost, type RequestCost } from './cost';
+import {
+  mixCost,
+  organizationMonth,
+  requestCosts,
+  unitsPerEvent,
+  type BillRow,
+  type MixCost,
+  type RequestCost,
+} from './cost';
 
 /** The parts of bench/results.json the costs are computed from (sections 2, 3, 5, 8 and 9). */
 export type CostInputs = {
@@ -43,7 +51,17 @@ export function costReport(results: CostInputs): CostReport {
   return {
     requests,
     crmSyncMix: mixCost(requests),
-    ...(texts && calls && { organizationMonth: organizationMonth(requests, results.chargedUnits, unitsPerEvent(texts), unitsPerEvent(calls), undefined, results.events?.unitsPerDelivery) }),
+    ...(texts &&
+      calls && {
+        organizationMonth: organizationMonth(
+          requests,
+          results.chargedUnits,
+          unitsPerEvent(texts),
+          unitsPerEvent(calls),
+          undefined,
+          results.events?.unitsPerDelivery,
+        ),
+      }),
   };
 }
 

@@ -57,7 +57,12 @@ export type RequestCost = {
 };
 
 /** The bytes of one request that are billed per GB (section 9 measures them). */
-export type Traffic = { responseBytes: number; plainResponseBytes: number; accessLogBytes: number; functionLogBytes: number };
+export type Traffic = {
+  responseBytes: number;
+  plainResponseBytes: number;
+  accessLogBytes: number;
+  functionLogBytes: number;
+};
 
 const NO_TRAFFIC: Traffic = { responseBytes: 0, plainResponseBytes: 0, accessLogBytes: 0, functionLogBytes: 0 };
 
@@ -131,11 +136,15 @@ export function requestCosts(
 ): RequestCost[] {
   return charged.map((c) => {
     // A variant ("GET /calls?direction=inbound", "GET /calls, page 2", "POST /contacts (adopt ...)") takes its route's CPU.
-    const endpoint = [...cpuByEndpoint.keys()].find((name) => c.name === name || (c.name.startsWith(name) && ' ,?('.includes(c.name[name.length])));
+    const endpoint = [...cpuByEndpoint.keys()].find(
+      (name) => c.name === name || (c.name.startsWith(name) && ' ,?('.includes(c.name[name.length])),
+    );
     const cpuMs = endpoint ? cpuByEndpoint.get(endpoint)! : null;
     const roundTrips = roundTripsByRequest.get(c.name) ?? 0;
     const warmRoundTrips = c.authorizerRan && endpoint ? (roundTripsByRequest.get(endpoint) ?? roundTrips) : roundTrips;
-    const authorizer = c.authorizerRan ? { cpuMs: authorizerCpuMs ?? cpuMs ?? 0, roundTrips: roundTrips - warmRoundTrips } : undefined;
+    const authorizer = c.authorizerRan
+      ? { cpuMs: authorizerCpuMs ?? cpuMs ?? 0, roundTrips: roundTrips - warmRoundTrips }
+      : undefined;
     return { request: c.name, ...costPerMillion(c, cpuMs, warmRoundTrips, trafficOf(c), authorizer) };
   });
 }
@@ -162,7 +171,14 @@ export const CRM_SYNC_MIX: [string, number][] = [
   ['POST /messages', 0.05],
 ];
 
-export type MixCost = { perMillion: number; dynamodb: number; dataTransfer: number; dataTransferPlain: number; logs: number; xray: number };
+export type MixCost = {
+  perMillion: number;
+  dynamodb: number;
+  dataTransfer: number;
+  dataTransferPlain: number;
+  logs: number;
+  xray: number;
+};
 
 export function mixCost(costs: RequestCost[], mix: [string, number][] = CRM_SYNC_MIX): MixCost {
   const sums = { perMillion: 0, dynamodb: 0, dataTransfer: 0, dataTransferPlain: 0, logs: 0, xray: 0 };
@@ -231,7 +247,9 @@ export const ESTIMATES = {
 
 /** What a request costs beyond another (a cache miss beyond the same request answered from the cache). */
 function beyond(cost: RequestCost, base: RequestCost): RequestCost {
-  const less = (key: 'dynamodb' | 'lambda' | 'authorizer' | 'dataTransfer' | 'dataTransferPlain' | 'logs' | 'xray' | 'total') => round(cost[key] - base[key], 4);
+  const less = (
+    key: 'dynamodb' | 'lambda' | 'authorizer' | 'dataTransfer' | 'dataTransferPlain' | 'logs' | 'xray' | 'total',
+  ) => round(cost[key] - base[key], 4);
   return {
     ...cost,
     dynamodb: less('dynamodb'),
@@ -245,7 +263,16 @@ function beyond(cost: RequestCost, base: RequestCost): RequestCost {
   };
 }
 
-export type BillRow = { part: string; count: number; cost: number; dynamodb: number; apiGateway: number; dataTransfer: number; logs: number; xray: number };
+export type BillRow = {
+  part: string;
+  count: number;
+  cost: number;
+  dynamodb: number;
+  apiGateway: number;
+  dataTransfer: number;
+  logs: number;
+  xray: number;
+};
 
 /** Requests of one kind a month, priced per million: its parts scaled by the count. */
 function rowOf(part: string, count: number, cost: Omit<RequestCost, 'request'>, apiGatewayPerMillion: number): BillRow {
@@ -297,7 +324,14 @@ export function organizationMonth(
     functionLogBytes: 0,
   };
   const callback = (units: { readUnits: number; writeUnits: number }) =>
-    costPerMillion(units, ESTIMATES.callbackCpuMs, ESTIMATES.callbackRoundTrips, callbackTraffic, undefined, traceSampleRate);
+    costPerMillion(
+      units,
+      ESTIMATES.callbackCpuMs,
+      ESTIMATES.callbackRoundTrips,
+      callbackTraffic,
+      undefined,
+      traceSampleRate,
+    );
   const statusCallbacks = org.texts * org.statusCallbacksPerText;
   const restOfText = {
     readUnits: Math.max(0, textLife.readUnits - sendRequest.readUnits) / org.statusCallbacksPerText,
@@ -307,9 +341,12 @@ export function organizationMonth(
   // A delivery: two invocations, SQS, its units, the POST out, its lines; traced at Lambda's own rate
   // (1 a second, then 5 %): at this organization's pace, every router invocation.
   const d = ESTIMATES;
-  const deliveryDynamodb = deliveryUnits.readUnits * PRICES.readUnitPerMillion + deliveryUnits.writeUnits * PRICES.writeUnitPerMillion;
+  const deliveryDynamodb =
+    deliveryUnits.readUnits * PRICES.readUnitPerMillion + deliveryUnits.writeUnits * PRICES.writeUnitPerMillion;
   const deliveryLogs = perMillionOfBytes(
-    d.deliveryLogLineBytes + platformLogBytes(LAMBDA_REQUEST_ID, d.routerBilledMs) + platformLogBytes(LAMBDA_REQUEST_ID, d.senderBilledMs),
+    d.deliveryLogLineBytes +
+      platformLogBytes(LAMBDA_REQUEST_ID, d.routerBilledMs) +
+      platformLogBytes(LAMBDA_REQUEST_ID, d.senderBilledMs),
     PRICES.logsIngestionPerGb,
   );
   const deliveryTransfer = perMillionOfBytes(d.deliveryRequestBytes, PRICES.dataTransferOutPerGb);
@@ -331,16 +368,62 @@ export function organizationMonth(
   };
 
   const rows: BillRow[] = [
-    rowOf('API requests, CRM-sync mix', org.apiRequests, { ...getMe, ...mix, total: mix.perMillion }, PRICES.apiGatewayPerMillion),
-    ...(miss ? [rowOf('its key authorized again every 300 s (authorizer cache misses)', org.authorizerMisses, beyond(miss, getMe), 0)] : []),
-    rowOf('call callbacks from Twilio', org.calls * org.callbacksPerCall, callback(callEvent), PRICES.apiGatewayPerMillion),
-    rowOf("the rest of each text's life: its status callbacks", statusCallbacks, callback(restOfText), PRICES.apiGatewayPerMillion),
+    rowOf(
+      'API requests, CRM-sync mix',
+      org.apiRequests,
+      { ...getMe, ...mix, total: mix.perMillion },
+      PRICES.apiGatewayPerMillion,
+    ),
+    ...(miss
+      ? [
+          rowOf(
+            'its key authorized again every 300 s (authorizer cache misses)',
+            org.authorizerMisses,
+            beyond(miss, getMe),
+            0,
+          ),
+        ]
+      : []),
+    rowOf(
+      'call callbacks from Twilio',
+      org.calls * org.callbacksPerCall,
+      callback(callEvent),
+      PRICES.apiGatewayPerMillion,
+    ),
+    rowOf(
+      "the rest of each text's life: its status callbacks",
+      statusCallbacks,
+      callback(restOfText),
+      PRICES.apiGatewayPerMillion,
+    ),
     rowOf('webhook deliveries', org.webhookDeliveries, delivery, 0),
-    { part: 'storage', count: 0, cost: org.storage, dynamodb: org.storage, apiGateway: 0, dataTransfer: 0, logs: 0, xray: 0 },
+    {
+      part: 'storage',
+      count: 0,
+      cost: org.storage,
+      dynamodb: org.storage,
+      apiGateway: 0,
+      dataTransfer: 0,
+      logs: 0,
+      xray: 0,
+    },
   ];
-  const sum = (key: keyof Omit<BillRow, 'part'>) => round(rows.reduce((s, r) => s + r[key], 0), 2);
+  const sum = (key: keyof Omit<BillRow, 'part'>) =>
+    round(
+      rows.reduce((s, r) => s + r[key], 0),
+      2,
+    );
   return {
     rows: rows.map((r) => ({ ...r, cost: round(r.cost, 2) })),
-    total: { part: 'total', count: 0, cost: sum('cost'), dynamodb: sum('dynamodb'), apiGateway: sum('apiGateway'), dataTransfer: sum('dataTransfer'), logs: sum('logs'), xray: sum('xray') },
+    total: {
+      part: 'total',
+      count: 0,
+      cost: sum('cost'),
+      dynamodb: sum('dynamodb'),
+      apiGateway: sum('apiGateway'),
+      dataTransfer: sum('dataTransfer'),
+      logs: sum('logs'),
+      xray: sum('xray'),
+    },
   };
 }

@@ -40,7 +40,15 @@ type RunOutcome = {
   conflicts: number;
 };
 
-export type SyncPageCost = { size: number; pages: number; itemsPerPage: { p50: number; max: number }; readUnitsPerPage: { p50: number; max: number }; callsPerPage: number; walkSeconds: number; contactsSeen: number };
+export type SyncPageCost = {
+  size: number;
+  pages: number;
+  itemsPerPage: { p50: number; max: number };
+  readUnitsPerPage: { p50: number; max: number };
+  callsPerPage: number;
+  walkSeconds: number;
+  contactsSeen: number;
+};
 
 /** `batches` requests of `size` new contacts from one organization, all at once (the issue's 16 of 100 on DynamoDB's limits). */
 export type ConcurrentBatches = {
@@ -54,7 +62,18 @@ export type ConcurrentBatches = {
 export type DirectoryResult = { import: DirectoryImport; concurrent: ConcurrentBatches; sync: SyncPageCost[] };
 
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Katherine', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret'];
-const LAST_NAMES = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Backus', 'Hamilton'];
+const LAST_NAMES = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Johnson',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Allen',
+  'Backus',
+  'Hamilton',
+];
 
 /** Contact `i` of a CRM: a person of a company, a number of one area code, the CRM's id and two of its properties. */
 const crmContact = (i: number): ImportContact => ({
@@ -75,19 +94,34 @@ const unitsOf = (stats: LimitsStats) => {
 function hottest(stats: LimitsStats, index: boolean): { key: string; writeUnits: number } {
   return Object.entries(stats.partitions)
     .filter(([key]) => key.split(' ')[0].includes('/') === index)
-    .reduce((best, [key, meter]) => (meter.writeUnits > best.writeUnits ? { key, writeUnits: meter.writeUnits } : best), { key: '-', writeUnits: 0 });
+    .reduce(
+      (best, [key, meter]) => (meter.writeUnits > best.writeUnits ? { key, writeUnits: meter.writeUnits } : best),
+      { key: '-', writeUnits: 0 },
+    );
 }
 
 /** The outcome of `count` contacts sent in batches by `tenantId`, answered with `statuses` in `latencies`. */
-async function runOutcome(runtime: { limits: LimitsMeters }, tenantId: string, count: number, statuses: Record<string, number>, latencies: number[]) {
+async function runOutcome(
+  runtime: { limits: LimitsMeters },
+  tenantId: string,
+  count: number,
+  statuses: Record<string, number>,
+  latencies: number[],
+) {
   const stats = await runtime.limits.stats();
   const rows = await contactRowsOf(tenantId);
   const batch = distribution(latencies);
   const table = hottest(stats, false);
   const index = hottest(stats, true);
   const outcome: RunOutcome = {
-    serverErrors: Object.entries(statuses).filter(([status]) => Number(status) >= 500).reduce((sum, [, n]) => sum + n, 0),
-    stored: { contacts: rows.length, numbers: new Set(rows.map((row) => row.normalizedNumber)).size, externalIds: new Set(rows.map((row) => row.externalId)).size },
+    serverErrors: Object.entries(statuses)
+      .filter(([status]) => Number(status) >= 500)
+      .reduce((sum, [, n]) => sum + n, 0),
+    stored: {
+      contacts: rows.length,
+      numbers: new Set(rows.map((row) => row.normalizedNumber)).size,
+      externalIds: new Set(rows.map((row) => row.externalId)).size,
+    },
     batchMs: { p50: round(batch.p50, 0), p99: round(batch.p99, 0), max: round(batch.max, 0) },
     hottestTablePartition: { key: table.key, writeUnitsPerContact: round(table.writeUnits / count, 2) },
     hottestIndexPartition: { key: index.key, writeUnitsPerContact: round(index.writeUnits / count, 2) },
@@ -98,7 +132,11 @@ async function runOutcome(runtime: { limits: LimitsMeters }, tenantId: string, c
 }
 
 /** `count` contacts through the typed client's import, against `runtime` (on the limits engine, with the per-key limit on). */
-export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMeters }, count: number, log: (line: string) => void): Promise<DirectoryImport> {
+export async function measureImport(
+  runtime: RuntimeProcess & { limits: LimitsMeters },
+  count: number,
+  log: (line: string) => void,
+): Promise<DirectoryImport> {
   const tenant = await createTenant({ name: 'Directory bench', plan: 'pro' });
   const { key } = await createApiKey({ tenantId: tenant.id, name: 'crm sync', scopes: [...SCOPES] });
   const latencies: number[] = [];
@@ -118,7 +156,10 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
   const started = performance.now();
   const report = await client.contacts.import(source, {
     onProgress: ({ done, requests }) => {
-      if (done % 1000 === 0 || done === count) log(`  ${done} of ${count} contacts answered, ${requests} requests, ${round((performance.now() - started) / 1000, 1)} s`);
+      if (done % 1000 === 0 || done === count)
+        log(
+          `  ${done} of ${count} contacts answered, ${requests} requests, ${round((performance.now() - started) / 1000, 1)} s`,
+        );
     },
   });
   const wallSeconds = (performance.now() - started) / 1000;
@@ -130,7 +171,11 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
     statuses: Object.fromEntries(Object.entries(report.counts).map(([status, n]) => [status, n ?? 0])),
     wallSeconds: round(wallSeconds, 1),
     rateLimitedFloorSeconds: round(Math.max(0, Math.ceil(report.requests / 120) - 1) * 60, 0),
-    writeUnitsPerContact: { total: round((units.table + units.indexes) / count, 1), table: round(units.table / count, 1), indexes: round(units.indexes / count, 1) },
+    writeUnitsPerContact: {
+      total: round((units.table + units.indexes) / count, 1),
+      table: round(units.table / count, 1),
+      indexes: round(units.indexes / count, 1),
+    },
     ...outcome,
   };
 }
@@ -141,7 +186,11 @@ export async function measureImport(runtime: RuntimeProcess & { limits: LimitsMe
  * suite runs 4 at once for their correctness (test/integration/contacts-batch-limits.test.ts);
  * the issue's 16 at once, and how long each takes, are measured here.
  */
-export async function measureConcurrentBatches(runtime: RuntimeProcess & { limits: LimitsMeters }, batches: number, size: number): Promise<ConcurrentBatches> {
+export async function measureConcurrentBatches(
+  runtime: RuntimeProcess & { limits: LimitsMeters },
+  batches: number,
+  size: number,
+): Promise<ConcurrentBatches> {
   const tenant = await createTenant({ name: 'Directory bench, batches at once', plan: 'pro' });
   const { key } = await createApiKey({ tenantId: tenant.id, name: 'crm sync', scopes: [...SCOPES] });
   const statuses: Record<string, number> = {};
@@ -174,13 +223,14 @@ export async function measureConcurrentBatches(runtime: RuntimeProcess & { limit
  * units as AWS computes them, items examined included), counting each page.
  */
 export async function measureSync(sizes: number[], log: (line: string) => void): Promise<SyncPageCost[]> {
-  const [{ meterDynamoReads }, { putInBatches, numberFor }, { listContacts }, { toItem }, { uuidv7 }] = await Promise.all([
-    import('../../test/support/read-meter'),
-    import('../../test/support/scale-seed'),
-    import('../../lambdas/contexts/contacts/contacts'),
-    import('../../lambdas/contexts/contacts/contact-rows'),
-    import('../../lambdas/shared/ids'),
-  ]);
+  const [{ meterDynamoReads }, { putInBatches, numberFor }, { listContacts }, { toItem }, { uuidv7 }] =
+    await Promise.all([
+      import('../../test/support/read-meter'),
+      import('../../test/support/scale-seed'),
+      import('../../lambdas/contexts/contacts/contacts'),
+      import('../../lambdas/contexts/contacts/contact-rows'),
+      import('../../lambdas/shared/ids'),
+    ]);
   const results: SyncPageCost[] = [];
   for (const size of sizes) {
     const tenantId = uuidv7();
@@ -192,9 +242,25 @@ export async function measureSync(sizes: number[], log: (line: string) => void):
         const at = new Date(epoch + i * 1000).toISOString();
         const contact = { ...crmContact(i), phoneNumber: numberFor(i) };
         return toItem({
-          id: uuidv7(Date.parse(at)), tenantId, displayName: contact.displayName, phoneNumber: contact.phoneNumber, company: contact.company ?? null, tag: null, notes: null,
-          createdByAgentId: null, createdAt: at, updatedAt: at, normalizedNumber: contact.phoneNumber, isAutoCreated: false, source: 'manual',
-          consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null, externalId: contact.externalId ?? null, customFields: contact.customFields ?? null,
+          id: uuidv7(Date.parse(at)),
+          tenantId,
+          displayName: contact.displayName,
+          phoneNumber: contact.phoneNumber,
+          company: contact.company ?? null,
+          tag: null,
+          notes: null,
+          createdByAgentId: null,
+          createdAt: at,
+          updatedAt: at,
+          normalizedNumber: contact.phoneNumber,
+          isAutoCreated: false,
+          source: 'manual',
+          consentStatus: 'unknown',
+          consentSource: null,
+          consentAt: null,
+          consentNote: null,
+          externalId: contact.externalId ?? null,
+          customFields: contact.customFields ?? null,
         });
       });
       await putInBatches(rows);
@@ -210,7 +276,12 @@ export async function measureSync(sizes: number[], log: (line: string) => void):
       let cursor: string | undefined;
       do {
         meter.reset();
-        const page = await listContacts(tenantId, { limit: 100, includeAutoCreated: true, updatedSince: '2026-01-01T00:00:00.000Z', cursor });
+        const page = await listContacts(tenantId, {
+          limit: 100,
+          includeAutoCreated: true,
+          updatedSince: '2026-01-01T00:00:00.000Z',
+          cursor,
+        });
         const cost = meter.snapshot();
         items.push(cost.itemsExamined);
         units.push(cost.readUnits);

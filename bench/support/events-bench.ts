@@ -73,7 +73,12 @@ export type EventsCalibration = { seconds: number; offeredPerSecond: number; pip
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The hottest entry of a meter map by `unitsOf`, per delivery. */
-function hottest(stats: LimitsStats, deliveries: number, keep: (key: string) => boolean, unitsOf: (m: { readUnits: number; writeUnits: number }) => number) {
+function hottest(
+  stats: LimitsStats,
+  deliveries: number,
+  keep: (key: string) => boolean,
+  unitsOf: (m: { readUnits: number; writeUnits: number }) => number,
+) {
   let best: [string, number] = ['-', 0];
   for (const [key, meter] of Object.entries(stats.partitions)) {
     if (keep(key) && unitsOf(meter) > best[1]) best = [key, unitsOf(meter)];
@@ -90,12 +95,24 @@ export async function measureEvents(
   options: EventsOptions,
   progress: (line: string) => void,
 ): Promise<EventsScenario> {
-  if (options.rate !== undefined) return runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate: options.rate }, progress);
-  const burst = await runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate: options.standsFor, seconds: 3 }, progress);
+  if (options.rate !== undefined)
+    return runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate: options.rate }, progress);
+  const burst = await runEvents(
+    dynamodbEndpoint,
+    dynamodbPid,
+    db,
+    { ...options, rate: options.standsFor, seconds: 3 },
+    progress,
+  );
   const rate = Math.max(1, Math.min(options.standsFor, Math.floor(0.9 * burst.pipelinePerSecond)));
-  progress(`  calibration: the pipeline kept ${burst.pipelinePerSecond} deliveries a second; measuring at ${rate} a second, budgets x ${round(rate / options.standsFor, 3)}`);
+  progress(
+    `  calibration: the pipeline kept ${burst.pipelinePerSecond} deliveries a second; measuring at ${rate} a second, budgets x ${round(rate / options.standsFor, 3)}`,
+  );
   const measured = await runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate }, progress);
-  return { ...measured, calibration: { seconds: 3, offeredPerSecond: burst.offeredPerSecond, pipelinePerSecond: burst.pipelinePerSecond } };
+  return {
+    ...measured,
+    calibration: { seconds: 3, offeredPerSecond: burst.offeredPerSecond, pipelinePerSecond: burst.pipelinePerSecond },
+  };
 }
 
 async function runEvents(
@@ -114,12 +131,20 @@ async function runEvents(
     itemReadUnits: DEFAULT_BUDGETS.itemReadUnits * scale,
   };
   const receiver = await startReceiver();
-  const runtime = await startRuntimeOnEngine(dynamodbEndpoint, { budgets }, ['--allow-http-webhooks', '--webhook-backoff-ms', '1000']);
+  const runtime = await startRuntimeOnEngine(dynamodbEndpoint, { budgets }, [
+    '--allow-http-webhooks',
+    '--webhook-backoff-ms',
+    '1000',
+  ]);
   try {
     const tenant = await createTenant({ name: 'Events bench' });
     await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
     const path = `/events/${tenant.id}`;
-    const endpoint = await addWebhookEndpoint(tenant.id, { url: receiver.url(path), events: ['sms.received'] }, { allowInsecureTargets: true });
+    const endpoint = await addWebhookEndpoint(
+      tenant.id,
+      { url: receiver.url(path), events: ['sms.received'] },
+      { allowInsecureTargets: true },
+    );
     receiver.secrets.set(path, endpoint.secret);
     await sleep(500); // the runtime's router sees the endpoint's row before the first event
     await runtime.limits.reset();
@@ -150,14 +175,18 @@ async function runEvents(
       for (let i = 0; i < batch.length; i += 25) {
         const items = batch.slice(i, i + 25);
         const request: Promise<unknown> = db
-          .send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: items.map((Item) => ({ PutRequest: { Item } })) } }))
+          .send(
+            new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: items.map((Item) => ({ PutRequest: { Item } })) } }),
+          )
           .finally(() => writes.delete(request));
         await write(request);
       }
     }
     await Promise.all(writes);
     const offeredS = (performance.now() - started) / 1000;
-    progress(`  ${total} events written in ${round(offeredS, 1)} s (${round(total / offeredS)} a second); waiting for their deliveries`);
+    progress(
+      `  ${total} events written in ${round(offeredS, 1)} s (${round(total / offeredS)} a second); waiting for their deliveries`,
+    );
 
     const received = () => [...written.keys()].filter((id) => receiver.receipts.has(id)).length;
     const deadline = performance.now() + options.drainMs;
@@ -184,7 +213,10 @@ async function runEvents(
       firstReceipt = Math.min(firstReceipt, ok[0].at);
       lastReceipt = Math.max(lastReceipt, ...ok.map((r) => r.at));
     }
-    const units = Object.values(stats.operations).reduce((sum, o) => ({ readUnits: sum.readUnits + o.readUnits, writeUnits: sum.writeUnits + o.writeUnits }), { readUnits: 0, writeUnits: 0 });
+    const units = Object.values(stats.operations).reduce(
+      (sum, o) => ({ readUnits: sum.readUnits + o.readUnits, writeUnits: sum.writeUnits + o.writeUnits }),
+      { readUnits: 0, writeUnits: 0 },
+    );
     const per = (value: number | null) => (value === null ? null : round(value / Math.max(1, delivered), 2));
     return {
       name: `1 endpoint, ${options.standsFor} events/s`,
@@ -198,10 +230,23 @@ async function runEvents(
       firstAttemptMs: distribution(delays),
       deliveriesPerSecond: round(delivered / ((lastReceipt - started) / 1000), 1),
       pipelinePerSecond: lastReceipt > firstReceipt ? round(delivered / ((lastReceipt - firstReceipt) / 1000), 1) : 0,
-      hottestTableWrite: hottest(stats, delivered, (key) => !isIndexKey(key), (m) => m.writeUnits),
+      hottestTableWrite: hottest(
+        stats,
+        delivered,
+        (key) => !isIndexKey(key),
+        (m) => m.writeUnits,
+      ),
       hottestIndexWrite: hottest(stats, delivered, isIndexKey, (m) => m.writeUnits),
-      hottestRead: hottest(stats, delivered, () => true, (m) => m.readUnits),
-      unitsPerDelivery: { readUnits: round(units.readUnits / Math.max(1, delivered), 2), writeUnits: round(units.writeUnits / Math.max(1, delivered), 2) },
+      hottestRead: hottest(
+        stats,
+        delivered,
+        () => true,
+        (m) => m.readUnits,
+      ),
+      unitsPerDelivery: {
+        readUnits: round(units.readUnits / Math.max(1, delivered), 2),
+        writeUnits: round(units.writeUnits / Math.max(1, delivered), 2),
+      },
       throttles: stats.throttles.total,
       throttlesByReason: stats.throttles.byReason,
       runtimeCpuMsPerDelivery: per(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore),
@@ -226,14 +271,28 @@ async function runEvents(
 export type PipelinePartsCost = {
   events: number;
   router: { cpuMsPerEvent: number; msPerBatchOf100: number; tableCallsPerEvent: number };
-  sender: { cpuMsPerDelivery: number; msPerBatchOf10: number; tableCallsPerDelivery: number; outcomes: Record<string, number> };
+  sender: {
+    cpuMsPerDelivery: number;
+    msPerBatchOf10: number;
+    tableCallsPerDelivery: number;
+    outcomes: Record<string, number>;
+  };
 };
 
 /** A receiver in a child process (its CPU is not this process's): answers 204 to everything. */
 async function childReceiver(): Promise<{ url: string; stop: () => void }> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['-e', "require('http').createServer((q,s)=>{q.resume();q.on('end',()=>s.writeHead(204).end())}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})"], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((done) => child.stdout!.once('data', (chunk: Buffer) => done(chunk.toString().trim())));
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      "require('http').createServer((q,s)=>{q.resume();q.on('end',()=>s.writeHead(204).end())}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})",
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<string>((done) =>
+    child.stdout!.once('data', (chunk: Buffer) => done(chunk.toString().trim())),
+  );
   return { url: `http://127.0.0.1:${port}/cost`, stop: () => child.kill() };
 }
 
@@ -246,17 +305,26 @@ export async function measurePipelineParts(events: number): Promise<PipelinePart
   ]);
   const receiver = await childReceiver();
   let tableCalls = 0;
-  dynamo.middlewareStack.add((next) => async (args) => ((tableCalls += 1), next(args)), { step: 'initialize', name: 'partsCounter' });
+  dynamo.middlewareStack.add((next) => async (args) => ((tableCalls += 1), next(args)), {
+    step: 'initialize',
+    name: 'partsCounter',
+  });
   try {
     const tenant = await createTenant({ name: 'Pipeline parts' });
     await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
-    await addWebhookEndpoint(tenant.id, { url: receiver.url, events: ['sms.received'] }, { allowInsecureTargets: true });
+    await addWebhookEndpoint(
+      tenant.id,
+      { url: receiver.url, events: ['sms.received'] },
+      { allowInsecureTargets: true },
+    );
     const now = Date.now();
     const changes = Array.from({ length: events }, (_, i) => ({
       eventId: `parts-${now}-${i}`,
       eventName: 'INSERT' as const,
       approximateCreationMs: now,
-      newImage: messageItem(inboundText(tenant.id, `+1730${String(i).padStart(7, '0')}`, `parts${i}`, new Date(now + i))),
+      newImage: messageItem(
+        inboundText(tenant.id, `+1730${String(i).padStart(7, '0')}`, `parts${i}`, new Date(now + i)),
+      ),
     }));
     const queued: import('../../lambdas/contexts/webhooks/queue').DeliveryMessage[] = [];
     const queue = { send: async (message: (typeof queued)[number]) => void queued.push(message) };
@@ -266,7 +334,9 @@ export async function measurePipelineParts(events: number): Promise<PipelinePart
     let t0 = performance.now();
     for (let start = 0; start < changes.length; start += 100) {
       const endpoints = endpointCache();
-      await inPool(Math.min(100, changes.length - start), 16, (i) => routeChange(changes[start + i], { queue, endpoints }));
+      await inPool(Math.min(100, changes.length - start), 16, (i) =>
+        routeChange(changes[start + i], { queue, endpoints }),
+      );
     }
     let used = process.cpuUsage(cpu);
     const router = {
@@ -277,12 +347,19 @@ export async function measurePipelineParts(events: number): Promise<PipelinePart
 
     const outcomes: Record<string, number> = {};
     const batches = Array.from({ length: Math.ceil(queued.length / 10) }, (_, b) => queued.slice(b * 10, b * 10 + 10));
-    const refusing = { send: async () => { throw new Error('a retry was queued'); } };
+    const refusing = {
+      send: async () => {
+        throw new Error('a retry was queued');
+      },
+    };
     tableCalls = 0;
     cpu = process.cpuUsage();
     t0 = performance.now();
     await inPool(batches.length, 20, async (b) => {
-      for (const settled of await processDeliveryMessages(batches[b], { queue: refusing, allowInsecureTargets: true })) {
+      for (const settled of await processDeliveryMessages(batches[b], {
+        queue: refusing,
+        allowInsecureTargets: true,
+      })) {
         const outcome = settled.status === 'fulfilled' ? settled.value : 'error';
         outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
       }

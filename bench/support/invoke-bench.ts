@@ -14,7 +14,12 @@ import { inPool } from './load';
 import { distribution, round, type Distribution } from './stats';
 import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/shared/config';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
-import { DEFAULT_USAGE_PLAN_BUCKETS, usagePlanKeyPrefixOf, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV } from '../../lambdas/handlers/authorizer/usage-plan-keys';
+import {
+  DEFAULT_USAGE_PLAN_BUCKETS,
+  usagePlanKeyPrefixOf,
+  USAGE_PLAN_BUCKETS_ENV,
+  USAGE_PLAN_KEY_PREFIX_ENV,
+} from '../../lambdas/handlers/authorizer/usage-plan-keys';
 
 /**
  * 5. The functions as deployed: each bundle (the same file as in section 1) in a fresh Node
@@ -82,19 +87,31 @@ type ChildOutput = {
 
 const e164 = (area: string, n: number) => `+1${area}55${String(n).padStart(5, '0')}`;
 
-function eventFor(route: RouteSpec, authorizer: Record<string, string>, path: string, pathParameters: Record<string, string> | null, body?: unknown, query = '') {
+function eventFor(
+  route: RouteSpec,
+  authorizer: Record<string, string>,
+  path: string,
+  pathParameters: Record<string, string> | null,
+  body?: unknown,
+  query = '',
+) {
   return toProxyEvent({
     request: {
       method: route.method,
       rawPath: `${API_PREFIX}${path}`,
       rawQuery: query,
-      rawHeaders: ['Authorization', 'Bearer (checked by the authorizer)', ...(body === undefined ? [] : ['Content-Type', 'application/json'])],
+      rawHeaders: [
+        'Authorization',
+        'Bearer (checked by the authorizer)',
+        ...(body === undefined ? [] : ['Content-Type', 'application/json']),
+      ],
       body: body === undefined ? null : JSON.stringify(body),
       sourceIp: '127.0.0.1',
     },
     resource: `${API_PREFIX}${route.path}`,
     pathParameters,
-    authorizer: route.auth === null ? null : { principalId: authorizer.keyId, context: authorizer, integrationLatency: 0 },
+    authorizer:
+      route.auth === null ? null : { principalId: authorizer.keyId, context: authorizer, integrationLatency: 0 },
     requestId: 'bench',
     stage: 'local',
     now: new Date(),
@@ -102,34 +119,58 @@ function eventFor(route: RouteSpec, authorizer: Record<string, string>, path: st
 }
 
 /** `count` events for one API function, each a request its handler answers with a success. */
-async function eventsFor(route: RouteSpec, count: number, fixture: Fixture, authorizer: Record<string, string>): Promise<APIGatewayProxyEvent[]> {
+async function eventsFor(
+  route: RouteSpec,
+  count: number,
+  fixture: Fixture,
+  authorizer: Record<string, string>,
+): Promise<APIGatewayProxyEvent[]> {
   const pick = <T>(list: T[], i: number) => list[i % list.length];
   const ev = (i: number): APIGatewayProxyEvent | Promise<APIGatewayProxyEvent> => {
     switch (route.operationId) {
       case 'getCall':
         return eventFor(route, authorizer, `/calls/${pick(fixture.callIds, i)}`, { id: pick(fixture.callIds, i) });
       case 'getContact':
-        return eventFor(route, authorizer, `/contacts/${pick(fixture.namedContactIds, i)}`, { id: pick(fixture.namedContactIds, i) });
+        return eventFor(route, authorizer, `/contacts/${pick(fixture.namedContactIds, i)}`, {
+          id: pick(fixture.namedContactIds, i),
+        });
       case 'updateContact':
-        return eventFor(route, authorizer, `/contacts/${pick(fixture.namedContactIds, i)}`, { id: pick(fixture.namedContactIds, i) }, { notes: `Invoke ${i}` });
+        return eventFor(
+          route,
+          authorizer,
+          `/contacts/${pick(fixture.namedContactIds, i)}`,
+          { id: pick(fixture.namedContactIds, i) },
+          { notes: `Invoke ${i}` },
+        );
       case 'createContact':
-        return eventFor(route, authorizer, '/contacts', null, { displayName: `Invoke ${i}`, phoneNumber: e164('628', i) });
+        return eventFor(route, authorizer, '/contacts', null, {
+          displayName: `Invoke ${i}`,
+          phoneNumber: e164('628', i),
+        });
       case 'upsertContacts':
         // A batch of 10 new contacts an event (the route takes up to 100; 120 events of 100 would be minutes of DynamoDB Local).
         return eventFor(route, authorizer, '/contacts/batch', null, {
-          contacts: Array.from({ length: 10 }, (_, k) => ({ displayName: `Batched ${i}-${k}`, phoneNumber: e164('626', i * 10 + k), externalId: `invoke-${i}-${k}` })),
+          contacts: Array.from({ length: 10 }, (_, k) => ({
+            displayName: `Batched ${i}-${k}`,
+            phoneNumber: e164('626', i * 10 + k),
+            externalId: `invoke-${i}-${k}`,
+          })),
         });
       case 'sendMessage':
         return eventFor(route, authorizer, '/messages', null, { to: e164('629', i), body: 'Invoked directly.' });
       case 'listMessages':
-        return eventFor(route, authorizer, `/messages/${encodeURIComponent(fixture.conversation)}`, { counterpart: fixture.conversation });
+        return eventFor(route, authorizer, `/messages/${encodeURIComponent(fixture.conversation)}`, {
+          counterpart: fixture.conversation,
+        });
       default:
         return eventFor(route, authorizer, route.path, null);
     }
   };
   if (route.operationId === 'deleteContact') {
     // Rows to delete, made beforehand through the domain module.
-    const made = await inPool(count, 8, (i) => createContact(fixture.tenantId, { displayName: `Doomed ${i}`, phoneNumber: e164('627', i) }));
+    const made = await inPool(count, 8, (i) =>
+      createContact(fixture.tenantId, { displayName: `Doomed ${i}`, phoneNumber: e164('627', i) }),
+    );
     return made.map(({ contact }) => eventFor(route, authorizer, `/contacts/${contact.id}`, { id: contact.id }));
   }
   return Promise.all(Array.from({ length: count }, (_, i) => ev(i)));
@@ -137,14 +178,18 @@ async function eventsFor(route: RouteSpec, count: number, fixture: Fixture, auth
 
 function runChild(bundle: BuiltBundle, eventsFile: string, env: NodeJS.ProcessEnv): Promise<ChildOutput> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, bundle.file, eventsFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, bundle.file, eventsFile], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.once('exit', (code) => {
       const at = stdout.lastIndexOf('{"initMs"');
-      if (code !== 0 || at === -1) return fail(new Error(stderr.trim().split('\n').slice(0, 3).join(' ') || `exit ${code}`));
+      if (code !== 0 || at === -1)
+        return fail(new Error(stderr.trim().split('\n').slice(0, 3).join(' ') || `exit ${code}`));
       done(JSON.parse(stdout.slice(at)) as ChildOutput);
     });
   });
@@ -192,7 +237,9 @@ export async function measureInvocations(
     let events: unknown[];
     if (bundle.kind === 'reference') {
       // The floor: one GetItem of a call row per invocation.
-      events = Array.from({ length: count }, (_, i) => callKey(fixture.tenantId, fixture.callIds[i % fixture.callIds.length]));
+      events = Array.from({ length: count }, (_, i) =>
+        callKey(fixture.tenantId, fixture.callIds[i % fixture.callIds.length]),
+      );
     } else if (bundle.kind === 'authorizer') {
       events = Array.from({ length: count }, () => ({
         type: 'TOKEN',
@@ -201,7 +248,12 @@ export async function measureInvocations(
       }));
     } else {
       const route = ROUTES.find((r) => r.operationId === bundle.name)!;
-      events = await eventsFor(route, count, fixture, route.operationId === 'sendMessage' ? senderAuthorizer : authorizer);
+      events = await eventsFor(
+        route,
+        count,
+        fixture,
+        route.operationId === 'sendMessage' ? senderAuthorizer : authorizer,
+      );
     }
     const eventsFile = join(outDir, `events-${bundle.name}.json`);
     await writeFile(eventsFile, JSON.stringify(events));

@@ -1,4 +1,9 @@
-import { RESET_PATH, startLimitsProxy, STATS_PATH, type LimitsProxyOptions } from '../../local/dynamodb-limits/limits-proxy';
+import {
+  RESET_PATH,
+  startLimitsProxy,
+  STATS_PATH,
+  type LimitsProxyOptions,
+} from '../../local/dynamodb-limits/limits-proxy';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import { startRuntimeProcess, type RuntimeProcess } from './runtime-process';
 

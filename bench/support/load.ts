@@ -8,7 +8,12 @@ import { gunzipSync, inflateSync } from 'node:zlib';
  */
 export type LoadResult = { samples: number[]; failures: number; firstFailures: string[]; wallMs: number };
 
-export async function runLoad(count: number, concurrency: number, operation: (index: number) => Promise<unknown>, offset = 0): Promise<LoadResult> {
+export async function runLoad(
+  count: number,
+  concurrency: number,
+  operation: (index: number) => Promise<unknown>,
+  offset = 0,
+): Promise<LoadResult> {
   const samples: number[] = [];
   const firstFailures: string[] = [];
   let failures = 0;
@@ -35,7 +40,11 @@ export async function runLoad(count: number, concurrency: number, operation: (in
 }
 
 /** Runs `count` operations `concurrency` at a time and returns their results in order (seeding). */
-export async function inPool<T>(count: number, concurrency: number, operation: (index: number) => Promise<T>): Promise<T[]> {
+export async function inPool<T>(
+  count: number,
+  concurrency: number,
+  operation: (index: number) => Promise<T>,
+): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
   await Promise.all(
@@ -55,12 +64,19 @@ export async function inPool<T>(count: number, concurrency: number, operation: (
  * `body`: decoded (a gzip or deflate response is decompressed). `wireBytes`: what crossed the wire
  * as the runtime sent it, status line, headers and (encoded) body; `bodyBytes`: the encoded body.
  */
-export type HttpResponse = { status: number; body: string; headers: http.IncomingHttpHeaders; wireBytes: number; bodyBytes: number };
+export type HttpResponse = {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+  wireBytes: number;
+  bodyBytes: number;
+};
 
 /** The status line and headers as sent: `HTTP/1.1 200 OK\r\n`, one `name: value\r\n` each, and the blank line. */
 function headerBytes(res: http.IncomingMessage): number {
   let bytes = Buffer.byteLength(`HTTP/${res.httpVersion} ${res.statusCode} ${res.statusMessage}\r\n\r\n`);
-  for (let i = 0; i < res.rawHeaders.length; i += 2) bytes += Buffer.byteLength(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
+  for (let i = 0; i < res.rawHeaders.length; i += 2)
+    bytes += Buffer.byteLength(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
   return bytes;
 }
 
@@ -77,7 +93,12 @@ function decoded(body: Buffer, encoding: string | undefined): string {
 export function httpClient(baseUrl: string, sockets: number) {
   const base = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
-  const request = (method: string, path: string, headers: Record<string, string>, body?: string): Promise<HttpResponse> =>
+  const request = (
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: string,
+  ): Promise<HttpResponse> =>
     new Promise((done, fail) => {
       const req = http.request(
         {
@@ -86,7 +107,10 @@ export function httpClient(baseUrl: string, sockets: number) {
           port: base.port,
           method,
           path: `${base.pathname.replace(/\/$/, '')}${path}`,
-          headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
+          headers:
+            body === undefined
+              ? headers
+              : { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -95,7 +119,13 @@ export function httpClient(baseUrl: string, sockets: number) {
             const raw = Buffer.concat(chunks);
             try {
               const text = decoded(raw, res.headers['content-encoding']);
-              done({ status: res.statusCode ?? 0, body: text, headers: res.headers, wireBytes: headerBytes(res) + raw.length, bodyBytes: raw.length });
+              done({
+                status: res.statusCode ?? 0,
+                body: text,
+                headers: res.headers,
+                wireBytes: headerBytes(res) + raw.length,
+                bodyBytes: raw.length,
+              });
             } catch (err) {
               fail(err);
             }

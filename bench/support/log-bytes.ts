@@ -76,6 +76,8 @@ export function platformLogBytes(requestId: string, billedMs: number, memoryMb =
   return (
     logEventBytes(`START RequestId: ${requestId} Version: $LATEST\n`) +
     logEventBytes(`END RequestId: ${requestId}\n`) +
-    logEventBytes(`REPORT RequestId: ${requestId}\tDuration: ${duration}\tBilled Duration: ${billedMs} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: ${maxMemoryMb} MB\t\n`)
+    logEventBytes(
+      `REPORT RequestId: ${requestId}\tDuration: ${duration}\tBilled Duration: ${billedMs} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: ${maxMemoryMb} MB\t\n`,
+    )
   );
 }

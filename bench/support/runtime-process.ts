@@ -51,15 +51,23 @@ export async function startRuntimeProcess(
     process.execPath,
     [
       ...nodeArgs,
-      '--import', 'tsx',
-      '--import', './bench/support/runtime-preload.ts',
+      '--import',
+      'tsx',
+      '--import',
+      './bench/support/runtime-preload.ts',
       'bin/local.ts',
-      '--port', String(port),
-      '--state-dir', stateDir,
-      '--dynamodb-endpoint', dynamodbEndpoint,
-      '--rate-limit-per-key', '1000000',
-      '--rate-limit-per-network', '0',
-      '--stop-with-pid', String(process.pid),
+      '--port',
+      String(port),
+      '--state-dir',
+      stateDir,
+      '--dynamodb-endpoint',
+      dynamodbEndpoint,
+      '--rate-limit-per-key',
+      '1000000',
+      '--rate-limit-per-network',
+      '0',
+      '--stop-with-pid',
+      String(process.pid),
       ...runtimeArgs,
     ],
     {
@@ -86,7 +94,10 @@ export async function startRuntimeProcess(
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const baseUrl = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`the runtime was not ready within ${START_TIMEOUT_MS} ms:\n${stderr}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`the runtime was not ready within ${START_TIMEOUT_MS} ms:\n${stderr}`)),
+      START_TIMEOUT_MS,
+    );
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       // One access-log line per request follows (and, at --log-level info, the functions' lines): kept for `linesUntil`.
       if (ready) return output.push(chunk);
@@ -144,7 +155,8 @@ function outputLines(kept: number) {
       for (;;) {
         const at = lines.findIndex((line) => !line.startsWith('{') && line.includes(requestId));
         if (at !== -1) return lines.splice(0, at + 1);
-        if (Date.now() > deadline) throw new Error(`the runtime printed no access line for request ${requestId} within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`the runtime printed no access line for request ${requestId} within ${timeoutMs} ms`);
         await new Promise<void>((done) => {
           const timer = setTimeout(done, 100);
           waiting = () => {

@@ -34,7 +34,13 @@ export type ScaleResult = { settings: ScaleSettings; seedSeconds: Record<number,
 
 type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyResult>;
 
-type Request = { name: string; handler: Handler; query?: Record<string, string>; pathParameters?: Record<string, string>; list: string };
+type Request = {
+  name: string;
+  handler: Handler;
+  query?: Record<string, string>;
+  pathParameters?: Record<string, string>;
+  list: string;
+};
 
 export async function measureScale(
   settings: ScaleSettings,
@@ -46,15 +52,16 @@ export async function measureScale(
 ): Promise<ScaleResult> {
   process.env.RATE_LIMIT_PER_KEY = '0';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const [{ meterDynamoReads }, seed, { apiEvent, aPrincipal, lambdaContext }, contacts, contact, threads, messages] = await Promise.all([
-    import('../../test/support/read-meter'),
-    import('../../test/support/scale-seed'),
-    import('../../test/support/api-event'),
-    import('../../lambdas/handlers/api/list-contacts'),
-    import('../../lambdas/handlers/api/get-contact'),
-    import('../../lambdas/handlers/api/list-threads'),
-    import('../../lambdas/handlers/api/list-messages'),
-  ]);
+  const [{ meterDynamoReads }, seed, { apiEvent, aPrincipal, lambdaContext }, contacts, contact, threads, messages] =
+    await Promise.all([
+      import('../../test/support/read-meter'),
+      import('../../test/support/scale-seed'),
+      import('../../test/support/api-event'),
+      import('../../lambdas/handlers/api/list-contacts'),
+      import('../../lambdas/handlers/api/get-contact'),
+      import('../../lambdas/handlers/api/list-threads'),
+      import('../../lambdas/handlers/api/list-messages'),
+    ]);
   const tenantId = randomUUID();
   const principal = aPrincipal({ tenantId });
   const counterpart = '+14155550199';
@@ -80,10 +87,15 @@ export async function measureScale(
       const started = performance.now();
       const grow = size - seeded;
       const conversationGrow = Math.floor(size / 10) - Math.floor(seeded / 10);
-      log(`  seeding ${grow} contacts, ${grow} threads and ${conversationGrow} texts of one conversation (to ${size} of each)`);
+      log(
+        `  seeding ${grow} contacts, ${grow} threads and ${conversationGrow} texts of one conversation (to ${size} of each)`,
+      );
       await seed.seedContacts(tenantId, grow, { first: seeded, client: seedClient });
       await seed.seedThreads(tenantId, grow, { first: seeded, client: seedClient });
-      await seed.seedConversation(tenantId, counterpart, conversationGrow, { first: Math.floor(seeded / 10), client: seedClient });
+      await seed.seedConversation(tenantId, counterpart, conversationGrow, {
+        first: Math.floor(seeded / 10),
+        client: seedClient,
+      });
       seeded = size;
       seedSeconds[size] = round((performance.now() - started) / 1000, 1);
       log(`  seeded in ${seedSeconds[size]} s; measuring ${settings.requests} requests of each kind`);
@@ -100,10 +112,12 @@ export async function measureScale(
           latencies.push(performance.now() - t0);
           last = { result, cost: meter.snapshot() };
         }
-        if (!last || last.result.statusCode !== 200) throw new Error(`${request.name} answered ${last?.result.statusCode}: ${last?.result.body}`);
+        if (!last || last.result.statusCode !== 200)
+          throw new Error(`${request.name} answered ${last?.result.statusCode}: ${last?.result.body}`);
         const body = JSON.parse(last.result.body) as Record<string, unknown> & { nextCursor?: string | null };
         const answer = body[request.list];
-        if (request.name === 'search: rare term') requests.find((r) => r.name === 'contact')!.pathParameters = { id: (answer as { id: string }[])[0].id };
+        if (request.name === 'search: rare term')
+          requests.find((r) => r.name === 'contact')!.pathParameters = { id: (answer as { id: string }[])[0].id };
         const latency = distribution(latencies);
         rows.push({
           size,
@@ -127,7 +141,8 @@ export async function measureScale(
   return { settings, seedSeconds, rows };
 }
 
-const percentile95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * values.length) - 1)];
+const percentile95 = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * values.length) - 1)];
 
 /** Each figure at the largest size over the smallest (the target: at most 1.5), and search p50 over the contact list's. */
 export function scaleVerdicts(rows: ScaleRow[]) {
@@ -146,7 +161,9 @@ export function scaleVerdicts(rows: ScaleRow[]) {
     };
   });
   const searchOverList = sizes.flatMap((size) =>
-    requests.filter((request) => request.startsWith('search')).map((request) => ({ size, request, p50: round(at(size, request).p50Ms / at(size, 'contact list').p50Ms) })),
+    requests
+      .filter((request) => request.startsWith('search'))
+      .map((request) => ({ size, request, p50: round(at(size, request).p50Ms / at(size, 'contact list').p50Ms) })),
   );
   return { smallest, largest, growth, searchOverList };
 }
@@ -158,17 +175,49 @@ export async function scaleReport({ rows }: ScaleResult): Promise<string> {
   const within = (value: number, target: number) => (value <= target ? 'holds' : 'MISSES');
   return [
     table([
-      ['size', 'request', 'items examined', 'read units', 'DynamoDB calls', 'response bytes', 'p50 ms', 'p95 ms', 'rows', 'next page'],
-      ...rows.map((r) => [r.size, r.request, r.itemsExamined, r.readUnits, r.calls, r.responseBytes, r.p50Ms, r.p95Ms, r.rows, r.nextPage ? 'yes' : 'no']),
+      [
+        'size',
+        'request',
+        'items examined',
+        'read units',
+        'DynamoDB calls',
+        'response bytes',
+        'p50 ms',
+        'p95 ms',
+        'rows',
+        'next page',
+      ],
+      ...rows.map((r) => [
+        r.size,
+        r.request,
+        r.itemsExamined,
+        r.readUnits,
+        r.calls,
+        r.responseBytes,
+        r.p50Ms,
+        r.p95Ms,
+        r.rows,
+        r.nextPage ? 'yes' : 'no',
+      ]),
     ]),
     '',
     `Growth from ${verdicts.smallest} to ${verdicts.largest} (target: every figure within 1.5x)`,
     table([
       ['request', 'items examined', 'read units', 'calls', 'p50', 'target'],
-      ...verdicts.growth.map((g) => [g.request, g.itemsExamined, g.readUnits, g.calls, g.p50, within(Math.max(g.itemsExamined, g.readUnits, g.calls, g.p50), 1.5)]),
+      ...verdicts.growth.map((g) => [
+        g.request,
+        g.itemsExamined,
+        g.readUnits,
+        g.calls,
+        g.p50,
+        within(Math.max(g.itemsExamined, g.readUnits, g.calls, g.p50), 1.5),
+      ]),
     ]),
     '',
     'Search p50 over the contact list p50 (target: within 2x)',
-    table([['size', 'request', 'ratio', 'target'], ...verdicts.searchOverList.map((s) => [s.size, s.request, s.p50, within(s.p50, 2)])]),
+    table([
+      ['size', 'request', 'ratio', 'target'],
+      ...verdicts.searchOverList.map((s) => [s.size, s.request, s.p50, within(s.p50, 2)]),
+    ]),
   ].join('\n');
 }

@@ -48,7 +48,11 @@ async function routedDeliveries(receiver: Receiver, endpoints: number, events: n
   await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
   const registered: WebhookEndpoint[] = await inPool(endpoints, 8, async (i) => {
     const path = `/sender/${tenant.id}/${i}`;
-    const endpoint = await addWebhookEndpoint(tenant.id, { url: receiver.url(path), events: ['sms.received'] }, { allowInsecureTargets: true });
+    const endpoint = await addWebhookEndpoint(
+      tenant.id,
+      { url: receiver.url(path), events: ['sms.received'] },
+      { allowInsecureTargets: true },
+    );
     receiver.secrets.set(path, endpoint.secret);
     return endpoint;
   });
@@ -57,24 +61,48 @@ async function routedDeliveries(receiver: Receiver, endpoints: number, events: n
     const now = new Date();
     const message = inboundText(tenant.id, `+1303999${String(i).padStart(5, '0')}`, `senderbench${i}`, now);
     // The very body the router would freeze for this row.
-    const event = deriveEvent({ eventId: `sender-bench-${i}`, eventName: 'INSERT', approximateCreationMs: now.getTime(), newImage: messageItem(message) });
+    const event = deriveEvent({
+      eventId: `sender-bench-${i}`,
+      eventName: 'INSERT',
+      approximateCreationMs: now.getTime(),
+      newImage: messageItem(message),
+    });
     if (!event) throw new Error('an inbound text row derives no event');
     for (const endpoint of registered) {
-      const fields = { id: uuidv7(now), tenantId: tenant.id, endpointId: endpoint.id, event: event.type, eventId: event.id, body: event.body };
-      messages.push({ deliveryId: fields.id, tenantId: tenant.id, endpointId: endpoint.id, cycle: 1, attempt: 1, body: event.body });
+      const fields = {
+        id: uuidv7(now),
+        tenantId: tenant.id,
+        endpointId: endpoint.id,
+        event: event.type,
+        eventId: event.id,
+        body: event.body,
+      };
+      messages.push({
+        deliveryId: fields.id,
+        tenantId: tenant.id,
+        endpointId: endpoint.id,
+        cycle: 1,
+        attempt: 1,
+        body: event.body,
+      });
       await insertDelivery(newDelivery(fields, now));
     }
   }
   return messages;
 }
 
-export async function measureSender(dynamodbPid: number | undefined, spec: { endpoints: number; events: number }): Promise<SenderScenario> {
+export async function measureSender(
+  dynamodbPid: number | undefined,
+  spec: { endpoints: number; events: number },
+): Promise<SenderScenario> {
   const receiver = await startReceiver();
   try {
     const messages = await routedDeliveries(receiver, spec.endpoints, spec.events);
     const attemptMs: number[] = [];
     const outcomes: Record<string, number> = {};
-    const batches = Array.from({ length: Math.ceil(messages.length / SENDER_BATCH) }, (_, i) => messages.slice(i * SENDER_BATCH, (i + 1) * SENDER_BATCH));
+    const batches = Array.from({ length: Math.ceil(messages.length / SENDER_BATCH) }, (_, i) =>
+      messages.slice(i * SENDER_BATCH, (i + 1) * SENDER_BATCH),
+    );
 
     receiver.resetCounters();
     const cpuBefore = process.cpuUsage();
@@ -105,7 +133,10 @@ export async function measureSender(dynamodbPid: number | undefined, spec: { end
       attemptMs: distribution(attemptMs),
       deliveriesPerSecond: round(verified.length / wallS, 1),
       nodeCpuMsPerDelivery: round((cpu.user + cpu.system) / 1000 / Math.max(1, verified.length), 2),
-      dynamodbCpuMsPerDelivery: jvmBefore === null || jvmAfter === null ? null : round((jvmAfter - jvmBefore) / Math.max(1, verified.length), 2),
+      dynamodbCpuMsPerDelivery:
+        jvmBefore === null || jvmAfter === null
+          ? null
+          : round((jvmAfter - jvmBefore) / Math.max(1, verified.length), 2),
       connections: receiver.connections(),
       outcomes,
     };

@@ -11,7 +11,19 @@ import { inboundCallSequence, inboundSmsCallback, type CallbackPost } from '../.
 import { postSignedCallback } from '../../local/admin/carrier-post';
 import { startRuntimeOnEngine } from './limits-meters';
 import { httpClient, type HttpResponse } from './load';
-import { checkEvents, checkTexts, expectedEvents, memoryTrend, type EventChecks, type MemorySample, type MemoryTrend, type Row, type SendRecord, type StopRecord, type TextChecks } from './soak-checks';
+import {
+  checkEvents,
+  checkTexts,
+  expectedEvents,
+  memoryTrend,
+  type EventChecks,
+  type MemorySample,
+  type MemoryTrend,
+  type Row,
+  type SendRecord,
+  type StopRecord,
+  type TextChecks,
+} from './soak-checks';
 import { seededRandom } from '../../test/support/seeded-random';
 import { startSoakReceiver } from './soak-receiver';
 import { round } from './stats';
@@ -29,7 +41,14 @@ import { round } from './stats';
  * the contract's 1-minute base a delivery whose first attempt the receiver fails would arrive a
  * minute late by design. The check is the pipeline's lag, which the backoff would hide.
  */
-export type SoakOptions = { minutes: number; organizations: number; clients: number; failShare: number; seed: number; drainMs: number };
+export type SoakOptions = {
+  minutes: number;
+  organizations: number;
+  clients: number;
+  failShare: number;
+  seed: number;
+  drainMs: number;
+};
 
 export type SoakResult = {
   options: SoakOptions;
@@ -96,31 +115,73 @@ async function rowsOfTable(db: DynamoDBDocumentClient): Promise<Row[]> {
   return rows;
 }
 
-async function organizations(count: number, receiverUrl: (path: string) => string, secrets: Map<string, string>): Promise<Org[]> {
+async function organizations(
+  count: number,
+  receiverUrl: (path: string) => string,
+  secrets: Map<string, string>,
+): Promise<Org[]> {
   return Promise.all(
     Array.from({ length: count }, async (_, index) => {
       const smsNumber = `+1640${pad(index, 3)}0000`;
       const voiceNumber = `+1641${pad(index, 3)}0000`;
-      const tenant = await createTenant({ name: `Soak ${index}`, plan: 'pro', smsNumber, numbers: [voiceNumber], billingStatus: 'active', spendingLimitCents: 100_000_000 });
+      const tenant = await createTenant({
+        name: `Soak ${index}`,
+        plan: 'pro',
+        smsNumber,
+        numbers: [voiceNumber],
+        billingStatus: 'active',
+        spendingLimitCents: 100_000_000,
+      });
       await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
       const { key } = await createApiKey({ tenantId: tenant.id, name: 'soak', scopes: [...SCOPES] });
       const path = `/soak/${index}`;
-      const endpoint = await addWebhookEndpoint(tenant.id, { url: receiverUrl(path), events: EVENT_TYPES }, { allowInsecureTargets: true });
+      const endpoint = await addWebhookEndpoint(
+        tenant.id,
+        { url: receiverUrl(path), events: EVENT_TYPES },
+        { allowInsecureTargets: true },
+      );
       secrets.set(path, endpoint.secret);
       const customers = Array.from({ length: CUSTOMERS_PER_ORG }, (_, n) => `+1642${pad(index, 3)}${pad(n, 4)}`);
-      return { index, tenantId: tenant.id, key, smsNumber, voiceNumber, path, contacts: [], customers, stopped: new Set<string>(), sentKeys: [], contactNumbers: 0 };
+      return {
+        index,
+        tenantId: tenant.id,
+        key,
+        smsNumber,
+        voiceNumber,
+        path,
+        contacts: [],
+        customers,
+        stopped: new Set<string>(),
+        sentKeys: [],
+        contactNumbers: 0,
+      };
     }),
   );
 }
 
-export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClient, options: SoakOptions, log: (line: string) => void): Promise<SoakResult> {
+export async function runSoak(
+  dynamodbEndpoint: string,
+  db: DynamoDBDocumentClient,
+  options: SoakOptions,
+  log: (line: string) => void,
+): Promise<SoakResult> {
   const random = seededRandom(options.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const receiver = await startSoakReceiver(options.failShare, options.seed + 1);
   const runtime = await startRuntimeOnEngine(
     dynamodbEndpoint,
     {},
-    ['--rate-limit-per-key', '0', '--callback-rate-limit', '0', '--callback-limit-per-address', '0', '--allow-http-webhooks', '--webhook-backoff-ms', '2000'],
+    [
+      '--rate-limit-per-key',
+      '0',
+      '--callback-rate-limit',
+      '0',
+      '--callback-limit-per-address',
+      '0',
+      '--allow-http-webhooks',
+      '--webhook-backoff-ms',
+      '2000',
+    ],
     { LOOPBACK_STATUS_DELAY_MS: '1000', LOOPBACK_FAIL_TO: FAILING_NUMBERS.join(',') },
   );
   const api = httpClient(runtime.baseUrl, options.clients);
@@ -141,8 +202,21 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
     if (status >= 500 && serverErrors.length < 20) serverErrors.push({ kind, status, body: body.slice(0, 300) });
   };
   /** One API request; a 503 (contention) is counted and sent again once after its Retry-After, as a client should. */
-  const call = async (kind: string, org: Org, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResponse> => {
-    const send = () => api.request(method, path, { Authorization: `Bearer ${org.key}`, ...headers }, body === undefined ? undefined : JSON.stringify(body));
+  const call = async (
+    kind: string,
+    org: Org,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<HttpResponse> => {
+    const send = () =>
+      api.request(
+        method,
+        path,
+        { Authorization: `Bearer ${org.key}`, ...headers },
+        body === undefined ? undefined : JSON.stringify(body),
+      );
     let response = await send();
     if (response.status === 503) {
       unavailable += 1;
@@ -154,7 +228,13 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
   };
   const callback = async (kind: string, post: CallbackPost): Promise<number> => {
     const search = new URLSearchParams(post.query ?? {}).toString();
-    const { status, body } = await postSignedCallback(origin, `${post.route.path}${search ? `?${search}` : ''}`, post.params, LOCAL_TWILIO_AUTH_TOKEN, origin);
+    const { status, body } = await postSignedCallback(
+      origin,
+      `${post.route.path}${search ? `?${search}` : ''}`,
+      post.params,
+      LOCAL_TWILIO_AUTH_TOKEN,
+      origin,
+    );
     count(kind, status, body);
     return status;
   };
@@ -172,7 +252,12 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
     const key = randomUUID();
     const body = { to, body: `Soak text ${sends.size}` };
     const response = await call('send', org, 'POST', '/messages', body, { 'Idempotency-Key': key });
-    sends.set(key, { org: org.index, to, first: { status: response.status, messageId: messageIdOf(response) }, replays: [] });
+    sends.set(key, {
+      org: org.index,
+      to,
+      first: { status: response.status, messageId: messageIdOf(response) },
+      replays: [],
+    });
     org.sentKeys.push(key);
     requestBodies.set(key, body);
   };
@@ -180,34 +265,75 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
     [10, (org) => call('read contacts', org, 'GET', '/contacts?limit=20')],
     [6, (org) => call('read calls', org, 'GET', '/calls?limit=20')],
     [6, (org) => call('read threads', org, 'GET', '/messages?limit=20')],
-    [5, (org) => call('read conversation', org, 'GET', `/messages/${encodeURIComponent(pick(org.customers))}?limit=20`)],
+    [
+      5,
+      (org) => call('read conversation', org, 'GET', `/messages/${encodeURIComponent(pick(org.customers))}?limit=20`),
+    ],
     [3, (org) => call('read me', org, 'GET', '/me')],
     [
       8,
       async (org) => {
         const phoneNumber = `+1643${pad(org.index, 3)}${pad((org.contactNumbers += 1), 4)}`;
-        const response = await call('create contact', org, 'POST', '/contacts', { displayName: `Soak contact ${org.contactNumbers}`, phoneNumber, company: 'Soak Inc' });
+        const response = await call('create contact', org, 'POST', '/contacts', {
+          displayName: `Soak contact ${org.contactNumbers}`,
+          phoneNumber,
+          company: 'Soak Inc',
+        });
         const id = (JSON.parse(response.body) as { contact?: { id: string } }).contact?.id;
         if (id) org.contacts.push(id);
       },
     ],
-    [4, async (org) => org.contacts.length > 0 && call('update contact', org, 'PATCH', `/contacts/${pick(org.contacts)}`, { tag: `t${Math.floor(random() * 100)}` })],
+    [
+      4,
+      async (org) =>
+        org.contacts.length > 0 &&
+        call('update contact', org, 'PATCH', `/contacts/${pick(org.contacts)}`, {
+          tag: `t${Math.floor(random() * 100)}`,
+        }),
+    ],
     // New texts: mostly to customers, some to numbers that opted out (409), a few the carrier refuses (422).
-    [15, (org) => sendText(org, random() < 0.03 ? pick(FAILING_NUMBERS) : org.stopped.size > 0 && random() < 0.05 ? pick([...org.stopped]) : pick(org.customers))],
+    [
+      15,
+      (org) =>
+        sendText(
+          org,
+          random() < 0.03
+            ? pick(FAILING_NUMBERS)
+            : org.stopped.size > 0 && random() < 0.05
+              ? pick([...org.stopped])
+              : pick(org.customers),
+        ),
+    ],
     [
       4,
       async (org) => {
         if (org.sentKeys.length === 0) return;
         const key = pick(org.sentKeys);
-        const response = await call('send replay', org, 'POST', '/messages', requestBodies.get(key), { 'Idempotency-Key': key });
+        const response = await call('send replay', org, 'POST', '/messages', requestBodies.get(key), {
+          'Idempotency-Key': key,
+        });
         sends.get(key)!.replays.push({ status: response.status, messageId: messageIdOf(response) });
       },
     ],
-    [10, (org) => callback('inbound text', inboundSmsCallback({ from: pick(org.customers), to: org.smsNumber, body: 'Is my order ready?' }).post)],
+    [
+      10,
+      (org) =>
+        callback(
+          'inbound text',
+          inboundSmsCallback({ from: pick(org.customers), to: org.smsNumber, body: 'Is my order ready?' }).post,
+        ),
+    ],
     [
       4,
       async (org) => {
-        const sequence = inboundCallSequence({ tenantId: org.tenantId, from: pick(org.customers), to: org.voiceNumber, startedAt: new Date(), agentId: AGENT_ID, durationSec: 30 });
+        const sequence = inboundCallSequence({
+          tenantId: org.tenantId,
+          from: pick(org.customers),
+          to: org.voiceNumber,
+          startedAt: new Date(),
+          agentId: AGENT_ID,
+          durationSec: 30,
+        });
         for (const post of sequence.posts) await callback('inbound call', post);
       },
     ],
@@ -215,7 +341,10 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
       1,
       async (org) => {
         const number = pick(org.customers.filter((n) => !org.stopped.has(n)));
-        const status = await callback('STOP', inboundSmsCallback({ from: number, to: org.smsNumber, body: 'STOP' }).post);
+        const status = await callback(
+          'STOP',
+          inboundSmsCallback({ from: number, to: org.smsNumber, body: 'STOP' }).post,
+        );
         if (status === 200) {
           stops.push({ org: org.index, number, answeredAtMs: Date.now() });
           org.stopped.add(number);
@@ -262,7 +391,9 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
         if (Date.now() - lastReport >= 60_000) {
           lastReport = Date.now();
           const attempts = [...receiver.attempts.values()].reduce((sum, list) => sum + list.length, 0);
-          log(`  [${Math.round((Date.now() - started) / 1000)} s] ${requests} requests, ${attempts} webhook attempts received`);
+          log(
+            `  [${Math.round((Date.now() - started) / 1000)} s] ${requests} requests, ${attempts} webhook attempts received`,
+          );
         }
       }
     };
@@ -281,10 +412,27 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
     do {
       await sleep(5_000);
       rows = await rowsOfTable(db);
-      events = checkEvents(expectedEvents(rows, (t) => orgOf.get(t)), attemptsOf, orgs.map((o) => o.index));
-    } while ((events.missing.length > 0 || rows.some((r) => r.type === 'message' && r.direction === 'outbound' && orgOf.has(r.tenantId) && r.status !== 'delivered' && r.status !== 'failed')) && Date.now() < drainUntil);
+      events = checkEvents(
+        expectedEvents(rows, (t) => orgOf.get(t)),
+        attemptsOf,
+        orgs.map((o) => o.index),
+      );
+    } while (
+      (events.missing.length > 0 ||
+        rows.some(
+          (r) =>
+            r.type === 'message' &&
+            r.direction === 'outbound' &&
+            orgOf.has(r.tenantId) &&
+            r.status !== 'delivered' &&
+            r.status !== 'failed',
+        )) &&
+      Date.now() < drainUntil
+    );
 
-    const spends = new Map(await Promise.all(orgs.map(async (org) => [org.index, await spendOf(org.tenantId)] as const)));
+    const spends = new Map(
+      await Promise.all(orgs.map(async (org) => [org.index, await spendOf(org.tenantId)] as const)),
+    );
     const texts = checkTexts(rows, sends, stops, spends, (t) => orgOf.get(t));
     const engine = await runtime.limits.stats();
     const trend = memoryTrend(memory, Math.min(120_000, (durationS * 1000) / 4));
@@ -308,12 +456,19 @@ export async function runSoak(dynamodbEndpoint: string, db: DynamoDBDocumentClie
       'no 5xx': serverErrors.length === 0,
       'every request answered': clientErrors.length === 0,
       'spend exact per organization': texts.spendMismatches.length === 0,
-      'each text once': texts.replayMismatches === 0 && texts.storedWithoutAnswer === 0 && texts.answeredNotStored === 0,
-      'each event once per endpoint': events!.missing.length === 0 && events!.duplicates.length === 0 && events!.unexpected.length === 0 && events!.badSignatures === 0,
+      'each text once':
+        texts.replayMismatches === 0 && texts.storedWithoutAnswer === 0 && texts.answeredNotStored === 0,
+      'each event once per endpoint':
+        events!.missing.length === 0 &&
+        events!.duplicates.length === 0 &&
+        events!.unexpected.length === 0 &&
+        events!.badSignatures === 0,
       'every event within a minute': events!.late === 0 && events!.missing.length === 0,
       'no text after a STOP': texts.textsAfterStop.length === 0,
       // Growth is the leak: a heap that falls after the warm-up (40 -> 34 MiB in the 20-minute run) is not one.
-      ...(durationS - trend.warmupS >= MIN_MEMORY_JUDGED_S && { 'memory flat after warm-up (heap under 5 MiB per 10 min)': trend.heapMiBPer10Min < 5 }),
+      ...(durationS - trend.warmupS >= MIN_MEMORY_JUDGED_S && {
+        'memory flat after warm-up (heap under 5 MiB per 10 min)': trend.heapMiBPer10Min < 5,
+      }),
     };
     return result;
   } finally {

@@ -10,7 +10,16 @@ export const EVENT_DEADLINE_MS = 60_000;
 export type SoakOrg = { index: number; tenantId: string; path: string };
 
 /** A message or call row of a soak organization, as the table holds it. */
-export type Row = { type: string; tenantId: string; id: string; direction?: string; status?: string; counterpartNumber?: string; createdAt?: string; costCents?: number };
+export type Row = {
+  type: string;
+  tenantId: string;
+  id: string;
+  direction?: string;
+  status?: string;
+  counterpartNumber?: string;
+  createdAt?: string;
+  costCents?: number;
+};
 
 export type SendRecord = { org: number; to: string; first: Answer; replays: Answer[] };
 export type Answer = { status: number; messageId?: string };
@@ -19,15 +28,20 @@ export type StopRecord = { org: number; number: string; answeredAtMs: number };
 const TERMINAL_CALL_STATUSES = new Set(['completed', 'busy', 'no-answer', 'canceled', 'failed']);
 
 /** The events the table's rows raise, as `<type> <resource id>`, per organization index. */
-export function expectedEvents(rows: readonly Row[], orgOf: (tenantId: string) => number | undefined): Map<number, Set<string>> {
+export function expectedEvents(
+  rows: readonly Row[],
+  orgOf: (tenantId: string) => number | undefined,
+): Map<number, Set<string>> {
   const expected = new Map<number, Set<string>>();
   const add = (org: number, key: string) => (expected.get(org) ?? expected.set(org, new Set()).get(org)!).add(key);
   for (const row of rows) {
     const org = orgOf(row.tenantId);
     if (org === undefined) continue;
     if (row.type === 'message' && row.direction === 'inbound') add(org, `sms.received ${row.id}`);
-    if (row.type === 'message' && row.direction === 'outbound' && row.status === 'delivered') add(org, `message.delivered ${row.id}`);
-    if (row.type === 'message' && row.direction === 'outbound' && row.status === 'failed') add(org, `message.failed ${row.id}`);
+    if (row.type === 'message' && row.direction === 'outbound' && row.status === 'delivered')
+      add(org, `message.delivered ${row.id}`);
+    if (row.type === 'message' && row.direction === 'outbound' && row.status === 'failed')
+      add(org, `message.failed ${row.id}`);
     if (row.type === 'call' && TERMINAL_CALL_STATUSES.has(row.status ?? '')) add(org, `call.completed ${row.id}`);
   }
   return expected;
@@ -49,8 +63,24 @@ export type EventChecks = {
   deliveredMs: Distribution;
 };
 
-export function checkEvents(expected: Map<number, Set<string>>, attemptsOf: (org: number) => readonly Attempt[], orgs: readonly number[]): EventChecks {
-  const result: EventChecks = { expected: 0, delivered: 0, missing: [], duplicates: [], unexpected: [], badSignatures: 0, late: 0, attempts: 0, failedAttempts: 0, firstAttemptMs: distribution([]), deliveredMs: distribution([]) };
+export function checkEvents(
+  expected: Map<number, Set<string>>,
+  attemptsOf: (org: number) => readonly Attempt[],
+  orgs: readonly number[],
+): EventChecks {
+  const result: EventChecks = {
+    expected: 0,
+    delivered: 0,
+    missing: [],
+    duplicates: [],
+    unexpected: [],
+    badSignatures: 0,
+    late: 0,
+    attempts: 0,
+    failedAttempts: 0,
+    firstAttemptMs: distribution([]),
+    deliveredMs: distribution([]),
+  };
   const first: number[] = [];
   const delivered: number[] = [];
   for (const org of orgs) {
@@ -72,7 +102,8 @@ export function checkEvents(expected: Map<number, Set<string>>, attemptsOf: (org
         continue;
       }
       result.delivered += 1;
-      if (ok.length > 1 || new Set(attempts.map((a) => a.eventId)).size > 1) result.duplicates.push(`org ${org}: ${key}`);
+      if (ok.length > 1 || new Set(attempts.map((a) => a.eventId)).size > 1)
+        result.duplicates.push(`org ${org}: ${key}`);
       first.push(Math.min(...attempts.map((a) => a.atMs)) - attempts[0].changedAtMs);
       const took = ok[0].atMs - ok[0].changedAtMs;
       delivered.push(took);
@@ -101,8 +132,16 @@ export type TextChecks = {
   unsettled: number;
 };
 
-export function checkTexts(rows: readonly Row[], sends: ReadonlyMap<string, SendRecord>, stops: readonly StopRecord[], spendOf: ReadonlyMap<number, number>, orgOf: (tenantId: string) => number | undefined): TextChecks {
-  const outbound = rows.filter((row) => row.type === 'message' && row.direction === 'outbound' && orgOf(row.tenantId) !== undefined);
+export function checkTexts(
+  rows: readonly Row[],
+  sends: ReadonlyMap<string, SendRecord>,
+  stops: readonly StopRecord[],
+  spendOf: ReadonlyMap<number, number>,
+  orgOf: (tenantId: string) => number | undefined,
+): TextChecks {
+  const outbound = rows.filter(
+    (row) => row.type === 'message' && row.direction === 'outbound' && orgOf(row.tenantId) !== undefined,
+  );
   const answered = new Set<string>();
   let replays = 0;
   let replayMismatches = 0;
@@ -116,8 +155,16 @@ export function checkTexts(rows: readonly Row[], sends: ReadonlyMap<string, Send
   const stored = new Set(outbound.map((row) => row.id));
   const textsAfterStop = stops.flatMap((stop) =>
     outbound
-      .filter((row) => orgOf(row.tenantId) === stop.org && row.counterpartNumber === stop.number && Date.parse(row.createdAt ?? '') > stop.answeredAtMs)
-      .map((row) => `org ${stop.org}: text ${row.id} to ${stop.number}, STOP answered ${new Date(stop.answeredAtMs).toISOString()}`),
+      .filter(
+        (row) =>
+          orgOf(row.tenantId) === stop.org &&
+          row.counterpartNumber === stop.number &&
+          Date.parse(row.createdAt ?? '') > stop.answeredAtMs,
+      )
+      .map(
+        (row) =>
+          `org ${stop.org}: text ${row.id} to ${stop.number}, STOP answered ${new Date(stop.answeredAtMs).toISOString()}`,
+      ),
   );
   const cost = new Map<number, number>();
   for (const row of outbound) {
@@ -125,7 +172,9 @@ export function checkTexts(rows: readonly Row[], sends: ReadonlyMap<string, Send
     const org = orgOf(row.tenantId)!;
     cost.set(org, (cost.get(org) ?? 0) + (row.costCents ?? 0));
   }
-  const spendMismatches = [...spendOf].filter(([org, spend]) => spend !== (cost.get(org) ?? 0)).map(([org, spend]) => `org ${org}: spend ${spend}, texts ${cost.get(org) ?? 0}`);
+  const spendMismatches = [...spendOf]
+    .filter(([org, spend]) => spend !== (cost.get(org) ?? 0))
+    .map(([org, spend]) => `org ${org}: spend ${spend}, texts ${cost.get(org) ?? 0}`);
   return {
     sends: sends.size,
     replays,
@@ -140,7 +189,14 @@ export function checkTexts(rows: readonly Row[], sends: ReadonlyMap<string, Send
 
 export type MemorySample = { atMs: number; rssBytes: number; heapUsedBytes: number };
 
-export type MemoryTrend = { samples: number; warmupS: number; heapMiBPer10Min: number; rssMiBPer10Min: number; heapMiB: { first: number; last: number }; rssMiB: { first: number; last: number } };
+export type MemoryTrend = {
+  samples: number;
+  warmupS: number;
+  heapMiBPer10Min: number;
+  rssMiBPer10Min: number;
+  heapMiB: { first: number; last: number };
+  rssMiB: { first: number; last: number };
+};
 
 /** Least-squares slope of y over x. */
 function slope(points: readonly [number, number][]): number {
@@ -167,14 +223,19 @@ export function memoryTrend(samples: readonly MemorySample[], warmupMs: number):
   }
   const mib = (bytes: number) => bytes / 2 ** 20;
   const perTenMinutes = (perMs: number) => round(perMs * 600_000, 1);
-  const heapFloor = [...windows.values()].map((w) => [w[0].atMs, mib(Math.min(...w.map((s) => s.heapUsedBytes)))] as [number, number]);
+  const heapFloor = [...windows.values()].map(
+    (w) => [w[0].atMs, mib(Math.min(...w.map((s) => s.heapUsedBytes)))] as [number, number],
+  );
   const rss = after.map((s) => [s.atMs, mib(s.rssBytes)] as [number, number]);
   return {
     samples: after.length,
     warmupS: round(warmupMs / 1000),
     heapMiBPer10Min: perTenMinutes(slope(heapFloor)),
     rssMiBPer10Min: perTenMinutes(slope(rss)),
-    heapMiB: { first: round(heapFloor[0]?.[1] ?? Number.NaN, 1), last: round(heapFloor[heapFloor.length - 1]?.[1] ?? Number.NaN, 1) },
+    heapMiB: {
+      first: round(heapFloor[0]?.[1] ?? Number.NaN, 1),
+      last: round(heapFloor[heapFloor.length - 1]?.[1] ?? Number.NaN, 1),
+    },
     rssMiB: { first: round(rss[0]?.[1] ?? Number.NaN, 1), last: round(rss[rss.length - 1]?.[1] ?? Number.NaN, 1) },
   };
 }

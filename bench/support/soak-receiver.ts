@@ -30,10 +30,15 @@ export type SoakReceiver = {
   close: () => Promise<void>;
 };
 
+type EventBody = {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: { messageId?: string; message?: { id: string }; call?: { id: string } };
+};
 
-type EventBody = { id: string; type: string; createdAt: string; data: { messageId?: string; message?: { id: string }; call?: { id: string } } };
-
-const resourceOf = (event: EventBody): string => event.data.messageId ?? event.data.message?.id ?? event.data.call?.id ?? '?';
+const resourceOf = (event: EventBody): string =>
+  event.data.messageId ?? event.data.message?.id ?? event.data.call?.id ?? '?';
 
 export async function startSoakReceiver(failShare: number, seed: number): Promise<SoakReceiver> {
   const secrets = new Map<string, string>();
@@ -57,7 +62,15 @@ export async function startSoakReceiver(failShare: number, seed: number): Promis
       }
       const answered = !signatureOk ? 401 : random() < failShare ? 500 : 204;
       const list = attempts.get(path) ?? [];
-      list.push({ eventId: event.id, type: event.type, resourceId: resourceOf(event), changedAtMs: Date.parse(event.createdAt), atMs: Date.now(), signatureOk, answered });
+      list.push({
+        eventId: event.id,
+        type: event.type,
+        resourceId: resourceOf(event),
+        changedAtMs: Date.parse(event.createdAt),
+        atMs: Date.now(),
+        signatureOk,
+        answered,
+      });
       attempts.set(path, list);
       res.writeHead(answered).end();
     });

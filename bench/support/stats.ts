@@ -51,9 +51,17 @@ export function table(rows: (string | number)[][]): string {
   const cells = rows.map((row) => row.map((cell) => (typeof cell === 'number' ? formatNumber(cell) : cell)));
   const widths = cells[0].map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
   const line = (row: string[], raw: (string | number)[]) =>
-    row.map((cell, column) => (typeof raw[column] === 'number' ? cell.padStart(widths[column]) : cell.padEnd(widths[column]))).join('  ');
+    row
+      .map((cell, column) =>
+        typeof raw[column] === 'number' ? cell.padStart(widths[column]) : cell.padEnd(widths[column]),
+      )
+      .join('  ');
   const [header, ...body] = cells;
-  return [line(header, rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map((row, i) => line(row, rows[i + 1]))].join('\n');
+  return [
+    line(header, rows[0]),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...body.map((row, i) => line(row, rows[i + 1])),
+  ].join('\n');
 }
 
 function formatNumber(value: number): string {

@@ -33,13 +33,25 @@ const operationOf = (commandName: string | undefined) => (commandName ?? 'Unknow
 
 function unitsOf(consumed: unknown): number {
   const entries = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as CapacityEntry[];
-  return entries.reduce((sum, entry) => sum + (entry.CapacityUnits ?? (entry.ReadCapacityUnits ?? 0) + (entry.WriteCapacityUnits ?? 0)), 0);
+  return entries.reduce(
+    (sum, entry) => sum + (entry.CapacityUnits ?? (entry.ReadCapacityUnits ?? 0) + (entry.WriteCapacityUnits ?? 0)),
+    0,
+  );
 }
 
 const emptyTally = (): CallTally => ({ commands: {}, roundTrips: 0, capacity: {}, errors: {} });
 
 export const CAPACITY_OPERATIONS = new Set([
-  'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'BatchGetItem', 'BatchWriteItem', 'TransactGetItems', 'TransactWriteItems',
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'BatchWriteItem',
+  'TransactGetItems',
+  'TransactWriteItems',
 ]);
 
 export function attachTableCallCounter(stack: DynamoDBDocumentClient['middlewareStack']) {

@@ -141,7 +141,11 @@ async function scenario(
   await updateTenant(tenant.id, { approveHosts: ['127.0.0.1'] });
   await inPool(spec.endpoints, 8, async (i) => {
     const path = `/hooks/${tenant.id}/${i}`;
-    const endpoint = await addWebhookEndpoint(tenant.id, { url: receiver.url(path), events: ['sms.received'] }, { allowInsecureTargets: true });
+    const endpoint = await addWebhookEndpoint(
+      tenant.id,
+      { url: receiver.url(path), events: ['sms.received'] },
+      { allowInsecureTargets: true },
+    );
     receiver.secrets.set(path, endpoint.secret);
   });
 
@@ -151,7 +155,11 @@ async function scenario(
   const jvmBefore = processCpuMs(dynamodbPid);
   const started = performance.now();
   const write = async (i: number) => {
-    const message = inboundText(tenant.id, `+1303${String(serial).padStart(2, '0')}${String(i).padStart(5, '0')}`, `webhookbench${serial}x${i}`);
+    const message = inboundText(
+      tenant.id,
+      `+1303${String(serial).padStart(2, '0')}${String(i).padStart(5, '0')}`,
+      `webhookbench${serial}x${i}`,
+    );
     await db.send(new PutCommand({ TableName: TABLE_NAME, Item: messageItem(message) }));
     written.set(message.id, performance.now());
   };
@@ -166,7 +174,8 @@ async function scenario(
   }
 
   const expected = spec.events * spec.endpoints;
-  const countReceived = () => [...written.keys()].reduce((sum, id) => sum + (receiver.receipts.get(id)?.length ?? 0), 0);
+  const countReceived = () =>
+    [...written.keys()].reduce((sum, id) => sum + (receiver.receipts.get(id)?.length ?? 0), 0);
   const deadline = performance.now() + spec.timeoutMs;
   while (countReceived() < expected && performance.now() < deadline) await sleep(25);
   const cpu = process.cpuUsage(cpuBefore);
@@ -205,7 +214,8 @@ async function scenario(
     deliveriesPerSecond: round(verified / spanS, 1),
     senderDeliveriesPerSecond: senderSpanS > 0 ? round(verified / senderSpanS, 1) : Number.NaN,
     nodeCpuMsPerDelivery: round((cpu.user + cpu.system) / 1000 / Math.max(1, verified), 2),
-    dynamodbCpuMsPerDelivery: jvmBefore === null || jvmAfter === null ? null : round((jvmAfter - jvmBefore) / Math.max(1, verified), 2),
+    dynamodbCpuMsPerDelivery:
+      jvmBefore === null || jvmAfter === null ? null : round((jvmAfter - jvmBefore) / Math.max(1, verified), 2),
     connections: receiver.connections(),
     timedOut: countReceived() < expected,
   };

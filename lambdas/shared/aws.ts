@@ -40,7 +40,10 @@ export const metrics = new Metrics({
     info: (...args: unknown[]) => logger.info(String(args[0])),
     // Most invocations record no business metric, and Powertools warns "No application metrics to
     // publish" after each of them (even when metrics are disabled): expected, so debug, not warn.
-    warn: (...args: unknown[]) => (String(args[0]).startsWith('No application metrics') ? logger.debug(String(args[0])) : logger.warn(String(args[0]))),
+    warn: (...args: unknown[]) =>
+      String(args[0]).startsWith('No application metrics')
+        ? logger.debug(String(args[0]))
+        : logger.warn(String(args[0])),
     error: (...args: unknown[]) => logger.error(String(args[0])),
   },
 });

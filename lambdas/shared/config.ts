@@ -20,7 +20,8 @@ export function intEnv(name: string, fallback: number): number {
   const raw = optionalEnv(name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`Environment variable ${name} must be a non-negative integer`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new Error(`Environment variable ${name} must be a non-negative integer`);
   return value;
 }
 

@@ -66,7 +66,6 @@ export class NotFoundError extends DomainError {
   }
 }
 
-
 /**
  * Contention the service's retries could not outlast (a throttled partition, items held by other
  * transactions): nothing was written, so the same request again after `Retry-After` is safe.
@@ -77,9 +76,15 @@ export class TemporarilyUnavailableError extends DomainError {
     readonly reason?: string,
     retryAfterSeconds = 1,
   ) {
-    super(503, 'temporarily_unavailable', `The service is busy with this organization's data; nothing was changed, retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`, {}, {
-      'Retry-After': String(retryAfterSeconds),
-    });
+    super(
+      503,
+      'temporarily_unavailable',
+      `The service is busy with this organization's data; nothing was changed, retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`,
+      {},
+      {
+        'Retry-After': String(retryAfterSeconds),
+      },
+    );
   }
 }
 

@@ -13,7 +13,9 @@ export const digitsOf = (value: string): string => value.replace(/\D/g, '');
  */
 const ONE_DIGIT_CODES = new Set(['1', '7']);
 const TWO_DIGIT_CODES = new Set(
-  '20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 81 82 84 86 90 91 92 93 94 95 98'.split(' '),
+  '20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 81 82 84 86 90 91 92 93 94 95 98'.split(
+    ' ',
+  ),
 );
 
 /** How many leading digits of an E.164 number (digits only, no `+`) are its country code. */

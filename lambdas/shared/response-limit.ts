@@ -16,4 +16,5 @@ export const PAGE_ITEMS_BUDGET_BYTES = 5 * 1024 * 1024;
  * The bytes a value adds to the invocation response: its JSON sits inside the proxy result's
  * `body` string, which is JSON-escaped once more (a control character costs 7 bytes there).
  */
-export const responseBytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8');
+export const responseBytesOf = (value: unknown): number =>
+  Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8');

@@ -64,7 +64,8 @@ export class Carrier extends Construct {
       this.secret = secretsmanager.Secret.fromSecretCompleteArn(this, 'TwilioCredentials', props.twilioSecretArn);
     } else {
       const secret = new secretsmanager.Secret(this, 'TwilioCredentials', {
-        description: 'Twilio credentials of the carrier side, as JSON: {"accountSid": "AC...", "authToken": "..."} (docs/deploy.md)',
+        description:
+          'Twilio credentials of the carrier side, as JSON: {"accountSid": "AC...", "authToken": "..."} (docs/deploy.md)',
         secretStringValue: SecretValue.unsafePlainText(TWILIO_SECRET_TEMPLATE),
         removalPolicy: props.removalPolicy,
       });
@@ -80,7 +81,10 @@ export class Carrier extends Construct {
     for (const route of props.routes) {
       const access = props.tableAccess[route.operationId];
       if (!access) throw new Error(`Carrier route ${route.operationId} has no table access (lib/table-access.ts)`);
-      const fn = props.functions.create(functionId(route.operationId), { ...this.functionSpec(route), reservedConcurrency: props.reservedConcurrency });
+      const fn = props.functions.create(functionId(route.operationId), {
+        ...this.functionSpec(route),
+        reservedConcurrency: props.reservedConcurrency,
+      });
       props.table.grant(fn, access);
       this.grantSecretRead(fn);
       props.api.addProviderCallback(route.method, route.path, fn, { throttle: props.throttle });
@@ -115,6 +119,8 @@ export class Carrier extends Construct {
    * Secrets Manager uses on the caller's behalf, so no KMS grant is needed.
    */
   private grantSecretRead(fn: NodejsFunction): void {
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.secret.secretArn] }));
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.secret.secretArn] }),
+    );
   }
 }

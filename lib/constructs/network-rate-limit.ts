@@ -56,7 +56,10 @@ export const CALLBACK_PER_ADDRESS_RULE_NAME = 'CallbackPerClientAddressRateLimit
  * exempt when its real target lies under the prefix: `/carrier/twilio/../../api/v1/calls` is
  * counted like `/api/v1/calls`.
  */
-export function exemptionStatement(prefixes: readonly string[], stageName: string): wafv2.CfnWebACL.StatementProperty | undefined {
+export function exemptionStatement(
+  prefixes: readonly string[],
+  stageName: string,
+): wafv2.CfnWebACL.StatementProperty | undefined {
   const startsWith = (searchString: string): wafv2.CfnWebACL.StatementProperty => ({
     byteMatchStatement: {
       fieldToMatch: { uriPath: {} },
@@ -219,7 +222,8 @@ export class NetworkRateLimit extends Construct {
     this.webAclName = props.name;
     this.ruleMetricName = `${props.name}-${RULE_NAME}`;
     const exempt = exemptionStatement(props.exemptPathPrefixes ?? [], props.stageName);
-    const exemptRules = exempt && props.exemptPathProtection ? exemptPathRules(exempt, props.exemptPathProtection, props.name) : [];
+    const exemptRules =
+      exempt && props.exemptPathProtection ? exemptPathRules(exempt, props.exemptPathProtection, props.name) : [];
 
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       name: props.name,
@@ -246,8 +250,14 @@ export class NetworkRateLimit extends Construct {
           },
         }),
         ...(exemptRules.length > 0 && {
-          [CALLBACK_RATE_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.rateLimitedRefusal) },
-          [UNSIGNED_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: JSON.stringify(props.exemptPathProtection?.unsignedRefusal) },
+          [CALLBACK_RATE_BODY_KEY]: {
+            contentType: 'APPLICATION_JSON',
+            content: JSON.stringify(props.exemptPathProtection?.rateLimitedRefusal),
+          },
+          [UNSIGNED_BODY_KEY]: {
+            contentType: 'APPLICATION_JSON',
+            content: JSON.stringify(props.exemptPathProtection?.unsignedRefusal),
+          },
         }),
       },
       rules: [
@@ -268,7 +278,9 @@ export class NetworkRateLimit extends Construct {
           action: rateLimitedBlock(BODY_KEY),
           visibilityConfig: visibility(this.ruleMetricName),
         },
-        ...(props.limitPerMinutePerApiKey === undefined ? [] : [apiKeyRule(props.limitPerMinutePerApiKey, exemptRules.length + 1, props.name)]),
+        ...(props.limitPerMinutePerApiKey === undefined
+          ? []
+          : [apiKeyRule(props.limitPerMinutePerApiKey, exemptRules.length + 1, props.name)]),
       ],
     });
 
@@ -282,7 +294,11 @@ export class NetworkRateLimit extends Construct {
   }
 
   /** Requests blocked by the API's per-address rule, or by the named rule (WAF's own metric). */
-  metricBlockedRequests(region: string, props: cloudwatch.MetricOptions = {}, ruleName: string = RULE_NAME): cloudwatch.Metric {
+  metricBlockedRequests(
+    region: string,
+    props: cloudwatch.MetricOptions = {},
+    ruleName: string = RULE_NAME,
+  ): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: 'AWS/WAFV2',
       metricName: 'BlockedRequests',

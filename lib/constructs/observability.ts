@@ -136,7 +136,10 @@ export class Observability extends Construct {
    * A business metric the functions count (Powertools' embedded metric format: their namespace and
    * the `service` dimension): one occurrence in 5 minutes alarms, and the dashboard graphs it.
    */
-  monitorBusinessCount(name: string, metric: { namespace: string; metricName: string; service: string; description: string }): cloudwatch.Alarm {
+  monitorBusinessCount(
+    name: string,
+    metric: { namespace: string; metricName: string; service: string; description: string },
+  ): cloudwatch.Alarm {
     const count = new cloudwatch.Metric({
       namespace: metric.namespace,
       metricName: metric.metricName,
@@ -144,7 +147,9 @@ export class Observability extends Construct {
       statistic: 'Sum',
       period: PERIOD,
     });
-    this.dashboard.addWidgets(new cloudwatch.GraphWidget({ title: `${name} (Sum)`, left: [count.with({ label: name })], width: 8 }));
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: `${name} (Sum)`, left: [count.with({ label: name })], width: 8 }),
+    );
     return this.addAlarm(name, count, { description: metric.description, threshold: 1 });
   }
 
@@ -191,16 +196,28 @@ export class Observability extends Construct {
 
     const authorizerFailures = publicApi.metricAuthorizerFailures();
     this.addAlarm('AuthorizerFailures', authorizerFailures, {
-      description: 'API Gateway answered 500 because the authorizer failed or timed out (AUTHORIZER_FAILURE / AUTHORIZER_CONFIGURATION_ERROR)',
+      description:
+        'API Gateway answered 500 because the authorizer failed or timed out (AUTHORIZER_FAILURE / AUTHORIZER_CONFIGURATION_ERROR)',
       threshold: 1,
     });
 
     const region = Stack.of(this).region;
-    const blocked = publicApi.networkRateLimit.metricBlockedRequests(region, { period: PERIOD, label: 'WAF rate-limited' });
+    const blocked = publicApi.networkRateLimit.metricBlockedRequests(region, {
+      period: PERIOD,
+      label: 'WAF rate-limited',
+    });
     // A flood on the carrier's callback paths shows here: unsigned requests refused, and addresses cut off.
     const callbackRefusals = [
-      publicApi.networkRateLimit.metricBlockedRequests(region, { period: PERIOD, label: 'callbacks without signature' }, UNSIGNED_CALLBACK_RULE_NAME),
-      publicApi.networkRateLimit.metricBlockedRequests(region, { period: PERIOD, label: 'callbacks rate-limited' }, CALLBACK_PER_ADDRESS_RULE_NAME),
+      publicApi.networkRateLimit.metricBlockedRequests(
+        region,
+        { period: PERIOD, label: 'callbacks without signature' },
+        UNSIGNED_CALLBACK_RULE_NAME,
+      ),
+      publicApi.networkRateLimit.metricBlockedRequests(
+        region,
+        { period: PERIOD, label: 'callbacks rate-limited' },
+        CALLBACK_PER_ADDRESS_RULE_NAME,
+      ),
     ];
 
     this.dashboard.addWidgets(
@@ -211,7 +228,11 @@ export class Observability extends Construct {
       }),
     );
     this.dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'API requests and errors', left: [requests, clientErrors, serverErrors], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: 'API requests and errors',
+        left: [requests, clientErrors, serverErrors],
+        width: 8,
+      }),
       new cloudwatch.GraphWidget({
         title: 'API latency (ms)',
         left: [

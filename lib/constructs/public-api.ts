@@ -9,7 +9,11 @@ import * as xray from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX, type HttpMethod, type RouteSpec } from '../../lambdas/handlers/http/route-spec';
-import { ACCESS_DENIED_TEMPLATE, GATEWAY_RESPONSES, type GatewayResponse } from '../../lambdas/handlers/http/gateway-responses';
+import {
+  ACCESS_DENIED_TEMPLATE,
+  GATEWAY_RESPONSES,
+  type GatewayResponse,
+} from '../../lambdas/handlers/http/gateway-responses';
 import { MINIMUM_COMPRESSION_BYTES } from '../../lambdas/handlers/http/compression';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
 import { AUTHORIZER_TIMEOUT_SECONDS } from '../../lambdas/handlers/authorizer/decision-time';
@@ -87,11 +91,16 @@ export function usagePlanThrottle(limitPerMinute: number): { rateLimit: number; 
  * noticed, up to about 30 s) is stopped here before it takes the region's throttle or the account's
  * Lambda concurrency, at the price of slowing the other keys of its bucket for that while.
  */
-export function usagePlanBucketThrottle(config: Pick<ServiceConfig, 'rateLimitPerKey' | 'usagePlanBuckets' | 'regionRequestsPerSecond'>): MethodThrottle {
+export function usagePlanBucketThrottle(
+  config: Pick<ServiceConfig, 'rateLimitPerKey' | 'usagePlanBuckets' | 'regionRequestsPerSecond'>,
+): MethodThrottle {
   const perKey = usagePlanThrottle(config.rateLimitPerKey);
   const share = Math.ceil((2 * config.regionRequestsPerSecond) / config.usagePlanBuckets);
   // Two seconds of the rate, but no more than API Gateway's account burst (5,000 by default).
-  return { rateLimit: Math.max(perKey.rateLimit, share), burstLimit: Math.max(perKey.burstLimit, Math.min(2 * share, 5_000)) };
+  return {
+    rateLimit: Math.max(perKey.rateLimit, share),
+    burstLimit: Math.max(perKey.burstLimit, Math.min(2 * share, 5_000)),
+  };
 }
 
 /**
@@ -108,7 +117,8 @@ export const apiKeyEdgeLimitPerMinute = (limitPerMinute: number): number => Math
  * INVALID_API_KEY or 413 over API Gateway's 10 MB limit). API Gateway's own message, quoted as
  * a JSON string by `messageString`, becomes `error`.
  */
-const DEFAULT_4XX_TEMPLATE = '{"error":$context.error.messageString,"code":"request_refused","requestId":"$context.requestId"}';
+const DEFAULT_4XX_TEMPLATE =
+  '{"error":$context.error.messageString,"code":"request_refused","requestId":"$context.requestId"}';
 
 /**
  * A gateway response body is a VTL template: `$` and `#` would be evaluated, not sent. The
@@ -209,7 +219,10 @@ export class PublicApi extends Construct {
       // Dualstack: IPv6 clients reach the API as well as IPv4 ones (a regional REST API supports
       // it; the AWS default is IPv4 only). Nothing here filters on source addresses, and the WAF
       // rule counts IPv6 clients per address like IPv4 ones (NetworkRateLimit).
-      endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL], ipAddressType: apigateway.IpAddressType.DUAL_STACK },
+      endpointConfiguration: {
+        types: [apigateway.EndpointType.REGIONAL],
+        ipAddressType: apigateway.IpAddressType.DUAL_STACK,
+      },
       // Usage plans meter the key the authorizer returns (`usageIdentifierKey`), so clients send
       // only their bearer key and never a second x-api-key header.
       apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
@@ -282,7 +295,11 @@ export class PublicApi extends Construct {
       apiStages: [{ api: this.api, stage: this.stage }],
     });
     this.usagePlanBuckets = { prefix: usagePlanKeyPrefixOf(Stack.of(this).stackName), count: config.usagePlanBuckets };
-    this.usagePlanBucketStack = new UsagePlanBucketStack(this, 'UsagePlanBuckets', { usagePlan: this.usagePlan, buckets: this.usagePlanBuckets, serviceName });
+    this.usagePlanBucketStack = new UsagePlanBucketStack(this, 'UsagePlanBuckets', {
+      usagePlan: this.usagePlan,
+      buckets: this.usagePlanBuckets,
+      serviceName,
+    });
     this.authorizerFunction.addEnvironment(USAGE_PLAN_KEY_PREFIX_ENV, this.usagePlanBuckets.prefix);
     this.authorizerFunction.addEnvironment(USAGE_PLAN_BUCKETS_ENV, String(this.usagePlanBuckets.count));
 
@@ -312,7 +329,10 @@ export class PublicApi extends Construct {
       // The domain answers IPv6 too, like the API. The construct has no property for it yet
       // (CloudFormation does: EndpointConfiguration.IpAddressType). A Route 53 alias of the
       // domain then needs an AAAA record next to the A record (docs/deploy.md).
-      (this.domain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride('EndpointConfiguration.IpAddressType', 'dualstack');
+      (this.domain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride(
+        'EndpointConfiguration.IpAddressType',
+        'dualstack',
+      );
       // The domain root maps to the stage: the resources already live under /api/v1, so
       // https://<domain>/api/v1 is {base_url} with no stage name in it.
       this.domain.addBasePathMapping(this.api, { stage: this.stage });
@@ -335,16 +355,26 @@ export class PublicApi extends Construct {
    * those). `throttle` caps the method for all callers together, at the stage: an unsigned flood
    * is refused (429) by API Gateway before it costs an invocation, and WAF does not count it.
    */
-  addProviderCallback(method: HttpMethod, path: string, fn: IFunction, options: { throttle?: MethodThrottle } = {}): apigateway.Method {
+  addProviderCallback(
+    method: HttpMethod,
+    path: string,
+    fn: IFunction,
+    options: { throttle?: MethodThrottle } = {},
+  ): apigateway.Method {
     if (path.startsWith(API_PREFIX)) throw new Error(`Provider callbacks live outside ${API_PREFIX}: ${path}`);
     if (!this.providerCallbackPrefixes.some((prefix) => path.startsWith(prefix))) {
-      throw new Error(`Provider callback ${path} is under none of the declared prefixes (${this.providerCallbackPrefixes.join(', ') || 'none'})`);
+      throw new Error(
+        `Provider callback ${path} is under none of the declared prefixes (${this.providerCallbackPrefixes.join(', ') || 'none'})`,
+      );
     }
     const resource = this.api.root.resourceForPath(path.replace(/^\//, ''));
     const methodResource = resource.addMethod(method, new apigateway.LambdaIntegration(fn), {
       authorizationType: apigateway.AuthorizationType.NONE,
     });
-    this.acknowledgeUnauthenticated(methodResource, 'a telephony-provider callback: the provider signs each request and the handler verifies that signature');
+    this.acknowledgeUnauthenticated(
+      methodResource,
+      'a telephony-provider callback: the provider signs each request and the handler verifies that signature',
+    );
     if (options.throttle) this.throttleMethod(method, path, options.throttle);
     return methodResource;
   }
@@ -394,7 +424,10 @@ export class PublicApi extends Construct {
         : { authorizationType: apigateway.AuthorizationType.NONE }),
     });
     if (!authenticated) {
-      this.acknowledgeUnauthenticated(method, `${route.method} ${route.path} needs no API key by the spec (section 5, rule 10)`);
+      this.acknowledgeUnauthenticated(
+        method,
+        `${route.method} ${route.path} needs no API key by the spec (section 5, rule 10)`,
+      );
     }
   }
 
@@ -412,7 +445,9 @@ export class PublicApi extends Construct {
       const resource = this.api.root.resourceForPath(`${API_PREFIX}${path}`.replace(/^\//, ''));
       // RFC 9110 requires Allow on a 405.
       const responseHeaders = { ...headers, Allow: methods.join(', ') };
-      const headerParameters = Object.fromEntries(Object.keys(responseHeaders).map((name) => [`method.response.header.${name}`, true]));
+      const headerParameters = Object.fromEntries(
+        Object.keys(responseHeaders).map((name) => [`method.response.header.${name}`, true]),
+      );
       const integration = new apigateway.MockIntegration({
         requestTemplates: { 'application/json': '{"statusCode": 200}' },
         passthroughBehavior: apigateway.PassthroughBehavior.WHEN_NO_MATCH,
@@ -420,7 +455,10 @@ export class PublicApi extends Construct {
           {
             statusCode: String(statusCode),
             responseParameters: Object.fromEntries(
-              Object.entries(quotedHeaders(responseHeaders)).map(([name, value]) => [`method.response.header.${name}`, value]),
+              Object.entries(quotedHeaders(responseHeaders)).map(([name, value]) => [
+                `method.response.header.${name}`,
+                value,
+              ]),
             ),
             responseTemplates: { 'application/json': literalJsonTemplate(body) },
           },
@@ -430,7 +468,10 @@ export class PublicApi extends Construct {
         authorizationType: apigateway.AuthorizationType.NONE,
         methodResponses: [{ statusCode: String(statusCode), responseParameters: headerParameters }],
       });
-      this.acknowledgeUnauthenticated(method, `it only answers 405 for methods ${path} does not have, from a mock integration`);
+      this.acknowledgeUnauthenticated(
+        method,
+        `it only answers 405 for methods ${path} does not have, from a mock integration`,
+      );
     }
   }
 

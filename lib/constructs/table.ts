@@ -110,8 +110,12 @@ export class ServiceTable extends Construct {
     const indexes = access.indexes ?? [];
     if (indexes.length > 0) {
       const indexActions = actions.filter((a) => INDEX_ACTIONS.includes(a));
-      if (indexActions.length === 0) throw new Error(`Index access (${indexes.join(', ')}) needs an index action such as dynamodb:Query`);
-      allow(indexActions, indexes.map((i) => this.indexArn(i)));
+      if (indexActions.length === 0)
+        throw new Error(`Index access (${indexes.join(', ')}) needs an index action such as dynamodb:Query`);
+      allow(
+        indexActions,
+        indexes.map((i) => this.indexArn(i)),
+      );
     }
   }
 

@@ -30,7 +30,11 @@ export type AuthorizerCacheOutcome =
 export const stageClock = { sleep: (ms: number): Promise<void> => new Promise((wake) => setTimeout(wake, ms)) };
 
 /** An authorizer cache the CLI can reach: where it is, its flush, and the wait for the decisions under way. */
-type ReachableCache = { where: string; flush: () => Promise<unknown>; waitOutDecisionsInFlight: () => Promise<unknown> };
+type ReachableCache = {
+  where: string;
+  flush: () => Promise<unknown>;
+  waitOutDecisionsInFlight: () => Promise<unknown>;
+};
 
 function cacheOf(context: Pick<CommandContext, 'runtime'>): ReachableCache | { reason: string } {
   const stack = appliedTarget()?.stack;
@@ -67,7 +71,10 @@ export async function flushAuthorizerCache(context: Pick<CommandContext, 'runtim
  * Runs after a change that takes access away: a failed flush fails the command, saying that the
  * change itself is done and how to retry the flush alone.
  */
-export async function flushAfter(change: string, context: Pick<CommandContext, 'runtime'>): Promise<AuthorizerCacheOutcome> {
+export async function flushAfter(
+  change: string,
+  context: Pick<CommandContext, 'runtime'>,
+): Promise<AuthorizerCacheOutcome> {
   try {
     return await flushAuthorizerCache(context);
   } catch (err) {

@@ -22,7 +22,13 @@ export interface DeployedStackApi {
 }
 
 /** Stack states in which its outputs describe resources that exist. */
-const USABLE_STATUSES = new Set(['CREATE_COMPLETE', 'UPDATE_COMPLETE', 'UPDATE_ROLLBACK_COMPLETE', 'IMPORT_COMPLETE', 'IMPORT_ROLLBACK_COMPLETE']);
+const USABLE_STATUSES = new Set([
+  'CREATE_COMPLETE',
+  'UPDATE_COMPLETE',
+  'UPDATE_ROLLBACK_COMPLETE',
+  'IMPORT_COMPLETE',
+  'IMPORT_ROLLBACK_COMPLETE',
+]);
 
 /** One pair of clients per region for the life of the process (a script that runs many commands in one process makes them once). */
 const clientsByRegion = new Map<string, { cloudFormation: CloudFormationClient; apiGateway: APIGatewayClient }>();
@@ -31,7 +37,10 @@ function clientsFor(region: string | undefined) {
   const key = region ?? '';
   let clients = clientsByRegion.get(key);
   if (!clients) {
-    clients = { cloudFormation: new CloudFormationClient(region ? { region } : {}), apiGateway: new APIGatewayClient(region ? { region } : {}) };
+    clients = {
+      cloudFormation: new CloudFormationClient(region ? { region } : {}),
+      apiGateway: new APIGatewayClient(region ? { region } : {}),
+    };
     clientsByRegion.set(key, clients);
   }
   return clients;
@@ -48,13 +57,20 @@ export function deployedStackApi(region?: string): DeployedStackApi {
       } catch (err) {
         // CloudFormation answers a missing stack with a ValidationError "Stack with id ... does not exist".
         if ((err as Error).name === 'ValidationError') {
-          throw new Error(`Stack ${stackName} not found${region ? ` in ${region}` : ''}: ${(err as Error).message}`, { cause: err });
+          throw new Error(`Stack ${stackName} not found${region ? ` in ${region}` : ''}: ${(err as Error).message}`, {
+            cause: err,
+          });
         }
         throw err;
       }
       if (!stack) throw new Error(`Stack ${stackName} not found${region ? ` in ${region}` : ''}`);
-      if (!USABLE_STATUSES.has(String(stack.StackStatus))) throw new Error(`Stack ${stackName} is ${stack.StackStatus}, not deployed`);
-      return Object.fromEntries((stack.Outputs ?? []).flatMap((o) => (o.OutputKey && o.OutputValue !== undefined ? [[o.OutputKey, o.OutputValue]] : [])));
+      if (!USABLE_STATUSES.has(String(stack.StackStatus)))
+        throw new Error(`Stack ${stackName} is ${stack.StackStatus}, not deployed`);
+      return Object.fromEntries(
+        (stack.Outputs ?? []).flatMap((o) =>
+          o.OutputKey && o.OutputValue !== undefined ? [[o.OutputKey, o.OutputValue]] : [],
+        ),
+      );
     },
 
     async flushAuthorizerCache({ restApiId, stageName }) {

@@ -43,10 +43,22 @@ export const simulateSmsCommand = defineCommand({
   words: ['simulate', 'sms'],
   summary: 'Receive a text: a signed Twilio inbound-text callback posted to the running runtime',
   usage: `--tenant <id> --from <e164> --body <text> [--to <org e164>] ${TARGET_USAGE}`,
-  options: { tenant: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, body: { type: 'string' }, ...TARGET_OPTIONS },
+  options: {
+    tenant: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    body: { type: 'string' },
+    ...TARGET_OPTIONS,
+  },
   parse: ({ values }): SimulateSmsArgs => {
     const o = parseOptions(
-      z.object({ tenant: option.uuid, from: option.e164, to: option.e164.optional(), body: z.string().min(1, 'must not be empty').max(1600, 'must be at most 1600 characters'), ...targetFields }),
+      z.object({
+        tenant: option.uuid,
+        from: option.e164,
+        to: option.e164.optional(),
+        body: z.string().min(1, 'must not be empty').max(1600, 'must be at most 1600 characters'),
+        ...targetFields,
+      }),
       values,
     );
     return { tenantId: o.tenant, from: o.from, to: o.to, body: o.body, target: targetOf(o) };
@@ -54,15 +66,29 @@ export const simulateSmsCommand = defineCommand({
   run: (args, context) => simulateSms({ ...args, target: callbackTargetIn(args.target, context) }),
 });
 
-export type SimulateVoicemailArgs = { tenantId: string; from: string; to?: string; transcript?: string; target: TargetInput };
+export type SimulateVoicemailArgs = {
+  tenantId: string;
+  from: string;
+  to?: string;
+  transcript?: string;
+  target: TargetInput;
+};
 
 export async function simulateVoicemail(args: SimulateVoicemailArgs) {
   const to = await organizationNumber(args.tenantId, args.to, 'voice');
-  const { callSid, posts } = voicemailSequence({ tenantId: args.tenantId, from: args.from, to, startedAt: new Date(), transcript: args.transcript, durationSec: 14 });
+  const { callSid, posts } = voicemailSequence({
+    tenantId: args.tenantId,
+    from: args.from,
+    to,
+    startedAt: new Date(),
+    transcript: args.transcript,
+    durationSec: 14,
+  });
   await postCallbacks(await resolveCallbackTarget(args.target), posts);
   const { getVoicemail } = await import('../../lambdas/contexts/calls/voicemails');
   const voicemail = await getVoicemail(args.tenantId, callSid);
-  if (!voicemail) throw new Error('The runtime accepted the callbacks but stored no voicemail: is it serving the same table?');
+  if (!voicemail)
+    throw new Error('The runtime accepted the callbacks but stored no voicemail: is it serving the same table?');
   const { tenantId: _tenantId, ...shown } = voicemail;
   return { voicemail: shown };
 }
@@ -71,10 +97,22 @@ export const simulateVoicemailCommand = defineCommand({
   words: ['simulate', 'voicemail'],
   summary: 'A missed call that leaves a voicemail (signed callbacks: call status, transcription, recording)',
   usage: `--tenant <id> --from <e164> [--to <org e164>] [--transcript <text>] ${TARGET_USAGE}`,
-  options: { tenant: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, transcript: { type: 'string' }, ...TARGET_OPTIONS },
+  options: {
+    tenant: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    transcript: { type: 'string' },
+    ...TARGET_OPTIONS,
+  },
   parse: ({ values }): SimulateVoicemailArgs => {
     const o = parseOptions(
-      z.object({ tenant: option.uuid, from: option.e164, to: option.e164.optional(), transcript: option.text.optional(), ...targetFields }),
+      z.object({
+        tenant: option.uuid,
+        from: option.e164,
+        to: option.e164.optional(),
+        transcript: option.text.optional(),
+        ...targetFields,
+      }),
       values,
     );
     return { tenantId: o.tenant, from: o.from, to: o.to, transcript: o.transcript, target: targetOf(o) };

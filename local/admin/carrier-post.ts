@@ -77,7 +77,10 @@ export async function resolveCallbackTarget(input: TargetInput): Promise<Callbac
   if (!baseUrl) {
     const stateDir = input.stateDir ?? DEFAULT_STATE_DIR;
     const info = await readRuntimeInfo(stateDir);
-    if (!info || !isProcessAlive(info.pid)) throw new Error(`No running local runtime recorded in ${stateDir}: start one with \`npm start\`, or pass --callback-url`);
+    if (!info || !isProcessAlive(info.pid))
+      throw new Error(
+        `No running local runtime recorded in ${stateDir}: start one with \`npm start\`, or pass --callback-url`,
+      );
     baseUrl = info.apiBaseUrl.endsWith(API_PREFIX) ? info.apiBaseUrl.slice(0, -API_PREFIX.length) : info.apiBaseUrl;
     recorded = info;
   }
@@ -99,7 +102,9 @@ export async function resolveCallbackTarget(input: TargetInput): Promise<Callbac
  */
 export function callbackTargetIn(target: TargetInput, context: CommandContext): TargetInput {
   if (!target.callbackUrl && !context.runtime) {
-    throw new Error("Not working on the local runtime's table: pass --callback-url <the stack's root URL> (and its Twilio auth token)");
+    throw new Error(
+      "Not working on the local runtime's table: pass --callback-url <the stack's root URL> (and its Twilio auth token)",
+    );
   }
   return { stateDir: context.stateDir, ...target };
 }
@@ -115,18 +120,32 @@ export const TARGET_OPTIONS = {
 export const TARGET_USAGE = '[--callback-url <url>] [--public-url <url>] [--twilio-auth-token <token>]';
 
 const url = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' });
-export const targetFields = { 'callback-url': url.optional(), 'public-url': url.optional(), 'twilio-auth-token': option.text.optional() };
+export const targetFields = {
+  'callback-url': url.optional(),
+  'public-url': url.optional(),
+  'twilio-auth-token': option.text.optional(),
+};
 
 type TargetValues = { 'callback-url'?: string; 'public-url'?: string; 'twilio-auth-token'?: string };
-export const targetOf = (o: TargetValues): TargetInput => ({ callbackUrl: o['callback-url'], publicUrl: o['public-url'], authToken: o['twilio-auth-token'] });
+export const targetOf = (o: TargetValues): TargetInput => ({
+  callbackUrl: o['callback-url'],
+  publicUrl: o['public-url'],
+  authToken: o['twilio-auth-token'],
+});
 
 /** The organization and the number the simulated carrier traffic reaches (its first, or its SMS number). */
-export async function organizationNumber(tenantId: string, given: string | undefined, kind: 'voice' | 'sms'): Promise<string> {
+export async function organizationNumber(
+  tenantId: string,
+  given: string | undefined,
+  kind: 'voice' | 'sms',
+): Promise<string> {
   const { getTenant } = await import('../../lambdas/contexts/tenants/tenants');
   const tenant = await getTenant(tenantId);
   if (!tenant) throw new Error(`No organization with id ${tenantId}`);
   const number = given ?? (kind === 'sms' ? (tenant.smsNumber ?? tenant.numbers[0]) : tenant.numbers[0]);
-  if (!number) throw new Error(`The organization has no number: add one with \`tenant update ${tenantId} --number <e164>\``);
-  if (!tenant.numbers.includes(number)) throw new Error(`${number} is not one of the organization's numbers (${tenant.numbers.join(', ') || 'none'})`);
+  if (!number)
+    throw new Error(`The organization has no number: add one with \`tenant update ${tenantId} --number <e164>\``);
+  if (!tenant.numbers.includes(number))
+    throw new Error(`${number} is not one of the organization's numbers (${tenant.numbers.join(', ') || 'none'})`);
   return number;
 }

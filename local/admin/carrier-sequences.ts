@@ -15,7 +15,6 @@ export type CallbackPost = {
   query?: Record<string, string>;
 };
 
-
 export const newSid = (kind: 'CA' | 'RE' | 'TR' | 'SM'): string => `${kind}${randomBytes(16).toString('hex')}`;
 
 /** Twilio's Timestamp format (RFC 2822): whole seconds. */
@@ -36,7 +35,10 @@ function legParams(leg: Leg, fields: Record<string, string>): Record<string, str
     Timestamp: twilioTime(leg.at),
     Caller: fields.From,
     Called: fields.To,
-    ...(leg.duration !== undefined && { CallDuration: String(leg.duration), Duration: String(Math.ceil(leg.duration / 60)) }),
+    ...(leg.duration !== undefined && {
+      CallDuration: String(leg.duration),
+      Duration: String(Math.ceil(leg.duration / 60)),
+    }),
     ...fields,
   };
 }
@@ -75,14 +77,22 @@ export function inboundCallSequence(input: InboundCallInput): CallSequence {
   const t0 = input.startedAt;
   const parent = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
     route: voice,
-    params: legParams({ callSid, status, at, sequence, duration }, { Direction: 'inbound', From: input.from, To: input.to }),
+    params: legParams(
+      { callSid, status, at, sequence, duration },
+      { Direction: 'inbound', From: input.from, To: input.to },
+    ),
   });
   const child = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
     route: voice,
     query: { [TENANT_HINT_PARAM]: input.tenantId },
     params: legParams(
       { callSid: childSid, status, at, sequence, duration },
-      { Direction: 'outbound-dial', ParentCallSid: callSid, From: input.from, To: `client:${input.agentId ?? 'ring-group'}` },
+      {
+        Direction: 'outbound-dial',
+        ParentCallSid: callSid,
+        From: input.from,
+        To: `client:${input.agentId ?? 'ring-group'}`,
+      },
     ),
   });
   const answered = input.answered ?? input.agentId !== undefined;
@@ -109,16 +119,29 @@ export function inboundCallSequence(input: InboundCallInput): CallSequence {
  * anyone answers (`canceled`: the caller hung up; `failed`): the PSTN leg alone. Answered at
  * once, so `answeredAt` is the start and `durationSec` the talk time.
  */
-export function directInboundSequence(input: { from: string; to: string; startedAt: Date; status: string; durationSec: number }): CallSequence {
+export function directInboundSequence(input: {
+  from: string;
+  to: string;
+  startedAt: Date;
+  status: string;
+  durationSec: number;
+}): CallSequence {
   const callSid = newSid('CA');
   const leg = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
     route: voice,
-    params: legParams({ callSid, status, at, sequence, duration }, { Direction: 'inbound', From: input.from, To: input.to }),
+    params: legParams(
+      { callSid, status, at, sequence, duration },
+      { Direction: 'inbound', From: input.from, To: input.to },
+    ),
   });
   const end = leg(input.status, plus(input.startedAt, input.durationSec), 2, input.durationSec);
   return {
     callSid,
-    posts: [leg('ringing', input.startedAt, 0), ...(input.status === 'completed' ? [leg('in-progress', input.startedAt, 1)] : []), end],
+    posts: [
+      leg('ringing', input.startedAt, 0),
+      ...(input.status === 'completed' ? [leg('in-progress', input.startedAt, 1)] : []),
+      end,
+    ],
   };
 }
 
@@ -152,12 +175,20 @@ export function outboundCallSequence(input: OutboundCallInput): CallSequence {
     query: { [TENANT_HINT_PARAM]: input.tenantId },
     params: legParams(
       { callSid, status, at, sequence, duration },
-      { Direction: 'inbound', From: `client:${input.agentId}`, To: input.to, ApplicationSid: 'AP00000000000000000000000000000000' },
+      {
+        Direction: 'inbound',
+        From: `client:${input.agentId}`,
+        To: input.to,
+        ApplicationSid: 'AP00000000000000000000000000000000',
+      },
     ),
   });
   const child = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
     route: voice,
-    params: legParams({ callSid: childSid, status, at, sequence, duration }, { Direction: 'outbound-dial', ParentCallSid: callSid, From: input.from, To: input.to }),
+    params: legParams(
+      { callSid: childSid, status, at, sequence, duration },
+      { Direction: 'outbound-dial', ParentCallSid: callSid, From: input.from, To: input.to },
+    ),
   });
   const talked = input.status === 'completed';
   const end = talked ? 5 + input.durationSec : 1 + input.durationSec;
@@ -177,16 +208,29 @@ export function outboundCallSequence(input: OutboundCallInput): CallSequence {
  * A call placed through the REST API (click-to-call without a softphone, a dialler): one
  * `outbound-api` leg from the organization's number, picked up at once when `completed`.
  */
-export function apiOutboundSequence(input: { from: string; to: string; startedAt: Date; status: string; durationSec: number }): CallSequence {
+export function apiOutboundSequence(input: {
+  from: string;
+  to: string;
+  startedAt: Date;
+  status: string;
+  durationSec: number;
+}): CallSequence {
   const callSid = newSid('CA');
   const leg = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
     route: voice,
-    params: legParams({ callSid, status, at, sequence, duration }, { Direction: 'outbound-api', From: input.from, To: input.to }),
+    params: legParams(
+      { callSid, status, at, sequence, duration },
+      { Direction: 'outbound-api', From: input.from, To: input.to },
+    ),
   });
   const end = leg(input.status, plus(input.startedAt, input.durationSec), 2, input.durationSec);
   return {
     callSid,
-    posts: [leg('ringing', input.startedAt, 0), ...(input.status === 'completed' ? [leg('in-progress', input.startedAt, 1)] : []), end],
+    posts: [
+      leg('ringing', input.startedAt, 0),
+      ...(input.status === 'completed' ? [leg('in-progress', input.startedAt, 1)] : []),
+      end,
+    ],
   };
 }
 
@@ -218,7 +262,10 @@ export function internalCallSequence(input: {
   const child = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
     route: voice,
     query,
-    params: legParams({ callSid: childSid, status, at, sequence, duration }, { Direction: 'outbound-dial', ParentCallSid: callSid, ...fields }),
+    params: legParams(
+      { callSid: childSid, status, at, sequence, duration },
+      { Direction: 'outbound-dial', ParentCallSid: callSid, ...fields },
+    ),
   });
   const talked = input.status === 'completed';
   const end = plus(t0, input.durationSec);
@@ -251,14 +298,27 @@ export function untilStatus(sequence: CallSequence, status: 'ringing' | 'in-prog
 
 // ---------- voicemail and texts ----------
 
-export type VoicemailInput = { tenantId: string; from: string; to: string; startedAt: Date; transcript?: string; durationSec: number };
+export type VoicemailInput = {
+  tenantId: string;
+  from: string;
+  to: string;
+  startedAt: Date;
+  transcript?: string;
+  durationSec: number;
+};
 
 /**
  * A caller nobody answered leaves a voicemail: the call's callbacks, then (Twilio's usual order
  * when transcribing) the transcription, then the recording; ready with the transcript.
  */
 export function voicemailSequence(input: VoicemailInput): CallSequence {
-  const call = inboundCallSequence({ tenantId: input.tenantId, from: input.from, to: input.to, startedAt: input.startedAt, durationSec: 20 });
+  const call = inboundCallSequence({
+    tenantId: input.tenantId,
+    from: input.from,
+    to: input.to,
+    startedAt: input.startedAt,
+    durationSec: 20,
+  });
   const recordingSid = newSid('RE');
   const recordedAt = plus(input.startedAt, 22);
   const recordingUrl = `https://api.twilio.com/2010-04-01/Accounts/${SIMULATED_ACCOUNT}/Recordings/${recordingSid}`;
@@ -303,7 +363,10 @@ export function voicemailSequence(input: VoicemailInput): CallSequence {
   return { callSid: call.callSid, posts: [...call.posts, ...transcription, recording] };
 }
 
-export function inboundSmsCallback(input: { from: string; to: string; body: string; messageSid?: string }): { messageSid: string; post: CallbackPost } {
+export function inboundSmsCallback(input: { from: string; to: string; body: string; messageSid?: string }): {
+  messageSid: string;
+  post: CallbackPost;
+} {
   const messageSid = input.messageSid ?? newSid('SM');
   return {
     messageSid,

@@ -3,7 +3,14 @@ import { DEFAULT_STATE_DIR } from '../cli-args';
 import { isProcessAlive, readRuntimeInfo, type RuntimeInfo } from '../runtime-file';
 import { USAGE_EXIT_CODE, UsageError } from '../usage-error';
 import { ADMIN_COMMANDS } from './commands/index';
-import { commandName, commandUsage, findCommand, type AdminCommand, type CommandContext, type OptionSpecs } from './registry';
+import {
+  commandName,
+  commandUsage,
+  findCommand,
+  type AdminCommand,
+  type CommandContext,
+  type OptionSpecs,
+} from './registry';
 import { applyTarget, resolveTarget, type Target } from './target';
 
 /**
@@ -49,8 +56,11 @@ const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 /** A failure worded for an operator: where it tried to go and what to do. */
 function describeFailure(err: unknown, target: Target | undefined): string {
   const e = err as { name?: string; code?: string; message?: string };
-  const where = target ? `${target.tableName}${target.endpoint ? ` at ${target.endpoint}` : ''}${target.stack ? ` (stack ${target.stack.name})` : ''}` : 'the table';
-  if (e.code === 'ECONNREFUSED' || e.name === 'TimeoutError') return `Cannot reach DynamoDB for ${where}: is the local runtime running?`;
+  const where = target
+    ? `${target.tableName}${target.endpoint ? ` at ${target.endpoint}` : ''}${target.stack ? ` (stack ${target.stack.name})` : ''}`
+    : 'the table';
+  if (e.code === 'ECONNREFUSED' || e.name === 'TimeoutError')
+    return `Cannot reach DynamoDB for ${where}: is the local runtime running?`;
   if (e.name === 'ResourceNotFoundException') return `Table ${where} does not exist`;
   return e.message ?? String(err);
 }
@@ -59,14 +69,28 @@ function describeFailure(err: unknown, target: Target | undefined): string {
 function parseInvocation(command: AdminCommand, argv: string[]) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, strict: true, allowPositionals: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...GLOBAL_OPTIONS, ...command.options },
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
   const positionals = parsed.positionals.slice(2);
   const expected = command.positionals ?? [];
-  if (positionals.length > expected.length) throw new UsageError(`Unexpected argument "${positionals[expected.length]}"`);
-  const { 'state-dir': stateDir, 'table-name': tableName, 'dynamodb-endpoint': endpoint, stack, region, help: _help, ...values } = parsed.values;
+  if (positionals.length > expected.length)
+    throw new UsageError(`Unexpected argument "${positionals[expected.length]}"`);
+  const {
+    'state-dir': stateDir,
+    'table-name': tableName,
+    'dynamodb-endpoint': endpoint,
+    stack,
+    region,
+    help: _help,
+    ...values
+  } = parsed.values;
   return {
     args: command.parse({ values, positionals }),
     target: {
@@ -88,7 +112,11 @@ async function localRuntimeOf(stateDir: string, target: Target): Promise<Runtime
   return info.tableName === target.tableName && info.dynamodbEndpoint === target.endpoint ? info : undefined;
 }
 
-export async function runAdmin(argv: string[], io: AdminIo, commands: readonly AdminCommand[] = ADMIN_COMMANDS): Promise<number> {
+export async function runAdmin(
+  argv: string[],
+  io: AdminIo,
+  commands: readonly AdminCommand[] = ADMIN_COMMANDS,
+): Promise<number> {
   const refuse = (message: string, usage: string) => {
     io.stderr(`${message}\n\n${usage}\n`);
     return USAGE_EXIT_CODE;

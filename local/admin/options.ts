@@ -31,7 +31,9 @@ const DURATION_UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 export const ROTATION_GRACE = { defaultSeconds: 86_400, defaultText: '24h', maxSeconds: 7 * 86_400 } as const;
 
 export const gracePeriod = () =>
-  option.duration.pipe(z.number().max(ROTATION_GRACE.maxSeconds, `must be at most ${ROTATION_GRACE.maxSeconds / 86_400} days`));
+  option.duration.pipe(
+    z.number().max(ROTATION_GRACE.maxSeconds, `must be at most ${ROTATION_GRACE.maxSeconds / 86_400} days`),
+  );
 
 export const option = {
   text: z.string().min(1, 'must not be empty'),
@@ -57,11 +59,21 @@ export const option = {
   /** Comma-separated scopes, at least one. */
   scopes: z
     .string()
-    .transform((raw) => raw.split(',').map((s) => s.trim()).filter(Boolean))
+    .transform((raw) =>
+      raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .superRefine((scopes, ctx) => {
       const unknown = scopes.filter((s) => !isScope(s));
-      if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown scope ${unknown.join(', ')}; the scopes are ${SCOPES.join(', ')}` });
-      if (scopes.length === 0) ctx.addIssue({ code: 'custom', message: `must name at least one of ${SCOPES.join(', ')}` });
+      if (unknown.length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown scope ${unknown.join(', ')}; the scopes are ${SCOPES.join(', ')}`,
+        });
+      if (scopes.length === 0)
+        ctx.addIssue({ code: 'custom', message: `must name at least one of ${SCOPES.join(', ')}` });
     })
     .transform((scopes) => scopes.filter(isScope)),
   httpUrl: z.string().refine((raw) => {
@@ -75,11 +87,18 @@ export const option = {
   duration: z
     .string()
     .regex(/^(0|\d+[smhd])$/, 'must be a duration such as 30m, 24h or 7d (s, m, h, d; 0 for none)')
-    .transform((raw) => (raw === '0' ? 0 : Number(raw.slice(0, -1)) * DURATION_UNIT_SECONDS[raw.slice(-1) as keyof typeof DURATION_UNIT_SECONDS])),
+    .transform((raw) =>
+      raw === '0'
+        ? 0
+        : Number(raw.slice(0, -1)) * DURATION_UNIT_SECONDS[raw.slice(-1) as keyof typeof DURATION_UNIT_SECONDS],
+    ),
   /** A host name the organization approves for webhook targets (no scheme, port or path). */
   host: z
     .string()
-    .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'must be a host name such as hooks.example.com (no https://, port or path)'),
+    .regex(
+      /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i,
+      'must be a host name such as hooks.example.com (no https://, port or path)',
+    ),
 };
 
 /** Parses option values with a zod object whose keys are the option names; the first problem is a UsageError. */

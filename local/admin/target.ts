@@ -23,7 +23,13 @@ export type DeployedStack = {
 
 export type Target = { tableName: string; endpoint: string | undefined; stack?: DeployedStack };
 
-export type TargetOptions = { stateDir: string; tableName?: string; endpoint?: string; stack?: string; region?: string };
+export type TargetOptions = {
+  stateDir: string;
+  tableName?: string;
+  endpoint?: string;
+  stack?: string;
+  region?: string;
+};
 
 /** The outputs of `lib/service-stack.ts` the CLI needs. */
 const REQUIRED_OUTPUTS = ['TableName', 'ApiBaseUrl', 'ApiId', 'Stage'] as const;
@@ -33,11 +39,15 @@ export async function resolveTarget(
   stackApi: (region: string | undefined) => DeployedStackApi = deployedStackApi,
 ): Promise<Target> {
   if (stack !== undefined) {
-    if (tableName || endpoint) throw new Error('--stack finds the table itself: leave out --table-name and --dynamodb-endpoint');
+    if (tableName || endpoint)
+      throw new Error('--stack finds the table itself: leave out --table-name and --dynamodb-endpoint');
     const aws = stackApi(region);
     const outputs = await aws.outputs(stack);
     const missing = REQUIRED_OUTPUTS.filter((key) => !outputs[key]);
-    if (missing.length > 0) throw new Error(`Stack ${stack} has no output ${missing.join(', ')}: is it a stack of this service (CctService-<stage>)?`);
+    if (missing.length > 0)
+      throw new Error(
+        `Stack ${stack} has no output ${missing.join(', ')}: is it a stack of this service (CctService-<stage>)?`,
+      );
     return {
       tableName: outputs.TableName,
       endpoint: undefined,
@@ -55,9 +65,14 @@ export async function resolveTarget(
   if (tableName || endpoint) return { tableName: tableName ?? LOCAL_TABLE_NAME, endpoint };
   const info = await readRuntimeInfo(stateDir);
   const file = runtimeFilePath(stateDir);
-  if (!info) throw new Error(`No local runtime found (${file} does not exist): start one with \`npm start\`, or pass --state-dir`);
+  if (!info)
+    throw new Error(
+      `No local runtime found (${file} does not exist): start one with \`npm start\`, or pass --state-dir`,
+    );
   if (!isProcessAlive(info.pid)) {
-    throw new Error(`The local runtime recorded in ${file} (pid ${info.pid}) is not running: start it with \`npm start\``);
+    throw new Error(
+      `The local runtime recorded in ${file} (pid ${info.pid}) is not running: start it with \`npm start\``,
+    );
   }
   return { tableName: info.tableName, endpoint: info.dynamodbEndpoint };
 }

@@ -7,7 +7,13 @@ import {
   setWebhookEndpointEnabled,
   setWebhookEndpointEvents,
 } from '../../lambdas/contexts/webhooks/endpoints';
-import { getDeliveryView, listDeliveries, recoverFailedDeliveries, redeliver, sendTestEvent } from '../../lambdas/contexts/webhooks/operator';
+import {
+  getDeliveryView,
+  listDeliveries,
+  recoverFailedDeliveries,
+  redeliver,
+  sendTestEvent,
+} from '../../lambdas/contexts/webhooks/operator';
 import type { DeliveryView } from '../../lambdas/contexts/webhooks/deliveries';
 
 /**
@@ -25,7 +31,12 @@ export type WebhookAddArgs = {
 };
 
 const splitList = (value: string | undefined): string[] | undefined =>
-  value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+  value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 
 /** `webhook add --tenant <id> --url <url> [--events a,b]`: the secret is shown here only. */
 export async function webhookAdd(args: WebhookAddArgs) {
@@ -52,7 +63,12 @@ export async function webhookUpdate(endpointId: string, args: { events: string }
  * `webhook recover --endpoint <id> --since <time>`: what was queued again, oldest first, and
  * where to go on when the run stopped at `--max`. `since` is an ISO time or seconds ago.
  */
-export async function webhookRecover(args: { endpointId: string; since: string | number; max?: number; after?: string }) {
+export async function webhookRecover(args: {
+  endpointId: string;
+  since: string | number;
+  max?: number;
+  after?: string;
+}) {
   const now = new Date();
   const since = typeof args.since === 'number' ? new Date(now.getTime() - args.since * 1000) : new Date(args.since);
   const summary = await recoverFailedDeliveries(args.endpointId, since, { now, max: args.max, after: args.after });

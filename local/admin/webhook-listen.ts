@@ -22,7 +22,11 @@ const FORWARD_TIMEOUT_MS = 9_000;
 /** Hop-by-hop and length headers are the forward's own; everything else (the signatures) is passed on. */
 const NOT_FORWARDED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
-async function forward(forwardTo: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; error?: string }> {
+async function forward(
+  forwardTo: string,
+  req: IncomingMessage,
+  body: Buffer,
+): Promise<{ status: number; error?: string }> {
   const headers = Object.entries(req.headers).filter(([name]) => !NOT_FORWARDED.has(name));
   try {
     const response = await fetch(forwardTo, {
@@ -36,11 +40,18 @@ async function forward(forwardTo: string, req: IncomingMessage, body: Buffer): P
     return { status: response.status };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
-    return { status: 502, error: e.name === 'TimeoutError' ? `no answer within ${FORWARD_TIMEOUT_MS} ms` : (e.cause?.code ?? e.message) };
+    return {
+      status: 502,
+      error: e.name === 'TimeoutError' ? `no answer within ${FORWARD_TIMEOUT_MS} ms` : (e.cause?.code ?? e.message),
+    };
   }
 }
 
-function startForwarder(forwardTo: string, emit: (document: unknown) => void, count: { forwarded: number }): Promise<Server> {
+function startForwarder(
+  forwardTo: string,
+  emit: (document: unknown) => void,
+  count: { forwarded: number },
+): Promise<Server> {
   const server = createServer((req, res) => {
     void (async () => {
       const body = await buffer(req);
@@ -63,9 +74,14 @@ function startForwarder(forwardTo: string, emit: (document: unknown) => void, co
 }
 
 export async function webhookListen(args: ListenArgs, { runtime, emit, signal }: CommandContext) {
-  if (!runtime) throw new Error('webhook listen works with a running local runtime only: a deployed stack cannot deliver to this machine');
+  if (!runtime)
+    throw new Error(
+      'webhook listen works with a running local runtime only: a deployed stack cannot deliver to this machine',
+    );
   if (!runtime.allowHttpWebhooks) {
-    throw new Error('the local runtime delivers to http://127.0.0.1 only when started with --allow-http-webhooks: restart it with `npm start -- --allow-http-webhooks`');
+    throw new Error(
+      'the local runtime delivers to http://127.0.0.1 only when started with --allow-http-webhooks: restart it with `npm start -- --allow-http-webhooks`',
+    );
   }
   const tenant = await getTenant(args.tenant);
   if (!tenant) throw new Error(`No organization with id ${args.tenant}`);
@@ -76,10 +92,20 @@ export async function webhookListen(args: ListenArgs, { runtime, emit, signal }:
   const server = await startForwarder(args.forwardTo, emit, count);
   try {
     const { port } = server.address() as AddressInfo;
-    const endpoint = await addWebhookEndpoint(tenant.id, { url: `http://${LOOPBACK}:${port}/`, events: args.events }, { allowInsecureTargets: true });
+    const endpoint = await addWebhookEndpoint(
+      tenant.id,
+      { url: `http://${LOOPBACK}:${port}/`, events: args.events },
+      { allowInsecureTargets: true },
+    );
     try {
       emit({
-        listening: { tenantId: tenant.id, endpointId: endpoint.id, events: endpoint.events, forwardTo: args.forwardTo, secret: endpoint.secret },
+        listening: {
+          tenantId: tenant.id,
+          endpointId: endpoint.id,
+          events: endpoint.events,
+          forwardTo: args.forwardTo,
+          secret: endpoint.secret,
+        },
         ...(!approved && { approvedHost: LOOPBACK }),
       });
       if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));

@@ -13,10 +13,19 @@ export function errorName(json: Record<string, unknown> | undefined): string | u
  * DynamoDB Local's answer, passed on: a success as JSON (so its ConsumedCapacity can be set to
  * what AWS charges), anything else byte for byte.
  */
-export function upstreamAnswer(answer: UpstreamAnswer, lines: ChargeLine[], options: { capacityList?: boolean } = {}): EngineAnswer {
+export function upstreamAnswer(
+  answer: UpstreamAnswer,
+  lines: ChargeLine[],
+  options: { capacityList?: boolean } = {},
+): EngineAnswer {
   const json = answer.status === 200 ? parseJson(answer.body) : undefined;
   if (json) return { status: 200, json, lines, capacityList: options.capacityList };
-  return { status: answer.status, raw: answer, lines, error: errorName(parseJson(answer.body)) ?? `HTTP ${answer.status}` };
+  return {
+    status: answer.status,
+    raw: answer,
+    lines,
+    error: errorName(parseJson(answer.body)) ?? `HTTP ${answer.status}`,
+  };
 }
 
 /** An answer the engine makes itself: a refusal (conflict, throttle) in DynamoDB's error shape. */

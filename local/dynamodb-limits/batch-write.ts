@@ -8,7 +8,13 @@ import { drawsOf, expectedWriteLines, itemWriteLines } from './write-charges';
 
 type WriteRequest = { PutRequest?: { Item: WireItem }; DeleteRequest?: { Key: WireItem } };
 
-type BatchItem = { tableName: string; table: TableSchema; request: WriteRequest; key: WireItem; item: WireItem | undefined };
+type BatchItem = {
+  tableName: string;
+  table: TableSchema;
+  request: WriteRequest;
+  key: WireItem;
+  item: WireItem | undefined;
+};
 
 /**
  * BatchWriteItem: each put or delete is a standard write of its own (serializable with
@@ -19,7 +25,10 @@ type BatchItem = { tableName: string; table: TableSchema; request: WriteRequest;
  */
 export async function batchWrite(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const items = await batchItems(engine, request);
-  if (!items) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+  if (!items)
+    return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
+      capacityList: true,
+    });
 
   const hold = await engine.holds.hold(
     items.map((i) => engine.holdKey(request, i.table, i.key)),
@@ -28,19 +37,27 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
   );
   try {
     if (hold.conflicts.length > 0) engine.meters.conflict(request.database, 'BatchWriteItem');
-    const before = await engine.imagesOf(request, items.map((item, index) => (hold.conflicts.includes(index) ? undefined : item)));
+    const before = await engine.imagesOf(
+      request,
+      items.map((item, index) => (hold.conflicts.includes(index) ? undefined : item)),
+    );
     const throttledItems = new Set<number>();
     const reasons: ThrottlingReason[] = [];
     const reservations = items.map((item, index) => {
       if (hold.conflicts.includes(index)) return undefined;
-      const draws = drawsOf(item.table, expectedWriteLines(item.table, item.key, before[index], item.item, 'standard'), index);
+      const draws = drawsOf(
+        item.table,
+        expectedWriteLines(item.table, item.key, before[index], item.item, 'standard'),
+        index,
+      );
       const admission = engine.budgets.reserve(request.database, draws);
       if ('reservation' in admission) return admission.reservation;
       throttledItems.add(index);
       addReasons(reasons, admission.refused.reasons);
       return undefined;
     });
-    if (throttledItems.size > 0) engine.meters.throttle(request.database, 'BatchWriteItem', reasons, throttledItems.size);
+    if (throttledItems.size > 0)
+      engine.meters.throttle(request.database, 'BatchWriteItem', reasons, throttledItems.size);
     if (throttledItems.size === items.length) return refusal(throttled(reasons));
 
     const attempted = items.flatMap((item, index) => (reservations[index] ? [{ item, index }] : []));
@@ -48,7 +65,12 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
     let lines: ChargeLine[] = [];
     let json: Record<string, unknown> = { UnprocessedItems: {} };
     if (attempted.length > 0) {
-      const upstream = await engine.upstream.forward('POST', '/', request.headers, Buffer.from(JSON.stringify({ ...request.input, RequestItems: requestItems(attempted.map((a) => a.item)) })));
+      const upstream = await engine.upstream.forward(
+        'POST',
+        '/',
+        request.headers,
+        Buffer.from(JSON.stringify({ ...request.input, RequestItems: requestItems(attempted.map((a) => a.item)) })),
+      );
       const answer = upstreamAnswer(upstream, []);
       if (!answer.json) {
         for (const { index } of attempted) reservations[index]!.settle([]);
@@ -63,7 +85,10 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
         lines = lines.concat(itemLines);
       }
     }
-    json.UnprocessedItems = mergeUnprocessed(json.UnprocessedItems as Record<string, WriteRequest[]> | undefined, unprocessed);
+    json.UnprocessedItems = mergeUnprocessed(
+      json.UnprocessedItems as Record<string, WriteRequest[]> | undefined,
+      unprocessed,
+    );
     return { status: 200, json, lines, capacityList: true };
   } finally {
     hold.release();
@@ -72,7 +97,9 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
 
 async function batchItems(engine: Engine, request: CallerRequest): Promise<BatchItem[] | undefined> {
   const items: BatchItem[] = [];
-  for (const [tableName, requests] of Object.entries((request.input.RequestItems ?? {}) as Record<string, WriteRequest[]>)) {
+  for (const [tableName, requests] of Object.entries(
+    (request.input.RequestItems ?? {}) as Record<string, WriteRequest[]>,
+  )) {
     const table = await engine.schema(request, tableName);
     if (!table || !Array.isArray(requests)) return undefined;
     for (const write of requests) {
@@ -103,7 +130,10 @@ function leftOverKeys(unprocessed: Record<string, WriteRequest[]> | undefined, i
   return keys;
 }
 
-function mergeUnprocessed(fromUpstream: Record<string, WriteRequest[]> | undefined, ours: BatchItem[]): Record<string, WriteRequest[]> {
+function mergeUnprocessed(
+  fromUpstream: Record<string, WriteRequest[]> | undefined,
+  ours: BatchItem[],
+): Record<string, WriteRequest[]> {
   const merged: Record<string, WriteRequest[]> = { ...(fromUpstream ?? {}) };
   for (const item of ours) (merged[item.tableName] = [...(merged[item.tableName] ?? [])]).push(item.request);
   return merged;

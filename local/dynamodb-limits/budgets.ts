@@ -40,7 +40,11 @@ type SharedBudget = { windows: SecondWindows; readCost: number; writeCost: numbe
 
 function sharedBudget(readUnits: number, writeUnits: number, now?: () => number): SharedBudget {
   const capacity = readUnits > 0 ? readUnits : writeUnits;
-  return { windows: new SecondWindows(capacity, now), readCost: readUnits > 0 ? 1 : 0, writeCost: writeUnits > 0 ? capacity / writeUnits : 0 };
+  return {
+    windows: new SecondWindows(capacity, now),
+    readCost: readUnits > 0 ? 1 : 0,
+    writeCost: writeUnits > 0 ? capacity / writeUnits : 0,
+  };
 }
 
 type BudgetTake = { windows: SecondWindows; key: string; units: number; reason: ThrottlingReason['reason'] };
@@ -56,7 +60,10 @@ export class Budgets {
   private readonly item: SharedBudget;
   private readonly indexPartition: SharedBudget;
 
-  constructor(readonly rates: BudgetRates, now?: () => number) {
+  constructor(
+    readonly rates: BudgetRates,
+    now?: () => number,
+  ) {
     this.partition = sharedBudget(rates.partitionReadUnits, rates.partitionWriteUnits, now);
     this.item = sharedBudget(rates.itemReadUnits, rates.itemWriteUnits, now);
     this.indexPartition = sharedBudget(rates.partitionReadUnits, rates.indexPartitionWriteUnits, now);
@@ -64,10 +71,15 @@ export class Budgets {
 
   /** The budgets one line draws on, keyed inside `database`, with what it costs each. */
   private takesOf(database: string, line: ChargeLine): BudgetTake[] {
-    const owner = line.index === undefined ? `${database}\u0001${line.table}` : `${database}\u0001${line.table}\u0001${line.index}`;
+    const owner =
+      line.index === undefined ? `${database}\u0001${line.table}` : `${database}\u0001${line.table}\u0001${line.index}`;
     const reason: ThrottlingReason['reason'] = `${line.index === undefined ? 'Table' : 'Index'}${line.writeUnits > 0 ? 'Write' : 'Read'}KeyRangeThroughputExceeded`;
     const drawn: [SharedBudget, string][] = [];
-    if (line.partitionKey !== undefined) drawn.push([line.index === undefined ? this.partition : this.indexPartition, `${owner}\u0001${line.partitionKey}`]);
+    if (line.partitionKey !== undefined)
+      drawn.push([
+        line.index === undefined ? this.partition : this.indexPartition,
+        `${owner}\u0001${line.partitionKey}`,
+      ]);
     if (line.itemKey !== undefined) drawn.push([this.item, `${owner}\u0001${line.itemKey}`]);
     return drawn.flatMap(([budget, key]) => {
       const units = line.readUnits * budget.readCost + line.writeUnits * budget.writeCost;
@@ -102,7 +114,8 @@ export class Budgets {
     }
     if (refused.itemIndexes.size > 0) return { refused };
     const taken = new Map<SecondWindows, Map<string, WindowTake | undefined>>();
-    for (const [windows, keys] of groups) taken.set(windows, new Map([...keys].map(([key, units]) => [key, windows.take(key, units)])));
+    for (const [windows, keys] of groups)
+      taken.set(windows, new Map([...keys].map(([key, units]) => [key, windows.take(key, units)])));
     return {
       reservation: {
         settle: (actual) => {
@@ -110,7 +123,8 @@ export class Budgets {
           for (const windows of new Set([...taken.keys(), ...spent.keys()])) {
             const reserved = taken.get(windows) ?? new Map<string, WindowTake | undefined>();
             const real = spent.get(windows) ?? new Map<string, number>();
-            for (const key of new Set([...reserved.keys(), ...real.keys()])) windows.settle(key, reserved.get(key), real.get(key) ?? 0);
+            for (const key of new Set([...reserved.keys(), ...real.keys()]))
+              windows.settle(key, reserved.get(key), real.get(key) ?? 0);
           }
         },
       },

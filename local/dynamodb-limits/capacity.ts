@@ -48,7 +48,11 @@ export function pageReadUnits(examinedBytes: number, mode: Exclude<ReadMode, 'tr
  * action of a TransactWriteItems): the larger of the item before and after, rounded up to 1 KB.
  * A missing item on both sides (deleting nothing) is one block.
  */
-export function itemWriteUnits(beforeBytes: number | undefined, afterBytes: number | undefined, mode: WriteMode): number {
+export function itemWriteUnits(
+  beforeBytes: number | undefined,
+  afterBytes: number | undefined,
+  mode: WriteMode,
+): number {
   return blocks(Math.max(beforeBytes ?? 0, afterBytes ?? 0), WRITE_BLOCK_BYTES) * WRITE_UNITS_PER_BLOCK[mode];
 }
 
@@ -79,10 +83,17 @@ export type IndexWriteCharge = { units: number; writes: { partitionKey: string; 
  * does not change costs nothing. Each write is rounded up to 1 KB of the entry it writes.
  * Index writes follow the table write after the commit, so a transaction does not double them.
  */
-export function indexWriteCharge(before: IndexEntryImage | undefined, after: IndexEntryImage | undefined): IndexWriteCharge {
+export function indexWriteCharge(
+  before: IndexEntryImage | undefined,
+  after: IndexEntryImage | undefined,
+): IndexWriteCharge {
   const writes: { partitionKey: string; units: number }[] = [];
   if (before && after && before.key === after.key) {
-    if (before.content !== after.content) writes.push({ partitionKey: after.partitionKey, units: blocks(Math.max(before.bytes, after.bytes), WRITE_BLOCK_BYTES) });
+    if (before.content !== after.content)
+      writes.push({
+        partitionKey: after.partitionKey,
+        units: blocks(Math.max(before.bytes, after.bytes), WRITE_BLOCK_BYTES),
+      });
   } else {
     if (before) writes.push({ partitionKey: before.partitionKey, units: blocks(before.bytes, WRITE_BLOCK_BYTES) });
     if (after) writes.push({ partitionKey: after.partitionKey, units: blocks(after.bytes, WRITE_BLOCK_BYTES) });

@@ -63,7 +63,8 @@ export function consumedCapacity(lines: ChargeLine[], mode: 'TOTAL' | 'INDEXES')
     if (mode === 'INDEXES') {
       entry.Table = figure(units);
       const indexes = Object.entries(units.indexes);
-      if (indexes.length > 0) entry.GlobalSecondaryIndexes = Object.fromEntries(indexes.map(([name, u]) => [name, figure(u)]));
+      if (indexes.length > 0)
+        entry.GlobalSecondaryIndexes = Object.fromEntries(indexes.map(([name, u]) => [name, figure(u)]));
     }
     return entry;
   });

@@ -57,7 +57,11 @@ export class Engine {
   private readonly schemas = new Map<string, Promise<TableSchema | undefined>>();
   private readonly sleeps = new Set<() => void>();
 
-  constructor(upstreamEndpoint: string, readonly settings: EngineSettings, now?: () => number) {
+  constructor(
+    upstreamEndpoint: string,
+    readonly settings: EngineSettings,
+    now?: () => number,
+  ) {
     this.upstream = new Upstream(upstreamEndpoint);
     this.budgets = new Budgets(settings.budgets, now);
     this.meters = new Meters(settings);
@@ -112,8 +116,10 @@ export class Engine {
         const { status, json } = await this.upstream.call(request.headers, 'BatchGetItem', {
           RequestItems: { [table.name]: { Keys: pending, ConsistentRead: true } },
         });
-        if (status !== 200 || !json) throw new Error(`DynamoDB Local refused the engine's read of ${table.name} (${status})`);
-        for (const item of ((json.Responses as Record<string, WireItem[]>)?.[table.name] ?? [])) found.set(itemIdentity(table.key, item).key, item);
+        if (status !== 200 || !json)
+          throw new Error(`DynamoDB Local refused the engine's read of ${table.name} (${status})`);
+        for (const item of (json.Responses as Record<string, WireItem[]>)?.[table.name] ?? [])
+          found.set(itemIdentity(table.key, item).key, item);
         pending = (json.UnprocessedKeys as Record<string, { Keys: WireItem[] }> | undefined)?.[table.name]?.Keys ?? [];
       }
     }
@@ -124,14 +130,21 @@ export class Engine {
    * The current image of each target, in order (undefined for a missing item or an undefined
    * target, which is not read): one `currentItems` per table.
    */
-  async imagesOf(request: CallerRequest, targets: ({ table: TableSchema; key: WireItem } | undefined)[]): Promise<(WireItem | undefined)[]> {
+  async imagesOf(
+    request: CallerRequest,
+    targets: ({ table: TableSchema; key: WireItem } | undefined)[],
+  ): Promise<(WireItem | undefined)[]> {
     const images: (WireItem | undefined)[] = targets.map(() => undefined);
     const byTable = new Map<TableSchema, number[]>();
     targets.forEach((target, index) => {
       if (target) byTable.set(target.table, [...(byTable.get(target.table) ?? []), index]);
     });
     for (const [table, indexes] of byTable) {
-      const found = await this.currentItems(request, table, indexes.map((index) => targets[index]!.key));
+      const found = await this.currentItems(
+        request,
+        table,
+        indexes.map((index) => targets[index]!.key),
+      );
       for (const index of indexes) images[index] = found.get(itemIdentity(table.key, targets[index]!.key).key);
     }
     return images;

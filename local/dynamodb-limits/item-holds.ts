@@ -89,7 +89,8 @@ export class ItemHolds {
   }
 
   private cancelReadsOf(key: string): void {
-    for (const reader of this.readers.get(key) ?? []) reader.keys.forEach((read, index) => read === key && reader.conflicts.add(index));
+    for (const reader of this.readers.get(key) ?? [])
+      reader.keys.forEach((read, index) => read === key && reader.conflicts.add(index));
   }
 
   private free(key: string): void {

@@ -46,7 +46,8 @@ export function numberBytes(text: string): number {
   const pointAt = whole.length + shift;
   const integerPart = pointAt <= 0 ? '' : digits.slice(0, pointAt).padEnd(pointAt, '0');
   const fractionPart = pointAt >= 0 ? digits.slice(pointAt) : '0'.repeat(-pointAt) + digits;
-  const paired = (integerPart.length % 2 ? '0' : '') + integerPart + fractionPart + (fractionPart.length % 2 ? '0' : '');
+  const paired =
+    (integerPart.length % 2 ? '0' : '') + integerPart + fractionPart + (fractionPart.length % 2 ? '0' : '');
   const pairs = paired.match(/../g) ?? [];
   let first = 0;
   let last = pairs.length;
@@ -64,7 +65,10 @@ export function valueBytes(value: WireValue): number {
   if ('SS' in value) return value.SS.reduce((sum, s) => sum + utf8Bytes(s), 0);
   if ('NS' in value) return value.NS.reduce((sum, n) => sum + numberBytes(n), 0);
   if ('BS' in value) return value.BS.reduce((sum, b) => sum + binaryBytes(b), 0);
-  if ('M' in value) return 3 + Object.entries(value.M).reduce((sum, [name, nested]) => sum + utf8Bytes(name) + valueBytes(nested) + 1, 0);
+  if ('M' in value)
+    return (
+      3 + Object.entries(value.M).reduce((sum, [name, nested]) => sum + utf8Bytes(name) + valueBytes(nested) + 1, 0)
+    );
   if ('L' in value) return 3 + value.L.reduce((sum, nested) => sum + valueBytes(nested) + 1, 0);
   return 1; // NULL, BOOL
 }

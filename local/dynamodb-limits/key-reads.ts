@@ -5,7 +5,15 @@ import type { ChargeLine } from './charges';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import { itemBytes, type WireItem } from './item-size';
 import { itemIdentity, type TableSchema } from './table-schema';
-import { addReasons, NO_CANCELLATION, throttled, throttlingReason, transactionCanceled, transactionConflictReason, type ThrottlingReason } from './wire-errors';
+import {
+  addReasons,
+  NO_CANCELLATION,
+  throttled,
+  throttlingReason,
+  transactionCanceled,
+  transactionConflictReason,
+  type ThrottlingReason,
+} from './wire-errors';
 
 /**
  * Reads by key: GetItem, BatchGetItem, TransactGetItems. Every requested key is charged, found or
@@ -23,7 +31,8 @@ const modeOf = (read: TableRead): ReadMode => (read.ConsistentRead ? 'strong' : 
 
 /** What DynamoDB Local says a table's part of an answer consumed. */
 function upstreamUnits(json: Record<string, unknown> | undefined, tableName: string): number {
-  const consumed = json?.ConsumedCapacity as { TableName?: string; CapacityUnits?: number } | { TableName?: string; CapacityUnits?: number }[] | undefined;
+  const consumed = json?.ConsumedCapacity as
+    { TableName?: string; CapacityUnits?: number } | { TableName?: string; CapacityUnits?: number }[] | undefined;
   const entries = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
   return entries.filter((e) => e.TableName === tableName).reduce((sum, e) => sum + (e.CapacityUnits ?? 0), 0);
 }
@@ -33,24 +42,42 @@ function readLine(table: TableSchema, key: WireItem, readUnits: number): ChargeL
   return { table: table.name, index: undefined, partitionKey, itemKey, readUnits, writeUnits: 0 };
 }
 
-const draw = (table: TableSchema, line: ChargeLine, itemIndex: number): Draw => ({ ...line, resource: table.arn, itemIndex });
+const draw = (table: TableSchema, line: ChargeLine, itemIndex: number): Draw => ({
+  ...line,
+  resource: table.arn,
+  itemIndex,
+});
 
-const withCapacity = (input: Record<string, unknown>) => Buffer.from(JSON.stringify({ ...input, ReturnConsumedCapacity: 'TOTAL' }));
+const withCapacity = (input: Record<string, unknown>) =>
+  Buffer.from(JSON.stringify({ ...input, ReturnConsumedCapacity: 'TOTAL' }));
 
 export async function getItem(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const { input } = request;
   const table = await engine.schema(request, input.TableName);
-  if (!table || !input.Key) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), []);
+  if (!table || !input.Key)
+    return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), []);
   const mode = modeOf(input);
-  const admission = engine.budgets.reserve(request.database, [draw(table, readLine(table, input.Key, keyReadUnits(undefined, mode)), 0)]);
+  const admission = engine.budgets.reserve(request.database, [
+    draw(table, readLine(table, input.Key, keyReadUnits(undefined, mode)), 0),
+  ]);
   if ('refused' in admission) {
     engine.meters.throttle(request.database, 'GetItem', admission.refused.reasons);
     return refusal(throttled(admission.refused.reasons));
   }
-  const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, isProjected(input) ? withCapacity(input) : request.body), []);
+  const answer = upstreamAnswer(
+    await engine.upstream.forward(
+      'POST',
+      '/',
+      request.headers,
+      isProjected(input) ? withCapacity(input) : request.body,
+    ),
+    [],
+  );
   if (answer.json) {
     const item = answer.json.Item as WireItem | undefined;
-    const units = isProjected(input) ? upstreamUnits(answer.json, table.name) : keyReadUnits(item ? itemBytes(item) : undefined, mode);
+    const units = isProjected(input)
+      ? upstreamUnits(answer.json, table.name)
+      : keyReadUnits(item ? itemBytes(item) : undefined, mode);
     answer.lines = [readLine(table, input.Key, units)];
   }
   admission.reservation.settle(answer.lines);
@@ -68,7 +95,10 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
   const tables = new Map<string, TableSchema>();
   for (const tableName of Object.keys(requested)) {
     const table = await engine.schema(request, tableName);
-    if (!table || !Array.isArray(requested[tableName]?.Keys)) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+    if (!table || !Array.isArray(requested[tableName]?.Keys))
+      return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
+        capacityList: true,
+      });
     tables.set(tableName, table);
   }
   const admitted: Record<string, KeysAndAttributes> = {};
@@ -80,7 +110,9 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
     const table = tables.get(tableName)!;
     for (const key of read.Keys) {
       keyCount += 1;
-      const admission = engine.budgets.reserve(request.database, [draw(table, readLine(table, key, keyReadUnits(undefined, modeOf(read))), 0)]);
+      const admission = engine.budgets.reserve(request.database, [
+        draw(table, readLine(table, key, keyReadUnits(undefined, modeOf(read))), 0),
+      ]);
       const target = 'reservation' in admission ? admitted : refused;
       (target[tableName] ??= { ...read, Keys: [] }).Keys.push(key);
       if ('reservation' in admission) reservations.push(admission.reservation);
@@ -92,13 +124,27 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
   if (refusedCount > 0 && refusedCount === keyCount) return refusal(throttled(reasons));
 
   const projected = Object.values(admitted).some(isProjected);
-  const body = JSON.stringify({ ...request.input, RequestItems: admitted, ...(projected && { ReturnConsumedCapacity: 'TOTAL' }) });
-  const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, Buffer.from(body)), [], { capacityList: true });
+  const body = JSON.stringify({
+    ...request.input,
+    RequestItems: admitted,
+    ...(projected && { ReturnConsumedCapacity: 'TOTAL' }),
+  });
+  const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, Buffer.from(body)), [], {
+    capacityList: true,
+  });
   if (answer.json) {
     const unprocessed = (answer.json.UnprocessedKeys ?? {}) as Record<string, KeysAndAttributes>;
     const responses = (answer.json.Responses ?? {}) as Record<string, WireItem[]>;
     for (const [tableName, read] of Object.entries(admitted)) {
-      answer.lines.push(...batchTableLines(tables.get(tableName)!, read, unprocessed[tableName]?.Keys ?? [], responses[tableName] ?? [], answer.json));
+      answer.lines.push(
+        ...batchTableLines(
+          tables.get(tableName)!,
+          read,
+          unprocessed[tableName]?.Keys ?? [],
+          responses[tableName] ?? [],
+          answer.json,
+        ),
+      );
     }
     for (const [tableName, read] of Object.entries(refused)) {
       const left = (unprocessed[tableName] ??= { ...read, Keys: [] });
@@ -112,7 +158,13 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
 }
 
 /** One table's part of a BatchGetItem: each processed key charged as a GetItem. */
-function batchTableLines(table: TableSchema, read: KeysAndAttributes, unprocessed: WireItem[], found: WireItem[], json: Record<string, unknown>): ChargeLine[] {
+function batchTableLines(
+  table: TableSchema,
+  read: KeysAndAttributes,
+  unprocessed: WireItem[],
+  found: WireItem[],
+  json: Record<string, unknown>,
+): ChargeLine[] {
   const mode = modeOf(read);
   const left = new Set(unprocessed.map((key) => itemIdentity(table.key, key).key));
   const processed = read.Keys.filter((key) => !left.has(itemIdentity(table.key, key).key));
@@ -141,31 +193,55 @@ export async function transactGet(engine: Engine, request: CallerRequest): Promi
   const gets = ((request.input.TransactItems ?? []) as TransactGet[]).map((entry) => entry?.Get);
   const tables: TableSchema[] = [];
   for (const get of gets) {
-    const table = get?.Key && typeof get.TableName === 'string' ? await engine.schema(request, get.TableName) : undefined;
-    if (!table) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+    const table =
+      get?.Key && typeof get.TableName === 'string' ? await engine.schema(request, get.TableName) : undefined;
+    if (!table)
+      return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
+        capacityList: true,
+      });
     tables.push(table);
   }
   const keys = gets.map((get, index) => engine.holdKey(request, tables[index], get!.Key));
   const conflicted = (indexes: number[]) => {
     engine.meters.conflict(request.database, 'TransactGetItems');
-    return refusal(transactionCanceled(gets.map((_, index) => (indexes.includes(index) ? transactionConflictReason() : NO_CANCELLATION))));
+    return refusal(
+      transactionCanceled(
+        gets.map((_, index) => (indexes.includes(index) ? transactionConflictReason() : NO_CANCELLATION)),
+      ),
+    );
   };
   const held = keys.flatMap((key, index) => (engine.holds.holderOf(key) !== undefined ? [index] : []));
   if (held.length > 0) return conflicted(held);
-  const draws = gets.map((get, index) => draw(tables[index], readLine(tables[index], get!.Key, keyReadUnits(undefined, 'transactional')), index));
+  const draws = gets.map((get, index) =>
+    draw(tables[index], readLine(tables[index], get!.Key, keyReadUnits(undefined, 'transactional')), index),
+  );
   const admission = engine.budgets.reserve(request.database, draws);
   if ('refused' in admission) {
     const { itemIndexes, reasons } = admission.refused;
     engine.meters.throttle(request.database, 'TransactGetItems', reasons, itemIndexes.size);
-    return refusal(transactionCanceled(gets.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
+    return refusal(
+      transactionCanceled(
+        gets.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION)),
+      ),
+    );
   }
   const reading = engine.holds.read(keys);
   let answer: EngineAnswer;
   try {
     await engine.sleep(engine.settings.transactionHoldMs);
     const projected = gets.some((get) => isProjected(get!));
-    answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, projected ? withCapacity(request.input) : request.body), [], { capacityList: true });
-    if (answer.json) answer.lines = transactGetLines(gets as NonNullable<TransactGet['Get']>[], tables, answer.json, projected);
+    answer = upstreamAnswer(
+      await engine.upstream.forward(
+        'POST',
+        '/',
+        request.headers,
+        projected ? withCapacity(request.input) : request.body,
+      ),
+      [],
+      { capacityList: true },
+    );
+    if (answer.json)
+      answer.lines = transactGetLines(gets as NonNullable<TransactGet['Get']>[], tables, answer.json, projected);
   } finally {
     reading.release();
   }
@@ -179,7 +255,12 @@ export async function transactGet(engine: Engine, request: CallerRequest): Promi
 }
 
 /** Each item of a TransactGetItems as a transactional read of what it found (DynamoDB Local's figure, shared out, when a projection hides part of it). */
-function transactGetLines(gets: NonNullable<TransactGet['Get']>[], tables: TableSchema[], json: Record<string, unknown>, projected: boolean): ChargeLine[] {
+function transactGetLines(
+  gets: NonNullable<TransactGet['Get']>[],
+  tables: TableSchema[],
+  json: Record<string, unknown>,
+  projected: boolean,
+): ChargeLine[] {
   const responses = (json.Responses ?? []) as { Item?: WireItem }[];
   return gets.map((get, index) => {
     const table = tables[index];

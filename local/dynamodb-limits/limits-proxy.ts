@@ -84,7 +84,12 @@ const SCHEMA_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable']);
 
 const TARGET = /^DynamoDB_20120810\.(\w+)$/;
 
-function send(response: ServerResponse, status: number, headers: Record<string, string | number | string[]>, body: Buffer): void {
+function send(
+  response: ServerResponse,
+  status: number,
+  headers: Record<string, string | number | string[]>,
+  body: Buffer,
+): void {
   response.writeHead(status, { ...headers, 'content-length': body.length });
   response.end(body);
 }
@@ -93,14 +98,20 @@ function send(response: ServerResponse, status: number, headers: Record<string, 
 function passedHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const passed: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !['connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name)) passed[name] = value;
+    if (value !== undefined && !['connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))
+      passed[name] = value;
   }
   return passed;
 }
 
 function sendJson(response: ServerResponse, status: number, json: unknown, requestId: string): void {
   const body = Buffer.from(JSON.stringify(json));
-  send(response, status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': requestId, 'x-amz-crc32': String(crc32(body)) }, body);
+  send(
+    response,
+    status,
+    { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': requestId, 'x-amz-crc32': String(crc32(body)) },
+    body,
+  );
 }
 
 /** The caller's answer: ConsumedCapacity as AWS charges it when asked for, absent otherwise. */
@@ -139,23 +150,37 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const requestId = randomUUID();
     const url = new URL(request.url ?? '/', 'http://engine');
-    if (url.pathname === STATS_PATH && request.method === 'GET') return sendJson(response, 200, engine.meters.snapshot(url.searchParams.get('database') ?? undefined), requestId);
+    if (url.pathname === STATS_PATH && request.method === 'GET')
+      return sendJson(response, 200, engine.meters.snapshot(url.searchParams.get('database') ?? undefined), requestId);
     if (request.url === RESET_PATH && request.method === 'POST') {
       reset();
       return sendJson(response, 200, { reset: true }, requestId);
     }
     const read = await readBodyWithin(request, MAX_REQUEST_BYTES);
-    if (read === 'tooLarge') return sendJson(response, 413, { __type: 'com.amazon.coral.service#SerializationException', Message: 'Request too large' }, requestId);
+    if (read === 'tooLarge')
+      return sendJson(
+        response,
+        413,
+        { __type: 'com.amazon.coral.service#SerializationException', Message: 'Request too large' },
+        requestId,
+      );
     const body = read ?? Buffer.alloc(0);
     const operation = TARGET.exec(String(request.headers['x-amz-target'] ?? ''))?.[1];
     const input = request.method === 'POST' && operation ? parseJson(body) : undefined;
     const handler = operation && HANDLERS[operation];
     if (!handler || !input) {
       const answer = await engine.upstream.forward(request.method ?? 'POST', request.url ?? '/', request.headers, body);
-      if (operation && SCHEMA_CHANGES.has(operation) && typeof input?.TableName === 'string') engine.forgetSchema(engine.databaseOf(request.headers), input.TableName);
+      if (operation && SCHEMA_CHANGES.has(operation) && typeof input?.TableName === 'string')
+        engine.forgetSchema(engine.databaseOf(request.headers), input.TableName);
       return send(response, answer.status, passedHeaders(answer.headers), answer.body);
     }
-    const caller: CallerRequest = { operation, headers: request.headers, database: engine.databaseOf(request.headers), input, body };
+    const caller: CallerRequest = {
+      operation,
+      headers: request.headers,
+      database: engine.databaseOf(request.headers),
+      input,
+      body,
+    };
     const answer = await handler(engine, caller);
     engine.meters.request(caller.database, operation, answer.status, answer.error, answer.lines);
     if (answer.raw) return send(response, answer.raw.status, passedHeaders(answer.raw.headers), answer.raw.body);
@@ -168,7 +193,15 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
         response.destroy();
         return;
       }
-      sendJson(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: `DynamoDB limits engine: ${err.message}` }, randomUUID());
+      sendJson(
+        response,
+        500,
+        {
+          __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+          message: `DynamoDB limits engine: ${err.message}`,
+        },
+        randomUUID(),
+      );
     });
   });
   await new Promise<void>((listening, failed) => {

@@ -7,7 +7,12 @@ export type KeyMeter = Units & { reads: number; writes: number };
 export type OperationMeter = Units & { requests: number; errors: Record<string, number> };
 
 /** One request as the engine charged it (the newest `recentRequests` are kept). */
-export type RequestRecord = { operation: string; status: number; error: string | undefined; tables: Record<string, TableUnits> };
+export type RequestRecord = {
+  operation: string;
+  status: number;
+  error: string | undefined;
+  tables: Record<string, TableUnits>;
+};
 
 /** What the engine counted since it started or was last reset; every figure is what AWS would charge. */
 export type LimitsStats = {
@@ -68,7 +73,12 @@ class MeterSet {
 
   request(operation: string, status: number, error: string | undefined, lines: ChargeLine[]): void {
     const byTable = unitsByTable(lines);
-    const operationMeter = (this.stats.operations[operation] ??= { requests: 0, readUnits: 0, writeUnits: 0, errors: {} });
+    const operationMeter = (this.stats.operations[operation] ??= {
+      requests: 0,
+      readUnits: 0,
+      writeUnits: 0,
+      errors: {},
+    });
     operationMeter.requests += 1;
     if (error) increment(operationMeter.errors, error);
     for (const [table, units] of byTable) {

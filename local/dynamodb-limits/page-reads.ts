@@ -19,12 +19,23 @@ export async function pageRead(engine: Engine, request: CallerRequest): Promise<
   const { input, operation } = request;
   const table = await engine.schema(request, input.TableName);
   const index = table && input.IndexName ? table.indexes.find((i) => i.name === input.IndexName) : undefined;
-  if (!table || (input.IndexName && !index)) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), []);
+  if (!table || (input.IndexName && !index))
+    return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), []);
   const mode = input.ConsistentRead ? 'strong' : 'eventual';
-  const partitionKey = operation === 'Query' ? queriedPartitionKey(input, (index ?? table.key).partitionKey) : undefined;
-  const line = (readUnits: number): ChargeLine => ({ table: table.name, index: index?.name, partitionKey, itemKey: undefined, readUnits, writeUnits: 0 });
+  const partitionKey =
+    operation === 'Query' ? queriedPartitionKey(input, (index ?? table.key).partitionKey) : undefined;
+  const line = (readUnits: number): ChargeLine => ({
+    table: table.name,
+    index: index?.name,
+    partitionKey,
+    itemKey: undefined,
+    readUnits,
+    writeUnits: 0,
+  });
 
-  const admission = engine.budgets.reserve(request.database, [{ ...line(pageReadUnits(0, mode)), resource: index?.arn ?? table.arn, itemIndex: 0 }]);
+  const admission = engine.budgets.reserve(request.database, [
+    { ...line(pageReadUnits(0, mode)), resource: index?.arn ?? table.arn, itemIndex: 0 },
+  ]);
   if ('refused' in admission) {
     engine.meters.throttle(request.database, operation, admission.refused.reasons);
     return refusal(throttled(admission.refused.reasons));
@@ -33,7 +44,9 @@ export async function pageRead(engine: Engine, request: CallerRequest): Promise<
   const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, body), []);
   if (answer.json) {
     const consumed = (answer.json.ConsumedCapacity as { CapacityUnits?: number } | undefined)?.CapacityUnits ?? 0;
-    answer.lines = [line(Math.max(index ? indexPageUnits(input, answer.json, consumed, mode) : consumed, pageReadUnits(0, mode)))];
+    answer.lines = [
+      line(Math.max(index ? indexPageUnits(input, answer.json, consumed, mode) : consumed, pageReadUnits(0, mode))),
+    ];
   }
   admission.reservation.settle(answer.lines);
   return answer;
@@ -45,12 +58,21 @@ export async function pageRead(engine: Engine, request: CallerRequest): Promise<
  * it examined whole (no filter dropped any, no projection); otherwise DynamoDB Local's figure plus
  * the blocks the overheads of the examined entries fill, which may round up one block more.
  */
-function indexPageUnits(input: Record<string, unknown>, json: Record<string, unknown>, consumed: number, mode: 'strong' | 'eventual'): number {
+function indexPageUnits(
+  input: Record<string, unknown>,
+  json: Record<string, unknown>,
+  consumed: number,
+  mode: 'strong' | 'eventual',
+): number {
   const examined = typeof json.ScannedCount === 'number' ? json.ScannedCount : 0;
   const items = json.Items as WireItem[] | undefined;
-  const whole = !input.ProjectionExpression && !input.AttributesToGet && [undefined, 'ALL_ATTRIBUTES', 'ALL_PROJECTED'].includes(input.Select as string | undefined);
+  const whole =
+    !input.ProjectionExpression &&
+    !input.AttributesToGet &&
+    [undefined, 'ALL_ATTRIBUTES', 'ALL_PROJECTED'].includes(input.Select as string | undefined);
   const overhead = examined * INDEX_ENTRY_OVERHEAD_BYTES;
-  if (whole && items && items.length === examined) return pageReadUnits(items.reduce((sum, item) => sum + itemBytes(item), 0) + overhead, mode);
+  if (whole && items && items.length === examined)
+    return pageReadUnits(items.reduce((sum, item) => sum + itemBytes(item), 0) + overhead, mode);
   return consumed + (examined > 0 ? pageReadUnits(overhead, mode) : 0);
 }
 
@@ -69,8 +91,8 @@ export function queriedPartitionKey(input: QueryInput, keyName: string): string 
   for (const [, left, right] of (input.KeyConditionExpression ?? '').matchAll(/([#:]?[\w.-]+)\s*=\s*([#:]?[\w.-]+)/g)) {
     const [operand, placeholder] = left.startsWith(':') ? [right, left] : [left, right];
     const name = operand.startsWith('#') ? names[operand] : operand;
-    if (name === keyName && placeholder.startsWith(':')) return scalarText(input.ExpressionAttributeValues?.[placeholder]);
+    if (name === keyName && placeholder.startsWith(':'))
+      return scalarText(input.ExpressionAttributeValues?.[placeholder]);
   }
   return undefined;
 }
-

@@ -26,7 +26,8 @@ export async function standardWrite(engine: Engine, request: CallerRequest): Pro
   const { input, operation } = request;
   const table = await engine.schema(request, input.TableName);
   const key: WireItem | undefined = operation === 'PutItem' ? input.Item : input.Key;
-  if (!table || !key) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), []);
+  if (!table || !key)
+    return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), []);
   const itemKey = keyOf(table.key, key);
 
   const hold = await engine.holds.hold([engine.holdKey(request, table, itemKey)], 'write');
@@ -41,8 +42,16 @@ export async function standardWrite(engine: Engine, request: CallerRequest): Pro
     // and a put or delete on a table with indexes draws on the index partitions its old entries leave.
     const readBefore = isUpdate || table.indexes.length > 0;
     const before = readBefore ? await readCurrent() : undefined;
-    const expectedAfter = operation === 'PutItem' ? (input.Item as WireItem) : isUpdate ? new PredictedUpdate(predictedIndexImage(table, itemKey, before, input)) : undefined;
-    const admission = engine.budgets.reserve(request.database, drawsOf(table, expectedWriteLines(table, itemKey, before, expectedAfter, 'standard'), 0));
+    const expectedAfter =
+      operation === 'PutItem'
+        ? (input.Item as WireItem)
+        : isUpdate
+          ? new PredictedUpdate(predictedIndexImage(table, itemKey, before, input))
+          : undefined;
+    const admission = engine.budgets.reserve(
+      request.database,
+      drawsOf(table, expectedWriteLines(table, itemKey, before, expectedAfter, 'standard'), 0),
+    );
     if ('refused' in admission) {
       engine.meters.throttle(request.database, operation, admission.refused.reasons);
       return refusal(throttled(admission.refused.reasons));
@@ -51,13 +60,18 @@ export async function standardWrite(engine: Engine, request: CallerRequest): Pro
     const asked = input.ReturnValues ?? 'NONE';
     const wanted = isUpdate ? 'ALL_NEW' : 'ALL_OLD';
     const returnValues = asked === 'NONE' ? wanted : asked;
-    const body = returnValues === asked ? request.body : Buffer.from(JSON.stringify({ ...input, ReturnValues: returnValues }));
+    const body =
+      returnValues === asked ? request.body : Buffer.from(JSON.stringify({ ...input, ReturnValues: returnValues }));
     const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, body), []);
     if (answer.json) {
       const returned = answer.json.Attributes as WireItem | undefined;
       if (asked === 'NONE') delete answer.json.Attributes;
       const imageBefore = isUpdate ? before : returned;
-      const after = !isUpdate ? (expectedAfter as WireItem | undefined) : returnValues === 'ALL_NEW' ? returned : await readCurrent();
+      const after = !isUpdate
+        ? (expectedAfter as WireItem | undefined)
+        : returnValues === 'ALL_NEW'
+          ? returned
+          : await readCurrent();
       answer.lines = itemWriteLines(table, itemKey, imageBefore, after, 'standard');
     } else if (answer.error === 'ConditionalCheckFailedException') {
       answer.lines = failedConditionLines(table, itemKey, readBefore ? before : await readCurrent());

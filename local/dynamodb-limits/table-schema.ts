@@ -98,15 +98,26 @@ function canonical(value: unknown): string {
  * table's key, the index's key and the projected attributes; its size adds the 100 bytes of
  * overhead DynamoDB counts per index entry.
  */
-export function indexEntryOf(table: TableSchema, index: IndexSchema, item: WireItem | undefined): IndexEntryImage | undefined {
+export function indexEntryOf(
+  table: TableSchema,
+  index: IndexSchema,
+  item: WireItem | undefined,
+): IndexEntryImage | undefined {
   if (!item) return undefined;
   const partitionKey = scalarText(item[index.partitionKey]);
   const sortKey = index.sortKey ? scalarText(item[index.sortKey]) : '';
   if (partitionKey === undefined || sortKey === undefined) return undefined;
-  const keyNames = new Set([table.key.partitionKey, table.key.sortKey, index.partitionKey, index.sortKey].filter((n): n is string => !!n));
+  const keyNames = new Set(
+    [table.key.partitionKey, table.key.sortKey, index.partitionKey, index.sortKey].filter((n): n is string => !!n),
+  );
   const entry: WireItem = {};
   for (const [name, value] of Object.entries(item)) {
     if (keyNames.has(name) || !index.projected || index.projected.has(name)) entry[name] = value;
   }
-  return { key: `${partitionKey}\u0000${sortKey}`, partitionKey, bytes: itemBytes(entry) + INDEX_ENTRY_OVERHEAD_BYTES, content: canonical(entry) };
+  return {
+    key: `${partitionKey}\u0000${sortKey}`,
+    partitionKey,
+    bytes: itemBytes(entry) + INDEX_ENTRY_OVERHEAD_BYTES,
+    content: canonical(entry),
+  };
 }

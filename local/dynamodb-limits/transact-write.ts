@@ -8,7 +8,13 @@ import { drawsOf, expectedWriteLines, itemWriteLines, PredictedUpdate } from './
 
 type Action = 'Put' | 'Update' | 'Delete' | 'ConditionCheck';
 
-type TransactItem = { action: Action; table: TableSchema; key: WireItem; item: WireItem | undefined; update: UpdateInput };
+type TransactItem = {
+  action: Action;
+  table: TableSchema;
+  key: WireItem;
+  item: WireItem | undefined;
+  update: UpdateInput;
+};
 
 const ACTIONS: Action[] = ['Put', 'Update', 'Delete', 'ConditionCheck'];
 
@@ -38,7 +44,10 @@ async function transactItems(engine: Engine, request: CallerRequest): Promise<Tr
  */
 export async function transactWrite(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const items = await transactItems(engine, request);
-  if (!items || items.length === 0) return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+  if (!items || items.length === 0)
+    return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
+      capacityList: true,
+    });
 
   const hold = await engine.holds.hold(
     items.map((i) => engine.holdKey(request, i.table, i.key)),
@@ -46,22 +55,42 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
   );
   if (hold.conflicts.length > 0) {
     engine.meters.conflict(request.database, 'TransactWriteItems');
-    return refusal(transactionCanceled(items.map((_, index) => (hold.conflicts.includes(index) ? transactionConflictReason() : NO_CANCELLATION))));
+    return refusal(
+      transactionCanceled(
+        items.map((_, index) => (hold.conflicts.includes(index) ? transactionConflictReason() : NO_CANCELLATION)),
+      ),
+    );
   }
   try {
     const before = await engine.imagesOf(request, items);
-    const expected = items.map((i, index) => drawsOf(i.table, expectedWriteLines(i.table, i.key, before[index], expectedAfter(i, before[index]), 'transactional'), index));
+    const expected = items.map((i, index) =>
+      drawsOf(
+        i.table,
+        expectedWriteLines(i.table, i.key, before[index], expectedAfter(i, before[index]), 'transactional'),
+        index,
+      ),
+    );
     const admission = engine.budgets.reserve(request.database, expected.flat());
     if ('refused' in admission) {
       const { itemIndexes, reasons } = admission.refused;
       engine.meters.throttle(request.database, 'TransactWriteItems', reasons, itemIndexes.size);
-      return refusal(transactionCanceled(items.map((_, index) => (itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION))));
+      return refusal(
+        transactionCanceled(
+          items.map((_, index) =>
+            itemIndexes.has(index) ? throttlingReason(itemIndexes.get(index)!) : NO_CANCELLATION,
+          ),
+        ),
+      );
     }
     await engine.sleep(engine.settings.transactionHoldMs);
-    const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], { capacityList: true });
+    const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
+      capacityList: true,
+    });
     if (answer.json) {
       const after = await imagesAfter(engine, request, items, before);
-      answer.lines = items.flatMap((i, index) => itemWriteLines(i.table, i.key, before[index], after[index], 'transactional'));
+      answer.lines = items.flatMap((i, index) =>
+        itemWriteLines(i.table, i.key, before[index], after[index], 'transactional'),
+      );
     } else if (answer.error === 'TransactionCanceledException') {
       // DynamoDB documents no figure for a cancelled transaction; the engine charges its prepare
       // phase: each item's standard write of its current image (docs/local-engine.md).
@@ -78,12 +107,22 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
 function expectedAfter(item: TransactItem, before: WireItem | undefined): WireItem | undefined | PredictedUpdate {
   if (item.action === 'Put') return item.item;
   if (item.action === 'Delete') return undefined;
-  return item.action === 'Update' ? new PredictedUpdate(predictedIndexImage(item.table, item.key, before, item.update)) : before;
+  return item.action === 'Update'
+    ? new PredictedUpdate(predictedIndexImage(item.table, item.key, before, item.update))
+    : before;
 }
 
 /** The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's as read again. */
-async function imagesAfter(engine: Engine, request: CallerRequest, items: TransactItem[], before: (WireItem | undefined)[]): Promise<(WireItem | undefined)[]> {
-  const updated = await engine.imagesOf(request, items.map((item) => (item.action === 'Update' ? item : undefined)));
+async function imagesAfter(
+  engine: Engine,
+  request: CallerRequest,
+  items: TransactItem[],
+  before: (WireItem | undefined)[],
+): Promise<(WireItem | undefined)[]> {
+  const updated = await engine.imagesOf(
+    request,
+    items.map((item) => (item.action === 'Update' ? item : undefined)),
+  );
   return items.map((item, index) => {
     if (item.action === 'Put') return item.item;
     if (item.action === 'Delete') return undefined;
@@ -91,4 +130,3 @@ async function imagesAfter(engine: Engine, request: CallerRequest, items: Transa
     return before[index];
   });
 }
-

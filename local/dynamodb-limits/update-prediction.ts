@@ -55,7 +55,8 @@ function changesOf(update: UpdateInput, before: WireItem | undefined): Map<strin
   const names = update.ExpressionAttributeNames ?? {};
   const values = update.ExpressionAttributeValues ?? {};
   // A top-level attribute name, or undefined for a nested path (`a.b`, `a[0]`), which never changes an index key.
-  const attribute = (path: string): string | undefined => (/^[#\w-]+$/.test(path) ? (path.startsWith('#') ? names[path] : path) : undefined);
+  const attribute = (path: string): string | undefined =>
+    /^[#\w-]+$/.test(path) ? (path.startsWith('#') ? names[path] : path) : undefined;
   const valueOf = (operand: string): WireValue | undefined => {
     if (operand.startsWith(':')) return values[operand];
     const name = attribute(operand);
@@ -71,12 +72,19 @@ function changesOf(update: UpdateInput, before: WireItem | undefined): Map<strin
       }
       const assigned = keyword === 'SET' ? action.slice(action.indexOf('=') + 1).trim() : '';
       const ifNotExists = /^if_not_exists\s*\(\s*([#\w-]+)\s*,\s*(\S+?)\s*\)$/i.exec(assigned);
-      const value = ifNotExists ? (valueOf(ifNotExists[1]) ?? valueOf(ifNotExists[2])) : /^[#:\w-]+$/.test(assigned) ? valueOf(assigned) : undefined;
+      const value = ifNotExists
+        ? (valueOf(ifNotExists[1]) ?? valueOf(ifNotExists[2]))
+        : /^[#:\w-]+$/.test(assigned)
+          ? valueOf(assigned)
+          : undefined;
       changes.set(name, value ? { value } : 'unpredicted');
     }
   }
   for (const [name, { Action = 'PUT', Value } = {}] of Object.entries(update.AttributeUpdates ?? {})) {
-    changes.set(name, Action === 'DELETE' && !Value ? 'removed' : Action === 'PUT' && Value ? { value: Value } : 'unpredicted');
+    changes.set(
+      name,
+      Action === 'DELETE' && !Value ? 'removed' : Action === 'PUT' && Value ? { value: Value } : 'unpredicted',
+    );
   }
   return changes;
 }
@@ -86,10 +94,17 @@ function changesOf(update: UpdateInput, before: WireItem | undefined): Map<strin
  * alone for an item the update creates) with the index key attributes the update sets or removes.
  * Other attributes stay as they were: the image serves to place the item in the indexes.
  */
-export function predictedIndexImage(table: TableSchema, key: WireItem, before: WireItem | undefined, update: UpdateInput): WireItem {
+export function predictedIndexImage(
+  table: TableSchema,
+  key: WireItem,
+  before: WireItem | undefined,
+  update: UpdateInput,
+): WireItem {
   const image: WireItem = { ...(before ?? key) };
   const changes = changesOf(update, before);
-  const indexKeys = new Set(table.indexes.flatMap((index) => [index.partitionKey, index.sortKey]).filter((name): name is string => !!name));
+  const indexKeys = new Set(
+    table.indexes.flatMap((index) => [index.partitionKey, index.sortKey]).filter((name): name is string => !!name),
+  );
   for (const name of indexKeys) {
     const change = changes.get(name);
     if (change === 'removed') delete image[name];

@@ -7,7 +7,15 @@ export type UpstreamAnswer = { status: number; headers: IncomingHttpHeaders; bod
 export type JsonAnswer = { status: number; json: Record<string, unknown> | undefined };
 
 /** Request headers never passed on: hop-by-hop ones, the length (bodies may be rewritten), compression (answers may be rewritten). */
-const NOT_FORWARDED = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'accept-encoding', 'expect']);
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  'accept-encoding',
+  'expect',
+]);
 
 /** The headers that place a request in a database: DynamoDB Local keeps one per access key and region (unless -sharedDb). */
 const IDENTITY_HEADERS = ['authorization', 'x-amz-date', 'x-amz-security-token'] as const;
@@ -29,7 +37,8 @@ export class Upstream {
 
   forward(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<UpstreamAnswer> {
     const outgoing: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(headers)) if (!NOT_FORWARDED.has(name) && value !== undefined) outgoing[name] = value;
+    for (const [name, value] of Object.entries(headers))
+      if (!NOT_FORWARDED.has(name) && value !== undefined) outgoing[name] = value;
     outgoing['content-length'] = body.length;
     return this.send(method, path, outgoing, body);
   }
@@ -51,12 +60,17 @@ export class Upstream {
 
   private send(method: string, path: string, headers: OutgoingHttpHeaders, body: Buffer): Promise<UpstreamAnswer> {
     return new Promise((resolve, reject) => {
-      const outgoing = request({ host: this.url.hostname, port: this.url.port, method, path, headers, agent: this.agent }, (incoming) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.on('end', () => resolve({ status: incoming.statusCode ?? 502, headers: incoming.headers, body: Buffer.concat(chunks) }));
-        incoming.on('error', reject);
-      });
+      const outgoing = request(
+        { host: this.url.hostname, port: this.url.port, method, path, headers, agent: this.agent },
+        (incoming) => {
+          const chunks: Buffer[] = [];
+          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+          incoming.on('end', () =>
+            resolve({ status: incoming.statusCode ?? 502, headers: incoming.headers, body: Buffer.concat(chunks) }),
+          );
+          incoming.on('error', reject);
+        },
+      );
       outgoing.on('error', reject);
       outgoing.end(body);
     });

@@ -19,11 +19,15 @@ export const INDEX_THROTTLED_MESSAGE =
 export const TRANSACTION_CONFLICT_MESSAGE = 'Transaction is ongoing for the item.';
 
 /** `ResourceType + OperationType + LimitType`, as the ThrottlingReason shape defines them. */
-export type ThrottlingReason = { reason: `${'Table' | 'Index'}${'Read' | 'Write'}KeyRangeThroughputExceeded`; resource: string };
+export type ThrottlingReason = {
+  reason: `${'Table' | 'Index'}${'Read' | 'Write'}KeyRangeThroughputExceeded`;
+  resource: string;
+};
 
 /** Adds to `into` the reasons it does not hold yet (a throttling error names each reason once). */
 export function addReasons(into: ThrottlingReason[], more: ThrottlingReason[]): void {
-  for (const reason of more) if (!into.some((r) => r.reason === reason.reason && r.resource === reason.resource)) into.push(reason);
+  for (const reason of more)
+    if (!into.some((r) => r.reason === reason.reason && r.resource === reason.resource)) into.push(reason);
 }
 
 export type CancellationReason = { Code: string; Message?: string; Item?: unknown };
@@ -39,17 +43,26 @@ export function transactionCanceled(reasons: CancellationReason[]): WireError {
   };
 }
 
-export const transactionConflictReason = (): CancellationReason => ({ Code: 'TransactionConflict', Message: TRANSACTION_CONFLICT_MESSAGE });
+export const transactionConflictReason = (): CancellationReason => ({
+  Code: 'TransactionConflict',
+  Message: TRANSACTION_CONFLICT_MESSAGE,
+});
 
 export function throttlingReason(reason: ThrottlingReason): CancellationReason {
-  return { Code: 'ThrottlingError', Message: reason.reason.startsWith('Index') ? INDEX_THROTTLED_MESSAGE : TABLE_THROTTLED_MESSAGE };
+  return {
+    Code: 'ThrottlingError',
+    Message: reason.reason.startsWith('Index') ? INDEX_THROTTLED_MESSAGE : TABLE_THROTTLED_MESSAGE,
+  };
 }
 
 export const NO_CANCELLATION: CancellationReason = { Code: 'None' };
 
 /** A standard write (PutItem, UpdateItem, DeleteItem) on an item an ongoing transaction holds. */
 export function transactionConflict(): WireError {
-  return { status: 400, body: { __type: `${NAMESPACE}#TransactionConflictException`, message: 'Transaction is ongoing for the item' } };
+  return {
+    status: 400,
+    body: { __type: `${NAMESPACE}#TransactionConflictException`, message: 'Transaction is ongoing for the item' },
+  };
 }
 
 /**
@@ -58,6 +71,8 @@ export function transactionConflict(): WireError {
  * `throttlingReasons` as that shape names its member (docs/local-engine.md).
  */
 export function throttled(reasons: ThrottlingReason[]): WireError {
-  const message = reasons.every((r) => r.reason.startsWith('Index')) ? INDEX_THROTTLED_MESSAGE : TABLE_THROTTLED_MESSAGE;
+  const message = reasons.every((r) => r.reason.startsWith('Index'))
+    ? INDEX_THROTTLED_MESSAGE
+    : TABLE_THROTTLED_MESSAGE;
   return { status: 400, body: { __type: `${NAMESPACE}#ThrottlingException`, message, throttlingReasons: reasons } };
 }

@@ -11,14 +11,35 @@ const bytesOf = (item: WireItem | undefined) => (item ? itemBytes(item) : undefi
  * transaction) and, per global secondary index, the puts and deletes of its entry, each in its
  * index partition (never doubled: indexes are updated after the commit).
  */
-export function itemWriteLines(table: TableSchema, key: WireItem, before: WireItem | undefined, after: WireItem | undefined, mode: WriteMode): ChargeLine[] {
+export function itemWriteLines(
+  table: TableSchema,
+  key: WireItem,
+  before: WireItem | undefined,
+  after: WireItem | undefined,
+  mode: WriteMode,
+): ChargeLine[] {
   const { partitionKey, key: itemKey } = itemIdentity(table.key, key);
   const lines: ChargeLine[] = [
-    { table: table.name, index: undefined, partitionKey, itemKey, readUnits: 0, writeUnits: itemWriteUnits(bytesOf(before), bytesOf(after), mode) },
+    {
+      table: table.name,
+      index: undefined,
+      partitionKey,
+      itemKey,
+      readUnits: 0,
+      writeUnits: itemWriteUnits(bytesOf(before), bytesOf(after), mode),
+    },
   ];
   for (const index of table.indexes) {
-    for (const write of indexWriteCharge(indexEntryOf(table, index, before), indexEntryOf(table, index, after)).writes) {
-      lines.push({ table: table.name, index: index.name, partitionKey: write.partitionKey, itemKey: undefined, readUnits: 0, writeUnits: write.units });
+    for (const write of indexWriteCharge(indexEntryOf(table, index, before), indexEntryOf(table, index, after))
+      .writes) {
+      lines.push({
+        table: table.name,
+        index: index.name,
+        partitionKey: write.partitionKey,
+        itemKey: undefined,
+        readUnits: 0,
+        writeUnits: write.units,
+      });
     }
   }
   return lines;
@@ -27,7 +48,16 @@ export function itemWriteLines(table: TableSchema, key: WireItem, before: WireIt
 /** A standard conditional write whose condition failed: the existing item's size (1 unit if none); indexes untouched. */
 export function failedConditionLines(table: TableSchema, key: WireItem, before: WireItem | undefined): ChargeLine[] {
   const { partitionKey, key: itemKey } = itemIdentity(table.key, key);
-  return [{ table: table.name, index: undefined, partitionKey, itemKey, readUnits: 0, writeUnits: failedConditionWriteUnits(bytesOf(before)) }];
+  return [
+    {
+      table: table.name,
+      index: undefined,
+      partitionKey,
+      itemKey,
+      readUnits: 0,
+      writeUnits: failedConditionWriteUnits(bytesOf(before)),
+    },
+  ];
 }
 
 /**
@@ -45,15 +75,31 @@ export class PredictedUpdate {
  * index partition and put in the one it enters, so an index partition over budget refuses the
  * whole write before the table is touched.
  */
-export function expectedWriteLines(table: TableSchema, key: WireItem, before: WireItem | undefined, after: WireItem | undefined | PredictedUpdate, mode: WriteMode): ChargeLine[] {
+export function expectedWriteLines(
+  table: TableSchema,
+  key: WireItem,
+  before: WireItem | undefined,
+  after: WireItem | undefined | PredictedUpdate,
+  mode: WriteMode,
+): ChargeLine[] {
   if (!(after instanceof PredictedUpdate)) return itemWriteLines(table, key, before, after, mode);
   const [tableLine] = itemWriteLines(table, key, before, undefined, mode);
   const indexLines = table.indexes.flatMap((index): ChargeLine[] => {
     const entry = indexEntryOf(table, index, before);
     const predicted = indexEntryOf(table, index, after.image);
     // An entry staying where it is may still change (the engine cannot tell yet): one write of it.
-    const charge = entry && predicted && entry.key === predicted.key ? indexWriteCharge(entry, { ...entry, content: '' }) : indexWriteCharge(entry, predicted);
-    return charge.writes.map((write) => ({ table: table.name, index: index.name, partitionKey: write.partitionKey, itemKey: undefined, readUnits: 0, writeUnits: write.units }));
+    const charge =
+      entry && predicted && entry.key === predicted.key
+        ? indexWriteCharge(entry, { ...entry, content: '' })
+        : indexWriteCharge(entry, predicted);
+    return charge.writes.map((write) => ({
+      table: table.name,
+      index: index.name,
+      partitionKey: write.partitionKey,
+      itemKey: undefined,
+      readUnits: 0,
+      writeUnits: write.units,
+    }));
   });
   return [tableLine, ...indexLines];
 }
@@ -63,6 +109,7 @@ export function drawsOf(table: TableSchema, lines: ChargeLine[], itemIndex: numb
   return lines.map((line) => ({
     ...line,
     itemIndex,
-    resource: line.index === undefined ? table.arn : (table.indexes.find((i) => i.name === line.index)?.arn ?? table.arn),
+    resource:
+      line.index === undefined ? table.arn : (table.indexes.find((i) => i.name === line.index)?.arn ?? table.arn),
   }));
 }

@@ -25,8 +25,13 @@ export const openApiCheck: Check = {
     const reply = await ctx.client.request('GET', '/openapi.json', { key: null });
     mustBeStatus('GET /openapi.json', reply, 200);
     const document = reply.body as OpenApiDocument;
-    must(/^3\.1\.\d+$/.test(String(document?.openapi)), `GET /openapi.json: not an OpenAPI 3.1 document (openapi ${document?.openapi})`);
-    const missing = ROUTES.filter((route) => !document.paths?.[route.path]?.[route.method.toLowerCase()]).map((route) => `${route.method} ${route.path}`);
+    must(
+      /^3\.1\.\d+$/.test(String(document?.openapi)),
+      `GET /openapi.json: not an OpenAPI 3.1 document (openapi ${document?.openapi})`,
+    );
+    const missing = ROUTES.filter((route) => !document.paths?.[route.path]?.[route.method.toLowerCase()]).map(
+      (route) => `${route.method} ${route.path}`,
+    );
     must(missing.length === 0, `GET /openapi.json: the document lacks ${missing.join(', ')}`);
     try {
       ctx.client.useValidator(createOpenApiValidator(document));
@@ -63,7 +68,10 @@ export const meCheck: Check = {
     const me = reply.body as Me;
     must(me.tenant !== null, 'GET /me: tenant is null for a valid key');
     const limit = Number(reply.headers.get('ratelimit-limit'));
-    must(limit === me.rateLimit.requestsPerMinute, `GET /me: RateLimit-Limit ${limit} differs from rateLimit.requestsPerMinute ${me.rateLimit.requestsPerMinute}`);
+    must(
+      limit === me.rateLimit.requestsPerMinute,
+      `GET /me: RateLimit-Limit ${limit} differs from rateLimit.requestsPerMinute ${me.rateLimit.requestsPerMinute}`,
+    );
     ctx.me = me;
     return `organization ${me.tenant.id}, scopes ${me.permissions.join(', ') || '(none)'}, ${limit} requests per minute, ${reply.headers.get('ratelimit-remaining')} left`;
   },
@@ -108,7 +116,9 @@ export const callsValidationCheck: Check = {
   probe: { method: 'GET', path: '/calls?limit=1' },
   async run(ctx) {
     mustBeError('GET /calls?limit=0', await ctx.client.request('GET', '/calls?limit=0'), 400, { names: 'limit' });
-    mustBeError('GET /calls?direction=sideways', await ctx.client.request('GET', '/calls?direction=sideways'), 400, { names: 'direction' });
+    mustBeError('GET /calls?direction=sideways', await ctx.client.request('GET', '/calls?direction=sideways'), 400, {
+      names: 'direction',
+    });
     return '400 naming limit, then direction';
   },
 };
@@ -118,7 +128,9 @@ export const unknownPathCheck: Check = {
   async run(ctx) {
     const path = `/${ctx.runId}`;
     // API Gateway answers these itself (no handler, so no rate-limit headers).
-    mustBeError(`GET ${path}`, await ctx.client.request('GET', path, { rateLimitHeaders: false }), 404, { code: 'not_found' });
+    mustBeError(`GET ${path}`, await ctx.client.request('GET', path, { rateLimitHeaders: false }), 404, {
+      code: 'not_found',
+    });
     const wrongMethod = await ctx.client.request('DELETE', '/me', { rateLimitHeaders: false });
     mustBeError('DELETE /me', wrongMethod, 405);
     must(wrongMethod.headers.get('allow') !== null, 'DELETE /me: 405 without an Allow header');

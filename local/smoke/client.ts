@@ -47,9 +47,11 @@ const RATE_LIMIT_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit
 function rateLimitHeadersProblem(where: string, headers: Headers): string | undefined {
   for (const name of RATE_LIMIT_HEADERS) {
     const value = headers.get(name);
-    if (value === null || !/^\d+$/.test(value)) return `${where}: header ${name} is ${value === null ? 'missing' : `"${value}", not a whole number`}`;
+    if (value === null || !/^\d+$/.test(value))
+      return `${where}: header ${name} is ${value === null ? 'missing' : `"${value}", not a whole number`}`;
   }
-  if (Number(headers.get('ratelimit-remaining')) > Number(headers.get('ratelimit-limit'))) return `${where}: RateLimit-Remaining exceeds RateLimit-Limit`;
+  if (Number(headers.get('ratelimit-remaining')) > Number(headers.get('ratelimit-limit')))
+    return `${where}: RateLimit-Remaining exceeds RateLimit-Limit`;
   return undefined;
 }
 
@@ -79,14 +81,20 @@ export function createSmokeClient(baseUrl: string, key: string, timeoutMs: numbe
       }
       const text = await response.text();
       const type = response.headers.get('content-type') ?? '';
-      must(text === '' || type.startsWith('application/json'), `${where} -> ${response.status}: a body that is not JSON (${type || 'no content type'}): ${text.slice(0, 120)}`);
+      must(
+        text === '' || type.startsWith('application/json'),
+        `${where} -> ${response.status}: a body that is not JSON (${type || 'no content type'}): ${text.slice(0, 120)}`,
+      );
       let body: unknown;
       try {
         body = text === '' ? undefined : JSON.parse(text);
       } catch {
         throw new SmokeFailure(`${where} -> ${response.status}: the body is not valid JSON: ${text.slice(0, 120)}`);
       }
-      must(response.status !== 429, `${where}: 429 rate limited (Retry-After ${response.headers.get('retry-after')} s): run the smoke again later`);
+      must(
+        response.status !== 429,
+        `${where}: 429 rate limited (Retry-After ${response.headers.get('retry-after')} s): run the smoke again later`,
+      );
       let contractProblem: string | undefined;
       try {
         validator?.check(method, path, response.status, body);
@@ -106,18 +114,33 @@ export function createSmokeClient(baseUrl: string, key: string, timeoutMs: numbe
 }
 
 /** An Error answer as the contract words it: this status, `{error, code}`, and the named field in `error`. */
-export function mustBeError(where: string, reply: Reply, status: number, expected: { code?: string; names?: string } = {}): void {
-  must(reply.status === status, `${where}: expected ${status}, got ${reply.status} ${JSON.stringify(reply.body)?.slice(0, 200)}`);
+export function mustBeError(
+  where: string,
+  reply: Reply,
+  status: number,
+  expected: { code?: string; names?: string } = {},
+): void {
+  must(
+    reply.status === status,
+    `${where}: expected ${status}, got ${reply.status} ${JSON.stringify(reply.body)?.slice(0, 200)}`,
+  );
   must(reply.contractProblem === undefined, reply.contractProblem ?? '');
   const body = reply.body as { error?: unknown; code?: unknown } | undefined;
-  must(typeof body?.error === 'string' && body.error !== '', `${where}: the error body has no "error" string: ${JSON.stringify(body)}`);
+  must(
+    typeof body?.error === 'string' && body.error !== '',
+    `${where}: the error body has no "error" string: ${JSON.stringify(body)}`,
+  );
   must(typeof body.code === 'string', `${where}: the error body has no "code": ${JSON.stringify(body)}`);
   if (expected.code) must(body.code === expected.code, `${where}: expected code ${expected.code}, got ${body.code}`);
-  if (expected.names) must(body.error.includes(expected.names), `${where}: the error does not name ${expected.names}: "${body.error}"`);
+  if (expected.names)
+    must(body.error.includes(expected.names), `${where}: the error does not name ${expected.names}: "${body.error}"`);
 }
 
 /** A success answer: this status, or a failure that shows what came instead. */
 export function mustBeStatus(where: string, reply: Reply, status: number): void {
-  must(reply.status === status, `${where}: expected ${status}, got ${reply.status} ${JSON.stringify(reply.body)?.slice(0, 200) ?? ''}`);
+  must(
+    reply.status === status,
+    `${where}: expected ${status}, got ${reply.status} ${JSON.stringify(reply.body)?.slice(0, 200) ?? ''}`,
+  );
   must(reply.contractProblem === undefined, reply.contractProblem ?? '');
 }

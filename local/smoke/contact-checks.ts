@@ -29,9 +29,13 @@ export const contactValidationCheck: Check = {
   scope: 'contacts.manage',
   probe: PROBE_WRITE,
   async run(ctx) {
-    const badNumber = await ctx.client.request('POST', '/contacts', { json: { displayName: ctx.runId, phoneNumber: '12' } });
+    const badNumber = await ctx.client.request('POST', '/contacts', {
+      json: { displayName: ctx.runId, phoneNumber: '12' },
+    });
     mustBeError('POST /contacts with phoneNumber "12"', badNumber, 400, { names: 'body.phoneNumber' });
-    const unknownField = await ctx.client.request('POST', '/contacts', { json: { displayName: ctx.runId, phoneNumber: ctx.markedNumber, nickname: 'x' } });
+    const unknownField = await ctx.client.request('POST', '/contacts', {
+      json: { displayName: ctx.runId, phoneNumber: ctx.markedNumber, nickname: 'x' },
+    });
     mustBeError('POST /contacts with an unknown field', unknownField, 400, { names: 'body.nickname' });
     return '400 naming body.phoneNumber, then body.nickname';
   },
@@ -43,13 +47,20 @@ export const createContactCheck: Check = {
   probe: PROBE_WRITE,
   async run(ctx) {
     const reply = await ctx.client.request('POST', '/contacts', {
-      json: { displayName: `Smoke ${ctx.runId}`, phoneNumber: ctx.markedNumber, notes: `Created by npm run smoke (${ctx.runId}); deleted when the run ends.` },
+      json: {
+        displayName: `Smoke ${ctx.runId}`,
+        phoneNumber: ctx.markedNumber,
+        notes: `Created by npm run smoke (${ctx.runId}); deleted when the run ends.`,
+      },
     });
     // 200 would mean it adopted someone's contact of that number: not ours to change or delete.
     mustBeStatus('POST /contacts', reply, 201);
     must(reply.body.adopted === false, 'POST /contacts: 201 with adopted true');
     ctx.contact = { id: reply.body.contact.id, deleted: false };
-    must(reply.body.contact.normalizedNumber === ctx.markedNumber, `POST /contacts: normalizedNumber ${reply.body.contact.normalizedNumber}, sent ${ctx.markedNumber}`);
+    must(
+      reply.body.contact.normalizedNumber === ctx.markedNumber,
+      `POST /contacts: normalizedNumber ${reply.body.contact.normalizedNumber}, sent ${ctx.markedNumber}`,
+    );
     return `contact ${ctx.contact.id} "Smoke ${ctx.runId}" on ${ctx.markedNumber}`;
   },
 };
@@ -61,7 +72,10 @@ export const getContactCheck: Check = {
   async run(ctx) {
     const reply = await ctx.client.request('GET', contactPath(ctx));
     mustBeStatus(`GET ${contactPath(ctx)}`, reply, 200);
-    must(reply.body.contact.displayName === `Smoke ${ctx.runId}`, `GET ${contactPath(ctx)}: displayName "${reply.body.contact.displayName}"`);
+    must(
+      reply.body.contact.displayName === `Smoke ${ctx.runId}`,
+      `GET ${contactPath(ctx)}: displayName "${reply.body.contact.displayName}"`,
+    );
     return 'the created contact as it was written';
   },
 };
@@ -80,7 +94,8 @@ export const searchContactsCheck: Check = {
       const path = `/contacts?search=${encodeURIComponent(ctx.runId.toUpperCase())}${cursor ? `&cursor=${cursor}` : ''}`;
       const reply = await ctx.client.request('GET', path);
       mustBeStatus(`GET ${path}`, reply, 200);
-      if ((reply.body.contacts as { id: string }[]).some((contact) => contact.id === id)) return `found on page ${page}, searching in upper case`;
+      if ((reply.body.contacts as { id: string }[]).some((contact) => contact.id === id))
+        return `found on page ${page}, searching in upper case`;
       cursor = reply.body.nextCursor;
       if (cursor === null) break;
     }
@@ -96,8 +111,13 @@ export const updateContactCheck: Check = {
     const path = contactPath(ctx);
     const reply = await ctx.client.request('PATCH', path, { json: { company: 'Smoke test' } });
     mustBeStatus(`PATCH ${path}`, reply, 200);
-    must(reply.body.contact.company === 'Smoke test', `PATCH ${path}: company is ${JSON.stringify(reply.body.contact.company)}`);
-    mustBeError(`PATCH ${path} with an empty body`, await ctx.client.request('PATCH', path, { json: {} }), 400, { names: 'body' });
+    must(
+      reply.body.contact.company === 'Smoke test',
+      `PATCH ${path}: company is ${JSON.stringify(reply.body.contact.company)}`,
+    );
+    mustBeError(`PATCH ${path} with an empty body`, await ctx.client.request('PATCH', path, { json: {} }), 400, {
+      names: 'body',
+    });
     return 'company changed; an empty body is 400';
   },
 };
@@ -108,9 +128,14 @@ export const conflictingContactCheck: Check = {
   probe: PROBE_WRITE,
   async run(ctx) {
     const id = needs(ctx.contact, 'the contact the run created').id;
-    const reply = await ctx.client.request('POST', '/contacts', { json: { displayName: `Smoke ${ctx.runId} again`, phoneNumber: ctx.markedNumber } });
+    const reply = await ctx.client.request('POST', '/contacts', {
+      json: { displayName: `Smoke ${ctx.runId} again`, phoneNumber: ctx.markedNumber },
+    });
     mustBeError('POST /contacts with the same number', reply, 409);
-    must(reply.body.contactId === id, `POST /contacts with the same number: contactId ${reply.body.contactId}, expected ${id}`);
+    must(
+      reply.body.contactId === id,
+      `POST /contacts with the same number: contactId ${reply.body.contactId}, expected ${id}`,
+    );
     return `409 ${reply.body.code} naming contact ${id}`;
   },
 };
@@ -135,7 +160,10 @@ export async function cleanupContact(ctx: SmokeContext): Promise<string | undefi
   if (!ctx.contact || ctx.contact.deleted) return undefined;
   const path = `/contacts/${ctx.contact.id}`;
   const reply = await ctx.client.request('DELETE', path);
-  must(reply.status === 204 || reply.status === 404, `DELETE ${path}: ${reply.status}: delete contact ${ctx.contact.id} (${ctx.runId}) by hand`);
+  must(
+    reply.status === 204 || reply.status === 404,
+    `DELETE ${path}: ${reply.status}: delete contact ${ctx.contact.id} (${ctx.runId}) by hand`,
+  );
   ctx.contact.deleted = true;
   return `deleted contact ${ctx.contact.id} that a failed check left behind`;
 }

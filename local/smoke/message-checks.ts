@@ -37,7 +37,10 @@ export const encodedCounterpartCheck: Check = {
     const literal = await ctx.client.request('GET', literalPath);
     mustBeStatus(`GET ${literalPath}`, literal, 200);
     const [a, b] = [messageIds(encoded), messageIds(literal)];
-    must(JSON.stringify(a) === JSON.stringify(b), `GET ${encodedPath} and ${literalPath} differ: ${a.length} vs ${b.length} message(s)`);
+    must(
+      JSON.stringify(a) === JSON.stringify(b),
+      `GET ${encodedPath} and ${literalPath} differ: ${a.length} vs ${b.length} message(s)`,
+    );
     return `the same ${a.length} message(s) for ${encodedPath.split('?')[0]} and ${literalPath.split('?')[0]}`;
   },
 };
@@ -49,22 +52,32 @@ function counterpartRefusal(name: string, counterpart: string): Check {
     scope: 'sms.view',
     probe: PROBE_READ,
     async run(ctx) {
-      mustBeError(`GET /messages/${counterpart}`, await ctx.client.request('GET', `/messages/${counterpart}`), 400, { names: 'counterpart' });
+      mustBeError(`GET /messages/${counterpart}`, await ctx.client.request('GET', `/messages/${counterpart}`), 400, {
+        names: 'counterpart',
+      });
       return '400 naming counterpart';
     },
   };
 }
 
-export const counterpartValidationCheck = counterpartRefusal('GET /messages/{counterpart} refuses a bad number', '12345');
+export const counterpartValidationCheck = counterpartRefusal(
+  'GET /messages/{counterpart} refuses a bad number',
+  '12345',
+);
 // "%2" followed by a non-hex digit cannot be decoded.
-export const malformedEscapeCheck = counterpartRefusal('GET /messages/{counterpart} refuses a malformed escape', '%2G14155550100');
+export const malformedEscapeCheck = counterpartRefusal(
+  'GET /messages/{counterpart} refuses a malformed escape',
+  '%2G14155550100',
+);
 
 export const sendValidationCheck: Check = {
   name: 'POST /messages refuses a bad body (nothing sent)',
   scope: 'sms.send',
   probe: { method: 'POST', path: '/messages' },
   async run(ctx) {
-    const reply = await ctx.client.request('POST', '/messages', { json: { to: '12', body: `Smoke ${ctx.runId}: never sent` } });
+    const reply = await ctx.client.request('POST', '/messages', {
+      json: { to: '12', body: `Smoke ${ctx.runId}: never sent` },
+    });
     mustBeError('POST /messages to "12"', reply, 400, { names: 'body.to' });
     return '400 naming body.to';
   },

@@ -72,14 +72,17 @@ export function parseSmokeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new UsageError('--url must be http or https');
   if (parsed.search || parsed.hash) throw new UsageError('--url takes no query or fragment');
   const baseUrl = parsed.href.replace(/\/+$/, '');
-  if (!baseUrl.endsWith('/api/v1')) throw new UsageError(`--url must end in /api/v1 (the spec's {base_url}), got ${baseUrl}`);
+  if (!baseUrl.endsWith('/api/v1'))
+    throw new UsageError(`--url must end in /api/v1 (the spec's {base_url}), got ${baseUrl}`);
   const key = values.key ?? env.SMOKE_API_KEY;
   if (!key) throw new UsageError('--key (or SMOKE_API_KEY) is required');
   const timeoutMs = values['timeout-ms'] === undefined ? 15_000 : Number(values['timeout-ms']);
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new UsageError('--timeout-ms must be a positive whole number of milliseconds');
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+    throw new UsageError('--timeout-ms must be a positive whole number of milliseconds');
   const webhookEndpoint = values['webhook-endpoint'];
   const operatorGiven = values['state-dir'] !== undefined || values.stack !== undefined || values.region !== undefined;
-  if (operatorGiven && webhookEndpoint === undefined) throw new UsageError('--state-dir, --stack and --region only go with --webhook-endpoint');
+  if (operatorGiven && webhookEndpoint === undefined)
+    throw new UsageError('--state-dir, --stack and --region only go with --webhook-endpoint');
   if (values.region !== undefined && values.stack === undefined) throw new UsageError('--region goes with --stack');
   return {
     baseUrl,

@@ -1,6 +1,15 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { USAGE_EXIT_CODE, UsageError } from '../usage-error';
-import { callsValidationCheck, getCallCheck, listCallsCheck, meCheck, missingKeyCheck, openApiCheck, unknownKeyCheck, unknownPathCheck } from './api-checks';
+import {
+  callsValidationCheck,
+  getCallCheck,
+  listCallsCheck,
+  meCheck,
+  missingKeyCheck,
+  openApiCheck,
+  unknownKeyCheck,
+  unknownPathCheck,
+} from './api-checks';
 import { createSmokeClient, mustBeError } from './client';
 import { SmokeSkip, type Check, type CheckResult, type SmokeContext } from './check';
 import {
@@ -14,7 +23,13 @@ import {
   searchContactsCheck,
   updateContactCheck,
 } from './contact-checks';
-import { counterpartValidationCheck, encodedCounterpartCheck, listThreadsCheck, malformedEscapeCheck, sendValidationCheck } from './message-checks';
+import {
+  counterpartValidationCheck,
+  encodedCounterpartCheck,
+  listThreadsCheck,
+  malformedEscapeCheck,
+  sendValidationCheck,
+} from './message-checks';
 import { parseSmokeOptions, SMOKE_USAGE, type SmokeOptions } from './options';
 import { webhookTestCheck } from './webhook-check';
 
@@ -25,7 +40,15 @@ import { webhookTestCheck } from './webhook-check';
  */
 export type SmokeIo = { stdout: (text: string) => void; stderr: (text: string) => void };
 
-export type SmokeReport = { runId: string; baseUrl: string; ok: boolean; passed: number; failed: number; skipped: number; checks: CheckResult[] };
+export type SmokeReport = {
+  runId: string;
+  baseUrl: string;
+  ok: boolean;
+  passed: number;
+  failed: number;
+  skipped: number;
+  checks: CheckResult[];
+};
 
 const API_CHECKS: Check[] = [
   openApiCheck,
@@ -56,8 +79,15 @@ async function runCheck(check: Check, ctx: SmokeContext): Promise<CheckResult> {
     if (check.scope && check.probe && ctx.me && !ctx.me.permissions.includes(check.scope)) {
       const { method, path } = check.probe;
       const reply = await ctx.client.request(method, path, { json: method === 'GET' ? undefined : {} });
-      mustBeError(`${method} ${path} without ${check.scope}`, reply, 403, { code: 'insufficient_scope', names: check.scope });
-      return { name: check.name, status: 'pass', detail: `the key lacks ${check.scope}: 403 insufficient_scope, as the contract says` };
+      mustBeError(`${method} ${path} without ${check.scope}`, reply, 403, {
+        code: 'insufficient_scope',
+        names: check.scope,
+      });
+      return {
+        name: check.name,
+        status: 'pass',
+        detail: `the key lacks ${check.scope}: 403 insufficient_scope, as the contract says`,
+      };
     }
     return { name: check.name, status: 'pass', detail: await check.run(ctx) };
   } catch (err) {
@@ -75,7 +105,10 @@ export async function smoke(options: SmokeOptions, io: SmokeIo): Promise<SmokeRe
     runId: `smoke-${randomBytes(4).toString('hex')}`,
     markedNumber: `+999${String(randomInt(0, 1e12)).padStart(12, '0')}`,
   };
-  const checks = [...API_CHECKS, ...(options.webhookEndpoint ? [webhookTestCheck(options.webhookEndpoint, options.operator)] : [])];
+  const checks = [
+    ...API_CHECKS,
+    ...(options.webhookEndpoint ? [webhookTestCheck(options.webhookEndpoint, options.operator)] : []),
+  ];
   const results: CheckResult[] = [];
   const record = (result: CheckResult) => {
     results.push(result);
@@ -86,13 +119,21 @@ export async function smoke(options: SmokeOptions, io: SmokeIo): Promise<SmokeRe
     for (const check of checks) record(await runCheck(check, ctx));
   } finally {
     const cleanup = await cleanupContact(ctx).then(
-      (detail) => detail && ({ name: 'cleanup', status: 'pass', detail }) as const,
+      (detail) => detail && ({ name: 'cleanup', status: 'pass', detail } as const),
       (err: Error) => ({ name: 'cleanup', status: 'fail', detail: err.message }) as const,
     );
     if (cleanup) record(cleanup);
   }
   const count = (status: CheckResult['status']) => results.filter((r) => r.status === status).length;
-  return { runId: ctx.runId, baseUrl: options.baseUrl, ok: count('fail') === 0, passed: count('pass'), failed: count('fail'), skipped: count('skip'), checks: results };
+  return {
+    runId: ctx.runId,
+    baseUrl: options.baseUrl,
+    ok: count('fail') === 0,
+    passed: count('pass'),
+    failed: count('fail'),
+    skipped: count('skip'),
+    checks: results,
+  };
 }
 
 /** The command: parses argv, runs, prints; resolves with the exit code. */

@@ -24,10 +24,19 @@ export function webhookTestCheck(endpoint: string, operator: SmokeOptions['opera
       const { webhookTest } = await import('../admin/webhook-commands');
       const endpoints = await listWebhookEndpoints(tenantId);
       const target = endpoints.find((e) => e.url === endpoint || e.id === endpoint);
-      must(target, `no webhook endpoint of organization ${tenantId} has the URL or id ${endpoint} (npm run admin -- webhook list --tenant ${tenantId})`);
+      must(
+        target,
+        `no webhook endpoint of organization ${tenantId} has the URL or id ${endpoint} (npm run admin -- webhook list --tenant ${tenantId})`,
+      );
       const { delivery } = await webhookTest(target.id, { waitMs: FIRST_ATTEMPT_WAIT_MS });
-      must(delivery.attempts > 0, `delivery ${delivery.id}: not attempted within ${FIRST_ATTEMPT_WAIT_MS / 1000} s (is the pipeline running?)`);
-      must(delivery.status === 'succeeded', `delivery ${delivery.id}: ${delivery.status} after attempt ${delivery.attempts}: ${delivery.lastError ?? 'no error recorded'}`);
+      must(
+        delivery.attempts > 0,
+        `delivery ${delivery.id}: not attempted within ${FIRST_ATTEMPT_WAIT_MS / 1000} s (is the pipeline running?)`,
+      );
+      must(
+        delivery.status === 'succeeded',
+        `delivery ${delivery.id}: ${delivery.status} after attempt ${delivery.attempts}: ${delivery.lastError ?? 'no error recorded'}`,
+      );
       return `delivery ${delivery.id} to ${target.url} succeeded on attempt ${delivery.attempts}`;
     },
   };

@@ -27,7 +27,9 @@ afterAll(() => receiver?.close());
 /** Standard Webhooks' check: any `v1,<base64>` of the space-separated list, keyed by the secret's base64 part. */
 function verifiesStandard(headers: IncomingHttpHeaders, body: string, secret: string): boolean {
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const expected = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
+  const expected = createHmac('sha256', key)
+    .update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`)
+    .digest('base64');
   return String(headers['webhook-signature']).split(' ').includes(`v1,${expected}`);
 }
 
@@ -59,7 +61,16 @@ describe('key rotate while requests flow', () => {
 describe('the SMS rate of an organization', () => {
   it('is set and changed with the CLI, shown by tenant show, and prices the texts sent over the API; a rate out of range is refused, naming the option', async () => {
     // Prepare: an organization created with a rate of 3 cents, and its key
-    const { tenant } = await adminProcess('tenant', 'create', '--name', 'Rated Org', '--sms-number', '+15005550177', '--sms-rate-cents', '3');
+    const { tenant } = await adminProcess(
+      'tenant',
+      'create',
+      '--name',
+      'Rated Org',
+      '--sms-number',
+      '+15005550177',
+      '--sms-rate-cents',
+      '3',
+    );
     const { key } = await admin('key', 'create', '--tenant', tenant.id);
     // Act: a text of two segments; a wrong rate, then a new one
     const sent = await e2e.api.post('/messages', key, { to: '+14155550123', body: 'x'.repeat(161) });
@@ -79,12 +90,29 @@ describe('the SMS rate of an organization', () => {
 describe('webhook rotate-secret while events flow', () => {
   it('signs every delivery so a receiver holding the old secret and one holding the new secret both verify it', async () => {
     // Prepare
-    const { endpoint, secret: oldSecret } = await admin('webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/rotating'), '--events', 'sms.received');
-    const sms = (from: string) => admin('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', from, '--body', 'rotation traffic');
+    const { endpoint, secret: oldSecret } = await admin(
+      'webhook',
+      'add',
+      '--tenant',
+      e2e.demoTenantId,
+      '--url',
+      receiver.url('/rotating'),
+      '--events',
+      'sms.received',
+    );
+    const sms = (from: string) =>
+      admin('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', from, '--body', 'rotation traffic');
     // Act
-    const [, rotation] = await Promise.all([sms('+14155550801'), adminProcess('webhook', 'rotate-secret', endpoint.id, '--grace', '1h')]);
+    const [, rotation] = await Promise.all([
+      sms('+14155550801'),
+      adminProcess('webhook', 'rotate-secret', endpoint.id, '--grace', '1h'),
+    ]);
     await sms('+14155550802');
-    const received = await pollUntil('two deliveries to /rotating', () => receiver.received().filter((r) => r.path === '/rotating'), (r) => r.length >= 2);
+    const received = await pollUntil(
+      'two deliveries to /rotating',
+      () => receiver.received().filter((r) => r.path === '/rotating'),
+      (r) => r.length >= 2,
+    );
     // Assess
     for (const request of received) {
       expect(verifyDelivery(request.headers, request.body, oldSecret)).toEqual({ ok: true });
@@ -99,16 +127,35 @@ describe('webhook rotate-secret while events flow', () => {
 describe('webhook listen', () => {
   it('forwards signed events to a local URL, prints a line per event, and removes its endpoint on Ctrl-C', async () => {
     // Prepare
-    const [command, argv] = tsxNode('bin/admin.ts', ['--state-dir', e2e.runtime.stateDir, 'webhook', 'listen', '--tenant', e2e.demoTenantId, '--forward-to', receiver.url('/dev'), '--events', 'sms.received']);
+    const [command, argv] = tsxNode('bin/admin.ts', [
+      '--state-dir',
+      e2e.runtime.stateDir,
+      'webhook',
+      'listen',
+      '--tenant',
+      e2e.demoTenantId,
+      '--forward-to',
+      receiver.url('/dev'),
+      '--events',
+      'sms.received',
+    ]);
     const child = spawn(command, argv, { cwd: REPO_ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-    const lines = () => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const lines = () =>
+      stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
     const [{ listening }] = await pollUntil('the listening line', lines, (l) => l.length > 0, 25_000);
     // Act
     await admin('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', '+14155550803', '--body', 'forward me');
-    const [forwarded] = await pollUntil('the forwarded event', () => receiver.received().filter((r) => r.path === '/dev'), (r) => r.length > 0);
+    const [forwarded] = await pollUntil(
+      'the forwarded event',
+      () => receiver.received().filter((r) => r.path === '/dev'),
+      (r) => r.length > 0,
+    );
     await pollUntil('the event line', lines, (l) => l.length > 1);
     child.kill('SIGINT');
     const code = await exited;
@@ -118,7 +165,9 @@ describe('webhook listen', () => {
     expect(JSON.parse(forwarded.body)).toMatchObject({ type: 'sms.received' });
     expect(lines()[1]).toMatchObject({ event: 'sms.received', status: 204, forwardedTo: receiver.url('/dev') });
     expect(code).toBe(0);
-    expect(lines().at(-1)).toMatchObject({ stopped: { endpointId: listening.endpointId, forwarded: 1, removed: true } });
+    expect(lines().at(-1)).toMatchObject({
+      stopped: { endpointId: listening.endpointId, forwarded: 1, removed: true },
+    });
     expect(endpoints.map((e: { id: string }) => e.id)).not.toContain(listening.endpointId);
   }, 60_000);
 });

@@ -120,7 +120,13 @@ describe('GET /me', () => {
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       tenant: { id: e2e.demoTenantId, name: 'Demo Organization', slug: 'demo-organization', plan: 'pro' },
-      apiKey: { id: expect.any(String), name: 'Demo key', prefix: e2e.runtime.demoKey.slice(0, 12), expiresAt: null, createdAt: expect.any(String) },
+      apiKey: {
+        id: expect.any(String),
+        name: 'Demo key',
+        prefix: e2e.runtime.demoKey.slice(0, 12),
+        expiresAt: null,
+        createdAt: expect.any(String),
+      },
       permissions: [...SCOPES],
       rateLimit: { requestsPerMinute: 120 },
     });
@@ -137,7 +143,9 @@ describe('GET /me', () => {
 
   it('takes the Bearer scheme in any case, with any number of spaces (RFC 9110)', async () => {
     const responses = await Promise.all(
-      [`bearer ${e2e.runtime.demoKey}`, `BEARER  ${e2e.runtime.demoKey}`].map((authorization) => e2e.api.request('GET', '/me', { headers: { Authorization: authorization } })),
+      [`bearer ${e2e.runtime.demoKey}`, `BEARER  ${e2e.runtime.demoKey}`].map((authorization) =>
+        e2e.api.request('GET', '/me', { headers: { Authorization: authorization } }),
+      ),
     );
 
     expect(responses.map((response) => response.status)).toEqual([200, 200]);
@@ -167,14 +175,19 @@ describe('401 on every authenticated endpoint', () => {
     for (const response of responses) {
       expect(response.status).toBe(401);
       expect(response.headers.get('WWW-Authenticate')).toBe('Bearer');
-      expect(response.body).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(response.body).toEqual({
+        ...GATEWAY_RESPONSES.unauthorized.body,
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
     }
   });
 });
 
 describe('403', () => {
   it('refuses a key lacking the route scope, naming the scope, and lets the scope it holds through', async () => {
-    const responses = await Promise.all(authenticated.map(async (route) => ({ route, response: await send(route, keys.contactsView.key) })));
+    const responses = await Promise.all(
+      authenticated.map(async (route) => ({ route, response: await send(route, keys.contactsView.key) })),
+    );
 
     const refused = responses.filter(({ response }) => response.status === 403);
     const needOtherScope = authenticated.filter((route) => route.scope !== null && route.scope !== 'contacts.view');
@@ -185,12 +198,15 @@ describe('403', () => {
     }
   });
 
-  it("refuses every key of an organization whose plan has no API access, even GET /me", async () => {
+  it('refuses every key of an organization whose plan has no API access, even GET /me', async () => {
     const responses = await Promise.all(authenticated.map((route) => send(route, keys.starter.key)));
 
     for (const response of responses) {
       expect(response.status).toBe(403);
-      expect(response.body).toEqual({ ...GATEWAY_RESPONSES.accessDenied.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(response.body).toEqual({
+        ...GATEWAY_RESPONSES.accessDenied.body,
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
     }
   });
 });
@@ -216,22 +232,33 @@ describe('429', () => {
 
 describe('requests API Gateway answers itself', () => {
   it('answers 404 for a path no route has, outside or inside /api/v1', async () => {
-    const responses = await Promise.all(['/nothing-here', '/contacts/x/y'].map((path) => e2e.api.get(path, e2e.runtime.demoKey)));
+    const responses = await Promise.all(
+      ['/nothing-here', '/contacts/x/y'].map((path) => e2e.api.get(path, e2e.runtime.demoKey)),
+    );
     const outside = await fetch(e2e.runtime.baseUrl.replace('/api/v1', '/api/v2/me'));
 
     for (const response of responses) {
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(response.body).toEqual({
+        ...GATEWAY_RESPONSES.notFound.body,
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
     }
     expect(outside.status).toBe(404);
-    expect(await outside.json()).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(await outside.json()).toEqual({
+      ...GATEWAY_RESPONSES.notFound.body,
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 
   it('answers 405 for a method the path does not have', async () => {
     const response = await e2e.api.request('PUT', '/contacts', { key: e2e.runtime.demoKey, json: {} });
 
     expect(response.status).toBe(405);
-    expect(response.body).toEqual({ ...GATEWAY_RESPONSES.methodNotAllowed.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(response.body).toEqual({
+      ...GATEWAY_RESPONSES.methodNotAllowed.body,
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 });
 
@@ -253,7 +280,9 @@ describe('taking access away bites within 5 seconds, while decisions are cached 
   it('refuses a key revoked with the CLI (401) and a key whose organization lost API access (403), though their allows were cached', async () => {
     // Prepare: each key's decision is in the cache; one more key is revoked in the table alone,
     // as nothing but the cache would notice: it is still admitted, so the cache is in force
-    const inUse = await Promise.all([keys.revokedLive, keys.downgraded, keys.revokedInTable].map(({ key }) => e2e.api.get('/me', key)));
+    const inUse = await Promise.all(
+      [keys.revokedLive, keys.downgraded, keys.revokedInTable].map(({ key }) => e2e.api.get('/me', key)),
+    );
     await revokeInTableOnly(e2e.runtime.info, keys.revokedInTable.apiKey.id);
     const revokedButCached = await e2e.api.get('/me', keys.revokedInTable.key);
     // Act: the operator's commands, then the keys' next requests
@@ -261,7 +290,10 @@ describe('taking access away bites within 5 seconds, while decisions are cached 
       e2e.runtime.admin('key', 'revoke', keys.revokedLive.apiKey.id),
       e2e.runtime.admin('tenant', 'update', downgradedTenantId, '--plan', 'starter'),
     ]);
-    const [revokedMs, downgradedMs] = await Promise.all([msUntil(keys.revokedLive.key, 401), msUntil(keys.downgraded.key, 403)]);
+    const [revokedMs, downgradedMs] = await Promise.all([
+      msUntil(keys.revokedLive.key, 401),
+      msUntil(keys.downgraded.key, 403),
+    ]);
     // Assess
     expect(inUse.map((response) => response.status)).toEqual([200, 200, 200]);
     expect(revokedButCached.status).toBe(200);
@@ -282,23 +314,43 @@ describe('no window: a decision in flight while access is taken away is not what
   const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
   it.each([
     // The authorizer reads the key row, then the organization row: the read the change makes stale is held.
-    ['key revoke', 401, () => keys.revokedInFlight, () => `KEYHASH#${sha256(keys.revokedInFlight.key)}`, () => ['key', 'revoke', keys.revokedInFlight.apiKey.id]],
-    ['tenant update --plan starter', 403, () => keys.downgradedInFlight, () => `T#${downgradedInFlightTenantId}`, () => ['tenant', 'update', downgradedInFlightTenantId, '--plan', 'starter']],
-  ])('%s: every request that starts after the command returns is refused (%i)', async (_command, refused, keyOf, heldRow, command) => {
-    // Prepare: a first request of the key, whose authorizer has read the row before the change; its answer is held
-    const held = dynamodb.holdNextGetItem(heldRow());
-    const inFlight = e2e.api.get('/me', keyOf().key);
-    await held.read;
-    const printedBefore = e2e.runtime.stdout().length;
-    // Act: the command; the held answer comes once the CLI has flushed the cache and waits for the decisions under way
-    const changed = e2e.runtime.admin(...command());
-    await printed(/waiting for 1 decision under way/, printedBefore);
-    held.release();
-    await changed;
-    const next = await e2e.api.get('/me', keyOf().key);
-    // Assess: the decision in flight was the allow made before the change (so the race happened), and it is gone
-    expect((await inFlight).status).toBe(200);
-    expect(next.status).toBe(refused);
-    expect(e2e.runtime.stdout().slice(printedBefore).match(/Authorizer cache flushed/g)).toHaveLength(2);
-  });
+    [
+      'key revoke',
+      401,
+      () => keys.revokedInFlight,
+      () => `KEYHASH#${sha256(keys.revokedInFlight.key)}`,
+      () => ['key', 'revoke', keys.revokedInFlight.apiKey.id],
+    ],
+    [
+      'tenant update --plan starter',
+      403,
+      () => keys.downgradedInFlight,
+      () => `T#${downgradedInFlightTenantId}`,
+      () => ['tenant', 'update', downgradedInFlightTenantId, '--plan', 'starter'],
+    ],
+  ])(
+    '%s: every request that starts after the command returns is refused (%i)',
+    async (_command, refused, keyOf, heldRow, command) => {
+      // Prepare: a first request of the key, whose authorizer has read the row before the change; its answer is held
+      const held = dynamodb.holdNextGetItem(heldRow());
+      const inFlight = e2e.api.get('/me', keyOf().key);
+      await held.read;
+      const printedBefore = e2e.runtime.stdout().length;
+      // Act: the command; the held answer comes once the CLI has flushed the cache and waits for the decisions under way
+      const changed = e2e.runtime.admin(...command());
+      await printed(/waiting for 1 decision under way/, printedBefore);
+      held.release();
+      await changed;
+      const next = await e2e.api.get('/me', keyOf().key);
+      // Assess: the decision in flight was the allow made before the change (so the race happened), and it is gone
+      expect((await inFlight).status).toBe(200);
+      expect(next.status).toBe(refused);
+      expect(
+        e2e.runtime
+          .stdout()
+          .slice(printedBefore)
+          .match(/Authorizer cache flushed/g),
+      ).toHaveLength(2);
+    },
+  );
 });

@@ -15,12 +15,59 @@ let otherCall: Call;
 let busy: { tenantId: string; key: string };
 
 beforeAll(async () => {
-  const simulate = (...args: string[]) => e2e.runtime.admin('simulate', 'call', '--tenant', e2e.demoTenantId, ...args).then((out) => out.call as Call);
+  const simulate = (...args: string[]) =>
+    e2e.runtime.admin('simulate', 'call', '--tenant', e2e.demoTenantId, ...args).then((out) => out.call as Call);
   const [first, second, third, fourth, other, busyOrg] = await Promise.all([
-    simulate('--direction', 'inbound', '--from', '+14155550101', '--to', DEMO_NUMBER, '--started-at', '2026-03-01T09:00:00Z', '--duration', '65'),
-    simulate('--direction', 'outbound', '--from', DEMO_NUMBER, '--to', '+14155550102', '--started-at', '2026-03-01T10:00:00Z', '--status', 'no-answer', '--duration', '20'),
-    simulate('--direction', 'inbound', '--from', '+14155550103', '--to', DEMO_NUMBER, '--started-at', '2026-03-01T11:00:00Z', '--status', 'ringing'),
-    simulate('--direction', 'outbound', '--from', DEMO_NUMBER, '--to', '+14155550101', '--started-at', '2026-03-01T12:00:00Z', '--duration', '5'),
+    simulate(
+      '--direction',
+      'inbound',
+      '--from',
+      '+14155550101',
+      '--to',
+      DEMO_NUMBER,
+      '--started-at',
+      '2026-03-01T09:00:00Z',
+      '--duration',
+      '65',
+    ),
+    simulate(
+      '--direction',
+      'outbound',
+      '--from',
+      DEMO_NUMBER,
+      '--to',
+      '+14155550102',
+      '--started-at',
+      '2026-03-01T10:00:00Z',
+      '--status',
+      'no-answer',
+      '--duration',
+      '20',
+    ),
+    simulate(
+      '--direction',
+      'inbound',
+      '--from',
+      '+14155550103',
+      '--to',
+      DEMO_NUMBER,
+      '--started-at',
+      '2026-03-01T11:00:00Z',
+      '--status',
+      'ringing',
+    ),
+    simulate(
+      '--direction',
+      'outbound',
+      '--from',
+      DEMO_NUMBER,
+      '--to',
+      '+14155550101',
+      '--started-at',
+      '2026-03-01T12:00:00Z',
+      '--duration',
+      '5',
+    ),
     // Its number: `simulate call` plays signed carrier callbacks, which reach an organization through its numbers.
     e2e.runtime.admin('tenant', 'create', '--name', 'Other Org', '--number', '+15550001111'),
     e2e.runtime.admin('tenant', 'create', '--name', 'Busy Org'),
@@ -29,7 +76,18 @@ beforeAll(async () => {
   const otherTenantId = other.tenant.id;
   const [otherKeyCreated, otherCallSimulated, busyKeyCreated] = await Promise.all([
     e2e.runtime.admin('key', 'create', '--tenant', otherTenantId),
-    e2e.runtime.admin('simulate', 'call', '--tenant', otherTenantId, '--direction', 'inbound', '--from', '+14155550101', '--to', '+15550001111'),
+    e2e.runtime.admin(
+      'simulate',
+      'call',
+      '--tenant',
+      otherTenantId,
+      '--direction',
+      'inbound',
+      '--from',
+      '+14155550101',
+      '--to',
+      '+15550001111',
+    ),
     e2e.runtime.admin('key', 'create', '--tenant', busyOrg.tenant.id, '--scopes', 'calls.view.team'),
   ]);
   otherKey = otherKeyCreated.key;
@@ -40,7 +98,10 @@ beforeAll(async () => {
 const listIds = async (query: string, key = e2e.runtime.demoKey) => {
   const response = await e2e.api.get(`/calls${query}`, key);
   expect(response.status).toBe(200);
-  return { ids: (response.body.calls as Call[]).map((call) => call.id), nextCursor: response.body.nextCursor as string | null };
+  return {
+    ids: (response.body.calls as Call[]).map((call) => call.id),
+    nextCursor: response.body.nextCursor as string | null,
+  };
 };
 const idsOf = (...indexes: number[]) => indexes.map((i) => calls[i].id);
 
@@ -55,9 +116,26 @@ describe('GET /calls', () => {
   it('records times, duration and the contact of the external number as simulate call was told', () => {
     const [answered, unanswered, ringing, callBack] = calls;
 
-    expect(answered).toMatchObject({ status: 'completed', answeredAt: answered.startedAt, endedAt: '2026-03-01T09:01:05.000Z', durationSec: 65 });
-    expect(unanswered).toMatchObject({ status: 'no-answer', answeredAt: null, endedAt: '2026-03-01T10:00:20.000Z', durationSec: 20 });
-    expect(ringing).toMatchObject({ status: 'ringing', answeredAt: null, endedAt: null, durationSec: null, isInternal: false, agentId: null });
+    expect(answered).toMatchObject({
+      status: 'completed',
+      answeredAt: answered.startedAt,
+      endedAt: '2026-03-01T09:01:05.000Z',
+      durationSec: 65,
+    });
+    expect(unanswered).toMatchObject({
+      status: 'no-answer',
+      answeredAt: null,
+      endedAt: '2026-03-01T10:00:20.000Z',
+      durationSec: 20,
+    });
+    expect(ringing).toMatchObject({
+      status: 'ringing',
+      answeredAt: null,
+      endedAt: null,
+      durationSec: null,
+      isInternal: false,
+      agentId: null,
+    });
     expect(callBack.contactId).toBe(answered.contactId);
   });
 
@@ -65,7 +143,11 @@ describe('GET /calls', () => {
     const response = await e2e.api.get(`/contacts/${calls[2].contactId}`, e2e.runtime.demoKey);
 
     expect(response.status).toBe(200);
-    expect(response.body.contact).toMatchObject({ phoneNumber: '+14155550103', isAutoCreated: true, source: 'auto_inbound' });
+    expect(response.body.contact).toMatchObject({
+      phoneNumber: '+14155550103',
+      isAutoCreated: true,
+      source: 'auto_inbound',
+    });
   });
 
   it('pages with limit and cursor, and nextCursor is null exactly on the last page', async () => {

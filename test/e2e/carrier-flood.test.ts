@@ -12,7 +12,14 @@ import { deliverAsTwilio, postFrom, twilioSignature, type TwilioDelivery } from 
  * hundred requests: 10 per second with bursts of 10 per callback method, 120 per address a minute.
  */
 /** Every address below: Twilio's pool, the two single forgers and the twenty of the last test. */
-const CLIENT_ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6', ...Array.from({ length: 20 }, (_, i) => `127.0.1.${10 + i}`)];
+const CLIENT_ADDRESSES = [
+  '127.0.0.2',
+  '127.0.0.3',
+  '127.0.0.4',
+  '127.0.0.5',
+  '127.0.0.6',
+  ...Array.from({ length: 20 }, (_, i) => `127.0.1.${10 + i}`),
+];
 /**
  * Decided on this machine, as the tests are collected: where those addresses cannot be bound (macOS
  * without loopback aliases) the tests are skipped, and the reason is printed.
@@ -24,7 +31,18 @@ const describeWhereBindable = cannotRun ? describe.skip : describe;
 const TOKEN = 'e2e-flood-auth-token';
 const PUBLIC_URL = 'https://carrier-flood.example.test';
 const e2e = useLocalRuntime({
-  args: ['--twilio-auth-token', TOKEN, '--public-url', PUBLIC_URL, '--callback-rate-limit', '10', '--callback-burst-limit', '10', '--callback-limit-per-address', '120'],
+  args: [
+    '--twilio-auth-token',
+    TOKEN,
+    '--public-url',
+    PUBLIC_URL,
+    '--callback-rate-limit',
+    '10',
+    '--callback-burst-limit',
+    '10',
+    '--callback-limit-per-address',
+    '120',
+  ],
 });
 
 const DEMO_NUMBER = '+15005550006';
@@ -44,7 +62,15 @@ const newNumber = () => `+1415${String(randomBytes(4).readUInt32BE() % 10_000_00
 
 const stopFrom = (from: string) => {
   const sid = `SM${randomBytes(16).toString('hex')}`;
-  return { MessageSid: sid, SmsMessageSid: sid, AccountSid: 'AC00000000000000000000000000000000', From: from, To: DEMO_NUMBER, Body: 'STOP', NumMedia: '0' };
+  return {
+    MessageSid: sid,
+    SmsMessageSid: sid,
+    AccountSid: 'AC00000000000000000000000000000000',
+    From: from,
+    To: DEMO_NUMBER,
+    Body: 'STOP',
+    NumMedia: '0',
+  };
 };
 
 /** A forged callback: a STOP for someone else's number, with a missing, malformed or well-formed but wrong signature. */
@@ -52,17 +78,25 @@ function forge(localAddress: string, signature: string | null) {
   const params = stopFrom(newNumber());
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
   if (signature !== null) headers['X-Twilio-Signature'] = signature;
-  return postFrom(localAddress, `${target.runtimeRoot}${carrierRoutes.twilioSmsInbound.path}`, headers, new URLSearchParams(params).toString());
+  return postFrom(
+    localAddress,
+    `${target.runtimeRoot}${carrierRoutes.twilioSmsInbound.path}`,
+    headers,
+    new URLSearchParams(params).toString(),
+  );
 }
 
 /** A signature of the right shape that does not verify: signed with another token. */
-const wrongSignature = () => twilioSignature(`${PUBLIC_URL}${carrierRoutes.twilioSmsInbound.path}`, stopFrom(newNumber()), 'not-the-token');
+const wrongSignature = () =>
+  twilioSignature(`${PUBLIC_URL}${carrierRoutes.twilioSmsInbound.path}`, stopFrom(newNumber()), 'not-the-token');
 
 /** `count` requests made by `make`, at most `parallel` at a time. */
 async function flood<T>(count: number, parallel: number, make: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = [];
   for (let start = 0; start < count; start += parallel) {
-    results.push(...(await Promise.all(Array.from({ length: Math.min(parallel, count - start) }, (_, i) => make(start + i)))));
+    results.push(
+      ...(await Promise.all(Array.from({ length: Math.min(parallel, count - start) }, (_, i) => make(start + i)))),
+    );
   }
   return results;
 }
@@ -70,13 +104,17 @@ async function flood<T>(count: number, parallel: number, make: (i: number) => Pr
 /** Who refused each forged request: the edge's signature rule, the function's HMAC check, the address limit or the throttle. */
 function refusedBy({ status, body }: { status: number; body: string }): string {
   const { error = '', code = '' } = body.startsWith('{') ? (JSON.parse(body) as { error?: string; code?: string }) : {};
-  if (status === 403 && code === 'invalid_signature') return /not a signature/.test(error) ? 'edge: no signature' : 'function: signature';
-  if (status === 429 && code === 'rate_limited') return /from this address/.test(error) ? 'edge: address limit' : 'throttle';
+  if (status === 403 && code === 'invalid_signature')
+    return /not a signature/.test(error) ? 'edge: no signature' : 'function: signature';
+  if (status === 429 && code === 'rate_limited')
+    return /from this address/.test(error) ? 'edge: address limit' : 'throttle';
   return `${status} ${code}`;
 }
 
 const tally = (answers: { status: number; body: string }[]) =>
-  answers.map(refusedBy).reduce<Record<string, number>>((counts, by) => ({ ...counts, [by]: (counts[by] ?? 0) + 1 }), {});
+  answers
+    .map(refusedBy)
+    .reduce<Record<string, number>>((counts, by) => ({ ...counts, [by]: (counts[by] ?? 0) + 1 }), {});
 
 /** The STOP is on record: the inbound text is in the number's conversation and a send to it is refused. */
 async function expectOptedOut(number: string): Promise<void> {
@@ -90,7 +128,14 @@ describeWhereBindable('genuine carrier callbacks under a flood of forged ones', 
     const forged = await flood(400, 40, (i) => forge('127.0.0.5', i % 2 ? null : 'forged-signature'));
     // ...then at once a burst's worth of genuine STOPs, each tried once only
     const numbers = Array.from({ length: 10 }, newNumber);
-    const genuine = await Promise.all(numbers.map((n) => deliverAsTwilio(target, INBOUND_WITHOUT_RETRIES, stopFrom(n), { localAddress: TWILIO_ADDRESSES[0], retryPauseMs: 0 })));
+    const genuine = await Promise.all(
+      numbers.map((n) =>
+        deliverAsTwilio(target, INBOUND_WITHOUT_RETRIES, stopFrom(n), {
+          localAddress: TWILIO_ADDRESSES[0],
+          retryPauseMs: 0,
+        }),
+      ),
+    );
 
     // Assess: had the flood taken tokens, the bucket would be empty and these would be 429
     expect(tally(forged)).toEqual({ 'edge: no signature': 400 });
@@ -103,7 +148,14 @@ describeWhereBindable('genuine carrier callbacks under a flood of forged ones', 
     const numbers = Array.from({ length: 10 }, newNumber);
     const [forged, genuine] = await Promise.all([
       flood(200, 20, () => forge('127.0.0.6', wrongSignature())),
-      Promise.all(numbers.map((n) => deliverAsTwilio(target, INBOUND_WITH_OVERRIDES, stopFrom(n), { localAddress: TWILIO_ADDRESSES[1], retryPauseMs: 500 }))),
+      Promise.all(
+        numbers.map((n) =>
+          deliverAsTwilio(target, INBOUND_WITH_OVERRIDES, stopFrom(n), {
+            localAddress: TWILIO_ADDRESSES[1],
+            retryPauseMs: 500,
+          }),
+        ),
+      ),
     ]);
 
     // Assess: past its 120 a minute the forger is refused at the edge; before that the function refused its signatures
@@ -133,7 +185,14 @@ describeWhereBindable('genuine carrier callbacks under a flood of forged ones', 
     });
     const numbers = Array.from({ length: 20 }, newNumber);
     await bucketEmpty;
-    const genuine = await Promise.all(numbers.map((n) => deliverAsTwilio(target, INBOUND_WITH_OVERRIDES, stopFrom(n), { localAddress: TWILIO_ADDRESSES[2], retryPauseMs: 700 })));
+    const genuine = await Promise.all(
+      numbers.map((n) =>
+        deliverAsTwilio(target, INBOUND_WITH_OVERRIDES, stopFrom(n), {
+          localAddress: TWILIO_ADDRESSES[2],
+          retryPauseMs: 700,
+        }),
+      ),
+    );
     const forged = (await forgedFlood).filter((answer) => answer !== undefined);
 
     // Assess: the flood did exhaust the throttle, genuine callbacks were refused by it, and retries landed them all

@@ -1,6 +1,11 @@
 import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import { verifyDelivery } from '../../clients/typescript/src/webhooks';
-import { inboundCallSequence, newSid, outboundCallSequence, type CallSequence } from '../../local/admin/carrier-sequences';
+import {
+  inboundCallSequence,
+  newSid,
+  outboundCallSequence,
+  type CallSequence,
+} from '../../local/admin/carrier-sequences';
 import { useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';
 import { startReceiver, type Receiver } from './support/receiver';
@@ -14,7 +19,9 @@ import { postCallback, twilioSignature } from './support/twilio';
  */
 const TOKEN = 'e2e-carrier-auth-token';
 const PUBLIC_URL = 'https://carrier-e2e.example.test';
-const e2e = useLocalRuntime({ args: ['--allow-http-webhooks', '--twilio-auth-token', TOKEN, '--public-url', PUBLIC_URL] });
+const e2e = useLocalRuntime({
+  args: ['--allow-http-webhooks', '--twilio-auth-token', TOKEN, '--public-url', PUBLIC_URL],
+});
 
 const DEMO_NUMBER = '+15005550006';
 const AGENT = '0199a000-0000-7000-8000-0000000000a1';
@@ -28,7 +35,16 @@ beforeAll(async () => {
   receiver = await startReceiver();
   carrier = { runtimeRoot: e2e.runtime.baseUrl.replace(/\/api\/v1$/, ''), signedRoot: PUBLIC_URL, authToken: TOKEN };
   await e2e.runtime.admin('tenant', 'update', e2e.demoTenantId, '--approve-host', '127.0.0.1');
-  ({ secret } = await e2e.runtime.admin('webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/hooks'), '--events', 'sms.received'));
+  ({ secret } = await e2e.runtime.admin(
+    'webhook',
+    'add',
+    '--tenant',
+    e2e.demoTenantId,
+    '--url',
+    receiver.url('/hooks'),
+    '--events',
+    'sms.received',
+  ));
 }, 60_000);
 
 afterAll(() => receiver?.close());
@@ -54,7 +70,9 @@ const messagesWith = async (counterpart: string) => {
 const callsFrom = async (number: string) => {
   const response = await e2e.api.get('/calls?limit=100', e2e.runtime.demoKey);
   expect(response.status).toBe(200);
-  return (response.body.calls as Record<string, unknown>[]).filter((call) => call.fromNumber === number || call.toNumber === number);
+  return (response.body.calls as Record<string, unknown>[]).filter(
+    (call) => call.fromNumber === number || call.toNumber === number,
+  );
 };
 
 async function play(sequence: CallSequence): Promise<void> {
@@ -78,9 +96,19 @@ describe('inbound texts', () => {
       (found) => found !== undefined,
     );
 
-    expect(answer).toEqual({ status: 200, contentType: 'text/xml', body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' });
+    expect(answer).toEqual({
+      status: 200,
+      contentType: 'text/xml',
+      body: '<?xml version="1.0" encoding="UTF-8"?><Response/>',
+    });
     expect(plain).toEqual([
-      expect.objectContaining({ direction: 'inbound', fromNumber: '+14155550401', toNumber: DEMO_NUMBER, body: 'Hello from the carrier', messageSid: params.MessageSid }),
+      expect.objectContaining({
+        direction: 'inbound',
+        fromNumber: '+14155550401',
+        toNumber: DEMO_NUMBER,
+        body: 'Hello from the carrier',
+        messageSid: params.MessageSid,
+      }),
     ]);
     expect(encoded).toEqual(plain);
     expect(request!.headers['x-service-event']).toBe('sms.received');
@@ -100,7 +128,11 @@ describe('inbound texts', () => {
 
   it("stores a text signed over its URL with the connection overrides' fragment, the other form Twilio may sign", async () => {
     const params = inboundText('+14155550404', 'Signed with the fragment');
-    const overSignedFragment = twilioSignature(`${PUBLIC_URL}${smsInbound.path}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`, params, TOKEN);
+    const overSignedFragment = twilioSignature(
+      `${PUBLIC_URL}${smsInbound.path}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`,
+      params,
+      TOKEN,
+    );
 
     const answer = await postCallback(carrier, smsInbound.path, params, overSignedFragment);
 
@@ -123,16 +155,37 @@ describe('callbacks that are not signed by the provider', () => {
 
   it.each([
     ['without a signature', () => postCallback(carrier, smsInbound.path, params, null)],
-    ['signed with another token', () => postCallback(signedWith({ authToken: 'not-the-token' }), smsInbound.path, params)],
-    ["signed over the runtime's own address instead of the public URL", () => postCallback(signedWith({ signedRoot: carrier.runtimeRoot }), smsInbound.path, params)],
+    [
+      'signed with another token',
+      () => postCallback(signedWith({ authToken: 'not-the-token' }), smsInbound.path, params),
+    ],
+    [
+      "signed over the runtime's own address instead of the public URL",
+      () => postCallback(signedWith({ signedRoot: carrier.runtimeRoot }), smsInbound.path, params),
+    ],
     [
       'with the signature of another body',
-      () => postCallback(carrier, smsInbound.path, params, twilioSignature(`${PUBLIC_URL}${smsInbound.path}`, { ...params, Body: 'Let me in!' }, TOKEN)),
+      () =>
+        postCallback(
+          carrier,
+          smsInbound.path,
+          params,
+          twilioSignature(`${PUBLIC_URL}${smsInbound.path}`, { ...params, Body: 'Let me in!' }, TOKEN),
+        ),
     ],
-    ['with a signature for another path', () => postCallback(signedWith({ signedRoot: `${PUBLIC_URL}/x` }), smsInbound.path, params)],
+    [
+      'with a signature for another path',
+      () => postCallback(signedWith({ signedRoot: `${PUBLIC_URL}/x` }), smsInbound.path, params),
+    ],
     [
       'signed over its URL with a fragment other than the service’s',
-      () => postCallback(carrier, smsInbound.path, params, twilioSignature(`${PUBLIC_URL}${smsInbound.path}#rc=1`, params, TOKEN)),
+      () =>
+        postCallback(
+          carrier,
+          smsInbound.path,
+          params,
+          twilioSignature(`${PUBLIC_URL}${smsInbound.path}#rc=1`, params, TOKEN),
+        ),
     ],
   ])('answers 403 to a text %s', async (_name, post) => {
     const answer = await post();
@@ -146,9 +199,19 @@ describe('callbacks that are not signed by the provider', () => {
   });
 
   it('answers 403 to a call status signed with another token, and no call appears', async () => {
-    const sequence = inboundCallSequence({ tenantId: e2e.demoTenantId, from: '+14155550408', to: DEMO_NUMBER, startedAt: new Date(), durationSec: 5 });
+    const sequence = inboundCallSequence({
+      tenantId: e2e.demoTenantId,
+      from: '+14155550408',
+      to: DEMO_NUMBER,
+      startedAt: new Date(),
+      durationSec: 5,
+    });
 
-    const answers = await Promise.all(sequence.posts.map(({ params: leg }) => postCallback({ ...carrier, authToken: 'not-the-token' }, voiceStatus.path, leg)));
+    const answers = await Promise.all(
+      sequence.posts.map(({ params: leg }) =>
+        postCallback({ ...carrier, authToken: 'not-the-token' }, voiceStatus.path, leg),
+      ),
+    );
 
     expect(answers.map((a) => a.status)).toEqual(sequence.posts.map(() => 403));
     expect(await callsFrom('+14155550408')).toEqual([]);
@@ -158,13 +221,30 @@ describe('callbacks that are not signed by the provider', () => {
 describe('voice status callbacks', () => {
   it('turns the legs of an answered inbound call into one inbound call with its agent and an auto-created contact', async () => {
     const caller = '+14155550411';
-    await play(inboundCallSequence({ tenantId: e2e.demoTenantId, from: caller, to: DEMO_NUMBER, startedAt: new Date('2026-11-20T10:00:00Z'), agentId: AGENT, durationSec: 30 }));
+    await play(
+      inboundCallSequence({
+        tenantId: e2e.demoTenantId,
+        from: caller,
+        to: DEMO_NUMBER,
+        startedAt: new Date('2026-11-20T10:00:00Z'),
+        agentId: AGENT,
+        durationSec: 30,
+      }),
+    );
 
     const calls = await callsFrom(caller);
     const contact = await e2e.api.get(`/contacts/${calls[0]?.contactId}`, e2e.runtime.demoKey);
 
     expect(calls).toEqual([
-      expect.objectContaining({ direction: 'inbound', fromNumber: caller, toNumber: DEMO_NUMBER, status: 'completed', agentId: AGENT, isInternal: false, answeredAt: '2026-11-20T10:00:05.000Z' }),
+      expect.objectContaining({
+        direction: 'inbound',
+        fromNumber: caller,
+        toNumber: DEMO_NUMBER,
+        status: 'completed',
+        agentId: AGENT,
+        isInternal: false,
+        answeredAt: '2026-11-20T10:00:05.000Z',
+      }),
     ]);
     expect(contact.status).toBe(200);
     expect(contact.body.contact).toMatchObject({ phoneNumber: caller, isAutoCreated: true, source: 'auto_inbound' });
@@ -172,19 +252,47 @@ describe('voice status callbacks', () => {
 
   it('turns a call placed from the softphone into one outbound call from the organization number', async () => {
     const dialled = '+14155550412';
-    await play(outboundCallSequence({ tenantId: e2e.demoTenantId, agentId: AGENT, from: DEMO_NUMBER, to: dialled, startedAt: new Date('2026-11-20T11:00:00Z'), status: 'no-answer', durationSec: 15 }));
+    await play(
+      outboundCallSequence({
+        tenantId: e2e.demoTenantId,
+        agentId: AGENT,
+        from: DEMO_NUMBER,
+        to: dialled,
+        startedAt: new Date('2026-11-20T11:00:00Z'),
+        status: 'no-answer',
+        durationSec: 15,
+      }),
+    );
 
     const calls = await callsFrom(dialled);
     const contact = await e2e.api.get(`/contacts/${calls[0]?.contactId}`, e2e.runtime.demoKey);
 
-    expect(calls).toEqual([expect.objectContaining({ direction: 'outbound', fromNumber: DEMO_NUMBER, toNumber: dialled, status: 'no-answer', answeredAt: null, agentId: AGENT })]);
+    expect(calls).toEqual([
+      expect.objectContaining({
+        direction: 'outbound',
+        fromNumber: DEMO_NUMBER,
+        toNumber: dialled,
+        status: 'no-answer',
+        answeredAt: null,
+        agentId: AGENT,
+      }),
+    ]);
     expect(contact.body.contact).toMatchObject({ phoneNumber: dialled, isAutoCreated: true, source: 'auto_outbound' });
   });
 });
 
 describe('the CLI against a runtime with its own token', () => {
   it('says how to pass the token rather than posting callbacks the runtime would refuse', async () => {
-    const result = await e2e.runtime.adminResult('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', '+14155550421', '--body', 'Hi');
+    const result = await e2e.runtime.adminResult(
+      'simulate',
+      'sms',
+      '--tenant',
+      e2e.demoTenantId,
+      '--from',
+      '+14155550421',
+      '--body',
+      'Hi',
+    );
 
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('--twilio-auth-token');
@@ -192,19 +300,40 @@ describe('the CLI against a runtime with its own token', () => {
   });
 
   it('simulates with the token given, signing over the recorded public URL', async () => {
-    const { message } = await e2e.runtime.adminProcess('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', '+14155550422', '--body', 'Hi', '--twilio-auth-token', TOKEN);
+    const { message } = await e2e.runtime.adminProcess(
+      'simulate',
+      'sms',
+      '--tenant',
+      e2e.demoTenantId,
+      '--from',
+      '+14155550422',
+      '--body',
+      'Hi',
+      '--twilio-auth-token',
+      TOKEN,
+    );
 
-    expect(message).toMatchObject({ direction: 'inbound', fromNumber: '+14155550422', toNumber: DEMO_NUMBER, body: 'Hi' });
+    expect(message).toMatchObject({
+      direction: 'inbound',
+      fromNumber: '+14155550422',
+      toNumber: DEMO_NUMBER,
+      body: 'Hi',
+    });
   });
 });
 
 describe('the callback routes', () => {
   // Shaped like a signature, so the edge rule lets it through to the route (it verifies nothing).
-  const signatureShaped = { 'X-Twilio-Signature': twilioSignature(`${PUBLIC_URL}${smsInbound.path}`, {}, 'another-token') };
+  const signatureShaped = {
+    'X-Twilio-Signature': twilioSignature(`${PUBLIC_URL}${smsInbound.path}`, {}, 'another-token'),
+  };
 
   it('answer 405 to another method and 404 to an unknown path under the prefix, once past the edge', async () => {
     const get = await fetch(`${carrier.runtimeRoot}${smsInbound.path}`, { headers: signatureShaped });
-    const unknown = await fetch(`${carrier.runtimeRoot}/carrier/twilio/fax/inbound`, { method: 'POST', headers: signatureShaped });
+    const unknown = await fetch(`${carrier.runtimeRoot}/carrier/twilio/fax/inbound`, {
+      method: 'POST',
+      headers: signatureShaped,
+    });
 
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
@@ -216,6 +345,9 @@ describe('the callback routes', () => {
     const unknown = await fetch(`${carrier.runtimeRoot}/carrier/twilio/fax/inbound`, { method: 'POST' });
 
     expect([get.status, unknown.status]).toEqual([403, 403]);
-    expect(await unknown.json()).toEqual({ error: 'X-Twilio-Signature is missing or is not a signature', code: 'invalid_signature' });
+    expect(await unknown.json()).toEqual({
+      error: 'X-Twilio-Signature is missing or is not a signature',
+      code: 'invalid_signature',
+    });
   });
 });

@@ -1,6 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deliveryId, eventResource, Webhook, WebhookVerificationError, type operations } from '../../clients/typescript/src';
+import {
+  deliveryId,
+  eventResource,
+  Webhook,
+  WebhookVerificationError,
+  type operations,
+} from '../../clients/typescript/src';
 import { REPO_ROOT } from '../support/local-runtime';
 import { updateDeliveryExample, updateEventExamples, updateExamples } from '../support/api-examples';
 import { connectClient, type RecordingClient } from './support/client';
@@ -50,19 +56,49 @@ beforeAll(async () => {
   const webhookEndpoint = async () => {
     await admin('tenant', 'update', e2e.demoTenantId, '--approve-host', '127.0.0.1');
     const added = await admin(
-      'webhook', 'add', '--tenant', e2e.demoTenantId, '--url', receiver.url('/hooks'),
-      '--events', 'sms.received,message.delivered,message.failed,contact.created,contact.updated,contact.deleted,consent.changed',
+      'webhook',
+      'add',
+      '--tenant',
+      e2e.demoTenantId,
+      '--url',
+      receiver.url('/hooks'),
+      '--events',
+      'sms.received,message.delivered,message.failed,contact.created,contact.updated,contact.deleted,consent.changed',
     );
     await admin('webhook', 'test', added.endpoint.id);
     return added;
   };
   const pastDueOrgKey = async () => {
-    const { tenant } = await admin('tenant', 'create', '--name', 'Past Due Org', '--sms-number', '+15005550190', '--billing-status', 'past_due');
+    const { tenant } = await admin(
+      'tenant',
+      'create',
+      '--name',
+      'Past Due Org',
+      '--sms-number',
+      '+15005550190',
+      '--billing-status',
+      'past_due',
+    );
     return admin('key', 'create', '--tenant', tenant.id);
   };
   const [call, , contactsViewKey, pastDueKey, endpoint] = await Promise.all([
-    admin('simulate', 'call', '--tenant', e2e.demoTenantId, '--direction', 'inbound', '--from', CALLER, '--to', DEMO_NUMBER, '--duration', '42'),
-    receiveTexts(e2e.runtime.info, e2e.demoTenantId, [{ from: OPTED_OUT, to: DEMO_NUMBER, body: 'STOP', receivedAt: new Date() }]),
+    admin(
+      'simulate',
+      'call',
+      '--tenant',
+      e2e.demoTenantId,
+      '--direction',
+      'inbound',
+      '--from',
+      CALLER,
+      '--to',
+      DEMO_NUMBER,
+      '--duration',
+      '42',
+    ),
+    receiveTexts(e2e.runtime.info, e2e.demoTenantId, [
+      { from: OPTED_OUT, to: DEMO_NUMBER, body: 'STOP', receivedAt: new Date() },
+    ]),
     admin('key', 'create', '--tenant', e2e.demoTenantId, '--name', 'read-only', '--scopes', 'contacts.view'),
     pastDueOrgKey(),
     webhookEndpoint(),
@@ -83,10 +119,21 @@ afterAll(async () => {
     if (!process.env.UPDATE_API_EXAMPLES || !api || !delivery) return;
     const page = join(REPO_ROOT, 'docs', 'api.md');
     const exchanges = [api, readOnly, pastDue, unknownKey].flatMap((recording) => recording.exchanges);
-    const directoryEventsOf = () => receiver.received().filter((r) => r.path === '/hooks' && /^(contact|consent)\./.test(String(r.headers['x-service-event'])));
+    const directoryEventsOf = () =>
+      receiver
+        .received()
+        .filter((r) => r.path === '/hooks' && /^(contact|consent)\./.test(String(r.headers['x-service-event'])));
     const types = ['contact.created', 'contact.updated', 'contact.deleted', 'consent.changed'];
-    const directoryEvents = await pollUntil('an event of every directory type', directoryEventsOf, (found) => types.every((type) => found.some((r) => r.headers['x-service-event'] === type)), 30_000);
-    const withEvents = updateEventExamples(updateExamples(readFileSync(page, 'utf8'), exchanges), [...textOutcomes, ...directoryEvents].map((r) => r.body));
+    const directoryEvents = await pollUntil(
+      'an event of every directory type',
+      directoryEventsOf,
+      (found) => types.every((type) => found.some((r) => r.headers['x-service-event'] === type)),
+      30_000,
+    );
+    const withEvents = updateEventExamples(
+      updateExamples(readFileSync(page, 'utf8'), exchanges),
+      [...textOutcomes, ...directoryEvents].map((r) => r.body),
+    );
     writeFileSync(page, updateDeliveryExample(withEvents, delivery));
   } finally {
     await receiver?.close();
@@ -100,7 +147,9 @@ describe('the typed client, operation by operation', () => {
 
     expect(document.data).toMatchObject({ openapi: '3.1.0' });
     expect(me.data?.tenant?.id).toBe(e2e.demoTenantId);
-    expect(me.data?.permissions).toEqual(expect.arrayContaining(['calls.view.team', 'contacts.view', 'contacts.manage', 'sms.view', 'sms.send']));
+    expect(me.data?.permissions).toEqual(
+      expect.arrayContaining(['calls.view.team', 'contacts.view', 'contacts.manage', 'sms.view', 'sms.send']),
+    );
   });
 
   it('getApiReference: the reference page, as HTML', async () => {
@@ -113,15 +162,24 @@ describe('the typed client, operation by operation', () => {
 
   it('createContact: creates, adopts the auto-created contact of a caller, refuses a taken number and a bad field', async () => {
     const body = { displayName: 'Ada Lovelace', phoneNumber: ADA, company: 'Analytical Engines', tag: 'vip' };
-    const created = await api.client.POST('/contacts', { body, params: { header: { 'Idempotency-Key': 'create-ada-0001' } } });
+    const created = await api.client.POST('/contacts', {
+      body,
+      params: { header: { 'Idempotency-Key': 'create-ada-0001' } },
+    });
     const adopted = await api.client.POST('/contacts', { body: { displayName: 'Grace Hopper', phoneNumber: CALLER } });
     const taken = await api.client.POST('/contacts', { body: { displayName: 'Ada again', phoneNumber: ADA } });
     const invalid = await api.client.POST('/contacts', { body: { displayName: 'Nobody', phoneNumber: 'call me' } });
 
     expect(created.response.status).toBe(201);
-    expect(created.data).toMatchObject({ adopted: false, contact: { displayName: 'Ada Lovelace', normalizedNumber: ADA, source: 'manual' } });
+    expect(created.data).toMatchObject({
+      adopted: false,
+      contact: { displayName: 'Ada Lovelace', normalizedNumber: ADA, source: 'manual' },
+    });
     expect(adopted.response.status).toBe(200);
-    expect(adopted.data).toMatchObject({ adopted: true, contact: { displayName: 'Grace Hopper', source: 'auto_inbound', isAutoCreated: false } });
+    expect(adopted.data).toMatchObject({
+      adopted: true,
+      contact: { displayName: 'Grace Hopper', source: 'auto_inbound', isAutoCreated: false },
+    });
     adaId = created.data!.contact.id;
     expect(taken.error).toMatchObject({ code: 'contact_conflict', contactId: adaId });
     expect(invalid.response.status).toBe(400);
@@ -130,7 +188,9 @@ describe('the typed client, operation by operation', () => {
 
   it('listContacts: search, and pages of one named contact with their cursor', async () => {
     const search = await api.client.GET('/contacts', { params: { query: { search: 'ada' } } });
-    const first = await api.client.GET('/contacts', { params: { query: { limit: pageSize(1), includeAutoCreated: 'false' } } });
+    const first = await api.client.GET('/contacts', {
+      params: { query: { limit: pageSize(1), includeAutoCreated: 'false' } },
+    });
     const second = await api.client.GET('/contacts', {
       params: { query: { limit: pageSize(1), includeAutoCreated: 'false', cursor: first.data!.nextCursor! } },
     });
@@ -143,12 +203,19 @@ describe('the typed client, operation by operation', () => {
   it('getContact, updateContact and deleteContact, then not_found', async () => {
     const path = { id: adaId };
     const read = await api.client.GET('/contacts/{id}', { params: { path } });
-    const updated = await api.client.PATCH('/contacts/{id}', { params: { path }, body: { notes: 'Prefers texts after 5 pm' } });
+    const updated = await api.client.PATCH('/contacts/{id}', {
+      params: { path },
+      body: { notes: 'Prefers texts after 5 pm' },
+    });
     const deleted = await api.client.DELETE('/contacts/{id}', { params: { path } });
     const gone = await api.client.GET('/contacts/{id}', { params: { path } });
 
     expect(read.data?.contact).toMatchObject({ id: adaId, consentStatus: 'unknown' });
-    expect(updated.data?.contact).toMatchObject({ id: adaId, notes: 'Prefers texts after 5 pm', company: 'Analytical Engines' });
+    expect(updated.data?.contact).toMatchObject({
+      id: adaId,
+      notes: 'Prefers texts after 5 pm',
+      company: 'Analytical Engines',
+    });
     expect(deleted.response.status).toBe(204);
     expect(gone.response.status).toBe(404);
     expect(gone.error?.code).toBe('not_found');
@@ -159,7 +226,12 @@ describe('the typed client, operation by operation', () => {
     const batch = await api.client.POST('/contacts/batch', {
       body: {
         contacts: [
-          { displayName: 'Charles Babbage', phoneNumber: '+14155550170', externalId: 'hs-1001', customFields: { lifecycleStage: 'customer' } },
+          {
+            displayName: 'Charles Babbage',
+            phoneNumber: '+14155550170',
+            externalId: 'hs-1001',
+            customFields: { lifecycleStage: 'customer' },
+          },
           { displayName: 'Mary Somerville', phoneNumber: '+14155550171', externalId: 'hs-1002' },
           { displayName: 'Charles B.', phoneNumber: '+14155550170', externalId: 'hs-1003' },
         ],
@@ -168,14 +240,22 @@ describe('the typed client, operation by operation', () => {
     });
     const feed = await api.client.GET('/contacts', { params: { query: { updatedSince: since } } });
     const one = await api.client.GET('/contacts', { params: { query: { externalId: 'hs-1001' } } });
-    const imported = await api.client.contacts.import([{ displayName: 'Ada Byron', phoneNumber: '+14155550172', externalId: 'hs-1004' }]);
-    await receiveTexts(e2e.runtime.info, e2e.demoTenantId, [{ from: '+14155550171', to: DEMO_NUMBER, body: 'STOP', receivedAt: new Date() }]);
+    const imported = await api.client.contacts.import([
+      { displayName: 'Ada Byron', phoneNumber: '+14155550172', externalId: 'hs-1004' },
+    ]);
+    await receiveTexts(e2e.runtime.info, e2e.demoTenantId, [
+      { from: '+14155550171', to: DEMO_NUMBER, body: 'STOP', receivedAt: new Date() },
+    ]);
 
     expect(batch.data?.results.map((result) => result.status)).toEqual(['created', 'created', 'invalid']);
     // Written by one request at one millisecond: the feed has them in no particular order.
     expect(feed.data?.contacts.map((contact) => contact.externalId).sort()).toEqual(['hs-1001', 'hs-1002']);
     expect(one.data?.contacts).toEqual(feed.data!.contacts.filter((contact) => contact.externalId === 'hs-1001'));
-    expect(imported).toMatchObject({ counts: { created: 1 }, requests: 1, results: [{ index: 0, status: 'created', externalId: 'hs-1004' }] });
+    expect(imported).toMatchObject({
+      counts: { created: 1 },
+      requests: 1,
+      results: [{ index: 0, status: 'created', externalId: 'hs-1004' }],
+    });
   });
 
   it('listCalls and getCall', async () => {
@@ -202,17 +282,26 @@ describe('the typed client, operation by operation', () => {
     const conversation = await api.client.GET('/messages/{counterpart}', { params: { path: { counterpart: ADA } } });
 
     expect(sent.response.status).toBe(201);
-    expect(sent.data?.message).toMatchObject({ direction: 'outbound', toNumber: ADA, fromNumber: DEMO_NUMBER, agentId: null });
+    expect(sent.data?.message).toMatchObject({
+      direction: 'outbound',
+      toNumber: ADA,
+      fromNumber: DEMO_NUMBER,
+      agentId: null,
+    });
     expect(optedOut.error?.code).toBe('recipient_opted_out');
     expect(refused.error).toMatchObject({ code: 'carrier_rejected', carrierCode: 21211 });
     expect(unpaid.response.status).toBe(402);
     expect(unpaid.error?.code).toBe('billing_blocked');
-    expect(threads.data?.threads.map((thread) => thread.counterpartNumber)).toEqual(expect.arrayContaining([ADA, OPTED_OUT]));
+    expect(threads.data?.threads.map((thread) => thread.counterpartNumber)).toEqual(
+      expect.arrayContaining([ADA, OPTED_OUT]),
+    );
     expect(conversation.data?.messages.map((message) => message.id)).toEqual([sent.data!.message.id]);
   });
 
   it('answers 403 insufficient_scope to a key without the scope and 401 to an unknown key', async () => {
-    const forbidden = await readOnly.client.POST('/contacts', { body: { displayName: 'Nobody', phoneNumber: '+14155550199' } });
+    const forbidden = await readOnly.client.POST('/contacts', {
+      body: { displayName: 'Nobody', phoneNumber: '+14155550199' },
+    });
     const unauthorized = await unknownKey.client.GET('/me');
 
     expect(forbidden.response.status).toBe(403);
@@ -222,8 +311,12 @@ describe('the typed client, operation by operation', () => {
   });
 
   it('covered every operation of the served document', async () => {
-    const document = (await api.client.GET('/openapi.json')).data as { paths: Record<string, Record<string, { operationId: string }>> };
-    const operations = Object.values(document.paths).flatMap((path) => Object.values(path).map((operation) => operation.operationId));
+    const document = (await api.client.GET('/openapi.json')).data as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
+    const operations = Object.values(document.paths).flatMap((path) =>
+      Object.values(path).map((operation) => operation.operationId),
+    );
 
     expect(new Set(api.exchanges.map((exchange) => exchange.operationId))).toEqual(new Set(operations));
   });
@@ -231,31 +324,48 @@ describe('the typed client, operation by operation', () => {
 
 describe('webhook verification: the client package and the code of docs/api.md on a real signed delivery', () => {
   const header = (name: string) => String(delivery.headers[name.toLowerCase()]);
-  const signed = (): SignedDelivery => ({ timestamp: header('X-Service-Timestamp'), signature: header('X-Service-Signature'), body: delivery.body, secret });
+  const signed = (): SignedDelivery => ({
+    timestamp: header('X-Service-Timestamp'),
+    signature: header('X-Service-Signature'),
+    body: delivery.body,
+    secret,
+  });
   const tampered = (): SignedDelivery => ({ ...signed(), body: delivery.body.replace('webhook.test', 'webhook.tset') });
 
   beforeAll(async () => {
-    const found = await pollUntil('the webhook.test delivery', () => receiver.received().find((r) => r.path === '/hooks' && r.headers['x-service-event'] === 'webhook.test'), Boolean, 60_000);
+    const found = await pollUntil(
+      'the webhook.test delivery',
+      () => receiver.received().find((r) => r.path === '/hooks' && r.headers['x-service-event'] === 'webhook.test'),
+      Boolean,
+      60_000,
+    );
     delivery = found!;
   }, 90_000);
 
-  it("Webhook.verify types the outcome of each text sent above: one message.delivered and one message.failed, about that text", async () => {
-    const outcomes = () => receiver.received().filter((r) => r.path === '/hooks' && String(r.headers['x-service-event']).startsWith('message.'));
+  it('Webhook.verify types the outcome of each text sent above: one message.delivered and one message.failed, about that text', async () => {
+    const outcomes = () =>
+      receiver
+        .received()
+        .filter((r) => r.path === '/hooks' && String(r.headers['x-service-event']).startsWith('message.'));
 
     textOutcomes = await pollUntil('the two text outcomes', outcomes, (found) => found.length >= 2, 15_000);
     const events = textOutcomes.map((r) => new Webhook(secret).verify(r.body, r.headers));
 
     expect(events.map((event) => event.type).sort()).toEqual(['message.delivered', 'message.failed']);
     for (const event of events) {
-      if (event.type !== 'message.delivered' && event.type !== 'message.failed') throw new Error(`unexpected ${event.type}`);
+      if (event.type !== 'message.delivered' && event.type !== 'message.failed')
+        throw new Error(`unexpected ${event.type}`);
       expect(eventResource(event)).toEqual({ type: 'message', id: event.data.messageId });
       expect([ADA, REFUSED]).toContain(event.data.counterpartNumber);
-      if (event.type === 'message.failed') expect(event.data).toMatchObject({ reason: 'carrier_rejected', carrierErrorCode: 21211, refunded: true });
+      if (event.type === 'message.failed')
+        expect(event.data).toMatchObject({ reason: 'carrier_rejected', carrierErrorCode: 21211, refunded: true });
     }
   });
 
   it('Webhook.verify returns the typed event from the Standard Webhooks headers and from the service headers alone', () => {
-    const serviceOnly = Object.fromEntries(Object.entries(delivery.headers).filter(([name]) => !name.startsWith('webhook-')));
+    const serviceOnly = Object.fromEntries(
+      Object.entries(delivery.headers).filter(([name]) => !name.startsWith('webhook-')),
+    );
 
     const event = new Webhook(secret).verify(delivery.body, delivery.headers);
 
@@ -286,7 +396,10 @@ describe('webhook verification: the client package and the code of docs/api.md o
   });
 
   it('the curl snippet posts a delivery the client package verifies', async () => {
-    const output = await runShellSnippet('curl', delivery.body, { URL: receiver.url('/manual'), SIGNING_SECRET: secret });
+    const output = await runShellSnippet('curl', delivery.body, {
+      URL: receiver.url('/manual'),
+      SIGNING_SECRET: secret,
+    });
     const manual = receiver.received().find((r) => r.path === '/manual')!;
 
     expect(output).toBe('204');

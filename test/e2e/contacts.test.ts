@@ -19,7 +19,11 @@ let big: { tenantId: string; key: string };
 /** A distinct, valid number per call, so tests never collide on the one-contact-per-number rule. */
 let nextNumber = 4155550300;
 const newNumber = () => `+1${(nextNumber += 1)}`;
-const aContact = (fields: Record<string, unknown> = {}) => ({ displayName: 'Ada Lovelace', phoneNumber: newNumber(), ...fields });
+const aContact = (fields: Record<string, unknown> = {}) => ({
+  displayName: 'Ada Lovelace',
+  phoneNumber: newNumber(),
+  ...fields,
+});
 const create = async (fields: Record<string, unknown> = {}, key = demoKey) => {
   const response = await e2e.api.post('/contacts', key, aContact(fields));
   expect(response.status).toBe(201);
@@ -29,7 +33,18 @@ const create = async (fields: Record<string, unknown> = {}, key = demoKey) => {
 beforeAll(async () => {
   demoKey = e2e.runtime.demoKey;
   const [call, otherOrg, bigOrg] = await Promise.all([
-    e2e.runtime.admin('simulate', 'call', '--tenant', e2e.demoTenantId, '--direction', 'inbound', '--from', '+14155550201', '--to', '+15005550006'),
+    e2e.runtime.admin(
+      'simulate',
+      'call',
+      '--tenant',
+      e2e.demoTenantId,
+      '--direction',
+      'inbound',
+      '--from',
+      '+14155550201',
+      '--to',
+      '+15005550006',
+    ),
     e2e.runtime.admin('tenant', 'create', '--name', 'Other Org'),
     e2e.runtime.admin('tenant', 'create', '--name', 'Big Org'),
   ]);
@@ -52,7 +67,13 @@ describe('POST /contacts', () => {
   it('creates a named contact: 201, adopted false, every field present', async () => {
     const phoneNumber = newNumber();
 
-    const response = await e2e.api.post('/contacts', demoKey, { displayName: 'Grace Hopper', phoneNumber, company: 'Navy', tag: 'vip', notes: 'COBOL' });
+    const response = await e2e.api.post('/contacts', demoKey, {
+      displayName: 'Grace Hopper',
+      phoneNumber,
+      company: 'Navy',
+      tag: 'vip',
+      notes: 'COBOL',
+    });
 
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
@@ -83,17 +104,28 @@ describe('POST /contacts', () => {
   });
 
   it('adopts the auto-created contact of a number seen on a call: 200, adopted true, same id', async () => {
-    const response = await e2e.api.post('/contacts', demoKey, { displayName: 'Caller Named', phoneNumber: '+14155550201' });
+    const response = await e2e.api.post('/contacts', demoKey, {
+      displayName: 'Caller Named',
+      phoneNumber: '+14155550201',
+    });
 
     expect(response.status).toBe(200);
     expect(response.body.adopted).toBe(true);
-    expect(response.body.contact).toMatchObject({ id: autoContactId, displayName: 'Caller Named', isAutoCreated: false, source: 'auto_inbound' });
+    expect(response.body.contact).toMatchObject({
+      id: autoContactId,
+      displayName: 'Caller Named',
+      isAutoCreated: false,
+      source: 'auto_inbound',
+    });
   });
 
   it('answers 409 with the contactId of the named contact that has the number', async () => {
     const existing = await create();
 
-    const response = await e2e.api.post('/contacts', demoKey, { displayName: 'Duplicate', phoneNumber: existing.phoneNumber });
+    const response = await e2e.api.post('/contacts', demoKey, {
+      displayName: 'Duplicate',
+      phoneNumber: existing.phoneNumber,
+    });
 
     expect(response.status).toBe(409);
     expect(response.body.contactId).toBe(existing.id);
@@ -111,8 +143,16 @@ describe('POST /contacts', () => {
   });
 
   it('answers 400 naming the body for malformed JSON, and 415 for a body that is not JSON', async () => {
-    const malformed = await e2e.api.request('POST', '/contacts', { key: demoKey, rawBody: '{"displayName": "Ada",', headers: { 'Content-Type': 'application/json' } });
-    const notJson = await e2e.api.request('POST', '/contacts', { key: demoKey, rawBody: 'displayName=Ada', headers: { 'Content-Type': 'text/plain' } });
+    const malformed = await e2e.api.request('POST', '/contacts', {
+      key: demoKey,
+      rawBody: '{"displayName": "Ada",',
+      headers: { 'Content-Type': 'application/json' },
+    });
+    const notJson = await e2e.api.request('POST', '/contacts', {
+      key: demoKey,
+      rawBody: 'displayName=Ada',
+      headers: { 'Content-Type': 'text/plain' },
+    });
 
     expect400Naming(malformed, 'body');
     expect(notJson.status).toBe(415);
@@ -135,7 +175,10 @@ describe('PATCH /contacts/{id}', () => {
     const holder = await create({ externalId: 'e2e-held' });
     const contact = await create();
 
-    const set = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: 'e2e-own', customFields: { tier: 'gold', region: 'west' } });
+    const set = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, {
+      externalId: 'e2e-own',
+      customFields: { tier: 'gold', region: 'west' },
+    });
     const replaced = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { tier: 'silver' } });
     const taken = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: 'e2e-held' });
     const badKey = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { 'no spaces': 'x' } });
@@ -166,7 +209,10 @@ describe('PATCH /contacts/{id}', () => {
     const phoneNumber = newNumber();
 
     const response = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { phoneNumber });
-    const reuse = await e2e.api.post('/contacts', demoKey, { displayName: 'Takes the old number', phoneNumber: contact.phoneNumber });
+    const reuse = await e2e.api.post('/contacts', demoKey, {
+      displayName: 'Takes the old number',
+      phoneNumber: contact.phoneNumber,
+    });
 
     expect(response.body.contact).toMatchObject({ phoneNumber, normalizedNumber: phoneNumber });
     expect(reuse.status).toBe(201);
@@ -197,7 +243,11 @@ describe('PATCH /contacts/{id}', () => {
   it('answers 400 naming the body for malformed JSON', async () => {
     const contact = await create();
 
-    const response = await e2e.api.request('PATCH', `/contacts/${contact.id}`, { key: demoKey, rawBody: 'not json', headers: { 'Content-Type': 'application/json' } });
+    const response = await e2e.api.request('PATCH', `/contacts/${contact.id}`, {
+      key: demoKey,
+      rawBody: 'not json',
+      headers: { 'Content-Type': 'application/json' },
+    });
 
     expect400Naming(response, 'body');
   });
@@ -209,7 +259,10 @@ describe('DELETE /contacts/{id}', () => {
 
     const response = await e2e.api.delete(`/contacts/${contact.id}`, demoKey);
     const read = await e2e.api.get(`/contacts/${contact.id}`, demoKey);
-    const again = await e2e.api.post('/contacts', demoKey, { displayName: 'New holder', phoneNumber: contact.phoneNumber });
+    const again = await e2e.api.post('/contacts', demoKey, {
+      displayName: 'New holder',
+      phoneNumber: contact.phoneNumber,
+    });
 
     expect(response.status).toBe(204);
     expect(response.body).toBeUndefined();
@@ -255,7 +308,18 @@ describe('GET /contacts', () => {
   });
 
   it('includes auto-created contacts unless includeAutoCreated=false', async () => {
-    const { call } = await e2e.runtime.admin('simulate', 'call', '--tenant', e2e.demoTenantId, '--direction', 'outbound', '--from', '+15005550006', '--to', newNumber());
+    const { call } = await e2e.runtime.admin(
+      'simulate',
+      'call',
+      '--tenant',
+      e2e.demoTenantId,
+      '--direction',
+      'outbound',
+      '--from',
+      '+15005550006',
+      '--to',
+      newNumber(),
+    );
 
     const all = await e2e.api.get('/contacts?limit=100', demoKey);
     const named = await e2e.api.get('/contacts?limit=100&includeAutoCreated=false', demoKey);
@@ -308,7 +372,10 @@ describe('response compression, as API Gateway does it from 1 KiB', () => {
   /** A raw GET (node:http sends no Accept-Encoding unless told): the bytes as they crossed the wire. */
   const rawGet = (path: string, key: string, acceptEncoding?: string) =>
     new Promise<{ status: number; headers: IncomingHttpHeaders; bytes: Buffer }>((done, fail) => {
-      const headers = { Authorization: `Bearer ${key}`, ...(acceptEncoding !== undefined && { 'Accept-Encoding': acceptEncoding }) };
+      const headers = {
+        Authorization: `Bearer ${key}`,
+        ...(acceptEncoding !== undefined && { 'Accept-Encoding': acceptEncoding }),
+      };
       httpGet(`${e2e.runtime.baseUrl}${path}`, { headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

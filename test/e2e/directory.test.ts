@@ -21,7 +21,12 @@ let receiver: Receiver;
 let checkEvent: (type: string, body: unknown) => void;
 let directorySecret: string;
 
-type Event = { id: string; type: string; sequence: number; data: { contact?: { id: string }; consent?: { number: string } } };
+type Event = {
+  id: string;
+  type: string;
+  sequence: number;
+  data: { contact?: { id: string }; consent?: { number: string } };
+};
 const eventOf = (request: Received) => JSON.parse(request.body) as Event;
 
 let nextNumber = 4155557000;
@@ -35,7 +40,16 @@ beforeAll(async () => {
   tenantId = tenant.id;
   await admin('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
   const [created, , minted] = await Promise.all([
-    admin('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/directory'), '--events', 'contact.created,contact.updated,contact.deleted,consent.changed'),
+    admin(
+      'webhook',
+      'add',
+      '--tenant',
+      tenantId,
+      '--url',
+      receiver.url('/directory'),
+      '--events',
+      'contact.created,contact.updated,contact.deleted,consent.changed',
+    ),
     // Registered without events: the contract's three, never a contact or consent event.
     admin('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/defaults')),
     admin('key', 'create', '--tenant', tenantId),
@@ -46,16 +60,30 @@ beforeAll(async () => {
 
 afterAll(() => receiver?.close());
 
-const batch = (contacts: unknown[], headers: Record<string, string> = {}) => e2e.api.request('POST', '/contacts/batch', { key, json: { contacts }, headers });
+const batch = (contacts: unknown[], headers: Record<string, string> = {}) =>
+  e2e.api.request('POST', '/contacts/batch', { key, json: { contacts }, headers });
 
 describe('POST /contacts/batch over HTTP', () => {
   it('answers each item of a mixed batch, counts once against the key, and a replay with the same key answers the same', async () => {
     // Prepare: two contacts of the CRM already in the directory
-    const existing = await e2e.api.post('/contacts', key, { displayName: 'Existing', phoneNumber: newNumber(), externalId: 'crm-existing' });
-    const holder = await e2e.api.post('/contacts', key, { displayName: 'Holder', phoneNumber: newNumber(), externalId: 'crm-holder' });
+    const existing = await e2e.api.post('/contacts', key, {
+      displayName: 'Existing',
+      phoneNumber: newNumber(),
+      externalId: 'crm-existing',
+    });
+    const holder = await e2e.api.post('/contacts', key, {
+      displayName: 'Holder',
+      phoneNumber: newNumber(),
+      externalId: 'crm-holder',
+    });
     const items = [
       { displayName: 'New', phoneNumber: newNumber(), externalId: 'crm-new' },
-      { displayName: 'Existing', phoneNumber: existing.body.contact.phoneNumber, externalId: 'crm-existing', tag: 'vip' },
+      {
+        displayName: 'Existing',
+        phoneNumber: existing.body.contact.phoneNumber,
+        externalId: 'crm-existing',
+        tag: 'vip',
+      },
       { displayName: 'Another record', phoneNumber: holder.body.contact.phoneNumber, externalId: 'crm-other' },
       { displayName: 'Bad', phoneNumber: 'n/a' },
       { displayName: 'New again', phoneNumber: newNumber(), externalId: 'crm-new' },
@@ -68,17 +96,38 @@ describe('POST /contacts/batch over HTTP', () => {
 
     // Assess: every item answered at its index; the replay is the first answer again
     expect(first.status).toBe(200);
-    expect(first.body.results.map((r: { status: string }) => r.status)).toEqual(['created', 'updated', 'conflict', 'invalid', 'invalid']);
+    expect(first.body.results.map((r: { status: string }) => r.status)).toEqual([
+      'created',
+      'updated',
+      'conflict',
+      'invalid',
+      'invalid',
+    ]);
     expect(first.body.results[1].contactId).toBe(existing.body.contact.id);
-    expect(first.body.results[2]).toMatchObject({ contactId: holder.body.contact.id, code: 'contact_conflict', error: expect.stringMatching(/^contacts\[2\]\.phoneNumber: /) });
-    expect(first.body.results[3]).toMatchObject({ code: 'validation_failed', error: 'contacts[3].phoneNumber: must be an E.164 phone number such as +14155550123' });
-    expect(first.body.results[4].error).toBe('contacts[4].externalId: repeats contacts[0] (a batch names each external id once)');
+    expect(first.body.results[2]).toMatchObject({
+      contactId: holder.body.contact.id,
+      code: 'contact_conflict',
+      error: expect.stringMatching(/^contacts\[2\]\.phoneNumber: /),
+    });
+    expect(first.body.results[3]).toMatchObject({
+      code: 'validation_failed',
+      error: 'contacts[3].phoneNumber: must be an E.164 phone number such as +14155550123',
+    });
+    expect(first.body.results[4].error).toBe(
+      'contacts[4].externalId: repeats contacts[0] (a batch names each external id once)',
+    );
     expect(replay.status).toBe(200);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(first.body);
     // Sent again without the key, the same items change nothing.
-    expect(again.body.results.slice(0, 3).map((r: { status: string }) => r.status)).toEqual(['unchanged', 'unchanged', 'conflict']);
-    expect(Number(replay.headers.get('ratelimit-remaining')) - Number(again.headers.get('ratelimit-remaining'))).toBe(1);
+    expect(again.body.results.slice(0, 3).map((r: { status: string }) => r.status)).toEqual([
+      'unchanged',
+      'unchanged',
+      'conflict',
+    ]);
+    expect(Number(replay.headers.get('ratelimit-remaining')) - Number(again.headers.get('ratelimit-remaining'))).toBe(
+      1,
+    );
   });
 
   it('finds a contact by external id and follows the feed of changes with its tombstones', async () => {
@@ -97,7 +146,10 @@ describe('POST /contacts/batch over HTTP', () => {
     const refused = await e2e.api.get('/contacts?includeDeleted=true', key);
 
     // Assess
-    expect(byExternalId.body).toMatchObject({ contacts: [{ id: one, externalId: 'feed-1', customFields: { stage: 'lead' } }], nextCursor: null });
+    expect(byExternalId.body).toMatchObject({
+      contacts: [{ id: one, externalId: 'feed-1', customFields: { stage: 'lead' } }],
+      nextCursor: null,
+    });
     expect(feed.body.contacts.map((c: { id: string }) => c.id)).toEqual([one]);
     expect(feed.body.deletedContacts).toEqual([{ id: two, deletedAt: expect.any(String) }]);
     expect([refused.status, refused.body.error]).toEqual([400, 'includeDeleted: applies only with updatedSince']);
@@ -108,18 +160,26 @@ describe('contact.* and consent.changed at a receiver', () => {
   it('delivers exactly one signed event per change of a contact and per STOP, and only to the endpoint that subscribed', async () => {
     // Act: a batch of three, a PATCH, a delete, and two STOPs from the first number (the carrier's time of each)
     const numbers = [newNumber(), newNumber(), newNumber()];
-    const { body } = await batch(numbers.map((phoneNumber, i) => ({ displayName: `Evented ${i}`, phoneNumber, externalId: `ev-${i}` })));
+    const { body } = await batch(
+      numbers.map((phoneNumber, i) => ({ displayName: `Evented ${i}`, phoneNumber, externalId: `ev-${i}` })),
+    );
     const [a, b, c] = body.results.map((r: { contactId: string }) => r.contactId);
     await e2e.api.patch(`/contacts/${b}`, key, { notes: 'called back' });
     await e2e.api.delete(`/contacts/${c}`, key);
-    await receiveTexts(e2e.runtime.info, tenantId, [{ from: numbers[0], to: ORG_NUMBER, body: 'STOP', receivedAt: new Date(Date.now() - 1000) }]);
-    await receiveTexts(e2e.runtime.info, tenantId, [{ from: numbers[0], to: ORG_NUMBER, body: 'STOP', receivedAt: new Date() }]);
+    await receiveTexts(e2e.runtime.info, tenantId, [
+      { from: numbers[0], to: ORG_NUMBER, body: 'STOP', receivedAt: new Date(Date.now() - 1000) },
+    ]);
+    await receiveTexts(e2e.runtime.info, tenantId, [
+      { from: numbers[0], to: ORG_NUMBER, body: 'STOP', receivedAt: new Date() },
+    ]);
     // A last change: its event is routed after every change before it (the stream is read in order),
     // though the sender may deliver them in any order (attempts run concurrently, as on Lambda).
-    const marker = (await e2e.api.post('/contacts', key, { displayName: 'Marker', phoneNumber: newNumber() })).body.contact.id as string;
+    const marker = (await e2e.api.post('/contacts', key, { displayName: 'Marker', phoneNumber: newNumber() })).body
+      .contact.id as string;
 
     // Assess: every expected event arrives, then nothing more
-    const about = (id: string) => (r: Received) => (eventOf(r).data.contact?.id ?? eventOf(r).data.consent?.number) === id;
+    const about = (id: string) => (r: Received) =>
+      (eventOf(r).data.contact?.id ?? eventOf(r).data.consent?.number) === id;
     const expected = [
       ...[a, b, c].map((id) => ['contact.created', id]),
       ['contact.updated', b],
@@ -130,11 +190,16 @@ describe('contact.* and consent.changed at a receiver', () => {
     const arrived = (found: Map<string, Received>) => {
       const all = [...found.values()];
       const has = (type: string, id: string) => all.some((r) => eventOf(r).type === type && about(id)(r));
-      return expected.every(([type, id]) => has(type, id)) && all.filter(about(numbers[0])).length >= 2 && all.some(about(marker));
+      return (
+        expected.every(([type, id]) => has(type, id)) &&
+        all.filter(about(numbers[0])).length >= 2 &&
+        all.some(about(marker))
+      );
     };
     await pollUntil('the contact events, both STOPs and the marker', events, arrived, 60_000);
     const delivered = [...events().values()];
-    for (const [type, id] of expected) expect(delivered.filter((r) => eventOf(r).type === type && about(id)(r))).toHaveLength(1);
+    for (const [type, id] of expected)
+      expect(delivered.filter((r) => eventOf(r).type === type && about(id)(r))).toHaveLength(1);
     // In the order of the carrier's time of each STOP (deliveries may arrive in any order).
     const atOf = (r: Received) => (eventOf(r).data as { consent?: { at: string } }).consent?.at ?? '';
     const stops = delivered.filter(about(numbers[0])).sort((x, y) => atOf(x).localeCompare(atOf(y)));
@@ -148,14 +213,21 @@ describe('contact.* and consent.changed at a receiver', () => {
       checkEvent(eventOf(request).type, eventOf(request));
     }
     // The endpoint registered without events got the STOPs' sms.received, and nothing of the directory.
-    const atDefaults = receiver.received().filter((r) => r.path === '/defaults').map((r) => eventOf(r).type);
+    const atDefaults = receiver
+      .received()
+      .filter((r) => r.path === '/defaults')
+      .map((r) => eventOf(r).type);
     expect(atDefaults).toEqual(['sms.received', 'sms.received']);
   }, 120_000);
 });
 
 describe('the typed client imports', () => {
   const people = (count: number, from: number): ImportContact[] =>
-    Array.from({ length: count }, (_, i) => ({ displayName: `Imported ${from + i}`, phoneNumber: `+1628555${String(from + i).padStart(4, '0')}`, externalId: `imp-${from + i}` }));
+    Array.from({ length: count }, (_, i) => ({
+      displayName: `Imported ${from + i}`,
+      phoneNumber: `+1628555${String(from + i).padStart(4, '0')}`,
+      externalId: `imp-${from + i}`,
+    }));
 
   it('through a lost answer and a 429: every contact once, the lost batch answered by its replay', async () => {
     // Prepare: a network that loses the answer of the second request, and refuses the third once with 429
@@ -164,7 +236,11 @@ describe('the typed client imports', () => {
     const flaky = async (request: Request): Promise<Response> => {
       requests += 1;
       seen.push(request.headers.get('Idempotency-Key')!);
-      if (requests === 3) return new Response(JSON.stringify({ error: 'Too many requests', code: 'rate_limited' }), { status: 429, headers: { 'Retry-After': '1', 'Content-Type': 'application/json' } });
+      if (requests === 3)
+        return new Response(JSON.stringify({ error: 'Too many requests', code: 'rate_limited' }), {
+          status: 429,
+          headers: { 'Retry-After': '1', 'Content-Type': 'application/json' },
+        });
       const response = await fetch(request);
       if (requests === 2) throw new TypeError('fetch failed: the connection was reset');
       return response;
@@ -204,12 +280,16 @@ describe('the typed client imports', () => {
 
     // Act
     const stopped = await failing.contacts.import(contacts, { maxAttempts: 2 }).catch((err: unknown) => err);
-    const resumed = await createClient({ baseUrl: e2e.runtime.baseUrl, apiKey: key }).contacts.import(contacts, { startAt: (stopped as ContactImportError).nextIndex });
+    const resumed = await createClient({ baseUrl: e2e.runtime.baseUrl, apiKey: key }).contacts.import(contacts, {
+      startAt: (stopped as ContactImportError).nextIndex,
+    });
 
     // Assess
     expect(stopped).toBeInstanceOf(ContactImportError);
     expect((stopped as ContactImportError).nextIndex).toBe(100);
     expect((stopped as ContactImportError).results).toHaveLength(100);
-    expect(resumed.results.map((r) => [r.index, r.status])).toEqual(Array.from({ length: 50 }, (_, i) => [100 + i, 'created']));
+    expect(resumed.results.map((r) => [r.index, r.status])).toEqual(
+      Array.from({ length: 50 }, (_, i) => [100 + i, 'created']),
+    );
   }, 120_000);
 });

@@ -56,8 +56,15 @@ describe('--log-level debug with requests to several functions at once', () => {
       const requests = round(index);
       const responses = await Promise.all(requests.map(({ send }) => send()));
       // Answered, not failed: a logger that threw would have made a 500.
-      expect(responses.map((response) => response.status)).toEqual(requests.map(({ route }) => (route.method === 'POST' ? 201 : 200)));
-      responses.forEach((response, at) => functionOf.set(response.headers.get('x-amzn-requestid')!, functionNameOf(STAGE, requests[at].route.operationId)));
+      expect(responses.map((response) => response.status)).toEqual(
+        requests.map(({ route }) => (route.method === 'POST' ? 201 : 200)),
+      );
+      responses.forEach((response, at) =>
+        functionOf.set(
+          response.headers.get('x-amzn-requestid')!,
+          functionNameOf(STAGE, requests[at].route.operationId),
+        ),
+      );
     }
     // A request's records are printed before its access line, which is printed after its response.
     const accessLines = await pollUntil(
@@ -65,7 +72,9 @@ describe('--log-level debug with requests to several functions at once', () => {
       () => e2e.runtime.stdout().slice(stdoutFrom),
       (out) => [...functionOf.keys()].every((requestId) => out.includes(` ${requestId}\n`)),
     );
-    logged = records(accessLines + '\n' + e2e.runtime.stderr().slice(stderrFrom)).filter((record) => record.function_name !== undefined);
+    logged = records(accessLines + '\n' + e2e.runtime.stderr().slice(stderrFrom)).filter(
+      (record) => record.function_name !== undefined,
+    );
   });
 
   it('names in every record of a request the function that served it, in one invocation', () => {
@@ -79,11 +88,15 @@ describe('--log-level debug with requests to several functions at once', () => {
       };
     });
 
-    expect(byRequest.filter(({ names, invocations, expected }) => invocations !== 1 || names.join() !== expected.join())).toEqual([]);
+    expect(
+      byRequest.filter(({ names, invocations, expected }) => invocations !== 1 || names.join() !== expected.join()),
+    ).toEqual([]);
   });
 
   it('gives every record that names a function the request id of a request to that function', () => {
-    const misplaced = logged.filter((record) => record.requestId === undefined || functionOf.get(record.requestId) !== record.function_name);
+    const misplaced = logged.filter(
+      (record) => record.requestId === undefined || functionOf.get(record.requestId) !== record.function_name,
+    );
 
     expect(misplaced).toEqual([]);
   });
@@ -91,7 +104,12 @@ describe('--log-level debug with requests to several functions at once', () => {
   it('keeps one function per invocation id', () => {
     const invocations = unique(logged.map((record) => record.function_request_id));
     const mixed = invocations
-      .map((id) => ({ id, names: unique(logged.filter((record) => record.function_request_id === id).map((record) => record.function_name)) }))
+      .map((id) => ({
+        id,
+        names: unique(
+          logged.filter((record) => record.function_request_id === id).map((record) => record.function_name),
+        ),
+      }))
       .filter(({ names }) => names.length !== 1);
 
     expect(invocations.length).toBe(functionOf.size);

@@ -11,8 +11,21 @@ import { receiveTexts, type SeedText } from './support/texts';
 const FAILING_NUMBER = '+14155550666';
 const e2e = useLocalRuntime({ env: { LOOPBACK_STATUS_DELAY_MS: '100', LOOPBACK_FAIL_TO: FAILING_NUMBER } });
 
-type Message = { id: string; status: string; body: string; isRead: boolean; createdAt: string; [field: string]: unknown };
-type Thread = { counterpartNumber: string; lastMessage: string; lastStatus: string; hasUnread: boolean; [field: string]: unknown };
+type Message = {
+  id: string;
+  status: string;
+  body: string;
+  isRead: boolean;
+  createdAt: string;
+  [field: string]: unknown;
+};
+type Thread = {
+  counterpartNumber: string;
+  lastMessage: string;
+  lastStatus: string;
+  hasUnread: boolean;
+  [field: string]: unknown;
+};
 type Org = { tenantId: string; key: string; smsNumber: string | null };
 
 /** The demo organization's SMS number (local/demo.ts). */
@@ -41,7 +54,8 @@ beforeAll(async () => {
     const { key } = await e2e.runtime.admin('key', 'create', '--tenant', tenant.id, '--scopes', 'sms.view,sms.send');
     return { tenantId: tenant.id, key, smsNumber: tenant.smsNumber };
   };
-  const demoKeyWith = async (scopes: string) => (await e2e.runtime.admin('key', 'create', '--tenant', e2e.demoTenantId, '--scopes', scopes)).key as string;
+  const demoKeyWith = async (scopes: string) =>
+    (await e2e.runtime.admin('key', 'create', '--tenant', e2e.demoTenantId, '--scopes', scopes)).key as string;
   [contactsViewKey, smsViewKey, texting, voiceOnly, thrifty, frugal, careful] = await Promise.all([
     demoKeyWith('contacts.view'),
     demoKeyWith('sms.view'),
@@ -60,7 +74,13 @@ const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
 
 /** Inbound texts to an organization's SMS number, in order; the stored messages. */
 const receive = async (org: Org, texts: Omit<SeedText, 'to'>[]) =>
-  (await receiveTexts(e2e.runtime.info, org.tenantId, texts.map((text) => ({ ...text, to: org.smsNumber! })))).map((result) => result.message);
+  (
+    await receiveTexts(
+      e2e.runtime.info,
+      org.tenantId,
+      texts.map((text) => ({ ...text, to: org.smsNumber! })),
+    )
+  ).map((result) => result.message);
 const demo = (): Org => ({ tenantId: e2e.demoTenantId, key: demoKey, smsNumber: DEMO_SMS_NUMBER });
 
 const send = (to: string, body: string, key = demoKey, headers?: Record<string, string>) =>
@@ -81,7 +101,8 @@ const threads = async (key = demoKey) => {
   expect(response.status).toBe(200);
   return response.body.threads as Thread[];
 };
-const threadOf = async (counterpart: string, key = demoKey) => (await threads(key)).find((thread) => thread.counterpartNumber === counterpart);
+const threadOf = async (counterpart: string, key = demoKey) =>
+  (await threads(key)).find((thread) => thread.counterpartNumber === counterpart);
 
 /** Reads until `done` holds or 10 s have passed, and answers every value read, in order. A bounded poll, not a timing assertion. */
 async function readUntil<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T[]> {
@@ -125,8 +146,24 @@ describe('GET /messages', () => {
         messageCount: 2,
         hasUnread: true,
       },
-      { counterpartNumber: late, lastMessage: 'Call me back', lastDirection: 'inbound', lastStatus: 'received', lastAt: callMe.createdAt, messageCount: 1, hasUnread: true },
-      { counterpartNumber: middle, lastMessage: 'Hello', lastDirection: 'inbound', lastStatus: 'received', lastAt: hello.createdAt, messageCount: 1, hasUnread: true },
+      {
+        counterpartNumber: late,
+        lastMessage: 'Call me back',
+        lastDirection: 'inbound',
+        lastStatus: 'received',
+        lastAt: callMe.createdAt,
+        messageCount: 1,
+        hasUnread: true,
+      },
+      {
+        counterpartNumber: middle,
+        lastMessage: 'Hello',
+        lastDirection: 'inbound',
+        lastStatus: 'received',
+        lastAt: hello.createdAt,
+        messageCount: 1,
+        hasUnread: true,
+      },
     ]);
   });
 
@@ -136,7 +173,12 @@ describe('GET /messages', () => {
 
     const thread = await threadOf(to);
 
-    expect(thread).toMatchObject({ counterpartNumber: to, lastDirection: 'outbound', messageCount: 1, hasUnread: false });
+    expect(thread).toMatchObject({
+      counterpartNumber: to,
+      lastDirection: 'outbound',
+      messageCount: 1,
+      hasUnread: false,
+    });
   });
 
   it('keeps hasUnread after an inbound text, however often the conversation is read through the API', async () => {
@@ -164,20 +206,38 @@ describe('GET /messages', () => {
 describe('GET /messages/{counterpart}', () => {
   it('answers the conversation newest first, both directions, every field as stored', async () => {
     const counterpart = newNumber();
-    const [question] = await receive(demo(), [{ from: counterpart, body: 'Do you deliver?', receivedAt: minutesAgo(5) }]);
+    const [question] = await receive(demo(), [
+      { from: counterpart, body: 'Do you deliver?', receivedAt: minutesAgo(5) },
+    ]);
     const answer = await sent(counterpart, 'We do, within 5 miles');
 
     const read = await conversation(counterpart);
 
-    expect(question).toMatchObject({ direction: 'inbound', fromNumber: counterpart, toNumber: DEMO_SMS_NUMBER, status: 'received', isRead: false });
-    expect(read).toEqual({ messages: [{ ...answer, status: expect.stringMatching(OUTBOUND_STATUS) }, question], nextCursor: null });
+    expect(question).toMatchObject({
+      direction: 'inbound',
+      fromNumber: counterpart,
+      toNumber: DEMO_SMS_NUMBER,
+      status: 'received',
+      isRead: false,
+    });
+    expect(read).toEqual({
+      messages: [{ ...answer, status: expect.stringMatching(OUTBOUND_STATUS) }, question],
+      nextCursor: null,
+    });
   });
 
   describe('paging over four texts', () => {
     const counterpart = '+14155550601';
     let ids: string[];
     beforeAll(async () => {
-      const texts = await receive(demo(), [4, 3, 2, 1].map((minutes) => ({ from: counterpart, body: `${minutes} minutes ago`, receivedAt: minutesAgo(minutes) })));
+      const texts = await receive(
+        demo(),
+        [4, 3, 2, 1].map((minutes) => ({
+          from: counterpart,
+          body: `${minutes} minutes ago`,
+          receivedAt: minutesAgo(minutes),
+        })),
+      );
       ids = texts.map((text) => text.id).reverse(); // newest first
     });
     const page = async (query: string) => {
@@ -208,7 +268,9 @@ describe('GET /messages/{counterpart}', () => {
   });
 
   it('answers an empty page for a number with no texts, and for a number only another organization texted', async () => {
-    const [otherOrgsText] = await receive(texting, [{ from: newNumber(), body: 'Only for Texting Org', receivedAt: minutesAgo(1) }]);
+    const [otherOrgsText] = await receive(texting, [
+      { from: newNumber(), body: 'Only for Texting Org', receivedAt: minutesAgo(1) },
+    ]);
 
     const unknown = await conversation(newNumber());
     const notOurs = await conversation(otherOrgsText.fromNumber as string);
@@ -232,18 +294,26 @@ describe('GET /messages/{counterpart}', () => {
 
 describe('path parameters sent encoded or not', () => {
   /** Every character of a value percent-encoded, as a cautious client or SDK may send it. */
-  const encodeAll = (value: string) => [...Buffer.from(value)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  const encodeAll = (value: string) =>
+    [...Buffer.from(value)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
   it('gives the same answers for a counterpart and a contact id, whether encoded or not', async () => {
     const counterpart = newNumber();
     await receive(demo(), [{ from: counterpart, body: 'Encoded or not?', receivedAt: minutesAgo(1) }]);
-    const created = await e2e.api.post('/contacts', demoKey, { displayName: 'Percent Encoded', phoneNumber: newNumber() });
+    const created = await e2e.api.post('/contacts', demoKey, {
+      displayName: 'Percent Encoded',
+      phoneNumber: newNumber(),
+    });
     const { id } = created.body.contact;
 
     const conversations = await Promise.all(
-      [counterpart, encodeURIComponent(counterpart), encodeAll(counterpart)].map((sentAs) => e2e.api.get(`/messages/${sentAs}`, demoKey)),
+      [counterpart, encodeURIComponent(counterpart), encodeAll(counterpart)].map((sentAs) =>
+        e2e.api.get(`/messages/${sentAs}`, demoKey),
+      ),
     );
-    const contacts = await Promise.all([id, encodeAll(id)].map((sentAs) => e2e.api.get(`/contacts/${sentAs}`, demoKey)));
+    const contacts = await Promise.all(
+      [id, encodeAll(id)].map((sentAs) => e2e.api.get(`/contacts/${sentAs}`, demoKey)),
+    );
 
     expect(conversations.map((response) => response.status)).toEqual([200, 200, 200]);
     expect(conversations[0].body.messages).toHaveLength(1);
@@ -263,9 +333,30 @@ describe('path parameters sent encoded or not', () => {
 
     // Each body carries the request id its x-amzn-RequestId header names.
     expect(malformed.map((response) => [response.status, response.body])).toEqual([
-      [400, { error: 'counterpart: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[0].headers.get('x-amzn-requestid') }],
-      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[1].headers.get('x-amzn-requestid') }],
-      [400, { error: 'id: malformed percent-encoding in the path', code: 'validation_failed', requestId: malformed[2].headers.get('x-amzn-requestid') }],
+      [
+        400,
+        {
+          error: 'counterpart: malformed percent-encoding in the path',
+          code: 'validation_failed',
+          requestId: malformed[0].headers.get('x-amzn-requestid'),
+        },
+      ],
+      [
+        400,
+        {
+          error: 'id: malformed percent-encoding in the path',
+          code: 'validation_failed',
+          requestId: malformed[1].headers.get('x-amzn-requestid'),
+        },
+      ],
+      [
+        400,
+        {
+          error: 'id: malformed percent-encoding in the path',
+          code: 'validation_failed',
+          requestId: malformed[2].headers.get('x-amzn-requestid'),
+        },
+      ],
     ]);
     expect400Naming(twice, 'counterpart');
   });
@@ -300,7 +391,10 @@ describe('POST /messages', () => {
     const to = newNumber();
     const posted = await sent(to, 'Watch my status');
 
-    const reads = await readUntil(() => conversation(to), (read) => read.messages[0]?.status === 'delivered');
+    const reads = await readUntil(
+      () => conversation(to),
+      (read) => read.messages[0]?.status === 'delivered',
+    );
     const thread = await threadOf(to);
 
     const statuses = reads.map((read) => read.messages[0].status).filter((status, i, all) => status !== all[i - 1]);
@@ -331,8 +425,16 @@ describe('POST /messages', () => {
   });
 
   it('answers 400 naming the body for malformed JSON, and 415 for a body that is not JSON', async () => {
-    const malformed = await e2e.api.request('POST', '/messages', { key: demoKey, rawBody: '{"to": "+14155550123",', headers: { 'Content-Type': 'application/json' } });
-    const notJson = await e2e.api.request('POST', '/messages', { key: demoKey, rawBody: 'to=+14155550123&body=Hi', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const malformed = await e2e.api.request('POST', '/messages', {
+      key: demoKey,
+      rawBody: '{"to": "+14155550123",',
+      headers: { 'Content-Type': 'application/json' },
+    });
+    const notJson = await e2e.api.request('POST', '/messages', {
+      key: demoKey,
+      rawBody: 'to=+14155550123&body=Hi',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
 
     expect400Naming(malformed, 'body');
     expect(notJson.status).toBe(415);
@@ -368,7 +470,10 @@ describe('POST /messages', () => {
     expectError(twoMore, 402, 'spending_limit_reached');
     expect(oneSegment.status).toBe(201);
     expectError(oneMore, 402, 'spending_limit_reached');
-    expect((await conversation(to, '', thrifty.key)).messages.map((message) => message.body)).toEqual(['Fits exactly', TWO_SEGMENTS]);
+    expect((await conversation(to, '', thrifty.key)).messages.map((message) => message.body)).toEqual([
+      'Fits exactly',
+      TWO_SEGMENTS,
+    ]);
   });
 
   it('answers 409 no_sms_number for an organization without an SMS number', async () => {
@@ -379,7 +484,9 @@ describe('POST /messages', () => {
 
   it('answers 409 recipient_opted_out after the number replied STOP, and sends again after START', async () => {
     const to = newNumber();
-    const [stop] = await receiveTexts(e2e.runtime.info, e2e.demoTenantId, [{ from: to, to: DEMO_SMS_NUMBER, body: 'STOP', receivedAt: minutesAgo(2) }]);
+    const [stop] = await receiveTexts(e2e.runtime.info, e2e.demoTenantId, [
+      { from: to, to: DEMO_SMS_NUMBER, body: 'STOP', receivedAt: minutesAgo(2) },
+    ]);
 
     const refused = await send(to, 'Last chance offer');
     const contact = await e2e.api.get(`/contacts/${stop.contactId}`, demoKey);
@@ -387,7 +494,12 @@ describe('POST /messages', () => {
     const allowed = await send(to, 'Welcome back');
 
     expectError(refused, 409, 'recipient_opted_out');
-    expect(contact.body.contact).toMatchObject({ phoneNumber: to, isAutoCreated: true, consentStatus: 'opted_out', consentSource: expect.any(String) });
+    expect(contact.body.contact).toMatchObject({
+      phoneNumber: to,
+      isAutoCreated: true,
+      consentStatus: 'opted_out',
+      consentSource: expect.any(String),
+    });
     expect(allowed.status).toBe(201);
   });
 
@@ -425,7 +537,9 @@ describe('Idempotency-Key on POST /messages', () => {
     expect(first.status).toBe(201);
     expect(retry.status).toBe(201);
     // The same message, as it now stands (the loopback carrier moves it on after a second).
-    expect(retry.body).toEqual({ message: { ...first.body.message, status: expect.stringMatching(/^(queued|sent|delivered)$/) } });
+    expect(retry.body).toEqual({
+      message: { ...first.body.message, status: expect.stringMatching(/^(queued|sent|delivered)$/) },
+    });
     expect(retry.headers.get('Idempotent-Replayed')).toBe('true');
     expect(read.messages.map((message) => message.id)).toEqual([first.body.message.id]);
   });
@@ -563,9 +677,15 @@ describe("the README's curl examples", () => {
     const read = await e2e.api.get('/messages/%2B14155550123', demoKey);
 
     expect(posted.status).toBe(201);
-    expect(posted.body.message).toMatchObject({ toNumber: '+14155550123', body: 'Hello from the API', status: 'queued' });
+    expect(posted.body.message).toMatchObject({
+      toNumber: '+14155550123',
+      body: 'Hello from the API',
+      status: 'queued',
+    });
     expect(list.status).toBe(200);
-    expect(list.body.threads).toContainEqual(expect.objectContaining({ counterpartNumber: '+14155550123', lastMessage: 'Hello from the API' }));
+    expect(list.body.threads).toContainEqual(
+      expect.objectContaining({ counterpartNumber: '+14155550123', lastMessage: 'Hello from the API' }),
+    );
     expect(read.status).toBe(200);
     expect(read.body.messages[0]).toMatchObject({ id: posted.body.message.id, body: 'Hello from the API' });
   });

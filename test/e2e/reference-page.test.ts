@@ -7,7 +7,9 @@ import { useLocalRuntime } from './support/e2e';
  * browser of its own). The page must render every operation and webhook of the document the
  * runtime serves, ask no other host for anything, and log no error.
  */
-const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean) as string[];
+const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
+  Boolean,
+) as string[];
 
 function chromiumPath(): string {
   const found = CHROMIUM_CANDIDATES.find((path) => existsSync(path));
@@ -64,40 +66,48 @@ describe('GET /docs, the API reference page', () => {
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']?https?:/i);
   });
 
-  it('renders every operation and webhook in Chromium, requests nothing off the host and logs no error', async () => {
-    // Arrange
-    const document = (await (await fetch(`${e2e.runtime.baseUrl}/openapi.json`)).json()) as Document;
-    const operations = [
-      ...Object.values(document.paths).flatMap((item) => Object.values(item)),
-      ...Object.values(document.webhooks).map((item) => item.post),
-    ];
-    const page = await browser.newPage();
-    const origin = new URL(e2e.runtime.baseUrl).origin;
-    const offHost: string[] = [];
-    const errors: string[] = [];
-    page.on('request', (request) => {
-      const url = request.url();
-      if (!url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:')) offHost.push(url);
-    });
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
+  it(
+    'renders every operation and webhook in Chromium, requests nothing off the host and logs no error',
+    async () => {
+      // Arrange
+      const document = (await (await fetch(`${e2e.runtime.baseUrl}/openapi.json`)).json()) as Document;
+      const operations = [
+        ...Object.values(document.paths).flatMap((item) => Object.values(item)),
+        ...Object.values(document.webhooks).map((item) => item.post),
+      ];
+      const page = await browser.newPage();
+      const origin = new URL(e2e.runtime.baseUrl).origin;
+      const offHost: string[] = [];
+      const errors: string[] = [];
+      page.on('request', (request) => {
+        const url = request.url();
+        if (!url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:')) offHost.push(url);
+      });
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      page.on('pageerror', (error) => errors.push(error.message));
 
-    // Act
-    await page.goto(`${e2e.runtime.baseUrl}/docs`, { waitUntil: 'load' });
-    await page.locator('[data-section-id]').first().waitFor({ timeout: RENDER_TIMEOUT_MS });
-    const sections = await page.locator('[data-section-id]').evaluateAll((elements) => elements.map((element) => element.getAttribute('data-section-id')));
-    const headings = await page.locator('h2').allInnerTexts();
-    await page.close();
+      // Act
+      await page.goto(`${e2e.runtime.baseUrl}/docs`, { waitUntil: 'load' });
+      await page.locator('[data-section-id]').first().waitFor({ timeout: RENDER_TIMEOUT_MS });
+      const sections = await page
+        .locator('[data-section-id]')
+        .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-section-id')));
+      const headings = await page.locator('h2').allInnerTexts();
+      await page.close();
 
-    // Assess
-    expect(operations.length).toBeGreaterThan(15);
-    const missing = operations.filter(
-      (operation) => !sections.some((id) => id?.endsWith(`/${operation.operationId}`)) || !headings.some((heading) => heading.includes(operation.summary)),
-    );
-    expect(missing.map((operation) => operation.operationId)).toEqual([]);
-    expect(offHost).toEqual([]);
-    expect(errors).toEqual([]);
-  }, RENDER_TIMEOUT_MS + 30_000);
+      // Assess
+      expect(operations.length).toBeGreaterThan(15);
+      const missing = operations.filter(
+        (operation) =>
+          !sections.some((id) => id?.endsWith(`/${operation.operationId}`)) ||
+          !headings.some((heading) => heading.includes(operation.summary)),
+      );
+      expect(missing.map((operation) => operation.operationId)).toEqual([]);
+      expect(offHost).toEqual([]);
+      expect(errors).toEqual([]);
+    },
+    RENDER_TIMEOUT_MS + 30_000,
+  );
 });

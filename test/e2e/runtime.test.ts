@@ -7,7 +7,13 @@ import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses
 import { JAVA_HELP, localDynamoClient } from '../../local/dynamodb-local';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import { isProcessAlive } from '../../local/runtime-file';
-import { REPO_ROOT, runDynamoDbLocalEndpoint, startLocalRuntime, tsxNode, type LocalRuntimeHandle } from '../support/local-runtime';
+import {
+  REPO_ROOT,
+  runDynamoDbLocalEndpoint,
+  startLocalRuntime,
+  tsxNode,
+  type LocalRuntimeHandle,
+} from '../support/local-runtime';
 import type { Api } from './support/api';
 import { connect, E2E_TEST_TIMEOUT_MS } from './support/e2e';
 import { revokeInTableOnly } from './support/seed';
@@ -21,7 +27,8 @@ const START_TIMEOUT_MS = 90_000;
 
 /** The value once it satisfies the check (output of another process arrives when it arrives), or the last one after 5 s. */
 async function eventually<T>(read: () => T, ok: (value: T) => boolean): Promise<T> {
-  for (let waited = 0; waited < 5000 && !ok(read()); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let waited = 0; waited < 5000 && !ok(read()); waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   return read();
 }
 
@@ -45,8 +52,11 @@ describe('without Java', () => {
     const [command, args] = tsxNode('bin/local.ts', ['--in-memory', '--state-dir', noJavaPath]);
 
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-      const child = execFile(command, args, { cwd: REPO_ROOT, env: { ...process.env, PATH: noJavaPath } }, (_error, stdout, stderr) =>
-        done({ code: child.exitCode, stdout, stderr }),
+      const child = execFile(
+        command,
+        args,
+        { cwd: REPO_ROOT, env: { ...process.env, PATH: noJavaPath } },
+        (_error, stdout, stderr) => done({ code: child.exitCode, stdout, stderr }),
       );
     });
 
@@ -81,7 +91,12 @@ describe('a runtime that keeps its data', () => {
   it('records itself in runtime.json and keeps DynamoDB data under <state-dir>/data', async () => {
     const files = await readdir(join(stateDir, 'data'));
 
-    expect(runtime.info).toMatchObject({ apiBaseUrl: runtime.baseUrl, tableName: 'cct-local', inMemory: false, pid: runtime.child.pid });
+    expect(runtime.info).toMatchObject({
+      apiBaseUrl: runtime.baseUrl,
+      tableName: 'cct-local',
+      inMemory: false,
+      pid: runtime.child.pid,
+    });
     expect(isProcessAlive(runtime.info.dynamodbPid!)).toBe(true);
     expect(files.some((file) => file.endsWith('.db'))).toBe(true);
   });
@@ -93,12 +108,20 @@ describe('a runtime that keeps its data', () => {
     const response = await me(runtime, runtime.demoKey);
     const requestId = response.headers.get('x-amzn-requestid');
     const requestLine = new RegExp(`^GET /api/v1/me 200 \\d+ms ${requestId}$`, 'm');
-    const log = await eventually(() => runtime.stdout().slice(before), (text) => requestLine.test(text));
+    const log = await eventually(
+      () => runtime.stdout().slice(before),
+      (text) => requestLine.test(text),
+    );
 
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(log).toMatch(requestLine);
     // Only access lines: no Powertools records, no "No application metrics to publish" on either stream.
-    expect(log.trim().split('\n').filter((line) => !/^[A-Z]+ \S+ \d{3} \d+ms [0-9a-f-]{36}$/.test(line))).toEqual([]);
+    expect(
+      log
+        .trim()
+        .split('\n')
+        .filter((line) => !/^[A-Z]+ \S+ \d{3} \d+ms [0-9a-f-]{36}$/.test(line)),
+    ).toEqual([]);
     expect(runtime.stderr().slice(errorsBefore)).toBe('');
     expect(log).not.toContain(runtime.demoKey);
     expect(log).not.toContain('Bearer');
@@ -144,7 +167,12 @@ describe('--dynamodb-endpoint', () => {
   let engine: { endpoint: string };
   let stateDir: string;
   /** Java is hidden from the runtimes: with an endpoint they must not need it. */
-  const options = (...args: string[]) => ({ inMemory: false, stateDir, env: { PATH: noJavaPath }, args: ['--dynamodb-endpoint', engine.endpoint, ...args] });
+  const options = (...args: string[]) => ({
+    inMemory: false,
+    stateDir,
+    env: { PATH: noJavaPath },
+    args: ['--dynamodb-endpoint', engine.endpoint, ...args],
+  });
   let first: LocalRuntimeHandle;
   beforeAll(async () => {
     engine = { endpoint: runDynamoDbLocalEndpoint() };
@@ -178,29 +206,35 @@ describe('--dynamodb-endpoint', () => {
     expect(afterRevoke.status).toBe(401);
   });
 
-  it('stops by itself, exit code 0, when the process named by --stop-with-pid ends', async () => {
-    const watched = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
-    const runtime = await startLocalRuntime({
-      inMemory: false,
-      env: { PATH: noJavaPath },
-      args: ['--dynamodb-endpoint', engine.endpoint, '--stop-with-pid', String(watched.pid)],
-    });
-    const exited = new Promise((resolve) => runtime.child.once('exit', resolve));
-    try {
-      watched.kill();
+  it(
+    'stops by itself, exit code 0, when the process named by --stop-with-pid ends',
+    async () => {
+      const watched = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+      const runtime = await startLocalRuntime({
+        inMemory: false,
+        env: { PATH: noJavaPath },
+        args: ['--dynamodb-endpoint', engine.endpoint, '--stop-with-pid', String(watched.pid)],
+      });
+      const exited = new Promise((resolve) => runtime.child.once('exit', resolve));
+      try {
+        watched.kill();
 
-      expect(await exited).toBe(0);
-    } finally {
-      watched.kill();
-      await runtime.stop();
-    }
-  }, START_TIMEOUT_MS);
+        expect(await exited).toBe(0);
+      } finally {
+        watched.kill();
+        await runtime.stop();
+      }
+    },
+    START_TIMEOUT_MS,
+  );
 
   describe('started again on the same data', () => {
     let again: LocalRuntimeHandle;
     beforeAll(async () => {
       await first.stop();
-      again = await startLocalRuntime(options('--rate-limit-per-network', '3', '--rate-limit-per-key', '7', '--dynamodb-limits'));
+      again = await startLocalRuntime(
+        options('--rate-limit-per-network', '3', '--rate-limit-per-key', '7', '--dynamodb-limits'),
+      );
     }, START_TIMEOUT_MS);
     afterAll(() => again?.stop(), START_TIMEOUT_MS);
 
@@ -240,7 +274,10 @@ describe('--dynamodb-endpoint', () => {
       }
 
       expect(refused?.headers.get('Retry-After')).toBe(GATEWAY_RESPONSES.throttled.headers['Retry-After']);
-      expect(refused?.body).toEqual({ ...GATEWAY_RESPONSES.throttled.body, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(refused?.body).toEqual({
+        ...GATEWAY_RESPONSES.throttled.body,
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
     });
   });
 });

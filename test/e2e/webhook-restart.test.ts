@@ -16,7 +16,13 @@ import { queueFile } from '../../local/queue-file';
 const ARGS = ['--allow-http-webhooks', '--webhook-backoff-ms', '10000', '--webhook-timeout-ms', '2000'];
 const TEST_TIMEOUT_MS = 300_000;
 
-type DeliveryView = { id: string; status: string; attempts: number; nextRetryAt: string | null; lastError: string | null };
+type DeliveryView = {
+  id: string;
+  status: string;
+  attempts: number;
+  nextRetryAt: string | null;
+  lastError: string | null;
+};
 
 let stateDir: string;
 let receiver: Receiver;
@@ -41,28 +47,73 @@ const start = async () => {
 const deliveriesOf = async (runtime: LocalRuntimeHandle, endpointId: string): Promise<DeliveryView[]> =>
   (await runtime.adminProcess('webhook', 'deliveries', endpointId)).deliveries;
 
-it('retries a delivery that was waiting when the runtime stopped, after the next start, as attempt 2 of the same delivery', async () => {
-  // Prepare: attempt 1 fails, attempt 2 is queued for 10 s later
-  const first = await start();
-  const tenantId = first.info.demoTenantId!;
-  await first.adminProcess('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
-  const { endpoint } = await first.adminProcess('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/restart'), '--events', 'call.completed');
-  receiver.script('/restart', ['fail'], 'ok');
-  await first.adminProcess('simulate', 'call', '--tenant', tenantId, '--direction', 'inbound', '--from', '+14155550401');
-  await pollUntil('attempt 1', () => receiver.received().filter((r) => r.path === '/restart'), (found) => found.length === 1, 30_000);
+it(
+  'retries a delivery that was waiting when the runtime stopped, after the next start, as attempt 2 of the same delivery',
+  async () => {
+    // Prepare: attempt 1 fails, attempt 2 is queued for 10 s later
+    const first = await start();
+    const tenantId = first.info.demoTenantId!;
+    await first.adminProcess('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
+    const { endpoint } = await first.adminProcess(
+      'webhook',
+      'add',
+      '--tenant',
+      tenantId,
+      '--url',
+      receiver.url('/restart'),
+      '--events',
+      'call.completed',
+    );
+    receiver.script('/restart', ['fail'], 'ok');
+    await first.adminProcess(
+      'simulate',
+      'call',
+      '--tenant',
+      tenantId,
+      '--direction',
+      'inbound',
+      '--from',
+      '+14155550401',
+    );
+    await pollUntil(
+      'attempt 1',
+      () => receiver.received().filter((r) => r.path === '/restart'),
+      (found) => found.length === 1,
+      30_000,
+    );
 
-  // Act: stop (the running attempt finishes, queues attempt 2 and records attempt 1 first)
-  await first.stop();
-  const kept = await queueFile(stateDir).load();
-  const second = await start();
+    // Act: stop (the running attempt finishes, queues attempt 2 and records attempt 1 first)
+    await first.stop();
+    const kept = await queueFile(stateDir).load();
+    const second = await start();
 
-  // Assess
-  expect(kept.messages).toEqual([expect.objectContaining({ message: expect.objectContaining({ attempt: 2, cycle: 1 }) })]);
-  const deliveryId = kept.messages[0].message.deliveryId;
-  const requests = await pollUntil('attempt 2', () => receiver.received().filter((r) => r.path === '/restart'), (found) => found.length >= 2, 60_000);
-  const [settled] = await pollUntil('the delivery log to show success', () => deliveriesOf(second, endpoint.id), ([d]) => d?.status === 'succeeded', 30_000);
-  expect(requests.map((r) => r.reply)).toEqual(['fail', 'ok']);
-  expect(requests.map((r) => r.headers['x-service-delivery'])).toEqual([deliveryId, deliveryId]);
-  expect(requests[1].body).toBe(requests[0].body);
-  expect(settled).toMatchObject({ id: deliveryId, status: 'succeeded', attempts: 2, nextRetryAt: null, lastError: 'HTTP 500: receiver says no' });
-}, TEST_TIMEOUT_MS);
+    // Assess
+    expect(kept.messages).toEqual([
+      expect.objectContaining({ message: expect.objectContaining({ attempt: 2, cycle: 1 }) }),
+    ]);
+    const deliveryId = kept.messages[0].message.deliveryId;
+    const requests = await pollUntil(
+      'attempt 2',
+      () => receiver.received().filter((r) => r.path === '/restart'),
+      (found) => found.length >= 2,
+      60_000,
+    );
+    const [settled] = await pollUntil(
+      'the delivery log to show success',
+      () => deliveriesOf(second, endpoint.id),
+      ([d]) => d?.status === 'succeeded',
+      30_000,
+    );
+    expect(requests.map((r) => r.reply)).toEqual(['fail', 'ok']);
+    expect(requests.map((r) => r.headers['x-service-delivery'])).toEqual([deliveryId, deliveryId]);
+    expect(requests[1].body).toBe(requests[0].body);
+    expect(settled).toMatchObject({
+      id: deliveryId,
+      status: 'succeeded',
+      attempts: 2,
+      nextRetryAt: null,
+      lastError: 'HTTP 500: receiver says no',
+    });
+  },
+  TEST_TIMEOUT_MS,
+);

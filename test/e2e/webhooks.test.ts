@@ -71,7 +71,13 @@ beforeAll(async () => {
     addEndpoint('--tenant', retryTenantId, '--url', receiver.url('/outage'), '--events', 'sms.received'),
   ]);
   // An existing endpoint's subscription changed: the new events in, call.completed out.
-  const { endpoint: updated } = await admin('webhook', 'update', textsAdded.id, '--events', 'message.delivered,message.failed');
+  const { endpoint: updated } = await admin(
+    'webhook',
+    'update',
+    textsAdded.id,
+    '--events',
+    'message.delivered,message.failed',
+  );
   texts = { ...updated, secret: textsAdded.secret };
 }, 120_000);
 
@@ -81,50 +87,102 @@ const eventOf = (request: Received) => JSON.parse(request.body) as Event;
 
 /** The requests to `path` carrying the event about the resource `kind` with this id, oldest first. */
 const requestsAbout = (path: string, type: string, kind: string, id: string) =>
-  receiver.received().filter((r) => r.path === path && r.headers['x-service-event'] === type && eventOf(r).data[kind]?.id === id);
+  receiver
+    .received()
+    .filter((r) => r.path === path && r.headers['x-service-event'] === type && eventOf(r).data[kind]?.id === id);
 
 /** The first request about the resource, once it has arrived. */
 const firstRequestAbout = (path: string, type: string, kind: string, id: string) =>
-  pollUntil(`${type} about ${kind} ${id} at ${path}`, () => requestsAbout(path, type, kind, id), (found) => found.length > 0).then((found) => found[0]);
+  pollUntil(
+    `${type} about ${kind} ${id} at ${path}`,
+    () => requestsAbout(path, type, kind, id),
+    (found) => found.length > 0,
+  ).then((found) => found[0]);
 
 /** Only the deprecated names, as a receiver written before the rename reads them. */
-const legacyOnly = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('x-service-')));
+const legacyOnly = (headers: IncomingHttpHeaders) =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('x-service-')));
 
-const deliveriesOf = async (endpointId: string) => (await admin('webhook', 'deliveries', endpointId)).deliveries as Record<string, unknown>[];
+const deliveriesOf = async (endpointId: string) =>
+  (await admin('webhook', 'deliveries', endpointId)).deliveries as Record<string, unknown>[];
 
 describe('events at a receiver', () => {
   it('delivers a signed call.completed after simulate call, verifiable with verifyDelivery and with the legacy headers', async () => {
-    const { call } = await admin('simulate', 'call', '--tenant', e2e.demoTenantId, '--direction', 'inbound', '--from', '+14155550301', '--duration', '42');
+    const { call } = await admin(
+      'simulate',
+      'call',
+      '--tenant',
+      e2e.demoTenantId,
+      '--direction',
+      'inbound',
+      '--from',
+      '+14155550301',
+      '--duration',
+      '42',
+    );
 
     const request = await firstRequestAbout('/demo', 'call.completed', 'call', call.id);
 
     expect(verifyDelivery(request.headers, request.body, demoEndpoint.secret)).toEqual({ ok: true });
     expect(verifyDelivery(legacyOnly(request.headers), request.body, demoEndpoint.secret)).toEqual({ ok: true });
-    expect(verifyDelivery(request.headers, `${request.body} `, demoEndpoint.secret)).toEqual({ ok: false, reason: 'bad_signature' });
-    for (const name of ['event', 'timestamp', 'signature', 'delivery']) expect(request.headers[`x-legacy-${name}`]).toBe(request.headers[`x-service-${name}`]);
+    expect(verifyDelivery(request.headers, `${request.body} `, demoEndpoint.secret)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    for (const name of ['event', 'timestamp', 'signature', 'delivery'])
+      expect(request.headers[`x-legacy-${name}`]).toBe(request.headers[`x-service-${name}`]);
     checkEvent('call.completed', eventOf(request));
     expect(eventOf(request).data.call).toEqual(call);
     expect(call).toMatchObject({ direction: 'inbound', toNumber: DEMO_NUMBER, status: 'completed', durationSec: 42 });
   });
 
   it('delivers sms.received with the text after simulate sms', async () => {
-    const { message } = await admin('simulate', 'sms', '--tenant', e2e.demoTenantId, '--from', '+14155550302', '--body', 'Is the order ready?');
+    const { message } = await admin(
+      'simulate',
+      'sms',
+      '--tenant',
+      e2e.demoTenantId,
+      '--from',
+      '+14155550302',
+      '--body',
+      'Is the order ready?',
+    );
 
     const request = await firstRequestAbout('/demo', 'sms.received', 'message', message.id);
 
     expect(verifyDelivery(request.headers, request.body, demoEndpoint.secret)).toEqual({ ok: true });
     checkEvent('sms.received', eventOf(request));
-    expect(eventOf(request).data.message).toMatchObject({ id: message.id, direction: 'inbound', fromNumber: '+14155550302', toNumber: DEMO_NUMBER, body: 'Is the order ready?' });
+    expect(eventOf(request).data.message).toMatchObject({
+      id: message.id,
+      direction: 'inbound',
+      fromNumber: '+14155550302',
+      toNumber: DEMO_NUMBER,
+      body: 'Is the order ready?',
+    });
   });
 
   it('delivers voicemail.received carrying the transcript after simulate voicemail', async () => {
-    const { voicemail } = await admin('simulate', 'voicemail', '--tenant', e2e.demoTenantId, '--from', '+14155550303', '--transcript', 'Please call me back');
+    const { voicemail } = await admin(
+      'simulate',
+      'voicemail',
+      '--tenant',
+      e2e.demoTenantId,
+      '--from',
+      '+14155550303',
+      '--transcript',
+      'Please call me back',
+    );
 
     const request = await firstRequestAbout('/demo', 'voicemail.received', 'voicemail', voicemail.id);
 
     expect(verifyDelivery(request.headers, request.body, demoEndpoint.secret)).toEqual({ ok: true });
     checkEvent('voicemail.received', eventOf(request));
-    expect(eventOf(request).data.voicemail).toMatchObject({ id: voicemail.id, callId: voicemail.callId, fromNumber: '+14155550303', transcript: 'Please call me back' });
+    expect(eventOf(request).data.voicemail).toMatchObject({
+      id: voicemail.id,
+      callId: voicemail.callId,
+      fromNumber: '+14155550303',
+      transcript: 'Please call me back',
+    });
   });
 
   it('sends a signed webhook.test with webhook test and prints its first attempt', async () => {
@@ -141,7 +199,9 @@ describe('events at a receiver', () => {
     const { endpoints } = await adminProcess('webhook', 'list', '--tenant', retryTenantId);
 
     expect(endpoints).toEqual(
-      expect.arrayContaining([flaky, down].map(({ secret: _secret, ...shown }) => ({ ...shown, createdAt: expect.any(String) }))),
+      expect.arrayContaining(
+        [flaky, down].map(({ secret: _secret, ...shown }) => ({ ...shown, createdAt: expect.any(String) })),
+      ),
     );
     expect(JSON.stringify(endpoints)).not.toContain('whsec_');
   });
@@ -150,14 +210,27 @@ describe('events at a receiver', () => {
 describe('retries', () => {
   it('loses nothing when the receiver fails, times out and redirects before it recovers: one delivery id throughout', async () => {
     receiver.script('/flaky', ['fail', 'hang', 'redirect'], 'ok');
-    const { call } = await admin('simulate', 'call', '--tenant', retryTenantId, '--direction', 'inbound', '--from', '+14155550311');
+    const { call } = await admin(
+      'simulate',
+      'call',
+      '--tenant',
+      retryTenantId,
+      '--direction',
+      'inbound',
+      '--from',
+      '+14155550311',
+    );
 
     const attempts = await pollUntil(
       'the flaky endpoint to acknowledge the call',
       () => requestsAbout('/flaky', 'call.completed', 'call', call.id),
       (found) => found.some((r) => r.reply === 'ok'),
     );
-    const [delivery] = await pollUntil('the delivery log to say succeeded', () => deliveriesOf(flaky.id), (list) => list[0]?.status === 'succeeded');
+    const [delivery] = await pollUntil(
+      'the delivery log to say succeeded',
+      () => deliveriesOf(flaky.id),
+      (list) => list[0]?.status === 'succeeded',
+    );
 
     expect(attempts.map((r) => r.reply)).toEqual(['fail', 'hang', 'redirect', 'ok']);
     expect(new Set(attempts.map((r) => r.headers['x-service-delivery']))).toEqual(new Set([delivery.id]));
@@ -171,13 +244,34 @@ describe('retries', () => {
 
     it('ends in failed after the eighth failed attempt, with the last error in the delivery log', async () => {
       receiver.script('/down', [], 'fail');
-      const { message } = await admin('simulate', 'sms', '--tenant', retryTenantId, '--from', '+14155550312', '--body', 'Anyone there?');
+      const { message } = await admin(
+        'simulate',
+        'sms',
+        '--tenant',
+        retryTenantId,
+        '--from',
+        '+14155550312',
+        '--body',
+        'Anyone there?',
+      );
 
-      const [delivery] = await pollUntil('the delivery log to say failed', () => deliveriesOf(down.id), (list) => list[0]?.status === 'failed', 25_000, 0);
+      const [delivery] = await pollUntil(
+        'the delivery log to say failed',
+        () => deliveriesOf(down.id),
+        (list) => list[0]?.status === 'failed',
+        25_000,
+        0,
+      );
       const attempts = requestsAbout('/down', 'sms.received', 'message', message.id);
       deliveryId = delivery.id as string;
 
-      expect(delivery).toMatchObject({ event: 'sms.received', status: 'failed', attempts: 8, nextRetryAt: null, lastError: expect.stringContaining('HTTP 500') });
+      expect(delivery).toMatchObject({
+        event: 'sms.received',
+        status: 'failed',
+        attempts: 8,
+        nextRetryAt: null,
+        lastError: expect.stringContaining('HTTP 500'),
+      });
       expect(attempts).toHaveLength(8);
       expect(new Set(attempts.map((r) => r.headers['x-service-delivery']))).toEqual(new Set([deliveryId]));
     });
@@ -189,10 +283,20 @@ describe('retries', () => {
       const { delivery } = await adminProcess('webhook', 'redeliver', deliveryId);
       const request = await pollUntil(
         'the redelivery',
-        () => receiver.received().slice(before).find((r) => r.headers['x-service-delivery'] === deliveryId),
+        () =>
+          receiver
+            .received()
+            .slice(before)
+            .find((r) => r.headers['x-service-delivery'] === deliveryId),
         (found) => found !== undefined,
       );
-      const [logged] = await pollUntil('the delivery log to say succeeded', () => deliveriesOf(down.id), (list) => list[0]?.status === 'succeeded', 15_000, 0);
+      const [logged] = await pollUntil(
+        'the delivery log to say succeeded',
+        () => deliveriesOf(down.id),
+        (list) => list[0]?.status === 'succeeded',
+        15_000,
+        0,
+      );
 
       expect(delivery).toMatchObject({ id: deliveryId, status: 'pending', attempts: 0 });
       expect(request!.reply).toBe('ok');
@@ -202,13 +306,17 @@ describe('retries', () => {
   });
 });
 
-describe("the fate of every text: message.delivered and message.failed", () => {
+describe('the fate of every text: message.delivered and message.failed', () => {
   const carrier = () => {
     const root = e2e.runtime.baseUrl.replace(/\/api\/v1$/, '');
     return { runtimeRoot: root, signedRoot: root, authToken: LOCAL_TWILIO_AUTH_TOKEN };
   };
   /** A status callback as Twilio posts it, signed, to the URL each text gives the carrier (it names our message id). */
-  const statusCallback = async (message: { id: string; messageSid: string; toNumber: string }, status: string, errorCode?: string) => {
+  const statusCallback = async (
+    message: { id: string; messageSid: string; toNumber: string },
+    status: string,
+    errorCode?: string,
+  ) => {
     const answer = await postCallback(carrier(), `${carrierRoutes.twilioSmsStatus.path}?messageId=${message.id}`, {
       MessageSid: message.messageSid,
       SmsSid: message.messageSid,
@@ -227,7 +335,14 @@ describe("the fate of every text: message.delivered and message.failed", () => {
     return response.body.message as { id: string; messageSid: string; toNumber: string };
   };
   const messageEventsAt = (path: string, messageId?: string) =>
-    receiver.received().filter((r) => r.path === path && r.headers['x-service-event']!.toString().startsWith('message.') && (!messageId || eventOf(r).data.messageId?.toString() === messageId));
+    receiver
+      .received()
+      .filter(
+        (r) =>
+          r.path === path &&
+          r.headers['x-service-event']!.toString().startsWith('message.') &&
+          (!messageId || eventOf(r).data.messageId?.toString() === messageId),
+      );
 
   it('sends exactly one signed event of the right type per text, with callbacks reordered and duplicated, and only to the endpoint subscribed to it', async () => {
     // Prepare
@@ -235,15 +350,29 @@ describe("the fate of every text: message.delivered and message.failed", () => {
 
     // Act: the carrier's callbacks out of order and twice: sent after the final status, the final status again
     for (const status of ['delivered', 'sent', 'delivered', 'sent']) await statusCallback(delivered, status);
-    for (const [status, code] of [['undelivered', '30003'], ['sent'], ['undelivered', '30003'], ['delivered']]) await statusCallback(refused, status, code);
+    for (const [status, code] of [['undelivered', '30003'], ['sent'], ['undelivered', '30003'], ['delivered']])
+      await statusCallback(refused, status, code);
     // A text received afterwards: once /sms-only has it, the stream was read past every change above.
-    const [barrier] = await receiveTexts(e2e.runtime.info, e2e.demoTenantId, [{ from: '+14155550333', to: DEMO_NUMBER, body: 'barrier', receivedAt: new Date() }]);
+    const [barrier] = await receiveTexts(e2e.runtime.info, e2e.demoTenantId, [
+      { from: '+14155550333', to: DEMO_NUMBER, body: 'barrier', receivedAt: new Date() },
+    ]);
     await firstRequestAbout('/sms-only', 'sms.received', 'message', barrier.message.id);
-    await pollUntil('both outcomes at /texts', () => [messageEventsAt('/texts', delivered.id), messageEventsAt('/texts', refused.id)], ([a, b]) => a.length > 0 && b.length > 0);
-    const log = await pollUntil('every delivery to /texts to be settled', () => deliveriesOf(texts.id), (list) => list.every((d) => d.status !== 'pending'));
+    await pollUntil(
+      'both outcomes at /texts',
+      () => [messageEventsAt('/texts', delivered.id), messageEventsAt('/texts', refused.id)],
+      ([a, b]) => a.length > 0 && b.length > 0,
+    );
+    const log = await pollUntil(
+      'every delivery to /texts to be settled',
+      () => deliveriesOf(texts.id),
+      (list) => list.every((d) => d.status !== 'pending'),
+    );
 
     // Assess
-    const [deliveredEvents, failedEvents] = [messageEventsAt('/texts', delivered.id), messageEventsAt('/texts', refused.id)];
+    const [deliveredEvents, failedEvents] = [
+      messageEventsAt('/texts', delivered.id),
+      messageEventsAt('/texts', refused.id),
+    ];
     expect(deliveredEvents.map((r) => r.headers['x-service-event'])).toEqual(['message.delivered']);
     expect(failedEvents.map((r) => r.headers['x-service-event'])).toEqual(['message.failed']);
     expect(log.filter((d) => String(d.event).startsWith('message.'))).toHaveLength(2);
@@ -251,8 +380,16 @@ describe("the fate of every text: message.delivered and message.failed", () => {
       expect(verifyDelivery(request.headers, request.body, texts.secret)).toEqual({ ok: true });
       checkEvent(String(request.headers['x-service-event']), eventOf(request));
     }
-    expect(eventOf(deliveredEvents[0])).toMatchObject({ sequence: expect.any(Number), data: { messageId: delivered.id, status: 'delivered', message: { id: delivered.id, status: 'delivered' } } });
-    expect(eventOf(failedEvents[0]).data).toMatchObject({ reason: 'carrier_failed', carrierErrorCode: 30003, carrierErrorMessage: 'Unreachable destination handset', refunded: true });
+    expect(eventOf(deliveredEvents[0])).toMatchObject({
+      sequence: expect.any(Number),
+      data: { messageId: delivered.id, status: 'delivered', message: { id: delivered.id, status: 'delivered' } },
+    });
+    expect(eventOf(failedEvents[0]).data).toMatchObject({
+      reason: 'carrier_failed',
+      carrierErrorCode: 30003,
+      carrierErrorMessage: 'Unreachable destination handset',
+      refunded: true,
+    });
     // The endpoint of inbound texts only, and the one with the contract's three events, get neither.
     expect(messageEventsAt('/sms-only')).toEqual([]);
     expect(messageEventsAt('/demo')).toEqual([]);
@@ -264,9 +401,15 @@ describe("the fate of every text: message.delivered and message.failed", () => {
 
 describe('endpoint health and recovery', () => {
   const endpointIn = async (tenantId: string, id: string) =>
-    ((await adminProcess('webhook', 'list', '--tenant', tenantId)).endpoints as Record<string, unknown>[]).find((e) => e.id === id)!;
+    ((await adminProcess('webhook', 'list', '--tenant', tenantId)).endpoints as Record<string, unknown>[]).find(
+      (e) => e.id === id,
+    )!;
   const textToRetryOrg = async (body: string) =>
-    (await receiveTexts(e2e.runtime.info, retryTenantId, [{ from: '+14155550341', to: RETRY_NUMBER, body, receivedAt: new Date() }]))[0].message;
+    (
+      await receiveTexts(e2e.runtime.info, retryTenantId, [
+        { from: '+14155550341', to: RETRY_NUMBER, body, receivedAt: new Date() },
+      ])
+    )[0].message;
 
   it('disables at once an endpoint that answers 410: no retry, and webhook list shows it disabled and why', async () => {
     // Prepare
@@ -276,7 +419,11 @@ describe('endpoint health and recovery', () => {
     // Act
     const message = await textToRetryOrg('Knock knock');
     await firstRequestAbout('/gone', 'sms.received', 'message', message.id);
-    const [logged] = await pollUntil('the delivery to /gone to end', () => deliveriesOf(gone.id), (list) => list[0]?.status === 'failed');
+    const [logged] = await pollUntil(
+      'the delivery to /gone to end',
+      () => deliveriesOf(gone.id),
+      (list) => list[0]?.status === 'failed',
+    );
     const shown = await endpointIn(retryTenantId, gone.id);
 
     // Assess
@@ -293,25 +440,63 @@ describe('endpoint health and recovery', () => {
     receiver.script('/outage', [], 'fail');
     const during = [await textToRetryOrg('During the outage 1'), await textToRetryOrg('During the outage 2')];
     // Watched at the receiver (cheap), then read from the delivery log.
-    await pollUntil('8 attempts of each', () => during.map((m) => requestsAbout('/outage', 'sms.received', 'message', m.id).length), (counts) => counts.every((n) => n === 8), 25_000);
-    const failed = await pollUntil('both to fail for good', () => deliveriesOf(outage.id), (list) => list.filter((d) => d.status === 'failed').length === 2, 10_000, 100);
+    await pollUntil(
+      '8 attempts of each',
+      () => during.map((m) => requestsAbout('/outage', 'sms.received', 'message', m.id).length),
+      (counts) => counts.every((n) => n === 8),
+      25_000,
+    );
+    const failed = await pollUntil(
+      'both to fail for good',
+      () => deliveriesOf(outage.id),
+      (list) => list.filter((d) => d.status === 'failed').length === 2,
+      10_000,
+      100,
+    );
     const failedIds = failed.filter((d) => d.status === 'failed').map((d) => d.id as string);
     receiver.script('/outage', [], 'ok');
     const sentBefore = receiver.received().length;
 
     // Act
-    const { recovered: first } = await adminProcess('webhook', 'recover', '--endpoint', outage.id, '--since', outageStart);
-    await pollUntil('the recovered deliveries', () => receiver.received().slice(sentBefore).filter((r) => r.path === '/outage' && r.reply === 'ok'), (found) => found.length >= 2);
-    const { recovered: second } = await adminProcess('webhook', 'recover', '--endpoint', outage.id, '--since', outageStart);
+    const { recovered: first } = await adminProcess(
+      'webhook',
+      'recover',
+      '--endpoint',
+      outage.id,
+      '--since',
+      outageStart,
+    );
+    await pollUntil(
+      'the recovered deliveries',
+      () =>
+        receiver
+          .received()
+          .slice(sentBefore)
+          .filter((r) => r.path === '/outage' && r.reply === 'ok'),
+      (found) => found.length >= 2,
+    );
+    const { recovered: second } = await adminProcess(
+      'webhook',
+      'recover',
+      '--endpoint',
+      outage.id,
+      '--since',
+      outageStart,
+    );
 
     // Assess
-    const resent = receiver.received().slice(sentBefore).filter((r) => r.path === '/outage');
+    const resent = receiver
+      .received()
+      .slice(sentBefore)
+      .filter((r) => r.path === '/outage');
     expect(first).toMatchObject({ endpointId: outage.id, queuedCount: 2, skipped: 0, continueAfter: null });
     expect(first.queued.map((q: { id: string }) => q.id)).toEqual([...failedIds].sort());
     expect(second.queuedCount).toBe(0);
     expect(resent.map((r) => r.headers['x-service-delivery']).sort()).toEqual([...failedIds].sort());
     for (const request of resent) {
-      const original = receiver.received().find((r) => r.headers['x-service-delivery'] === request.headers['x-service-delivery'])!;
+      const original = receiver
+        .received()
+        .find((r) => r.headers['x-service-delivery'] === request.headers['x-service-delivery'])!;
       expect(request.body).toBe(original.body);
       expect(verifyDelivery(request.headers, request.body, outage.secret)).toEqual({ ok: true });
     }
@@ -323,7 +508,8 @@ describe('what the runtime logs', () => {
   it('never shows an endpoint secret or a text body', () => {
     const log = e2e.runtime.stdout() + e2e.runtime.stderr();
 
-    for (const { secret } of [demoEndpoint, flaky, down, texts, smsOnly, gone, outage]) expect(log).not.toContain(secret);
+    for (const { secret } of [demoEndpoint, flaky, down, texts, smsOnly, gone, outage])
+      expect(log).not.toContain(secret);
     expect(log).not.toContain('Is the order ready?');
     expect(log).not.toContain('Anyone there?');
   });

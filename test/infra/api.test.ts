@@ -6,7 +6,12 @@ import { GATEWAY_RESPONSES } from '../../lambdas/handlers/http/gateway-responses
 import { MINIMUM_COMPRESSION_BYTES } from '../../lambdas/handlers/http/compression';
 import { DEFAULT_TRACE_SAMPLE_RATE } from '../../lib/config';
 import { FunctionFactory } from '../../lib/constructs/function-factory';
-import { apiKeyEdgeLimitPerMinute, INVALID_USAGE_PLAN_KEY_RESPONSE, usagePlanBucketThrottle, usagePlanThrottle } from '../../lib/constructs/public-api';
+import {
+  apiKeyEdgeLimitPerMinute,
+  INVALID_USAGE_PLAN_KEY_RESPONSE,
+  usagePlanBucketThrottle,
+  usagePlanThrottle,
+} from '../../lib/constructs/public-api';
 import {
   DEFAULT_USAGE_PLAN_BUCKETS,
   usagePlanKeyPrefixOf,
@@ -15,7 +20,10 @@ import {
   USAGE_PLAN_KEY_PREFIX_ENV,
 } from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { decodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
-import { AUTHORIZER_TIMEOUT_SECONDS, IN_FLIGHT_DECISION_BOUND_MS } from '../../lambdas/handlers/authorizer/decision-time';
+import {
+  AUTHORIZER_TIMEOUT_SECONDS,
+  IN_FLIGHT_DECISION_BOUND_MS,
+} from '../../lambdas/handlers/authorizer/decision-time';
 import { AUTHORIZATION_HEADER_REGEX } from '../../lambdas/contexts/tenants/api-key-format';
 import { buildStack, logicalIdOf, resourcePaths, synth } from './support';
 
@@ -30,13 +38,16 @@ function methodsByRoute(template: Template): Map<string, Record<string, unknown>
   return methods;
 }
 
-const authorizerLogicalId = (template: Template): string => Object.keys(template.findResources('AWS::ApiGateway::Authorizer'))[0];
+const authorizerLogicalId = (template: Template): string =>
+  Object.keys(template.findResources('AWS::ApiGateway::Authorizer'))[0];
 
 const parsedTemplate = (response: Record<string, unknown>) =>
   JSON.parse((response.ResponseTemplates as Record<string, string>)['application/json']);
 
 function gatewayResponse(template: Template, type: string): Record<string, unknown> {
-  const found = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }));
+  const found = Object.values(
+    template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }),
+  );
   expect(found).toHaveLength(1);
   return found[0].Properties;
 }
@@ -66,7 +77,10 @@ describe('the public API', () => {
       const fnId = logicalIdOf(stack, stack.api.routeFunctions[route.operationId]);
       expect(JSON.stringify(method!.Integration)).toContain(`"${fnId}","Arn"`);
       if (route.auth === 'apiKey') {
-        expect(method).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerLogicalId(template) } });
+        expect(method).toMatchObject({
+          AuthorizationType: 'CUSTOM',
+          AuthorizerId: { Ref: authorizerLogicalId(template) },
+        });
       } else {
         expect(method).toMatchObject({ AuthorizationType: 'NONE' });
         expect(method!.AuthorizerId).toBeUndefined();
@@ -93,10 +107,15 @@ describe('the public API', () => {
 
     expect(any.AuthorizationType).toBe('NONE');
     expect(any.Integration.Type).toBe('MOCK');
-    const response = any.Integration.IntegrationResponses[0] as Record<string, Record<string, string>> & { StatusCode: string };
+    const response = any.Integration.IntegrationResponses[0] as Record<string, Record<string, string>> & {
+      StatusCode: string;
+    };
     expect(response.StatusCode).toBe('405');
     expect(response.ResponseParameters['method.response.header.Allow']).toBe("'GET, POST'");
-    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({ ...GATEWAY_RESPONSES.methodNotAllowed.body, requestId: '$context.requestId' });
+    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({
+      ...GATEWAY_RESPONSES.methodNotAllowed.body,
+      requestId: '$context.requestId',
+    });
   });
 
   it('uses a TOKEN authorizer on the Authorization header, cached 300 s by default', () => {
@@ -113,21 +132,33 @@ describe('the public API', () => {
     const { template } = synth();
     const key = `cct_${randomBytes(32).toString('base64url')}`;
 
-    const authorizer = Object.values(template.findResources('AWS::ApiGateway::Authorizer'))[0].Properties as { IdentityValidationExpression: string };
+    const authorizer = Object.values(template.findResources('AWS::ApiGateway::Authorizer'))[0].Properties as {
+      IdentityValidationExpression: string;
+    };
     // API Gateway applies it as Java does; the expression uses nothing Java and JavaScript read differently.
     const admitted = (header: string) => new RegExp(authorizer.IdentityValidationExpression).test(header);
 
     expect(authorizer.IdentityValidationExpression).toBe(AUTHORIZATION_HEADER_REGEX);
     expect([`Bearer ${key}`, `bearer  ${key}`, `BEARER ${key} `].map(admitted)).toEqual([true, true, true]);
     expect(
-      [`Basic ${key}`, `Bearer ${key.slice(0, -1)}`, `Bearer ${key}A`, `Bearer ${key} ${key}`, `Bearer ${key.replace('cct_', 'xyz_')}`, `Bearer ${key.slice(0, -1)}+`, `Bearer\t${key}`, key].map(admitted),
+      [
+        `Basic ${key}`,
+        `Bearer ${key.slice(0, -1)}`,
+        `Bearer ${key}A`,
+        `Bearer ${key} ${key}`,
+        `Bearer ${key.replace('cct_', 'xyz_')}`,
+        `Bearer ${key.slice(0, -1)}+`,
+        `Bearer\t${key}`,
+        key,
+      ].map(admitted),
     ).toEqual([false, false, false, false, false, false, false, false]);
   });
 
   it('ends an authorizer invocation before the time the operator CLI waits out between its two flushes of the cache', () => {
     const { stack, template } = synth();
 
-    const fn = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)].Properties as { Timeout: number };
+    const fn = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)]
+      .Properties as { Timeout: number };
 
     expect(fn.Timeout).toBe(AUTHORIZER_TIMEOUT_SECONDS);
     expect(fn.Timeout * 1000).toBeLessThan(IN_FLIGHT_DECISION_BOUND_MS);
@@ -146,7 +177,10 @@ describe('the public API', () => {
 
     expect(response.StatusCode).toBe('401');
     expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
-    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: '$context.requestId' });
+    expect(parsedTemplate(response)).toEqual({
+      ...GATEWAY_RESPONSES.unauthorized.body,
+      requestId: '$context.requestId',
+    });
   });
 
   it('answers ACCESS_DENIED 403 in the Error shape worded by the authorizer context (plan or missing scope)', () => {
@@ -155,7 +189,11 @@ describe('the public API', () => {
     const response = gatewayResponse(template, 'ACCESS_DENIED');
 
     expect(response.StatusCode).toBe('403');
-    expect(parsedTemplate(response)).toEqual({ error: '$context.authorizer.deniedError', code: '$context.authorizer.deniedCode', requestId: '$context.requestId' });
+    expect(parsedTemplate(response)).toEqual({
+      error: '$context.authorizer.deniedError',
+      code: '$context.authorizer.deniedCode',
+      requestId: '$context.requestId',
+    });
   });
 
   it.each(['THROTTLED', 'QUOTA_EXCEEDED'])('answers %s with 429, Retry-After and code rate_limited', (type) => {
@@ -168,23 +206,30 @@ describe('the public API', () => {
     expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.throttled.body, requestId: '$context.requestId' });
   });
 
-  it('answers a body over API Gateway\'s limit with 413 payload_too_large, as the local runtime does', () => {
+  it("answers a body over API Gateway's limit with 413 payload_too_large, as the local runtime does", () => {
     const { template } = synth();
 
     const response = gatewayResponse(template, 'REQUEST_TOO_LARGE');
 
     expect(response.StatusCode).toBe('413');
-    expect(parsedTemplate(response)).toEqual({ error: 'Request body larger than 10 MB', code: 'payload_too_large', requestId: '$context.requestId' });
+    expect(parsedTemplate(response)).toEqual({
+      error: 'Request body larger than 10 MB',
+      code: 'payload_too_large',
+      requestId: '$context.requestId',
+    });
   });
 
-  it.each(['MISSING_AUTHENTICATION_TOKEN', 'RESOURCE_NOT_FOUND'])('turns %s (an unknown path) into 404 not_found', (type) => {
-    const { template } = synth();
+  it.each(['MISSING_AUTHENTICATION_TOKEN', 'RESOURCE_NOT_FOUND'])(
+    'turns %s (an unknown path) into 404 not_found',
+    (type) => {
+      const { template } = synth();
 
-    const response = gatewayResponse(template, type);
+      const response = gatewayResponse(template, type);
 
-    expect(response.StatusCode).toBe('404');
-    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: '$context.requestId' });
-  });
+      expect(response.StatusCode).toBe('404');
+      expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.notFound.body, requestId: '$context.requestId' });
+    },
+  );
 
   it('gives every other gateway error an Error body with a code', () => {
     const { template } = synth();
@@ -195,7 +240,10 @@ describe('the public API', () => {
     expect(parsedTemplate(fiveXx)).toEqual({ ...GATEWAY_RESPONSES.internal.body, requestId: '$context.requestId' });
     // API Gateway substitutes its own message as a quoted JSON string.
     const fourXxBody = JSON.parse(
-      (fourXx.ResponseTemplates as Record<string, string>)['application/json'].replace('$context.error.messageString', '"Forbidden"'),
+      (fourXx.ResponseTemplates as Record<string, string>)['application/json'].replace(
+        '$context.error.messageString',
+        '"Forbidden"',
+      ),
     );
     expect(fourXxBody).toEqual({ error: 'Forbidden', code: expect.any(String), requestId: '$context.requestId' });
   });
@@ -215,19 +263,31 @@ describe('the public API', () => {
 
     const apiKeys = nested.findResources('AWS::ApiGateway::ApiKey');
     const inPlan = Object.values(nested.findResources('AWS::ApiGateway::UsagePlanKey')).map((r) => r.Properties);
-    const authorizer = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)];
-    const nestedStackResource = Object.values(template.findResources('AWS::CloudFormation::Stack'))[0].Properties as { Parameters: Record<string, unknown> };
+    const authorizer =
+      template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)];
+    const nestedStackResource = Object.values(template.findResources('AWS::CloudFormation::Stack'))[0].Properties as {
+      Parameters: Record<string, unknown>;
+    };
     const planParameter = (inPlan[0].UsagePlanId as { Ref: string }).Ref;
 
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
     template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
       Throttle: { RateLimit: 200, BurstLimit: 400 },
-      ApiStages: [Match.objectLike({ ApiId: { Ref: logicalIdOf(stack, stack.api.api) }, Stage: { Ref: logicalIdOf(stack, stack.api.stage) } })],
+      ApiStages: [
+        Match.objectLike({
+          ApiId: { Ref: logicalIdOf(stack, stack.api.api) },
+          Stage: { Ref: logicalIdOf(stack, stack.api.stage) },
+        }),
+      ],
     });
     // None in the service stack: each bucket is two resources of the nested stack's 500.
     template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
     template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 0);
-    expect(Object.values(apiKeys).map((k) => k.Properties.Value).sort()).toEqual(usagePlanKeyValues(buckets).sort());
+    expect(
+      Object.values(apiKeys)
+        .map((k) => k.Properties.Value)
+        .sort(),
+    ).toEqual(usagePlanKeyValues(buckets).sort());
     expect(Object.values(apiKeys).every((k) => k.Properties.Enabled === true)).toBe(true);
     expect(inPlan.map((p) => p.KeyId.Ref).sort()).toEqual(Object.keys(apiKeys).sort());
     expect(inPlan.every((p) => p.UsagePlanId.Ref === planParameter && p.KeyType === 'API_KEY')).toBe(true);
@@ -239,11 +299,21 @@ describe('the public API', () => {
   });
 
   it('sizes the buckets by usagePlanBuckets and the region throttle, never below what one key may send', () => {
-    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 100, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 200, burstLimit: 400 });
-    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 20, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 1000, burstLimit: 2000 });
-    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 100, regionRequestsPerSecond: 2_500 })).toEqual({ rateLimit: 50, burstLimit: 240 });
-    expect(usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 1, regionRequestsPerSecond: 10_000 })).toEqual({ rateLimit: 20_000, burstLimit: 5_000 });
-    expect(usagePlanBucketThrottle({ rateLimitPerKey: 100_000, usagePlanBuckets: 100, regionRequestsPerSecond: 2_500 })).toEqual(usagePlanThrottle(100_000));
+    expect(
+      usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 100, regionRequestsPerSecond: 10_000 }),
+    ).toEqual({ rateLimit: 200, burstLimit: 400 });
+    expect(
+      usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 20, regionRequestsPerSecond: 10_000 }),
+    ).toEqual({ rateLimit: 1000, burstLimit: 2000 });
+    expect(
+      usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 100, regionRequestsPerSecond: 2_500 }),
+    ).toEqual({ rateLimit: 50, burstLimit: 240 });
+    expect(
+      usagePlanBucketThrottle({ rateLimitPerKey: 120, usagePlanBuckets: 1, regionRequestsPerSecond: 10_000 }),
+    ).toEqual({ rateLimit: 20_000, burstLimit: 5_000 });
+    expect(
+      usagePlanBucketThrottle({ rateLimitPerKey: 100_000, usagePlanBuckets: 100, regionRequestsPerSecond: 2_500 }),
+    ).toEqual(usagePlanThrottle(100_000));
   });
 
   it('requires a usage-plan key on every keyed method by default, never on GET /openapi.json, and not at all when turned off', () => {
@@ -251,10 +321,10 @@ describe('the public API', () => {
     const off = methodsByRoute(synth({ requireUsagePlanKey: false }).template);
 
     for (const route of ROUTES) {
-      expect([route.operationId, on.get(`${route.method} ${API_PREFIX}${route.path}`)!.ApiKeyRequired ?? false]).toEqual([
+      expect([
         route.operationId,
-        route.auth === 'apiKey',
-      ]);
+        on.get(`${route.method} ${API_PREFIX}${route.path}`)!.ApiKeyRequired ?? false,
+      ]).toEqual([route.operationId, route.auth === 'apiKey']);
       expect(off.get(`${route.method} ${API_PREFIX}${route.path}`)!.ApiKeyRequired ?? false).toBe(false);
     }
   });
@@ -266,7 +336,10 @@ describe('the public API', () => {
 
     expect(response.StatusCode).toBe('401');
     expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" });
-    expect(parsedTemplate(response)).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: '$context.requestId' });
+    expect(parsedTemplate(response)).toEqual({
+      ...GATEWAY_RESPONSES.unauthorized.body,
+      requestId: '$context.requestId',
+    });
     expect(INVALID_USAGE_PLAN_KEY_RESPONSE).toEqual(GATEWAY_RESPONSES.unauthorized);
   });
 
@@ -274,10 +347,14 @@ describe('the public API', () => {
     const { stack, template } = synth();
 
     const fn = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack, stack.api.authorizerFunction)];
-    const encoded = (fn.Properties as { Environment: { Variables: Record<string, string> } }).Environment.Variables[ROUTE_SCOPES_ENV];
+    const encoded = (fn.Properties as { Environment: { Variables: Record<string, string> } }).Environment.Variables[
+      ROUTE_SCOPES_ENV
+    ];
 
     const keyed = ROUTES.filter((route) => route.auth !== null);
-    expect(decodeRoutePermissions(encoded)).toEqual(keyed.map((route) => ({ method: route.method, path: `${API_PREFIX}${route.path}`, scope: route.scope })));
+    expect(decodeRoutePermissions(encoded)).toEqual(
+      keyed.map((route) => ({ method: route.method, path: `${API_PREFIX}${route.path}`, scope: route.scope })),
+    );
   });
 
   it('rate-limits each client address to 600 requests per 60 s with WAF, answering 429 with Retry-After', () => {
@@ -292,9 +369,18 @@ describe('the public API', () => {
     expect(acl.Scope).toBe('REGIONAL');
     const rule = acl.Rules.find((r) => r.Name === 'PerClientAddressRateLimit')!;
     expect(rule.Statement).toEqual({
-      RateBasedStatement: { Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'IP', ScopeDownStatement: expect.anything() },
+      RateBasedStatement: {
+        Limit: 600,
+        EvaluationWindowSec: 60,
+        AggregateKeyType: 'IP',
+        ScopeDownStatement: expect.anything(),
+      },
     });
-    const custom = rule.Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
+    const custom = rule.Action.Block.CustomResponse as {
+      ResponseCode: number;
+      CustomResponseBodyKey: string;
+      ResponseHeaders: unknown;
+    };
     expect(custom.ResponseCode).toBe(429);
     expect(custom.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
     const body = acl.CustomResponseBodies[custom.CustomResponseBodyKey];
@@ -315,7 +401,9 @@ describe('the public API', () => {
     };
 
     for (const config of [acl.VisibilityConfig, ...acl.Rules.map((rule) => rule.VisibilityConfig)]) {
-      expect(config).toEqual(expect.objectContaining({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true }));
+      expect(config).toEqual(
+        expect.objectContaining({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true }),
+      );
     }
   });
 
@@ -323,7 +411,12 @@ describe('the public API', () => {
     const { template } = synth();
 
     const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0].Properties as {
-      Rules: { Name: string; Priority: number; Statement: { RateBasedStatement: Record<string, unknown> }; Action: { Block: { CustomResponse: Record<string, unknown> } } }[];
+      Rules: {
+        Name: string;
+        Priority: number;
+        Statement: { RateBasedStatement: Record<string, unknown> };
+        Action: { Block: { CustomResponse: Record<string, unknown> } };
+      }[];
       CustomResponseBodies: Record<string, { ContentType: string; Content: string }>;
     };
     const rule = acl.Rules.find((r) => r.Name === 'PerApiKeyRateLimit')!;
@@ -344,10 +437,17 @@ describe('the public API', () => {
         },
       ],
     });
-    const custom = rule.Action.Block.CustomResponse as { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders: unknown };
+    const custom = rule.Action.Block.CustomResponse as {
+      ResponseCode: number;
+      CustomResponseBodyKey: string;
+      ResponseHeaders: unknown;
+    };
     expect(custom.ResponseCode).toBe(429);
     expect(custom.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: '60' }]);
-    expect(JSON.parse(acl.CustomResponseBodies[custom.CustomResponseBodyKey].Content)).toEqual({ error: expect.stringContaining('API key'), code: 'rate_limited' });
+    expect(JSON.parse(acl.CustomResponseBodies[custom.CustomResponseBodyKey].Content)).toEqual({
+      error: expect.stringContaining('API key'),
+      code: 'rate_limited',
+    });
     expect(new Set(acl.Rules.map((r) => r.Priority)).size).toBe(acl.Rules.length);
     expect(apiKeyEdgeLimitPerMinute(200)).toBe(400);
   });
@@ -355,7 +455,10 @@ describe('the public API', () => {
   it('names the stage after the stage name, with X-Ray, JSON access logs and error-level execution logs without data', () => {
     const { stack, template } = synth({ stage: 'prod' });
 
-    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0].Properties as Record<string, never>;
+    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0].Properties as Record<
+      string,
+      never
+    >;
 
     expect(stage.StageName).toBe('prod');
     expect(stage.TracingEnabled).toBe(true);
@@ -363,10 +466,16 @@ describe('the public API', () => {
       `{"Ref":"${logicalIdOf(stack, stack.api.accessLogGroup)}"}`,
     );
     const format = JSON.parse((stage.AccessLogSetting as { Format: string }).Format);
-    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', errorResponseType: '$context.error.responseType' });
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+      errorResponseType: '$context.error.responseType',
+    });
     expect(JSON.stringify(format)).not.toMatch(/authorization/i);
     const settings = stage.MethodSettings as Record<string, unknown>[];
-    expect(settings[0]).toEqual(expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }));
+    expect(settings[0]).toEqual(
+      expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+    );
     // Per-method settings (the carrier callbacks' throttles, carrier.test.ts) restate the logging.
     for (const setting of settings) expect(setting).toMatchObject({ LoggingLevel: 'ERROR', DataTraceEnabled: false });
   });
@@ -378,7 +487,7 @@ describe('the public API', () => {
     expect(MINIMUM_COMPRESSION_BYTES).toBe(1024);
   });
 
-  it('traces the stage with a sampling rule of its own: traceSampleRate of the requests, no reservoir, before X-Ray\'s default rule', () => {
+  it("traces the stage with a sampling rule of its own: traceSampleRate of the requests, no reservoir, before X-Ray's default rule", () => {
     const { template } = synth({ stage: 'prod' });
     const everything = synth({ stage: 'prod', traceSampleRate: 1 }).template;
 
@@ -403,7 +512,8 @@ describe('the public API', () => {
     expect(rule.RuleName.length).toBeLessThanOrEqual(32);
     everything.hasResourceProperties('AWS::XRay::SamplingRule', { SamplingRule: Match.objectLike({ FixedRate: 1 }) });
     // Every function keeps active tracing: it follows the stage's decision.
-    for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function')))
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 
   it('publishes {base_url} of the stage and what the admin CLI needs', () => {
@@ -456,7 +566,9 @@ describe('the public API', () => {
     expect(method!.AuthorizerId).toBeUndefined();
     expect(() => stack.api.addProviderCallback('POST', `${API_PREFIX}/carrier`, fn)).toThrow(/outside/);
     // Outside the prefixes the WAF exemption covers: refused rather than silently rate-limited per address.
-    expect(() => stack.api.addProviderCallback('POST', '/carrier/other/status', fn)).toThrow(/none of the declared prefixes/);
+    expect(() => stack.api.addProviderCallback('POST', '/carrier/other/status', fn)).toThrow(
+      /none of the declared prefixes/,
+    );
   });
 });
 

@@ -35,7 +35,10 @@ describe('configuration from CDK context', () => {
   it('retains and protects data on every stage unless told to destroy it', () => {
     for (const stage of ['dev', 'prod']) {
       expect(configOf({ stage })).toMatchObject({ removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true });
-      expect(configOf({ stage, removalPolicy: 'destroy' })).toMatchObject({ removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false });
+      expect(configOf({ stage, removalPolicy: 'destroy' })).toMatchObject({
+        removalPolicy: RemovalPolicy.DESTROY,
+        deletionProtection: false,
+      });
     }
   });
 
@@ -64,7 +67,10 @@ describe('configuration from CDK context', () => {
       authorizerCacheTtlSeconds: 60,
       alarmEmail: 'ops@example.com',
       logRetention: 90,
-      customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
+      customDomain: {
+        domainName: 'api.example.com',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+      },
       requireUsagePlanKey: false,
       removalPolicy: RemovalPolicy.DESTROY,
       deletionProtection: false,

@@ -5,7 +5,8 @@ import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { logicalIdOf, synth } from './support';
 
 /** The logical ids of the functions the factory made (every function of the service). */
-const factoryFunctionIds = ({ stack }: ReturnType<typeof synth>): string[] => stack.functions.functions.map((fn) => logicalIdOf(stack, fn)).sort();
+const factoryFunctionIds = ({ stack }: ReturnType<typeof synth>): string[] =>
+  stack.functions.functions.map((fn) => logicalIdOf(stack, fn)).sort();
 
 type FunctionProps = {
   Runtime: string;
@@ -21,7 +22,12 @@ const functionsOf = (template: ReturnType<typeof synth>['template']) =>
   Object.values(template.findResources('AWS::Lambda::Function')).map((f) => f.Properties as FunctionProps);
 
 /** One configuration for two tests: another log level and limit, and no reserved concurrency. */
-const TUNED = { logLevel: 'DEBUG', rateLimitPerKey: 200, authorizerReservedConcurrency: 0, carrierCallbackReservedConcurrency: 0 } as const;
+const TUNED = {
+  logLevel: 'DEBUG',
+  rateLimitPerKey: 200,
+  authorizerReservedConcurrency: 0,
+  carrierCallbackReservedConcurrency: 0,
+} as const;
 
 describe('the function factory', () => {
   it('runs every function on Node.js 24 on arm64 with active tracing', () => {
@@ -31,7 +37,9 @@ describe('the function factory', () => {
     const functions = functionsOf(template);
 
     // Every function of the template comes from the factory (none made another way).
-    expect(Object.keys(template.findResources('AWS::Lambda::Function')).sort()).toEqual(factoryFunctionIds(synthesized));
+    expect(Object.keys(template.findResources('AWS::Lambda::Function')).sort()).toEqual(
+      factoryFunctionIds(synthesized),
+    );
     for (const fn of functions) {
       expect(fn.Runtime).toBe('nodejs24.x');
       expect(fn.Architectures).toEqual(['arm64']);
@@ -50,7 +58,10 @@ describe('the function factory', () => {
     }
     // A batch of 100 contacts: inside API Gateway's 29 s, and the Idempotency-Key's in-progress lock (60 s).
     expect(byId[logicalIdOf(stack, upsertContacts)].Properties).toMatchObject({ MemorySize: 256, Timeout: 28 });
-    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({ MemorySize: 256, Timeout: 3 });
+    expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({
+      MemorySize: 256,
+      Timeout: 3,
+    });
   });
 
   it('reserves concurrency for the authorizer and each carrier callback, and for no other function', () => {
@@ -60,7 +71,9 @@ describe('the function factory', () => {
 
     const reserved = Object.fromEntries(
       Object.entries(template.findResources('AWS::Lambda::Function')).flatMap(([id, fn]) =>
-        fn.Properties.ReservedConcurrentExecutions === undefined ? [] : [[id, fn.Properties.ReservedConcurrentExecutions]],
+        fn.Properties.ReservedConcurrentExecutions === undefined
+          ? []
+          : [[id, fn.Properties.ReservedConcurrentExecutions]],
       ),
     );
     expect(reserved).toEqual({
@@ -68,14 +81,18 @@ describe('the function factory', () => {
       ...Object.fromEntries(Object.values(stack.carrier.callbackFunctions).map((fn) => [logicalIdOf(stack, fn), 20])),
     });
     expect(Object.keys(stack.carrier.callbackFunctions)).toHaveLength(5);
-    for (const fn of Object.values(unreserved.findResources('AWS::Lambda::Function'))) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    for (const fn of Object.values(unreserved.findResources('AWS::Lambda::Function')))
+      expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('configures every function through its environment', () => {
     const { stack, template } = synth(TUNED);
 
     const authorizerId = logicalIdOf(stack, stack.api.authorizerFunction);
-    for (const [id, { Properties: fn }] of Object.entries(template.findResources('AWS::Lambda::Function')) as [string, { Properties: FunctionProps }][]) {
+    for (const [id, { Properties: fn }] of Object.entries(template.findResources('AWS::Lambda::Function')) as [
+      string,
+      { Properties: FunctionProps },
+    ][]) {
       const variables = fn.Environment.Variables;
       expect(variables).toEqual({
         TABLE_NAME: { Ref: logicalIdOf(stack, stack.table.table) },
@@ -91,7 +108,11 @@ describe('the function factory', () => {
         ...(variables.PUBLIC_BASE_URL !== undefined && { PUBLIC_BASE_URL: expect.anything() }),
         ...(variables.CARRIER !== undefined && { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: expect.anything() }),
         // The authorizer also gets the scope each route requires and its usage-plan buckets (pinned in api.test.ts).
-        ...(id === authorizerId && { [ROUTE_SCOPES_ENV]: expect.any(String), USAGE_PLAN_KEY_PREFIX: expect.any(String), USAGE_PLAN_BUCKETS: String(DEFAULT_USAGE_PLAN_BUCKETS) }),
+        ...(id === authorizerId && {
+          [ROUTE_SCOPES_ENV]: expect.any(String),
+          USAGE_PLAN_KEY_PREFIX: expect.any(String),
+          USAGE_PLAN_BUCKETS: String(DEFAULT_USAGE_PLAN_BUCKETS),
+        }),
       });
     }
   });

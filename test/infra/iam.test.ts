@@ -26,7 +26,11 @@ function tableAccess(statements: Statement[], tableId: string) {
       }
     }
   }
-  return { onTable: [...onTable].sort(), onIndexes: Object.fromEntries([...onIndexes].map(([a, i]) => [a, [...i].sort()])), conditioned };
+  return {
+    onTable: [...onTable].sort(),
+    onIndexes: Object.fromEntries([...onIndexes].map(([a, i]) => [a, [...i].sort()])),
+    conditioned,
+  };
 }
 
 function accessOf(operationId: RouteId) {
@@ -94,7 +98,9 @@ describe('least-privilege IAM', () => {
     for (const route of ROUTES.filter((r) => r.auth === 'apiKey')) {
       const { conditioned } = accessOf(route.operationId as RouteId);
 
-      expect(conditioned).toEqual([expect.objectContaining({ Action: 'dynamodb:UpdateItem', Condition: RATE_LIMIT_ROWS })]);
+      expect(conditioned).toEqual([
+        expect.objectContaining({ Action: 'dynamodb:UpdateItem', Condition: RATE_LIMIT_ROWS }),
+      ]);
     }
   });
 
@@ -107,7 +113,9 @@ describe('least-privilege IAM', () => {
       expect(onTable.filter((a) => WRITE_ACTIONS.includes(a as never))).toEqual([]);
       expect(Object.keys(onIndexes).filter((a) => a !== 'dynamodb:Query')).toEqual([]);
     }
-    expect(reads.map((r) => r.operationId)).toEqual(expect.arrayContaining(['listCalls', 'getCall', 'listContacts', 'getContact', 'getMe']));
+    expect(reads.map((r) => r.operationId)).toEqual(
+      expect.arrayContaining(['listCalls', 'getCall', 'listContacts', 'getContact', 'getMe']),
+    );
   });
 
   it.each([
@@ -115,14 +123,59 @@ describe('least-privilege IAM', () => {
     ['getCall', ['dynamodb:GetItem'], {}],
     ['getContact', ['dynamodb:GetItem'], {}],
     ['listCalls', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
-    ['listContacts', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['changes', 'directory', 'externalIds', 'gsi1'] }],
+    [
+      'listContacts',
+      ['dynamodb:BatchGetItem', 'dynamodb:Query'],
+      { 'dynamodb:Query': ['changes', 'directory', 'externalIds', 'gsi1'] },
+    ],
     ['listThreads', ['dynamodb:BatchGetItem', 'dynamodb:Query'], { 'dynamodb:Query': ['gsi2'] }],
     ['listMessages', ['dynamodb:Query'], { 'dynamodb:Query': ['gsi1'] }],
-    ['createContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
-    ['updateContact', ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    [
+      'createContact',
+      [
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+      ],
+      {},
+    ],
+    [
+      'updateContact',
+      [
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+      ],
+      {},
+    ],
     ['deleteContact', ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'], {}],
-    ['upsertContacts', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
-    ['sendMessage', ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], {}],
+    [
+      'upsertContacts',
+      [
+        'dynamodb:BatchGetItem',
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+      ],
+      {},
+    ],
+    [
+      'sendMessage',
+      [
+        'dynamodb:BatchGetItem',
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+      ],
+      {},
+    ],
   ] as const)('grants %s exactly the table actions its domain code sends', (operationId, onTable, onIndexes) => {
     const access = accessOf(operationId as RouteId);
 

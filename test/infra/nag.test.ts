@@ -30,7 +30,10 @@ describe('cdk-nag AWS Solutions checks', () => {
         alarmEmail: 'ops@example.com',
         requireUsagePlanKey: false,
         twilioSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct/twilio-AbC123',
-        customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
+        customDomain: {
+          domainName: 'api.example.com',
+          certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+        },
       },
     ],
   ])('finds nothing unacknowledged in the %s stack', (_name, overrides) => {

@@ -4,7 +4,9 @@ import { API_5XX_RATE_PERCENT } from '../../lib/constructs/observability';
 import { ENDPOINTS_DISABLED_METRIC } from '../../lambdas/contexts/webhooks/health-metrics';
 import { logicalIdOf, synth } from './support';
 
-type Alarm = { Properties: Record<string, unknown> & { AlarmName: string; AlarmActions: unknown[]; OKActions: unknown[] } };
+type Alarm = {
+  Properties: Record<string, unknown> & { AlarmName: string; AlarmActions: unknown[]; OKActions: unknown[] };
+};
 
 const alarmsOf = (template: ReturnType<typeof synth>['template']) =>
   Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Alarm[];
@@ -19,12 +21,19 @@ describe('observability', () => {
   it('alarms on the API 5xx rate, ignoring periods with too few requests', () => {
     const { template } = synth();
 
-    const alarm = alarmNamed(template, 'Api5xxRate').Properties as unknown as { Threshold: number; Metrics: { Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[] };
+    const alarm = alarmNamed(template, 'Api5xxRate').Properties as unknown as {
+      Threshold: number;
+      Metrics: { Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
+    };
 
     expect(alarm.Threshold).toBe(API_5XX_RATE_PERCENT);
     const expression = alarm.Metrics.find((m) => m.Expression)!.Expression;
     expect(expression).toMatch(/IF\(requests >= \d+, 100 \* errors \/ requests, 0\)/);
-    expect(alarm.Metrics.map((m) => m.MetricStat?.Metric.MetricName).filter(Boolean).sort()).toEqual(['5XXError', 'Count']);
+    expect(
+      alarm.Metrics.map((m) => m.MetricStat?.Metric.MetricName)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['5XXError', 'Count']);
   });
 
   it('counts authorizer failures from the access log, not from the authorizer Lambda errors that every wrong key causes', () => {
@@ -33,7 +42,9 @@ describe('observability', () => {
     template.hasResourceProperties('AWS::Logs::MetricFilter', {
       LogGroupName: { Ref: logicalIdOf(stack, stack.api.accessLogGroup) },
       FilterPattern: Match.stringLikeRegexp('AUTHORIZER_FAILURE.*AUTHORIZER_CONFIGURATION_ERROR'),
-      MetricTransformations: [Match.objectLike({ MetricName: 'AuthorizerFailures', MetricNamespace: 'CctService/dev', MetricValue: '1' })],
+      MetricTransformations: [
+        Match.objectLike({ MetricName: 'AuthorizerFailures', MetricNamespace: 'CctService/dev', MetricValue: '1' }),
+      ],
     });
     expect(alarmNamed(template, 'AuthorizerFailures').Properties).toMatchObject({
       MetricName: 'AuthorizerFailures',
@@ -47,9 +58,18 @@ describe('observability', () => {
     const { stack, template } = synth();
 
     for (const route of ROUTES) {
-      const fnRef = { Name: 'FunctionName', Value: { Ref: logicalIdOf(stack, stack.api.routeFunctions[route.operationId]) } };
-      expect(alarmNamed(template, `${route.operationId}Errors`).Properties).toMatchObject({ MetricName: 'Errors', Dimensions: [fnRef] });
-      expect(alarmNamed(template, `${route.operationId}Throttles`).Properties).toMatchObject({ MetricName: 'Throttles', Dimensions: [fnRef] });
+      const fnRef = {
+        Name: 'FunctionName',
+        Value: { Ref: logicalIdOf(stack, stack.api.routeFunctions[route.operationId]) },
+      };
+      expect(alarmNamed(template, `${route.operationId}Errors`).Properties).toMatchObject({
+        MetricName: 'Errors',
+        Dimensions: [fnRef],
+      });
+      expect(alarmNamed(template, `${route.operationId}Throttles`).Properties).toMatchObject({
+        MetricName: 'Throttles',
+        Dimensions: [fnRef],
+      });
     }
     expect(alarmNamed(template, 'AuthorizerThrottles').Properties).toMatchObject({ MetricName: 'Throttles' });
   });
@@ -70,7 +90,12 @@ describe('observability', () => {
     // The sender's functions publish under exactly that namespace and service name.
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^Webhook sender'),
-      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'cct-service', POWERTOOLS_METRICS_NAMESPACE: 'CctService/dev' }) },
+      Environment: {
+        Variables: Match.objectLike({
+          POWERTOOLS_SERVICE_NAME: 'cct-service',
+          POWERTOOLS_METRICS_NAMESPACE: 'CctService/dev',
+        }),
+      },
     });
   });
 
@@ -107,7 +132,13 @@ describe('observability', () => {
     const body = JSON.stringify(dashboard.DashboardBody);
 
     expect(dashboard.DashboardName).toBe('cct-service-dev');
-    for (const title of ['API requests and errors', 'API latency', 'Lambda errors', 'Lambda throttles', 'DynamoDB throttled requests']) {
+    for (const title of [
+      'API requests and errors',
+      'API latency',
+      'Lambda errors',
+      'Lambda throttles',
+      'DynamoDB throttled requests',
+    ]) {
       expect(body).toContain(title);
     }
   });

@@ -19,7 +19,10 @@ export function testApp(context: Record<string, unknown> = {}, outdir?: string):
   return new App({ outdir, context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } });
 }
 
-export function buildStack(overrides: Partial<ServiceConfig> = {}, app: App = testApp()): { app: App; stack: ServiceStack } {
+export function buildStack(
+  overrides: Partial<ServiceConfig> = {},
+  app: App = testApp(),
+): { app: App; stack: ServiceStack } {
   const config = { ...defaultConfig(overrides.stage), ...overrides };
   const stack = new ServiceStack(app, `CctService-${config.stage}`, { config });
   return { app, stack };
@@ -39,14 +42,21 @@ export function synth(overrides: Partial<ServiceConfig> = {}): { stack: ServiceS
   return entry;
 }
 
-export type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, unknown> };
+export type Statement = {
+  Action: string | string[];
+  Resource: unknown;
+  Effect: string;
+  Condition?: Record<string, unknown>;
+};
 
-export const actionsOf = (statement: Statement): string[] => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
+export const actionsOf = (statement: Statement): string[] =>
+  Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 
 /** The logical id of a CloudFormation resource, or of the one an L2 construct made (its default child). */
 export function logicalIdOf(stack: ServiceStack, construct: IConstruct): string {
   const resource = CfnElement.isCfnElement(construct) ? construct : construct.node.defaultChild;
-  if (!resource || !CfnElement.isCfnElement(resource)) throw new Error(`${construct.node.path} has no CloudFormation resource`);
+  if (!resource || !CfnElement.isCfnElement(resource))
+    throw new Error(`${construct.node.path} has no CloudFormation resource`);
   return stack.getLogicalId(resource);
 }
 
@@ -61,7 +71,9 @@ export function statementsOfFunction(template: Template, functionLogicalId: stri
     (policy.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef),
   );
   const role = template.toJSON().Resources[roleRef];
-  const inline = ((role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+  const inline = ((role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap(
+    (p) => p.PolicyDocument.Statement,
+  );
   return [...policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]), ...inline];
 }
 
@@ -71,7 +83,10 @@ export const dynamoStatements = (statements: Statement[]): Statement[] =>
 
 /** The path of every API Gateway resource (`/api/v1/contacts/{id}`, `/carrier/twilio/sms/inbound`), rebuilt from PathPart and ParentId. */
 export function resourcePaths(template: Template): Map<string, string> {
-  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  const resources = template.toJSON().Resources as Record<
+    string,
+    { Type: string; Properties: Record<string, unknown> }
+  >;
   const paths = new Map<string, string>();
   const pathOf = (id: string): string => {
     const known = paths.get(id);

@@ -46,7 +46,10 @@ describe('cdk synth', () => {
   };
 
   it('succeeds offline with cdk-nag clean', () => {
-    expect({ status: result.status, stderr: result.status === 0 ? '' : String(result.stderr).slice(-3000) }).toEqual({ status: 0, stderr: '' });
+    expect({ status: result.status, stderr: result.status === 0 ? '' : String(result.stderr).slice(-3000) }).toEqual({
+      status: 0,
+      stderr: '',
+    });
   });
 
   it('with no context at all makes a stage (dev) that keeps its table when the stack is deleted, and protects the stack', () => {
@@ -57,7 +60,9 @@ describe('cdk synth', () => {
     }[];
     const manifest = JSON.parse(fs.readFileSync(path.join(outdir, 'manifest.json'), 'utf8'));
 
-    expect(tables.map((t) => [t.DeletionPolicy, t.UpdateReplacePolicy, t.Properties.DeletionProtectionEnabled])).toEqual([['Retain', 'Retain', true]]);
+    expect(
+      tables.map((t) => [t.DeletionPolicy, t.UpdateReplacePolicy, t.Properties.DeletionProtectionEnabled]),
+    ).toEqual([['Retain', 'Retain', true]]);
     expect(manifest.artifacts['CctService-dev'].properties.terminationProtection).toBe(true);
   });
 
@@ -122,7 +127,15 @@ describe('cdk synth', () => {
         req.on('end', () => {
           reads.push(`${req.headers['x-amz-target']} ${JSON.parse(body).SecretId}`);
           res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
-          res.end(JSON.stringify({ ARN: SECRET_ARN, Name: 'cct-twilio', VersionId: 'v1', SecretString: secretString, CreatedDate: 1 }));
+          res.end(
+            JSON.stringify({
+              ARN: SECRET_ARN,
+              Name: 'cct-twilio',
+              VersionId: 'v1',
+              SecretString: secretString,
+              CreatedDate: 1,
+            }),
+          );
         });
       });
       await new Promise<void>((resolve) => secretsManager.listen(0, '127.0.0.1', resolve));
@@ -161,7 +174,8 @@ describe('cdk synth', () => {
             encoding: 'utf8',
             timeout: 30_000,
           },
-          (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+          (error, stdout, stderr) =>
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
         );
         child.stdin?.end();
       });
@@ -180,11 +194,21 @@ describe('cdk synth', () => {
     }, 60_000);
 
     it('checks callback signatures with the token read from the secret at init', async () => {
-      secretString = JSON.stringify({ accountSid: 'AC0123456789abcdef0123456789abcdef', authToken: 'token-in-the-secret' });
+      secretString = JSON.stringify({
+        accountSid: 'AC0123456789abcdef0123456789abcdef',
+        authToken: 'token-in-the-secret',
+      });
       const route = carrierRoutes.twilioSmsStatus;
-      const params = { MessageSid: 'SM0123456789abcdef0123456789abcdef', MessageStatus: 'delivered', From: '+14155550000', To: '+14155550100' };
+      const params = {
+        MessageSid: 'SM0123456789abcdef0123456789abcdef',
+        MessageStatus: 'delivered',
+        From: '+14155550000',
+        To: '+14155550100',
+      };
       const signed = (token: string) => computeTwilioSignature(`${PUBLIC_BASE_URL}${route.path}`, params, token);
-      const invoke = (signature: string) => `await handler({ body: ${JSON.stringify(new URLSearchParams(params).toString())}, isBase64Encoded: false,
+      const invoke = (
+        signature: string,
+      ) => `await handler({ body: ${JSON.stringify(new URLSearchParams(params).toString())}, isBase64Encoded: false,
           headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': ${JSON.stringify(signature)} },
           multiValueQueryStringParameters: null }, { awsRequestId: 'synth', functionName: 'f', getRemainingTimeInMillis: () => 10000 })`;
 
@@ -196,15 +220,29 @@ describe('cdk synth', () => {
       );
 
       // The right signature passes the check and gets as far as the (unreachable) table: 500, not 403.
-      expect({ code: run.code, statuses: run.stdout && JSON.parse(run.stdout) }).toEqual({ code: 0, statuses: [403, 500] });
+      expect({ code: run.code, statuses: run.stdout && JSON.parse(run.stdout) }).toEqual({
+        code: 0,
+        statuses: [403, 500],
+      });
       expect(reads).toEqual([`secretsmanager.GetSecretValue ${SECRET_ARN}`]);
     }, 60_000);
 
     it('refuses the loopback carrier in the sending function, and starts it with Twilio and the secret', async () => {
-      secretString = JSON.stringify({ accountSid: 'AC0123456789abcdef0123456789abcdef', authToken: 'token-in-the-secret' });
+      secretString = JSON.stringify({
+        accountSid: 'AC0123456789abcdef0123456789abcdef',
+        authToken: 'token-in-the-secret',
+      });
 
-      const loopback = await runBundle('sendMessage', { CARRIER: 'loopback', TWILIO_SECRET_ARN: SECRET_ARN }, 'process.stdout.write("loaded");');
-      const twilio = await runBundle('sendMessage', { CARRIER: 'twilio', TWILIO_SECRET_ARN: SECRET_ARN }, 'process.stdout.write(typeof handler);');
+      const loopback = await runBundle(
+        'sendMessage',
+        { CARRIER: 'loopback', TWILIO_SECRET_ARN: SECRET_ARN },
+        'process.stdout.write("loaded");',
+      );
+      const twilio = await runBundle(
+        'sendMessage',
+        { CARRIER: 'twilio', TWILIO_SECRET_ARN: SECRET_ARN },
+        'process.stdout.write(typeof handler);',
+      );
 
       expect(loopback.stderr).toContain('CARRIER=loopback is for the local runtime and tests only');
       expect(twilio).toMatchObject({ code: 0, stdout: 'function' });

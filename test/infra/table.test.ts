@@ -33,13 +33,20 @@ describe('the single table', () => {
       })),
     );
     const keyNames = [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...gsis.flatMap((g) => [g.partitionKey, g.sortKey])];
-    expect(table.AttributeDefinitions).toEqual(expect.arrayContaining(keyNames.map((name) => ({ AttributeName: name, AttributeType: 'S' }))));
+    expect(table.AttributeDefinitions).toEqual(
+      expect.arrayContaining(keyNames.map((name) => ({ AttributeName: name, AttributeType: 'S' }))),
+    );
     expect(table.AttributeDefinitions).toHaveLength(keyNames.length);
   });
 
   it('gives gsi2 (the orderings written with every text and delivery) entries of the keys, id and organization alone, and the other indexes whole rows', () => {
     const { Properties: table } = tableOf();
-    const projections = Object.fromEntries((table.GlobalSecondaryIndexes as { IndexName: string; Projection: unknown }[]).map((g) => [g.IndexName, g.Projection]));
+    const projections = Object.fromEntries(
+      (table.GlobalSecondaryIndexes as { IndexName: string; Projection: unknown }[]).map((g) => [
+        g.IndexName,
+        g.Projection,
+      ]),
+    );
 
     expect(projections).toEqual({
       gsi1: { ProjectionType: 'ALL' },

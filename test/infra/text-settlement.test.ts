@@ -15,7 +15,12 @@ describe('the settlement sweep of texts with an unknown carrier outcome', () => 
         Properties: expect.objectContaining({
           ScheduleExpression: 'rate(5 minutes)',
           State: 'ENABLED',
-          Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [sweeperId, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 } })],
+          Targets: [
+            expect.objectContaining({
+              Arn: { 'Fn::GetAtt': [sweeperId, 'Arn'] },
+              RetryPolicy: { MaximumRetryAttempts: 0 },
+            }),
+          ],
         }),
       }),
     ]);
@@ -26,11 +31,15 @@ describe('the settlement sweep of texts with an unknown carrier outcome', () => 
     const { stack, template } = synth();
     const tableId = logicalIdOf(stack, stack.table.table);
     // Act
-    const statements = dynamoStatements(statementsOfFunction(template, logicalIdOf(stack, stack.textSettlement.sweeper)));
+    const statements = dynamoStatements(
+      statementsOfFunction(template, logicalIdOf(stack, stack.textSettlement.sweeper)),
+    );
     // Assess
     const actions = [...new Set(statements.flatMap(actionsOf))].sort();
     expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
-    const queryResources = JSON.stringify(statements.filter((s) => actionsOf(s).includes('dynamodb:Query')).map((s) => s.Resource));
+    const queryResources = JSON.stringify(
+      statements.filter((s) => actionsOf(s).includes('dynamodb:Query')).map((s) => s.Resource),
+    );
     expect(queryResources).toContain('/index/gsi2');
     expect(queryResources).not.toContain('gsi1');
     expect(queryResources).toContain(tableId);

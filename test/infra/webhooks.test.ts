@@ -9,7 +9,10 @@ import { actionsOf, dynamoStatements, logicalIdOf, statementsOfFunction, testApp
 /** The stack with its real pipeline (the default), or without it. */
 function build(withWebhooks = true) {
   const app = testApp();
-  const stack = new ServiceStack(app, 'CctService-dev', { config: defaultConfig(), ...(!withWebhooks && { webhooks: false as const }) });
+  const stack = new ServiceStack(app, 'CctService-dev', {
+    config: defaultConfig(),
+    ...(!withWebhooks && { webhooks: false as const }),
+  });
   return { app, stack, template: Template.fromStack(stack) };
 }
 
@@ -24,7 +27,9 @@ describe('the webhook pipeline', () => {
       EventSourceArn: { 'Fn::GetAtt': [ref(stack.table.table), 'StreamArn'] },
       StartingPosition: 'TRIM_HORIZON',
       // Only calls reaching a terminal status, inbound texts, ready voicemails and redelivery requests wake it.
-      FilterCriteria: { Filters: WEBHOOK_SOURCES.routerFilterPatterns.map((pattern) => ({ Pattern: JSON.stringify(pattern) })) },
+      FilterCriteria: {
+        Filters: WEBHOOK_SOURCES.routerFilterPatterns.map((pattern) => ({ Pattern: JSON.stringify(pattern) })),
+      },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [ref(pipeline.routerFailures), 'Arn'] } } },
@@ -60,7 +65,10 @@ describe('the webhook pipeline', () => {
 
   it('moves an unprocessable delivery to the dead-letter queue after 5 receives, with visibility six times the sender timeout', () => {
     template.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ref(pipeline.deadLetterQueue), 'Arn'] }, maxReceiveCount: 5 },
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [ref(pipeline.deadLetterQueue), 'Arn'] },
+        maxReceiveCount: 5,
+      },
       VisibilityTimeout: 180,
       SqsManagedSseEnabled: true,
     });
@@ -68,7 +76,9 @@ describe('the webhook pipeline', () => {
 
   it('tells both functions the queue URL', () => {
     for (const fn of [pipeline.router, pipeline.sender]) {
-      expect(template.toJSON().Resources[ref(fn)].Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({ Ref: ref(pipeline.queue) });
+      expect(template.toJSON().Resources[ref(fn)].Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({
+        Ref: ref(pipeline.queue),
+      });
     }
   });
 
@@ -76,14 +86,29 @@ describe('the webhook pipeline', () => {
     const router = statementsOfFunction(template, ref(pipeline.router));
     const sender = statementsOfFunction(template, ref(pipeline.sender));
     const tableActions = (statements: typeof router) =>
-      [...new Set(dynamoStatements(statements).filter((s) => JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [ref(stack.table.table), 'Arn'] })).flatMap(actionsOf))].sort();
+      [
+        ...new Set(
+          dynamoStatements(statements)
+            .filter(
+              (s) => JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [ref(stack.table.table), 'Arn'] }),
+            )
+            .flatMap(actionsOf),
+        ),
+      ].sort();
 
-    expect(tableActions(router)).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(tableActions(router)).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
     expect(tableActions(sender)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
     const streamStatement = router.find((s) => actionsOf(s).includes('dynamodb:GetRecords'))!;
     expect(streamStatement.Resource).toEqual({ 'Fn::GetAtt': [ref(stack.table.table), 'StreamArn'] });
     const sendTargets = (statements: typeof router) =>
-      statements.filter((s) => actionsOf(s).includes('sqs:SendMessage')).flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
+      statements
+        .filter((s) => actionsOf(s).includes('sqs:SendMessage'))
+        .flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
     const arn = (queue: Parameters<typeof ref>[0]) => ({ 'Fn::GetAtt': [ref(queue), 'Arn'] });
     // The router also reports batches it gives up on to its failure queue (the event source's on-failure destination).
     expect(sendTargets(router)).toEqual(expect.arrayContaining([arn(pipeline.queue), arn(pipeline.routerFailures)]));

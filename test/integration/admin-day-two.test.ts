@@ -3,7 +3,12 @@ import { createTestTable } from '../support/table';
 import { authorizeAuthorizationHeader } from '../../lambdas/contexts/tenants/auth';
 import { createApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
-import { addWebhookEndpoint, endpointsSubscribedTo, findWebhookEndpoint, signingSecrets } from '../../lambdas/contexts/webhooks/endpoints';
+import {
+  addWebhookEndpoint,
+  endpointsSubscribedTo,
+  findWebhookEndpoint,
+  signingSecrets,
+} from '../../lambdas/contexts/webhooks/endpoints';
 import { deliveryHeaders } from '../../lambdas/contexts/webhooks/internal/signing';
 import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 import { keyList, keyRotate } from '../../local/admin/commands/key';
@@ -18,9 +23,13 @@ import type { AdminCommand } from '../../local/admin/registry';
 /** The operator CLI's day-two commands on DynamoDB Local, parsed and run as `npm run admin` would. */
 jest.setTimeout(30_000);
 const context = { stateDir: '.local', runtime: undefined, emit: () => undefined, signal: new AbortController().signal };
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const run = async (command: AdminCommand<any>, positionals: string[], values: Record<string, string> = {}): Promise<any> =>
-  command.run(command.parse({ values, positionals }), context);
+/* eslint-disable @typescript-eslint/no-explicit-any -- a command of any options, run as the CLI runs it */
+const run = async (
+  command: AdminCommand<any>,
+  positionals: string[],
+  values: Record<string, string> = {},
+): Promise<any> => command.run(command.parse({ values, positionals }), context);
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 const HOUR_MS = 3_600_000;
 let tenantId: string;
@@ -47,7 +56,10 @@ describe('tenant list and show', () => {
 });
 
 describe('the SMS rate of an organization', () => {
-  const accepting: Carrier = { name: 'loopback', send: async () => ({ messageSid: `SM${randomUUID().replace(/-/g, '')}` }) };
+  const accepting: Carrier = {
+    name: 'loopback',
+    send: async () => ({ messageSid: `SM${randomUUID().replace(/-/g, '')}` }),
+  };
   const twoSegments = 'x'.repeat(161);
 
   it('prices each text at its segments x the rate the CLI set, the default 1 cent until then, and shows the rate', async () => {
@@ -70,7 +82,11 @@ describe('the SMS rate of an organization', () => {
   });
 
   it('is set at creation with --sms-rate-cents', async () => {
-    const { tenant } = await run(tenantCreate, [], { name: 'Pricey Org', 'sms-number': '+16285559002', 'sms-rate-cents': '4' });
+    const { tenant } = await run(tenantCreate, [], {
+      name: 'Pricey Org',
+      'sms-number': '+16285559002',
+      'sms-rate-cents': '4',
+    });
 
     await sendMessage(tenant.id, { to: '+14155550199', body: twoSegments }, accepting);
 
@@ -92,7 +108,9 @@ describe('key rotate', () => {
     const graceEnd = Date.parse(rotated.replaced.expiresAt);
     expect((await authorizeAuthorizationHeader(`Bearer ${oldKey}`, new Date(graceEnd - 1000))).effect).toBe('allow');
     expect((await authorizeAuthorizationHeader(`Bearer ${oldKey}`, new Date(graceEnd))).effect).toBe('deny');
-    expect((await authorizeAuthorizationHeader(`Bearer ${rotated.key}`, new Date(graceEnd + HOUR_MS))).effect).toBe('allow');
+    expect((await authorizeAuthorizationHeader(`Bearer ${rotated.key}`, new Date(graceEnd + HOUR_MS))).effect).toBe(
+      'allow',
+    );
     expect(apiKeys.map((k: { id: string }) => k.id)).toEqual(expect.arrayContaining([apiKey.id, rotated.apiKey.id]));
   });
 
@@ -107,7 +125,9 @@ describe('key rotate', () => {
   });
 
   it('refuses a grace period longer than a week, naming the option', () => {
-    expect(() => keyRotate.parse({ values: { grace: '8d' }, positionals: ['0199a000-0000-7000-8000-0000000000aa'] })).toThrow('--grace: must be at most 7 days');
+    expect(() =>
+      keyRotate.parse({ values: { grace: '8d' }, positionals: ['0199a000-0000-7000-8000-0000000000aa'] }),
+    ).toThrow('--grace: must be at most 7 days');
   });
 });
 
@@ -120,7 +140,10 @@ describe('webhook remove, disable, enable and rotate-secret', () => {
   it('stops routing events to a disabled endpoint until it is enabled, and forgets a removed one', async () => {
     // Prepare
     await approve();
-    const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/a', events: ['sms.received'] });
+    const endpoint = await addWebhookEndpoint(tenantId, {
+      url: 'https://hooks.example.com/a',
+      events: ['sms.received'],
+    });
     const subscribed = async () => (await endpointsSubscribedTo(tenantId, 'sms.received')).map((e) => e.id);
     // Act
     const disabled = await run(webhookDisable, [endpoint.id]);
@@ -144,7 +167,14 @@ describe('webhook remove, disable, enable and rotate-secret', () => {
     const { secret: newSecret, endpoint: shown } = await run(webhookRotateSecret, [endpoint.id], { grace: '24h' });
     const stored = await findWebhookEndpoint(endpoint.id);
     const body = '{"id":"evt"}';
-    const sign = (at: number) => deliveryHeaders({ ...signingSecrets(stored, new Date(at)), deliveryId: 'd1', eventType: 'sms.received', body, nowMs: at });
+    const sign = (at: number) =>
+      deliveryHeaders({
+        ...signingSecrets(stored, new Date(at)),
+        deliveryId: 'd1',
+        eventType: 'sms.received',
+        body,
+        nowMs: at,
+      });
     const during = sign(Date.now());
     const after = sign(Date.parse(shown.previousSecretExpiresAt) + 1000);
     // Assess
@@ -154,6 +184,9 @@ describe('webhook remove, disable, enable and rotate-secret', () => {
     expect(verifyDelivery(during, body, [newSecret, endpoint.secret])).toEqual({ ok: true });
     expect(after['webhook-signature'].split(' ')).toHaveLength(1);
     expect(verifyDelivery(after, body, newSecret, Number(after['X-Service-Timestamp']))).toEqual({ ok: true });
-    expect(verifyDelivery(after, body, endpoint.secret, Number(after['X-Service-Timestamp']))).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifyDelivery(after, body, endpoint.secret, Number(after['X-Service-Timestamp']))).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
   });
 });

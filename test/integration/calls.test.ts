@@ -9,7 +9,8 @@ const tenantId = uuidv7();
 const otherTenantId = uuidv7();
 const base = Date.parse('2026-09-01T00:00:00.000Z');
 const minutes = (n: number) => new Date(base + n * 60_000);
-const list = (query: Partial<Parameters<typeof listCalls>[1]> = {}, tenant = tenantId) => listCalls(tenant, { limit: 50, ...query });
+const list = (query: Partial<Parameters<typeof listCalls>[1]> = {}, tenant = tenantId) =>
+  listCalls(tenant, { limit: 50, ...query });
 const ids = (calls: Call[]) => calls.map((c) => c.id);
 
 const calls: Call[] = [];
@@ -27,7 +28,8 @@ const callAt = (n: number, direction: RecordCallInput['direction']): RecordCallI
 beforeAll(async () => {
   await createTestTable();
   // Recorded out of order on purpose: the list order comes from startedAt, not from insertion.
-  for (const n of [3, 0, 4, 1, 2, 5]) calls.push(await recordCall(tenantId, callAt(n, n % 2 === 0 ? 'inbound' : 'outbound')));
+  for (const n of [3, 0, 4, 1, 2, 5])
+    calls.push(await recordCall(tenantId, callAt(n, n % 2 === 0 ? 'inbound' : 'outbound')));
   calls.sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt));
 });
 
@@ -90,12 +92,21 @@ describe('recording calls', () => {
 
     expect(first.contactId).not.toBeNull();
     expect(again.contactId).toBe(first.contactId);
-    expect(await getContact(tenantId, first.contactId!)).toMatchObject({ source: 'auto_inbound', isAutoCreated: true, normalizedNumber: first.fromNumber });
+    expect(await getContact(tenantId, first.contactId!)).toMatchObject({
+      source: 'auto_inbound',
+      isAutoCreated: true,
+      normalizedNumber: first.fromNumber,
+    });
     expect(await getCall(tenantId, first.id)).toEqual(first);
   });
 
   it('creates no contact for an internal call', async () => {
-    const internal = await recordCall(tenantId, { ...callAt(12, 'outbound'), fromNumber: 'client:alice', toNumber: 'client:bob', isInternal: true });
+    const internal = await recordCall(tenantId, {
+      ...callAt(12, 'outbound'),
+      fromNumber: 'client:alice',
+      toNumber: 'client:bob',
+      isInternal: true,
+    });
 
     expect(internal).toMatchObject({ isInternal: true, contactId: null });
   });

@@ -4,7 +4,15 @@ import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { resolveOrganization } from '../../lambdas/contexts/carrier/organization';
 import { NumberTakenError } from '../../lambdas/contexts/tenants/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { createTenant, findTenantIdByNumber, getTenant, numberOwnerKey, tenantKey, toItem, updateTenant } from '../../lambdas/contexts/tenants/tenants';
+import {
+  createTenant,
+  findTenantIdByNumber,
+  getTenant,
+  numberOwnerKey,
+  tenantKey,
+  toItem,
+  updateTenant,
+} from '../../lambdas/contexts/tenants/tenants';
 
 let seq = 0;
 /** A number no other test of this file uses. */
@@ -36,7 +44,7 @@ describe('number -> organization lookup rows', () => {
     for (const number of [first, added, sms]) expect(await findTenantIdByNumber(number)).toBe(tenant.id);
   });
 
-  it("refuses a number another organization owns, writing neither the organization nor the row", async () => {
+  it('refuses a number another organization owns, writing neither the organization nor the row', async () => {
     // Prepare
     const taken = freshNumber();
     const owner = await createTenant({ name: 'Owner Org', numbers: [taken] });
@@ -61,7 +69,11 @@ describe('number -> organization lookup rows', () => {
     // Assess
     const won = results.filter((r) => r.status === 'fulfilled');
     expect(won).toHaveLength(1);
-    expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof NumberTakenError)).toBe(true);
+    expect(
+      results
+        .filter((r) => r.status === 'rejected')
+        .every((r) => (r as PromiseRejectedResult).reason instanceof NumberTakenError),
+    ).toBe(true);
     expect(await findTenantIdByNumber(contested)).toBe((won[0] as PromiseFulfilledResult<{ id: string }>).value.id);
   });
 
@@ -73,7 +85,20 @@ describe('number -> organization lookup rows', () => {
     await dynamo.send(
       new PutCommand({
         TableName: TABLE_NAME,
-        Item: toItem({ id, name: 'Old Org', slug: 'old-org', plan: 'pro', smsNumber: old, numbers: [old], billingStatus: 'active', spendingLimitCents: null, smsRateCents: 1, approvedHosts: [], createdAt: now, updatedAt: now }),
+        Item: toItem({
+          id,
+          name: 'Old Org',
+          slug: 'old-org',
+          plan: 'pro',
+          smsNumber: old,
+          numbers: [old],
+          billingStatus: 'active',
+          spendingLimitCents: null,
+          smsRateCents: 1,
+          approvedHosts: [],
+          createdAt: now,
+          updatedAt: now,
+        }),
       }),
     );
     // Act
@@ -84,7 +109,9 @@ describe('number -> organization lookup rows', () => {
 
   it('refuses a number that is not E.164', async () => {
     // Act + Assess
-    await expect(createTenant({ name: 'Sloppy Org', numbers: ['(415) 555-0100'] })).rejects.toThrow('numbers: each must be an E.164');
+    await expect(createTenant({ name: 'Sloppy Org', numbers: ['(415) 555-0100'] })).rejects.toThrow(
+      'numbers: each must be an E.164',
+    );
   });
 
   it('live outside every tenant partition, naming only the organization', async () => {
@@ -94,7 +121,13 @@ describe('number -> organization lookup rows', () => {
     // Act
     const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberOwnerKey(number) }));
     // Assess
-    expect(Item).toEqual({ pk: `NUMBER_OWNER#${number}`, sk: 'OWNER', type: 'numberOwner', tenantId: tenant.id, number });
+    expect(Item).toEqual({
+      pk: `NUMBER_OWNER#${number}`,
+      sk: 'OWNER',
+      type: 'numberOwner',
+      tenantId: tenant.id,
+      number,
+    });
     expect(tenantKey(tenant.id).pk).not.toBe(Item!.pk);
   });
 });
@@ -108,7 +141,10 @@ describe('finding the organization of a callback', () => {
     // Act
     const resolution = await resolveOrganization({ ownNumbers: [mine], legNumbers: [theirs, mine, alsoMine] });
     // Assess
-    expect(resolution).toEqual({ found: true, organization: { tenantId: tenant.id, orgNumbers: new Set([mine, alsoMine]), via: 'number' } });
+    expect(resolution).toEqual({
+      found: true,
+      organization: { tenantId: tenant.id, orgNumbers: new Set([mine, alsoMine]), via: 'number' },
+    });
   });
 
   it('refuses a signed tenantId that contradicts the number, and one naming no organization', async () => {

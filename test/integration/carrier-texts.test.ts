@@ -28,8 +28,15 @@ const nextCustomer = () => `+1415555${String((customers += 1)).padStart(4, '0')}
 const received = new Date('2026-11-21T10:00:00.000Z');
 
 function poster<P>(route: CarrierRouteSpec, kind: CallbackKind<P>) {
-  const handler = callbackHandler(route, kind, { config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL }, now: () => received });
-  return (form: Form, tamper?: (event: ReturnType<typeof signedCallbackEvent>) => void, query: Record<string, string> = {}) => {
+  const handler = callbackHandler(route, kind, {
+    config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL },
+    now: () => received,
+  });
+  return (
+    form: Form,
+    tamper?: (event: ReturnType<typeof signedCallbackEvent>) => void,
+    query: Record<string, string> = {},
+  ) => {
     const event = signedCallbackEvent(route, form, query);
     tamper?.(event);
     return handler(event, lambdaContext);
@@ -43,11 +50,18 @@ const sendMessage = async (tenant: string, input: { to: string; body: string }, 
 const conversation = async (counterpart: string) => (await listMessages(tenantId, counterpart, { limit: 50 })).items;
 /** A carrier that accepts every text, counting them. */
 const countingCarrier = () => {
-  const carrier = { name: 'twilio' as const, calls: 0, send: async () => ({ messageSid: sid('SM', 100_000 + (carrier.calls += 1)) }) };
+  const carrier = {
+    name: 'twilio' as const,
+    calls: 0,
+    send: async () => ({ messageSid: sid('SM', 100_000 + (carrier.calls += 1)) }),
+  };
   return carrier;
 };
 /** A carrier that took the text but whose answer never arrived. */
-const lostAnswer: Carrier = { name: 'twilio', send: async () => Promise.reject(new CarrierError('Twilio did not answer in time', { kind: 'unknown' })) };
+const lostAnswer: Carrier = {
+  name: 'twilio',
+  send: async () => Promise.reject(new CarrierError('Twilio did not answer in time', { kind: 'unknown' })),
+};
 
 beforeAll(async () => {
   await createTestTable();
@@ -66,20 +80,39 @@ describe('an inbound text callback', () => {
     expect(first).toMatchObject({ statusCode: 200, body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' });
     expect(retry.statusCode).toBe(200);
     expect(await conversation(customer)).toEqual([
-      expect.objectContaining({ direction: 'inbound', fromNumber: customer, toNumber: ORG, body: 'Can we move to 3pm?', status: 'received', isRead: false, messageSid: form.MessageSid, createdAt: received.toISOString() }),
+      expect.objectContaining({
+        direction: 'inbound',
+        fromNumber: customer,
+        toNumber: ORG,
+        body: 'Can we move to 3pm?',
+        status: 'received',
+        isRead: false,
+        messageSid: form.MessageSid,
+        createdAt: received.toISOString(),
+      }),
     ]);
-    expect((await firstThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({ messageCount: 1, hasUnread: true });
+    expect((await firstThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({
+      messageCount: 1,
+      hasUnread: true,
+    });
   });
 
-  it('records a STOP keyword in the consent ledger of the sender\'s number, and the next send is refused', async () => {
+  it("records a STOP keyword in the consent ledger of the sender's number, and the next send is refused", async () => {
     // Prepare
     const customer = nextCustomer();
     const carrier = countingCarrier();
     // Act
     await postInbound(smsInbound({ messageSid: nextSid(), from: customer, to: ORG, body: ' stop ' }));
     // Assess
-    expect(await consentOf(tenantId, customer)).toEqual({ status: 'opted_out', source: 'sms_keyword', at: received.toISOString(), note: 'Replied STOP' });
-    await expect(sendMessage(tenantId, { to: customer, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    expect(await consentOf(tenantId, customer)).toEqual({
+      status: 'opted_out',
+      source: 'sms_keyword',
+      at: received.toISOString(),
+      note: 'Replied STOP',
+    });
+    await expect(sendMessage(tenantId, { to: customer, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(
+      RecipientOptedOutError,
+    );
     expect(carrier.calls).toBe(0);
   });
 
@@ -90,7 +123,9 @@ describe('an inbound text callback', () => {
     // Act
     const unsigned = await postInbound(form, (event) => delete event.headers['X-Twilio-Signature']);
     const forged = await postInbound(form, (event) => (event.body = event.body!.replace('Body=STOP', 'Body=START')));
-    const elsewhere = await postInbound(smsInbound({ messageSid: nextSid(), from: customer, to: '+19995550000', body: 'STOP' }));
+    const elsewhere = await postInbound(
+      smsInbound({ messageSid: nextSid(), from: customer, to: '+19995550000', body: 'STOP' }),
+    );
     // Assess
     expect([unsigned.statusCode, forged.statusCode, elsewhere.statusCode]).toEqual([403, 403, 200]);
     expect(await conversation(customer)).toEqual([]);
@@ -99,7 +134,9 @@ describe('an inbound text callback', () => {
 
   it('accepts and ignores a sender that is no phone number (an alphanumeric id)', async () => {
     // Act
-    const result = await postInbound(smsInbound({ messageSid: nextSid(), from: 'ACMEBANK', to: ORG, body: 'Your code is 1234' }));
+    const result = await postInbound(
+      smsInbound({ messageSid: nextSid(), from: 'ACMEBANK', to: ORG, body: 'Your code is 1234' }),
+    );
     // Assess
     expect(result.statusCode).toBe(200);
   });
@@ -122,7 +159,9 @@ describe('a message status callback', () => {
     for (const s of ['queued', 'sent', 'delivered', 'sent']) expect((await postStatus(status(s))).statusCode).toBe(200);
     // Assess
     expect((await conversation(customer))[0]).toMatchObject({ status: 'delivered', messageSid });
-    expect((await firstThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({ lastStatus: 'delivered' });
+    expect((await firstThreads(tenantId)).find((t) => t.counterpartNumber === customer)).toMatchObject({
+      lastStatus: 'delivered',
+    });
   });
 
   it('marks an undelivered message failed and refunds it once, however often Twilio retries the callback', async () => {
@@ -143,7 +182,9 @@ describe('a message status callback', () => {
 
   it('answers 200 for a sid the service never sent', async () => {
     // Act
-    const result = await postStatus(smsStatus({ messageSid: nextSid(), status: 'delivered', from: ORG, to: nextCustomer() }));
+    const result = await postStatus(
+      smsStatus({ messageSid: nextSid(), status: 'delivered', from: ORG, to: nextCustomer() }),
+    );
     // Assess
     expect(result).toEqual({ statusCode: 200, headers: {}, body: '' });
   });
@@ -154,7 +195,11 @@ describe('a message status callback', () => {
     const message = await sendMessage(tenantId, { to: customer, body: 'Lost answer' }, lostAnswer, received);
     const messageSid = nextSid();
     // Act: the callback URL carries ?messageId=<id>, signed with it
-    const result = await postStatus(smsStatus({ messageSid, status: 'delivered', from: ORG, to: customer }), undefined, { messageId: message.id });
+    const result = await postStatus(
+      smsStatus({ messageSid, status: 'delivered', from: ORG, to: customer }),
+      undefined,
+      { messageId: message.id },
+    );
     // Assess
     expect(result.statusCode).toBe(200);
     expect((await conversation(customer))[0]).toMatchObject({ id: message.id, status: 'delivered', messageSid });
@@ -173,7 +218,11 @@ describe('a message status callback', () => {
       event.multiValueQueryStringParameters = { messageId: [other.id] };
     };
     // Act
-    const result = await postStatus(smsStatus({ messageSid: nextSid(), status: 'failed', from: ORG, to: customer }), swapId, { messageId: signedFor.id });
+    const result = await postStatus(
+      smsStatus({ messageSid: nextSid(), status: 'failed', from: ORG, to: customer }),
+      swapId,
+      { messageId: signedFor.id },
+    );
     // Assess
     expect(result.statusCode).toBe(403);
     expect((await conversation(customer)).map((m) => [m.status, m.messageSid])).toEqual([
@@ -191,7 +240,11 @@ describe('a message status callback', () => {
     // Act
     await postStatus(smsStatus({ messageSid, status: 'undelivered', from: ORG, to: customer, errorCode: '21610' }));
     // Assess
-    expect(await consentOf(tenantId, customer)).toMatchObject({ status: 'opted_out', source: 'carrier_opt_out', at: received.toISOString() });
+    expect(await consentOf(tenantId, customer)).toMatchObject({
+      status: 'opted_out',
+      source: 'carrier_opt_out',
+      at: received.toISOString(),
+    });
     expect((await conversation(customer))[0]).toMatchObject({ status: 'failed' });
     expect(await spendOf(tenantId)).toBe(spend - 1);
     const refusal = await sendMessage(tenantId, { to: customer, body: 'Again?' }, carrier).catch((err: unknown) => err);

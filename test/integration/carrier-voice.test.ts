@@ -5,7 +5,13 @@ import { lambdaContext } from '../support/api-event';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { callKey, findCallByProviderSid, findCallIdByProviderSid, getCall, listCalls } from '../../lambdas/contexts/calls/calls';
+import {
+  callKey,
+  findCallByProviderSid,
+  findCallIdByProviderSid,
+  getCall,
+  listCalls,
+} from '../../lambdas/contexts/calls/calls';
 import { voiceStatusCallback } from '../../lambdas/contexts/carrier/callbacks';
 import { getContact } from '../../lambdas/contexts/contacts/contacts';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
@@ -27,7 +33,9 @@ const nextSid = () => sid('CA', (sids += 1));
 const nextCaller = () => `+1415555${String((callers += 1)).padStart(4, '0')}`;
 
 const route = carrierRoutes.twilioVoiceStatus;
-const handler = callbackHandler(route, voiceStatusCallback, { config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL } });
+const handler = callbackHandler(route, voiceStatusCallback, {
+  config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL },
+});
 const post = async (form: Form, query: Record<string, string> = {}) => {
   const result = await handler(signedCallbackEvent(route, form, query), lambdaContext);
   expect(result.statusCode).toBe(200);
@@ -37,7 +45,14 @@ const postAll = async (forms: Form[]) => {
 };
 const callOf = async (parentSid: string) => (await findCallByProviderSid(tenantId, parentSid))!;
 const rawCall = async (parentSid: string) =>
-  (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: callKey(tenantId, (await findCallIdByProviderSid(tenantId, parentSid))!) }))).Item;
+  (
+    await dynamo.send(
+      new GetCommand({
+        TableName: TABLE_NAME,
+        Key: callKey(tenantId, (await findCallIdByProviderSid(tenantId, parentSid))!),
+      }),
+    )
+  ).Item;
 
 const ev = (callSid: string, status: LegEvent['status'], s: number, sequence: number, duration?: number): LegEvent => ({
   callSid,
@@ -85,7 +100,11 @@ describe('leg mapping', () => {
       agentId: AGENT,
       contactId: expect.any(String),
     });
-    expect(await getContact(tenantId, call.contactId!)).toMatchObject({ normalizedNumber: caller, source: 'auto_inbound', isAutoCreated: true });
+    expect(await getContact(tenantId, call.contactId!)).toMatchObject({
+      normalizedNumber: caller,
+      source: 'auto_inbound',
+      isAutoCreated: true,
+    });
     expect(await findCallIdByProviderSid(tenantId, child)).toBeUndefined();
     // The API's call has our id only: no provider sid anywhere in it.
     expect(JSON.stringify(await getCall(tenantId, call.id))).not.toMatch(/CA[0-9a-f]{32}/);
@@ -105,8 +124,20 @@ describe('leg mapping', () => {
     ]);
     // Assess
     const call = await callOf(parent);
-    expect(call).toMatchObject({ direction: 'inbound', fromNumber: caller, toNumber: ORG, status: 'no-answer', answeredAt: null, agentId: null, endedAt: iso(40), durationSec: 40 });
-    expect(await getContact(tenantId, call.contactId!)).toMatchObject({ normalizedNumber: caller, source: 'auto_inbound' });
+    expect(call).toMatchObject({
+      direction: 'inbound',
+      fromNumber: caller,
+      toNumber: ORG,
+      status: 'no-answer',
+      answeredAt: null,
+      agentId: null,
+      endedAt: iso(40),
+      durationSec: 40,
+    });
+    expect(await getContact(tenantId, call.contactId!)).toMatchObject({
+      normalizedNumber: caller,
+      source: 'auto_inbound',
+    });
   });
 
   it('records a call placed from the softphone as outbound from the caller id to the dialled number', async () => {
@@ -142,7 +173,10 @@ describe('leg mapping', () => {
       agentId: AGENT,
       contactId: expect.any(String),
     });
-    expect(await getContact(tenantId, call.contactId!)).toMatchObject({ normalizedNumber: dialled, source: 'auto_outbound' });
+    expect(await getContact(tenantId, call.contactId!)).toMatchObject({
+      normalizedNumber: dialled,
+      source: 'auto_outbound',
+    });
   });
 
   it('ends a softphone call with the dialled leg outcome even though the softphone leg completes', async () => {
@@ -157,7 +191,13 @@ describe('leg mapping', () => {
       softphoneLeg({ ...ev(parent, 'completed', 4, 2, 4), identity: AGENT, to: dialled }),
     ]);
     // Assess
-    expect(await callOf(parent)).toMatchObject({ direction: 'outbound', status: 'busy', answeredAt: null, endedAt: iso(3), agentId: AGENT });
+    expect(await callOf(parent)).toMatchObject({
+      direction: 'outbound',
+      status: 'busy',
+      answeredAt: null,
+      endedAt: iso(3),
+      agentId: AGENT,
+    });
   });
 
   it('records a call between two softphones as internal, with no contact, placed through the signed tenantId', async () => {
@@ -165,7 +205,8 @@ describe('leg mapping', () => {
     const parent = nextSid();
     const child = nextSid();
     const hint = { tenantId };
-    const bobLeg = (e: LegEvent) => dialLeg({ ...e, parentCallSid: parent, from: 'client:alice', to: `client:${AGENT}` });
+    const bobLeg = (e: LegEvent) =>
+      dialLeg({ ...e, parentCallSid: parent, from: 'client:alice', to: `client:${AGENT}` });
     // Act
     await post(softphoneLeg({ ...ev(parent, 'in-progress', 0, 0), identity: 'alice', to: `client:${AGENT}` }), hint);
     await post(bobLeg(ev(child, 'ringing', 1, 0)), hint);
@@ -195,9 +236,11 @@ describe('leg mapping', () => {
     const first = nextSid();
     const second = nextSid();
     const caller = nextCaller();
-    const leg = (callSid: string, agent: string) => (e: LegEvent) => dialLeg({ ...e, callSid, parentCallSid: parent, from: caller, to: `client:${agent}` });
+    const leg = (callSid: string, agent: string) => (e: LegEvent) =>
+      dialLeg({ ...e, callSid, parentCallSid: parent, from: caller, to: `client:${agent}` });
     const pstn = (e: LegEvent) => pstnInboundLeg({ ...e, from: caller, to: ORG });
-    const callsOfCaller = async () => (await listCalls(tenantId, { limit: 100 })).items.filter((c) => c.fromNumber === caller);
+    const callsOfCaller = async () =>
+      (await listCalls(tenantId, { limit: 100 })).items.filter((c) => c.fromNumber === caller);
     // Act
     await postAll([
       pstn(ev(parent, 'in-progress', 0, 0)),
@@ -210,7 +253,13 @@ describe('leg mapping', () => {
     ]);
     // Assess
     expect(await callsOfCaller()).toHaveLength(1);
-    expect(await callOf(parent)).toMatchObject({ status: 'completed', answeredAt: iso(0), endedAt: iso(91), durationSec: 91, agentId: AGENT });
+    expect(await callOf(parent)).toMatchObject({
+      status: 'completed',
+      answeredAt: iso(0),
+      endedAt: iso(91),
+      durationSec: 91,
+      agentId: AGENT,
+    });
   });
 });
 
@@ -224,9 +273,19 @@ describe('callbacks out of order, twice, or at once', () => {
     await post(pstn(ev(parent, 'completed', 50, 3, 48)));
     expect(await callOf(parent)).toMatchObject({ status: 'no-answer', answeredAt: null, endedAt: iso(50) });
     await post(pstn(ev(parent, 'in-progress', 2, 1)));
-    expect(await callOf(parent)).toMatchObject({ status: 'completed', answeredAt: iso(2), endedAt: iso(50), durationSec: 48 });
+    expect(await callOf(parent)).toMatchObject({
+      status: 'completed',
+      answeredAt: iso(2),
+      endedAt: iso(50),
+      durationSec: 48,
+    });
     await post(pstn(ev(parent, 'ringing', 0, 0)));
-    expect(await callOf(parent)).toMatchObject({ status: 'completed', answeredAt: iso(2), endedAt: iso(50), durationSec: 48 });
+    expect(await callOf(parent)).toMatchObject({
+      status: 'completed',
+      answeredAt: iso(2),
+      endedAt: iso(50),
+      durationSec: 48,
+    });
   });
 
   it('changes nothing at all on a repeated callback (so no second call.completed can be derived)', async () => {
@@ -234,10 +293,18 @@ describe('callbacks out of order, twice, or at once', () => {
     const parent = nextSid();
     const caller = nextCaller();
     const pstn = (e: LegEvent) => pstnInboundLeg({ ...e, from: caller, to: ORG });
-    await postAll([pstn(ev(parent, 'ringing', 0, 0)), pstn(ev(parent, 'in-progress', 3, 1)), pstn(ev(parent, 'completed', 20, 2, 17))]);
+    await postAll([
+      pstn(ev(parent, 'ringing', 0, 0)),
+      pstn(ev(parent, 'in-progress', 3, 1)),
+      pstn(ev(parent, 'completed', 20, 2, 17)),
+    ]);
     const before = await rawCall(parent);
     // Act
-    await postAll([pstn(ev(parent, 'completed', 20, 2, 17)), pstn(ev(parent, 'in-progress', 3, 1)), pstn(ev(parent, 'busy', 21, 3))]);
+    await postAll([
+      pstn(ev(parent, 'completed', 20, 2, 17)),
+      pstn(ev(parent, 'in-progress', 3, 1)),
+      pstn(ev(parent, 'busy', 21, 3)),
+    ]);
     // Assess
     expect(await rawCall(parent)).toEqual(before);
     expect(before).toMatchObject({ status: 'completed', statusRank: 3 });
@@ -260,15 +327,29 @@ describe('callbacks out of order, twice, or at once', () => {
     const caller = nextCaller();
     const forms = [
       ...Array.from({ length: 6 }, () => pstnInboundLeg({ ...ev(parent, 'ringing', 0, 0), from: caller, to: ORG })),
-      ...Array.from({ length: 6 }, (_, i) => dialLeg({ ...ev(sid('CA', 9000 + i), 'ringing', 1, 0), parentCallSid: parent, from: caller, to: `client:${AGENT}` })),
+      ...Array.from({ length: 6 }, (_, i) =>
+        dialLeg({
+          ...ev(sid('CA', 9000 + i), 'ringing', 1, 0),
+          parentCallSid: parent,
+          from: caller,
+          to: `client:${AGENT}`,
+        }),
+      ),
     ];
-    const countCalls = async () => (await listCalls(tenantId, { direction: 'inbound', limit: 100 })).items.filter((c) => c.fromNumber === caller).length;
+    const countCalls = async () =>
+      (await listCalls(tenantId, { direction: 'inbound', limit: 100 })).items.filter((c) => c.fromNumber === caller)
+        .length;
     const meters = await markRaceMeters();
     // Act: the agents' legs carry the signed tenantId, so they too may be the first to create the call.
     await Promise.all(forms.map((form) => post(form, form.ParentCallSid ? { tenantId } : {})));
     // Assess
     expect(await countCalls()).toBe(1);
-    expect(await callOf(parent)).toMatchObject({ direction: 'inbound', fromNumber: caller, toNumber: ORG, status: 'ringing' });
+    expect(await callOf(parent)).toMatchObject({
+      direction: 'inbound',
+      fromNumber: caller,
+      toNumber: ORG,
+      status: 'ringing',
+    });
     await expectTransactionsMet(meters);
   }, 30_000);
 });

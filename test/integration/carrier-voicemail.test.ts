@@ -3,7 +3,12 @@ import { lambdaContext } from '../support/api-event';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
 import { findCallByProviderSid } from '../../lambdas/contexts/calls/calls';
-import { recordingCallback, transcriptionCallback, voiceStatusCallback, type CallbackKind } from '../../lambdas/contexts/carrier/callbacks';
+import {
+  recordingCallback,
+  transcriptionCallback,
+  voiceStatusCallback,
+  type CallbackKind,
+} from '../../lambdas/contexts/carrier/callbacks';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { getVoicemail, voicemailKey } from '../../lambdas/contexts/calls/voicemails';
@@ -24,7 +29,10 @@ const next = () => (n += 1);
 const nextCaller = () => `+1415555${String((callers += 1)).padStart(4, '0')}`;
 
 function poster<P>(route: CarrierRouteSpec, kind: CallbackKind<P>) {
-  const handler = callbackHandler(route, kind, { config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL }, now: () => at(120) });
+  const handler = callbackHandler(route, kind, {
+    config: { authToken: TEST_TOKEN, publicBaseUrl: TEST_PUBLIC_BASE_URL },
+    now: () => at(120),
+  });
   return async (form: Form, query: Record<string, string> = {}) => {
     const result = await handler(signedCallbackEvent(route, form, query), lambdaContext);
     expect(result.statusCode).toBe(200);
@@ -38,19 +46,36 @@ const postTranscription = poster(carrierRoutes.twilioVoiceTranscription, transcr
 /** An inbound call that nobody answered and that went to voicemail, as its status callbacks tell it. */
 async function missedCall(callSid: string, caller: string) {
   await postStatus(pstnInboundLeg({ callSid, status: 'ringing', at: at(0), sequence: 0, from: caller, to: ORG }));
-  await postStatus(pstnInboundLeg({ callSid, status: 'completed', at: at(45), sequence: 1, duration: 45, from: caller, to: ORG }));
+  await postStatus(
+    pstnInboundLeg({ callSid, status: 'completed', at: at(45), sequence: 1, duration: 45, from: caller, to: ORG }),
+  );
 }
 
 const recording = (callSid: string, recordingSid: string, status: 'completed' | 'absent' = 'completed') =>
   recordingStatus({ callSid, recordingSid, status, duration: 17, startedAt: at(25) });
 const transcript = (callSid: string, recordingSid: string, caller: string, text: string) =>
-  transcription({ callSid, recordingSid, transcriptionSid: sid('TR', next()), from: caller, to: ORG, status: 'completed', text });
+  transcription({
+    callSid,
+    recordingSid,
+    transcriptionSid: sid('TR', next()),
+    from: caller,
+    to: ORG,
+    status: 'completed',
+    text,
+  });
 
-const rawRow = async (callSid: string) => (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, callSid) }))).Item;
+const rawRow = async (callSid: string) =>
+  (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, callSid) }))).Item;
 
 /** What the webhook router derives from a change of the row (its stream record). */
 const eventOf = (oldImage: Record<string, unknown> | undefined, newImage: Record<string, unknown> | undefined) =>
-  deriveEvent({ eventId: 'stream-1', eventName: oldImage ? 'MODIFY' : 'INSERT', approximateCreationMs: T0, oldImage, newImage });
+  deriveEvent({
+    eventId: 'stream-1',
+    eventName: oldImage ? 'MODIFY' : 'INSERT',
+    approximateCreationMs: T0,
+    oldImage,
+    newImage,
+  });
 
 beforeAll(async () => {
   await createTestTable();
@@ -74,7 +99,11 @@ describe('a voicemail', () => {
     const event = eventOf(rowBefore, await rawRow(callSid));
     expect(event?.type).toBe('voicemail.received');
     expect(EVENT_SCHEMAS['voicemail.received'].safeParse(JSON.parse(event!.body)).success).toBe(true);
-    expect(JSON.parse(event!.body).data.voicemail).toMatchObject({ callId: call!.id, fromNumber: caller, transcript: 'Hi, call me back about the invoice.' });
+    expect(JSON.parse(event!.body).data.voicemail).toMatchObject({
+      callId: call!.id,
+      fromNumber: caller,
+      transcript: 'Hi, call me back about the invoice.',
+    });
     expect(beforeRecording).toMatchObject({ recordingReady: false, transcript: 'Hi, call me back about the invoice.' });
     expect(await getVoicemail(tenantId, callSid)).toEqual({
       id: beforeRecording!.id,
@@ -102,7 +131,14 @@ describe('a voicemail', () => {
     await postTranscription(transcript(callSid, recordingSid, caller, 'It is about Tuesday.'));
     // Assess: stored on the row, and no second voicemail.received from that change
     expect(eventOf(readyRow, await rawRow(callSid))).toBeUndefined();
-    expect(ready).toMatchObject({ recordingReady: true, transcript: null, fromNumber: caller, toNumber: ORG, createdAt: at(25).toISOString(), durationSec: 17 });
+    expect(ready).toMatchObject({
+      recordingReady: true,
+      transcript: null,
+      fromNumber: caller,
+      toNumber: ORG,
+      createdAt: at(25).toISOString(),
+      durationSec: 17,
+    });
     expect(await getVoicemail(tenantId, callSid)).toEqual({ ...ready, transcript: 'It is about Tuesday.' });
   });
 
@@ -130,7 +166,12 @@ describe('a voicemail', () => {
     // Assess
     expect(waiting).toMatchObject({ recordingReady: false, fromNumber: null, callId: null });
     const call = await findCallByProviderSid(tenantId, callSid);
-    expect(await getVoicemail(tenantId, callSid)).toMatchObject({ recordingReady: true, fromNumber: caller, toNumber: ORG, callId: call!.id });
+    expect(await getVoicemail(tenantId, callSid)).toMatchObject({
+      recordingReady: true,
+      fromNumber: caller,
+      toNumber: ORG,
+      callId: call!.id,
+    });
   });
 
   it('is not created for a recording Twilio reports absent (silence), nor for a call of no organization', async () => {
@@ -153,6 +194,9 @@ describe('a voicemail', () => {
     // Act
     const result = await postRecording(recording(callSid, sid('RE', next())));
     // Assess
-    expect(result).toMatchObject({ headers: { 'Content-Type': 'text/xml' }, body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' });
+    expect(result).toMatchObject({
+      headers: { 'Content-Type': 'text/xml' },
+      body: '<?xml version="1.0" encoding="UTF-8"?><Response/>',
+    });
   });
 });

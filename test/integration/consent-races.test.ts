@@ -8,7 +8,14 @@ import { tenantPk } from '../../lambdas/shared/table/keys';
 import { failedCondition, transactWrite } from '../../lambdas/shared/table/dynamo';
 import { consentOf, ledgerSnapshot } from '../../lambdas/contexts/consent/ledger';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
-import { createContact, deleteContact, ensureContactForNumber, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import {
+  createContact,
+  deleteContact,
+  ensureContactForNumber,
+  getContact,
+  listContacts,
+  updateContact,
+} from '../../lambdas/contexts/contacts/contacts';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
 
@@ -41,10 +48,17 @@ const contactRows = contactRowsOf;
 
 /** Every contact shows exactly its number's ledger row, in its row and through the API. */
 async function expectCopiesAreTheLedgers(tenantId: string): Promise<void> {
-  const listed = new Map((await listContacts(tenantId, { limit: 100, includeAutoCreated: true })).items.map((c) => [c.id, c]));
+  const listed = new Map(
+    (await listContacts(tenantId, { limit: 100, includeAutoCreated: true })).items.map((c) => [c.id, c]),
+  );
   for (const row of await contactRows(tenantId)) {
     const ledger = await consentOf(tenantId, row.normalizedNumber as string);
-    const expected = { consentStatus: ledger.status, consentSource: ledger.source, consentAt: ledger.at, consentNote: ledger.note };
+    const expected = {
+      consentStatus: ledger.status,
+      consentSource: ledger.source,
+      consentAt: ledger.at,
+      consentNote: ledger.note,
+    };
     expect({ number: row.normalizedNumber, ...expected }).toEqual({
       number: row.normalizedNumber,
       consentStatus: row.consentStatus,
@@ -58,7 +72,9 @@ async function expectCopiesAreTheLedgers(tenantId: string): Promise<void> {
 }
 
 async function organization(): Promise<string> {
-  return (await createTenant({ name: 'Consent Races', smsNumber: `+1415667${String((orgNumbers += 1)).padStart(4, '0')}` })).id;
+  return (
+    await createTenant({ name: 'Consent Races', smsNumber: `+1415667${String((orgNumbers += 1)).padStart(4, '0')}` })
+  ).id;
 }
 
 describe("a contact's copy of its number's consent under races", () => {
@@ -94,7 +110,9 @@ describe("a contact's copy of its number's consent under races", () => {
       await Promise.all([
         recordConsentChange(tenantId, n, start(new Date(Date.UTC(2026, 10, 1, 0, 2)))),
         recordConsentChange(tenantId, n, stop(new Date(Date.UTC(2026, 10, 1, 0, 1)))),
-        deleteContact(tenantId, holder.id).then(() => createContact(tenantId, { displayName: 'Again', phoneNumber: n })).catch(tolerated),
+        deleteContact(tenantId, holder.id)
+          .then(() => createContact(tenantId, { displayName: 'Again', phoneNumber: n }))
+          .catch(tolerated),
       ]);
       // Assess
       await expectCopiesAreTheLedgers(tenantId);
@@ -111,7 +129,13 @@ describe("a contact's copy of its number's consent under races", () => {
       const n = freshNumber();
       // Act: the text auto-creates the contact and records STOP; a person adds the number; a call sees it too
       await Promise.all([
-        receiveInboundMessage(tenantId, { from: n, to: '+14155550000', body: 'STOP', messageSid: `SM${uuidv7().replace(/-/g, '')}`, receivedAt: new Date() }),
+        receiveInboundMessage(tenantId, {
+          from: n,
+          to: '+14155550000',
+          body: 'STOP',
+          messageSid: `SM${uuidv7().replace(/-/g, '')}`,
+          receivedAt: new Date(),
+        }),
         createContact(tenantId, { displayName: 'Added by hand', phoneNumber: n }).catch(tolerated),
         ensureContactForNumber(tenantId, n, 'auto_outbound'),
       ]);
@@ -131,7 +155,10 @@ describe("a contact's copy of its number's consent under races", () => {
     const { unchanged } = await ledgerSnapshot(tenantId, n);
     // Act: a STOP with the same carrier time replaces it before the copy commits
     await recordConsentChange(tenantId, n, stop(at));
-    const reasons = await transactWrite([{ Put: { TableName: TABLE_NAME, Item: { pk: tenantPk(tenantId), sk: `PROBE#${n}` } } }, unchanged]);
+    const reasons = await transactWrite([
+      { Put: { TableName: TABLE_NAME, Item: { pk: tenantPk(tenantId), sk: `PROBE#${n}` } } },
+      unchanged,
+    ]);
     // Assess
     expect((await consentOf(tenantId, n)).status).toBe('opted_out');
     expect(failedCondition(reasons, 1)).toBeDefined();

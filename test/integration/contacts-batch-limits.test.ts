@@ -35,7 +35,8 @@ let m: Modules;
 beforeAll(async () => {
   const { startLimitsProxy } = await import('../../local/dynamodb-limits/limits-proxy');
   const upstream = process.env.DYNAMODB_LOCAL_ENDPOINT;
-  if (!upstream) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run integration tests through the jest integration projects');
+  if (!upstream)
+    throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run integration tests through the jest integration projects');
   engine = await startLimitsProxy({ upstream, sharedDb: false, maxTrackedKeys: 1_000_000 });
   process.env.DYNAMODB_ENDPOINT = engine.endpoint;
   const { createTestTable } = await import('../support/table');
@@ -60,7 +61,8 @@ const entries = (items: { displayName: string; phoneNumber: string; externalId?:
 
 /** Transactions the engine refused or cancelled since `before`: each one a writer that met another. */
 const refusedTransactions = (before: LimitsStats, after: LimitsStats) => {
-  const errorsOf = (stats: LimitsStats) => Object.values(stats.operations.TransactWriteItems?.errors ?? {}).reduce((a, b) => a + b, 0);
+  const errorsOf = (stats: LimitsStats) =>
+    Object.values(stats.operations.TransactWriteItems?.errors ?? {}).reduce((a, b) => a + b, 0);
   return errorsOf(after) - errorsOf(before);
 };
 
@@ -76,7 +78,13 @@ describe(`${BATCHES} batches of 100 new contacts from one organization at once`,
     // Prepare: contacts of one area code (their number prefixes share search partitions, as a CRM's do)
     const tenantId = m.uuidv7();
     const batches = Array.from({ length: BATCHES }, (_, b) =>
-      entries(Array.from({ length: 100 }, (_, i) => ({ displayName: 'X', phoneNumber: `+1${300_000 + b * 100 + i}`, externalId: `imp-${b * 100 + i}` }))),
+      entries(
+        Array.from({ length: 100 }, (_, i) => ({
+          displayName: 'X',
+          phoneNumber: `+1${300_000 + b * 100 + i}`,
+          externalId: `imp-${b * 100 + i}`,
+        })),
+      ),
     );
     engine.reset();
 
@@ -93,7 +101,12 @@ describe(`${BATCHES} batches of 100 new contacts from one organization at once`,
     expect(new Set(rows.map((row) => row.normalizedNumber)).size).toBe(CONTACTS);
     // Nothing on the organization's own partition; the busiest keys take what capacity.md says, per contact.
     const unitsPerContact = (filter: (key: string) => boolean) =>
-      Math.max(0, ...Object.entries(stats.partitions).filter(([key]) => filter(key)).map(([, meter]) => meter.writeUnits)) / CONTACTS;
+      Math.max(
+        0,
+        ...Object.entries(stats.partitions)
+          .filter(([key]) => filter(key))
+          .map(([, meter]) => meter.writeUnits),
+      ) / CONTACTS;
     const tableKey = (key: string) => !key.split(' ')[0].includes('/');
     expect(stats.untrackedKeys).toBe(0);
     expect(unitsPerContact((key) => key.endsWith(` S:T#${tenantId}`))).toBe(0);

@@ -27,10 +27,14 @@ const ROUNDS = 10;
  * The operations as a client calls them: on DynamoDB's limits (the limits engine) a write that kept
  * colliding is answered busy (503) having written nothing, and the client sends it again.
  */
-const createContact = (...args: Parameters<typeof contacts.createContact>) => retryWhileBusy(() => contacts.createContact(...args));
-const updateContact = (...args: Parameters<typeof contacts.updateContact>) => retryWhileBusy(() => contacts.updateContact(...args));
-const deleteContact = (...args: Parameters<typeof contacts.deleteContact>) => retryWhileBusy(() => contacts.deleteContact(...args));
-const ensureContactForNumber = (...args: Parameters<typeof contacts.ensureContactForNumber>) => retryWhileBusy(() => contacts.ensureContactForNumber(...args));
+const createContact = (...args: Parameters<typeof contacts.createContact>) =>
+  retryWhileBusy(() => contacts.createContact(...args));
+const updateContact = (...args: Parameters<typeof contacts.updateContact>) =>
+  retryWhileBusy(() => contacts.updateContact(...args));
+const deleteContact = (...args: Parameters<typeof contacts.deleteContact>) =>
+  retryWhileBusy(() => contacts.deleteContact(...args));
+const ensureContactForNumber = (...args: Parameters<typeof contacts.ensureContactForNumber>) =>
+  retryWhileBusy(() => contacts.ensureContactForNumber(...args));
 // Many rounds of real DynamoDB writes: seconds alone, longer when the whole suite shares 2 cores.
 jest.setTimeout(120_000);
 let serial = 0;
@@ -60,7 +64,10 @@ async function directory(tenantId: string): Promise<{ contacts: Row[]; claims: R
 async function expectFiledUnderItsEntries(contact: Row): Promise<void> {
   const { tokens } = searchIndexOf(contact as SearchFields);
   expect(contact[SEARCH_INDEX_ATTRIBUTE]).toBe(fingerprintOf(tokens));
-  const rows = await batchGetItems(tokens.map((token) => searchRowKey(contact.tenantId as string, token, contact.id as string)), { consistentRead: true });
+  const rows = await batchGetItems(
+    tokens.map((token) => searchRowKey(contact.tenantId as string, token, contact.id as string)),
+    { consistentRead: true },
+  );
   expect(rows).toHaveLength(tokens.length);
 }
 
@@ -85,8 +92,10 @@ async function expectConsistentDirectory(tenantId: string): Promise<Map<string, 
 async function expectLaterCreateMeetsOwner(tenantId: string, number: string, owner: Row | undefined): Promise<void> {
   const later = createContact(tenantId, { displayName: 'Latecomer', phoneNumber: number });
   if (!owner) await expect(later).resolves.toMatchObject({ adopted: false });
-  else if (owner.isAutoCreated) await expect(later).resolves.toMatchObject({ adopted: true, contact: { id: owner.id } });
-  else await expect(later).rejects.toMatchObject({ constructor: ContactConflictError, details: { contactId: owner.id } });
+  else if (owner.isAutoCreated)
+    await expect(later).resolves.toMatchObject({ adopted: true, contact: { id: owner.id } });
+  else
+    await expect(later).rejects.toMatchObject({ constructor: ContactConflictError, details: { contactId: owner.id } });
   await expectConsistentDirectory(tenantId);
 }
 
@@ -113,14 +122,20 @@ describe('races on one number', () => {
       const tenantId = uuidv7();
       const n = freshNumber();
       const autoId = await ensureContactForNumber(tenantId, n, 'auto_inbound');
-      const { contact: named } = await createContact(tenantId, { displayName: `Named ${round}`, phoneNumber: freshNumber() });
+      const { contact: named } = await createContact(tenantId, {
+        displayName: `Named ${round}`,
+        phoneNumber: freshNumber(),
+      });
       // Act
       const [adopted, renumbered] = await Promise.allSettled([
         createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
         updateContact(tenantId, named.id, { phoneNumber: n }),
       ]);
       // Assess: N was claimed throughout, so the renumber never moves anything
-      expect(adopted).toMatchObject({ status: 'fulfilled', value: { adopted: true, contact: { id: autoId, isAutoCreated: false } } });
+      expect(adopted).toMatchObject({
+        status: 'fulfilled',
+        value: { adopted: true, contact: { id: autoId, isAutoCreated: false } },
+      });
       expect(conflictNaming(renumbered)).toBe(autoId);
       const holders = await expectConsistentDirectory(tenantId);
       expect(holders.get(n)).toMatchObject({ id: autoId, isAutoCreated: false });
@@ -134,7 +149,10 @@ describe('races on one number', () => {
       const tenantId = uuidv7();
       const n = freshNumber();
       const autoId = await ensureContactForNumber(tenantId, n, 'auto_outbound');
-      const { contact: mover } = await createContact(tenantId, { displayName: `Mover ${round}`, phoneNumber: freshNumber() });
+      const { contact: mover } = await createContact(tenantId, {
+        displayName: `Mover ${round}`,
+        phoneNumber: freshNumber(),
+      });
 
       const [created, renumbered, deleted] = await Promise.allSettled([
         createContact(tenantId, { displayName: `Adopter ${round}`, phoneNumber: n }),
@@ -181,7 +199,10 @@ describe('races on one number', () => {
     // Left alone, the PATCH (a read and a write) is done before the adoption (a refused insert, a
     // read, then its write) writes. In even rounds the PATCH's write waits until the adoption's is
     // under way, so it meets it at the contact row, having read the row before the adoption.
-    const meeting = rendezvous(dynamo, { held: (input) => input.includes('Acme'), until: (input) => input.includes('SET named = :true') });
+    const meeting = rendezvous(dynamo, {
+      held: (input) => input.includes('Acme'),
+      until: (input) => input.includes('SET named = :true'),
+    });
     try {
       await rounds(async (round) => {
         const tenantId = uuidv7();
@@ -202,7 +223,10 @@ describe('races on one number', () => {
         const row = holders.get(n) as Row;
         expect(row).toMatchObject({ id: autoId, isAutoCreated: false, displayName: `Adopter ${round}` });
         const patchedLast = row.notes === 'patched';
-        expect(patched).toMatchObject({ status: 'fulfilled', value: { notes: 'patched', isAutoCreated: !patchedLast } });
+        expect(patched).toMatchObject({
+          status: 'fulfilled',
+          value: { notes: 'patched', isAutoCreated: !patchedLast },
+        });
         if (patchedLast) expect(patched).toMatchObject({ value: { displayName: `Adopter ${round}`, company: 'Acme' } });
       });
     } finally {
@@ -217,7 +241,10 @@ describe('races on one number', () => {
       const { contact: a } = await createContact(tenantId, { displayName: `A ${round}`, phoneNumber: freshNumber() });
       const { contact: b } = await createContact(tenantId, { displayName: `B ${round}`, phoneNumber: freshNumber() });
 
-      const results = await Promise.allSettled([updateContact(tenantId, a.id, { phoneNumber: n }), updateContact(tenantId, b.id, { phoneNumber: n })]);
+      const results = await Promise.allSettled([
+        updateContact(tenantId, a.id, { phoneNumber: n }),
+        updateContact(tenantId, b.id, { phoneNumber: n }),
+      ]);
 
       const holders = await expectConsistentDirectory(tenantId);
       const winner = holders.get(n);
@@ -236,7 +263,10 @@ describe('races on one number', () => {
       const n = freshNumber();
       const { contact } = await createContact(tenantId, { displayName: `Twice ${round}`, phoneNumber: freshNumber() });
 
-      const results = await Promise.allSettled([updateContact(tenantId, contact.id, { phoneNumber: n }), updateContact(tenantId, contact.id, { phoneNumber: n })]);
+      const results = await Promise.allSettled([
+        updateContact(tenantId, contact.id, { phoneNumber: n }),
+        updateContact(tenantId, contact.id, { phoneNumber: n }),
+      ]);
 
       expect(results).toMatchObject([
         { status: 'fulfilled', value: { id: contact.id, normalizedNumber: n } },
@@ -253,7 +283,10 @@ describe('races on one number', () => {
     await rounds(async (round) => {
       const tenantId = uuidv7();
       const n = freshNumber();
-      const { contact: mover } = await createContact(tenantId, { displayName: `Mover ${round}`, phoneNumber: freshNumber() });
+      const { contact: mover } = await createContact(tenantId, {
+        displayName: `Mover ${round}`,
+        phoneNumber: freshNumber(),
+      });
 
       const [auto, created, renumbered] = await Promise.allSettled([
         ensureContactForNumber(tenantId, n, 'auto_inbound'),
@@ -284,7 +317,8 @@ describe('races on one number', () => {
         deleteContact(tenantId, autoId),
       ]);
 
-      for (const r of [renumbered, deletedA, deletedB]) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(NotFoundError);
+      for (const r of [renumbered, deletedA, deletedB])
+        if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(NotFoundError);
       expect([deletedA, deletedB].filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       expect(await directory(tenantId)).toEqual({ contacts: [], claims: [] });
     });

@@ -19,7 +19,13 @@ jest.setTimeout(600_000);
 const SMALL = 200;
 const LARGE = 2_000;
 
-const QUERIES = { rareTerm: 'zebulon', commonTerm: 'person', twoWords: 'acme pers', commonDigits: '415 555', rareDigits: '0042' } as const;
+const QUERIES = {
+  rareTerm: 'zebulon',
+  commonTerm: 'person',
+  twoWords: 'acme pers',
+  commonDigits: '415 555',
+  rareDigits: '0042',
+} as const;
 
 /** The index partitions the queries read: a Query reads its own partition and nothing else. */
 const READ_ENTRIES = new Set(Object.values(QUERIES).map((q) => indexTokenOf(drivingTermOf(searchTermsOf(q)))));
@@ -34,11 +40,29 @@ const READ_ENTRIES = new Set(Object.values(QUERIES).map((q) => indexTokenOf(driv
 function contactRows(tenantId: string, i: number): Record<string, unknown>[] {
   const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
   const contact: Contact = {
-    id: uuidv7(Date.parse(at)), tenantId, displayName: i === 42 ? 'Zebulon Quist' : `Person ${i}`, phoneNumber: `+1415555${String(i).padStart(4, '0')}`,
-    company: 'Acme', tag: null, notes: null, createdByAgentId: null, createdAt: at, updatedAt: at, normalizedNumber: `+1415555${String(i).padStart(4, '0')}`,
-    isAutoCreated: false, source: 'manual', consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null, externalId: null, customFields: null,
+    id: uuidv7(Date.parse(at)),
+    tenantId,
+    displayName: i === 42 ? 'Zebulon Quist' : `Person ${i}`,
+    phoneNumber: `+1415555${String(i).padStart(4, '0')}`,
+    company: 'Acme',
+    tag: null,
+    notes: null,
+    createdByAgentId: null,
+    createdAt: at,
+    updatedAt: at,
+    normalizedNumber: `+1415555${String(i).padStart(4, '0')}`,
+    isAutoCreated: false,
+    source: 'manual',
+    consentStatus: 'unknown',
+    consentSource: null,
+    consentAt: null,
+    consentNote: null,
+    externalId: null,
+    customFields: null,
   };
-  const entries = insertIndex(tenantId, contact.id, contact).writes.map((write) => write.Put!.Item as Record<string, unknown>);
+  const entries = insertIndex(tenantId, contact.id, contact).writes.map(
+    (write) => write.Put!.Item as Record<string, unknown>,
+  );
   return [toItem(contact), ...entries.filter((row) => READ_ENTRIES.has((row.pk as string).split('#SEARCH#')[1]))];
 }
 
@@ -49,7 +73,10 @@ async function seedDirectory(size: number): Promise<string> {
   return tenantId;
 }
 
-async function costPerSearch(meter: ReadMeter, tenantId: string): Promise<Record<keyof typeof QUERIES, ReadMeterSnapshot & { found: number }>> {
+async function costPerSearch(
+  meter: ReadMeter,
+  tenantId: string,
+): Promise<Record<keyof typeof QUERIES, ReadMeterSnapshot & { found: number }>> {
   const costs = {} as Record<keyof typeof QUERIES, ReadMeterSnapshot & { found: number }>;
   for (const [name, search] of Object.entries(QUERIES) as [keyof typeof QUERIES, string][]) {
     meter.reset();
@@ -84,7 +111,8 @@ describe('contact search at two sizes', () => {
     }
     expect([atLarge.rareTerm.found, atLarge.commonTerm.found, atLarge.rareDigits.found]).toEqual([1, 50, 1]);
     // The index Query and one batch read of the contacts, which carry their numbers' consent.
-    for (const name of Object.keys(QUERIES) as (keyof typeof QUERIES)[]) expect({ name, calls: atLarge[name].calls }).toEqual({ name, calls: 2 });
+    for (const name of Object.keys(QUERIES) as (keyof typeof QUERIES)[])
+      expect({ name, calls: atLarge[name].calls }).toEqual({ name, calls: 2 });
   });
 
   it(`reads a page of the directory in one Query, the same at ${LARGE} contacts as at ${SMALL}, consent included`, async () => {

@@ -4,7 +4,14 @@ import { createTestTable } from '../support/table';
 import { itemBytes, type WireItem } from '../../local/dynamodb-limits/item-size';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { createContact, deleteContact, ensureContactForNumber, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import {
+  createContact,
+  deleteContact,
+  ensureContactForNumber,
+  getContact,
+  listContacts,
+  updateContact,
+} from '../../lambdas/contexts/contacts/contacts';
 import { SEARCH_LIMITS, searchIndexOf } from '../../lambdas/contexts/contacts/search-terms';
 import type { Contact } from '../../lambdas/contexts/contacts/schemas';
 
@@ -12,8 +19,14 @@ jest.setTimeout(120_000);
 beforeAll(createTestTable);
 
 const search = async (tenantId: string, text: string, options: { limit?: number; cursor?: string } = {}) =>
-  listContacts(tenantId, { search: text, limit: options.limit ?? 50, cursor: options.cursor, includeAutoCreated: true });
-const namesFound = async (tenantId: string, text: string) => (await search(tenantId, text)).items.map((c) => c.displayName);
+  listContacts(tenantId, {
+    search: text,
+    limit: options.limit ?? 50,
+    cursor: options.cursor,
+    includeAutoCreated: true,
+  });
+const namesFound = async (tenantId: string, text: string) =>
+  (await search(tenantId, text)).items.map((c) => c.displayName);
 
 /** Every search row of the organization, as contact id -> its entries (test code only: a Scan of this file's table). */
 async function indexRows(tenantId: string): Promise<Map<string, string[]>> {
@@ -21,12 +34,14 @@ async function indexRows(tenantId: string): Promise<Map<string, string[]>> {
   const byContact = new Map<string, string[]>();
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await dynamo.send(new ScanCommand({
-      TableName: TABLE_NAME,
-      FilterExpression: 'begins_with(pk, :prefix)',
-      ExpressionAttributeValues: { ':prefix': prefix },
-      ExclusiveStartKey: startKey,
-    }));
+    const page = await dynamo.send(
+      new ScanCommand({
+        TableName: TABLE_NAME,
+        FilterExpression: 'begins_with(pk, :prefix)',
+        ExpressionAttributeValues: { ':prefix': prefix },
+        ExclusiveStartKey: startKey,
+      }),
+    );
     for (const row of page.Items ?? []) {
       const id = (row.sk as string).slice('CONTACT#'.length);
       byContact.set(id, [...(byContact.get(id) ?? []), (row.pk as string).slice(prefix.length)].sort());
@@ -39,7 +54,9 @@ async function indexRows(tenantId: string): Promise<Map<string, string[]>> {
 const entriesOf = (contact: Contact) => searchIndexOf(contact).tokens.sort();
 
 /** The transactions the service sends while `act` runs (test code only). */
-async function transactionsDuring(act: () => Promise<unknown>): Promise<NonNullable<TransactWriteCommandInput['TransactItems']>[]> {
+async function transactionsDuring(
+  act: () => Promise<unknown>,
+): Promise<NonNullable<TransactWriteCommandInput['TransactItems']>[]> {
   const seen: NonNullable<TransactWriteCommandInput['TransactItems']>[] = [];
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
@@ -62,17 +79,33 @@ describe('contact search from the index', () => {
   it('follows a contact through create, rename, renumber, adoption and delete, its rows always exactly its entries', async () => {
     // Prepare
     const tenantId = uuidv7();
-    const { contact } = await createContact(tenantId, { displayName: 'Ada Lovelace', phoneNumber: '+14155550100', company: 'Analytical Engines' });
-    const found = { created: await namesFound(tenantId, 'LOVE ana'), byNumber: await namesFound(tenantId, '(415) 555-01'), byLastDigits: await namesFound(tenantId, '0100') };
+    const { contact } = await createContact(tenantId, {
+      displayName: 'Ada Lovelace',
+      phoneNumber: '+14155550100',
+      company: 'Analytical Engines',
+    });
+    const found = {
+      created: await namesFound(tenantId, 'LOVE ana'),
+      byNumber: await namesFound(tenantId, '(415) 555-01'),
+      byLastDigits: await namesFound(tenantId, '0100'),
+    };
     expect(await indexRows(tenantId)).toEqual(new Map([[contact.id, entriesOf(contact)]]));
 
     // Act: rename, renumber, then a number seen on a call is adopted by a POST
     const renamed = await updateContact(tenantId, contact.id, { displayName: 'Ada King' });
     const afterRename = { old: await namesFound(tenantId, 'lovelace'), now: await namesFound(tenantId, 'king') };
     const renumbered = await updateContact(tenantId, contact.id, { phoneNumber: '+442079460018' });
-    const afterRenumber = { old: await namesFound(tenantId, '0100'), national: await namesFound(tenantId, '020 7946'.replace(/^0/, '')), international: await namesFound(tenantId, '+44 20 7946 0018') };
+    const afterRenumber = {
+      old: await namesFound(tenantId, '0100'),
+      national: await namesFound(tenantId, '020 7946'.replace(/^0/, '')),
+      international: await namesFound(tenantId, '+44 20 7946 0018'),
+    };
     const autoId = await ensureContactForNumber(tenantId, '+16285550199', 'auto_inbound');
-    const { contact: adopted } = await createContact(tenantId, { displayName: 'Grace Hopper', phoneNumber: '+16285550199', company: 'Navy' });
+    const { contact: adopted } = await createContact(tenantId, {
+      displayName: 'Grace Hopper',
+      phoneNumber: '+16285550199',
+      company: 'Navy',
+    });
     const rowsBeforeDelete = await indexRows(tenantId);
     await deleteContact(tenantId, contact.id);
 
@@ -81,7 +114,12 @@ describe('contact search from the index', () => {
     expect(afterRename).toEqual({ old: [], now: ['Ada King'] });
     expect(afterRenumber).toEqual({ old: [], national: ['Ada King'], international: ['Ada King'] });
     expect(adopted.id).toBe(autoId);
-    expect(rowsBeforeDelete).toEqual(new Map([[contact.id, entriesOf(renumbered)], [autoId, entriesOf(adopted)]]));
+    expect(rowsBeforeDelete).toEqual(
+      new Map([
+        [contact.id, entriesOf(renumbered)],
+        [autoId, entriesOf(adopted)],
+      ]),
+    );
     expect(entriesOf(renamed)).not.toEqual(entriesOf(renumbered));
     expect(await indexRows(tenantId)).toEqual(new Map([[autoId, entriesOf(await getContact(tenantId, autoId))]]));
     expect(await namesFound(tenantId, 'navy')).toEqual(['Grace Hopper']);
@@ -93,7 +131,15 @@ describe('contact search from the index', () => {
     const tenantId = uuidv7();
     const members: Contact[] = [];
     for (let i = 1; i <= 7; i += 1) {
-      members.push((await createContact(tenantId, { displayName: `Member ${i}`, phoneNumber: `+1628555${String(i).padStart(4, '0')}`, company: 'Guild' }, new Date(Date.UTC(2026, 0, i)))).contact);
+      members.push(
+        (
+          await createContact(
+            tenantId,
+            { displayName: `Member ${i}`, phoneNumber: `+1628555${String(i).padStart(4, '0')}`, company: 'Guild' },
+            new Date(Date.UTC(2026, 0, i)),
+          )
+        ).contact,
+      );
     }
     const first = await search(tenantId, 'guild', { limit: 3 });
 
@@ -114,16 +160,29 @@ describe('contact search from the index', () => {
   it('writes a bounded number of rows per create and per rename, and the largest change fits one transaction', async () => {
     // Prepare
     const tenantId = uuidv7();
-    const long = (seed: string) => Array.from({ length: 25 }, (_, i) => `${seed}${String.fromCharCode(97 + i)}word`).join(' ').slice(0, 200);
+    const long = (seed: string) =>
+      Array.from({ length: 25 }, (_, i) => `${seed}${String.fromCharCode(97 + i)}word`)
+        .join(' ')
+        .slice(0, 200);
     let ada: Contact | undefined;
 
     // Act
     const [created] = await transactionsDuring(async () => {
-      ada = (await createContact(tenantId, { displayName: 'Ada Lovelace', phoneNumber: '+14155550100', company: 'Analytical Engines' })).contact;
+      ada = (
+        await createContact(tenantId, {
+          displayName: 'Ada Lovelace',
+          phoneNumber: '+14155550100',
+          company: 'Analytical Engines',
+        })
+      ).contact;
     });
     const [renamed] = await transactionsDuring(() => updateContact(tenantId, ada!.id, { displayName: 'Ada King' }));
-    const [largest] = await transactionsDuring(() => updateContact(tenantId, ada!.id, { displayName: long('n'), company: long('c'), phoneNumber: '+886912345678901' }));
-    const [back] = await transactionsDuring(() => updateContact(tenantId, ada!.id, { displayName: long('x'), company: long('y'), phoneNumber: '+14155550100' }));
+    const [largest] = await transactionsDuring(() =>
+      updateContact(tenantId, ada!.id, { displayName: long('n'), company: long('c'), phoneNumber: '+886912345678901' }),
+    );
+    const [back] = await transactionsDuring(() =>
+      updateContact(tenantId, ada!.id, { displayName: long('x'), company: long('y'), phoneNumber: '+14155550100' }),
+    );
 
     // Assess: claim + contact + the check of its number's consent + entries; contact + changed entries; every row small (one write unit, two in a transaction)
     expect(created).toHaveLength(3 + entriesOf(ada!).length);
@@ -132,7 +191,9 @@ describe('contact search from the index', () => {
     expect(largest.length).toBeLessThanOrEqual(100);
     expect(back.length).toBeLessThanOrEqual(100);
     // DynamoDB's size of each row (attribute names and values), as it charges writes: under 1 KB, one write unit.
-    const sizes = [...created, ...largest].flatMap((item) => (item.Put ? [itemBytes(marshall(item.Put.Item, { removeUndefinedValues: true }) as WireItem)] : []));
+    const sizes = [...created, ...largest].flatMap((item) =>
+      item.Put ? [itemBytes(marshall(item.Put.Item, { removeUndefinedValues: true }) as WireItem)] : [],
+    );
     expect(Math.max(...sizes)).toBeLessThan(1024);
     expect(await indexRows(tenantId)).toEqual(new Map([[ada!.id, entriesOf(await getContact(tenantId, ada!.id))]]));
   });

@@ -6,7 +6,13 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { upsertContacts, type BatchEntry } from '../../lambdas/contexts/contacts/contact-batch';
-import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import {
+  createContact,
+  deleteContact,
+  getContact,
+  listContacts,
+  updateContact,
+} from '../../lambdas/contexts/contacts/contacts';
 import { readExternalIdClaim, readNumberClaim } from '../../lambdas/contexts/contacts/contact-claims';
 import { toItem } from '../../lambdas/contexts/contacts/contact-rows';
 import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from '../support/batch-races';
@@ -26,31 +32,64 @@ beforeAll(createTestTable);
 let serial = 0;
 const freshNumber = () => numberFor((serial += 1), '+1628');
 
-const changesSince = (tenantId: string, updatedSince: string, extra: { limit?: number; cursor?: string; includeDeleted?: boolean; includeAutoCreated?: boolean } = {}) =>
-  listContacts(tenantId, { limit: 50, includeAutoCreated: true, updatedSince, ...extra });
+const changesSince = (
+  tenantId: string,
+  updatedSince: string,
+  extra: { limit?: number; cursor?: string; includeDeleted?: boolean; includeAutoCreated?: boolean } = {},
+) => listContacts(tenantId, { limit: 50, includeAutoCreated: true, updatedSince, ...extra });
 
 describe('POST /contacts/batch, in the domain', () => {
   it('answers every item of a mixed batch of 100 at its index: created, updated, adopted, unchanged, conflict, invalid', async () => {
     // Prepare: contacts for the items to meet
     const tenantId = uuidv7();
-    const byExternalId = (await createContact(tenantId, { displayName: 'Old Name', phoneNumber: freshNumber(), externalId: 'crm-1' })).contact;
-    const byNumber = (await createContact(tenantId, { displayName: 'Walk-in', phoneNumber: freshNumber(), company: 'Kept Ltd' })).contact;
-    const auto = await recordCall(tenantId, { direction: 'inbound', fromNumber: freshNumber(), toNumber: '+15005550006', status: 'completed', startedAt: new Date() });
+    const byExternalId = (
+      await createContact(tenantId, { displayName: 'Old Name', phoneNumber: freshNumber(), externalId: 'crm-1' })
+    ).contact;
+    const byNumber = (
+      await createContact(tenantId, { displayName: 'Walk-in', phoneNumber: freshNumber(), company: 'Kept Ltd' })
+    ).contact;
+    const auto = await recordCall(tenantId, {
+      direction: 'inbound',
+      fromNumber: freshNumber(),
+      toNumber: '+15005550006',
+      status: 'completed',
+      startedAt: new Date(),
+    });
     const autoNumber = (await getContact(tenantId, auto.contactId!)).normalizedNumber!;
-    const same = (await createContact(tenantId, { displayName: 'Same', phoneNumber: freshNumber(), externalId: 'crm-4', customFields: { tier: 'gold' } })).contact;
-    const otherRecord = (await createContact(tenantId, { displayName: 'Another record', phoneNumber: freshNumber(), externalId: 'crm-5' })).contact;
+    const same = (
+      await createContact(tenantId, {
+        displayName: 'Same',
+        phoneNumber: freshNumber(),
+        externalId: 'crm-4',
+        customFields: { tier: 'gold' },
+      })
+    ).contact;
+    const otherRecord = (
+      await createContact(tenantId, { displayName: 'Another record', phoneNumber: freshNumber(), externalId: 'crm-5' })
+    ).contact;
     const items: (ContactBatchItemInput | { raw: unknown })[] = [
-      { displayName: 'New Name', phoneNumber: byExternalId.phoneNumber, externalId: 'crm-1', customFields: { stage: 'lead' } },
+      {
+        displayName: 'New Name',
+        phoneNumber: byExternalId.phoneNumber,
+        externalId: 'crm-1',
+        customFields: { stage: 'lead' },
+      },
       { displayName: 'Walk-in', phoneNumber: byNumber.phoneNumber, externalId: 'crm-2' },
       { displayName: 'Named Now', phoneNumber: autoNumber, externalId: 'crm-3' },
       { displayName: 'Same', phoneNumber: same.phoneNumber, externalId: 'crm-4', customFields: { tier: 'gold' } },
       { displayName: 'Not Merged', phoneNumber: otherRecord.phoneNumber, externalId: 'crm-6' },
       { raw: { displayName: 'Bad', phoneNumber: '0800 FLOWERS' } },
       { displayName: 'Twice', phoneNumber: byNumber.phoneNumber },
-      ...Array.from({ length: 93 }, (_, i) => ({ displayName: `New ${i}`, phoneNumber: freshNumber(), externalId: `crm-new-${i}` })),
+      ...Array.from({ length: 93 }, (_, i) => ({
+        displayName: `New ${i}`,
+        phoneNumber: freshNumber(),
+        externalId: `crm-new-${i}`,
+      })),
     ];
     const entries: BatchEntry[] = items.map((item, index) =>
-      'raw' in item ? { index, invalid: `contacts[${index}].phoneNumber: must be an E.164 phone number such as +14155550123` } : { index, item },
+      'raw' in item
+        ? { index, invalid: `contacts[${index}].phoneNumber: must be an E.164 phone number such as +14155550123` }
+        : { index, item },
     );
 
     // Act
@@ -67,21 +106,42 @@ describe('POST /contacts/batch, in the domain', () => {
       ['invalid', null],
       ['invalid', null],
     ]);
-    expect(results[4]).toMatchObject({ code: 'contact_conflict', error: expect.stringContaining('contacts[4].phoneNumber') });
-    expect(results[6]).toMatchObject({ code: 'validation_failed', error: expect.stringContaining('contacts[6].phoneNumber: repeats contacts[1]') });
+    expect(results[4]).toMatchObject({
+      code: 'contact_conflict',
+      error: expect.stringContaining('contacts[4].phoneNumber'),
+    });
+    expect(results[6]).toMatchObject({
+      code: 'validation_failed',
+      error: expect.stringContaining('contacts[6].phoneNumber: repeats contacts[1]'),
+    });
     expect(results.slice(7).every((r) => r.status === 'created' && r.contactId !== null)).toBe(true);
-    expect(await getContact(tenantId, byExternalId.id)).toMatchObject({ displayName: 'New Name', customFields: { stage: 'lead' }, externalId: 'crm-1' });
+    expect(await getContact(tenantId, byExternalId.id)).toMatchObject({
+      displayName: 'New Name',
+      customFields: { stage: 'lead' },
+      externalId: 'crm-1',
+    });
     // A field the item leaves out stays; the number's contact takes the item's external id.
     expect(await getContact(tenantId, byNumber.id)).toMatchObject({ company: 'Kept Ltd', externalId: 'crm-2' });
-    expect(await getContact(tenantId, auto.contactId!)).toMatchObject({ isAutoCreated: false, displayName: 'Named Now', externalId: 'crm-3' });
+    expect(await getContact(tenantId, auto.contactId!)).toMatchObject({
+      isAutoCreated: false,
+      displayName: 'Named Now',
+      externalId: 'crm-3',
+    });
     expect((await getContact(tenantId, same.id)).updatedAt).toBe(same.updatedAt);
-    expect(await getContact(tenantId, otherRecord.id)).toMatchObject({ displayName: 'Another record', externalId: 'crm-5' });
+    expect(await getContact(tenantId, otherRecord.id)).toMatchObject({
+      displayName: 'Another record',
+      externalId: 'crm-5',
+    });
     expect(await contactRowsOf(tenantId)).toHaveLength(5 + 93);
   });
 
   it('finds a contact by its external id with one read, and frees the id when the contact is deleted', async () => {
     const tenantId = uuidv7();
-    const { contact } = await createContact(tenantId, { displayName: 'Ext', phoneNumber: freshNumber(), externalId: 'sf-003A' });
+    const { contact } = await createContact(tenantId, {
+      displayName: 'Ext',
+      phoneNumber: freshNumber(),
+      externalId: 'sf-003A',
+    });
     const meter = meterDynamoReads();
     try {
       const found = await listContacts(tenantId, { limit: 50, includeAutoCreated: true, externalId: 'sf-003A' });
@@ -90,19 +150,32 @@ describe('POST /contacts/batch, in the domain', () => {
     } finally {
       meter.stop();
     }
-    await expect(createContact(tenantId, { displayName: 'Other', phoneNumber: freshNumber(), externalId: 'sf-003A' })).rejects.toMatchObject({
+    await expect(
+      createContact(tenantId, { displayName: 'Other', phoneNumber: freshNumber(), externalId: 'sf-003A' }),
+    ).rejects.toMatchObject({
       status: 409,
       field: 'externalId',
       details: { contactId: contact.id },
     });
     await deleteContact(tenantId, contact.id);
-    expect((await listContacts(tenantId, { limit: 50, includeAutoCreated: true, externalId: 'sf-003A' })).items).toEqual([]);
-    await expect(createContact(tenantId, { displayName: 'Again', phoneNumber: freshNumber(), externalId: 'sf-003A' })).resolves.toMatchObject({ adopted: false });
+    expect(
+      (await listContacts(tenantId, { limit: 50, includeAutoCreated: true, externalId: 'sf-003A' })).items,
+    ).toEqual([]);
+    await expect(
+      createContact(tenantId, { displayName: 'Again', phoneNumber: freshNumber(), externalId: 'sf-003A' }),
+    ).resolves.toMatchObject({ adopted: false });
   });
 });
 
 describe('races of batches, on DynamoDB Local (the limits engine runs them too, contacts-batch-limits.test.ts)', () => {
-  const deps = (): BatchRaceDeps => ({ upsertContacts, readExternalIdClaim, readNumberClaim, contactRowsOf, newTenantId: () => uuidv7(), freshNumber });
+  const deps = (): BatchRaceDeps => ({
+    upsertContacts,
+    readExternalIdClaim,
+    readNumberClaim,
+    contactRowsOf,
+    newTenantId: () => uuidv7(),
+    freshNumber,
+  });
 
   it('two batches naming the same external id at once leave one contact holding it', async () => {
     for (let round = 0; round < 5; round += 1) await sameExternalIdRace(deps());
@@ -124,9 +197,20 @@ describe('the feed of changes (updatedSince)', () => {
     const b = (await createContact(tenantId, { displayName: 'B', phoneNumber: freshNumber() })).contact;
     const gone = (await createContact(tenantId, { displayName: 'Gone', phoneNumber: freshNumber() })).contact;
     await updateContact(tenantId, a.id, { tag: 'vip' });
-    await recordConsentChange(tenantId, b.normalizedNumber!, { status: 'opted_out', source: 'sms_keyword', at: new Date(), note: 'Replied STOP' });
+    await recordConsentChange(tenantId, b.normalizedNumber!, {
+      status: 'opted_out',
+      source: 'sms_keyword',
+      at: new Date(),
+      note: 'Replied STOP',
+    });
     await deleteContact(tenantId, gone.id);
-    const auto = await recordCall(tenantId, { direction: 'inbound', fromNumber: freshNumber(), toNumber: '+15005550006', status: 'completed', startedAt: new Date() });
+    const auto = await recordCall(tenantId, {
+      direction: 'inbound',
+      fromNumber: freshNumber(),
+      toNumber: '+15005550006',
+      status: 'completed',
+      startedAt: new Date(),
+    });
 
     // Act
     const page = await changesSince(tenantId, since);
@@ -149,7 +233,8 @@ describe('the feed of changes (updatedSince)', () => {
     const tenantId = uuidv7();
     const since = new Date(Date.now() - 1000).toISOString();
     const ids: string[] = [];
-    for (let i = 0; i < 7; i += 1) ids.push((await createContact(tenantId, { displayName: `P${i}`, phoneNumber: freshNumber() })).contact.id);
+    for (let i = 0; i < 7; i += 1)
+      ids.push((await createContact(tenantId, { displayName: `P${i}`, phoneNumber: freshNumber() })).contact.id);
     await deleteContact(tenantId, ids[2]);
     await deleteContact(tenantId, ids[3]);
 
@@ -171,14 +256,23 @@ describe('the feed of changes (updatedSince)', () => {
     // Prepare: a directory, and writers that change it while a syncer walks the feed
     const tenantId = uuidv7();
     const start = new Date(Date.now() - 1000).toISOString();
-    const initial = await upsertContacts(tenantId, Array.from({ length: 40 }, (_, index) => ({ index, item: { displayName: `Sync ${index}`, phoneNumber: freshNumber(), externalId: `s-${index}` } })));
+    const initial = await upsertContacts(
+      tenantId,
+      Array.from({ length: 40 }, (_, index) => ({
+        index,
+        item: { displayName: `Sync ${index}`, phoneNumber: freshNumber(), externalId: `s-${index}` },
+      })),
+    );
     const liveIds = initial.map((r) => r.contactId!);
     let writing = true;
     const writer = async (seed: number) => {
       for (let n = 0; writing; n += 1) {
         const pick = liveIds[(seed * 7 + n * 13) % liveIds.length];
         if (n % 9 === 4) {
-          const { contact } = await createContact(tenantId, { displayName: `Late ${seed}-${n}`, phoneNumber: freshNumber() });
+          const { contact } = await createContact(tenantId, {
+            displayName: `Late ${seed}-${n}`,
+            phoneNumber: freshNumber(),
+          });
           liveIds.push(contact.id);
         } else if (n % 11 === 7 && liveIds.length > 20) {
           if (liveIds.includes(pick)) liveIds.splice(liveIds.indexOf(pick), 1);
@@ -242,7 +336,8 @@ describe('the feed of changes (updatedSince)', () => {
     // Assess: the copy is the directory, every contact as it last is; what was deleted is gone from it
     const directory = await contactRowsOf(tenantId);
     expect(new Set(mirror.keys())).toEqual(new Set(directory.map((row) => row.id as string)));
-    for (const row of directory) expect(mirror.get(row.id as string)).toEqual(await getContact(tenantId, row.id as string));
+    for (const row of directory)
+      expect(mirror.get(row.id as string)).toEqual(await getContact(tenantId, row.id as string));
     for (const id of tombstones) expect(directory.some((row) => row.id === id)).toBe(false);
   });
 });
@@ -259,9 +354,25 @@ describe('what a page of the feed costs', () => {
     const rows = Array.from({ length: size }, (_, i) => {
       const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
       const contact: Contact = {
-        id: uuidv7(Date.parse(at)), tenantId, displayName: `Person ${i}`, phoneNumber: numberFor(i), company: 'Acme', tag: null, notes: null,
-        createdByAgentId: null, createdAt: at, updatedAt: at, normalizedNumber: numberFor(i), isAutoCreated: false, source: 'manual',
-        consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null, externalId: `e-${i}`, customFields: { i: String(i) },
+        id: uuidv7(Date.parse(at)),
+        tenantId,
+        displayName: `Person ${i}`,
+        phoneNumber: numberFor(i),
+        company: 'Acme',
+        tag: null,
+        notes: null,
+        createdByAgentId: null,
+        createdAt: at,
+        updatedAt: at,
+        normalizedNumber: numberFor(i),
+        isAutoCreated: false,
+        source: 'manual',
+        consentStatus: 'unknown',
+        consentSource: null,
+        consentAt: null,
+        consentNote: null,
+        externalId: `e-${i}`,
+        customFields: { i: String(i) },
       };
       return toItem(contact);
     });
@@ -287,8 +398,12 @@ describe('what a page of the feed costs', () => {
     const atLarge = await costOf(large);
 
     // Assess: the same items and calls, whatever the directory's size
-    for (const cost of [atSmall.firstCost, atSmall.secondCost, atLarge.firstCost, atLarge.secondCost]) expect(cost).toMatchObject({ calls: 1, itemsExamined: 51 });
-    expect([atSmall.pages, atLarge.pages]).toEqual([[50, 50], [50, 50]]);
+    for (const cost of [atSmall.firstCost, atSmall.secondCost, atLarge.firstCost, atLarge.secondCost])
+      expect(cost).toMatchObject({ calls: 1, itemsExamined: 51 });
+    expect([atSmall.pages, atLarge.pages]).toEqual([
+      [50, 50],
+      [50, 50],
+    ]);
     expect(atLarge.firstCost.readUnits).toBeLessThanOrEqual(atSmall.firstCost.readUnits * 1.25);
   });
 });

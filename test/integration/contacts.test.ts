@@ -1,7 +1,13 @@
 import { createTestTable } from '../support/table';
 import { retryWhileBusy } from '../support/busy-retry';
 import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
-import { createContact, deleteContact, getContact, listContacts, updateContact } from '../../lambdas/contexts/contacts/contacts';
+import {
+  createContact,
+  deleteContact,
+  getContact,
+  listContacts,
+  updateContact,
+} from '../../lambdas/contexts/contacts/contacts';
 import { newContactRows } from '../../lambdas/contexts/contacts/contact-rows';
 import { putInBatches } from '../support/scale-seed';
 import { recordCall } from '../../lambdas/contexts/calls/calls';
@@ -25,7 +31,12 @@ describe('creating contacts', () => {
     const { contact, adopted } = await createContact(tenantId, { displayName: 'Ada', phoneNumber: '+14155550100' });
     // Assess
     expect(adopted).toBe(false);
-    expect(contact).toMatchObject({ displayName: 'Ada', normalizedNumber: '+14155550100', isAutoCreated: false, source: 'manual' });
+    expect(contact).toMatchObject({
+      displayName: 'Ada',
+      normalizedNumber: '+14155550100',
+      isAutoCreated: false,
+      source: 'manual',
+    });
     const second = createContact(tenantId, { displayName: 'Other', phoneNumber: '+14155550100' });
     await expect(second).rejects.toBeInstanceOf(ContactConflictError);
     await expect(second).rejects.toMatchObject({ details: { contactId: contact.id } });
@@ -42,10 +53,20 @@ describe('creating contacts', () => {
     const auto = await getContact(tenantId, call.contactId!);
     expect(auto).toMatchObject({ isAutoCreated: true, source: 'auto_inbound', displayName: '+14155550111' });
 
-    const { contact, adopted } = await createContact(tenantId, { displayName: 'Grace', phoneNumber: '+14155550111', company: 'Navy' });
+    const { contact, adopted } = await createContact(tenantId, {
+      displayName: 'Grace',
+      phoneNumber: '+14155550111',
+      company: 'Navy',
+    });
 
     expect(adopted).toBe(true);
-    expect(contact).toMatchObject({ id: auto.id, source: 'auto_inbound', isAutoCreated: false, displayName: 'Grace', company: 'Navy' });
+    expect(contact).toMatchObject({
+      id: auto.id,
+      source: 'auto_inbound',
+      isAutoCreated: false,
+      displayName: 'Grace',
+      company: 'Navy',
+    });
     await expect(createContact(tenantId, { displayName: 'Again', phoneNumber: '+14155550111' })).rejects.toMatchObject({
       details: { contactId: auto.id },
     });
@@ -56,7 +77,9 @@ describe('creating contacts', () => {
     // Eight transactions on one claim: on a busy machine some keep colliding past their retries and
     // are answered busy (503, nothing written); a client sends those again, and they meet the winner.
     const attempts = await Promise.allSettled(
-      Array.from({ length: 8 }, (_, i) => retryWhileBusy(() => createContact(tenantId, { displayName: `Racer ${i}`, phoneNumber: '+14155550122' }))),
+      Array.from({ length: 8 }, (_, i) =>
+        retryWhileBusy(() => createContact(tenantId, { displayName: `Racer ${i}`, phoneNumber: '+14155550122' })),
+      ),
     );
     const created = attempts.filter((a) => a.status === 'fulfilled');
     const conflicts = attempts.filter((a) => a.status === 'rejected' && a.reason instanceof ContactConflictError);
@@ -72,12 +95,24 @@ describe('creating contacts', () => {
     const input = { displayName: 'Barbara Bulk', phoneNumber: '+14155550133', company: 'Loaded Ltd' };
     await putInBatches(newContactRows(tenantId, input, new Date('2026-11-01T00:00:00Z')));
     // Act
-    const [byName, byCompany, byDigits] = await Promise.all([list({ search: 'barb' }), list({ search: 'loaded' }), list({ search: '555 0133' })]);
-    const again = await createContact(tenantId, { displayName: 'Other', phoneNumber: '+14155550133' }).catch((err: unknown) => err);
+    const [byName, byCompany, byDigits] = await Promise.all([
+      list({ search: 'barb' }),
+      list({ search: 'loaded' }),
+      list({ search: '555 0133' }),
+    ]);
+    const again = await createContact(tenantId, { displayName: 'Other', phoneNumber: '+14155550133' }).catch(
+      (err: unknown) => err,
+    );
     // Assess
     const loaded = byName.items[0];
     expect(byName.items).toHaveLength(1);
-    expect(loaded).toMatchObject({ ...input, normalizedNumber: '+14155550133', source: 'manual', isAutoCreated: false, createdAt: '2026-11-01T00:00:00.000Z' });
+    expect(loaded).toMatchObject({
+      ...input,
+      normalizedNumber: '+14155550133',
+      source: 'manual',
+      isAutoCreated: false,
+      createdAt: '2026-11-01T00:00:00.000Z',
+    });
     expect([byCompany.items.map((c) => c.id), byDigits.items.map((c) => c.id)]).toEqual([[loaded.id], [loaded.id]]);
     expect(await getContact(tenantId, loaded.id)).toEqual(loaded);
     expect(again).toBeInstanceOf(ContactConflictError);
@@ -91,7 +126,9 @@ describe('changing and deleting contacts', () => {
     const { contact: b } = await createContact(tenantId, { displayName: 'Holder', phoneNumber: '+14155550131' });
 
     const moved = await updateContact(tenantId, a.id, { phoneNumber: '+14155550132', tag: 'vip' });
-    await expect(updateContact(tenantId, a.id, { phoneNumber: '+14155550131' })).rejects.toMatchObject({ details: { contactId: b.id } });
+    await expect(updateContact(tenantId, a.id, { phoneNumber: '+14155550131' })).rejects.toMatchObject({
+      details: { contactId: b.id },
+    });
     const reuse = await createContact(tenantId, { displayName: 'Reuser', phoneNumber: '+14155550130' });
 
     expect(moved).toMatchObject({ normalizedNumber: '+14155550132', tag: 'vip', displayName: 'Mover' });
@@ -113,7 +150,9 @@ describe('listing contacts', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i += 1) {
       const at = new Date(Date.UTC(2030, 0, 1, 0, 0, i));
-      ids.push((await createContact(otherTenantId, { displayName: `P${i}`, phoneNumber: `+1415555020${i}` }, at)).contact.id);
+      ids.push(
+        (await createContact(otherTenantId, { displayName: `P${i}`, phoneNumber: `+1415555020${i}` }, at)).contact.id,
+      );
     }
     const first = await list({ limit: 2 }, otherTenantId);
     await deleteContact(otherTenantId, first.nextCursor!);
@@ -143,7 +182,10 @@ describe('listing contacts', () => {
     expect(hits.items.map((c) => c.displayName)).toEqual(['Grace']);
     expect(byDigits.items.map((c) => c.displayName)).toEqual(['Grace']);
     expect(named.items.every((c) => !c.isAutoCreated)).toBe(true);
-    expect(all.items.find((c) => c.id === call.contactId)).toMatchObject({ isAutoCreated: true, source: 'auto_outbound' });
+    expect(all.items.find((c) => c.id === call.contactId)).toMatchObject({
+      isAutoCreated: true,
+      source: 'auto_outbound',
+    });
     expect(named.items.find((c) => c.id === call.contactId)).toBeUndefined();
   });
 });

@@ -12,8 +12,17 @@ import { listContacts } from '../../lambdas/contexts/contacts/contacts';
 import { IdempotencyConflictError, IdempotencyMismatchError } from '../../lambdas/shared/errors';
 import { withIdempotency } from '../../lambdas/handlers/http/idempotency';
 import { consentOf } from '../../lambdas/contexts/consent/ledger';
-import { CarrierError, type Carrier, type CarrierErrorDetails, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
-import { CarrierRejectedError, CarrierUnavailableError, RecipientOptedOutError } from '../../lambdas/contexts/texting/errors';
+import {
+  CarrierError,
+  type Carrier,
+  type CarrierErrorDetails,
+  type OutboundText,
+} from '../../lambdas/contexts/texting/carrier-port';
+import {
+  CarrierRejectedError,
+  CarrierUnavailableError,
+  RecipientOptedOutError,
+} from '../../lambdas/contexts/texting/errors';
 import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { listMessages } from '../../lambdas/contexts/texting/messages';
 import { spendOf } from '../../lambdas/contexts/texting/spend';
@@ -61,7 +70,10 @@ describe('Idempotency-Key on POST /messages', () => {
     expect(first.statusCode).toBe(201);
     expect(retry.statusCode).toBe(201);
     // The same message, as it now stands: the loopback carrier may have moved it on meanwhile.
-    expect(bodyOf(retry).message).toEqual({ ...bodyOf(first).message, status: expect.stringMatching(/^(queued|sent|delivered)$/) });
+    expect(bodyOf(retry).message).toEqual({
+      ...bodyOf(first).message,
+      status: expect.stringMatching(/^(queued|sent|delivered)$/),
+    });
     expect(retry.headers).toMatchObject({ 'Idempotent-Replayed': 'true' });
     expect(first.headers?.['Idempotent-Replayed']).toBeUndefined();
     expect((await listMessages(tenantId, '+14155550601', { limit: 10 })).items).toHaveLength(1);
@@ -85,13 +97,20 @@ describe('Idempotency-Key on POST /messages', () => {
 
     expect(reused.statusCode).toBe(422);
     expect(bodyOf(reused).code).toBe('idempotency_mismatch');
-    expect((await listMessages(tenantId, '+14155550602', { limit: 10 })).items.map((m) => m.body)).toEqual(['Original']);
+    expect((await listMessages(tenantId, '+14155550602', { limit: 10 })).items.map((m) => m.body)).toEqual([
+      'Original',
+    ]);
   });
 
   it('keeps keys per organization: the same key in another organization is a new request', async () => {
     const mine = await post(sendMessageHandler, { to: '+14155550603', body: 'Shared key' }, 'send-key-3');
 
-    const theirs = await post(sendMessageHandler, { to: '+14155550603', body: 'Shared key' }, 'send-key-3', otherTenantId);
+    const theirs = await post(
+      sendMessageHandler,
+      { to: '+14155550603', body: 'Shared key' },
+      'send-key-3',
+      otherTenantId,
+    );
 
     expect([mine.statusCode, theirs.statusCode]).toEqual([201, 201]);
     expect(bodyOf(theirs).message.id).not.toBe(bodyOf(mine).message.id);
@@ -105,7 +124,9 @@ describe('Idempotency-Key on POST /messages', () => {
     expect([first.statusCode, retry.statusCode]).toEqual([422, 422]);
     expect(bodyOf(retry)).toMatchObject({ code: 'carrier_rejected', messageId: bodyOf(first).messageId });
     expect(retry.headers?.['Idempotent-Replayed']).toBe('true');
-    expect((await listMessages(tenantId, FAILING_NUMBER, { limit: 10 })).items.map((m) => m.status)).toEqual(['failed']);
+    expect((await listMessages(tenantId, FAILING_NUMBER, { limit: 10 })).items.map((m) => m.status)).toEqual([
+      'failed',
+    ]);
   });
 });
 
@@ -159,8 +180,10 @@ function scriptedCarrier(...outcomes: ('accept' | CarrierErrorDetails)[]): Carri
 
 /** Each test its own organization, so its money and messages are its own. */
 let orgs = 0;
-const newOrg = async () => (await createTenant({ name: 'Keyed Org', smsNumber: `+1628555${String((orgs += 1)).padStart(4, '0')}` })).id;
-const statusesOf = async (tenant: string, to: string) => (await listMessages(tenant, to, { limit: 10 })).items.map((m) => m.status).sort();
+const newOrg = async () =>
+  (await createTenant({ name: 'Keyed Org', smsNumber: `+1628555${String((orgs += 1)).padStart(4, '0')}` })).id;
+const statusesOf = async (tenant: string, to: string) =>
+  (await listMessages(tenant, to, { limit: 10 })).items.map((m) => m.status).sort();
 
 // The sends below run at the real time, as the handler's do: a key's 24 hours are counted from it.
 describe('the Idempotency-Key of a send: one key, one text, one carrier request', () => {
@@ -189,7 +212,10 @@ describe('the Idempotency-Key of a send: one key, one text, one carrier request'
     // Act
     const first = await sendMessage(org, request, carrier, { idempotencyKey: 'clock-key', now: then });
     const retry = await sendMessage(org, request, carrier, { idempotencyKey: 'clock-key', now: then });
-    const dayLater = await sendMessage(org, request, carrier, { idempotencyKey: 'clock-key', now: new Date(then.getTime() + 25 * 3600 * 1000) });
+    const dayLater = await sendMessage(org, request, carrier, {
+      idempotencyKey: 'clock-key',
+      now: new Date(then.getTime() + 25 * 3600 * 1000),
+    });
     // Assess
     expect([first.replayed, retry.replayed, dayLater.replayed]).toEqual([false, true, false]);
     expect(retry.message.id).toBe(first.message.id);
@@ -206,7 +232,11 @@ describe('the Idempotency-Key of a send: one key, one text, one carrier request'
     const meters = await markRaceMeters();
     // Act: a send whose transaction kept colliding past its retries is answered busy (503, nothing
     // written), and its client sends it again with the same key, as the 503 says
-    const results = await Promise.all(Array.from({ length: 5 }, () => retryWhileBusy(() => sendMessage(org, request, carrier, { idempotencyKey: 'raced-key' }))));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        retryWhileBusy(() => sendMessage(org, request, carrier, { idempotencyKey: 'raced-key' })),
+      ),
+    );
     // Assess
     expect(carrier.sent).toHaveLength(1);
     expect(new Set(results.map((r) => r.message.id))).toEqual(new Set([carrier.sent[0].messageId]));
@@ -233,34 +263,58 @@ describe('the Idempotency-Key of a send: one key, one text, one carrier request'
   });
 
   it.each([
-    ['refused (422)', { kind: 'refused', httpStatus: 400, providerCode: 21211 } as const, CarrierRejectedError, 'unknown'],
-    ['refused as opted out (409)', { kind: 'refused', httpStatus: 400, providerCode: 21610, recipientOptedOut: true } as const, RecipientOptedOutError, 'opted_out'],
-  ])('answers a retry of a send the carrier %s with the same refusal, never asking the carrier again', async (_, refusal, Refusal, consent) => {
-    // Prepare
-    const org = await newOrg();
-    const carrier = scriptedCarrier(refusal);
-    const request = { to: '+14155550704', body: 'No thanks' };
-    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'refused-key' }).catch((err: unknown) => err);
-    // Act
-    const retry = await sendMessage(org, request, carrier, { idempotencyKey: 'refused-key' }).catch((err: unknown) => err);
-    // Assess
-    expect(first).toBeInstanceOf(Refusal);
-    expect(retry).toBeInstanceOf(Refusal);
-    expect(retry).toMatchObject({ details: (first as CarrierRejectedError).details, headers: { 'Idempotent-Replayed': 'true' } });
-    expect(carrier.sent).toHaveLength(1);
-    expect(await statusesOf(org, request.to)).toEqual(['failed']);
-    expect(await moneyLedgerOf(org)).toEqual({ spendCents: 0, owedCents: 0 });
-    expect((await consentOf(org, request.to)).status).toBe(consent);
-  });
+    [
+      'refused (422)',
+      { kind: 'refused', httpStatus: 400, providerCode: 21211 } as const,
+      CarrierRejectedError,
+      'unknown',
+    ],
+    [
+      'refused as opted out (409)',
+      { kind: 'refused', httpStatus: 400, providerCode: 21610, recipientOptedOut: true } as const,
+      RecipientOptedOutError,
+      'opted_out',
+    ],
+  ])(
+    'answers a retry of a send the carrier %s with the same refusal, never asking the carrier again',
+    async (_, refusal, Refusal, consent) => {
+      // Prepare
+      const org = await newOrg();
+      const carrier = scriptedCarrier(refusal);
+      const request = { to: '+14155550704', body: 'No thanks' };
+      const first = await sendMessage(org, request, carrier, { idempotencyKey: 'refused-key' }).catch(
+        (err: unknown) => err,
+      );
+      // Act
+      const retry = await sendMessage(org, request, carrier, { idempotencyKey: 'refused-key' }).catch(
+        (err: unknown) => err,
+      );
+      // Assess
+      expect(first).toBeInstanceOf(Refusal);
+      expect(retry).toBeInstanceOf(Refusal);
+      expect(retry).toMatchObject({
+        details: (first as CarrierRejectedError).details,
+        headers: { 'Idempotent-Replayed': 'true' },
+      });
+      expect(carrier.sent).toHaveLength(1);
+      expect(await statusesOf(org, request.to)).toEqual(['failed']);
+      expect(await moneyLedgerOf(org)).toEqual({ spendCents: 0, owedCents: 0 });
+      expect((await consentOf(org, request.to)).status).toBe(consent);
+    },
+  );
 
   it('keeps a 502 with its key (send again with a new key, as the 502 says): one text failed and refunded, one sent, one charge', async () => {
     // Prepare
     const org = await newOrg();
     const carrier = scriptedCarrier({ kind: 'not_sent', httpStatus: 429 }, 'accept');
     const request = { to: '+14155550705', body: 'Second time lucky' };
-    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key' }).catch((err: unknown) => err);
+    const first = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key' }).catch(
+      (err: unknown) => err,
+    );
     // Act
-    const sameKey = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key' }).catch((err: unknown) => err);
+    const sameKey = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key' }).catch(
+      (err: unknown) => err,
+    );
     const newKey = await sendMessage(org, request, carrier, { idempotencyKey: 'unavailable-key-2' });
     // Assess
     expect(first).toBeInstanceOf(CarrierUnavailableError);
@@ -278,8 +332,12 @@ describe('the Idempotency-Key of a send: one key, one text, one carrier request'
     const carrier = scriptedCarrier();
     await sendMessage(org, { to: '+14155550706', body: 'Original' }, carrier, { idempotencyKey: 'mismatch-key' });
     // Act
-    const otherBody = sendMessage(org, { to: '+14155550706', body: 'Changed' }, carrier, { idempotencyKey: 'mismatch-key' });
-    const otherRecipient = sendMessage(org, { to: '+14155550707', body: 'Original' }, carrier, { idempotencyKey: 'mismatch-key' });
+    const otherBody = sendMessage(org, { to: '+14155550706', body: 'Changed' }, carrier, {
+      idempotencyKey: 'mismatch-key',
+    });
+    const otherRecipient = sendMessage(org, { to: '+14155550707', body: 'Original' }, carrier, {
+      idempotencyKey: 'mismatch-key',
+    });
     // Assess
     await expect(otherBody).rejects.toBeInstanceOf(IdempotencyMismatchError);
     await expect(otherRecipient).rejects.toBeInstanceOf(IdempotencyMismatchError);
@@ -299,12 +357,16 @@ describe('a retry of a send while the first still runs', () => {
     const first = sendMessage(org, request, carrier, { idempotencyKey: 'held-key' });
     while (carrier.sent.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     // Act
-    const retries = await Promise.all(Array.from({ length: 5 }, () => sendMessage(org, request, carrier, { idempotencyKey: 'held-key' })));
+    const retries = await Promise.all(
+      Array.from({ length: 5 }, () => sendMessage(org, request, carrier, { idempotencyKey: 'held-key' })),
+    );
     carrier.release();
     const done = await first;
     // Assess
     expect(carrier.sent).toHaveLength(1);
-    expect(retries.map((r) => [r.replayed, r.message.id, r.message.status])).toEqual(Array(5).fill([true, done.message.id, 'queued']));
+    expect(retries.map((r) => [r.replayed, r.message.id, r.message.status])).toEqual(
+      Array(5).fill([true, done.message.id, 'queued']),
+    );
     expect(done.replayed).toBe(false);
     expect((await listMessages(org, request.to, { limit: 10 })).items).toHaveLength(1);
     expect(await moneyLedgerOf(org)).toEqual({ spendCents: 1, owedCents: 1 });
@@ -317,7 +379,12 @@ describe('a retry of POST /contacts while the first request still runs', () => {
     const running = new Promise<void>((resolve) => (release = resolve));
     let started!: () => void;
     const hasStarted = new Promise<void>((resolve) => (started = resolve));
-    const scope = { tenantId, operation: 'createContact', headers: { 'idempotency-key': 'slow-key' }, request: { displayName: 'Slow', phoneNumber: '+14155550621' } };
+    const scope = {
+      tenantId,
+      operation: 'createContact',
+      headers: { 'idempotency-key': 'slow-key' },
+      request: { displayName: 'Slow', phoneNumber: '+14155550621' },
+    };
     const first = withIdempotency(scope, async () => {
       started();
       await running;
@@ -330,7 +397,9 @@ describe('a retry of POST /contacts while the first request still runs', () => {
     await expect(concurrent).rejects.toBeInstanceOf(IdempotencyConflictError);
     release();
     await expect(first).resolves.toEqual({ statusCode: 201, body: { done: true } });
-    await expect(withIdempotency(scope, async () => ({ statusCode: 201, body: { done: 'again' } }))).resolves.toMatchObject({
+    await expect(
+      withIdempotency(scope, async () => ({ statusCode: 201, body: { done: 'again' } })),
+    ).resolves.toMatchObject({
       statusCode: 201,
       body: { done: true },
     });

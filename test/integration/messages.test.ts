@@ -5,18 +5,36 @@ import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
 import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
-import { CarrierError, type Carrier, type CarrierErrorDetails, type OutboundText } from '../../lambdas/contexts/texting/carrier-port';
+import {
+  CarrierError,
+  type Carrier,
+  type CarrierErrorDetails,
+  type OutboundText,
+} from '../../lambdas/contexts/texting/carrier-port';
 import { LoopbackCarrier } from '../../lambdas/contexts/carrier/loopback';
 import { consentOf } from '../../lambdas/contexts/consent/ledger';
 import { createContact, deleteContact, getContact, updateContact } from '../../lambdas/contexts/contacts/contacts';
 import { settleUnknownOutcomes } from '../../lambdas/contexts/texting/settlement';
-import { BillingBlockedError, CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
+import {
+  BillingBlockedError,
+  CarrierRejectedError,
+  CarrierUnavailableError,
+  NoSmsNumberError,
+  RecipientOptedOutError,
+  SpendingLimitReachedError,
+} from '../../lambdas/contexts/texting/errors';
 import { recordMessageSid, updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { getMessage, getMessageItem, listMessages } from '../../lambdas/contexts/texting/messages';
 import { spendOf } from '../../lambdas/contexts/texting/spend';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
 import { sendMessage as sendText } from '../../lambdas/contexts/texting/sending';
-import { createTenant, getTenant, tenantKey, updateTenant, type TenantInput } from '../../lambdas/contexts/tenants/tenants';
+import {
+  createTenant,
+  getTenant,
+  tenantKey,
+  updateTenant,
+  type TenantInput,
+} from '../../lambdas/contexts/tenants/tenants';
 import { listThreads, threadKey } from '../../lambdas/contexts/texting/threads';
 
 /** The first page of threads (these tests keep well under 100). */
@@ -60,9 +78,14 @@ function failingCarrier(failure: CarrierErrorDetails | Error): Carrier & { calls
 /** Each organization its own SMS number: a number belongs to one organization only. */
 let orgNumbers = 0;
 const newOrg = async (overrides: Partial<TenantInput> = {}) =>
-  (await createTenant({ name: 'Texting Org', smsNumber: `+1628555${String((orgNumbers += 1)).padStart(4, '0')}`, ...overrides })).id;
+  (
+    await createTenant({
+      name: 'Texting Org',
+      smsNumber: `+1628555${String((orgNumbers += 1)).padStart(4, '0')}`,
+      ...overrides,
+    })
+  ).id;
 const smsNumberOf = async (tenantId: string) => (await getTenant(tenantId))!.smsNumber!;
-
 
 const inbound = (tenantId: string, from: string, body: string, at: Date, messageSid = newSid()) =>
   receiveInboundMessage(tenantId, { from, to: ORG_NUMBER, body, messageSid, receivedAt: at });
@@ -76,7 +99,12 @@ describe('sending a text', () => {
     const orgNumber = await smsNumberOf(tenantId);
     const carrier = acceptingCarrier();
     // Act
-    const message = await sendMessage(tenantId, { to: '+14155550101', body: 'Your order shipped' }, carrier, minutes(1));
+    const message = await sendMessage(
+      tenantId,
+      { to: '+14155550101', body: 'Your order shipped' },
+      carrier,
+      minutes(1),
+    );
     // Assess
     expect(message).toMatchObject({
       direction: 'outbound',
@@ -89,7 +117,9 @@ describe('sending a text', () => {
       createdAt: minutes(1).toISOString(),
     });
     expect(message.messageSid).toMatch(/^SM[0-9a-f]{32}$/);
-    expect(carrier.sent).toEqual([{ tenantId, messageId: message.id, from: orgNumber, to: '+14155550101', body: 'Your order shipped' }]);
+    expect(carrier.sent).toEqual([
+      { tenantId, messageId: message.id, from: orgNumber, to: '+14155550101', body: 'Your order shipped' },
+    ]);
     expect(await getMessage(tenantId, message.id)).toEqual(message);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
     expect(await unsettledMessageIds(tenantId)).toEqual([]); // the sid settles it
@@ -113,13 +143,20 @@ describe('sending a text', () => {
   it("bills segments x the organization's rate", async () => {
     const tenantId = await newOrg();
     await dynamo.send(
-      new UpdateCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), UpdateExpression: 'SET smsRateCents = :rate', ExpressionAttributeValues: { ':rate': 3 } }),
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: tenantKey(tenantId),
+        UpdateExpression: 'SET smsRateCents = :rate',
+        ExpressionAttributeValues: { ':rate': 3 },
+      }),
     );
 
     await sendMessage(tenantId, { to: '+14155550102', body: 'x'.repeat(161) }, acceptingCarrier());
 
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 6, owedCents: 6 });
-    const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(tenantId, '+14155550102') }));
+    const { Item } = await dynamo.send(
+      new GetCommand({ TableName: TABLE_NAME, Key: threadKey(tenantId, '+14155550102') }),
+    );
     expect(Item).toMatchObject({ messageCount: 1, unreadCount: 0 });
   });
 
@@ -130,12 +167,19 @@ describe('sending a text', () => {
     const blocked = await newOrg({ billingStatus: 'past_due' });
     const carrier = acceptingCarrier();
 
-    await expect(sendMessage(noNumber, { to: '+14155550104', body: 'hi' }, carrier)).rejects.toBeInstanceOf(NoSmsNumberError);
-    await expect(sendMessage(tenantId, { to: '+14155550103', body: 'hi' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
-    await expect(sendMessage(blocked, { to: '+14155550104', body: 'hi' }, carrier)).rejects.toBeInstanceOf(BillingBlockedError);
+    await expect(sendMessage(noNumber, { to: '+14155550104', body: 'hi' }, carrier)).rejects.toBeInstanceOf(
+      NoSmsNumberError,
+    );
+    await expect(sendMessage(tenantId, { to: '+14155550103', body: 'hi' }, carrier)).rejects.toBeInstanceOf(
+      RecipientOptedOutError,
+    );
+    await expect(sendMessage(blocked, { to: '+14155550104', body: 'hi' }, carrier)).rejects.toBeInstanceOf(
+      BillingBlockedError,
+    );
 
     expect(carrier.sent).toHaveLength(0);
-    for (const org of [noNumber, tenantId, blocked]) expect(await moneyLedgerOf(org)).toEqual({ spendCents: 0, owedCents: 0 });
+    for (const org of [noNumber, tenantId, blocked])
+      expect(await moneyLedgerOf(org)).toEqual({ spendCents: 0, owedCents: 0 });
   });
 
   // Near the limit every send races for the last cents: a send that outlasts its retries answers 503
@@ -147,7 +191,11 @@ describe('sending a text', () => {
     const carrier = acceptingCarrier();
 
     const attempts = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => retryWhileBusy(() => sendMessage(tenantId, { to: `+1415555${String(1000 + i)}`, body: `Parallel ${i}` }, carrier))),
+      Array.from({ length: 10 }, (_, i) =>
+        retryWhileBusy(() =>
+          sendMessage(tenantId, { to: `+1415555${String(1000 + i)}`, body: `Parallel ${i}` }, carrier),
+        ),
+      ),
     );
 
     const succeeded = attempts.filter((a) => a.status === 'fulfilled');
@@ -164,11 +212,17 @@ describe('sending a text', () => {
     const carrier = acceptingCarrier();
 
     const attempts = await Promise.allSettled(
-      Array.from({ length: 60 }, (_, i) => retryWhileBusy(() => sendMessage(tenantId, { to: `+1415555${String(2000 + i)}`, body: `Parallel ${i}` }, carrier))),
+      Array.from({ length: 60 }, (_, i) =>
+        retryWhileBusy(() =>
+          sendMessage(tenantId, { to: `+1415555${String(2000 + i)}`, body: `Parallel ${i}` }, carrier),
+        ),
+      ),
     );
 
     expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(25);
-    expect(attempts.filter((a) => a.status === 'rejected' && a.reason instanceof SpendingLimitReachedError)).toHaveLength(35);
+    expect(
+      attempts.filter((a) => a.status === 'rejected' && a.reason instanceof SpendingLimitReachedError),
+    ).toHaveLength(35);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 25, owedCents: 25 });
     expect(carrier.sent).toHaveLength(25);
   }, 60_000);
@@ -197,7 +251,9 @@ describe('sending a text', () => {
     const carrier = acceptingCarrier();
 
     // Two segments at the default rate: 2 cents against a limit of 1
-    await expect(sendMessage(tenantId, { to: '+14155550108', body: 'x'.repeat(161) }, carrier)).rejects.toBeInstanceOf(SpendingLimitReachedError);
+    await expect(sendMessage(tenantId, { to: '+14155550108', body: 'x'.repeat(161) }, carrier)).rejects.toBeInstanceOf(
+      SpendingLimitReachedError,
+    );
 
     expect(carrier.sent).toHaveLength(0);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
@@ -205,11 +261,15 @@ describe('sending a text', () => {
 
   it('follows a limit the operator raises', async () => {
     const tenantId = await newOrg({ spendingLimitCents: 0 });
-    await expect(sendMessage(tenantId, { to: '+14155550107', body: 'one' }, acceptingCarrier())).rejects.toBeInstanceOf(SpendingLimitReachedError);
+    await expect(sendMessage(tenantId, { to: '+14155550107', body: 'one' }, acceptingCarrier())).rejects.toBeInstanceOf(
+      SpendingLimitReachedError,
+    );
 
     await updateTenant(tenantId, { spendingLimitCents: 1 });
 
-    await expect(sendMessage(tenantId, { to: '+14155550107', body: 'one' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
+    await expect(sendMessage(tenantId, { to: '+14155550107', body: 'one' }, acceptingCarrier())).resolves.toMatchObject(
+      { status: 'queued' },
+    );
     expect(await spendOf(tenantId)).toBe(1);
   });
 });
@@ -230,7 +290,11 @@ describe('threads', () => {
       ['+14155550202', true, 2],
       ['+14155550201', true, 1],
     ]);
-    expect(threads[1]).toMatchObject({ lastMessage: 'Reminder', lastDirection: 'outbound', lastAt: minutes(11).toISOString() });
+    expect(threads[1]).toMatchObject({
+      lastMessage: 'Reminder',
+      lastDirection: 'outbound',
+      lastAt: minutes(11).toISOString(),
+    });
     expect(threads[0]).toMatchObject({ lastDirection: 'inbound', lastStatus: 'received' });
   });
 
@@ -241,8 +305,14 @@ describe('threads', () => {
 
     // Sixteen writes of one thread at once: on DynamoDB's limits some are answered busy and sent again, as their callers would.
     await Promise.all([
-      ...Array.from({ length: 8 }, (_, i) => retryWhileBusy(() => inbound(tenantId, number, `In ${i}`, minutes(20 + i), `SMin${i}x${tenantId.slice(-8)}`))),
-      ...Array.from({ length: 8 }, (_, i) => retryWhileBusy(() => sendMessage(tenantId, { to: number, body: `Out ${i}` }, acceptingCarrier(), minutes(20 + i)))),
+      ...Array.from({ length: 8 }, (_, i) =>
+        retryWhileBusy(() => inbound(tenantId, number, `In ${i}`, minutes(20 + i), `SMin${i}x${tenantId.slice(-8)}`)),
+      ),
+      ...Array.from({ length: 8 }, (_, i) =>
+        retryWhileBusy(() =>
+          sendMessage(tenantId, { to: number, body: `Out ${i}` }, acceptingCarrier(), minutes(20 + i)),
+        ),
+      ),
     ]);
 
     const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(tenantId, number) }));
@@ -260,7 +330,8 @@ describe('a conversation', () => {
     const tenantId = await newOrg();
     const number = '+14155550301';
     const ids: string[] = [];
-    for (const n of [2, 0, 4, 1, 3]) ids[n] = (await inbound(tenantId, number, `Message ${n}`, minutes(30 + n))).message.id;
+    for (const n of [2, 0, 4, 1, 3])
+      ids[n] = (await inbound(tenantId, number, `Message ${n}`, minutes(30 + n))).message.id;
     await inbound(tenantId, '+14155550302', 'Someone else', minutes(40));
 
     const first = await listMessages(tenantId, number, { limit: 2 });
@@ -273,7 +344,13 @@ describe('a conversation', () => {
     expect(third.items.map((m) => m.id)).toEqual([ids[0]]);
     expect(third.nextCursor).toBeNull();
     expect(exact.nextCursor).toBeNull();
-    expect(first.items[0]).toMatchObject({ direction: 'inbound', status: 'received', isRead: false, body: 'Message 4', toNumber: ORG_NUMBER });
+    expect(first.items[0]).toMatchObject({
+      direction: 'inbound',
+      status: 'received',
+      isRead: false,
+      body: 'Message 4',
+      toNumber: ORG_NUMBER,
+    });
   });
 
   it('is empty for a number never texted', async () => {
@@ -297,14 +374,35 @@ describe('inbound texts and consent', () => {
     await inbound(tenantId, number, 'Start', minutes(53));
     const optedIn = await getContact(tenantId, first.contactId);
 
-    expect(contactBefore).toMatchObject({ source: 'auto_inbound', isAutoCreated: true, normalizedNumber: number, consentStatus: 'unknown' });
+    expect(contactBefore).toMatchObject({
+      source: 'auto_inbound',
+      isAutoCreated: true,
+      normalizedNumber: number,
+      consentStatus: 'unknown',
+    });
     expect(afterSentence.consentStatus).toBe('unknown');
     expect(stop.consent).toEqual({ keyword: 'STOP', status: 'opted_out' });
-    expect(optedOut).toMatchObject({ consentStatus: 'opted_out', consentSource: 'sms_keyword', consentAt: minutes(52).toISOString(), consentNote: 'Replied STOP' });
-    expect(optedIn).toMatchObject({ consentStatus: 'opted_in', consentSource: 'sms_keyword', consentNote: 'Replied START' });
+    expect(optedOut).toMatchObject({
+      consentStatus: 'opted_out',
+      consentSource: 'sms_keyword',
+      consentAt: minutes(52).toISOString(),
+      consentNote: 'Replied STOP',
+    });
+    expect(optedIn).toMatchObject({
+      consentStatus: 'opted_in',
+      consentSource: 'sms_keyword',
+      consentNote: 'Replied START',
+    });
     // The contact only shows it: the number's row in the ledger holds it.
-    expect(await consentOf(tenantId, number)).toEqual({ status: 'opted_in', source: 'sms_keyword', at: minutes(53).toISOString(), note: 'Replied START' });
-    await expect(sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
+    expect(await consentOf(tenantId, number)).toEqual({
+      status: 'opted_in',
+      source: 'sms_keyword',
+      at: minutes(53).toISOString(),
+      note: 'Replied START',
+    });
+    await expect(
+      sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier()),
+    ).resolves.toMatchObject({ status: 'queued' });
   });
 
   it('lets a late, older keyword not override a newer one: a late YES does not re-allow texts', async () => {
@@ -315,9 +413,19 @@ describe('inbound texts and consent', () => {
     const late = await inbound(tenantId, number, 'yes', minutes(59));
 
     expect(late.duplicate).toBe(false); // stored as a message all the same
-    expect(await consentOf(tenantId, number)).toEqual({ status: 'opted_out', source: 'sms_keyword', at: minutes(60).toISOString(), note: 'Replied UNSUBSCRIBE' });
-    expect(await getContact(tenantId, contactId)).toMatchObject({ consentStatus: 'opted_out', consentNote: 'Replied UNSUBSCRIBE' });
-    await expect(sendMessage(tenantId, { to: number, body: 'Hello?' }, acceptingCarrier())).rejects.toBeInstanceOf(RecipientOptedOutError);
+    expect(await consentOf(tenantId, number)).toEqual({
+      status: 'opted_out',
+      source: 'sms_keyword',
+      at: minutes(60).toISOString(),
+      note: 'Replied UNSUBSCRIBE',
+    });
+    expect(await getContact(tenantId, contactId)).toMatchObject({
+      consentStatus: 'opted_out',
+      consentNote: 'Replied UNSUBSCRIBE',
+    });
+    await expect(sendMessage(tenantId, { to: number, body: 'Hello?' }, acceptingCarrier())).rejects.toBeInstanceOf(
+      RecipientOptedOutError,
+    );
   });
 
   it('stores a carrier retry of the same sid once', async () => {
@@ -364,7 +472,6 @@ describe('delivery status', () => {
   });
 });
 
-
 describe('the consent ledger: a STOP belongs to the number, whatever happens to its contact', () => {
   /** An organization whose `number` replied STOP (its contact auto-created), and that contact named. */
   async function optedOut(number: string) {
@@ -382,8 +489,14 @@ describe('the consent ledger: a STOP belongs to the number, whatever happens to 
     // Act
     await deleteContact(tenantId, contact.id);
     // Assess
-    await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
-    expect(await consentOf(tenantId, number)).toMatchObject({ status: 'opted_out', source: 'sms_keyword', note: 'Replied STOP' });
+    await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(
+      RecipientOptedOutError,
+    );
+    expect(await consentOf(tenantId, number)).toMatchObject({
+      status: 'opted_out',
+      source: 'sms_keyword',
+      note: 'Replied STOP',
+    });
     expect(carrier.sent).toHaveLength(0);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
   });
@@ -396,12 +509,16 @@ describe('the consent ledger: a STOP belongs to the number, whatever happens to 
     // Act
     const moved = await updateContact(tenantId, contact.id, { phoneNumber: newNumber });
     // Assess
-    await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    await expect(sendMessage(tenantId, { to: number, body: 'Still there?' }, carrier)).rejects.toBeInstanceOf(
+      RecipientOptedOutError,
+    );
     expect((await consentOf(tenantId, number)).status).toBe('opted_out');
     // The contact shows its new number's consent, which nobody withdrew.
     expect(moved.consentStatus).toBe('unknown');
     expect((await consentOf(tenantId, newNumber)).status).toBe('unknown');
-    await expect(sendMessage(tenantId, { to: newNumber, body: 'New number' }, carrier)).resolves.toMatchObject({ status: 'queued' });
+    await expect(sendMessage(tenantId, { to: newNumber, body: 'New number' }, carrier)).resolves.toMatchObject({
+      status: 'queued',
+    });
     expect(carrier.sent.map((t) => t.to)).toEqual([newNumber]);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
   });
@@ -415,8 +532,14 @@ describe('the consent ledger: a STOP belongs to the number, whatever happens to 
     // Act
     const { contact: fresh } = await createContact(tenantId, { displayName: 'Fresh Fred', phoneNumber: number });
     // Assess
-    expect(fresh).toMatchObject({ consentStatus: 'opted_out', consentSource: 'sms_keyword', consentNote: 'Replied STOP' });
-    await expect(sendMessage(tenantId, { to: number, body: 'Hi Fred' }, carrier)).rejects.toBeInstanceOf(RecipientOptedOutError);
+    expect(fresh).toMatchObject({
+      consentStatus: 'opted_out',
+      consentSource: 'sms_keyword',
+      consentNote: 'Replied STOP',
+    });
+    await expect(sendMessage(tenantId, { to: number, body: 'Hi Fred' }, carrier)).rejects.toBeInstanceOf(
+      RecipientOptedOutError,
+    );
     expect(carrier.sent).toHaveLength(0);
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
   });
@@ -430,10 +553,22 @@ describe('the consent ledger: a STOP belongs to the number, whatever happens to 
     await inbound(tenantId, number, 'START', minutes(3));
     await inbound(tenantId, number, 'STOP', minutes(2)); // the carrier retried an older text late
     // Assess
-    expect(await consentOf(tenantId, number)).toEqual({ status: 'opted_in', source: 'sms_keyword', at: minutes(3).toISOString(), note: 'Replied START' });
-    await expect(sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier(), minutes(4))).resolves.toMatchObject({ status: 'queued' });
+    expect(await consentOf(tenantId, number)).toEqual({
+      status: 'opted_in',
+      source: 'sms_keyword',
+      at: minutes(3).toISOString(),
+      note: 'Replied START',
+    });
+    await expect(
+      sendMessage(tenantId, { to: number, body: 'Welcome back' }, acceptingCarrier(), minutes(4)),
+    ).resolves.toMatchObject({ status: 'queued' });
     // Both STOPs are stored as messages all the same.
-    expect((await listMessages(tenantId, number, { limit: 10 })).items.map((m) => m.body)).toEqual(['Welcome back', 'START', 'STOP', 'STOP']);
+    expect((await listMessages(tenantId, number, { limit: 10 })).items.map((m) => m.body)).toEqual([
+      'Welcome back',
+      'START',
+      'STOP',
+      'STOP',
+    ]);
   });
 });
 
@@ -448,35 +583,49 @@ describe('carrier outcomes', () => {
     // Assess
     expect(refusal).toBeInstanceOf(CarrierRejectedError);
     const [failed] = (await listMessages(tenantId, to, { limit: 10 })).items;
-    expect(refusal).toMatchObject({ status: 422, code: 'carrier_rejected', details: { messageId: failed.id, carrierCode: 21211 } });
+    expect(refusal).toMatchObject({
+      status: 422,
+      code: 'carrier_rejected',
+      details: { messageId: failed.id, carrierCode: 21211 },
+    });
     expect(failed).toMatchObject({ status: 'failed', messageSid: '' });
-    expect(await getMessageItem(tenantId, failed.id)).toMatchObject({ failureReason: 'carrier_rejected', carrierCode: 21211 });
+    expect(await getMessageItem(tenantId, failed.id)).toMatchObject({
+      failureReason: 'carrier_rejected',
+      carrierCode: 21211,
+    });
     expect((await firstThreads(tenantId))[0]).toMatchObject({ lastStatus: 'failed', messageCount: 1 });
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
     expect(await unsettledMessageIds(tenantId)).toEqual([]);
     // The refund restored the budget: the one cent the limit allows is still there.
-    await expect(sendMessage(tenantId, { to, body: 'hello' }, acceptingCarrier())).resolves.toMatchObject({ status: 'queued' });
+    await expect(sendMessage(tenantId, { to, body: 'hello' }, acceptingCarrier())).resolves.toMatchObject({
+      status: 'queued',
+    });
   });
 
   it.each([
     ['a refused connection', { kind: 'not_sent' } as const],
     ['429 Too Many Requests', { kind: 'not_sent', httpStatus: 429 } as const],
     ['401, our credentials refused', { kind: 'not_sent', httpStatus: 401 } as const],
-  ])('fails and refunds a text that never reached the carrier (%s), answering 502 carrier_unavailable', async (_, failure) => {
-    // Prepare
-    const tenantId = await newOrg();
-    const to = '+14155551021';
-    // Act
-    const unavailable = await sendMessage(tenantId, { to, body: 'Not sent' }, failingCarrier(failure)).catch((err: unknown) => err);
-    // Assess
-    expect(unavailable).toBeInstanceOf(CarrierUnavailableError);
-    expect(unavailable).toMatchObject({ status: 502, code: 'carrier_unavailable' });
-    const [failed] = (await listMessages(tenantId, to, { limit: 5 })).items;
-    expect(failed.status).toBe('failed');
-    expect(await getMessageItem(tenantId, failed.id)).toMatchObject({ failureReason: 'carrier_unavailable' });
-    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
-    expect(await unsettledMessageIds(tenantId)).toEqual([]);
-  });
+  ])(
+    'fails and refunds a text that never reached the carrier (%s), answering 502 carrier_unavailable',
+    async (_, failure) => {
+      // Prepare
+      const tenantId = await newOrg();
+      const to = '+14155551021';
+      // Act
+      const unavailable = await sendMessage(tenantId, { to, body: 'Not sent' }, failingCarrier(failure)).catch(
+        (err: unknown) => err,
+      );
+      // Assess
+      expect(unavailable).toBeInstanceOf(CarrierUnavailableError);
+      expect(unavailable).toMatchObject({ status: 502, code: 'carrier_unavailable' });
+      const [failed] = (await listMessages(tenantId, to, { limit: 5 })).items;
+      expect(failed.status).toBe('failed');
+      expect(await getMessageItem(tenantId, failed.id)).toMatchObject({ failureReason: 'carrier_unavailable' });
+      expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+      expect(await unsettledMessageIds(tenantId)).toEqual([]);
+    },
+  );
 
   const GRACE_MS = 10 * 60_000;
 
@@ -484,38 +633,52 @@ describe('carrier outcomes', () => {
     ['a timeout', { kind: 'unknown' } as const],
     ['a 503 from the carrier', { kind: 'unknown', httpStatus: 503 } as const],
     ['an error that is no CarrierError', new Error('socket hang up')],
-  ])('keeps a text whose outcome is unknown (%s) queued and charged; the sweep fails and refunds it once after the grace period', async (_, failure) => {
-    // Prepare
-    const tenantId = await newOrg();
-    const to = '+14155551022';
-    const carrier = failingCarrier(failure);
-    const message = await sendMessage(tenantId, { to, body: 'Maybe sent' }, carrier, minutes(1));
-    const charged = await moneyLedgerOf(tenantId);
-    const queued = await unsettledMessageIds(tenantId);
-    // Act
-    await settleUnknownOutcomes({ now: minutes(5), graceMs: GRACE_MS }); // within the grace period
-    const early = await getMessage(tenantId, message.id);
-    await settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS });
-    const afterFirst = await moneyLedgerOf(tenantId);
-    await settleUnknownOutcomes({ now: minutes(21), graceMs: GRACE_MS }); // a second run finds nothing to refund
-    // Assess
-    expect(message).toMatchObject({ status: 'queued', messageSid: '' });
-    expect(carrier.calls).toBe(1);
-    expect(charged).toEqual({ spendCents: 1, owedCents: 1 });
-    expect(queued).toEqual([message.id]);
-    expect(early.status).toBe('queued');
-    expect(afterFirst).toEqual({ spendCents: 0, owedCents: 0 });
-    expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
-    expect(await getMessageItem(tenantId, message.id)).toMatchObject({ status: 'failed', failureReason: 'carrier_outcome_unknown' });
-    expect(await unsettledMessageIds(tenantId)).toEqual([]);
-  });
+  ])(
+    'keeps a text whose outcome is unknown (%s) queued and charged; the sweep fails and refunds it once after the grace period',
+    async (_, failure) => {
+      // Prepare
+      const tenantId = await newOrg();
+      const to = '+14155551022';
+      const carrier = failingCarrier(failure);
+      const message = await sendMessage(tenantId, { to, body: 'Maybe sent' }, carrier, minutes(1));
+      const charged = await moneyLedgerOf(tenantId);
+      const queued = await unsettledMessageIds(tenantId);
+      // Act
+      await settleUnknownOutcomes({ now: minutes(5), graceMs: GRACE_MS }); // within the grace period
+      const early = await getMessage(tenantId, message.id);
+      await settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS });
+      const afterFirst = await moneyLedgerOf(tenantId);
+      await settleUnknownOutcomes({ now: minutes(21), graceMs: GRACE_MS }); // a second run finds nothing to refund
+      // Assess
+      expect(message).toMatchObject({ status: 'queued', messageSid: '' });
+      expect(carrier.calls).toBe(1);
+      expect(charged).toEqual({ spendCents: 1, owedCents: 1 });
+      expect(queued).toEqual([message.id]);
+      expect(early.status).toBe('queued');
+      expect(afterFirst).toEqual({ spendCents: 0, owedCents: 0 });
+      expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
+      expect(await getMessageItem(tenantId, message.id)).toMatchObject({
+        status: 'failed',
+        failureReason: 'carrier_outcome_unknown',
+      });
+      expect(await unsettledMessageIds(tenantId)).toEqual([]);
+    },
+  );
 
   it('refunds an unknown outcome once when two sweeps run at the same time', async () => {
     const tenantId = await newOrg();
-    const message = await sendMessage(tenantId, { to: '+14155551023', body: 'Swept twice' }, failingCarrier({ kind: 'unknown' }), minutes(1));
+    const message = await sendMessage(
+      tenantId,
+      { to: '+14155551023', body: 'Swept twice' },
+      failingCarrier({ kind: 'unknown' }),
+      minutes(1),
+    );
     const meters = await markRaceMeters();
 
-    await Promise.all([settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }), settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS })]);
+    await Promise.all([
+      settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }),
+      settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }),
+    ]);
 
     expect((await getMessage(tenantId, message.id)).status).toBe('failed');
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
@@ -542,7 +705,9 @@ describe('status callbacks and the send answer, in any order', () => {
     expect(await getMessage(tenantId, message.id)).toMatchObject({ status: 'sent', messageSid: sid });
     expect(await unsettledMessageIds(tenantId)).toEqual([]);
     // The sid's lookup row was written too: a callback naming only the sid finds the message.
-    await expect(updateMessageStatus(tenantId, { messageSid: sid }, 'delivered')).resolves.toMatchObject({ changed: true });
+    await expect(updateMessageStatus(tenantId, { messageSid: sid }, 'delivered')).resolves.toMatchObject({
+      changed: true,
+    });
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 1, owedCents: 1 });
   });
 

@@ -78,7 +78,8 @@ describe('reads per request do not grow with the organization', () => {
 
   it(`a conversation page examines limit + 1 messages at ${SMALL.conversation} and at ${LARGE.conversation} messages`, async () => {
     // Act
-    const conversationOf = (tenantId: string) => (cursor?: string) => listMessages(tenantId, CONVERSATION_WITH, { limit: LIMIT, cursor });
+    const conversationOf = (tenantId: string) => (cursor?: string) =>
+      listMessages(tenantId, CONVERSATION_WITH, { limit: LIMIT, cursor });
     const atSmall = await twoPages(conversationOf(small));
     const atLarge = await twoPages(conversationOf(large));
     // Assess

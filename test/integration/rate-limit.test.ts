@@ -7,7 +7,9 @@ describe('the per-key limiter on DynamoDB Local', () => {
   it('allows exactly 120 of 150 concurrent requests in one window, never more', async () => {
     const now = Date.parse('2026-11-21T10:00:10.000Z');
 
-    const states = await Promise.all(Array.from({ length: 150 }, () => consumeKeyBudget('tenant-a', 'key-1', 120, now)));
+    const states = await Promise.all(
+      Array.from({ length: 150 }, () => consumeKeyBudget('tenant-a', 'key-1', 120, now)),
+    );
 
     expect(states.filter((s) => s.allowed)).toHaveLength(120);
     expect(states.filter((s) => !s.allowed).every((s) => s.remaining === 0)).toBe(true);

@@ -17,15 +17,23 @@ import { createTenant, updateTenant, type TenantUpdate } from '../../lambdas/con
 jest.setTimeout(120_000);
 beforeAll(createTestTable);
 
-const carrier: Carrier = { name: 'loopback', send: async () => ({ messageSid: `SM${randomBytes(16).toString('hex')}` }) };
+const carrier: Carrier = {
+  name: 'loopback',
+  send: async () => ({ messageSid: `SM${randomBytes(16).toString('hex')}` }),
+};
 let organizations = 0;
 let recipients = 0;
 const recipient = () => `+1415777${String((recipients += 1)).padStart(4, '0')}`;
-const send = async (tenantId: string) => (await sendMessage(tenantId, { to: recipient(), body: 'one segment' }, carrier)).message;
+const send = async (tenantId: string) =>
+  (await sendMessage(tenantId, { to: recipient(), body: 'one segment' }, carrier)).message;
 
 /** An organization as `tenant create` makes it: its row, then its shards settled. */
 async function organization(spendingLimitCents: number | null): Promise<string> {
-  const { id } = await createTenant({ name: 'Spend Changes', smsNumber: `+1628779${String((organizations += 1)).padStart(4, '0')}`, spendingLimitCents });
+  const { id } = await createTenant({
+    name: 'Spend Changes',
+    smsNumber: `+1628779${String((organizations += 1)).padStart(4, '0')}`,
+    spendingLimitCents,
+  });
   await settleSpend(id);
   return id;
 }
@@ -36,7 +44,8 @@ async function operatorUpdate(tenantId: string, change: TenantUpdate): Promise<v
   if (change.spendingLimitCents !== undefined) await settleSpend(tenantId);
 }
 
-const headroomOf = async (tenantId: string) => (await readShards(tenantId)).reduce((sum, s) => sum + (s?.headroomCents ?? 0), 0);
+const headroomOf = async (tenantId: string) =>
+  (await readShards(tenantId)).reduce((sum, s) => sum + (s?.headroomCents ?? 0), 0);
 /** The organization row, which holds the settlement lease: its writes are claims of the lease and their releases. */
 const leaseMeter = (tenantId: string) => engineItemMeter(`${TABLE_NAME} S:T#${tenantId} S:TENANT`);
 
@@ -51,7 +60,12 @@ it('refuses every send (402) once the limit is lowered below the spend, until re
   const answers: string[] = [];
   for (const text of texts) {
     await updateMessageStatus(tenantId, { messageId: text.id }, 'failed', { failureReason: 'carrier_failed' });
-    answers.push(await send(tenantId).then(() => '201', (err: Error) => (err instanceof SpendingLimitReachedError ? '402' : err.name)));
+    answers.push(
+      await send(tenantId).then(
+        () => '201',
+        (err: Error) => (err instanceof SpendingLimitReachedError ? '402' : err.name),
+      ),
+    );
     // Assess, after each step: spend + headroom is the limit, even while the spend is above it
     expect((await spendOf(tenantId)) + (await headroomOf(tenantId))).toBe(1);
   }
@@ -104,7 +118,9 @@ it('flips billing between past_due and active without writing a shard: the sends
   const open = await Promise.allSettled(Array.from({ length: 32 }, () => send(tenantId)));
 
   // Assess
-  expect(blocked.every((a) => a.status === 'rejected' && (a.reason as { code?: string }).code === 'billing_blocked')).toBe(true);
+  expect(
+    blocked.every((a) => a.status === 'rejected' && (a.reason as { code?: string }).code === 'billing_blocked'),
+  ).toBe(true);
   expect(open.every((a) => a.status === 'fulfilled')).toBe(true);
   expect((await readShards(tenantId)).map((s) => s!.limitVersion)).toEqual(shardsBefore.map((s) => s!.limitVersion));
 });

@@ -64,7 +64,8 @@ async function setLimit(real: Real, limit: number | null): Promise<void> {
   await settleSpend(real.tenantId);
 }
 
-const accepted = (outcomes: SendOutcome[]) => outcomes.flatMap((o) => ('accepted' in o ? [{ id: o.accepted, cost: o.cost }] : []));
+const accepted = (outcomes: SendOutcome[]) =>
+  outcomes.flatMap((o) => ('accepted' in o ? [{ id: o.accepted, cost: o.cost }] : []));
 const fits = (model: Model, cost: number, limit = model.limit) => limit === null || model.spend + cost <= limit;
 
 /** A step of the model run: what it does, then the invariants every step must leave true. */
@@ -92,7 +93,8 @@ class SendBatch extends Step {
     // Spend only grows during a batch: the last text accepted fitted, so all of them together fit.
     if (taken.length > 0) expect(fits(model, added)).toBe(true);
     // A 402 for the limit means the text did not fit even after every text accepted beside it.
-    for (const o of outcomes) if ('refused' in o && o.refused === 'limit') expect(fits(model, added + o.cost)).toBe(false);
+    for (const o of outcomes)
+      if ('refused' in o && o.refused === 'limit') expect(fits(model, added + o.cost)).toBe(false);
     model.spend += added;
     model.live.push(...taken);
   }
@@ -111,7 +113,11 @@ class FailTexts extends Step {
   async act(model: Model, real: Real): Promise<void> {
     const chosen = [...new Set(this.picks.map((p) => p % model.live.length))].map((i) => model.live[i]);
     // The carrier reports them failed, all at once: each refunded exactly once.
-    await Promise.all(chosen.map((text) => updateMessageStatus(real.tenantId, { messageId: text.id }, 'failed', { failureReason: 'carrier_failed' })));
+    await Promise.all(
+      chosen.map((text) =>
+        updateMessageStatus(real.tenantId, { messageId: text.id }, 'failed', { failureReason: 'carrier_failed' }),
+      ),
+    );
     model.live = model.live.filter((text) => !chosen.includes(text));
     model.spend -= chosen.reduce((sum, text) => sum + text.cost, 0);
   }
@@ -176,7 +182,8 @@ async function assertInvariants(model: Model, real: Real): Promise<void> {
   const shards = await readShards(real.tenantId);
   expect(shards.every((s) => s !== undefined)).toBe(true);
   expect(new Set(shards.map((s) => `${s!.limitVersion}/${s!.owing}`)).size).toBe(1);
-  if (model.limit !== null) expect(shards.reduce((sum, s) => sum + s!.spendCents + s!.headroomCents, 0)).toBe(model.limit);
+  if (model.limit !== null)
+    expect(shards.reduce((sum, s) => sum + s!.spendCents + s!.headroomCents, 0)).toBe(model.limit);
 }
 
 /** Each organization its own SMS number (a number belongs to one organization). */
@@ -198,15 +205,23 @@ const commands = [
 
 it('keeps the spending limit exact through random concurrent sends, refunds, limit changes and billing blocks', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 2, max: 8 }), fc.commands(commands, { maxCommands: 8 }), async (initialLimit, steps) => {
-      // Prepare: an organization as `tenant create` makes it (its shards settled at once)
-      const tenant = await createTenant({ name: 'Spend Model', smsNumber: smsNumber(), spendingLimitCents: initialLimit });
-      const real: Real = { tenantId: tenant.id, carrier: acceptingCarrier() };
-      await settleSpend(tenant.id);
-      const model: Model = { limit: initialLimit, billing: 'active', spend: 0, live: [] };
-      // Act + Assess: each step checks the invariants after it (Step.run)
-      await fc.asyncModelRun(() => ({ model, real }), steps);
-    }),
+    fc.asyncProperty(
+      fc.integer({ min: 2, max: 8 }),
+      fc.commands(commands, { maxCommands: 8 }),
+      async (initialLimit, steps) => {
+        // Prepare: an organization as `tenant create` makes it (its shards settled at once)
+        const tenant = await createTenant({
+          name: 'Spend Model',
+          smsNumber: smsNumber(),
+          spendingLimitCents: initialLimit,
+        });
+        const real: Real = { tenantId: tenant.id, carrier: acceptingCarrier() };
+        await settleSpend(tenant.id);
+        const model: Model = { limit: initialLimit, billing: 'active', spend: 0, live: [] };
+        // Act + Assess: each step checks the invariants after it (Step.run)
+        await fc.asyncModelRun(() => ({ model, real }), steps);
+      },
+    ),
     { numRuns: RUNS, seed: SEED, endOnFailure: true },
   );
 });

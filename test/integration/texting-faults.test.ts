@@ -22,7 +22,16 @@ beforeAll(async () => {
 describe('a mixed run of sends under carrier and DynamoDB faults', () => {
   it('injected every kind of fault it claims to survive', () => {
     // Assess: the run is only evidence if the faults happened
-    for (const fault of ['ok', 'late', 'reset', 'created_500', 'not_created_503', 'throttled_429', 'invalid_number', 'opted_out']) {
+    for (const fault of [
+      'ok',
+      'late',
+      'reset',
+      'created_500',
+      'not_created_503',
+      'throttled_429',
+      'invalid_number',
+      'opted_out',
+    ]) {
       expect(figures.carrierFaults[fault] ?? 0).toBeGreaterThan(0);
     }
     expect(figures.dynamoFaults.throttled).toBeGreaterThan(0);

@@ -6,7 +6,12 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { claimAttempt, getDelivery, insertDelivery, newDelivery } from '../../lambdas/contexts/webhooks/deliveries';
 import type { DeliveryMessage, DeliveryQueue } from '../../lambdas/contexts/webhooks/queue';
-import { AttemptInProgressError, CLAIM_MARGIN_MS, claimStaleAfterMs, processDeliveryMessage } from '../../lambdas/contexts/webhooks/deliver';
+import {
+  AttemptInProgressError,
+  CLAIM_MARGIN_MS,
+  claimStaleAfterMs,
+  processDeliveryMessage,
+} from '../../lambdas/contexts/webhooks/deliver';
 
 /**
  * At least once without duplicate chains: SQS may hand the same attempt to two processors (a
@@ -46,8 +51,16 @@ afterAll(async () => {
 
 async function pendingDelivery(): Promise<DeliveryMessage> {
   const eventId = uuidv7();
-  const body = JSON.stringify({ id: eventId, type: 'call.completed', createdAt: new Date().toISOString(), data: { call: { id: 'c' } } });
-  const delivery = newDelivery({ id: uuidv7(), tenantId, endpointId: endpoint.id, event: 'call.completed', eventId, body }, new Date());
+  const body = JSON.stringify({
+    id: eventId,
+    type: 'call.completed',
+    createdAt: new Date().toISOString(),
+    data: { call: { id: 'c' } },
+  });
+  const delivery = newDelivery(
+    { id: uuidv7(), tenantId, endpointId: endpoint.id, event: 'call.completed', eventId, body },
+    new Date(),
+  );
   await insertDelivery(delivery);
   return { deliveryId: delivery.id, tenantId, endpointId: endpoint.id, cycle: 1, attempt: 1, body };
 }
@@ -58,7 +71,11 @@ function captureQueue() {
   return { queue, sent };
 }
 
-const settle = (work: Promise<unknown>) => work.then((v) => v, (err: unknown) => err);
+const settle = (work: Promise<unknown>) =>
+  work.then(
+    (v) => v,
+    (err: unknown) => err,
+  );
 
 describe('two processors of the same attempt', () => {
   it('post once and queue one next attempt, when they run at the same time', async () => {
@@ -69,13 +86,17 @@ describe('two processors of the same attempt', () => {
       const { queue, sent } = captureQueue();
       const before = posts;
       // Act
-      const outcomes = await Promise.all([1, 2].map(() => settle(processDeliveryMessage(message, { queue, allowInsecureTargets: true }))));
+      const outcomes = await Promise.all(
+        [1, 2].map(() => settle(processDeliveryMessage(message, { queue, allowInsecureTargets: true }))),
+      );
       // Assess: one made the attempt; the other was told to come back later or found it done
       expect(posts - before).toBe(1);
       expect(sent.map((m) => m.attempt)).toEqual([2]);
       expect(outcomes).toContain('retrying');
       expect(outcomes.filter((o) => o === 'retrying')).toHaveLength(1);
-      expect(outcomes.every((o) => o === 'retrying' || o === 'stale' || o instanceof AttemptInProgressError)).toBe(true);
+      expect(outcomes.every((o) => o === 'retrying' || o === 'stale' || o instanceof AttemptInProgressError)).toBe(
+        true,
+      );
       expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ attempts: 1, status: 'pending' });
     }
   });
@@ -90,7 +111,9 @@ describe('two processors of the same attempt', () => {
       const first = await processDeliveryMessage(message, { queue, allowInsecureTargets: true });
       const copy = await processDeliveryMessage(message, { queue, allowInsecureTargets: true });
       const next = { ...sent[0], notBefore: undefined };
-      const nextOutcomes = await Promise.all([1, 2].map(() => settle(processDeliveryMessage(next, { queue, allowInsecureTargets: true }))));
+      const nextOutcomes = await Promise.all(
+        [1, 2].map(() => settle(processDeliveryMessage(next, { queue, allowInsecureTargets: true }))),
+      );
 
       expect([first, copy]).toEqual(['retrying', 'stale']);
       expect(posts - before).toBe(2); // attempt 1 once, attempt 2 once
@@ -111,8 +134,14 @@ describe('a processor that crashed after claiming', () => {
     const { queue, sent } = captureQueue();
     const before = posts;
     // Act
-    const fresh = await settle(processDeliveryMessage(message, { queue, allowInsecureTargets: true, now: () => claimedAt + 1_000 }));
-    const takeover = await processDeliveryMessage(message, { queue, allowInsecureTargets: true, now: () => claimedAt + staleAfterMs + 1 });
+    const fresh = await settle(
+      processDeliveryMessage(message, { queue, allowInsecureTargets: true, now: () => claimedAt + 1_000 }),
+    );
+    const takeover = await processDeliveryMessage(message, {
+      queue,
+      allowInsecureTargets: true,
+      now: () => claimedAt + staleAfterMs + 1,
+    });
     // Assess
     expect(fresh).toBeInstanceOf(AttemptInProgressError);
     expect(takeover).toBe('retrying');
@@ -134,11 +163,19 @@ describe('a processor that crashed after claiming', () => {
       };
       const t0 = Date.now();
       const before = posts;
-      await expect(processDeliveryMessage(message, { queue: dying, allowInsecureTargets: true, now: () => t0 })).rejects.toThrow('died');
+      await expect(
+        processDeliveryMessage(message, { queue: dying, allowInsecureTargets: true, now: () => t0 }),
+      ).rejects.toThrow('died');
       // Act: SQS brings attempt 1 back after its visibility timeout; then both copies of attempt 2 arrive
-      const takeover = await processDeliveryMessage(message, { queue, allowInsecureTargets: true, now: () => t0 + claimStaleAfterMs() + 1 });
+      const takeover = await processDeliveryMessage(message, {
+        queue,
+        allowInsecureTargets: true,
+        now: () => t0 + claimStaleAfterMs() + 1,
+      });
       const copies = sent.filter((m) => m.attempt === 2);
-      const outcomes = await Promise.all(copies.map((m) => settle(processDeliveryMessage(m, { queue, allowInsecureTargets: true }))));
+      const outcomes = await Promise.all(
+        copies.map((m) => settle(processDeliveryMessage(m, { queue, allowInsecureTargets: true }))),
+      );
       // Assess: attempt 1 made twice (at least once), attempt 2 once, one attempt 3 queued
       expect(takeover).toBe('retrying');
       expect(copies).toHaveLength(2);
@@ -155,12 +192,22 @@ describe('a processor that crashed after claiming', () => {
     const [old, fresh] = [await pendingDelivery(), await pendingDelivery()];
     const t0 = Date.now();
     const later = t0 + claimStaleAfterMs() + 1;
-    await claimAttempt({ tenantId, id: old.deliveryId }, { cycle: 1, attempt: 2, nowMs: t0, staleAfterMs: claimStaleAfterMs() });
-    await claimAttempt({ tenantId, id: fresh.deliveryId }, { cycle: 1, attempt: 2, nowMs: later, staleAfterMs: claimStaleAfterMs() });
+    await claimAttempt(
+      { tenantId, id: old.deliveryId },
+      { cycle: 1, attempt: 2, nowMs: t0, staleAfterMs: claimStaleAfterMs() },
+    );
+    await claimAttempt(
+      { tenantId, id: fresh.deliveryId },
+      { cycle: 1, attempt: 2, nowMs: later, staleAfterMs: claimStaleAfterMs() },
+    );
     const { queue, sent } = captureQueue();
     const before = posts;
     // Act: attempt 1's message comes back
-    const outcomes = await Promise.all([old, fresh].map((m) => settle(processDeliveryMessage(m, { queue, allowInsecureTargets: true, now: () => later }))));
+    const outcomes = await Promise.all(
+      [old, fresh].map((m) =>
+        settle(processDeliveryMessage(m, { queue, allowInsecureTargets: true, now: () => later })),
+      ),
+    );
     // Assess: dropped, not repeated, not sent back to the queue by a throw
     expect(outcomes).toEqual(['stale', 'stale']);
     expect(posts - before).toBe(0);
@@ -174,8 +221,14 @@ describe('a processor that crashed after claiming', () => {
     await processDeliveryMessage(message, { queue, allowInsecureTargets: true });
     const delivery = { tenantId, endpointId: endpoint.id, id: message.deliveryId };
 
-    expect(await claimAttempt(delivery, { cycle: 1, attempt: 2, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
-    expect(await claimAttempt(delivery, { cycle: 0, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
-    expect(await claimAttempt({ tenantId, id: uuidv7() }, { cycle: 1, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({ claim: 'stale' });
+    expect(await claimAttempt(delivery, { cycle: 1, attempt: 2, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({
+      claim: 'stale',
+    });
+    expect(await claimAttempt(delivery, { cycle: 0, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 })).toEqual({
+      claim: 'stale',
+    });
+    expect(
+      await claimAttempt({ tenantId, id: uuidv7() }, { cycle: 1, attempt: 1, nowMs: Date.now(), staleAfterMs: 1 }),
+    ).toEqual({ claim: 'stale' });
   });
 });

@@ -81,8 +81,26 @@ afterAll(async () => {
 const inboundTextChange = (i: number) => {
   const now = new Date(Date.now() + i);
   const from = `+1303555${String(i).padStart(4, '0')}`;
-  const message = { id: m.ids.uuidv7(now), tenantId, direction: 'inbound' as const, fromNumber: from, toNumber: '+15005550999', counterpartNumber: from, body: `Log ${i} `.repeat(40), status: 'received' as const, messageSid: `SMlog${i}${now.getTime()}`, agentId: null, isRead: false, createdAt: now.toISOString() };
-  return { eventId: `log-${now.getTime()}-${i}`, eventName: 'INSERT' as const, approximateCreationMs: now.getTime(), newImage: m.messages.toItem(message) };
+  const message = {
+    id: m.ids.uuidv7(now),
+    tenantId,
+    direction: 'inbound' as const,
+    fromNumber: from,
+    toNumber: '+15005550999',
+    counterpartNumber: from,
+    body: `Log ${i} `.repeat(40),
+    status: 'received' as const,
+    messageSid: `SMlog${i}${now.getTime()}`,
+    agentId: null,
+    isRead: false,
+    createdAt: now.toISOString(),
+  };
+  return {
+    eventId: `log-${now.getTime()}-${i}`,
+    eventName: 'INSERT' as const,
+    approximateCreationMs: now.getTime(),
+    newImage: m.messages.toItem(message),
+  };
 };
 
 /**
@@ -93,7 +111,9 @@ async function routeAndDeliver(endpointId: string, count: number, failFirst = 0)
   let queued: import('../../lambdas/contexts/webhooks/queue').DeliveryMessage[] = [];
   const queue = { send: async (message: (typeof queued)[number]) => void queued.push(message) };
   const endpoints = m.router.endpointCache();
-  await Promise.all(Array.from({ length: count }, (_, i) => m.router.routeChange(inboundTextChange(i), { queue, endpoints })));
+  await Promise.all(
+    Array.from({ length: count }, (_, i) => m.router.routeChange(inboundTextChange(i), { queue, endpoints })),
+  );
   const deliveryIds = queued.map((message) => message.deliveryId);
   expect(queued.every((message) => message.endpointId === endpointId)).toBe(true);
   failing = failFirst;
@@ -109,18 +129,35 @@ async function routeAndDeliver(endpointId: string, count: number, failFirst = 0)
 describe('an endpoint delivery log', () => {
   it('keeps each delivery in a partition of its own, and its log entry its keys alone', async () => {
     // Prepare
-    const endpoint = await m.endpoints.addWebhookEndpoint(tenantId, { url: receiverUrl, events: ['sms.received'] }, { allowInsecureTargets: true });
+    const endpoint = await m.endpoints.addWebhookEndpoint(
+      tenantId,
+      { url: receiverUrl, events: ['sms.received'] },
+      { allowInsecureTargets: true },
+    );
 
     // Act
     const [deliveryId] = await routeAndDeliver(endpoint.id, 1);
     const { Items: entries } = await m.aws.dynamo.send(
-      new QueryCommand({ TableName: m.aws.TABLE_NAME, IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `T#${tenantId}#DELIVERIES#${endpoint.id}` } }),
+      new QueryCommand({
+        TableName: m.aws.TABLE_NAME,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': `T#${tenantId}#DELIVERIES#${endpoint.id}` },
+      }),
     );
 
     // Assess
     const row = await m.deliveries.getDelivery(tenantId, deliveryId);
-    expect(row).toMatchObject({ id: deliveryId, status: 'succeeded', attempts: 1, body: expect.stringContaining('"sms.received"') });
-    expect(m.deliveries.deliveryKey(tenantId, deliveryId)).toEqual({ pk: `T#${tenantId}#DELIVERY#${deliveryId}`, sk: 'DELIVERY' });
+    expect(row).toMatchObject({
+      id: deliveryId,
+      status: 'succeeded',
+      attempts: 1,
+      body: expect.stringContaining('"sms.received"'),
+    });
+    expect(m.deliveries.deliveryKey(tenantId, deliveryId)).toEqual({
+      pk: `T#${tenantId}#DELIVERY#${deliveryId}`,
+      sk: 'DELIVERY',
+    });
     expect(entries).toHaveLength(1);
     expect(Object.keys(entries![0]).sort()).toEqual(['gsi2pk', 'gsi2sk', 'id', 'pk', 'sk', 'tenantId']);
     expect((await m.operator.getDeliveryView(deliveryId)).id).toBe(deliveryId);
@@ -128,7 +165,11 @@ describe('an endpoint delivery log', () => {
 
   it('costs the log partition 1 write unit per delivery, failed attempts included, and no key more than that per delivery', async () => {
     // Prepare
-    const endpoint = await m.endpoints.addWebhookEndpoint(tenantId, { url: receiverUrl, events: ['sms.received'] }, { allowInsecureTargets: true });
+    const endpoint = await m.endpoints.addWebhookEndpoint(
+      tenantId,
+      { url: receiverUrl, events: ['sms.received'] },
+      { allowInsecureTargets: true },
+    );
     const deliveries = 20;
     engine.reset();
 
@@ -149,16 +190,41 @@ describe('an endpoint delivery log', () => {
 
   it('lists an endpoint with one Query of the page and one read of its rows, and recovers the same way, at 60 and at 3,000 deliveries', async () => {
     // Prepare: two endpoints' logs seeded straight into DynamoDB Local, every tenth delivery failed.
-    const [small, large] = await Promise.all([60, 3_000].map(async (size) => {
-      const endpoint = await m.endpoints.addWebhookEndpoint(tenantId, { url: receiverUrl, events: ['sms.received'] }, { allowInsecureTargets: true });
-      const at = Date.now() - 3_600_000;
-      const rows = Array.from({ length: size }, (_, i) => {
-        const delivery = m.deliveries.newDelivery({ id: m.ids.uuidv7(new Date(at + i)), tenantId, endpointId: endpoint.id, event: 'sms.received', eventId: `seed-${i}`, body: '{}' }, new Date(at + i));
-        return m.deliveries.toItem(i % 10 === 0 ? { ...delivery, status: 'failed', attempts: 8, nextRetryAt: null, lastError: 'HTTP 500' } : delivery);
-      });
-      await m.batch.batchPutItems(DynamoDBDocumentClient.from(localDynamoClient(process.env.DYNAMODB_LOCAL_ENDPOINT!)), m.aws.TABLE_NAME, rows, 8);
-      return endpoint;
-    }));
+    const [small, large] = await Promise.all(
+      [60, 3_000].map(async (size) => {
+        const endpoint = await m.endpoints.addWebhookEndpoint(
+          tenantId,
+          { url: receiverUrl, events: ['sms.received'] },
+          { allowInsecureTargets: true },
+        );
+        const at = Date.now() - 3_600_000;
+        const rows = Array.from({ length: size }, (_, i) => {
+          const delivery = m.deliveries.newDelivery(
+            {
+              id: m.ids.uuidv7(new Date(at + i)),
+              tenantId,
+              endpointId: endpoint.id,
+              event: 'sms.received',
+              eventId: `seed-${i}`,
+              body: '{}',
+            },
+            new Date(at + i),
+          );
+          return m.deliveries.toItem(
+            i % 10 === 0
+              ? { ...delivery, status: 'failed', attempts: 8, nextRetryAt: null, lastError: 'HTTP 500' }
+              : delivery,
+          );
+        });
+        await m.batch.batchPutItems(
+          DynamoDBDocumentClient.from(localDynamoClient(process.env.DYNAMODB_LOCAL_ENDPOINT!)),
+          m.aws.TABLE_NAME,
+          rows,
+          8,
+        );
+        return endpoint;
+      }),
+    );
     const meter = m.meter.meterDynamoReads();
     const measure = async (read: () => Promise<unknown>) => {
       meter.reset();
@@ -168,8 +234,16 @@ describe('an endpoint delivery log', () => {
 
     try {
       // Act
-      const listing = [await measure(() => m.operator.listDeliveries(small.id, 50)), await measure(() => m.operator.listDeliveries(large.id, 50))];
-      const page = (endpointId: string) => () => m.deliveries.failedDeliveriesPage(tenantId, endpointId, { eventsFromMs: 0, endedSince: new Date(0), limit: 50 });
+      const listing = [
+        await measure(() => m.operator.listDeliveries(small.id, 50)),
+        await measure(() => m.operator.listDeliveries(large.id, 50)),
+      ];
+      const page = (endpointId: string) => () =>
+        m.deliveries.failedDeliveriesPage(tenantId, endpointId, {
+          eventsFromMs: 0,
+          endedSince: new Date(0),
+          limit: 50,
+        });
       const recoveryPage = [await measure(page(small.id)), await measure(page(large.id))];
 
       // Assess: the endpoint's id lookup (gsi1), one Query of the log and one BatchGetItem of its rows, however long the log.

@@ -42,13 +42,21 @@ describe('registering an endpoint', () => {
   });
 
   it('refuses plain http, hosts the organization has not approved, and unknown events', async () => {
-    await expect(addWebhookEndpoint(tenantId, { url: 'http://hooks.example.com/in' })).rejects.toThrow('url: must use https');
-    await expect(addWebhookEndpoint(tenantId, { url: 'https://attacker.example.net/in' })).rejects.toBeInstanceOf(ValidationError);
-    await expect(addWebhookEndpoint(otherTenantId, { url: 'https://hooks.example.com/in' })).rejects.toThrow('not approved');
-    await expect(addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/in', events: ['call.started'] })).rejects.toThrow(
-      'events: unknown event "call.started"',
+    await expect(addWebhookEndpoint(tenantId, { url: 'http://hooks.example.com/in' })).rejects.toThrow(
+      'url: must use https',
     );
-    await expect(addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/in', events: [] })).rejects.toThrow('at least one');
+    await expect(addWebhookEndpoint(tenantId, { url: 'https://attacker.example.net/in' })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await expect(addWebhookEndpoint(otherTenantId, { url: 'https://hooks.example.com/in' })).rejects.toThrow(
+      'not approved',
+    );
+    await expect(
+      addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/in', events: ['call.started'] }),
+    ).rejects.toThrow('events: unknown event "call.started"');
+    await expect(addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/in', events: [] })).rejects.toThrow(
+      'at least one',
+    );
   });
 
   it('accepts an http loopback receiver only with allowInsecureTargets', async () => {
@@ -61,13 +69,18 @@ describe('registering an endpoint', () => {
   });
 
   it('refuses an unknown organization', async () => {
-    await expect(addWebhookEndpoint(uuidv7(), { url: 'https://hooks.example.com/in' })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(addWebhookEndpoint(uuidv7(), { url: 'https://hooks.example.com/in' })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 });
 
 describe('subscriptions', () => {
   it('lists the endpoints of a tenant that receive an event type, and nothing of another tenant', async () => {
-    const texts = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/texts', events: ['sms.received'] });
+    const texts = await addWebhookEndpoint(tenantId, {
+      url: 'https://hooks.example.com/texts',
+      events: ['sms.received'],
+    });
 
     const forTexts = await endpointsSubscribedTo(tenantId, 'sms.received');
     const forVoicemail = await endpointsSubscribedTo(tenantId, 'voicemail.received');
@@ -77,7 +90,7 @@ describe('subscriptions', () => {
     expect(await listWebhookEndpoints(otherTenantId)).toEqual([]);
   });
 
-  it('subscribes an endpoint registered without a list to the contract\'s three events only; webhook update changes the list', async () => {
+  it("subscribes an endpoint registered without a list to the contract's three events only; webhook update changes the list", async () => {
     // Prepare
     const endpoint = await addWebhookEndpoint(tenantId, { url: 'https://hooks.example.com/outcomes' });
     const before = await endpointsSubscribedTo(tenantId, 'message.delivered');
@@ -90,14 +103,20 @@ describe('subscriptions', () => {
     expect(updated.events).toEqual(['message.delivered', 'message.failed']);
     expect((await endpointsSubscribedTo(tenantId, 'message.failed')).map((e) => e.id)).toContain(endpoint.id);
     expect((await endpointsSubscribedTo(tenantId, 'call.completed')).map((e) => e.id)).not.toContain(endpoint.id);
-    await expect(webhookUpdate(endpoint.id, { events: 'message.sent' })).rejects.toThrow('events: unknown event "message.sent"');
+    await expect(webhookUpdate(endpoint.id, { events: 'message.sent' })).rejects.toThrow(
+      'events: unknown event "message.sent"',
+    );
     await expect(webhookUpdate(endpoint.id, { events: '' })).rejects.toThrow('at least one');
   });
 });
 
 describe('CLI commands', () => {
   it('webhook add shows the secret once; webhook list never does', async () => {
-    const added = await webhookAdd({ tenant: tenantId, url: 'https://hooks.example.com/cli', events: 'call.completed, sms.received' });
+    const added = await webhookAdd({
+      tenant: tenantId,
+      url: 'https://hooks.example.com/cli',
+      events: 'call.completed, sms.received',
+    });
     const listed = await webhookList({ tenant: tenantId });
 
     expect(added).toEqual({
@@ -151,7 +170,12 @@ describe("an endpoint's health, written once whatever races", () => {
     const judged = await findWebhookEndpoint(endpoint.id);
     await recordEndpointStreak(endpoint, false, new Date('2026-11-20T00:00:00.000Z'));
     // Act
-    const disabled = await disableUnhealthyEndpoint(judged, 'failing', 'every attempt has failed since 2026-11-15', new Date('2026-11-20T00:00:01.000Z'));
+    const disabled = await disableUnhealthyEndpoint(
+      judged,
+      'failing',
+      'every attempt has failed since 2026-11-15',
+      new Date('2026-11-20T00:00:01.000Z'),
+    );
     // Assess
     expect(disabled).toBe(false);
     expect((await findWebhookEndpoint(endpoint.id)).disabledAt).toBeNull();

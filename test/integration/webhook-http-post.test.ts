@@ -49,7 +49,6 @@ function startReceiver(host = '127.0.0.1', port = 0, counters = { connections: 0
     connections: () => counters.connections,
     closedConnections: () => counters.closed,
     reply: (_req, res) => res.writeHead(204).end(),
-
   };
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -76,7 +75,12 @@ const checkedTarget = (port: number, address = '127.0.0.1') =>
   });
 
 const post = async (port: number, options: { address?: string; timeoutMs?: number } = {}) =>
-  postPinned(await checkedTarget(port, options.address), { 'Content-Type': 'application/json' }, '{"id":"evt"}', options.timeoutMs ?? 2000);
+  postPinned(
+    await checkedTarget(port, options.address),
+    { 'Content-Type': 'application/json' },
+    '{"id":"evt"}',
+    options.timeoutMs ?? 2000,
+  );
 
 async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

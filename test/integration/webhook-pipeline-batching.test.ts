@@ -33,8 +33,18 @@ const inboundText = (i: number): Message => {
   const now = new Date();
   const from = `+1303555${String(i).padStart(4, '0')}`;
   return {
-    id: uuidv7(now), tenantId, direction: 'inbound', fromNumber: from, toNumber: '+15005550999', counterpartNumber: from,
-    body: `Batch ${i}`, status: 'received', messageSid: `SMbatch${i}`, agentId: null, isRead: false, createdAt: now.toISOString(),
+    id: uuidv7(now),
+    tenantId,
+    direction: 'inbound',
+    fromNumber: from,
+    toNumber: '+15005550999',
+    counterpartNumber: from,
+    body: `Batch ${i}`,
+    status: 'received',
+    messageSid: `SMbatch${i}`,
+    agentId: null,
+    isRead: false,
+    createdAt: now.toISOString(),
   };
 };
 
@@ -55,18 +65,25 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   tenantId = (await createTenant({ name: 'Batching Org' })).id;
   await updateTenant(tenantId, { approveHosts: ['127.0.0.1'] });
-  secret = (await addWebhookEndpoint(tenantId, { url, events: ['sms.received'] }, { allowInsecureTargets: true })).secret;
+  secret = (await addWebhookEndpoint(tenantId, { url, events: ['sms.received'] }, { allowInsecureTargets: true }))
+    .secret;
   // Counts the router's reads of the organization's endpoints: a Query of the organization's partition.
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { ExpressionAttributeValues?: Record<string, unknown> };
-      if (context.commandName === 'QueryCommand' && input.ExpressionAttributeValues?.[':pk'] === tenantPk(tenantId)) endpointReads += 1;
+      if (context.commandName === 'QueryCommand' && input.ExpressionAttributeValues?.[':pk'] === tenantPk(tenantId))
+        endpointReads += 1;
       return next(args);
     },
     { step: 'initialize', name: 'endpointReads' },
   );
   // A poll every 2 s: the texts below, written at once, reach the router in one or two batches.
-  pipeline = await startWebhookPipeline({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: TABLE_NAME, allowInsecureTargets: true, pollIntervalMs: 2_000 });
+  pipeline = await startWebhookPipeline({
+    endpoint: process.env.DYNAMODB_ENDPOINT!,
+    tableName: TABLE_NAME,
+    allowInsecureTargets: true,
+    pollIntervalMs: 2_000,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -81,9 +98,15 @@ it(`routes ${EVENTS} events of one organization with one read of its endpoints p
   const texts = Array.from({ length: EVENTS }, (_, i) => inboundText(i));
 
   // Act
-  await batchPutItems(dynamo, TABLE_NAME, texts.map((text) => messageItem(text)), 8);
+  await batchPutItems(
+    dynamo,
+    TABLE_NAME,
+    texts.map((text) => messageItem(text)),
+    8,
+  );
   const deadline = Date.now() + 90_000;
-  while (texts.some((text) => !receipts.has(text.id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (texts.some((text) => !receipts.has(text.id)) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   await new Promise((resolve) => setTimeout(resolve, 300)); // a duplicate would arrive about now
 
   // Assess

@@ -14,7 +14,11 @@ import { webhookAdd, webhookDeliveries, webhookRedeliver, webhookTest } from '..
 type Received = { headers: IncomingHttpHeaders; body: string };
 
 /** Waits (bounded) for something that arrives asynchronously. */
-async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+async function eventually<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -94,7 +98,10 @@ describe('the local webhook pipeline', () => {
     const delivery = await eventually(() => deliveriesOfType('call.completed')[0], 'call.completed');
     expect(verifyDelivery(delivery.headers, delivery.body, endpoint.secret)).toEqual({ ok: true });
     const body = JSON.parse(delivery.body);
-    expect(body).toMatchObject({ type: 'call.completed', data: { call: { ...call, status: 'completed', durationSec: 61 } } });
+    expect(body).toMatchObject({
+      type: 'call.completed',
+      data: { call: { ...call, status: 'completed', durationSec: 61 } },
+    });
     expect(deliveriesOfType('call.completed')).toHaveLength(1);
   }, 30_000);
 
@@ -120,7 +127,10 @@ describe('the local webhook pipeline', () => {
 
     await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: message }));
 
-    const attempts = await eventually(() => (deliveriesOfType('sms.received').length >= 3 ? deliveriesOfType('sms.received') : undefined), 'three attempts');
+    const attempts = await eventually(
+      () => (deliveriesOfType('sms.received').length >= 3 ? deliveriesOfType('sms.received') : undefined),
+      'three attempts',
+    );
     expect(new Set(attempts.map((a) => a.headers['x-service-delivery'])).size).toBe(1);
     expect(JSON.parse(attempts[2].body).data.message).toMatchObject({ id: message.id, body: 'Are you open today?' });
     const logged = await eventually(async () => {
@@ -133,7 +143,13 @@ describe('the local webhook pipeline', () => {
 
   it('gives two texts received within one second two events in order, to the millisecond, and lists their deliveries newest first', async () => {
     // Prepare
-    const text = (n: number) => ({ from: '+14155550199', to: '+14155559999', body: `Text ${n}`, messageSid: `SM-order-${n}-${uuidv7()}`, receivedAt: new Date() });
+    const text = (n: number) => ({
+      from: '+14155550199',
+      to: '+14155559999',
+      body: `Text ${n}`,
+      messageSid: `SM-order-${n}-${uuidv7()}`,
+      receivedAt: new Date(),
+    });
 
     // Act: the second text is stored as soon as the first is
     const first = await receiveInboundMessage(tenantId, text(1));
@@ -141,7 +157,9 @@ describe('the local webhook pipeline', () => {
 
     // Assess
     const events = await eventually(() => {
-      const found = deliveriesOfType('sms.received').map((r) => JSON.parse(r.body)).filter((e) => [first.message.id, second.message.id].includes(e.data.message.id));
+      const found = deliveriesOfType('sms.received')
+        .map((r) => JSON.parse(r.body))
+        .filter((e) => [first.message.id, second.message.id].includes(e.data.message.id));
       return found.length === 2 ? found : undefined;
     }, 'both sms.received events');
     const [a, b] = [first, second].map((t) => events.find((e) => e.data.message.id === t.message.id));
@@ -163,7 +181,10 @@ describe('the local webhook pipeline', () => {
     expect(JSON.parse(testRequest.body)).toMatchObject({ type: 'webhook.test', data: { endpointId: endpoint.id } });
 
     const { delivery: again } = await webhookRedeliver(test.id);
-    const repeated = await eventually(() => (deliveriesOfType('webhook.test').length >= 2 ? deliveriesOfType('webhook.test')[1] : undefined), 'the redelivery');
+    const repeated = await eventually(
+      () => (deliveriesOfType('webhook.test').length >= 2 ? deliveriesOfType('webhook.test')[1] : undefined),
+      'the redelivery',
+    );
 
     expect(again).toMatchObject({ id: test.id, cycle: 2, status: 'pending' });
     expect(repeated.headers['x-service-delivery']).toBe(test.id);

@@ -11,14 +11,23 @@ import type { Item } from '../../lambdas/shared/table/dynamo';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Call } from '../../lambdas/contexts/calls/schemas';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
-import { deliveryKey, fromItem, getDelivery, listDeliveriesOf, recordAttempt } from '../../lambdas/contexts/webhooks/deliveries';
+import {
+  deliveryKey,
+  fromItem,
+  getDelivery,
+  listDeliveriesOf,
+  recordAttempt,
+} from '../../lambdas/contexts/webhooks/deliveries';
 import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { listDeliveries, redeliver } from '../../lambdas/contexts/webhooks/operator';
 import { DeliveryMessageSchema } from '../../lambdas/contexts/webhooks/queue';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/webhook-deliveries';
 const sqs = mockClient(SQSClient);
-type Handler = (event: DynamoDBStreamEvent, context: Context) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
+type Handler = (
+  event: DynamoDBStreamEvent,
+  context: Context,
+) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
 let handler: Handler;
 
 let tenantId: string;
@@ -61,12 +70,20 @@ const completedCall = (): Call => ({
 /** The endpoint's delivery rows as stored (their TTL included): its log (gsi2) names them, each is read from its own partition. */
 async function rowsOf(endpointId: string): Promise<Item[]> {
   const logged = await listDeliveriesOf(tenantId, endpointId, 100);
-  const rows = await Promise.all(logged.map((entry) => dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, entry.id), ConsistentRead: true }))));
+  const rows = await Promise.all(
+    logged.map((entry) =>
+      dynamo.send(
+        new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, entry.id), ConsistentRead: true }),
+      ),
+    ),
+  );
   return rows.map((row) => row.Item!);
 }
 
 const sentMessages = () =>
-  sqs.commandCalls(SendMessageCommand).map((c) => ({ ...c.args[0].input, body: DeliveryMessageSchema.parse(JSON.parse(c.args[0].input.MessageBody!)) }));
+  sqs
+    .commandCalls(SendMessageCommand)
+    .map((c) => ({ ...c.args[0].input, body: DeliveryMessageSchema.parse(JSON.parse(c.args[0].input.MessageBody!)) }));
 
 beforeAll(async () => {
   process.env.WEBHOOK_QUEUE_URL = QUEUE_URL;
@@ -93,7 +110,13 @@ describe('the router Lambda', () => {
     const first = await handler(batch, context);
     const replay = await handler(structuredClone(batch), context);
     const [pending] = await rowsOf(callsAndTexts.id);
-    await recordAttempt(fromItem(pending), { cycle: 1, attempt: 1, status: 'succeeded', nextRetryAt: null, now: new Date() });
+    await recordAttempt(fromItem(pending), {
+      cycle: 1,
+      attempt: 1,
+      status: 'succeeded',
+      nextRetryAt: null,
+      now: new Date(),
+    });
     const late = await handler(structuredClone(batch), context);
 
     // Assess
@@ -107,7 +130,14 @@ describe('the router Lambda', () => {
     expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 2);
     const [sent, copy] = sentMessages();
     expect(sent).toMatchObject({ QueueUrl: QUEUE_URL, DelaySeconds: 0 });
-    expect(sent.body).toEqual({ deliveryId: rows[0].id, tenantId, endpointId: callsAndTexts.id, cycle: 1, attempt: 1, body: rows[0].body });
+    expect(sent.body).toEqual({
+      deliveryId: rows[0].id,
+      tenantId,
+      endpointId: callsAndTexts.id,
+      cycle: 1,
+      attempt: 1,
+      body: rows[0].body,
+    });
     expect(copy.body).toEqual(sent.body);
     expect(JSON.parse(sent.body.body).data.call).toEqual(call);
   });
@@ -117,7 +147,15 @@ describe('the router Lambda', () => {
     sqs.on(SendMessageCommand).rejectsOnce(new Error('SQS unavailable')).resolves({ MessageId: 'm' });
 
     // Partial batch response: Powertools throws when every record of a batch fails.
-    const failed = await handler({ Records: [...batch.Records, record('INSERT', { type: 'numberClaim', pk: `T#${tenantId}#NUMBER#+14155550100`, sk: 'NUMBER' })] }, context);
+    const failed = await handler(
+      {
+        Records: [
+          ...batch.Records,
+          record('INSERT', { type: 'numberClaim', pk: `T#${tenantId}#NUMBER#+14155550100`, sk: 'NUMBER' }),
+        ],
+      },
+      context,
+    );
     const retried = await handler(batch, context);
 
     expect(failed.batchItemFailures).toEqual([{ itemIdentifier: batch.Records[0].dynamodb!.SequenceNumber }]);
@@ -149,13 +187,20 @@ describe('the router Lambda', () => {
 
     await handler({ Records: [record('INSERT', text)] }, context);
 
-    expect(sentMessages().map((m) => m.body.endpointId).sort()).toEqual([callsAndTexts.id, textsOnly.id].sort());
+    expect(
+      sentMessages()
+        .map((m) => m.body.endpointId)
+        .sort(),
+    ).toEqual([callsAndTexts.id, textsOnly.id].sort());
   });
 });
 
 describe('operator redelivery through the stream', () => {
   it('queues attempt 1 of a new cycle once, however often the change is seen', async () => {
-    await handler({ Records: [record('INSERT', callToItem(tenantId, { ...completedCall(), status: 'failed' }))] }, context);
+    await handler(
+      { Records: [record('INSERT', callToItem(tenantId, { ...completedCall(), status: 'failed' }))] },
+      context,
+    );
     const [original] = sentMessages();
     const before = (await rowsOf(callsAndTexts.id)).find((r) => r.id === original.body.deliveryId)!;
     sqs.resetHistory();

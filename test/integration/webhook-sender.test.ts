@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { createTestTable } from '../support/table';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import { uuidv7 } from '../../lambdas/shared/ids';
-import { addWebhookEndpoint, getWebhookEndpoint, publicWebhookEndpoint, setWebhookEndpointEnabled, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
+import {
+  addWebhookEndpoint,
+  getWebhookEndpoint,
+  publicWebhookEndpoint,
+  setWebhookEndpointEnabled,
+  type WebhookEndpoint,
+} from '../../lambdas/contexts/webhooks/endpoints';
 import { ENDPOINTS_DISABLED_METRIC } from '../../lambdas/contexts/webhooks/health-metrics';
 import { metrics } from '../../lambdas/shared/aws';
 import { getDelivery, insertDelivery, newDelivery } from '../../lambdas/contexts/webhooks/deliveries';
@@ -81,8 +87,16 @@ beforeEach(() => {
 
 async function pendingDelivery(target: Pick<WebhookEndpoint, 'id'> = endpoint): Promise<DeliveryMessage> {
   const eventId = uuidv7();
-  const body = JSON.stringify({ id: eventId, type: 'call.completed', createdAt: new Date().toISOString(), data: { call: { id: 'c' } } });
-  const delivery = newDelivery({ id: uuidv7(), tenantId, endpointId: target.id, event: 'call.completed', eventId, body }, new Date());
+  const body = JSON.stringify({
+    id: eventId,
+    type: 'call.completed',
+    createdAt: new Date().toISOString(),
+    data: { call: { id: 'c' } },
+  });
+  const delivery = newDelivery(
+    { id: uuidv7(), tenantId, endpointId: target.id, event: 'call.completed', eventId, body },
+    new Date(),
+  );
   await insertDelivery(delivery);
   return { deliveryId: delivery.id, tenantId, endpointId: target.id, cycle: 1, attempt: 1, body };
 }
@@ -119,7 +133,11 @@ describe('a successful attempt', () => {
     });
     expect(verifyDelivery(request.headers, request.body, endpoint.secret)).toEqual({ ok: true });
     expect(sent).toEqual([]);
-    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'succeeded', attempts: 1, nextRetryAt: null });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+      nextRetryAt: null,
+    });
   });
 
   it('ignores a duplicate of a message already delivered', async () => {
@@ -186,8 +204,11 @@ describe('failed attempts', () => {
     }
 
     expect(results).toEqual(['retrying', 'retrying', 'succeeded']);
-    expect(new Set(receiver.received.map((r) => r.headers['x-service-delivery']))).toEqual(new Set([message.deliveryId]));
-    for (const request of receiver.received) expect(verifyDelivery(request.headers, request.body, endpoint.secret).ok).toBe(true);
+    expect(new Set(receiver.received.map((r) => r.headers['x-service-delivery']))).toEqual(
+      new Set([message.deliveryId]),
+    );
+    for (const request of receiver.received)
+      expect(verifyDelivery(request.headers, request.body, endpoint.secret).ok).toBe(true);
     expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({
       status: 'succeeded',
       attempts: 3,
@@ -208,7 +229,11 @@ describe('failed attempts', () => {
 
     expect(results).toEqual([...Array(7).fill('retrying'), 'failed']);
     expect(sent.map((s) => s.delayMs)).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000]);
-    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'failed', attempts: 8, nextRetryAt: null });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({
+      status: 'failed',
+      attempts: 8,
+      nextRetryAt: null,
+    });
   });
 
   it('carries a wait over 15 minutes as hops with a not-before time', async () => {
@@ -219,7 +244,10 @@ describe('failed attempts', () => {
     await processDeliveryMessage(message, deps(queue, { backoffBaseMs: 1_000_000 }));
     const hop = sent[0];
     // The queue hands the message back 15 minutes later.
-    const deferred = await processDeliveryMessage(hop.message, deps(queue, { now: () => Date.now() + MAX_QUEUE_DELAY_MS }));
+    const deferred = await processDeliveryMessage(
+      hop.message,
+      deps(queue, { now: () => Date.now() + MAX_QUEUE_DELAY_MS }),
+    );
 
     expect(hop.delayMs).toBe(MAX_QUEUE_DELAY_MS);
     expect(hop.message.notBefore).toBe(Date.parse((await getDelivery(tenantId, message.deliveryId))!.nextRetryAt!));
@@ -244,11 +272,14 @@ describe('a receiver that asks for time (429, 503 with Retry-After)', () => {
     expect(Date.parse(row.nextRetryAt!) - Date.parse(row.updatedAt)).toBeGreaterThanOrEqual(29_000);
   });
 
-  it('reads an HTTP date on a 503, and never waits past the cap (60 x the base: the spec\'s 60 minutes)', async () => {
+  it("reads an HTTP date on a 503, and never waits past the cap (60 x the base: the spec's 60 minutes)", async () => {
     const { queue, sent } = captureQueue();
     const [soon, late] = [await pendingDelivery(), await pendingDelivery()];
     const now = Date.now();
-    receiver.replies.push({ status: 503, headers: { 'Retry-After': new Date(now + 20_000).toUTCString() } }, { status: 503, headers: { 'Retry-After': '7200' } });
+    receiver.replies.push(
+      { status: 503, headers: { 'Retry-After': new Date(now + 20_000).toUTCString() } },
+      { status: 503, headers: { 'Retry-After': '7200' } },
+    );
 
     await processDeliveryMessage(soon, deps(queue, { now: () => now }));
     await processDeliveryMessage(late, deps(queue, { now: () => now }));
@@ -271,7 +302,8 @@ describe('a receiver that asks for time (429, 503 with Retry-After)', () => {
 
 describe('endpoint health', () => {
   /** An endpoint of its own, so disabling it leaves the others alone. */
-  const ownEndpoint = () => addWebhookEndpoint(tenantId, { url: `${receiver.url}/hook` }, { allowInsecureTargets: true });
+  const ownEndpoint = () =>
+    addWebhookEndpoint(tenantId, { url: `${receiver.url}/hook` }, { allowInsecureTargets: true });
   const shown = async (id: string) => publicWebhookEndpoint((await getWebhookEndpoint(tenantId, id))!);
 
   it('disables at once an endpoint that answers 410, without a retry, and counts it', async () => {
@@ -289,8 +321,17 @@ describe('endpoint health', () => {
     // Assess
     expect(result).toBe('failed');
     expect(sent).toEqual([]);
-    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringMatching(/^HTTP 410 \(endpoint disabled: the endpoint answered 410 Gone\)$/) });
-    expect(await shown(gone.id)).toMatchObject({ state: 'disabled', enabled: false, disabledReason: 'gone', disabledAt: expect.any(String) });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: expect.stringMatching(/^HTTP 410 \(endpoint disabled: the endpoint answered 410 Gone\)$/),
+    });
+    expect(await shown(gone.id)).toMatchObject({
+      state: 'disabled',
+      enabled: false,
+      disabledReason: 'gone',
+      disabledAt: expect.any(String),
+    });
     expect(counted).toHaveBeenCalledWith(ENDPOINTS_DISABLED_METRIC, 'Count', 1);
     expect(counted).toHaveBeenCalledTimes(1);
     // The next delivery meets the disabled endpoint and posts nothing.
@@ -339,7 +380,13 @@ describe('endpoint health', () => {
     const enabled = publicWebhookEndpoint(await setWebhookEndpointEnabled(gone.id, true));
 
     // Assess
-    expect(enabled).toMatchObject({ state: 'enabled', enabled: true, disabledAt: null, disabledReason: null, failingSince: null });
+    expect(enabled).toMatchObject({
+      state: 'enabled',
+      enabled: true,
+      disabledAt: null,
+      disabledReason: null,
+      failingSince: null,
+    });
   });
 });
 
@@ -361,14 +408,21 @@ describe('the SSRF guard at send time', () => {
     const message = await pendingDelivery({ id: uuidv7() });
 
     expect(await processDeliveryMessage(message, deps(queue))).toBe('failed');
-    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({ status: 'failed', lastError: 'endpoint deleted' });
+    expect(await getDelivery(tenantId, message.deliveryId)).toMatchObject({
+      status: 'failed',
+      lastError: 'endpoint deleted',
+    });
   });
 
   describe('with a host name to resolve', () => {
     let named: WebhookEndpoint;
     beforeAll(async () => {
       await updateTenant(tenantId, { approveHosts: ['hooks.example.test'] });
-      named = await addWebhookEndpoint(tenantId, { url: `${receiver.url.replace('127.0.0.1', 'hooks.example.test')}/named` }, { allowInsecureTargets: true });
+      named = await addWebhookEndpoint(
+        tenantId,
+        { url: `${receiver.url.replace('127.0.0.1', 'hooks.example.test')}/named` },
+        { allowInsecureTargets: true },
+      );
     });
     /** A resolver that answers 127.0.0.1 after `ms`, counting its calls. */
     const slowLookup = (ms: number) => {
@@ -391,7 +445,9 @@ describe('the SSRF guard at send time', () => {
       expect(result).toBe('retrying');
       expect(sent).toHaveLength(1);
       expect(receiver.received).toHaveLength(0);
-      expect((await getDelivery(tenantId, message.deliveryId))!.lastError).toBe('timeout: hooks.example.test did not resolve within 300 ms');
+      expect((await getDelivery(tenantId, message.deliveryId))!.lastError).toBe(
+        'timeout: hooks.example.test did not resolve within 300 ms',
+      );
     });
 
     it('counts the lookup against the attempt: the post gets only what is left of the timeout', async () => {

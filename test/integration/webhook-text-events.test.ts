@@ -37,7 +37,10 @@ let server: http.Server;
 
 /** A carrier that accepts every text with a fresh sid. */
 const accepting: Carrier = { name: 'twilio', send: async () => ({ messageSid: newSid() }) };
-const failing = (details: CarrierErrorDetails): Carrier => ({ name: 'twilio', send: async () => Promise.reject(new CarrierError('Twilio failed the send', details)) });
+const failing = (details: CarrierErrorDetails): Carrier => ({
+  name: 'twilio',
+  send: async () => Promise.reject(new CarrierError('Twilio failed the send', details)),
+});
 
 const send = async (carrier: Carrier, to = nextCustomer()) => {
   try {
@@ -51,9 +54,22 @@ const send = async (carrier: Carrier, to = nextCustomer()) => {
 };
 
 /** A status callback as Twilio posts it, through the very ingestion the callback route runs. */
-const callback = (message: { id: string; messageSid: string; toNumber: string }, status: string, at: number, errorCode?: string) =>
+const callback = (
+  message: { id: string; messageSid: string; toNumber: string },
+  status: string,
+  at: number,
+  errorCode?: string,
+) =>
   smsStatusCallback.ingest(
-    { messageSid: message.messageSid || newSid(), status, from: ORG, to: message.toNumber, errorCode, errorMessage: undefined, messageId: message.id },
+    {
+      messageSid: message.messageSid || newSid(),
+      status,
+      from: ORG,
+      to: message.toNumber,
+      errorCode,
+      errorMessage: undefined,
+      messageId: message.id,
+    },
     { tenantId, orgNumbers: new Set([ORG]), via: 'number' },
     received(at),
   );
@@ -63,7 +79,13 @@ const eventsAbout = (deliveries: Delivery[], messageId: string) =>
 
 /** Every delivery of both endpoints once the stream has been read past everything written so far. */
 async function deliveriesAfterBarrier(): Promise<{ texts: Delivery[]; smsOnly: Delivery[] }> {
-  const barrier = await receiveInboundMessage(tenantId, { from: nextCustomer(), to: ORG, body: 'barrier', messageSid: newSid(), receivedAt: new Date() });
+  const barrier = await receiveInboundMessage(tenantId, {
+    from: nextCustomer(),
+    to: ORG,
+    body: 'barrier',
+    messageSid: newSid(),
+    receivedAt: new Date(),
+  });
   const deadline = Date.now() + 15_000;
   for (;;) {
     const smsOnlyRows = await listDeliveriesOf(tenantId, smsOnly.id, 100);
@@ -82,9 +104,23 @@ beforeAll(async () => {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   tenantId = (await createTenant({ name: 'Text Events Org', smsNumber: ORG })).id;
   await updateTenant(tenantId, { approveHosts: ['127.0.0.1'] });
-  texts = await addWebhookEndpoint(tenantId, { url: `${url}/texts`, events: ['message.delivered', 'message.failed'] }, { allowInsecureTargets: true });
-  smsOnly = await addWebhookEndpoint(tenantId, { url: `${url}/sms`, events: ['sms.received'] }, { allowInsecureTargets: true });
-  pipeline = await startWebhookPipeline({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: TABLE_NAME, allowInsecureTargets: true, backoffBaseMs: 50, attemptTimeoutMs: 2_000 });
+  texts = await addWebhookEndpoint(
+    tenantId,
+    { url: `${url}/texts`, events: ['message.delivered', 'message.failed'] },
+    { allowInsecureTargets: true },
+  );
+  smsOnly = await addWebhookEndpoint(
+    tenantId,
+    { url: `${url}/sms`, events: ['sms.received'] },
+    { allowInsecureTargets: true },
+  );
+  pipeline = await startWebhookPipeline({
+    endpoint: process.env.DYNAMODB_ENDPOINT!,
+    tableName: TABLE_NAME,
+    allowInsecureTargets: true,
+    backoffBaseMs: 50,
+    attemptTimeoutMs: 2_000,
+  });
 });
 
 afterAll(async () => {
@@ -100,8 +136,14 @@ describe('exactly one final event per text', () => {
     const refused = await send(accepting);
 
     // Act: sent after the final status, and duplicates; each text's callbacks all at once
-    await Promise.all(['delivered', 'sent', 'delivered', 'sent', 'delivered'].map((status, i) => callback(delivered, status, i)));
-    await Promise.all(['failed', 'sent', 'failed', 'sent', 'failed'].map((status, i) => callback(refused, status, 100 + i, status === 'failed' ? '30003' : undefined)));
+    await Promise.all(
+      ['delivered', 'sent', 'delivered', 'sent', 'delivered'].map((status, i) => callback(delivered, status, i)),
+    );
+    await Promise.all(
+      ['failed', 'sent', 'failed', 'sent', 'failed'].map((status, i) =>
+        callback(refused, status, 100 + i, status === 'failed' ? '30003' : undefined),
+      ),
+    );
     const rows = await deliveriesAfterBarrier();
 
     // Assess
@@ -110,11 +152,24 @@ describe('exactly one final event per text', () => {
     expect(eventsAbout(rows.texts, delivered.id).map((d) => d.event)).toEqual(['message.delivered']);
     expect(eventsAbout(rows.texts, refused.id).map((d) => d.event)).toEqual(['message.failed']);
     const deliveredBody = JSON.parse(deliveredEvent.body);
-    expect(deliveredBody.data).toMatchObject({ messageId: delivered.id, status: 'delivered', message: { status: 'delivered', messageSid: delivered.messageSid } });
+    expect(deliveredBody.data).toMatchObject({
+      messageId: delivered.id,
+      status: 'delivered',
+      message: { status: 'delivered', messageSid: delivered.messageSid },
+    });
     expect([0, 2, 4].map((i) => received(i).toISOString())).toContain(deliveredBody.data.carrierReportedAt);
     const failedBody = JSON.parse(failedEvent.body);
-    expect(failedBody.data).toMatchObject({ status: 'failed', reason: 'carrier_failed', refunded: true, refundedCents: 1, message: { status: 'failed' } });
-    expect(failedBody.data).toMatchObject({ carrierErrorCode: 30003, carrierErrorMessage: 'Unreachable destination handset' });
+    expect(failedBody.data).toMatchObject({
+      status: 'failed',
+      reason: 'carrier_failed',
+      refunded: true,
+      refundedCents: 1,
+      message: { status: 'failed' },
+    });
+    expect(failedBody.data).toMatchObject({
+      carrierErrorCode: 30003,
+      carrierErrorMessage: 'Unreachable destination handset',
+    });
     expect([100, 102, 104].map((i) => received(i).toISOString())).toContain(failedBody.data.carrierReportedAt);
     // The sequence counts the text's every change: insert, sid, and at least the final move.
     expect(deliveredBody.sequence).toBeGreaterThanOrEqual(3);
@@ -125,7 +180,14 @@ describe('exactly one final event per text', () => {
 
   it('for a text the carrier refused at once, and a late callback after it adds none', async () => {
     // Prepare
-    const refused = await send(failing({ kind: 'refused', httpStatus: 400, providerCode: 21211, providerMessage: "The 'To' number is not a valid phone number." }));
+    const refused = await send(
+      failing({
+        kind: 'refused',
+        httpStatus: 400,
+        providerCode: 21211,
+        providerMessage: "The 'To' number is not a valid phone number.",
+      }),
+    );
 
     // Act
     await callback({ ...refused, messageSid: newSid() }, 'failed', 200, '21211');
@@ -155,7 +217,11 @@ describe('exactly one final event per text', () => {
     // Assess
     const events = eventsAbout(rows.texts, unknown.id);
     expect(events.map((d) => d.event)).toEqual(['message.failed']);
-    expect(JSON.parse(events[0].body).data).toMatchObject({ reason: 'carrier_failed', carrierErrorCode: 30003, carrierReportedAt: received(300).toISOString() });
+    expect(JSON.parse(events[0].body).data).toMatchObject({
+      reason: 'carrier_failed',
+      carrierErrorCode: 30003,
+      carrierReportedAt: received(300).toISOString(),
+    });
   });
 
   it('for a text nobody reported, failed by the settlement sweep, and a late delivered callback adds none', async () => {
@@ -171,6 +237,11 @@ describe('exactly one final event per text', () => {
     expect(swept.failed).toBeGreaterThanOrEqual(1);
     const events = eventsAbout(rows.texts, silent.id);
     expect(events.map((d) => d.event)).toEqual(['message.failed']);
-    expect(JSON.parse(events[0].body).data).toMatchObject({ reason: 'carrier_outcome_unknown', carrierReportedAt: null, carrierErrorCode: null, refunded: true });
+    expect(JSON.parse(events[0].body).data).toMatchObject({
+      reason: 'carrier_outcome_unknown',
+      carrierReportedAt: null,
+      carrierErrorCode: null,
+      refunded: true,
+    });
   });
 });

@@ -4,9 +4,16 @@ import { SCOPES, type Scope } from '../../lambdas/contexts/tenants/scopes';
 import { toProxyEvent } from '../../local/proxy-event';
 
 /** A caller as the authorizer would describe it. */
-export function aPrincipal(overrides: { scopes?: readonly Scope[]; plan?: string; expiresAt?: string | null; tenantId?: string } = {}): Principal {
+export function aPrincipal(
+  overrides: { scopes?: readonly Scope[]; plan?: string; expiresAt?: string | null; tenantId?: string } = {},
+): Principal {
   return {
-    tenant: { id: overrides.tenantId ?? '0199a000-0000-7000-8000-000000000001', name: 'Acme', slug: 'acme', plan: overrides.plan ?? 'pro' },
+    tenant: {
+      id: overrides.tenantId ?? '0199a000-0000-7000-8000-000000000001',
+      name: 'Acme',
+      slug: 'acme',
+      plan: overrides.plan ?? 'pro',
+    },
     apiKey: {
       id: '0199a000-0000-7000-8000-0000000000aa',
       name: 'CI key',
@@ -44,8 +51,12 @@ export function apiEvent(
   const resource = init.resource ?? init.path ?? '/api/v1/';
   const pathParameters =
     init.rawPathParameters ??
-    (init.pathParameters && Object.fromEntries(Object.entries(init.pathParameters).map(([name, value]) => [name, encodeURIComponent(value)])));
-  const rawPath = init.path ?? resource.replace(/\{(\w+)\}/g, (template, name: string) => pathParameters?.[name] ?? template);
+    (init.pathParameters &&
+      Object.fromEntries(
+        Object.entries(init.pathParameters).map(([name, value]) => [name, encodeURIComponent(value)]),
+      ));
+  const rawPath =
+    init.path ?? resource.replace(/\{(\w+)\}/g, (template, name: string) => pathParameters?.[name] ?? template);
   return toProxyEvent({
     request: {
       method: init.method ?? 'GET',
@@ -58,7 +69,9 @@ export function apiEvent(
     },
     resource,
     pathParameters: pathParameters ?? null,
-    authorizer: principal ? { principalId: principal.apiKey.id, context: principalToContext(principal), integrationLatency: 0 } : null,
+    authorizer: principal
+      ? { principalId: principal.apiKey.id, context: principalToContext(principal), integrationLatency: 0 }
+      : null,
     requestId: 'req-1',
     stage: init.stage ?? 'test',
     now: new Date(),
@@ -66,7 +79,11 @@ export function apiEvent(
   });
 }
 
-export const lambdaContext = { awsRequestId: 'req-1', functionName: 'test', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+export const lambdaContext = {
+  awsRequestId: 'req-1',
+  functionName: 'test',
+  getRemainingTimeInMillis: () => 10_000,
+} as unknown as Context;
 
 export const jsonHeaders = { 'content-type': 'application/json' };
 

@@ -110,5 +110,8 @@ export function updateEventExamples(markdown: string, bodies: string[]): string 
 
 /** Every event example of the page: its type and body. */
 export function documentedEventExamples(markdown: string): { type: string; body: unknown }[] {
-  return [...markdown.matchAll(EVENT_MARKER)].map(([, type, block]) => ({ type, body: JSON.parse(/```json\n([\s\S]*?)\n```/.exec(block)![1]) }));
+  return [...markdown.matchAll(EVENT_MARKER)].map(([, type, block]) => ({
+    type,
+    body: JSON.parse(/```json\n([\s\S]*?)\n```/.exec(block)![1]),
+  }));
 }

@@ -17,14 +17,21 @@ export type BatchRaceDeps = {
   freshNumber: () => string;
 };
 
-const entries = (items: { displayName: string; phoneNumber: string; externalId?: string }[]): BatchEntry[] => items.map((item, index) => ({ index, item }));
+const entries = (items: { displayName: string; phoneNumber: string; externalId?: string }[]): BatchEntry[] =>
+  items.map((item, index) => ({ index, item }));
 
 /** Two batches naming the same external id at once (with two numbers): one contact holds it, one batch created it, the other updated it, the number it does not hold is free. */
 export async function sameExternalIdRace(deps: BatchRaceDeps): Promise<void> {
   const tenantId = deps.newTenantId();
   const [n1, n2] = [deps.freshNumber(), deps.freshNumber()];
-  const first = entries([{ displayName: 'Ada', phoneNumber: n1, externalId: 'crm-ada' }, { displayName: 'Other 1', phoneNumber: deps.freshNumber() }]);
-  const second = entries([{ displayName: 'Ada Lovelace', phoneNumber: n2, externalId: 'crm-ada' }, { displayName: 'Other 2', phoneNumber: deps.freshNumber() }]);
+  const first = entries([
+    { displayName: 'Ada', phoneNumber: n1, externalId: 'crm-ada' },
+    { displayName: 'Other 1', phoneNumber: deps.freshNumber() },
+  ]);
+  const second = entries([
+    { displayName: 'Ada Lovelace', phoneNumber: n2, externalId: 'crm-ada' },
+    { displayName: 'Other 2', phoneNumber: deps.freshNumber() },
+  ]);
 
   const [a, b] = await Promise.all([deps.upsertContacts(tenantId, first), deps.upsertContacts(tenantId, second)]);
 
@@ -55,5 +62,7 @@ export async function oneNumberTwoRecordsRace(deps: BatchRaceDeps): Promise<void
   expect([winner.contactId, loser.contactId]).toEqual([holder, holder]);
   expect(await deps.readExternalIdClaim(tenantId, winner.externalId!)).toBe(holder);
   expect(await deps.readExternalIdClaim(tenantId, loser.externalId!)).toBeUndefined();
-  expect((await deps.contactRowsOf(tenantId)).map((row) => [row.id, row.externalId])).toEqual([[holder, winner.externalId]]);
+  expect((await deps.contactRowsOf(tenantId)).map((row) => [row.id, row.externalId])).toEqual([
+    [holder, winner.externalId],
+  ]);
 }

@@ -13,7 +13,9 @@ type CallbackHandler = (event: APIGatewayProxyEvent, context: Context) => Promis
  * REST proxy event (local/proxy-event.ts, the local runtime's builder) for the route's handler.
  * For suites that need a real carrier to call back without the whole local runtime.
  */
-export async function startCallbackServer(routes: readonly { route: CarrierRouteSpec; handler: CallbackHandler }[]): Promise<{ baseUrl: string; stop: () => Promise<void> }> {
+export async function startCallbackServer(
+  routes: readonly { route: CarrierRouteSpec; handler: CallbackHandler }[],
+): Promise<{ baseUrl: string; stop: () => Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -27,7 +29,14 @@ export async function startCallbackServer(routes: readonly { route: CarrierRoute
         }
         const requestId = randomUUID();
         const event = toProxyEvent({
-          request: { method: req.method!, rawPath, rawQuery, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks).toString('utf8'), sourceIp: '127.0.0.1' },
+          request: {
+            method: req.method!,
+            rawPath,
+            rawQuery,
+            rawHeaders: req.rawHeaders,
+            body: Buffer.concat(chunks).toString('utf8'),
+            sourceIp: '127.0.0.1',
+          },
           resource: found.route.path,
           pathParameters: null,
           authorizer: null,

@@ -34,4 +34,7 @@ export async function contactRowsOf(tenantId: string): Promise<Row[]> {
 
 /** The claim rows of these numbers in an organization, read strongly consistent (those that exist). */
 export const numberClaimRowsOf = (tenantId: string, numbers: readonly string[]): Promise<Row[]> =>
-  batchGetItems(numbers.map((number) => numberClaimKey(tenantId, number)), { consistentRead: true });
+  batchGetItems(
+    numbers.map((number) => numberClaimKey(tenantId, number)),
+    { consistentRead: true },
+  );

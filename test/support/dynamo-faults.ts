@@ -12,7 +12,14 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export type DynamoFaultRates = { throttled: number; conflict: number; lostAnswer: number };
 export type DynamoFaultCounts = Record<keyof DynamoFaultRates, number>;
 
-const WRITES = new Set(['TransactWriteItemsCommand', 'TransactWriteCommand', 'UpdateItemCommand', 'UpdateCommand', 'PutItemCommand', 'PutCommand']);
+const WRITES = new Set([
+  'TransactWriteItemsCommand',
+  'TransactWriteCommand',
+  'UpdateItemCommand',
+  'UpdateCommand',
+  'PutItemCommand',
+  'PutCommand',
+]);
 
 export function injectDynamoFaults(client: DynamoDBDocumentClient, random: () => number, rates: DynamoFaultRates) {
   const counts: DynamoFaultCounts = { throttled: 0, conflict: 0, lostAnswer: 0 };
@@ -25,17 +32,29 @@ export function injectDynamoFaults(client: DynamoDBDocumentClient, random: () =>
       const roll = random();
       if (roll < rates.throttled) {
         counts.throttled += 1;
-        throw Object.assign(new Error('Rate of requests exceeds the allowed throughput (injected)'), { name: 'ThrottlingException', $metadata: {} });
+        throw Object.assign(new Error('Rate of requests exceeds the allowed throughput (injected)'), {
+          name: 'ThrottlingException',
+          $metadata: {},
+        });
       }
       if (command.startsWith('TransactWrite') && roll < rates.throttled + rates.conflict) {
         counts.conflict += 1;
-        const items = ((args.input as { TransactItems?: unknown[] }).TransactItems ?? []).map(() => ({ Code: 'TransactionConflict' }));
-        throw new TransactionCanceledException({ message: 'Transaction cancelled (injected conflict)', $metadata: {}, CancellationReasons: items });
+        const items = ((args.input as { TransactItems?: unknown[] }).TransactItems ?? []).map(() => ({
+          Code: 'TransactionConflict',
+        }));
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled (injected conflict)',
+          $metadata: {},
+          CancellationReasons: items,
+        });
       }
       const result = await next(args);
       if (WRITES.has(command) && random() < rates.lostAnswer) {
         counts.lostAnswer += 1;
-        throw Object.assign(new Error('Socket timed out without an answer (injected, after the write applied)'), { name: 'TimeoutError', $metadata: {} });
+        throw Object.assign(new Error('Socket timed out without an answer (injected, after the write applied)'), {
+          name: 'TimeoutError',
+          $metadata: {},
+        });
       }
       return result;
     },

@@ -35,7 +35,10 @@ export async function startDynamoDbHoldProxy(dynamodbEndpoint: string): Promise<
       const body = Buffer.concat(chunks);
       void (async () => {
         const answer = await upstream.forward(req.method ?? 'POST', req.url ?? '/', req.headers, body);
-        const pk = req.headers['x-amz-target'] === GET_ITEM ? (parseJson(body)?.Key as { pk?: { S?: string } } | undefined)?.pk?.S : undefined;
+        const pk =
+          req.headers['x-amz-target'] === GET_ITEM
+            ? (parseJson(body)?.Key as { pk?: { S?: string } } | undefined)?.pk?.S
+            : undefined;
         const hold = pk === undefined ? undefined : holds.get(pk);
         if (pk !== undefined && hold) {
           holds.delete(pk);

@@ -19,14 +19,22 @@ export function onLimitsEngine(): boolean {
 }
 
 /** Requests refused or cancelled for a held item (`conflicts`) and for a throughput budget (`throttles`), by operation. */
-export type RaceCounts = { conflicts: number; conflictsBy: Record<string, number>; throttles: number; throttlesBy: Record<string, number> };
+export type RaceCounts = {
+  conflicts: number;
+  conflictsBy: Record<string, number>;
+  throttles: number;
+  throttlesBy: Record<string, number>;
+};
 
 /** This file's meters: what its requests counted on the engine. */
 export async function engineStats(): Promise<LimitsStats> {
   const engine = process.env.DYNAMODB_LIMITS_ENDPOINT;
-  if (!engine || !onLimitsEngine()) throw new Error('this file does not run on the limits engine: read its meters only when onLimitsEngine()');
+  if (!engine || !onLimitsEngine())
+    throw new Error('this file does not run on the limits engine: read its meters only when onLimitsEngine()');
   const { region, credentials } = localEngineClientConfig(engine);
-  const response = await fetch(`${engine}${STATS_PATH}?database=${encodeURIComponent(databaseName(credentials.accessKeyId, region))}`);
+  const response = await fetch(
+    `${engine}${STATS_PATH}?database=${encodeURIComponent(databaseName(credentials.accessKeyId, region))}`,
+  );
   if (!response.ok) throw new Error(`the limits engine answered ${response.status} for its meters`);
   return (await response.json()) as LimitsStats;
 }
@@ -44,7 +52,11 @@ const countsOf = (stats: LimitsStats): RaceCounts => ({
 });
 
 const minus = (after: Record<string, number>, before: Record<string, number>) =>
-  Object.fromEntries(Object.entries(after).flatMap(([key, count]) => (count - (before[key] ?? 0) > 0 ? [[key, count - (before[key] ?? 0)]] : [])));
+  Object.fromEntries(
+    Object.entries(after).flatMap(([key, count]) =>
+      count - (before[key] ?? 0) > 0 ? [[key, count - (before[key] ?? 0)]] : [],
+    ),
+  );
 
 /**
  * Marks the meters now; `since()` answers the conflicts and throttles of this file's requests
@@ -69,7 +81,8 @@ export async function markRaceMeters(): Promise<RaceMark> {
 }
 
 /** For a file that runs on both engines: the mark on the limits engine, undefined on DynamoDB Local alone (which never refuses). */
-export const markRaceMetersOnTheEngine = async (): Promise<RaceMark | undefined> => (onLimitsEngine() ? markRaceMeters() : undefined);
+export const markRaceMetersOnTheEngine = async (): Promise<RaceMark | undefined> =>
+  onLimitsEngine() ? markRaceMeters() : undefined;
 
 /**
  * The race happened: since the mark, transactions of the racers met on an item and the engine

@@ -25,7 +25,13 @@ export type SendFault =
   /** Not created, answered 429. */
   | 'throttled_429';
 
-export type CarrierRequest = { to: string; body: string; statusCallback: string; fault: SendFault | 'invalid_number' | 'opted_out'; created: boolean };
+export type CarrierRequest = {
+  to: string;
+  body: string;
+  statusCallback: string;
+  fault: SendFault | 'invalid_number' | 'opted_out';
+  created: boolean;
+};
 
 export type CreatedText = {
   sid: string;

@@ -25,7 +25,9 @@ export async function runAdminInProcess(stateDir: string, info: RuntimeInfo, arg
   const table = `${info.tableName} at ${info.dynamodbEndpoint}`;
   servedTable ??= table;
   if (table !== servedTable) {
-    throw new Error(`In-process admin of this test file serves ${servedTable}, not ${table}: run the CLI as a process (adminProcess) for a second runtime's table`);
+    throw new Error(
+      `In-process admin of this test file serves ${servedTable}, not ${table}: run the CLI as a process (adminProcess) for a second runtime's table`,
+    );
   }
   if (running === 0) saved = Object.fromEntries(TARGET_VARIABLES.map((name) => [name, process.env[name]]));
   running += 1;

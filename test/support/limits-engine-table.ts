@@ -12,10 +12,13 @@ export const TEST_INDEX = 'byGroup';
 
 export type EngineUnderTest = { proxy: LimitsProxy; client: DynamoDBClient; stop: () => Promise<void> };
 
-export async function startEngineUnderTest(options: Omit<LimitsProxyOptions, 'upstream'> = {}): Promise<EngineUnderTest> {
+export async function startEngineUnderTest(
+  options: Omit<LimitsProxyOptions, 'upstream'> = {},
+): Promise<EngineUnderTest> {
   // DynamoDB Local itself, even when this file runs on the run's limits engine (no proxy in front of a proxy).
   const upstream = process.env.DYNAMODB_LOCAL_ENDPOINT;
-  if (!upstream) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run integration tests through the jest integration projects');
+  if (!upstream)
+    throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run integration tests through the jest integration projects');
   const proxy = await startLimitsProxy({ upstream, sharedDb: false, ...options });
   const client = new DynamoDBClient({ ...localEngineClientConfig(proxy.endpoint), maxAttempts: 1 });
   return {
@@ -43,7 +46,13 @@ export async function createLimitsTable(client: DynamoDBClient): Promise<void> {
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: [{ IndexName: TEST_INDEX, KeySchema: [{ AttributeName: 'group', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: TEST_INDEX,
+          KeySchema: [{ AttributeName: 'group', KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
     }),
   );
 }

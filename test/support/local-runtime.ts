@@ -59,7 +59,8 @@ const API_KEY = /cct_[A-Za-z0-9_-]{43}/;
 const START_TIMEOUT_MS = 180_000;
 
 /** `node --import tsx <script>`: the same as the npm scripts, without npm in between. */
-export const tsxNode = (script: string, args: string[]) => [process.execPath, ['--import', 'tsx', join(REPO_ROOT, script), ...args]] as const;
+export const tsxNode = (script: string, args: string[]) =>
+  [process.execPath, ['--import', 'tsx', join(REPO_ROOT, script), ...args]] as const;
 
 /**
  * DynamoDB Local of this test run, when the jest project started one (test/support/dynamodb-global-setup.ts);
@@ -70,7 +71,8 @@ const runDynamoDbLocal = (): string | undefined => process.env.DYNAMODB_LOCAL_EN
 /** The run's DynamoDB Local, for a test that points a runtime at it with `--dynamodb-endpoint` itself. */
 export function runDynamoDbLocalEndpoint(): string {
   const endpoint = runDynamoDbLocal();
-  if (!endpoint) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run end-to-end tests through the jest e2e project');
+  if (!endpoint)
+    throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run end-to-end tests through the jest e2e project');
   return endpoint;
 }
 
@@ -87,7 +89,10 @@ function runAdmin(stateDir: string, args: string[]): Promise<AdminResult> {
 
 function waitForReady(child: ChildProcess, output: { stdout: string; stderr: string }): Promise<string> {
   return new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`The runtime was not ready within ${START_TIMEOUT_MS} ms:\n${output.stderr}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`The runtime was not ready within ${START_TIMEOUT_MS} ms:\n${output.stderr}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = () => {
       const ready = READY_LINE.exec(output.stdout);
       if (!ready) return;
@@ -109,16 +114,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const port = await freePort();
   const shared = runDynamoDbLocal();
   const args = [
-    '--port', String(port),
-    '--state-dir', stateDir,
+    '--port',
+    String(port),
+    '--state-dir',
+    stateDir,
     ...(options.inMemory === false ? [] : shared ? ['--dynamodb-endpoint', shared] : ['--in-memory']),
     // Jest never runs a test file's process 'exit' handlers, so the runtime watches this process
     // itself: a test run that is killed cannot leave runtimes and their JVMs behind.
-    '--stop-with-pid', String(process.pid),
+    '--stop-with-pid',
+    String(process.pid),
     ...(options.args ?? []),
   ];
   const [command, argv] = tsxNode('bin/local.ts', args);
-  const child = spawn(command, argv, { cwd: REPO_ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, argv, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   const output = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));

@@ -8,6 +8,7 @@
  */
 export function runOnLimitsEngine(): void {
   const endpoint = process.env.DYNAMODB_LIMITS_ENDPOINT;
-  if (!endpoint) throw new Error('DYNAMODB_LIMITS_ENDPOINT is not set: run integration tests through the jest integration projects');
+  if (!endpoint)
+    throw new Error('DYNAMODB_LIMITS_ENDPOINT is not set: run integration tests through the jest integration projects');
   process.env.DYNAMODB_ENDPOINT = endpoint;
 }

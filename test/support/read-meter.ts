@@ -25,12 +25,16 @@ type ReadOutput = {
 };
 
 const readUnitsOf = (consumed: ReadOutput['ConsumedCapacity']) =>
-  (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []).reduce((sum, entry) => sum + (entry.ReadCapacityUnits ?? entry.CapacityUnits ?? 0), 0);
+  (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []).reduce(
+    (sum, entry) => sum + (entry.ReadCapacityUnits ?? entry.CapacityUnits ?? 0),
+    0,
+  );
 
 function itemsExaminedBy(operation: string, output: ReadOutput): number {
   if (operation === 'GetItem') return output.Item ? 1 : 0;
   if (operation === 'TransactGetItems') return Array.isArray(output.Responses) ? output.Responses.length : 0;
-  if (operation === 'BatchGetItem') return Object.values(output.Responses ?? {}).reduce((sum: number, items) => sum + (items as unknown[]).length, 0);
+  if (operation === 'BatchGetItem')
+    return Object.values(output.Responses ?? {}).reduce((sum: number, items) => sum + (items as unknown[]).length, 0);
   return output.ScannedCount ?? output.Count ?? 0;
 }
 

@@ -20,7 +20,11 @@ export type Rendezvous = {
 
 type Match = (inputJson: string) => boolean;
 
-export function rendezvous(client: DynamoDBDocumentClient, matches: { held: Match; until: Match }, options: { settleMs?: number; timeoutMs?: number } = {}): Rendezvous {
+export function rendezvous(
+  client: DynamoDBDocumentClient,
+  matches: { held: Match; until: Match },
+  options: { settleMs?: number; timeoutMs?: number } = {},
+): Rendezvous {
   const { settleMs = 5, timeoutMs = 15_000 } = options;
   let armed = false;
   let met = false;

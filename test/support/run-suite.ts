@@ -39,22 +39,35 @@ function start(name: string, command: string, args: string[], background: boolea
   return { name, child, output, exited };
 }
 
-const checks = [start('typecheck', NPM, ['run', '-s', 'typecheck'], true), start('lint', NPM, ['run', '-s', 'lint'], true)];
-const jest = start('jest', process.execPath, [resolve(REPO_ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), ...process.argv.slice(2)], false);
+const checks = [
+  start('typecheck', NPM, ['run', '-s', 'typecheck'], true),
+  start('lint', NPM, ['run', '-s', 'lint'], true),
+];
+const jest = start(
+  'jest',
+  process.execPath,
+  [resolve(REPO_ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), ...process.argv.slice(2)],
+  false,
+);
 const parts = [...checks, jest];
 
 // A signal for this process alone (a CI timeout) reaches every part. Ctrl-C reaches them all from
 // the terminal already: Jest then stops its DynamoDB Local itself, and a second signal could cut
 // that short, so SIGINT is passed on only to a part still running after a few seconds.
 const stillRunning = () => parts.filter((part) => part.child.exitCode === null && part.child.signalCode === null);
-for (const signal of ['SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stillRunning().forEach((part) => part.child.kill(signal)));
-process.on('SIGINT', () => setTimeout(() => stillRunning().forEach((part) => part.child.kill('SIGTERM')), 5_000).unref());
+for (const signal of ['SIGTERM', 'SIGHUP'] as const)
+  process.on(signal, () => stillRunning().forEach((part) => part.child.kill(signal)));
+process.on('SIGINT', () =>
+  setTimeout(() => stillRunning().forEach((part) => part.child.kill('SIGTERM')), 5_000).unref(),
+);
 
 void (async () => {
   const jestCode = await jest.exited;
   const results = await Promise.all(checks.map(async (check) => ({ check, code: await check.exited })));
   for (const { check, code } of results) {
-    process.stdout.write(`\n> npm run ${check.name}: ${code === 0 ? 'passed' : `failed (exit code ${code})`}\n${check.output.join('')}`);
+    process.stdout.write(
+      `\n> npm run ${check.name}: ${code === 0 ? 'passed' : `failed (exit code ${code})`}\n${check.output.join('')}`,
+    );
   }
   process.exitCode = jestCode !== 0 ? jestCode : results.some(({ code }) => code !== 0) ? 1 : 0;
 })();

@@ -54,8 +54,6 @@ const TOKEN = 'fault-suite-token';
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const number = (prefix: string, i: number) => `+1${prefix}${String(i).padStart(4, '0')}`;
 
-
-
 /** Something the run started and must stop whatever happens: a server left listening keeps Jest from exiting. */
 type Stoppable = { stop: () => Promise<unknown> | void };
 
@@ -96,8 +94,14 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
   toStop.push(twilio);
   const callbackConfig = { config: { authToken: TOKEN, publicBaseUrl: '' } };
   const callbacks = await startCallbackServer([
-    { route: carrierRoutes.twilioSmsStatus, handler: callbackHandler(carrierRoutes.twilioSmsStatus, smsStatusCallback, callbackConfig) },
-    { route: carrierRoutes.twilioSmsInbound, handler: callbackHandler(carrierRoutes.twilioSmsInbound, smsInboundCallback, callbackConfig) },
+    {
+      route: carrierRoutes.twilioSmsStatus,
+      handler: callbackHandler(carrierRoutes.twilioSmsStatus, smsStatusCallback, callbackConfig),
+    },
+    {
+      route: carrierRoutes.twilioSmsInbound,
+      handler: callbackHandler(carrierRoutes.twilioSmsInbound, smsInboundCallback, callbackConfig),
+    },
   ]);
   // The handlers check signatures against PUBLIC_BASE_URL + path: here the callback server itself.
   callbackConfig.config.publicBaseUrl = callbacks.baseUrl;
@@ -113,12 +117,20 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
   /** An inbound text over HTTP, signed, as Twilio posts it; retried until the service takes it. */
   let inboundSids = 0;
   const textIn = async (from: string, body: string) => {
-    const form = { MessageSid: `SM${String((inboundSids += 1)).padStart(32, '0')}`, From: from, To: orgNumber, Body: body };
+    const form = {
+      MessageSid: `SM${String((inboundSids += 1)).padStart(32, '0')}`,
+      From: from,
+      To: orgNumber,
+      Body: body,
+    };
     const url = `${callbacks.baseUrl}${carrierRoutes.twilioSmsInbound.path}`;
     for (;;) {
       const response = await fetch(url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': computeTwilioSignature(url, form, TOKEN) },
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'X-Twilio-Signature': computeTwilioSignature(url, form, TOKEN),
+        },
         body: new URLSearchParams(form).toString(),
       });
       if (response.ok) return;
@@ -199,7 +211,8 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
     for (const text of twilio.created) createdByBody.set(text.body, text);
     // Each body is one logical send, one Idempotency-Key: every carrier request beyond its first is a duplicate.
     const requestsPerBody = new Map<string, number>();
-    for (const request of twilio.requests) requestsPerBody.set(request.body, (requestsPerBody.get(request.body) ?? 0) + 1);
+    for (const request of twilio.requests)
+      requestsPerBody.set(request.body, (requestsPerBody.get(request.body) ?? 0) + 1);
     const duplicateTexts = [...requestsPerBody.values()].reduce((sum, n) => sum + n - 1, 0);
 
     // A carrier request to a number whose opt-out was on record before the send began.
@@ -209,7 +222,12 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
     });
     const optedOutTexts = offending.length;
     if (offending.length > 0) {
-      const why = offending.map((r) => ({ to: r.to, fault: r.fault, set: stopMidRun.has(r.to) ? 'mid-run STOP' : optedOutBefore.has(r.to) ? 'STOP before' : 'carrier 21610', startedAfterMs: startedAt.get(r.body)! - optedOutAt.get(r.to)! }));
+      const why = offending.map((r) => ({
+        to: r.to,
+        fault: r.fault,
+        set: stopMidRun.has(r.to) ? 'mid-run STOP' : optedOutBefore.has(r.to) ? 'STOP before' : 'carrier 21610',
+        startedAfterMs: startedAt.get(r.body)! - optedOutAt.get(r.to)!,
+      }));
       process.stderr.write(`opted-out texts: ${JSON.stringify(why)}\n`);
     }
     // The carrier's own opt-outs bind once the service learned of one: a send answered 409
@@ -217,12 +235,15 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
     // timeout (the suite's 2 cores can stall past 150 ms) taught it nothing: that text stays
     // unknown until the sweep, and the next send to the number asks the carrier again.
     const learnedFromCarrier = [...carrierOptedOut].filter(
-      (to) => optedOutAt.has(to) || messages.some((m) => m.toNumber === to && m.failureReason === 'recipient_opted_out'),
+      (to) =>
+        optedOutAt.has(to) || messages.some((m) => m.toNumber === to && m.failureReason === 'recipient_opted_out'),
     );
     const mustBeOptedOut = [...optedOutBefore, ...stopMidRun, ...learnedFromCarrier];
     for (const to of mustBeOptedOut) {
       if ((await consentOf(tenantId, to)).status !== 'opted_out') {
-        const sent = messages.filter((m) => m.toNumber === to).map((m) => ({ status: m.status, failureReason: m.failureReason, carrierCode: m.carrierCode }));
+        const sent = messages
+          .filter((m) => m.toNumber === to)
+          .map((m) => ({ status: m.status, failureReason: m.failureReason, carrierCode: m.carrierCode }));
         const requests = twilio.requests.filter((r) => r.to === to).map((r) => r.fault);
         throw new Error(`the ledger lost the opt-out of ${to}: ${JSON.stringify({ requests, sent })}`);
       }
@@ -242,7 +263,10 @@ async function run({ sends, seed, concurrency = 12 }: FaultRunOptions, toStop: S
       sendCalls,
       carrierRequests: twilio.requests.length,
       carrierCreated: twilio.created.length,
-      carrierFaults: twilio.requests.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.fault]: (acc[r.fault] ?? 0) + 1 }), {}),
+      carrierFaults: twilio.requests.reduce<Record<string, number>>(
+        (acc, r) => ({ ...acc, [r.fault]: (acc[r.fault] ?? 0) + 1 }),
+        {},
+      ),
       dynamoFaults: faults.counts,
       callbacks: twilio.callbackAttempts,
       outcomes,

@@ -37,13 +37,22 @@ export function throttleWrites(client: DynamoDBDocumentClient) {
       if (count >= plan.attempts) return next(args);
       throttled.set(write, count + 1);
       const isTransaction = context.commandName === 'TransactWriteItemsCommand';
-      const items = ((args.input as { TransactItems?: unknown[] }).TransactItems ?? []).map((_, i) => ({ Code: i === 0 ? 'ThrottlingError' : 'None' }));
-      throw Object.assign(new Error(isTransaction ? 'Transaction cancelled (throttled, injected)' : 'Throughput exceeds the current capacity (injected)'), {
-        name: isTransaction ? 'TransactionCanceledException' : 'ThrottlingException',
-        ...(isTransaction && { CancellationReasons: items }),
-        $metadata: { httpStatusCode: 400 },
-        $fault: 'client',
-      });
+      const items = ((args.input as { TransactItems?: unknown[] }).TransactItems ?? []).map((_, i) => ({
+        Code: i === 0 ? 'ThrottlingError' : 'None',
+      }));
+      throw Object.assign(
+        new Error(
+          isTransaction
+            ? 'Transaction cancelled (throttled, injected)'
+            : 'Throughput exceeds the current capacity (injected)',
+        ),
+        {
+          name: isTransaction ? 'TransactionCanceledException' : 'ThrottlingException',
+          ...(isTransaction && { CancellationReasons: items }),
+          $metadata: { httpStatusCode: 400 },
+          $fault: 'client',
+        },
+      );
     },
     { step: 'finalizeRequest', priority: 'low', name: 'throttleWrites' },
   );

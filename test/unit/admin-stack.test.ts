@@ -7,8 +7,19 @@ import {
   FlushStageAuthorizersCacheCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { usagePlanKeyFor, usagePlanKeyPrefixOf, usagePlanKeyValues } from '../../lambdas/handlers/authorizer/usage-plan-keys';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import {
+  usagePlanKeyFor,
+  usagePlanKeyPrefixOf,
+  usagePlanKeyValues,
+} from '../../lambdas/handlers/authorizer/usage-plan-keys';
 import { keyCreate, keyRevoke, keyRotate } from '../../local/admin/commands/key';
 import { tenantUpdate } from '../../local/admin/commands/tenant';
 import { authorizerFlush } from '../../local/admin/commands/authorizer';
@@ -16,13 +27,20 @@ import { runAdmin } from '../../local/admin/main';
 import { stageClock } from '../../local/admin/authorizer-cache';
 import { handler as authorizer } from '../../lambdas/handlers/authorizer/handler';
 import { encodeRoutePermissions, ROUTE_SCOPES_ENV } from '../../lambdas/handlers/authorizer/policy';
-import { AUTHORIZER_TIMEOUT_SECONDS, IN_FLIGHT_DECISION_BOUND_MS } from '../../lambdas/handlers/authorizer/decision-time';
+import {
+  AUTHORIZER_TIMEOUT_SECONDS,
+  IN_FLIGHT_DECISION_BOUND_MS,
+} from '../../lambdas/handlers/authorizer/decision-time';
 import { generateApiKey } from '../../lambdas/contexts/tenants/api-keys';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { API_PREFIX } from '../../lambdas/handlers/http/route-spec';
 import { policyAllows } from '../../local/authorizer';
 import { defineCommand } from '../../local/admin/registry';
-import { DEFAULT_USAGE_PLAN_BUCKETS, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV } from '../../lambdas/handlers/authorizer/usage-plan-keys';
+import {
+  DEFAULT_USAGE_PLAN_BUCKETS,
+  USAGE_PLAN_BUCKETS_ENV,
+  USAGE_PLAN_KEY_PREFIX_ENV,
+} from '../../lambdas/handlers/authorizer/usage-plan-keys';
 
 const cfn = mockClient(CloudFormationClient);
 const apigw = mockClient(APIGatewayClient);
@@ -47,7 +65,11 @@ const where = defineCommand({
   usage: '',
   options: {},
   parse: () => undefined,
-  run: async () => ({ table: process.env.TABLE_NAME, endpoint: process.env.DYNAMODB_ENDPOINT ?? null, region: process.env.AWS_REGION }),
+  run: async () => ({
+    table: process.env.TABLE_NAME,
+    endpoint: process.env.DYNAMODB_ENDPOINT ?? null,
+    region: process.env.AWS_REGION,
+  }),
 });
 
 const COMMANDS = [keyCreate, keyRevoke, keyRotate, tenantUpdate, authorizerFlush, where];
@@ -68,12 +90,32 @@ const described = (status = 'UPDATE_COMPLETE', outputs: Record<string, string> =
     } as never,
   ],
 });
-const givenStack = (status?: string, outputs?: Record<string, string>) => cfn.on(DescribeStacksCommand, { StackName: STACK }).resolves(described(status, outputs));
+const givenStack = (status?: string, outputs?: Record<string, string>) =>
+  cfn.on(DescribeStacksCommand, { StackName: STACK }).resolves(described(status, outputs));
 
-const tenantRow = { id: tenantId, name: 'Acme', slug: 'acme', plan: 'pro', numbers: [], approvedHosts: [], updatedAt: '2026-11-01T00:00:00.000Z' };
-const givenTenant = () => ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).resolves({ Item: tenantRow });
+const tenantRow = {
+  id: tenantId,
+  name: 'Acme',
+  slug: 'acme',
+  plan: 'pro',
+  numbers: [],
+  approvedHosts: [],
+  updatedAt: '2026-11-01T00:00:00.000Z',
+};
+const givenTenant = () =>
+  ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).resolves({ Item: tenantRow });
 
-const keyRow = { pk: 'KEYHASH#h', sk: 'APIKEY', id: keyId, tenantId, name: 'k', prefix: 'cct_abcdefgh', scopes: ['sms.send'], expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z' };
+const keyRow = {
+  pk: 'KEYHASH#h',
+  sk: 'APIKEY',
+  id: keyId,
+  tenantId,
+  name: 'k',
+  prefix: 'cct_abcdefgh',
+  scopes: ['sms.send'],
+  expiresAt: null,
+  createdAt: '2026-10-01T00:00:00.000Z',
+};
 
 const savedEnv = { ...process.env };
 /** The CLI's flushes of a stage's authorizer cache and its waits between them, in order; a wait is recorded rather than slept. */
@@ -103,9 +145,20 @@ describe('--stack: the operator CLI against a deployed stack', () => {
   });
 
   it.each([
-    ['a stack that does not exist', () => cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error(`Stack with id ${STACK} does not exist`), { name: 'ValidationError' })), /Stack CctService-dev not found in eu-west-1/],
+    [
+      'a stack that does not exist',
+      () =>
+        cfn
+          .on(DescribeStacksCommand)
+          .rejects(Object.assign(new Error(`Stack with id ${STACK} does not exist`), { name: 'ValidationError' })),
+      /Stack CctService-dev not found in eu-west-1/,
+    ],
     ['a stack that is not deployed', () => givenStack('ROLLBACK_COMPLETE'), /is ROLLBACK_COMPLETE, not deployed/],
-    ['a stack of something else', () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }), /has no output TableName, ApiBaseUrl, Stage/],
+    [
+      'a stack of something else',
+      () => givenStack('CREATE_COMPLETE', { ApiId: 'x' }),
+      /has no output TableName, ApiBaseUrl, Stage/,
+    ],
   ])('fails with exit 1 on %s', async (_name, given, message) => {
     given();
 
@@ -116,10 +169,23 @@ describe('--stack: the operator CLI against a deployed stack', () => {
   });
 
   it('refuses --stack with --table-name, and --region without --stack', async () => {
-    expect((await admin('--stack', STACK, '--table-name', 't', 'where', 'am')).stderr).toMatch(/leave out --table-name/);
-    expect((await admin('--table-name', 't', '--dynamodb-endpoint', 'http://127.0.0.1:1', '--region', 'eu-west-1', 'where', 'am')).stderr).toMatch(
-      /--region goes with --stack/,
+    expect((await admin('--stack', STACK, '--table-name', 't', 'where', 'am')).stderr).toMatch(
+      /leave out --table-name/,
     );
+    expect(
+      (
+        await admin(
+          '--table-name',
+          't',
+          '--dynamodb-endpoint',
+          'http://127.0.0.1:1',
+          '--region',
+          'eu-west-1',
+          'where',
+          'am',
+        )
+      ).stderr,
+    ).toMatch(/--region goes with --stack/);
     expect(cfn.calls()).toHaveLength(0);
   });
 });
@@ -137,7 +203,9 @@ describe('key create --stack: keys without a ceiling', () => {
     let apiGatewayCalls = 0;
     // Act: the CLI's AWS path, one invocation per key, 100 at a time as an operator's script might run them
     for (let batch = 0; batch < 200; batch += 1) {
-      const results = await Promise.all(Array.from({ length: 100 }, () => admin('--stack', STACK, 'key', 'create', '--tenant', tenantId)));
+      const results = await Promise.all(
+        Array.from({ length: 100 }, () => admin('--stack', STACK, 'key', 'create', '--tenant', tenantId)),
+      );
       for (const result of results) {
         if (result.code !== 0) throw new Error(result.stderr);
         keyIds.push(result.json.apiKey.id);
@@ -165,7 +233,9 @@ describe('key create --stack: keys without a ceiling', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(Object.keys(result.json).sort()).toEqual(['apiKey', 'baseUrl', 'key']);
     expect(result.json.baseUrl).toBe(OUTPUTS.ApiBaseUrl);
-    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ id: result.json.apiKey.id, tenantId, scopes: ['sms.send'] }) });
+    expect(ddb).toHaveReceivedCommandWith(PutCommand, {
+      Item: expect.objectContaining({ id: result.json.apiKey.id, tenantId, scopes: ['sms.send'] }),
+    });
   });
 });
 
@@ -195,7 +265,9 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 2);
     expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
     // The table first: a flush before it would let the next request cache the old decision again.
-    expect(ddb.commandCalls(UpdateCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0])).toBe(true);
+    expect(
+      ddb.commandCalls(UpdateCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0]),
+    ).toBe(true);
     expect(steps).toEqual(['flush', `wait ${IN_FLIGHT_DECISION_BOUND_MS} ms`, 'flush']);
     expect(IN_FLIGHT_DECISION_BOUND_MS).toBeGreaterThan(AUTHORIZER_TIMEOUT_SECONDS * 1000);
   });
@@ -206,7 +278,9 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     expect(result.code).toBe(0);
     expect(result.json.authorizerCache).toMatchObject({ flushed: true });
     expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
-    expect(ddb.commandCalls(TransactWriteCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0])).toBe(true);
+    expect(
+      ddb.commandCalls(TransactWriteCommand)[0].calledBefore(apigw.commandCalls(FlushStageAuthorizersCacheCommand)[0]),
+    ).toBe(true);
     expect(apigw).not.toHaveReceivedCommand(CreateApiKeyCommand);
   });
 
@@ -224,13 +298,21 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
   });
 
   it('fails, saying the revocation is done and how to retry, when the flush fails', async () => {
-    apigw.on(FlushStageAuthorizersCacheCommand).rejects(Object.assign(new Error('User is not authorized to perform apigateway:DELETE'), { name: 'AccessDeniedException' }));
+    apigw.on(FlushStageAuthorizersCacheCommand).rejects(
+      Object.assign(new Error('User is not authorized to perform apigateway:DELETE'), {
+        name: 'AccessDeniedException',
+      }),
+    );
 
     const result = await admin('--stack', STACK, 'key', 'revoke', keyId);
 
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/API key .* is revoked in the table, but the authorizer cache could not be flushed \(User is not authorized.*authorizer flush/);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { UpdateExpression: expect.stringContaining('SET revokedAt = :now') });
+    expect(result.stderr).toMatch(
+      /API key .* is revoked in the table, but the authorizer cache could not be flushed \(User is not authorized.*authorizer flush/,
+    );
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      UpdateExpression: expect.stringContaining('SET revokedAt = :now'),
+    });
   });
 
   it('authorizer flush: flushes the stage alone', async () => {
@@ -296,11 +378,21 @@ describe('no window: a decision in flight during the command is not what a reque
     cache = new Map();
     held = undefined;
     rows = {
-      key: { ...keyRow, pk: `KEYHASH#${hash}`, prefix, scopes: ['sms.send'], revokedAt: null, replacedBy: null, usagePlanKey: 'bucket' },
+      key: {
+        ...keyRow,
+        pk: `KEYHASH#${hash}`,
+        prefix,
+        scopes: ['sms.send'],
+        revokedAt: null,
+        replacedBy: null,
+        usagePlanKey: 'bucket',
+      },
       tenant: { ...tenantRow, billingStatus: 'active', createdAt: '2026-10-01T00:00:00.000Z' },
     };
     givenStack();
-    ddb.on(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } }).callsFake(async () => ({ Item: { ...rows.key } }));
+    ddb
+      .on(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } })
+      .callsFake(async () => ({ Item: { ...rows.key } }));
     ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).callsFake(async (input) => {
       const Item = { ...rows.tenant };
       if (input.ConsistentRead && held?.waiting) {
@@ -318,8 +410,10 @@ describe('no window: a decision in flight during the command is not what a reque
     ddb.on(TransactWriteCommand).callsFake(async (input) => {
       for (const { Update } of input.TransactItems) {
         const values = Update?.ExpressionAttributeValues ?? {};
-        if (Update?.Key.pk === rows.key.pk) rows.key = { ...rows.key, expiresAt: values[':expiresAt'], replacedBy: values[':newId'] };
-        if (Update?.Key.pk === `T#${tenantId}`) rows.tenant = { ...rows.tenant, plan: values[':plan'], updatedAt: values[':updatedAt'] };
+        if (Update?.Key.pk === rows.key.pk)
+          rows.key = { ...rows.key, expiresAt: values[':expiresAt'], replacedBy: values[':newId'] };
+        if (Update?.Key.pk === `T#${tenantId}`)
+          rows.tenant = { ...rows.tenant, plan: values[':plan'], updatedAt: values[':updatedAt'] };
       }
       return {};
     });

@@ -12,17 +12,27 @@ import { createOpenApiValidator, type OpenApiDocument } from '../../local/openap
  */
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const page = readFileSync(join(REPO_ROOT, 'docs', 'api.md'), 'utf8');
-const document = JSON.parse(readFileSync(join(REPO_ROOT, 'lambdas', 'handlers', 'api', 'openapi', 'openapi.json'), 'utf8')) as OpenApiDocument;
+const document = JSON.parse(
+  readFileSync(join(REPO_ROOT, 'lambdas', 'handlers', 'api', 'openapi', 'openapi.json'), 'utf8'),
+) as OpenApiDocument;
 const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
-  Object.entries(methods as unknown as Record<string, { operationId: string }>).map(([method, operation]) => ({ path, method, operationId: operation.operationId })),
+  Object.entries(methods as unknown as Record<string, { operationId: string }>).map(([method, operation]) => ({
+    path,
+    method,
+    operationId: operation.operationId,
+  })),
 );
 const examples = documentedExamples(page);
 
 describe('docs/api.md', () => {
   it('shows a captured example of every operation but the document and its reference page, with a successful answer', () => {
-    const documented = new Set(examples.filter((example) => example.status < 300).map((example) => example.operationId));
+    const documented = new Set(
+      examples.filter((example) => example.status < 300).map((example) => example.operationId),
+    );
 
-    const missing = operations.map((operation) => operation.operationId).filter((id) => id !== 'getOpenApi' && id !== 'getApiReference' && !documented.has(id));
+    const missing = operations
+      .map((operation) => operation.operationId)
+      .filter((id) => id !== 'getOpenApi' && id !== 'getApiReference' && !documented.has(id));
 
     expect(missing).toEqual([]);
   });
@@ -47,21 +57,41 @@ describe('docs/api.md', () => {
 
 describe('the event examples of docs/api.md', () => {
   const events = documentedEventExamples(page);
-  const webhooks = (document as unknown as { webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }> }).webhooks;
+  const webhooks = (
+    document as unknown as {
+      webhooks: Record<
+        string,
+        { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }
+      >;
+    }
+  ).webhooks;
 
   it('shows a delivered message.delivered and message.failed, and one of each contact and consent event', () => {
-    expect(events.map((event) => event.type)).toEqual(['message.delivered', 'message.failed', 'contact.created', 'contact.updated', 'contact.deleted', 'consent.changed']);
+    expect(events.map((event) => event.type)).toEqual([
+      'message.delivered',
+      'message.failed',
+      'contact.created',
+      'contact.updated',
+      'contact.deleted',
+      'consent.changed',
+    ]);
   });
 
-  it.each(events.map((event) => [event.type, event] as const))('%s is a body the OpenAPI document describes for its type', (type, event) => {
-    const ajv = new Ajv2020({ strict: false });
-    addFormats(ajv);
-    ajv.addSchema({ $id: 'openapi', components: document.components } as never);
+  it.each(events.map((event) => [event.type, event] as const))(
+    '%s is a body the OpenAPI document describes for its type',
+    (type, event) => {
+      const ajv = new Ajv2020({ strict: false });
+      addFormats(ajv);
+      ajv.addSchema({ $id: 'openapi', components: document.components } as never);
 
-    const valid = ajv.validate(`openapi${webhooks[type].post.requestBody.content['application/json'].schema.$ref}`, event.body);
+      const valid = ajv.validate(
+        `openapi${webhooks[type].post.requestBody.content['application/json'].schema.$ref}`,
+        event.body,
+      );
 
-    expect(ajv.errorsText(ajv.errors)).toBe('No errors');
-    expect(valid).toBe(true);
-    expect(event.body).toMatchObject({ type });
-  });
+      expect(ajv.errorsText(ajv.errors)).toBe('No errors');
+      expect(valid).toBe(true);
+      expect(event.body).toMatchObject({ type });
+    },
+  );
 });

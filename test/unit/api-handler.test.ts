@@ -1,6 +1,13 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { handler as getMe } from '../../lambdas/handlers/api/get-me';
@@ -20,7 +27,10 @@ beforeEach(() => {
 });
 
 /** Table calls other than the limiter's counter update. */
-const dataCalls = () => ddb.calls().filter((call) => !String((call.args[0].input as { Key?: { pk?: string } }).Key?.pk ?? '').includes('#RATE#'));
+const dataCalls = () =>
+  ddb
+    .calls()
+    .filter((call) => !String((call.args[0].input as { Key?: { pk?: string } }).Key?.pk ?? '').includes('#RATE#'));
 
 const contactId = '0199a000-0000-7000-8000-0000000000c1';
 
@@ -31,7 +41,13 @@ describe('the middleware chain', () => {
     expect(result.statusCode).toBe(200);
     expect(bodyOf(result)).toEqual({
       tenant: { id: '0199a000-0000-7000-8000-000000000001', name: 'Acme', slug: 'acme', plan: 'pro' },
-      apiKey: { id: '0199a000-0000-7000-8000-0000000000aa', name: 'CI key', prefix: 'cct_AbCdEfGh', expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z' },
+      apiKey: {
+        id: '0199a000-0000-7000-8000-0000000000aa',
+        name: 'CI key',
+        prefix: 'cct_AbCdEfGh',
+        expiresAt: null,
+        createdAt: '2026-10-01T00:00:00.000Z',
+      },
       permissions: ['contacts.view'],
       rateLimit: { requestsPerMinute: 120 },
     });
@@ -39,7 +55,10 @@ describe('the middleware chain', () => {
   });
 
   it('refuses a key without the route scope with 403 naming the scope, before reading anything', async () => {
-    const event = apiEvent({ pathParameters: { id: contactId }, principal: aPrincipal({ scopes: ['calls.view.team'] }) });
+    const event = apiEvent({
+      pathParameters: { id: contactId },
+      principal: aPrincipal({ scopes: ['calls.view.team'] }),
+    });
 
     const result = await getContact(event, lambdaContext);
 
@@ -55,7 +74,10 @@ describe('the middleware chain', () => {
 
   it('answers 401 with WWW-Authenticate when the authorizer context is missing or the key expired since it was cached', async () => {
     const missing = await getMe(apiEvent({ principal: null }), lambdaContext);
-    const expired = await getMe(apiEvent({ principal: aPrincipal({ expiresAt: '2020-01-01T00:00:00.000Z' }) }), lambdaContext);
+    const expired = await getMe(
+      apiEvent({ principal: aPrincipal({ expiresAt: '2020-01-01T00:00:00.000Z' }) }),
+      lambdaContext,
+    );
 
     for (const result of [missing, expired]) {
       expect(result.statusCode).toBe(401);
@@ -99,22 +121,41 @@ describe('the middleware chain', () => {
 
     expect(result.statusCode).toBe(200);
     expect(ddb).toHaveReceivedCommandTimes(GetCommand, 1);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}#CONTACT#${contactId}`, sk: 'CONTACT' } });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
+      Key: { pk: `T#${principal.tenant.id}#CONTACT#${contactId}`, sk: 'CONTACT' },
+    });
     // The consent is its number's, copied onto the row with every change of the ledger: no second read.
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 0);
     const { contact } = bodyOf(result);
-    expect(contact).toMatchObject({ id: contactId, company: null, tag: null, notes: null, consentStatus: 'opted_out', consentAt: '2026-10-02T00:00:00.000Z' });
+    expect(contact).toMatchObject({
+      id: contactId,
+      company: null,
+      tag: null,
+      notes: null,
+      consentStatus: 'opted_out',
+      consentAt: '2026-10-02T00:00:00.000Z',
+    });
     expect(contact).not.toHaveProperty('pk');
     expect(contact).not.toHaveProperty('searchIndex');
   });
 
   it('answers 400 naming the field for malformed JSON, an unknown field and a non-JSON content type', async () => {
-    const malformed = await createContact(apiEvent({ method: 'POST', body: '{"displayName":', headers: jsonHeaders }), lambdaContext);
-    const unknown = await createContact(
-      apiEvent({ method: 'POST', body: JSON.stringify({ displayName: 'A', phoneNumber: '+14155550100', nick: 1 }), headers: jsonHeaders }),
+    const malformed = await createContact(
+      apiEvent({ method: 'POST', body: '{"displayName":', headers: jsonHeaders }),
       lambdaContext,
     );
-    const wrongType = await createContact(apiEvent({ method: 'POST', body: 'displayName=A', headers: { 'content-type': 'text/plain' } }), lambdaContext);
+    const unknown = await createContact(
+      apiEvent({
+        method: 'POST',
+        body: JSON.stringify({ displayName: 'A', phoneNumber: '+14155550100', nick: 1 }),
+        headers: jsonHeaders,
+      }),
+      lambdaContext,
+    );
+    const wrongType = await createContact(
+      apiEvent({ method: 'POST', body: 'displayName=A', headers: { 'content-type': 'text/plain' } }),
+      lambdaContext,
+    );
 
     expect([malformed.statusCode, bodyOf(malformed).error]).toEqual([400, 'body: must be a valid JSON object']);
     expect([unknown.statusCode, bodyOf(unknown).error]).toEqual([400, 'body.nick: unknown field']);
@@ -127,7 +168,10 @@ describe('the middleware chain', () => {
     ddb.on(TransactWriteCommand).resolves({});
     const body = JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' });
 
-    const result = await createContact(apiEvent({ method: 'POST', body, headers: { 'CONTENT-TYPE': 'application/json' } }), lambdaContext);
+    const result = await createContact(
+      apiEvent({ method: 'POST', body, headers: { 'CONTENT-TYPE': 'application/json' } }),
+      lambdaContext,
+    );
 
     expect(result.statusCode).toBe(201);
   });
@@ -158,15 +202,26 @@ describe('contact writes', () => {
     ddb.on(TransactWriteCommand).resolves({});
 
     const result = await createContact(
-      apiEvent({ method: 'POST', body: JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' }), headers: jsonHeaders, principal }),
+      apiEvent({
+        method: 'POST',
+        body: JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' }),
+        headers: jsonHeaders,
+        principal,
+      }),
       lambdaContext,
     );
 
     expect(result.statusCode).toBe(201);
-    expect(bodyOf(result)).toMatchObject({ adopted: false, contact: { displayName: 'Ada', isAutoCreated: false, source: 'manual', createdByAgentId: null } });
+    expect(bodyOf(result)).toMatchObject({
+      adopted: false,
+      contact: { displayName: 'Ada', isAutoCreated: false, source: 'manual', createdByAgentId: null },
+    });
     // The number's consent (its ledger row), then one write: the transaction.
     expect(dataCalls().map((call) => call.args[0].constructor.name)).toEqual(['GetCommand', 'TransactWriteCommand']);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${principal.tenant.id}#CONSENT#+14155550100`, sk: 'CONSENT' }, ConsistentRead: true });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
+      Key: { pk: `T#${principal.tenant.id}#CONSENT#+14155550100`, sk: 'CONSENT' },
+      ConsistentRead: true,
+    });
     const [claim, row, ledgerCheck] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
     expect(claim.Put).toMatchObject({
       Item: { pk: `T#${principal.tenant.id}#NUMBER#+14155550100`, sk: 'NUMBER', named: true },
@@ -174,12 +229,25 @@ describe('contact writes', () => {
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     expect(row.Put).toMatchObject({
-      Item: { pk: expect.stringMatching(`^T#${principal.tenant.id}#CONTACT#`), sk: 'CONTACT', gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS`, directorypk: `T#${principal.tenant.id}#CONTACTS` },
+      Item: {
+        pk: expect.stringMatching(`^T#${principal.tenant.id}#CONTACT#`),
+        sk: 'CONTACT',
+        gsi1pk: `T#${principal.tenant.id}#NAMED_CONTACTS`,
+        directorypk: `T#${principal.tenant.id}#CONTACTS`,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     });
     // The row carries a copy of the number's ledger row (none yet: unknown), which must still be that when it commits.
-    expect(row.Put!.Item).toMatchObject({ consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null });
-    expect(ledgerCheck.ConditionCheck).toMatchObject({ Key: { pk: `T#${principal.tenant.id}#CONSENT#+14155550100`, sk: 'CONSENT' }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(row.Put!.Item).toMatchObject({
+      consentStatus: 'unknown',
+      consentSource: null,
+      consentAt: null,
+      consentNote: null,
+    });
+    expect(ledgerCheck.ConditionCheck).toMatchObject({
+      Key: { pk: `T#${principal.tenant.id}#CONSENT#+14155550100`, sk: 'CONSENT' },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
   });
 
   it('answers 409 with the holder contactId when a named contact already has the number', async () => {
@@ -189,26 +257,45 @@ describe('contact writes', () => {
         message: 'Transaction cancelled',
         $metadata: {},
         CancellationReasons: [
-          { Code: 'ConditionalCheckFailed', Item: marshall({ pk: 'T#x', sk: 'NUMBER#+14155550100', contactId, named: true }) },
+          {
+            Code: 'ConditionalCheckFailed',
+            Item: marshall({ pk: 'T#x', sk: 'NUMBER#+14155550100', contactId, named: true }),
+          },
           { Code: 'None' },
         ],
       }),
     );
 
     const result = await createContact(
-      apiEvent({ method: 'POST', body: JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' }), headers: jsonHeaders }),
+      apiEvent({
+        method: 'POST',
+        body: JSON.stringify({ displayName: 'Ada', phoneNumber: '+14155550100' }),
+        headers: jsonHeaders,
+      }),
       lambdaContext,
     );
 
     expect(result.statusCode).toBe(409);
-    expect(bodyOf(result)).toEqual({ error: expect.any(String), code: 'contact_conflict', contactId, requestId: 'req-1' });
+    expect(bodyOf(result)).toEqual({
+      error: expect.any(String),
+      code: 'contact_conflict',
+      contactId,
+      requestId: 'req-1',
+    });
   });
 
   it('refuses an empty PATCH body with 400 naming the body and writes nothing', async () => {
-    const result = await updateContact(apiEvent({ method: 'PATCH', pathParameters: { id: contactId }, body: '{}', headers: jsonHeaders }), lambdaContext);
+    const result = await updateContact(
+      apiEvent({ method: 'PATCH', pathParameters: { id: contactId }, body: '{}', headers: jsonHeaders }),
+      lambdaContext,
+    );
 
     expect(result.statusCode).toBe(400);
-    expect(bodyOf(result)).toEqual({ error: 'body: must contain at least one field', code: 'validation_failed', requestId: 'req-1' });
+    expect(bodyOf(result)).toEqual({
+      error: 'body: must contain at least one field',
+      code: 'validation_failed',
+      requestId: 'req-1',
+    });
     expect(dataCalls()).toHaveLength(0);
   });
 });

@@ -41,7 +41,9 @@ function foldersOfTheMap(): string[] {
 
 /** The rows of the page's "| context | may import |" table. */
 function contextTable(): Record<string, string[]> {
-  const rows = PAGE.split('\n').filter((line) => /^\| [a-z]+ \| /.test(line) && !line.startsWith('| context |') && !line.startsWith('| rule |'));
+  const rows = PAGE.split('\n').filter(
+    (line) => /^\| [a-z]+ \| /.test(line) && !line.startsWith('| context |') && !line.startsWith('| rule |'),
+  );
   return Object.fromEntries(
     rows
       .map((row) => row.split('|').map((cell) => cell.trim()))
@@ -56,14 +58,17 @@ describe('docs/architecture.md', () => {
   });
 
   it("lists each context's allowed imports exactly as the lint enforces them (CONTEXT_DEPENDENCIES)", () => {
-    const sorted = (map: Record<string, string[]>) => Object.fromEntries(Object.entries(map).map(([k, v]) => [k, [...v].sort()]));
+    const sorted = (map: Record<string, string[]>) =>
+      Object.fromEntries(Object.entries(map).map(([k, v]) => [k, [...v].sort()]));
     expect(sorted(contextTable())).toEqual(sorted(config.contextDependencies));
   });
 
   it('names every rule of the lint', () => {
     const unnamed = config.forbidden
       .map((rule) => rule.name)
-      .filter((name) => !PAGE.includes(`\`${name}\``) && !(name.startsWith('context-') && PAGE.includes('`context-<name>`')));
+      .filter(
+        (name) => !PAGE.includes(`\`${name}\``) && !(name.startsWith('context-') && PAGE.includes('`context-<name>`')),
+      );
     expect(unnamed).toEqual([]);
   });
 });

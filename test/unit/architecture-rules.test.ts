@@ -18,17 +18,21 @@ const config = require(CONFIG) as { forbidden: { name: string }[]; contextDepend
 
 /** The tree: `path -> source`. Comments mark the wrong imports; everything else is allowed. */
 const TREE: Record<string, string> = {
-  'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'preserve', moduleResolution: 'bundler', strict: true } }),
+  'tsconfig.json': JSON.stringify({
+    compilerOptions: { module: 'preserve', moduleResolution: 'bundler', strict: true },
+  }),
   'node_modules/@middy/core/package.json': JSON.stringify({ name: '@middy/core', main: 'index.js' }),
   'node_modules/@middy/core/index.js': 'export default function middy() {}\n',
 
   // shared/: the floor
-  'lambdas/shared/aws.ts': "export const dynamo = {};\n",
-  'lambdas/shared/config.ts': "import { tenantName } from '../contexts/tenants/tenants'; // WRONG: shared imports a context\nexport const name = tenantName;\n",
+  'lambdas/shared/aws.ts': 'export const dynamo = {};\n',
+  'lambdas/shared/config.ts':
+    "import { tenantName } from '../contexts/tenants/tenants'; // WRONG: shared imports a context\nexport const name = tenantName;\n",
   'lambdas/shared/schemas/id-path.ts': 'export const IdPath = {};\n',
 
   // contexts/
-  'lambdas/contexts/tenants/tenants.ts': "import { dynamo } from '../../shared/aws';\nexport const tenantName = String(dynamo);\n",
+  'lambdas/contexts/tenants/tenants.ts':
+    "import { dynamo } from '../../shared/aws';\nexport const tenantName = String(dynamo);\n",
   'lambdas/contexts/tenants/scopes.ts': "export type Scope = 'calls.view.team';\n",
   'lambdas/contexts/contacts/contacts.ts': [
     "import { dynamo } from '../../shared/aws';",
@@ -47,7 +51,8 @@ const TREE: Record<string, string> = {
     'export const calls = [contacts, dynamo, cliArgs];',
   ].join('\n'),
   'lambdas/contexts/calls/requests/list-calls.ts': 'export const ListCallsQuery = {};\n',
-  'lambdas/contexts/texting/texting.ts': "import { contacts } from '../contacts/contacts';\nimport { costOf } from './internal/billing';\nexport const sendText = [contacts, costOf];\n",
+  'lambdas/contexts/texting/texting.ts':
+    "import { contacts } from '../contacts/contacts';\nimport { costOf } from './internal/billing';\nexport const sendText = [contacts, costOf];\n",
   'lambdas/contexts/texting/internal/billing.ts': 'export const costOf = 1;\n',
   'lambdas/contexts/webhooks/events.ts': [
     "import { calls } from '../calls/calls';",
@@ -59,9 +64,11 @@ const TREE: Record<string, string> = {
   'lambdas/contexts/ledger/ledger.ts': "import { dynamo } from '../../shared/aws';\nexport const ledger = dynamo;\n",
 
   // handlers/
-  'lambdas/handlers/http/route-spec.ts': "import type { Scope } from '../../contexts/tenants/scopes';\nexport type RouteSpec = { scope: Scope | null };\n",
+  'lambdas/handlers/http/route-spec.ts':
+    "import type { Scope } from '../../contexts/tenants/scopes';\nexport type RouteSpec = { scope: Scope | null };\n",
   'lambdas/handlers/http/api-handler.ts': "import middy from '@middy/core';\nexport const apiHandler = middy;\n",
-  'lambdas/handlers/api/routes.ts': "import { getCallRoute } from './operations/get-call';\nimport { listCallsRoute } from './operations/list-calls';\nexport const routes = { getCallRoute, listCallsRoute };\n",
+  'lambdas/handlers/api/routes.ts':
+    "import { getCallRoute } from './operations/get-call';\nimport { listCallsRoute } from './operations/list-calls';\nexport const routes = { getCallRoute, listCallsRoute };\n",
   'lambdas/handlers/api/operations/get-call.ts': [
     "import type { RouteSpec } from '../../http/route-spec';",
     "import { IdPath } from '../../../shared/schemas/id-path';",
@@ -77,7 +84,8 @@ const TREE: Record<string, string> = {
     "import type { routes } from '../routes'; // WRONG: an operation imports the manifest",
     'export const createContactRoute = { body: CreateContactBody, all: undefined as unknown as typeof routes };',
   ].join('\n'),
-  'lambdas/handlers/api/create-contact.ts': "import { createContactRoute } from './operations/create-contact';\nexport const handler = createContactRoute;\n",
+  'lambdas/handlers/api/create-contact.ts':
+    "import { createContactRoute } from './operations/create-contact';\nexport const handler = createContactRoute;\n",
   'lambdas/handlers/api/get-call.ts': [
     "import { apiHandler } from '../http/api-handler';",
     "import { calls } from '../../contexts/calls/calls';",
@@ -96,7 +104,8 @@ const TREE: Record<string, string> = {
     "import { costOf } from '../../contexts/texting/internal/billing'; // WRONG: a context's internals from a handler",
     'export const handler = [sendText, costOf];',
   ].join('\n'),
-  'lambdas/handlers/webhooks/sender.ts': "import { cliArgs } from '../../../local/cli-args'; // WRONG: Lambda code imports the local runtime\nexport const handler = cliArgs;\n",
+  'lambdas/handlers/webhooks/sender.ts':
+    "import { cliArgs } from '../../../local/cli-args'; // WRONG: Lambda code imports the local runtime\nexport const handler = cliArgs;\n",
   'local/cli-args.ts': 'export const cliArgs = [];\n',
 
   // the edges around lambdas/
@@ -107,10 +116,14 @@ const TREE: Record<string, string> = {
     'export const startRuntime = [routes, events, seed];',
   ].join('\n'),
   'test/support/seed.ts': 'export const seed = 1;\n',
-  'test/unit/billing.test.ts': "import { costOf } from '../../lambdas/contexts/texting/internal/billing'; // allowed: tests reach in\nexport const t = costOf;\n",
-  'lib/constructs/public-api.ts': "import { routes } from '../../lambdas/handlers/api/routes';\nimport { PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';\nexport const api = [routes, PATTERNS];\n",
-  'lib/table-access.ts': "import { calls } from '../lambdas/contexts/calls/calls'; // WRONG: the CDK app reaches the SDK clients\nexport const access = calls;\n",
-  'lib/constructs/middleware.ts': "import { apiHandler } from '../../lambdas/handlers/http/api-handler'; // WRONG: the CDK app loads the middleware\nexport const m = apiHandler;\n",
+  'test/unit/billing.test.ts':
+    "import { costOf } from '../../lambdas/contexts/texting/internal/billing'; // allowed: tests reach in\nexport const t = costOf;\n",
+  'lib/constructs/public-api.ts':
+    "import { routes } from '../../lambdas/handlers/api/routes';\nimport { PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';\nexport const api = [routes, PATTERNS];\n",
+  'lib/table-access.ts':
+    "import { calls } from '../lambdas/contexts/calls/calls'; // WRONG: the CDK app reaches the SDK clients\nexport const access = calls;\n",
+  'lib/constructs/middleware.ts':
+    "import { apiHandler } from '../../lambdas/handlers/http/api-handler'; // WRONG: the CDK app loads the middleware\nexport const m = apiHandler;\n",
 };
 
 /**
@@ -119,9 +132,12 @@ const TREE: Record<string, string> = {
  */
 const CONTEXTS = Object.keys(config.contextDependencies);
 const contextViolations = CONTEXTS.map((context) => {
-  const forbidden = CONTEXTS.find((other) => other !== context && !config.contextDependencies[context].includes(other))!;
+  const forbidden = CONTEXTS.find(
+    (other) => other !== context && !config.contextDependencies[context].includes(other),
+  )!;
   TREE[`lambdas/contexts/${forbidden}/leaf.ts`] = 'export const leaf = 1;\n';
-  TREE[`lambdas/contexts/${context}/uses-${forbidden}.ts`] = `import { leaf } from '../${forbidden}/leaf'; // WRONG: not in the map\nexport const x = leaf;\n`;
+  TREE[`lambdas/contexts/${context}/uses-${forbidden}.ts`] =
+    `import { leaf } from '../${forbidden}/leaf'; // WRONG: not in the map\nexport const x = leaf;\n`;
   return `context-${context}: lambdas/contexts/${context}/uses-${forbidden}.ts -> lambdas/contexts/${forbidden}/leaf.ts`;
 });
 

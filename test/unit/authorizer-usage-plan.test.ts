@@ -31,9 +31,20 @@ const { key, hash, prefix } = generateApiKey();
 /** A key row of the organization on `plan`. */
 function givenKey(plan: string) {
   ddb.on(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' } }).resolves({
-    Item: { id: keyId, tenantId, name: 'k', prefix, scopes: ['calls.view.team'], expiresAt: null, createdAt: '2026-10-01T00:00:00.000Z', revokedAt: null },
+    Item: {
+      id: keyId,
+      tenantId,
+      name: 'k',
+      prefix,
+      scopes: ['calls.view.team'],
+      expiresAt: null,
+      createdAt: '2026-10-01T00:00:00.000Z',
+      revokedAt: null,
+    },
   });
-  ddb.on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } }).resolves({ Item: { id: tenantId, name: 'Acme', slug: 'acme', plan } });
+  ddb
+    .on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' } })
+    .resolves({ Item: { id: tenantId, name: 'Acme', slug: 'acme', plan } });
 }
 
 describe('the usage-plan key the authorizer names', () => {
@@ -50,7 +61,11 @@ describe('the usage-plan key the authorizer names', () => {
     const ids = Array.from({ length: 20_000 }, () => uuidv7());
 
     const perBucket = new Map<number, number>();
-    for (const id of ids) perBucket.set(usagePlanBucketOf(id, BUCKETS.count), (perBucket.get(usagePlanBucketOf(id, BUCKETS.count)) ?? 0) + 1);
+    for (const id of ids)
+      perBucket.set(
+        usagePlanBucketOf(id, BUCKETS.count),
+        (perBucket.get(usagePlanBucketOf(id, BUCKETS.count)) ?? 0) + 1,
+      );
 
     expect(perBucket.size).toBe(BUCKETS.count);
     // 200 a bucket on average; a hash of time-ordered ids must not pile them up.
@@ -82,7 +97,8 @@ describe('the usage-plan key the authorizer names', () => {
     jest.resetModules();
     const saved = process.env[USAGE_PLAN_BUCKETS_ENV];
     delete process.env[USAGE_PLAN_BUCKETS_ENV];
-    const fresh = (await import('../../lambdas/handlers/authorizer/handler')) as typeof import('../../lambdas/handlers/authorizer/handler');
+    const fresh =
+      (await import('../../lambdas/handlers/authorizer/handler')) as typeof import('../../lambdas/handlers/authorizer/handler');
 
     const outcome = fresh.handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn }).finally(() => {
       process.env[USAGE_PLAN_BUCKETS_ENV] = saved;

@@ -59,21 +59,39 @@ describe('the Lambda authorizer', () => {
 
     const result = await handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn });
 
-    const allowed = everyKeyedRoute.filter(({ arn }) => policyAllows(result, arn)).map(({ route }) => route.operationId);
+    const allowed = everyKeyedRoute
+      .filter(({ arn }) => policyAllows(result, arn))
+      .map(({ route }) => route.operationId);
     expect(allowed.sort()).toEqual(['getContact', 'getMe', 'listContacts', 'sendMessage']);
     expect(result.policyDocument.Statement).toEqual([
       {
         Action: 'execute-api:Invoke',
         Effect: 'Allow',
-        Resource: expect.arrayContaining(['arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/api/v1/contacts/*']),
+        Resource: expect.arrayContaining([
+          'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/api/v1/contacts/*',
+        ]),
       },
     ]);
-    expect(result.context).toMatchObject({ tenantId, keyId: storedKey().id, scopes: 'contacts.view sms.send', keyPrefix: prefix });
-    expect(result.context).toMatchObject({ deniedCode: 'insufficient_scope', deniedError: expect.stringContaining('calls.view.team, contacts.manage, sms.view') });
+    expect(result.context).toMatchObject({
+      tenantId,
+      keyId: storedKey().id,
+      scopes: 'contacts.view sms.send',
+      keyPrefix: prefix,
+    });
+    expect(result.context).toMatchObject({
+      deniedCode: 'insufficient_scope',
+      deniedError: expect.stringContaining('calls.view.team, contacts.manage, sms.view'),
+    });
     expect(JSON.stringify(result)).not.toContain(key);
     // Strongly consistent, both: a decision made right after a flush must see the revocation or plan change that preceded it.
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' }, ConsistentRead: true });
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${tenantId}`, sk: 'TENANT' }, ConsistentRead: true });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
+      Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' },
+      ConsistentRead: true,
+    });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
+      Key: { pk: `T#${tenantId}`, sk: 'TENANT' },
+      ConsistentRead: true,
+    });
   });
 
   it.each([
@@ -81,7 +99,9 @@ describe('the Lambda authorizer', () => {
     ['another scheme', `Basic ${key}`],
     ['a malformed key', 'Bearer not-a-key'],
   ])('refuses %s as Unauthorized without reading the table', async (_case, token) => {
-    await expect(handler({ type: 'TOKEN', authorizationToken: token as string, methodArn })).rejects.toThrow('Unauthorized');
+    await expect(handler({ type: 'TOKEN', authorizationToken: token as string, methodArn })).rejects.toThrow(
+      'Unauthorized',
+    );
     expect(ddb.calls()).toHaveLength(0);
   });
 
@@ -92,7 +112,9 @@ describe('the Lambda authorizer', () => {
   ])('refuses an %s key as Unauthorized', async (_case, keyRow) => {
     givenRows(keyRow, storedTenant());
 
-    await expect(handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn })).rejects.toThrow('Unauthorized');
+    await expect(handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn })).rejects.toThrow(
+      'Unauthorized',
+    );
   });
 
   it('denies (403) every route to a key of an organization whose plan has no API access, saying why in the context', async () => {
@@ -101,8 +123,14 @@ describe('the Lambda authorizer', () => {
     const result = await handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn });
 
     expect(everyKeyedRoute.filter(({ arn }) => policyAllows(result, arn))).toEqual([]);
-    expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' });
-    expect(result.context).toEqual({ deniedCode: 'api_access_disabled', deniedError: "This organization's plan does not include API access" });
+    expect(result.policyDocument.Statement[0]).toMatchObject({
+      Effect: 'Deny',
+      Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*',
+    });
+    expect(result.context).toEqual({
+      deniedCode: 'api_access_disabled',
+      deniedError: "This organization's plan does not include API access",
+    });
   });
 
   it('answers the TOKEN event of AWS documentation, on the stage and API that event names', async () => {
@@ -111,14 +139,17 @@ describe('the Lambda authorizer', () => {
     const result = await handler({ ...tokenEventFixture, type: 'TOKEN', authorizationToken: `Bearer ${key}` });
 
     expect(result.principalId).toBe(storedKey().id);
-    expect((result.policyDocument.Statement[0] as { Resource: string[] }).Resource).toContain('arn:aws:execute-api:us-west-2:123456789012:ymy8tbxw7b/*/GET/api/v1/me');
+    expect((result.policyDocument.Statement[0] as { Resource: string[] }).Resource).toContain(
+      'arn:aws:execute-api:us-west-2:123456789012:ymy8tbxw7b/*/GET/api/v1/me',
+    );
   });
 
   it('fails (500 at the gateway) rather than guess when the route scopes are not configured', async () => {
     jest.resetModules();
     const saved = process.env[ROUTE_SCOPES_ENV];
     delete process.env[ROUTE_SCOPES_ENV];
-    const fresh = (await import('../../lambdas/handlers/authorizer/handler')) as typeof import('../../lambdas/handlers/authorizer/handler');
+    const fresh =
+      (await import('../../lambdas/handlers/authorizer/handler')) as typeof import('../../lambdas/handlers/authorizer/handler');
 
     const outcome = fresh.handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn }).finally(() => {
       process.env[ROUTE_SCOPES_ENV] = saved;

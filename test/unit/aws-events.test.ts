@@ -3,7 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mockClient } from 'aws-sdk-client-mock';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { principalToContext } from '../../lambdas/contexts/tenants/auth';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
@@ -14,7 +21,9 @@ import getEventFixture from '../fixtures/aws/rest-proxy-event-get.json';
 import postEventFixture from '../fixtures/aws/rest-proxy-event-post.json';
 
 // POST /messages builds its carrier at load; no text is sent here (the organization has no SMS number).
-jest.mock('../../lambdas/contexts/carrier/create-carrier', () => ({ createCarrier: () => ({ name: 'twilio', send: jest.fn() }) }));
+jest.mock('../../lambdas/contexts/carrier/create-carrier', () => ({
+  createCarrier: () => ({ name: 'twilio', send: jest.fn() }),
+}));
 
 /**
  * Every route's handler on events made from the ones AWS documents (test/fixtures/aws/README.md),
@@ -23,7 +32,15 @@ jest.mock('../../lambdas/contexts/carrier/create-carrier', () => ({ createCarrie
  */
 const ddb = mockClient(DynamoDBDocumentClient);
 const principal = aPrincipal();
-const tenantRow = { pk: `T#${principal.tenant.id}`, sk: 'TENANT', id: principal.tenant.id, name: 'Acme', slug: 'acme', plan: 'pro', billingStatus: 'active' };
+const tenantRow = {
+  pk: `T#${principal.tenant.id}`,
+  sk: 'TENANT',
+  id: principal.tenant.id,
+  name: 'Acme',
+  slug: 'acme',
+  plan: 'pro',
+  billingStatus: 'active',
+};
 
 // GET /docs reads the page the build writes; a small stand-in here (its content is reference-page.test.ts's).
 const pageDir = mkdtempSync(join(tmpdir(), 'aws-events-'));
@@ -57,8 +74,13 @@ const handlerOf = async (route: RouteSpec): Promise<Handler> =>
  * `route` on the documented execute-api stage: path parameters percent-encoded as sent, the
  * authorizer's context as API Gateway passes it (strings, plus principalId).
  */
-function awsEvent(route: RouteSpec, init: { rawParameters?: Record<string, string>; body?: unknown } = {}): APIGatewayProxyEvent {
-  const fixture = structuredClone(init.body === undefined ? getEventFixture : postEventFixture) as unknown as APIGatewayProxyEvent;
+function awsEvent(
+  route: RouteSpec,
+  init: { rawParameters?: Record<string, string>; body?: unknown } = {},
+): APIGatewayProxyEvent {
+  const fixture = structuredClone(
+    init.body === undefined ? getEventFixture : postEventFixture,
+  ) as unknown as APIGatewayProxyEvent;
   const path = `${API_PREFIX}${route.path.replace(/\{(\w+)\}/g, (_m, name: string) => init.rawParameters?.[name] ?? '')}`;
   return {
     ...fixture,
@@ -74,7 +96,10 @@ function awsEvent(route: RouteSpec, init: { rawParameters?: Record<string, strin
       resourcePath: `${API_PREFIX}${route.path}`,
       httpMethod: route.method,
       path: `/${fixture.requestContext.stage}${path}`,
-      authorizer: route.auth === null ? undefined : { ...principalToContext(principal), principalId: principal.apiKey.id, integrationLatency: 21 },
+      authorizer:
+        route.auth === null
+          ? undefined
+          : { ...principalToContext(principal), principalId: principal.apiKey.id, integrationLatency: 21 },
     },
   };
 }
@@ -106,15 +131,21 @@ describe('every route on the events AWS documents', () => {
     expect(Object.keys(CASES).sort()).toEqual(ROUTES.map((route) => route.operationId).sort());
   });
 
-  it.each(ROUTES.map((route) => [route.operationId, route] as const))('%s answers as it should, in the Error shape when refusing', async (operationId, route) => {
-    const handler = await handlerOf(route);
-    const { status, ...init } = CASES[operationId];
+  it.each(ROUTES.map((route) => [route.operationId, route] as const))(
+    '%s answers as it should, in the Error shape when refusing',
+    async (operationId, route) => {
+      const handler = await handlerOf(route);
+      const { status, ...init } = CASES[operationId];
 
-    const result = await handler(awsEvent(route, init), lambdaContext);
+      const result = await handler(awsEvent(route, init), lambdaContext);
 
-    expect(result.statusCode).toBe(status);
-    if (status >= 400) expect(bodyOf(result)).toEqual(expect.objectContaining({ error: expect.any(String), code: expect.any(String) }));
-  });
+      expect(result.statusCode).toBe(status);
+      if (status >= 400)
+        expect(bodyOf(result)).toEqual(
+          expect.objectContaining({ error: expect.any(String), code: expect.any(String) }),
+        );
+    },
+  );
 
   it('decodes an encoded counterpart once: the same query as for the plain one', async () => {
     const route = ROUTES.find((r) => r.operationId === 'listMessages')!;
@@ -143,14 +174,21 @@ describe('every route on the events AWS documents', () => {
     const result = await handler(event, lambdaContext);
 
     expect(result.statusCode).toBe(400);
-    expect(bodyOf(result)).toEqual({ error: `${name}: malformed percent-encoding in the path`, code: 'validation_failed', requestId: event.requestContext.requestId });
+    expect(bodyOf(result)).toEqual({
+      error: `${name}: malformed percent-encoding in the path`,
+      code: 'validation_failed',
+      requestId: event.requestContext.requestId,
+    });
   });
 
   it('refuses a counterpart encoded twice rather than decode it again', async () => {
     const route = ROUTES.find((r) => r.operationId === 'listMessages')!;
     const handler = await handlerOf(route);
 
-    const result = await handler(awsEvent(route, { rawParameters: { counterpart: '%252B14155550123' } }), lambdaContext);
+    const result = await handler(
+      awsEvent(route, { rawParameters: { counterpart: '%252B14155550123' } }),
+      lambdaContext,
+    );
 
     expect(result.statusCode).toBe(400);
     expect(bodyOf(result).error).toMatch(/^counterpart: /);
@@ -159,7 +197,8 @@ describe('every route on the events AWS documents', () => {
 
 describe('the OpenAPI servers entry', () => {
   const route = ROUTES.find((r) => r.operationId === 'getOpenApi')!;
-  const serversOf = async (event: APIGatewayProxyEvent) => bodyOf(await (await handlerOf(route))(event, lambdaContext)).servers;
+  const serversOf = async (event: APIGatewayProxyEvent) =>
+    bodyOf(await (await handlerOf(route))(event, lambdaContext)).servers;
 
   it('names the execute-api stage URL, stage prefix included, for a request to it', async () => {
     const servers = await serversOf(awsEvent(route));
@@ -177,7 +216,15 @@ describe('the OpenAPI servers entry', () => {
 
   it('names the local runtime with its port and scheme', async () => {
     const event = toProxyEvent({
-      request: { method: 'GET', rawPath: '/api/v1/openapi.json', rawQuery: '', rawHeaders: ['Host', '127.0.0.1:3000'], body: null, sourceIp: '127.0.0.1', serverPort: 3000 },
+      request: {
+        method: 'GET',
+        rawPath: '/api/v1/openapi.json',
+        rawQuery: '',
+        rawHeaders: ['Host', '127.0.0.1:3000'],
+        body: null,
+        sourceIp: '127.0.0.1',
+        serverPort: 3000,
+      },
       resource: '/api/v1/openapi.json',
       pathParameters: null,
       authorizer: null,
@@ -206,12 +253,21 @@ function shapeOf(value: unknown, at = ''): string[] {
 }
 
 /** The keys whose content depends on the request (header names, query names, parameter names). */
-const REQUEST_DEFINED = /^(headers|multiValueHeaders|queryStringParameters|multiValueQueryStringParameters|pathParameters|stageVariables)\./;
+const REQUEST_DEFINED =
+  /^(headers|multiValueHeaders|queryStringParameters|multiValueQueryStringParameters|pathParameters|stageVariables)\./;
 
 describe('the event builder of the local runtime and the tests', () => {
   const build = (request: Partial<Parameters<typeof toProxyEvent>[0]['request']> = {}) =>
     toProxyEvent({
-      request: { method: 'GET', rawPath: '/', rawQuery: '', rawHeaders: ['Host', '127.0.0.1:3000', 'User-Agent', 'curl/8'], body: null, sourceIp: '127.0.0.1', ...request },
+      request: {
+        method: 'GET',
+        rawPath: '/',
+        rawQuery: '',
+        rawHeaders: ['Host', '127.0.0.1:3000', 'User-Agent', 'curl/8'],
+        body: null,
+        sourceIp: '127.0.0.1',
+        ...request,
+      },
       resource: '/',
       pathParameters: null,
       authorizer: null,
@@ -237,7 +293,10 @@ describe('the event builder of the local runtime and the tests', () => {
 
     expect(event.queryStringParameters).toEqual(postEventFixture.queryStringParameters);
     expect(event.multiValueQueryStringParameters).toEqual(postEventFixture.multiValueQueryStringParameters);
-    expect(event.multiValueHeaders).toMatchObject({ 'Content-Type': ['application/json'], headerName: ['headerValue'] });
+    expect(event.multiValueHeaders).toMatchObject({
+      'Content-Type': ['application/json'],
+      headerName: ['headerValue'],
+    });
     expect([event.body, event.isBase64Encoded]).toEqual([postEventFixture.body, postEventFixture.isBase64Encoded]);
   });
 

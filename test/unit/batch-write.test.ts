@@ -10,7 +10,8 @@ beforeEach(() => ddb.reset());
 afterEach(() => jest.useRealTimers());
 
 const items = (count: number) => Array.from({ length: count }, (_, i) => ({ pk: `p${i}`, sk: 's' }));
-const putsOf = (call: number) => (ddb.commandCalls(BatchWriteCommand)[call].args[0].input.RequestItems!.t ?? []).map((r) => r.PutRequest!.Item!.pk);
+const putsOf = (call: number) =>
+  (ddb.commandCalls(BatchWriteCommand)[call].args[0].input.RequestItems!.t ?? []).map((r) => r.PutRequest!.Item!.pk);
 
 describe('bulk puts', () => {
   it('sends 25 items a call, every item once', async () => {

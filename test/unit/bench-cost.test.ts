@@ -1,6 +1,18 @@
 import type { ChargedUnitsCase } from '../../bench/support/api-bench';
-import { costPerMillion, mixCost, organizationMonth, PRICES, requestCosts, type RequestCost } from '../../bench/support/cost';
-import { accessLogLine, LOG_EVENT_OVERHEAD_BYTES, logEventBytes, platformLogBytes } from '../../bench/support/log-bytes';
+import {
+  costPerMillion,
+  mixCost,
+  organizationMonth,
+  PRICES,
+  requestCosts,
+  type RequestCost,
+} from '../../bench/support/cost';
+import {
+  accessLogLine,
+  LOG_EVENT_OVERHEAD_BYTES,
+  logEventBytes,
+  platformLogBytes,
+} from '../../bench/support/log-bytes';
 import { ACCESS_LOG_FIELDS } from '../../lib/constructs/public-api';
 
 /**
@@ -67,7 +79,9 @@ describe('bench cost per million requests', () => {
     expect(cost.dataTransferPlain).toBe(1.97);
     expect(cost.dataTransfer).toBe(0.38);
     // The total counts the bytes as sent to a client that accepts gzip.
-    expect(cost.total - costPerMillion({ readUnits: 4, writeUnits: 1 }, 3, 2, { ...page, responseBytes: 0 }).total).toBeCloseTo(0.38, 1);
+    expect(
+      cost.total - costPerMillion({ readUnits: 4, writeUnits: 1 }, 3, 2, { ...page, responseBytes: 0 }).total,
+    ).toBeCloseTo(0.38, 1);
   });
 
   it('prices traces at the sampling rate of the stage: none, the default 1 %, every request', () => {
@@ -96,14 +110,26 @@ describe('bench cost per million requests', () => {
 
     // Assess
     expect(Object.keys(parsed)).toEqual(Object.keys(ACCESS_LOG_FIELDS));
-    expect(parsed).toMatchObject({ status: '200', responseLength: '512', responseLatency: '23', authorizerStatus: '-', resourcePath: '/api/v1/contacts/{id}' });
+    expect(parsed).toMatchObject({
+      status: '200',
+      responseLength: '512',
+      responseLatency: '23',
+      authorizerStatus: '-',
+      resourcePath: '/api/v1/contacts/{id}',
+    });
     expect(logEventBytes(line)).toBe(Buffer.byteLength(line) + LOG_EVENT_OVERHEAD_BYTES);
     expect(logEventBytes('é')).toBe(2 + 26);
   });
 
   it('prices a variant of a route (query, page 2, a named case) with its route CPU, and no other route with it', () => {
     // Prepare
-    const cases = ['GET /calls?direction=inbound', 'GET /calls, page 2 (cursor)', 'POST /contacts (adopt)', 'GET /calls/{id}', 'GET /openapi.json'].map((name) => charged(name));
+    const cases = [
+      'GET /calls?direction=inbound',
+      'GET /calls, page 2 (cursor)',
+      'POST /contacts (adopt)',
+      'GET /calls/{id}',
+      'GET /openapi.json',
+    ].map((name) => charged(name));
     const cpu = new Map([
       ['GET /calls', 5],
       ['POST /contacts', 6],
@@ -125,7 +151,10 @@ describe('bench cost per million requests', () => {
 
   it("prices GET /me's cache miss with the authorizer's own request and duration, and its reads as the authorizer's round trips", () => {
     // Prepare: section 2 counts 3 round trips on the miss (2 GetItems of the authorizer), 1 warm.
-    const cases = [charged('GET /me, first request of a key (authorizer cache miss)', { readUnits: 2, authorizerRan: true }), charged('GET /me', { readUnits: 0 })];
+    const cases = [
+      charged('GET /me, first request of a key (authorizer cache miss)', { readUnits: 2, authorizerRan: true }),
+      charged('GET /me', { readUnits: 0 }),
+    ];
     const roundTrips = new Map([
       ['GET /me, first request of a key (authorizer cache miss)', 3],
       ['GET /me', 1],
@@ -169,14 +198,32 @@ describe('bench cost per million requests', () => {
     ]);
 
     // Assess
-    expect(mixed).toEqual({ perMillion: 6, dynamodb: 1.9, dataTransfer: 0.9, dataTransferPlain: 1.8, logs: 0.5, xray: 0.05 });
+    expect(mixed).toEqual({
+      perMillion: 6,
+      dynamodb: 1.9,
+      dataTransfer: 0.9,
+      dataTransferPlain: 1.8,
+      logs: 0.5,
+      xray: 0.05,
+    });
     expect(() => mixCost(costs, [['GET /calls', 1]])).toThrow('no cost for GET /calls');
   });
 });
 
 describe("one organization's month", () => {
   // Section 9's requests of the mix, GET /me warm and on a miss, and POST /messages's units.
-  const names = ['GET /me, first request of a key (authorizer cache miss)', 'GET /me', 'GET /contacts', 'GET /contacts/{id}', 'GET /contacts?search=acme', 'GET /calls', 'GET /calls/{id}', 'GET /messages', 'GET /messages/{counterpart}', 'POST /messages'];
+  const names = [
+    'GET /me, first request of a key (authorizer cache miss)',
+    'GET /me',
+    'GET /contacts',
+    'GET /contacts/{id}',
+    'GET /contacts?search=acme',
+    'GET /calls',
+    'GET /calls/{id}',
+    'GET /messages',
+    'GET /messages/{counterpart}',
+    'POST /messages',
+  ];
   const cases = names.map((name) =>
     charged(name, {
       authorizerRan: name.includes('cache miss'),
@@ -187,11 +234,21 @@ describe("one organization's month", () => {
       accessLogBytes: 950,
     }),
   );
-  const costs = requestCosts(cases, new Map(names.map((n) => [n.split(',')[0], 3])), new Map(names.map((n) => [n, n.includes('miss') ? 3 : 1])), 3.5);
+  const costs = requestCosts(
+    cases,
+    new Map(names.map((n) => [n.split(',')[0], 3])),
+    new Map(names.map((n) => [n, n.includes('miss') ? 3 : 1])),
+    3.5,
+  );
 
   it('adds its API requests, authorizer runs, callbacks, the rest of its texts, its deliveries and storage, and nothing twice', () => {
     // Act
-    const { rows, total } = organizationMonth(costs, cases, { readUnits: 6.5, writeUnits: 29 }, { readUnits: 3, writeUnits: 13.3 });
+    const { rows, total } = organizationMonth(
+      costs,
+      cases,
+      { readUnits: 6.5, writeUnits: 29 },
+      { readUnits: 3, writeUnits: 13.3 },
+    );
 
     // Assess
     expect(rows.map((r) => [r.part, r.count])).toEqual([
@@ -202,12 +259,18 @@ describe("one organization's month", () => {
       ['webhook deliveries', 70_000],
       ['storage', 0],
     ]);
-    expect(total.cost).toBeCloseTo(rows.reduce((sum, r) => sum + r.cost, 0), 1);
+    expect(total.cost).toBeCloseTo(
+      rows.reduce((sum, r) => sum + r.cost, 0),
+      1,
+    );
     // The mix's requests at its price per million.
     expect(rows[0].cost).toBeCloseTo((400_000 * mixCost(costs).perMillion) / 1e6, 2);
     // A status callback carries half of what a text's life writes beyond its send: (29 - 16) / 2 write units.
     const perCallback = (rows[3].dynamodb * 1e6) / 40_000;
-    expect(perCallback).toBeCloseTo(((29 - 16) / 2) * PRICES.writeUnitPerMillion + ((6.5 - 3) / 2) * PRICES.readUnitPerMillion, 2);
+    expect(perCallback).toBeCloseTo(
+      ((29 - 16) / 2) * PRICES.writeUnitPerMillion + ((6.5 - 3) / 2) * PRICES.readUnitPerMillion,
+      2,
+    );
     // API Gateway bills the mix and the callbacks, not the authorizer's runs or the deliveries.
     expect(total.apiGateway).toBeCloseTo(((400_000 + 300_000 + 40_000) * PRICES.apiGatewayPerMillion) / 1e6, 2);
     // Every delivery is traced (Lambda's own rate at this pace): $5 per million.
@@ -215,6 +278,13 @@ describe("one organization's month", () => {
   });
 
   it('needs the requests it prices: a results file without GET /me is refused, naming it', () => {
-    expect(() => organizationMonth(costs.filter((c) => c.request !== 'GET /me'), cases, { readUnits: 6.5, writeUnits: 29 }, { readUnits: 3, writeUnits: 13.3 })).toThrow('GET /me');
+    expect(() =>
+      organizationMonth(
+        costs.filter((c) => c.request !== 'GET /me'),
+        cases,
+        { readUnits: 6.5, writeUnits: 29 },
+        { readUnits: 3, writeUnits: 13.3 },
+      ),
+    ).toThrow('GET /me');
   });
 });

@@ -1,14 +1,25 @@
 import { CarrierCallbackGate, TokenBucket } from '../../local/carrier-callback-gate';
-import { withConnectionOverrides, CALLBACK_CONNECTION_OVERRIDES, hasTwilioSignatureShape } from '../../lambdas/contexts/carrier/callback-protection';
+import {
+  withConnectionOverrides,
+  CALLBACK_CONNECTION_OVERRIDES,
+  hasTwilioSignatureShape,
+} from '../../lambdas/contexts/carrier/callback-protection';
 import { computeTwilioSignature } from '../../lambdas/contexts/carrier/signature';
 
-const SIGNED = computeTwilioSignature('https://api.example.com/carrier/twilio/sms/status', { MessageSid: 'SM1' }, 'token');
+const SIGNED = computeTwilioSignature(
+  'https://api.example.com/carrier/twilio/sms/status',
+  { MessageSid: 'SM1' },
+  'token',
+);
 const STATUS = 'POST /carrier/twilio/sms/status';
 const INBOUND = 'POST /carrier/twilio/sms/inbound';
 
 const gateAt = (settings: Partial<ConstructorParameters<typeof CarrierCallbackGate>[0]> = {}) => {
   let now = 1_700_000_000_000;
-  const gate = new CarrierCallbackGate({ rateLimit: 2, burstLimit: 3, limitPerMinutePerAddress: 100, ...settings }, () => now);
+  const gate = new CarrierCallbackGate(
+    { rateLimit: 2, burstLimit: 3, limitPerMinutePerAddress: 100, ...settings },
+    () => now,
+  );
   return { gate, advance: (ms: number) => (now += ms) };
 };
 
@@ -32,7 +43,9 @@ describe('the connection overrides on callback URLs', () => {
   });
 
   it('leaves an operator fragment in place', () => {
-    expect(withConnectionOverrides('https://api.example.com/carrier/twilio/sms/status#rc=2')).toBe('https://api.example.com/carrier/twilio/sms/status#rc=2');
+    expect(withConnectionOverrides('https://api.example.com/carrier/twilio/sms/status#rc=2')).toBe(
+      'https://api.example.com/carrier/twilio/sms/status#rc=2',
+    );
   });
 });
 
@@ -54,8 +67,13 @@ describe('the local edge in front of a carrier callback', () => {
     // Prepare
     const { gate } = gateAt({ burstLimit: 2, rateLimit: 1, limitPerMinutePerAddress: 10 });
     // Act: a flood of unsigned and malformed requests from the carrier's own address
-    const flood = Array.from({ length: 500 }, (_, i) => gate.admit({ sourceIp: '198.51.100.7', signature: i % 2 ? undefined : 'not-a-signature', method: STATUS }));
-    const genuine = [gate.admit({ sourceIp: '198.51.100.7', signature: SIGNED, method: STATUS }), gate.admit({ sourceIp: '198.51.100.7', signature: SIGNED, method: STATUS })];
+    const flood = Array.from({ length: 500 }, (_, i) =>
+      gate.admit({ sourceIp: '198.51.100.7', signature: i % 2 ? undefined : 'not-a-signature', method: STATUS }),
+    );
+    const genuine = [
+      gate.admit({ sourceIp: '198.51.100.7', signature: SIGNED, method: STATUS }),
+      gate.admit({ sourceIp: '198.51.100.7', signature: SIGNED, method: STATUS }),
+    ];
     // Assess
     expect(new Set(flood.map((a) => (a.admitted ? 'admitted' : `${a.by}`)))).toEqual(new Set(['signature']));
     expect(flood[0]).toMatchObject({ statusCode: 403, body: { code: 'invalid_signature' } });
@@ -73,7 +91,12 @@ describe('the local edge in front of a carrier callback', () => {
     const forgerNextMinute = from('203.0.113.9');
     // Assess
     expect(forger.map((a) => a.admitted)).toEqual([true, true, true, false]);
-    expect(forger[3]).toMatchObject({ by: 'address', statusCode: 429, retryAfterSeconds: 60, body: { code: 'rate_limited' } });
+    expect(forger[3]).toMatchObject({
+      by: 'address',
+      statusCode: 429,
+      retryAfterSeconds: 60,
+      body: { code: 'rate_limited' },
+    });
     expect(carrier.admitted).toBe(true);
     expect(forgerNextMinute.admitted).toBe(true);
   });
@@ -83,7 +106,12 @@ describe('the local edge in front of a carrier callback', () => {
     const { gate, advance } = gateAt({ rateLimit: 2, burstLimit: 3 });
     const post = (method: string, sourceIp: string) => gate.admit({ sourceIp, signature: SIGNED, method });
     // Act
-    const statuses = [post(STATUS, '192.0.2.1'), post(STATUS, '192.0.2.2'), post(STATUS, '192.0.2.3'), post(STATUS, '192.0.2.4')];
+    const statuses = [
+      post(STATUS, '192.0.2.1'),
+      post(STATUS, '192.0.2.2'),
+      post(STATUS, '192.0.2.3'),
+      post(STATUS, '192.0.2.4'),
+    ];
     const inbound = post(INBOUND, '192.0.2.5');
     advance(500);
     const afterRefill = post(STATUS, '192.0.2.6');
@@ -96,9 +124,9 @@ describe('the local edge in front of a carrier callback', () => {
   it('lets a path no method serves through to its 404 after the edge rules', () => {
     const { gate } = gateAt({ rateLimit: 1, burstLimit: 1 });
 
-    expect([gate.admit({ sourceIp: '192.0.2.1', signature: SIGNED, method: undefined }), gate.admit({ sourceIp: '192.0.2.1', signature: SIGNED, method: undefined })]).toEqual([
-      { admitted: true },
-      { admitted: true },
-    ]);
+    expect([
+      gate.admit({ sourceIp: '192.0.2.1', signature: SIGNED, method: undefined }),
+      gate.admit({ sourceIp: '192.0.2.1', signature: SIGNED, method: undefined }),
+    ]).toEqual([{ admitted: true }, { admitted: true }]);
   });
 });

@@ -26,12 +26,21 @@ const url = `${PUBLIC}${route.path}`;
 /** Twilio's signature, computed here rather than with the module under test. */
 const sign = (signedUrl: string, form: Form, token = TOKEN) =>
   createHmac('sha1', token)
-    .update(Object.keys(form).sort().reduce((acc, name) => acc + name + form[name], signedUrl))
+    .update(
+      Object.keys(form)
+        .sort()
+        .reduce((acc, name) => acc + name + form[name], signedUrl),
+    )
     .digest('base64');
 
 const encode = (form: Form) => new URLSearchParams(form).toString();
 
-function event(init: { body: string; headers?: Record<string, string>; query?: Record<string, string>; base64?: boolean }): APIGatewayProxyEvent {
+function event(init: {
+  body: string;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  base64?: boolean;
+}): APIGatewayProxyEvent {
   return {
     httpMethod: 'POST',
     path: route.path,
@@ -39,7 +48,9 @@ function event(init: { body: string; headers?: Record<string, string>; query?: R
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...init.headers },
     multiValueHeaders: {},
     queryStringParameters: init.query ?? null,
-    multiValueQueryStringParameters: init.query ? Object.fromEntries(Object.entries(init.query).map(([k, v]) => [k, [v]])) : null,
+    multiValueQueryStringParameters: init.query
+      ? Object.fromEntries(Object.entries(init.query).map(([k, v]) => [k, [v]]))
+      : null,
     pathParameters: null,
     stageVariables: null,
     body: init.base64 ? Buffer.from(init.body).toString('base64') : init.body,
@@ -50,7 +61,10 @@ function event(init: { body: string; headers?: Record<string, string>; query?: R
 
 /** smsInbound's own fields and clues, with the domain replaced by a spy. */
 function spyKind() {
-  const ingest = jest.fn<ReturnType<CallbackKind<SmsInboundParams>['ingest']>, Parameters<CallbackKind<SmsInboundParams>['ingest']>>();
+  const ingest = jest.fn<
+    ReturnType<CallbackKind<SmsInboundParams>['ingest']>,
+    Parameters<CallbackKind<SmsInboundParams>['ingest']>
+  >();
   ingest.mockResolvedValue({ handled: true });
   return { kind: { ...smsInboundCallback, ingest }, ingest };
 }
@@ -60,7 +74,10 @@ const ownerOf = (number: string, tenantId: string) =>
   ddb.on(GetCommand, { Key: { pk: `NUMBER_OWNER#${number}`, sk: 'OWNER' } }).resolves({ Item: { tenantId, number } });
 
 const handlerFor = (kind: CallbackKind<SmsInboundParams>, r: CarrierRouteSpec = route) =>
-  callbackHandler(r, kind, { config: { authToken: TOKEN, publicBaseUrl: PUBLIC }, now: () => new Date('2026-11-21T10:00:00Z') });
+  callbackHandler(r, kind, {
+    config: { authToken: TOKEN, publicBaseUrl: PUBLIC },
+    now: () => new Date('2026-11-21T10:00:00Z'),
+  });
 
 describe('a signed callback', () => {
   it('reaches the domain with its fields and organization and is answered with empty TwiML', async () => {
@@ -69,7 +86,10 @@ describe('a signed callback', () => {
     ownerOf(ORG, TENANT);
     const { kind, ingest } = spyKind();
     // Act
-    const result = await handlerFor(kind)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result).toEqual({ statusCode: 200, headers: { 'Content-Type': 'text/xml' }, body: EMPTY_TWIML });
     expect(ingest).toHaveBeenCalledWith(
@@ -86,7 +106,10 @@ describe('a signed callback', () => {
     const { kind, ingest } = spyKind();
     const reordered = encode(form).split('&').reverse().join('&');
     // Act
-    const result = await handlerFor(kind)(event({ body: reordered, base64: true, headers: { 'x-twilio-signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: reordered, base64: true, headers: { 'x-twilio-signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(200);
     expect(ingest).toHaveBeenCalledTimes(1);
@@ -99,7 +122,10 @@ describe('a signed callback', () => {
     const { kind } = spyKind();
     const statusRoute = { ...route, twiml: false };
     // Act
-    const result = await handlerFor(kind, statusRoute)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind, statusRoute)(
+      event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result).toEqual({ statusCode: 200, headers: {}, body: '' });
   });
@@ -113,7 +139,10 @@ describe('a signed callback', () => {
     ownerOf(ORG, TENANT);
     const { kind, ingest } = spyKind();
     // Act
-    const result = await handlerFor(kind)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(signedUrl, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(signedUrl, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(200);
     expect(ingest).toHaveBeenCalledTimes(1);
@@ -129,7 +158,14 @@ describe('a signed callback', () => {
     const statusRoute = { ...carrierRoutes.twilioSmsStatus };
     // Act
     const result = await handlerFor(kind, statusRoute)(
-      { ...event({ body: encode(form), query: { messageId }, headers: { 'X-Twilio-Signature': sign(statusCallback, form) } }), path: statusRoute.path },
+      {
+        ...event({
+          body: encode(form),
+          query: { messageId },
+          headers: { 'X-Twilio-Signature': sign(statusCallback, form) },
+        }),
+        path: statusRoute.path,
+      },
       lambdaContext,
     );
     // Assess
@@ -145,8 +181,14 @@ describe('a signed callback', () => {
     const { kind, ingest } = spyKind();
     const query = { tenantId: TENANT };
     // Act
-    const result = await handlerFor(kind)(event({ body: encode(form), query, headers: { 'X-Twilio-Signature': sign(`${url}?tenantId=${TENANT}`, form) } }), lambdaContext);
-    const unsignedQuery = await handlerFor(kind)(event({ body: encode(form), query, headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: encode(form), query, headers: { 'X-Twilio-Signature': sign(`${url}?tenantId=${TENANT}`, form) } }),
+      lambdaContext,
+    );
+    const unsignedQuery = await handlerFor(kind)(
+      event({ body: encode(form), query, headers: { 'X-Twilio-Signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(200);
     expect(ingest.mock.calls[0][1]).toEqual({ tenantId: TENANT, orgNumbers: new Set(), via: 'hint' });
@@ -157,10 +199,19 @@ describe('a signed callback', () => {
 describe('what is refused', () => {
   it.each([
     ['a missing header', {}],
-    ['a signature for another URL', { 'X-Twilio-Signature': sign('https://other.example.com/carrier/twilio/sms/inbound', form) }],
+    [
+      'a signature for another URL',
+      { 'X-Twilio-Signature': sign('https://other.example.com/carrier/twilio/sms/inbound', form) },
+    ],
     ['a signature made with another token', { 'X-Twilio-Signature': sign(url, form, 'not-the-token') }],
-    ['a forged signature over the URL with the service fragment', { 'X-Twilio-Signature': sign(`${url}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`, form, 'not-the-token') }],
-    ['a signature over the URL with a fragment other than the service one', { 'X-Twilio-Signature': sign(`${url}#rc=3`, form) }],
+    [
+      'a forged signature over the URL with the service fragment',
+      { 'X-Twilio-Signature': sign(`${url}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`, form, 'not-the-token') },
+    ],
+    [
+      'a signature over the URL with a fragment other than the service one',
+      { 'X-Twilio-Signature': sign(`${url}#rc=3`, form) },
+    ],
   ])('refuses %s with 403, before any read or write', async (_case, headers) => {
     // Prepare
     const { kind, ingest } = spyKind();
@@ -178,7 +229,10 @@ describe('what is refused', () => {
     const { kind, ingest } = spyKind();
     const changed = encode({ ...form, Body: 'STOP' });
     // Act
-    const result = await handlerFor(kind)(event({ body: changed, headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: changed, headers: { 'X-Twilio-Signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(403);
     expect(ingest).not.toHaveBeenCalled();
@@ -190,10 +244,16 @@ describe('what is refused', () => {
     const { From: _from, ...withoutFrom } = form;
     // Act
     const json = await handlerFor(kind)(
-      event({ body: JSON.stringify(form), headers: { 'Content-Type': 'application/json', 'X-Twilio-Signature': sign(url, {}) } }),
+      event({
+        body: JSON.stringify(form),
+        headers: { 'Content-Type': 'application/json', 'X-Twilio-Signature': sign(url, {}) },
+      }),
       lambdaContext,
     );
-    const missing = await handlerFor(kind)(event({ body: encode(withoutFrom), headers: { 'X-Twilio-Signature': sign(url, withoutFrom) } }), lambdaContext);
+    const missing = await handlerFor(kind)(
+      event({ body: encode(withoutFrom), headers: { 'X-Twilio-Signature': sign(url, withoutFrom) } }),
+      lambdaContext,
+    );
     // Assess
     expect(json.statusCode).toBe(400);
     expect(missing.statusCode).toBe(400);
@@ -206,10 +266,16 @@ describe('what is refused', () => {
     const { kind } = spyKind();
     const { MessageSid: _sid, SmsSid: _smsSid, ...withoutSid } = form as Form & { SmsSid?: string };
     // Act
-    const result = await handlerFor(kind)(event({ body: encode(withoutSid), headers: { 'X-Twilio-Signature': sign(url, withoutSid) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: encode(withoutSid), headers: { 'X-Twilio-Signature': sign(url, withoutSid) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(400);
-    expect(JSON.parse(result.body)).toEqual({ code: 'validation_failed', error: 'MessageSid: is required (Twilio sends it as MessageSid or SmsSid)' });
+    expect(JSON.parse(result.body)).toEqual({
+      code: 'validation_failed',
+      error: 'MessageSid: is required (Twilio sends it as MessageSid or SmsSid)',
+    });
   });
 
   it('answers 413 to a body far larger than any callback', async () => {
@@ -217,7 +283,10 @@ describe('what is refused', () => {
     const { kind } = spyKind();
     const huge = encode({ ...form, Body: 'x'.repeat(70 * 1024) });
     // Act
-    const result = await handlerFor(kind)(event({ body: huge, headers: { 'X-Twilio-Signature': 'irrelevant' } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: huge, headers: { 'X-Twilio-Signature': 'irrelevant' } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(413);
   });
@@ -229,7 +298,10 @@ describe('callbacks that cannot be applied', () => {
     ddb.on(GetCommand).resolves({});
     const { kind, ingest } = spyKind();
     // Act
-    const result = await handlerFor(kind)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result).toEqual({ statusCode: 200, headers: { 'Content-Type': 'text/xml' }, body: EMPTY_TWIML });
     expect(ingest).not.toHaveBeenCalled();
@@ -242,7 +314,10 @@ describe('callbacks that cannot be applied', () => {
     const { kind, ingest } = spyKind();
     ingest.mockRejectedValue(new TemporarilyUnavailableError('the thread kept changing'));
     // Act
-    const result = await handlerFor(kind)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(503);
     expect(result.headers).toEqual(expect.objectContaining({ 'Retry-After': '1' }));
@@ -256,7 +331,10 @@ describe('callbacks that cannot be applied', () => {
     const { kind, ingest } = spyKind();
     ingest.mockRejectedValue(new Error('DynamoDB is having a bad day: +14155550199'));
     // Act
-    const result = await handlerFor(kind)(event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }), lambdaContext);
+    const result = await handlerFor(kind)(
+      event({ body: encode(form), headers: { 'X-Twilio-Signature': sign(url, form) } }),
+      lambdaContext,
+    );
     // Assess
     expect(result.statusCode).toBe(500);
     expect(result.body).not.toContain('+1415');

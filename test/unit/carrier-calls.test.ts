@@ -16,7 +16,14 @@ const mapKey = { pk: `T#${tenantId}`, sk: `CALLSID#${SID}` };
 /** An internal call: no external number, so no contact transaction to mock. */
 const change = (over: Partial<CallLegChange> = {}): CallLegChange => ({
   at: new Date('2026-11-21T10:00:00Z'),
-  classification: { rank: 2, direction: 'outbound', isInternal: true, fromNumber: 'client:a', toNumber: 'client:b', outcomeLeg: 'child' },
+  classification: {
+    rank: 2,
+    direction: 'outbound',
+    isInternal: true,
+    fromNumber: 'client:a',
+    toNumber: 'client:b',
+    outcomeLeg: 'child',
+  },
   progress: 'ringing',
   externalNumbers: [],
   ...over,
@@ -38,9 +45,15 @@ describe('upserting a call by provider sid', () => {
     const result = await upsertCallByProviderSid(tenantId, SID, change());
     // Assess
     const [sidRow, owner, call] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(sidRow.Put).toMatchObject({ Item: { ...mapKey, callId: result.callId }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(sidRow.Put).toMatchObject({
+      Item: { ...mapKey, callId: result.callId },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
     expect(owner.Put).toMatchObject({ Item: { pk: `CALLSID_OWNER#${SID}`, sk: 'OWNER', tenantId } });
-    expect(call.Put).toMatchObject({ Item: { id: result.callId, type: 'call', status: 'ringing', statusRank: 1, classRank: 2 }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(call.Put).toMatchObject({
+      Item: { id: result.callId, type: 'call', status: 'ringing', statusRank: 1, classRank: 2 },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
     expect(call.Put!.Item).not.toHaveProperty('answeredAt');
     expect(result.created).toBe(true);
     expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
@@ -49,7 +62,15 @@ describe('upserting a call by provider sid', () => {
   it('joins the call another first callback created, as its sid row reports', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed', Item: { callId: existingCallId } }, { Code: 'None' }, { Code: 'None' }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(
+        cancelled(
+          { Code: 'ConditionalCheckFailed', Item: { callId: existingCallId } },
+          { Code: 'None' },
+          { Code: 'None' },
+        ),
+      );
     ddb.on(UpdateCommand).resolves({});
     // Act
     const result = await upsertCallByProviderSid(tenantId, SID, change());
@@ -62,10 +83,12 @@ describe('upserting a call by provider sid', () => {
     });
   });
 
-  it('lets contention that outlasted the client\'s retries surface, so the callback answers 503 and Twilio retries it', async () => {
+  it("lets contention that outlasted the client's retries surface, so the callback answers 503 and Twilio retries it", async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }, { Code: 'None' }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }, { Code: 'None' }));
     // Act
     const upsert = upsertCallByProviderSid(tenantId, SID, change());
     // Assess
@@ -79,14 +102,23 @@ describe('upserting a call by provider sid', () => {
     ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).resolves({});
     const inbound = change({
-      classification: { rank: 3, direction: 'inbound', isInternal: false, fromNumber: '+14155550199', toNumber: '+14155550000', outcomeLeg: 'parent' },
+      classification: {
+        rank: 3,
+        direction: 'inbound',
+        isInternal: false,
+        fromNumber: '+14155550199',
+        toNumber: '+14155550000',
+        outcomeLeg: 'parent',
+      },
       externalNumbers: ['+14155550199'],
     });
     // Act
     const result = await upsertCallByProviderSid(tenantId, SID, inbound);
     // Assess
     const [claim, call] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' } });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
+      Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' },
+    });
     expect(claim[0].Put!.Item).toMatchObject({ pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' });
     expect(call[2].Put!.Item).toMatchObject({ id: result.callId, contactId: claim[1].Put!.Item!.id });
   });
@@ -95,10 +127,19 @@ describe('upserting a call by provider sid', () => {
     // Prepare
     const holder = '0199a000-0000-7000-8000-0000000000d1';
     ddb.on(GetCommand).resolves({});
-    ddb.on(GetCommand, { Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' } }).resolves({ Item: { contactId: holder } });
+    ddb
+      .on(GetCommand, { Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' } })
+      .resolves({ Item: { contactId: holder } });
     ddb.on(TransactWriteCommand).resolves({});
     const inbound = change({
-      classification: { rank: 3, direction: 'inbound', isInternal: false, fromNumber: '+14155550199', toNumber: '+14155550000', outcomeLeg: 'parent' },
+      classification: {
+        rank: 3,
+        direction: 'inbound',
+        isInternal: false,
+        fromNumber: '+14155550199',
+        toNumber: '+14155550000',
+        outcomeLeg: 'parent',
+      },
       externalNumbers: ['+14155550199'],
     });
     // Act
@@ -112,7 +153,9 @@ describe('upserting a call by provider sid', () => {
   it('refuses a provider call another organization already owns', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }));
     // Act + Assess
     await expect(upsertCallByProviderSid(tenantId, SID, change())).rejects.toThrow('belongs to another organization');
   });
@@ -120,7 +163,9 @@ describe('upserting a call by provider sid', () => {
   it('treats a failed condition as "already known": a repeated end changes nothing and throws nothing', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({ Item: { ...mapKey, callId: existingCallId } });
-    ddb.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
+    ddb
+      .on(UpdateCommand)
+      .rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
     const end = { status: 'busy', durationSec: 0, endedAt: new Date('2026-11-21T10:00:09Z') };
     // Act
     const result = await upsertCallByProviderSid(tenantId, SID, change({ progress: undefined, end }));
@@ -128,7 +173,15 @@ describe('upserting a call by provider sid', () => {
     expect(result.created).toBe(false);
     expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
       ConditionExpression: '#statusRank < :terminal',
-      ExpressionAttributeValues: { ':set_status': 'busy', ':set_statusRank': 3, ':terminal': 3, ':set_endedAt': '2026-11-21T10:00:09.000Z', ':set_durationSec': 0, ':set_changedAt': expect.any(Number), ':add_sequence': 1 },
+      ExpressionAttributeValues: {
+        ':set_status': 'busy',
+        ':set_statusRank': 3,
+        ':terminal': 3,
+        ':set_endedAt': '2026-11-21T10:00:09.000Z',
+        ':set_durationSec': 0,
+        ':set_changedAt': expect.any(Number),
+        ':add_sequence': 1,
+      },
     });
   });
 });

@@ -19,7 +19,11 @@ describe('the carrier route manifest', () => {
     ]);
     expect(CARRIER_ROUTES.every((r) => r.method === 'POST' && !r.path.startsWith(API_PREFIX))).toBe(true);
     expect(new Set(CARRIER_ROUTES.map((r) => r.operationId)).size).toBe(CARRIER_ROUTES.length);
-    expect(CARRIER_ROUTES.filter((r) => r.twiml).map((r) => r.operationId).sort()).toEqual(['twilioSmsInbound', 'twilioVoiceRecording']);
+    expect(
+      CARRIER_ROUTES.filter((r) => r.twiml)
+        .map((r) => r.operationId)
+        .sort(),
+    ).toEqual(['twilioSmsInbound', 'twilioVoiceRecording']);
   });
 
   it('names handler modules that exist', () => {

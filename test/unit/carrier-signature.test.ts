@@ -20,7 +20,9 @@ const docsParams = (caller: string): Record<string, string> => ({
 });
 
 function independently(url: string, form: string, authToken: string): string {
-  const fields = form.split('&').map((pair) => pair.split('=').map((part) => decodeURIComponent(part.replace(/\+/g, ' '))));
+  const fields = form
+    .split('&')
+    .map((pair) => pair.split('=').map((part) => decodeURIComponent(part.replace(/\+/g, ' '))));
   const names = fields.map(([name]) => name).sort();
   let data = url;
   for (const name of names) data += name + fields.find(([n]) => n === name)![1];
@@ -40,14 +42,21 @@ describe('X-Twilio-Signature', () => {
     const signature = computeTwilioSignature(DOCS_URL, docsParams(caller), DOCS_TOKEN);
     // Assess
     expect(signature).toBe(expected);
-    expect(verifyTwilioSignature({ url: DOCS_URL, params: docsParams(caller), signature: expected, authToken: DOCS_TOKEN })).toBe(true);
+    expect(
+      verifyTwilioSignature({ url: DOCS_URL, params: docsParams(caller), signature: expected, authToken: DOCS_TOKEN }),
+    ).toBe(true);
   });
 
   it('matches an independent computation over a recorded inbound-text body', () => {
     // Prepare
     const expected = independently(smsUrl, recordedSmsBody, 'tok_9c1e');
     // Act
-    const valid = verifyTwilioSignature({ url: smsUrl, params: pairsOf(recordedSmsBody), signature: expected, authToken: 'tok_9c1e' });
+    const valid = verifyTwilioSignature({
+      url: smsUrl,
+      params: pairsOf(recordedSmsBody),
+      signature: expected,
+      authToken: 'tok_9c1e',
+    });
     // Assess
     expect(computeTwilioSignature(smsUrl, pairsOf(recordedSmsBody), 'tok_9c1e')).toBe(expected);
     expect(valid).toBe(true);
@@ -72,7 +81,12 @@ describe('X-Twilio-Signature', () => {
     // Prepare
     const signature = independently(url, recordedSmsBody, 'tok_9c1e');
     // Act
-    const valid = verifyTwilioSignature({ url: smsUrl, params: pairsOf(recordedSmsBody), signature, authToken: 'tok_9c1e' });
+    const valid = verifyTwilioSignature({
+      url: smsUrl,
+      params: pairsOf(recordedSmsBody),
+      signature,
+      authToken: 'tok_9c1e',
+    });
     // Assess
     expect(valid).toBe(false);
   });
@@ -96,7 +110,15 @@ describe('X-Twilio-Signature', () => {
     const data = `${smsUrl}Digits1Digits2From+14155550100`;
     const expected = createHmac('sha1', 'tok').update(data).digest('base64');
     // Act
-    const signature = computeTwilioSignature(smsUrl, [['From', '+14155550100'], ['Digits', '2'], ['Digits', '1']], 'tok');
+    const signature = computeTwilioSignature(
+      smsUrl,
+      [
+        ['From', '+14155550100'],
+        ['Digits', '2'],
+        ['Digits', '1'],
+      ],
+      'tok',
+    );
     // Assess
     expect(signature).toBe(expected);
   });

@@ -22,7 +22,10 @@ describe('the typed client', () => {
     const args = generate.split(' ').slice(1);
 
     // Act
-    const run = spawnSync(process.execPath, [generatorBin(), ...args, '--check'], { cwd: CLIENT_DIR, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [generatorBin(), ...args, '--check'], {
+      cwd: CLIENT_DIR,
+      encoding: 'utf8',
+    });
 
     // Assess
     expect({ status: run.status, output: `${run.stdout}${run.stderr}`.trim() }).toEqual({

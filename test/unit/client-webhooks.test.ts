@@ -1,5 +1,17 @@
-import { deliveryHeaders, generateSecret, standardWebhooksSignature } from '../../lambdas/contexts/webhooks/internal/signing';
-import { deliveryId, eventResource, verifyStandardWebhook, Webhook, WebhookVerificationError, type WebhookEvent, type WebhookEventOf } from '../../clients/typescript/src/webhooks';
+import {
+  deliveryHeaders,
+  generateSecret,
+  standardWebhooksSignature,
+} from '../../lambdas/contexts/webhooks/internal/signing';
+import {
+  deliveryId,
+  eventResource,
+  verifyStandardWebhook,
+  Webhook,
+  WebhookVerificationError,
+  type WebhookEvent,
+  type WebhookEventOf,
+} from '../../clients/typescript/src/webhooks';
 import { WEBHOOK_EXAMPLES } from '../../lambdas/handlers/api/openapi/examples';
 
 // The Standard Webhooks published test vector (the reference libraries' own tests use it).
@@ -22,28 +34,49 @@ describe('verifyStandardWebhook', () => {
   it('accepts any one of several signatures, as during a secret rotation, and any one of several secrets', () => {
     // Prepare: the header lists a signature made with another secret first, as a rotating sender does.
     const other = generateSecret();
-    const theirs = standardWebhooksSignature(other, VECTOR.headers['webhook-id'], VECTOR.headers['webhook-timestamp'], VECTOR.body);
+    const theirs = standardWebhooksSignature(
+      other,
+      VECTOR.headers['webhook-id'],
+      VECTOR.headers['webhook-timestamp'],
+      VECTOR.body,
+    );
     const headers = { ...VECTOR.headers, 'webhook-signature': `${theirs} ${VECTOR.headers['webhook-signature']}` };
 
     // Act + Assess
     expect(verifyStandardWebhook(headers, VECTOR.body, SECRET, VECTOR.now)).toEqual({ ok: true });
     expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, [other, SECRET], VECTOR.now)).toEqual({ ok: true });
-    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, [other], VECTOR.now)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, [other], VECTOR.now)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('binds the delivery id: the same signature under another webhook-id fails', () => {
     const headers = { ...VECTOR.headers, 'webhook-id': 'msg_another' };
 
-    expect(verifyStandardWebhook(headers, VECTOR.body, SECRET, VECTOR.now)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifyStandardWebhook(headers, VECTOR.body, SECRET, VECTOR.now)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('refuses a timestamp five minutes or more away, missing headers and a malformed timestamp', () => {
     const fiveMinutes = 5 * 60 * 1000;
 
-    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, SECRET, VECTOR.now + fiveMinutes - 1000)).toEqual({ ok: true });
-    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, SECRET, VECTOR.now - fiveMinutes)).toEqual({ ok: false, reason: 'stale_timestamp' });
-    expect(verifyStandardWebhook({}, VECTOR.body, SECRET, VECTOR.now)).toEqual({ ok: false, reason: 'missing_headers' });
-    expect(verifyStandardWebhook({ ...VECTOR.headers, 'webhook-timestamp': '1.6e9' }, VECTOR.body, SECRET, VECTOR.now)).toEqual({
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, SECRET, VECTOR.now + fiveMinutes - 1000)).toEqual({
+      ok: true,
+    });
+    expect(verifyStandardWebhook(VECTOR.headers, VECTOR.body, SECRET, VECTOR.now - fiveMinutes)).toEqual({
+      ok: false,
+      reason: 'stale_timestamp',
+    });
+    expect(verifyStandardWebhook({}, VECTOR.body, SECRET, VECTOR.now)).toEqual({
+      ok: false,
+      reason: 'missing_headers',
+    });
+    expect(
+      verifyStandardWebhook({ ...VECTOR.headers, 'webhook-timestamp': '1.6e9' }, VECTOR.body, SECRET, VECTOR.now),
+    ).toEqual({
       ok: false,
       reason: 'malformed_timestamp',
     });
@@ -68,7 +101,9 @@ describe('Webhook', () => {
   it('checks the Standard Webhooks signature when it is present, even if the service signature is genuine', () => {
     const forged = { ...headers, 'webhook-signature': 'v1,AAAA' };
 
-    expect(() => new Webhook(SECRET).verify(body, forged, nowMs)).toThrow(new WebhookVerificationError('bad_signature'));
+    expect(() => new Webhook(SECRET).verify(body, forged, nowMs)).toThrow(
+      new WebhookVerificationError('bad_signature'),
+    );
   });
 
   it('throws a WebhookVerificationError naming the reason for a tampered body', () => {
@@ -85,7 +120,9 @@ describe('eventResource', () => {
     const examples = WEBHOOK_EXAMPLES as Record<string, WebhookEvent>;
 
     // Act
-    const resources = Object.fromEntries(Object.entries(examples).map(([type, event]) => [type, eventResource(event)?.type ?? null]));
+    const resources = Object.fromEntries(
+      Object.entries(examples).map(([type, event]) => [type, eventResource(event)?.type ?? null]),
+    );
 
     // Assess
     expect(resources).toEqual({
@@ -101,7 +138,11 @@ describe('eventResource', () => {
       'webhook.test': null,
     });
     expect(eventResource(examples['contact.deleted'])!.id).toBe(eventResource(examples['contact.created'])!.id);
-    expect(eventResource(examples['consent.changed'])!.id).toBe((examples['consent.changed'] as WebhookEventOf<'consent.changed'>).data.consent.number);
-    expect(eventResource(examples['message.failed'])!.id).toBe((examples['message.failed'] as WebhookEventOf<'message.failed'>).data.messageId);
+    expect(eventResource(examples['consent.changed'])!.id).toBe(
+      (examples['consent.changed'] as WebhookEventOf<'consent.changed'>).data.consent.number,
+    );
+    expect(eventResource(examples['message.failed'])!.id).toBe(
+      (examples['message.failed'] as WebhookEventOf<'message.failed'>).data.messageId,
+    );
   });
 });

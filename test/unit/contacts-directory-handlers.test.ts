@@ -1,6 +1,13 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { handler as upsertContacts } from '../../lambdas/handlers/api/upsert-contacts';
 import { handler as listContacts } from '../../lambdas/handlers/api/list-contacts';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
@@ -23,9 +30,19 @@ beforeEach(() => {
 });
 
 const batch = (contacts: unknown, headers: Record<string, string> = {}) =>
-  upsertContacts(apiEvent({ method: 'POST', resource: '/api/v1/contacts/batch', body: JSON.stringify({ contacts }), headers: { ...jsonHeaders, ...headers }, principal }), lambdaContext);
+  upsertContacts(
+    apiEvent({
+      method: 'POST',
+      resource: '/api/v1/contacts/batch',
+      body: JSON.stringify({ contacts }),
+      headers: { ...jsonHeaders, ...headers },
+      principal,
+    }),
+    lambdaContext,
+  );
 
-const rateLimitCounts = () => ddb.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.pk).includes('#RATE#')).length;
+const rateLimitCounts = () =>
+  ddb.commandCalls(UpdateCommand).filter((call) => String(call.args[0].input.Key?.pk).includes('#RATE#')).length;
 
 describe('POST /contacts/batch', () => {
   it('answers a bad item at its index naming its field, and writes the others', async () => {
@@ -40,7 +57,9 @@ describe('POST /contacts/batch', () => {
     // Assess
     expect(result.statusCode).toBe(200);
     const { results } = bodyOf(result);
-    expect(results.map((r: { index: number; status: string; error: string | null }) => [r.index, r.status, r.error])).toEqual([
+    expect(
+      results.map((r: { index: number; status: string; error: string | null }) => [r.index, r.status, r.error]),
+    ).toEqual([
       [0, 'invalid', 'contacts[0].phoneNumber: must be an E.164 phone number such as +14155550123'],
       [1, 'invalid', 'contacts[1].nickname: unknown field'],
       [2, 'invalid', expect.stringMatching(/^contacts\[2\]\.customFields\.bad key!: key must be/)],
@@ -55,7 +74,11 @@ describe('POST /contacts/batch', () => {
 
   it('counts one request against the rate limit for 100 contacts, and takes a body larger than 64 KiB', async () => {
     // Prepare: 100 contacts with long notes, about 110 KB
-    const contacts = Array.from({ length: 100 }, (_, i) => ({ displayName: `Contact ${i}`, phoneNumber: `+1415555${String(i).padStart(4, '0')}`, notes: 'n'.repeat(1000) }));
+    const contacts = Array.from({ length: 100 }, (_, i) => ({
+      displayName: `Contact ${i}`,
+      phoneNumber: `+1415555${String(i).padStart(4, '0')}`,
+      notes: 'n'.repeat(1000),
+    }));
 
     // Act
     const result = await batch(contacts);
@@ -69,7 +92,11 @@ describe('POST /contacts/batch', () => {
 
   it.each([
     ['no contacts', [], 'body.contacts: Too small: expected array to have >=1 items'],
-    ['101 contacts', Array.from({ length: 101 }, () => ({})), 'body.contacts: Too big: expected array to have <=100 items'],
+    [
+      '101 contacts',
+      Array.from({ length: 101 }, () => ({})),
+      'body.contacts: Too big: expected array to have <=100 items',
+    ],
     ['not a list', { displayName: 'Ada' }, 'body.contacts: Invalid input: expected array, received object'],
   ])('refuses %s with 400 naming the field, writing nothing', async (_case, contacts, error) => {
     const result = await batch(contacts);
@@ -79,7 +106,9 @@ describe('POST /contacts/batch', () => {
   });
 
   it('refuses a body over 4 MiB with 413 before reading it', async () => {
-    const result = await batch([{ displayName: 'Ada', phoneNumber: '+14155550100', notes: 'x'.repeat(4 * 1024 * 1024) }]);
+    const result = await batch([
+      { displayName: 'Ada', phoneNumber: '+14155550100', notes: 'x'.repeat(4 * 1024 * 1024) },
+    ]);
 
     expect(result.statusCode).toBe(413);
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
@@ -87,7 +116,8 @@ describe('POST /contacts/batch', () => {
 });
 
 describe('GET /contacts, the new parameters', () => {
-  const list = (query: Record<string, string>) => listContacts(apiEvent({ resource: '/api/v1/contacts', query, principal }), lambdaContext);
+  const list = (query: Record<string, string>) =>
+    listContacts(apiEvent({ resource: '/api/v1/contacts', query, principal }), lambdaContext);
 
   it('reads a page of the feed of changes with one Query of limit + 1 entries of the changes index, from updatedSince', async () => {
     // Act
@@ -110,7 +140,10 @@ describe('GET /contacts, the new parameters', () => {
     const result = await list({ externalId: 'hs-42' });
 
     expect(result.statusCode).toBe(200);
-    expect(ddb).toHaveReceivedCommandWith(QueryCommand, { IndexName: 'externalIds', ExpressionAttributeValues: { ':pk': `T#${tenant}#EXTERNAL_ID#hs-42` } });
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'externalIds',
+      ExpressionAttributeValues: { ':pk': `T#${tenant}#EXTERNAL_ID#hs-42` },
+    });
   });
 
   it.each([

@@ -1,8 +1,18 @@
 import { Readable } from 'node:stream';
-import { DynamoDBClient, PutItemCommand, TransactWriteItemsCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  PutItemCommand,
+  TransactWriteItemsCommand,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import { toErrorResponse } from '../../lambdas/handlers/http/error-mapper';
 import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
-import { contentionBackoffMs, ContentionRetryStrategy, CONTENTION_MAX_ATTEMPTS, isContention } from '../../lambdas/shared/table/contention';
+import {
+  contentionBackoffMs,
+  ContentionRetryStrategy,
+  CONTENTION_MAX_ATTEMPTS,
+  isContention,
+} from '../../lambdas/shared/table/contention';
 
 /**
  * The retry policy every DynamoDB client of the service uses, driven through the real SDK client
@@ -15,21 +25,29 @@ const conflictCancellation: Answer = {
   status: 400,
   body: {
     __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
-    Message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
-    CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }],
+    Message:
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
+    CancellationReasons: [
+      { Code: 'None' },
+      { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+    ],
   },
 };
 const conditionCancellation: Answer = {
   status: 400,
   body: {
     __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
-    Message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, TransactionConflict]',
+    Message:
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, TransactionConflict]',
     CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }],
   },
 };
 const plainWriteConflict: Answer = {
   status: 400,
-  body: { __type: 'com.amazonaws.dynamodb.v20120810#TransactionConflictException', message: 'Transaction is ongoing for the item' },
+  body: {
+    __type: 'com.amazonaws.dynamodb.v20120810#TransactionConflictException',
+    message: 'Transaction is ongoing for the item',
+  },
 };
 const ok: Answer = { status: 200, body: {} };
 
@@ -59,7 +77,9 @@ function clientAnswering(answers: Answer[]) {
 }
 
 const transaction = () =>
-  new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: 't', Item: { pk: { S: 'a' }, sk: { S: 'b' } } } }] });
+  new TransactWriteItemsCommand({
+    TransactItems: [{ Put: { TableName: 't', Item: { pk: { S: 'a' }, sk: { S: 'b' } } } }],
+  });
 
 afterEach(() => jest.restoreAllMocks());
 
@@ -69,11 +89,37 @@ describe('which refusals are contention', () => {
     ['a partition over its throughput', { name: 'ProvisionedThroughputExceededException' }, true],
     ['the account over its request limit', { name: 'RequestLimitExceeded' }, true],
     ['a plain write to an item a transaction holds', { name: 'TransactionConflictException' }, true],
-    ['a transaction cancelled for a conflict', { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] }, true],
-    ['a transaction cancelled for a throttled item', { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ThrottlingError' }] }, true],
-    ['a transaction cancelled for a condition', { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }, false],
-    ['a condition beside a conflict', { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }] }, false],
-    ['a cancellation naming no reason', { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }] }, false],
+    [
+      'a transaction cancelled for a conflict',
+      {
+        name: 'TransactionCanceledException',
+        CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+      },
+      true,
+    ],
+    [
+      'a transaction cancelled for a throttled item',
+      { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ThrottlingError' }] },
+      true,
+    ],
+    [
+      'a transaction cancelled for a condition',
+      { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] },
+      false,
+    ],
+    [
+      'a condition beside a conflict',
+      {
+        name: 'TransactionCanceledException',
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }],
+      },
+      false,
+    ],
+    [
+      'a cancellation naming no reason',
+      { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }] },
+      false,
+    ],
     ['a failed condition', { name: 'ConditionalCheckFailedException' }, false],
     ['anything else', new Error('boom'), false],
   ])('%s', (_what, error, expected) => {
@@ -120,7 +166,9 @@ describe('the SDK client with the contention retry strategy', () => {
     const refused = client.send(transaction());
     // Assess
     await expect(refused).rejects.toBeInstanceOf(TransactionCanceledException);
-    await expect(refused).rejects.toMatchObject({ CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }] });
+    await expect(refused).rejects.toMatchObject({
+      CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }],
+    });
     expect(sent).toHaveLength(1);
   });
 
@@ -133,16 +181,27 @@ describe('the SDK client with the contention retry strategy', () => {
     // Assess
     expect(sent).toHaveLength(CONTENTION_MAX_ATTEMPTS);
     expect(isContention(error)).toBe(true);
-    expect(response).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '1' }, body: { code: 'temporarily_unavailable', requestId: 'req-1' } });
+    expect(response).toMatchObject({
+      statusCode: 503,
+      headers: { 'Retry-After': '1' },
+      body: { code: 'temporarily_unavailable', requestId: 'req-1' },
+    });
   });
 });
 
 describe('a write whose rows kept changing under it', () => {
   it('is answered as contention too: 503 with Retry-After, the reason logged, not shown', () => {
     // Act
-    const response = toErrorResponse(new TemporarilyUnavailableError('updateContact: the contact kept changing'), 'req-2');
+    const response = toErrorResponse(
+      new TemporarilyUnavailableError('updateContact: the contact kept changing'),
+      'req-2',
+    );
     // Assess
-    expect(response).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '1' }, body: { code: 'temporarily_unavailable', requestId: 'req-2' } });
+    expect(response).toMatchObject({
+      statusCode: 503,
+      headers: { 'Retry-After': '1' },
+      body: { code: 'temporarily_unavailable', requestId: 'req-2' },
+    });
     expect(JSON.stringify(response.body)).not.toContain('updateContact');
   });
 });

@@ -19,7 +19,8 @@ function markdownUnder(folder: string): string[] {
 const PAGES = ['README.md', 'bench/README.md', 'clients/typescript/README.md', ...markdownUnder('docs')];
 
 /** The page without its fenced code blocks: code is shown, not followed. */
-const prose = (page: string) => readFileSync(join(REPO_ROOT, page), 'utf8').replace(/^```[\s\S]*?^```/gm, (block) => block.replace(/[^\n]/g, ''));
+const prose = (page: string) =>
+  readFileSync(join(REPO_ROOT, page), 'utf8').replace(/^```[\s\S]*?^```/gm, (block) => block.replace(/[^\n]/g, ''));
 
 type Link = { target: string; line: number };
 
@@ -28,7 +29,10 @@ function links(page: string): Link[] {
   return prose(page)
     .split('\n')
     .flatMap((text, index) =>
-      [...text.matchAll(/\]\(([^)\s]+)\)|<([a-z][a-z0-9+.-]*:[^>\s]+)>/gi)].map((match) => ({ target: match[1] ?? match[2], line: index + 1 })),
+      [...text.matchAll(/\]\(([^)\s]+)\)|<([a-z][a-z0-9+.-]*:[^>\s]+)>/gi)].map((match) => ({
+        target: match[1] ?? match[2],
+        line: index + 1,
+      })),
     );
 }
 
@@ -62,8 +66,10 @@ describe('README and docs/ stand alone', () => {
       .flatMap(({ target, line }) => {
         const [file, anchor] = target.split('#');
         const path = file === '' ? page : relative(REPO_ROOT, resolve(REPO_ROOT, dirname(page), file));
-        if (path.startsWith('..') || !existsSync(join(REPO_ROOT, path))) return [`${page}:${line}: ${target} (no such file)`];
-        if (anchor !== undefined && path.endsWith('.md') && !anchors(path).has(anchor)) return [`${page}:${line}: ${target} (no such heading)`];
+        if (path.startsWith('..') || !existsSync(join(REPO_ROOT, path)))
+          return [`${page}:${line}: ${target} (no such file)`];
+        if (anchor !== undefined && path.endsWith('.md') && !anchors(path).has(anchor))
+          return [`${page}:${line}: ${target} (no such heading)`];
         return [];
       });
     expect(broken).toEqual([]);

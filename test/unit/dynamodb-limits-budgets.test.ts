@@ -11,7 +11,7 @@ const clock = () => now;
 beforeEach(() => (now = 0));
 
 describe('one-second windows', () => {
-  it('admit a second\'s worth, then nothing until the oldest units are a second old', () => {
+  it("admit a second's worth, then nothing until the oldest units are a second old", () => {
     const windows = new SecondWindows(1000, clock);
     windows.take('pk', 600);
     now = 500;
@@ -44,8 +44,21 @@ describe('one-second windows', () => {
 });
 
 describe('budgets', () => {
-  const line = (partitionKey: string, writeUnits: number, itemKey = `${partitionKey}#item`): ChargeLine => ({ table: 't', index: undefined, partitionKey, itemKey, readUnits: 0, writeUnits });
-  const rates = { partitionWriteUnits: 10, itemWriteUnits: 1000, indexPartitionWriteUnits: 1000, partitionReadUnits: 1000, itemReadUnits: 1000 };
+  const line = (partitionKey: string, writeUnits: number, itemKey = `${partitionKey}#item`): ChargeLine => ({
+    table: 't',
+    index: undefined,
+    partitionKey,
+    itemKey,
+    readUnits: 0,
+    writeUnits,
+  });
+  const rates = {
+    partitionWriteUnits: 10,
+    itemWriteUnits: 1000,
+    indexPartitionWriteUnits: 1000,
+    partitionReadUnits: 1000,
+    itemReadUnits: 1000,
+  };
 
   it('sum the items of one request in one partition, and refuse them together', () => {
     const budgets = new Budgets(rates, clock);
@@ -57,8 +70,18 @@ describe('budgets', () => {
     ]);
 
     const reason = { reason: 'TableWriteKeyRangeThroughputExceeded', resource: 'arn:t' };
-    expect(result).toEqual({ refused: { itemIndexes: new Map([[0, reason], [1, reason]]), reasons: [reason] } });
-    expect('reservation' in budgets.reserve('db', [{ ...line('hot', 3, 'a'), resource: 'arn:t', itemIndex: 0 }])).toBe(true);
+    expect(result).toEqual({
+      refused: {
+        itemIndexes: new Map([
+          [0, reason],
+          [1, reason],
+        ]),
+        reasons: [reason],
+      },
+    });
+    expect('reservation' in budgets.reserve('db', [{ ...line('hot', 3, 'a'), resource: 'arn:t', itemIndex: 0 }])).toBe(
+      true,
+    );
   });
 
   it('settle a reservation at what the request really cost', () => {
@@ -69,7 +92,9 @@ describe('budgets', () => {
     result.reservation.settle([line('pk', 10)]);
 
     expect('refused' in budgets.reserve('db', [{ ...line('pk', 1), resource: 'arn:t', itemIndex: 0 }])).toBe(true);
-    expect('reservation' in budgets.reserve('other-db', [{ ...line('pk', 1), resource: 'arn:t', itemIndex: 0 }])).toBe(true);
+    expect('reservation' in budgets.reserve('other-db', [{ ...line('pk', 1), resource: 'arn:t', itemIndex: 0 }])).toBe(
+      true,
+    );
   });
 });
 
@@ -113,17 +138,41 @@ describe('item holds', () => {
   });
 });
 
-describe('a query\'s partition key', () => {
+describe("a query's partition key", () => {
   it('is read from the key condition, through attribute names, in either order', () => {
-    expect(queriedPartitionKey({ KeyConditionExpression: '#p = :v AND begins_with(sk, :s)', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':v': { S: 'T#1' }, ':s': { S: 'x' } } }, 'pk')).toBe('S:T#1');
-    expect(queriedPartitionKey({ KeyConditionExpression: '(:v = gsi1pk)', ExpressionAttributeValues: { ':v': { N: '7' } } }, 'gsi1pk')).toBe('N:7');
-    expect(queriedPartitionKey({ KeyConditions: { pk: { ComparisonOperator: 'EQ', AttributeValueList: [{ S: 'a' }] } } }, 'pk')).toBe('S:a');
-    expect(queriedPartitionKey({ KeyConditionExpression: 'other = :v', ExpressionAttributeValues: { ':v': { S: 'a' } } }, 'pk')).toBeUndefined();
+    expect(
+      queriedPartitionKey(
+        {
+          KeyConditionExpression: '#p = :v AND begins_with(sk, :s)',
+          ExpressionAttributeNames: { '#p': 'pk' },
+          ExpressionAttributeValues: { ':v': { S: 'T#1' }, ':s': { S: 'x' } },
+        },
+        'pk',
+      ),
+    ).toBe('S:T#1');
+    expect(
+      queriedPartitionKey(
+        { KeyConditionExpression: '(:v = gsi1pk)', ExpressionAttributeValues: { ':v': { N: '7' } } },
+        'gsi1pk',
+      ),
+    ).toBe('N:7');
+    expect(
+      queriedPartitionKey(
+        { KeyConditions: { pk: { ComparisonOperator: 'EQ', AttributeValueList: [{ S: 'a' }] } } },
+        'pk',
+      ),
+    ).toBe('S:a');
+    expect(
+      queriedPartitionKey(
+        { KeyConditionExpression: 'other = :v', ExpressionAttributeValues: { ':v': { S: 'a' } } },
+        'pk',
+      ),
+    ).toBeUndefined();
   });
 });
 
 describe('ConsumedCapacity', () => {
-  it('answers the total per table, and with INDEXES the table\'s and each index\'s share', () => {
+  it("answers the total per table, and with INDEXES the table's and each index's share", () => {
     const lines: ChargeLine[] = [
       { table: 't', index: undefined, partitionKey: 'p', itemKey: 'i', readUnits: 0, writeUnits: 2 },
       { table: 't', index: 'g', partitionKey: 'x', itemKey: undefined, readUnits: 0, writeUnits: 1 },

@@ -1,4 +1,11 @@
-import { failedConditionWriteUnits, indexWriteCharge, itemWriteUnits, keyReadUnits, pageReadUnits, type IndexEntryImage } from '../../local/dynamodb-limits/capacity';
+import {
+  failedConditionWriteUnits,
+  indexWriteCharge,
+  itemWriteUnits,
+  keyReadUnits,
+  pageReadUnits,
+  type IndexEntryImage,
+} from '../../local/dynamodb-limits/capacity';
 
 /**
  * The unit rules, each against the example AWS documents for it (DynamoDB Developer Guide,
@@ -16,7 +23,11 @@ describe('reads', () => {
 
   it('rounds a 10 KB item to 12 KB (3 units); an 8 KB item is 2 units strong, 1 eventual, 4 transactional', () => {
     expect(keyReadUnits(10 * KB, 'strong')).toBe(3);
-    expect([keyReadUnits(8 * KB, 'strong'), keyReadUnits(8 * KB, 'eventual'), keyReadUnits(8 * KB, 'transactional')]).toEqual([2, 1, 4]);
+    expect([
+      keyReadUnits(8 * KB, 'strong'),
+      keyReadUnits(8 * KB, 'eventual'),
+      keyReadUnits(8 * KB, 'transactional'),
+    ]).toEqual([2, 1, 4]);
   });
 
   it('charges a key that finds nothing one block: 1 unit strongly consistent, 0.5 eventually', () => {
@@ -66,15 +77,32 @@ describe('writes', () => {
 });
 
 describe('index writes', () => {
-  const entry = (key: string, bytes: number, content = key): IndexEntryImage => ({ key: `${key}\u0000`, partitionKey: key, bytes, content });
+  const entry = (key: string, bytes: number, content = key): IndexEntryImage => ({
+    key: `${key}\u0000`,
+    partitionKey: key,
+    bytes,
+    content,
+  });
 
-  it('charges 1 write to enter the index and 1 to leave it, in the entry\'s index partition', () => {
-    expect(indexWriteCharge(undefined, entry('A', 100))).toEqual({ units: 1, writes: [{ partitionKey: 'A', units: 1 }] });
-    expect(indexWriteCharge(entry('A', 100), undefined)).toEqual({ units: 1, writes: [{ partitionKey: 'A', units: 1 }] });
+  it("charges 1 write to enter the index and 1 to leave it, in the entry's index partition", () => {
+    expect(indexWriteCharge(undefined, entry('A', 100))).toEqual({
+      units: 1,
+      writes: [{ partitionKey: 'A', units: 1 }],
+    });
+    expect(indexWriteCharge(entry('A', 100), undefined)).toEqual({
+      units: 1,
+      writes: [{ partitionKey: 'A', units: 1 }],
+    });
   });
 
   it('charges 2 writes when the index key changes from A to B: delete the old entry, put the new', () => {
-    expect(indexWriteCharge(entry('A', 100), entry('B', 100))).toEqual({ units: 2, writes: [{ partitionKey: 'A', units: 1 }, { partitionKey: 'B', units: 1 }] });
+    expect(indexWriteCharge(entry('A', 100), entry('B', 100))).toEqual({
+      units: 2,
+      writes: [
+        { partitionKey: 'A', units: 1 },
+        { partitionKey: 'B', units: 1 },
+      ],
+    });
   });
 
   it('charges 1 write when only projected attributes change, and nothing when the entry is unchanged or absent', () => {

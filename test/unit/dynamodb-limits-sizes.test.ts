@@ -16,9 +16,27 @@ describe('item sizes', () => {
   });
 
   it.each([
-    ['0', 1], ['1', 2], ['12', 2], ['123', 3], ['1000', 2], ['0.001', 2], ['1.5', 3], ['12.3', 3], ['123.45', 4],
-    ['10', 2], ['100', 2], ['0.5', 2], ['0.05', 2], ['1E+5', 2], ['1.23e-3', 3], ['-12', 3], ['-123', 4], ['-5E2', 3], ['-0', 1],
-    ['12345678901234567890', 11], ['1234567890123456789012345678901234567.8', 21],
+    ['0', 1],
+    ['1', 2],
+    ['12', 2],
+    ['123', 3],
+    ['1000', 2],
+    ['0.001', 2],
+    ['1.5', 3],
+    ['12.3', 3],
+    ['123.45', 4],
+    ['10', 2],
+    ['100', 2],
+    ['0.5', 2],
+    ['0.05', 2],
+    ['1E+5', 2],
+    ['1.23e-3', 3],
+    ['-12', 3],
+    ['-123', 4],
+    ['-5E2', 3],
+    ['-0', 1],
+    ['12345678901234567890', 11],
+    ['1234567890123456789012345678901234567.8', 21],
   ])('sizes the number %s as %i bytes', (number, bytes) => {
     expect(numberBytes(number)).toBe(bytes);
   });
@@ -26,7 +44,11 @@ describe('item sizes', () => {
   it.each<[string, WireItem, number]>([
     ['an empty map', { v: { M: {} } }, 1 + 3],
     ['a list of a string and a number', { v: { L: [{ S: 'xyz' }, { N: '12' }] } }, 1 + 3 + (3 + 1) + (2 + 1)],
-    ['nested maps and lists', { v: { M: { a: { L: [{ M: { b: { BOOL: false } } }] } } } }, 1 + (3 + 1 + (3 + (3 + 1 + 1 + 1) + 1) + 1)],
+    [
+      'nested maps and lists',
+      { v: { M: { a: { L: [{ M: { b: { BOOL: false } } }] } } } },
+      1 + (3 + 1 + (3 + (3 + 1 + 1 + 1) + 1) + 1),
+    ],
     ['a string set', { v: { SS: ['ab', 'cde'] } }, 1 + 2 + 3],
     ['a number set', { v: { NS: ['12', '-3'] } }, 1 + 2 + 3],
   ])('sizes %s: 3 bytes per list or map, 1 per element, sets the sum of their elements', (_, item, bytes) => {
@@ -38,12 +60,33 @@ describe('index entries', () => {
   const description = (projection: TableDescription['GlobalSecondaryIndexes']): TableDescription => ({
     TableName: 'things',
     TableArn: 'arn:aws:dynamodb:local:000000000000:table/things',
-    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    KeySchema: [
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ],
     GlobalSecondaryIndexes: projection,
   });
-  const item: WireItem = { pk: { S: 'p' }, sk: { S: 's' }, g: { S: 'group' }, gs: { S: 'when' }, kept: { S: 'abc' }, other: { S: 'defgh' } };
+  const item: WireItem = {
+    pk: { S: 'p' },
+    sk: { S: 's' },
+    g: { S: 'group' },
+    gs: { S: 'when' },
+    kept: { S: 'abc' },
+    other: { S: 'defgh' },
+  };
   const index = (projection: { ProjectionType: 'ALL' | 'KEYS_ONLY' | 'INCLUDE'; NonKeyAttributes?: string[] }) => {
-    const table = tableSchemaOf(description([{ IndexName: 'byGroup', KeySchema: [{ AttributeName: 'g', KeyType: 'HASH' }, { AttributeName: 'gs', KeyType: 'RANGE' }], Projection: projection }]));
+    const table = tableSchemaOf(
+      description([
+        {
+          IndexName: 'byGroup',
+          KeySchema: [
+            { AttributeName: 'g', KeyType: 'HASH' },
+            { AttributeName: 'gs', KeyType: 'RANGE' },
+          ],
+          Projection: projection,
+        },
+      ]),
+    );
     return (image: WireItem) => indexEntryOf(table, table.indexes[0], image);
   };
   const keysBytes = 2 + 1 + 2 + 1 + 1 + 5 + 2 + 4;

@@ -5,7 +5,12 @@ import type { WireItem } from '../../local/dynamodb-limits/item-size';
 import { DEFAULT_BUDGETS } from '../../local/dynamodb-limits/limits-proxy';
 import { indexEntryOf, tableSchemaOf, type TableSchema } from '../../local/dynamodb-limits/table-schema';
 import { predictedIndexImage } from '../../local/dynamodb-limits/update-prediction';
-import { drawsOf, expectedWriteLines, itemWriteLines, PredictedUpdate } from '../../local/dynamodb-limits/write-charges';
+import {
+  drawsOf,
+  expectedWriteLines,
+  itemWriteLines,
+  PredictedUpdate,
+} from '../../local/dynamodb-limits/write-charges';
 
 /**
  * The engine as strict as DynamoDB where it used to be gentler (docs/local-engine.md), one rule
@@ -20,19 +25,42 @@ beforeEach(() => (now = 0));
 const table: TableSchema = tableSchemaOf({
   TableName: 't',
   TableArn: 'arn:t',
-  KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-  GlobalSecondaryIndexes: [{ IndexName: 'byGroup', IndexArn: 'arn:t/index/byGroup', KeySchema: [{ AttributeName: 'group', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }],
+  KeySchema: [
+    { AttributeName: 'pk', KeyType: 'HASH' },
+    { AttributeName: 'sk', KeyType: 'RANGE' },
+  ],
+  GlobalSecondaryIndexes: [
+    {
+      IndexName: 'byGroup',
+      IndexArn: 'arn:t/index/byGroup',
+      KeySchema: [{ AttributeName: 'group', KeyType: 'HASH' }],
+      Projection: { ProjectionType: 'ALL' },
+    },
+  ],
 });
-const tableLine = (partitionKey: string, itemKey: string, units: { readUnits?: number; writeUnits?: number }): Draw => ({
-  table: 't', index: undefined, partitionKey, itemKey, readUnits: units.readUnits ?? 0, writeUnits: units.writeUnits ?? 0, resource: 'arn:t', itemIndex: 0,
+const tableLine = (
+  partitionKey: string,
+  itemKey: string,
+  units: { readUnits?: number; writeUnits?: number },
+): Draw => ({
+  table: 't',
+  index: undefined,
+  partitionKey,
+  itemKey,
+  readUnits: units.readUnits ?? 0,
+  writeUnits: units.writeUnits ?? 0,
+  resource: 'arn:t',
+  itemIndex: 0,
 });
-const refusedReasons = (result: ReturnType<Budgets['reserve']>) => ('refused' in result ? result.refused.reasons.map((r) => r.reason) : []);
+const refusedReasons = (result: ReturnType<Budgets['reserve']>) =>
+  'refused' in result ? result.refused.reasons.map((r) => r.reason) : [];
 const admitted = (result: ReturnType<Budgets['reserve']>) => 'reservation' in result;
 
 describe('reads and writes of one key share one budget: 3,000 read units or 1,000 write units a second, or a linear combination', () => {
   it('refuses any read of a partition that took 1,000 write units within the second, and admits it once they are a second old', () => {
     const budgets = new Budgets(DEFAULT_BUDGETS, clock);
-    for (let item = 0; item < 10; item += 1) expect(admitted(budgets.reserve('db', [tableLine('P', `P#${item}`, { writeUnits: 100 })]))).toBe(true);
+    for (let item = 0; item < 10; item += 1)
+      expect(admitted(budgets.reserve('db', [tableLine('P', `P#${item}`, { writeUnits: 100 })]))).toBe(true);
 
     now = 999;
     const during = budgets.reserve('db', [tableLine('P', 'P#other', { readUnits: 0.5 })]);
@@ -51,15 +79,28 @@ describe('reads and writes of one key share one budget: 3,000 read units or 1,00
     almost.reserve('db', [tableLine('P', 'P#a', { readUnits: 1500 })]);
     almost.reserve('db', [tableLine('P', 'P#b', { writeUnits: 499 })]);
 
-    expect(refusedReasons(full.reserve('db', [tableLine('P', 'P#c', { readUnits: 0.5 })]))).toEqual(['TableReadKeyRangeThroughputExceeded']);
-    expect(refusedReasons(full.reserve('db', [tableLine('P', 'P#c', { writeUnits: 1 })]))).toEqual(['TableWriteKeyRangeThroughputExceeded']);
+    expect(refusedReasons(full.reserve('db', [tableLine('P', 'P#c', { readUnits: 0.5 })]))).toEqual([
+      'TableReadKeyRangeThroughputExceeded',
+    ]);
+    expect(refusedReasons(full.reserve('db', [tableLine('P', 'P#c', { writeUnits: 1 })]))).toEqual([
+      'TableWriteKeyRangeThroughputExceeded',
+    ]);
     expect(admitted(almost.reserve('db', [tableLine('P', 'P#c', { readUnits: 3 })]))).toBe(true);
     expect(admitted(almost.reserve('db', [tableLine('P', 'P#d', { readUnits: 0.5 })]))).toBe(false);
   });
 
   it('shares the budget of one item and of one index partition the same way', () => {
     const budgets = new Budgets(DEFAULT_BUDGETS, clock);
-    const indexWrite: Draw = { table: 't', index: 'byGroup', partitionKey: 'G', itemKey: undefined, readUnits: 0, writeUnits: 1000, resource: 'arn:t/index/byGroup', itemIndex: 0 };
+    const indexWrite: Draw = {
+      table: 't',
+      index: 'byGroup',
+      partitionKey: 'G',
+      itemKey: undefined,
+      readUnits: 0,
+      writeUnits: 1000,
+      resource: 'arn:t/index/byGroup',
+      itemIndex: 0,
+    };
     budgets.reserve('db', [tableLine('P', 'P#hot', { writeUnits: 1000 })]); // the item and its partition
     budgets.reserve('db', [indexWrite]);
 
@@ -75,31 +116,78 @@ describe('a write whose index partition is over budget is refused whole, naming 
   const key: WireItem = { pk: { S: 'P' }, sk: { S: 'one' } };
   const before: WireItem = { ...key, group: { S: 'A' }, v: { S: 'x' } };
   const moveTo = (expression: string, values: Record<string, WireItem[string]> = {}) =>
-    predictedIndexImage(table, key, before, { UpdateExpression: expression, ExpressionAttributeNames: { '#g': 'group' }, ExpressionAttributeValues: values });
+    predictedIndexImage(table, key, before, {
+      UpdateExpression: expression,
+      ExpressionAttributeNames: { '#g': 'group' },
+      ExpressionAttributeValues: values,
+    });
 
   it('draws an update on the index partition it moves its entry into, before it runs', () => {
-    const lines = expectedWriteLines(table, key, before, new PredictedUpdate(moveTo('SET v = :v, #g = :b', { ':v': { S: 'y' }, ':b': { S: 'B' } })), 'standard');
+    const lines = expectedWriteLines(
+      table,
+      key,
+      before,
+      new PredictedUpdate(moveTo('SET v = :v, #g = :b', { ':v': { S: 'y' }, ':b': { S: 'B' } })),
+      'standard',
+    );
 
-    expect(lines.map((l) => [l.index ?? 'table', l.partitionKey, l.writeUnits])).toEqual([['table', 'S:P', 1], ['byGroup', 'S:A', 1], ['byGroup', 'S:B', 1]]);
+    expect(lines.map((l) => [l.index ?? 'table', l.partitionKey, l.writeUnits])).toEqual([
+      ['table', 'S:P', 1],
+      ['byGroup', 'S:A', 1],
+      ['byGroup', 'S:B', 1],
+    ]);
   });
 
   it('reads where the update leaves the index key: set, if_not_exists, copied, removed, the legacy AttributeUpdates, or unknown (left in place)', () => {
     expect(moveTo('SET #g = if_not_exists(#g, :b)', { ':b': { S: 'B' } }).group).toEqual({ S: 'A' });
-    expect(predictedIndexImage(table, key, undefined, { UpdateExpression: 'SET #g = if_not_exists(#g, :b)', ExpressionAttributeNames: { '#g': 'group' }, ExpressionAttributeValues: { ':b': { S: 'B' } } }).group).toEqual({ S: 'B' });
+    expect(
+      predictedIndexImage(table, key, undefined, {
+        UpdateExpression: 'SET #g = if_not_exists(#g, :b)',
+        ExpressionAttributeNames: { '#g': 'group' },
+        ExpressionAttributeValues: { ':b': { S: 'B' } },
+      }).group,
+    ).toEqual({ S: 'B' });
     expect(moveTo('SET #g = v').group).toEqual({ S: 'x' });
     expect(moveTo('SET v = :v REMOVE #g', { ':v': { S: 'y' } }).group).toBeUndefined();
-    expect(predictedIndexImage(table, key, before, { AttributeUpdates: { group: { Action: 'PUT', Value: { S: 'C' } } } }).group).toEqual({ S: 'C' });
+    expect(
+      predictedIndexImage(table, key, before, { AttributeUpdates: { group: { Action: 'PUT', Value: { S: 'C' } } } })
+        .group,
+    ).toEqual({ S: 'C' });
     expect(moveTo('SET #g = :a + :b', { ':a': { S: 'B' }, ':b': { S: 'C' } }).group).toEqual({ S: 'A' });
   });
 
   it('refuses the whole write when the index partition it enters has no room, leaving the table partition untouched', () => {
     const budgets = new Budgets(DEFAULT_BUDGETS, clock);
-    budgets.reserve('db', drawsOf(table, [{ table: 't', index: 'byGroup', partitionKey: 'S:B', itemKey: undefined, readUnits: 0, writeUnits: 1000 }], 0));
-    const move = drawsOf(table, expectedWriteLines(table, key, before, new PredictedUpdate(moveTo('SET #g = :b', { ':b': { S: 'B' } })), 'standard'), 0);
+    budgets.reserve(
+      'db',
+      drawsOf(
+        table,
+        [{ table: 't', index: 'byGroup', partitionKey: 'S:B', itemKey: undefined, readUnits: 0, writeUnits: 1000 }],
+        0,
+      ),
+    );
+    const move = drawsOf(
+      table,
+      expectedWriteLines(
+        table,
+        key,
+        before,
+        new PredictedUpdate(moveTo('SET #g = :b', { ':b': { S: 'B' } })),
+        'standard',
+      ),
+      0,
+    );
 
     const result = budgets.reserve('db', move);
 
-    expect(result).toEqual({ refused: { itemIndexes: new Map([[0, { reason: 'IndexWriteKeyRangeThroughputExceeded', resource: 'arn:t/index/byGroup' }]]), reasons: [{ reason: 'IndexWriteKeyRangeThroughputExceeded', resource: 'arn:t/index/byGroup' }] } });
+    expect(result).toEqual({
+      refused: {
+        itemIndexes: new Map([
+          [0, { reason: 'IndexWriteKeyRangeThroughputExceeded', resource: 'arn:t/index/byGroup' }],
+        ]),
+        reasons: [{ reason: 'IndexWriteKeyRangeThroughputExceeded', resource: 'arn:t/index/byGroup' }],
+      },
+    });
     expect(admitted(budgets.reserve('db', [tableLine('S:P', 'S:P\u0000S:one', { writeUnits: 1000 })]))).toBe(true); // nothing was taken
   });
 
@@ -140,21 +228,35 @@ describe('a write landing on an item a TransactGetItems is reading cancels the r
 
 describe('an index entry weighs its attributes plus 100 bytes, in its charges and its budget', () => {
   // 950 bytes of attributes: one 1 KB block as a table item, two as an index entry (1,050 bytes).
-  const item: WireItem = { pk: { S: 'P' }, sk: { S: 'one' }, group: { S: 'G' }, v: { S: 'x'.repeat(950 - 2 - 1 - 2 - 3 - 5 - 1 - 1) } };
+  const item: WireItem = {
+    pk: { S: 'P' },
+    sk: { S: 'one' },
+    group: { S: 'G' },
+    v: { S: 'x'.repeat(950 - 2 - 1 - 2 - 3 - 5 - 1 - 1) },
+  };
 
   it('sizes the entry with its overhead, and charges its put 2 write units where the table write is 1', () => {
     const lines: ChargeLine[] = itemWriteLines(table, item, undefined, item, 'standard');
 
     expect(indexEntryOf(table, table.indexes[0], item)?.bytes).toBe(950 + 100);
-    expect(lines.map((l) => [l.index ?? 'table', l.writeUnits])).toEqual([['table', 1], ['byGroup', 2]]);
+    expect(lines.map((l) => [l.index ?? 'table', l.writeUnits])).toEqual([
+      ['table', 1],
+      ['byGroup', 2],
+    ]);
   });
 
   it('draws the 2 units on the index partition: a budget of 2 a second admits one such write, then refuses a 1-unit entry', () => {
     const budgets = new Budgets({ ...DEFAULT_BUDGETS, indexPartitionWriteUnits: 2 }, clock);
     const small: WireItem = { pk: { S: 'P' }, sk: { S: 'two' }, group: { S: 'G' } };
 
-    const first = budgets.reserve('db', drawsOf(table, expectedWriteLines(table, item, undefined, item, 'standard'), 0));
-    const second = budgets.reserve('db', drawsOf(table, expectedWriteLines(table, small, undefined, small, 'standard'), 0));
+    const first = budgets.reserve(
+      'db',
+      drawsOf(table, expectedWriteLines(table, item, undefined, item, 'standard'), 0),
+    );
+    const second = budgets.reserve(
+      'db',
+      drawsOf(table, expectedWriteLines(table, small, undefined, small, 'standard'), 0),
+    );
 
     expect(admitted(first)).toBe(true);
     expect(refusedReasons(second)).toEqual(['IndexWriteKeyRangeThroughputExceeded']);

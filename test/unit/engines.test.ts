@@ -7,7 +7,8 @@ import { join, resolve } from 'node:path';
  * A dependency upgrade that raises its own minimum fails here until the statement follows.
  */
 const REPO_ROOT = resolve(__dirname, '..', '..');
-const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as { name?: string; version?: string; engines?: { node?: string } };
+const readJson = (path: string) =>
+  JSON.parse(readFileSync(path, 'utf8')) as { name?: string; version?: string; engines?: { node?: string } };
 
 type Version = [number, number, number];
 const compare = (a: Version, b: Version) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
@@ -48,10 +49,15 @@ describe('the Node.js versions the tools run on', () => {
   it('declares in package.json exactly the highest minimum of every installed package', () => {
     // Prepare
     const ranges = installedRanges();
-    const highest = ranges.reduce((top, { range }) => (compare(lowestAdmitted(range), top) > 0 ? lowestAdmitted(range) : top), [0, 0, 0] as Version);
+    const highest = ranges.reduce(
+      (top, { range }) => (compare(lowestAdmitted(range), top) > 0 ? lowestAdmitted(range) : top),
+      [0, 0, 0] as Version,
+    );
 
     // Act
-    const demanding = ranges.filter(({ range }) => compare(lowestAdmitted(range), minimum) > 0).map(({ pkg, range }) => `${pkg} (${range})`);
+    const demanding = ranges
+      .filter(({ range }) => compare(lowestAdmitted(range), minimum) > 0)
+      .map(({ pkg, range }) => `${pkg} (${range})`);
 
     // Assess
     expect(ranges.length).toBeGreaterThan(100);

@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { keyCreate } from '../../local/admin/commands/key';
 import { simulateCall } from '../../local/admin/commands/simulate-call';
 import { tenantCreate, tenantUpdate } from '../../local/admin/commands/tenant';
-import { webhookAdd, webhookDeliveries, webhookListen, webhookRecover, webhookRotateSecret, webhookTest, webhookUpdate } from '../../local/admin/commands/webhook';
+import {
+  webhookAdd,
+  webhookDeliveries,
+  webhookListen,
+  webhookRecover,
+  webhookRotateSecret,
+  webhookTest,
+  webhookUpdate,
+} from '../../local/admin/commands/webhook';
 import { runAdmin } from '../../local/admin/main';
 import { defineCommand, type CommandInput } from '../../local/admin/registry';
 import { UsageError } from '../../local/usage-error';
@@ -94,8 +102,14 @@ describe('the operator CLI', () => {
 });
 
 describe('simulate call', () => {
-  const base = { tenant: '0199a000-0000-7000-8000-000000000001', direction: 'inbound', from: '+14155550123', to: '+15005550006' };
-  const parse = (values: Record<string, string | boolean | undefined>) => simulateCall.parse({ values: { ...base, ...values }, positionals: [] });
+  const base = {
+    tenant: '0199a000-0000-7000-8000-000000000001',
+    direction: 'inbound',
+    from: '+14155550123',
+    to: '+15005550006',
+  };
+  const parse = (values: Record<string, string | boolean | undefined>) =>
+    simulateCall.parse({ values: { ...base, ...values }, positionals: [] });
 
   it('reads the documented options: a completed call of 30 s by default, the start in UTC', () => {
     const args = parse({ 'started-at': '2026-03-01T09:00:00+01:00', agent: '0199a000-0000-7000-8000-0000000000a1' });
@@ -121,9 +135,18 @@ describe('simulate call', () => {
   });
 
   it('takes the two agents of an internal call as --from and --to', () => {
-    const args = parse({ direction: 'outbound', internal: true, from: '0199a000-0000-7000-8000-0000000000a1', to: '0199a000-0000-7000-8000-0000000000a2' });
+    const args = parse({
+      direction: 'outbound',
+      internal: true,
+      from: '0199a000-0000-7000-8000-0000000000a1',
+      to: '0199a000-0000-7000-8000-0000000000a2',
+    });
 
-    expect(args).toMatchObject({ internal: true, from: '0199a000-0000-7000-8000-0000000000a1', to: '0199a000-0000-7000-8000-0000000000a2' });
+    expect(args).toMatchObject({
+      internal: true,
+      from: '0199a000-0000-7000-8000-0000000000a1',
+      to: '0199a000-0000-7000-8000-0000000000a2',
+    });
   });
 
   it.each([
@@ -139,7 +162,10 @@ describe('simulate call', () => {
     ['--duration', { status: 'in-progress', duration: '10' }],
     ['--agent', { agent: 'bob' }],
     ['--tenant', { tenant: undefined }],
-    ['--direction', { internal: true, from: '0199a000-0000-7000-8000-0000000000a1', to: '0199a000-0000-7000-8000-0000000000a2' }],
+    [
+      '--direction',
+      { internal: true, from: '0199a000-0000-7000-8000-0000000000a1', to: '0199a000-0000-7000-8000-0000000000a2' },
+    ],
     ['--from', { direction: 'outbound', internal: true, to: '0199a000-0000-7000-8000-0000000000a2' }],
   ])('refuses a bad %s with a usage error', (option, values) => {
     expect(() => parse(values)).toThrow(UsageError);
@@ -151,21 +177,56 @@ describe('webhook commands', () => {
   const endpointId = '0199a000-0000-7000-8000-0000000000e1';
 
   it('reads webhook add and keeps the events as given for the domain to check', () => {
-    const args = webhookAdd.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001', url: 'https://hooks.example.com/x', events: 'sms.received' }, positionals: [] });
+    const args = webhookAdd.parse({
+      values: {
+        tenant: '0199a000-0000-7000-8000-000000000001',
+        url: 'https://hooks.example.com/x',
+        events: 'sms.received',
+      },
+      positionals: [],
+    });
 
-    expect(args).toEqual({ tenant: '0199a000-0000-7000-8000-000000000001', url: 'https://hooks.example.com/x', events: 'sms.received' });
+    expect(args).toEqual({
+      tenant: '0199a000-0000-7000-8000-000000000001',
+      url: 'https://hooks.example.com/x',
+      events: 'sms.received',
+    });
   });
 
   it('reads the endpoint of webhook deliveries and its limit, and the wait of webhook test', () => {
-    expect(webhookDeliveries.parse({ values: { limit: '5' }, positionals: [endpointId] })).toEqual({ endpointId, limit: 5 });
-    expect(webhookTest.parse({ values: { 'wait-ms': '0' }, positionals: [endpointId] })).toEqual({ endpointId, waitMs: 0 });
+    expect(webhookDeliveries.parse({ values: { limit: '5' }, positionals: [endpointId] })).toEqual({
+      endpointId,
+      limit: 5,
+    });
+    expect(webhookTest.parse({ values: { 'wait-ms': '0' }, positionals: [endpointId] })).toEqual({
+      endpointId,
+      waitMs: 0,
+    });
   });
 
   it('reads the grace period of rotate-secret in s, m, h or d, a day by default, and the URL and events of listen', () => {
-    expect(webhookRotateSecret.parse({ values: {}, positionals: [endpointId] })).toEqual({ endpointId, graceSeconds: 86_400 });
-    expect(webhookRotateSecret.parse({ values: { grace: '90m' }, positionals: [endpointId] })).toEqual({ endpointId, graceSeconds: 5400 });
-    expect(webhookRotateSecret.parse({ values: { grace: '0' }, positionals: [endpointId] })).toEqual({ endpointId, graceSeconds: 0 });
-    expect(webhookListen.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001', 'forward-to': 'http://localhost:4242/hooks', events: 'sms.received, call.completed' }, positionals: [] })).toEqual({
+    expect(webhookRotateSecret.parse({ values: {}, positionals: [endpointId] })).toEqual({
+      endpointId,
+      graceSeconds: 86_400,
+    });
+    expect(webhookRotateSecret.parse({ values: { grace: '90m' }, positionals: [endpointId] })).toEqual({
+      endpointId,
+      graceSeconds: 5400,
+    });
+    expect(webhookRotateSecret.parse({ values: { grace: '0' }, positionals: [endpointId] })).toEqual({
+      endpointId,
+      graceSeconds: 0,
+    });
+    expect(
+      webhookListen.parse({
+        values: {
+          tenant: '0199a000-0000-7000-8000-000000000001',
+          'forward-to': 'http://localhost:4242/hooks',
+          events: 'sms.received, call.completed',
+        },
+        positionals: [],
+      }),
+    ).toEqual({
       tenant: '0199a000-0000-7000-8000-000000000001',
       forwardTo: 'http://localhost:4242/hooks',
       events: ['sms.received', 'call.completed'],
@@ -173,14 +234,23 @@ describe('webhook commands', () => {
   });
 
   it('reads webhook update and webhook recover: --since as a time or as how long ago, --max and --after', () => {
-    expect(webhookUpdate.parse({ values: { events: 'message.delivered,message.failed' }, positionals: [endpointId] })).toEqual({ endpointId, events: 'message.delivered,message.failed' });
-    expect(webhookRecover.parse({ values: { endpoint: endpointId, since: '2026-11-26T09:30:00+01:00' }, positionals: [] })).toEqual({
+    expect(
+      webhookUpdate.parse({ values: { events: 'message.delivered,message.failed' }, positionals: [endpointId] }),
+    ).toEqual({ endpointId, events: 'message.delivered,message.failed' });
+    expect(
+      webhookRecover.parse({ values: { endpoint: endpointId, since: '2026-11-26T09:30:00+01:00' }, positionals: [] }),
+    ).toEqual({
       endpointId,
       since: '2026-11-26T09:30:00+01:00',
       max: undefined,
       after: undefined,
     });
-    expect(webhookRecover.parse({ values: { endpoint: endpointId, since: '6h', max: '50', after: endpointId }, positionals: [] })).toEqual({ endpointId, since: 21_600, max: 50, after: endpointId });
+    expect(
+      webhookRecover.parse({
+        values: { endpoint: endpointId, since: '6h', max: '50', after: endpointId },
+        positionals: [],
+      }),
+    ).toEqual({ endpointId, since: 21_600, max: 50, after: endpointId });
   });
 
   it.each([
@@ -189,7 +259,14 @@ describe('webhook commands', () => {
     ['--max', () => webhookRecover.parse({ values: { endpoint: endpointId, since: '6h', max: '0' }, positionals: [] })],
     ['--events', () => webhookUpdate.parse({ values: {}, positionals: [endpointId] })],
     ['--grace', () => webhookRotateSecret.parse({ values: { grace: '2 days' }, positionals: [endpointId] })],
-    ['--forward-to', () => webhookListen.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001', 'forward-to': 'localhost:4242' }, positionals: [] })],
+    [
+      '--forward-to',
+      () =>
+        webhookListen.parse({
+          values: { tenant: '0199a000-0000-7000-8000-000000000001', 'forward-to': 'localhost:4242' },
+          positionals: [],
+        }),
+    ],
     ['<endpointId>', () => webhookDeliveries.parse({ values: {}, positionals: ['nope'] })],
     ['--limit', () => webhookDeliveries.parse({ values: { limit: '0' }, positionals: [endpointId] })],
     ['--url', () => webhookAdd.parse({ values: { tenant: '0199a000-0000-7000-8000-000000000001' }, positionals: [] })],
@@ -203,25 +280,39 @@ describe('key create, tenant create and tenant update', () => {
   const tenantId = '0199a000-0000-7000-8000-000000000001';
 
   it('reads comma-separated scopes and stores the expiry in UTC', () => {
-    const input = keyCreate.parse({ values: { tenant: tenantId, scopes: 'contacts.view, calls.view.team', 'expires-at': '2030-01-01T00:00:00+02:00' }, positionals: [] });
+    const input = keyCreate.parse({
+      values: { tenant: tenantId, scopes: 'contacts.view, calls.view.team', 'expires-at': '2030-01-01T00:00:00+02:00' },
+      positionals: [],
+    });
 
-    expect(input).toEqual({ tenantId, name: undefined, scopes: ['contacts.view', 'calls.view.team'], expiresAt: '2029-12-31T22:00:00.000Z' });
+    expect(input).toEqual({
+      tenantId,
+      name: undefined,
+      scopes: ['contacts.view', 'calls.view.team'],
+      expiresAt: '2029-12-31T22:00:00.000Z',
+    });
   });
 
   it('names an unknown scope', () => {
-    expect(() => keyCreate.parse({ values: { tenant: tenantId, scopes: 'contacts.view,contacts.edit' }, positionals: [] })).toThrow(
-      /^--scopes: unknown scope contacts\.edit/,
-    );
+    expect(() =>
+      keyCreate.parse({ values: { tenant: tenantId, scopes: 'contacts.view,contacts.edit' }, positionals: [] }),
+    ).toThrow(/^--scopes: unknown scope contacts\.edit/);
   });
 
   it('turns --no-sms-number into a null SMS number and collects every --approve-host', () => {
-    const { change } = tenantUpdate.parse({ values: { 'no-sms-number': true, 'approve-host': ['a.example.com', 'b.example.com'] }, positionals: [tenantId] });
+    const { change } = tenantUpdate.parse({
+      values: { 'no-sms-number': true, 'approve-host': ['a.example.com', 'b.example.com'] },
+      positionals: [tenantId],
+    });
 
     expect(change).toMatchObject({ smsNumber: null, approveHosts: ['a.example.com', 'b.example.com'] });
   });
 
   it('collects every --number: the numbers of a new organization, numbers added to an existing one', () => {
-    const created = tenantCreate.parse({ values: { name: 'Org', number: ['+14155550100', '+14155550101'] }, positionals: [] });
+    const created = tenantCreate.parse({
+      values: { name: 'Org', number: ['+14155550100', '+14155550101'] },
+      positionals: [],
+    });
     const { change } = tenantUpdate.parse({ values: { number: ['+14155550102'] }, positionals: [tenantId] });
 
     expect(created.numbers).toEqual(['+14155550100', '+14155550101']);
@@ -238,17 +329,28 @@ describe('key create, tenant create and tenant update', () => {
     expect(withoutRate.smsRateCents).toBeUndefined();
   });
 
-  it.each(['0', '101', '1.5', '-2', 'two', ''])('refuses an SMS rate of %p, naming the option and the range', (rate) => {
-    const message = /^--sms-rate-cents: must be a whole number of cents from 1 to 100$/;
+  it.each(['0', '101', '1.5', '-2', 'two', ''])(
+    'refuses an SMS rate of %p, naming the option and the range',
+    (rate) => {
+      const message = /^--sms-rate-cents: must be a whole number of cents from 1 to 100$/;
 
-    expect(() => tenantCreate.parse({ values: { name: 'Org', 'sms-rate-cents': rate }, positionals: [] })).toThrow(message);
-    expect(() => tenantUpdate.parse({ values: { 'sms-rate-cents': rate }, positionals: [tenantId] })).toThrow(message);
-  });
+      expect(() => tenantCreate.parse({ values: { name: 'Org', 'sms-rate-cents': rate }, positionals: [] })).toThrow(
+        message,
+      );
+      expect(() => tenantUpdate.parse({ values: { 'sms-rate-cents': rate }, positionals: [tenantId] })).toThrow(
+        message,
+      );
+    },
+  );
 
   it.each([
     ['nothing to change', {}, /nothing to change/],
     ['a number that is not E.164', { number: ['4155550100'] }, /^--number\.0: /],
-    ['both --sms-number and --no-sms-number', { 'sms-number': '+15005550006', 'no-sms-number': true }, /cannot be used together/],
+    [
+      'both --sms-number and --no-sms-number',
+      { 'sms-number': '+15005550006', 'no-sms-number': true },
+      /cannot be used together/,
+    ],
     ['a URL as a host', { 'approve-host': ['https://a.example.com'] }, /^--approve-host\.0: /],
     ['an unknown plan', { plan: 'enterprise' }, /^--plan: must be one of starter, pro, business/],
   ])('refuses %s', (_name, values, message) => {

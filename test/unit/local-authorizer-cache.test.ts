@@ -8,7 +8,9 @@ const DENY: AuthDecision = { effect: 'deny', reason: 'unauthorized' };
 function setup(ttlSeconds: number, decisions: AuthDecision[] = [ALLOW], maxEntries?: number) {
   let now = 1_000_000;
   let asked = 0;
-  const authorize = jest.fn(async (_header: string): Promise<AuthDecision> => decisions[Math.min(asked++, decisions.length - 1)]);
+  const authorize = jest.fn(
+    async (_header: string): Promise<AuthDecision> => decisions[Math.min(asked++, decisions.length - 1)],
+  );
   const cache = createAuthorizerCache({ ttlSeconds, authorize, now: () => now, maxEntries });
   return { cache, authorize, advance: (ms: number) => (now += ms) };
 }

@@ -3,7 +3,9 @@ import { AuthorizerTimeoutError, invokeAuthorizer, methodArnOf, policyAllows } f
 import authorizerOutputFixture from '../fixtures/aws/authorizer-output.json';
 
 const stage = 'arn:aws:execute-api:local:000000000000:local/local';
-const result = (...statements: { Effect: 'Allow' | 'Deny'; Resource: string | string[] }[]): APIGatewayAuthorizerResult => ({
+const result = (
+  ...statements: { Effect: 'Allow' | 'Deny'; Resource: string | string[] }[]
+): APIGatewayAuthorizerResult => ({
   principalId: 'k1',
   policyDocument: { Version: '2012-10-17', Statement: statements.map((s) => ({ Action: 'execute-api:Invoke', ...s })) },
 });
@@ -12,9 +14,13 @@ describe('the local evaluation of an authorizer policy', () => {
   it('allows a method ARN an Allow names, a * standing for a path parameter', () => {
     const policy = result({ Effect: 'Allow', Resource: [`${stage}/GET/api/v1/contacts/*`, `${stage}/GET/api/v1/me`] });
 
-    expect(policyAllows(policy, methodArnOf('local', 'GET', '/api/v1/contacts/0199a000-0000-7000-8000-0000000000c1'))).toBe(true);
+    expect(
+      policyAllows(policy, methodArnOf('local', 'GET', '/api/v1/contacts/0199a000-0000-7000-8000-0000000000c1')),
+    ).toBe(true);
     expect(policyAllows(policy, methodArnOf('local', 'GET', '/api/v1/me'))).toBe(true);
-    expect(policyAllows(policy, methodArnOf('local', 'DELETE', '/api/v1/contacts/0199a000-0000-7000-8000-0000000000c1'))).toBe(false);
+    expect(
+      policyAllows(policy, methodArnOf('local', 'DELETE', '/api/v1/contacts/0199a000-0000-7000-8000-0000000000c1')),
+    ).toBe(false);
     expect(policyAllows(policy, methodArnOf('local', 'GET', '/api/v1/contacts'))).toBe(false);
   });
 
@@ -38,7 +44,11 @@ describe('the local invocation of the authorizer', () => {
 
     const outcome = await invokeAuthorizer(handler, 'Bearer k', `${stage}/GET/api/v1/me`);
 
-    expect(handler).toHaveBeenCalledWith({ type: 'TOKEN', authorizationToken: 'Bearer k', methodArn: `${stage}/GET/api/v1/me` });
+    expect(handler).toHaveBeenCalledWith({
+      type: 'TOKEN',
+      authorizationToken: 'Bearer k',
+      methodArn: `${stage}/GET/api/v1/me`,
+    });
     expect(outcome).toMatchObject({ kind: 'policy', result: { principalId: 'k1' } });
   });
 
@@ -55,8 +65,16 @@ describe('the local invocation of the authorizer', () => {
   });
 
   it('takes a thrown "Unauthorized" for the 401 and lets any other failure through (a 500)', async () => {
-    const refused = await invokeAuthorizer(async () => Promise.reject(new Error('Unauthorized')), 'Bearer k', `${stage}/GET/api/v1/me`);
-    const failing = invokeAuthorizer(async () => Promise.reject(new Error('table unreachable')), 'Bearer k', `${stage}/GET/api/v1/me`);
+    const refused = await invokeAuthorizer(
+      async () => Promise.reject(new Error('Unauthorized')),
+      'Bearer k',
+      `${stage}/GET/api/v1/me`,
+    );
+    const failing = invokeAuthorizer(
+      async () => Promise.reject(new Error('table unreachable')),
+      'Bearer k',
+      `${stage}/GET/api/v1/me`,
+    );
 
     expect(refused).toEqual({ kind: 'unauthorized' });
     await expect(failing).rejects.toThrow('table unreachable');

@@ -5,18 +5,27 @@ describe('the carrier callback settings of the local runtime', () => {
   const none = { twilioAuthToken: undefined, publicUrl: undefined };
 
   it('defaults to the documented local token and the runtime own address', () => {
-    expect(carrierCallbackSettings(none, 4321, {})).toEqual({ publicBaseUrl: 'http://127.0.0.1:4321', authToken: LOCAL_TWILIO_AUTH_TOKEN, tokenSource: 'default' });
+    expect(carrierCallbackSettings(none, 4321, {})).toEqual({
+      publicBaseUrl: 'http://127.0.0.1:4321',
+      authToken: LOCAL_TWILIO_AUTH_TOKEN,
+      tokenSource: 'default',
+    });
   });
 
   it('takes the token from --twilio-auth-token before TWILIO_AUTH_TOKEN, and calls either custom', () => {
     const env = { TWILIO_AUTH_TOKEN: 'from-env' };
 
     expect(carrierCallbackSettings(none, 1, env)).toMatchObject({ authToken: 'from-env', tokenSource: 'custom' });
-    expect(carrierCallbackSettings({ ...none, twilioAuthToken: 'from-flag' }, 1, env)).toMatchObject({ authToken: 'from-flag', tokenSource: 'custom' });
+    expect(carrierCallbackSettings({ ...none, twilioAuthToken: 'from-flag' }, 1, env)).toMatchObject({
+      authToken: 'from-flag',
+      tokenSource: 'custom',
+    });
   });
 
   it('signs over --public-url when given', () => {
-    expect(carrierCallbackSettings({ ...none, publicUrl: 'https://abc.tunnel.example' }, 1, {}).publicBaseUrl).toBe('https://abc.tunnel.example');
+    expect(carrierCallbackSettings({ ...none, publicUrl: 'https://abc.tunnel.example' }, 1, {}).publicBaseUrl).toBe(
+      'https://abc.tunnel.example',
+    );
   });
 
   it('hands both to the callback functions through the variables they read at load', () => {
@@ -42,7 +51,10 @@ describe('the send function of the local runtime with CARRIER=twilio', () => {
   });
 
   it('keeps a TWILIO_STATUS_CALLBACK_URL given explicitly, and changes nothing for the loopback carrier', () => {
-    const explicit: NodeJS.ProcessEnv = { CARRIER: 'twilio', TWILIO_STATUS_CALLBACK_URL: 'https://hooks.example/status' };
+    const explicit: NodeJS.ProcessEnv = {
+      CARRIER: 'twilio',
+      TWILIO_STATUS_CALLBACK_URL: 'https://hooks.example/status',
+    };
     const loopback: NodeJS.ProcessEnv = { CARRIER: 'loopback' };
 
     applyCarrierSenderEnv({ publicUrl: 'https://abc.tunnel.example' }, explicit);

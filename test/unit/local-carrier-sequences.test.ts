@@ -25,26 +25,51 @@ function legsOf(sequence: CallSequence) {
 
 describe('the callbacks of a simulated call', () => {
   it('answers an inbound call in the application at once: the PSTN leg alone, talk time as its duration', () => {
-    const sequence = directInboundSequence({ from: '+14155550101', to: '+15005550006', startedAt: T0, status: 'completed', durationSec: 65 });
+    const sequence = directInboundSequence({
+      from: '+14155550101',
+      to: '+15005550006',
+      startedAt: T0,
+      status: 'completed',
+      durationSec: 65,
+    });
 
     expect(legsOf(sequence)).toEqual([
       ['parent', 'ringing', 0, undefined],
       ['parent', 'in-progress', 0, undefined],
       ['parent', 'completed', 65, '65'],
     ]);
-    expect(sequence.posts.every((post) => post.route === carrierRoutes.twilioVoiceStatus && post.query === undefined)).toBe(true);
+    expect(
+      sequence.posts.every((post) => post.route === carrierRoutes.twilioVoiceStatus && post.query === undefined),
+    ).toBe(true);
   });
 
   it('rings the agent softphone as a child leg whose callback URL names the organization', () => {
-    const sequence = inboundCallSequence({ tenantId: TENANT, from: '+14155550101', to: '+15005550006', startedAt: T0, agentId: AGENT, durationSec: 30 });
+    const sequence = inboundCallSequence({
+      tenantId: TENANT,
+      from: '+14155550101',
+      to: '+15005550006',
+      startedAt: T0,
+      agentId: AGENT,
+      durationSec: 30,
+    });
     const children = sequence.posts.filter((post) => post.params.ParentCallSid === sequence.callSid);
 
-    expect(children.map((post) => [post.params.To, post.query])).toEqual(children.map(() => [`client:${AGENT}`, { tenantId: TENANT }]));
+    expect(children.map((post) => [post.params.To, post.query])).toEqual(
+      children.map(() => [`client:${AGENT}`, { tenantId: TENANT }]),
+    );
     expect(legsOf(sequence).at(-1)).toEqual(['parent', 'completed', 36, '36']);
   });
 
   it('places an outbound call from the softphone: the parent first and last, the dialled child carries the outcome', () => {
-    const sequence = outboundCallSequence({ tenantId: TENANT, agentId: AGENT, from: '+15005550006', to: '+14155550102', startedAt: T0, status: 'no-answer', durationSec: 20 });
+    const sequence = outboundCallSequence({
+      tenantId: TENANT,
+      agentId: AGENT,
+      from: '+15005550006',
+      to: '+14155550102',
+      startedAt: T0,
+      status: 'no-answer',
+      durationSec: 20,
+    });
 
     expect(legsOf(sequence)).toEqual([
       ['parent', 'initiated', 0, undefined],
@@ -52,11 +77,20 @@ describe('the callbacks of a simulated call', () => {
       ['child', 'no-answer', 21, '20'],
       ['parent', 'completed', 22, '22'],
     ]);
-    expect(sequence.posts[0]).toMatchObject({ query: { tenantId: TENANT }, params: { From: `client:${AGENT}`, To: '+14155550102' } });
+    expect(sequence.posts[0]).toMatchObject({
+      query: { tenantId: TENANT },
+      params: { From: `client:${AGENT}`, To: '+14155550102' },
+    });
   });
 
   it('places an outbound call through the REST API from the organization number', () => {
-    const sequence = apiOutboundSequence({ from: '+15005550006', to: '+14155550102', startedAt: T0, status: 'busy', durationSec: 5 });
+    const sequence = apiOutboundSequence({
+      from: '+15005550006',
+      to: '+14155550102',
+      startedAt: T0,
+      status: 'busy',
+      durationSec: 5,
+    });
 
     expect(legsOf(sequence)).toEqual([
       ['parent', 'ringing', 0, undefined],
@@ -66,15 +100,39 @@ describe('the callbacks of a simulated call', () => {
   });
 
   it('calls between two softphones with the organization named on every leg', () => {
-    const sequence = internalCallSequence({ tenantId: TENANT, callerAgentId: AGENT, calleeAgentId: 'b', startedAt: T0, status: 'completed', durationSec: 10 });
+    const sequence = internalCallSequence({
+      tenantId: TENANT,
+      callerAgentId: AGENT,
+      calleeAgentId: 'b',
+      startedAt: T0,
+      status: 'completed',
+      durationSec: 10,
+    });
 
-    expect(sequence.posts.every((post) => post.query?.tenantId === TENANT && post.params.From === `client:${AGENT}` && post.params.To === 'client:b')).toBe(true);
+    expect(
+      sequence.posts.every(
+        (post) =>
+          post.query?.tenantId === TENANT && post.params.From === `client:${AGENT}` && post.params.To === 'client:b',
+      ),
+    ).toBe(true);
   });
 
   it('keeps an ongoing call open: only the callbacks up to its status', () => {
-    const completed = inboundCallSequence({ tenantId: TENANT, from: '+14155550101', to: '+15005550006', startedAt: T0, agentId: AGENT, durationSec: 30 });
+    const completed = inboundCallSequence({
+      tenantId: TENANT,
+      from: '+14155550101',
+      to: '+15005550006',
+      startedAt: T0,
+      agentId: AGENT,
+      durationSec: 30,
+    });
 
     expect(legsOf(untilStatus(completed, 'ringing')).map(([, status]) => status)).toEqual(['ringing', 'ringing']);
-    expect(legsOf(untilStatus(completed, 'in-progress')).map(([, status]) => status)).toEqual(['ringing', 'ringing', 'in-progress', 'in-progress']);
+    expect(legsOf(untilStatus(completed, 'in-progress')).map(([, status]) => status)).toEqual([
+      'ringing',
+      'ringing',
+      'in-progress',
+      'in-progress',
+    ]);
   });
 });

@@ -32,28 +32,48 @@ describe('npm start options', () => {
 
   it('reads every option', () => {
     const parsed = parseRuntimeArgs([
-      '--port', '8080',
-      '--state-dir', '/tmp/cct',
-      '--dynamodb-endpoint', 'http://127.0.0.1:8000/',
-      '--authorizer-cache-ttl', '0',
-      '--rate-limit-per-key', '1000',
-      '--rate-limit-per-network', '0',
-      '--stop-with-pid', '4242',
-      '--webhook-backoff-ms', '20',
-      '--webhook-timeout-ms', '500',
+      '--port',
+      '8080',
+      '--state-dir',
+      '/tmp/cct',
+      '--dynamodb-endpoint',
+      'http://127.0.0.1:8000/',
+      '--authorizer-cache-ttl',
+      '0',
+      '--rate-limit-per-key',
+      '1000',
+      '--rate-limit-per-network',
+      '0',
+      '--stop-with-pid',
+      '4242',
+      '--webhook-backoff-ms',
+      '20',
+      '--webhook-timeout-ms',
+      '500',
       '--allow-http-webhooks',
-      '--text-grace-ms', '2000',
-      '--twilio-auth-token', 'a-token',
-      '--public-url', 'https://abc.tunnel.example/',
-      '--log-level', 'DEBUG',
-      '--callback-rate-limit', '5',
-      '--callback-burst-limit', '8',
-      '--callback-limit-per-address', '0',
+      '--text-grace-ms',
+      '2000',
+      '--twilio-auth-token',
+      'a-token',
+      '--public-url',
+      'https://abc.tunnel.example/',
+      '--log-level',
+      'DEBUG',
+      '--callback-rate-limit',
+      '5',
+      '--callback-burst-limit',
+      '8',
+      '--callback-limit-per-address',
+      '0',
       '--dynamodb-limits',
-      '--transaction-hold-ms', '5',
-      '--partition-write-units', '10',
-      '--item-write-units', '0',
-      '--partition-read-units', '30',
+      '--transaction-hold-ms',
+      '5',
+      '--partition-write-units',
+      '10',
+      '--item-write-units',
+      '0',
+      '--partition-read-units',
+      '30',
     ]);
 
     expect(parsed).toEqual({
@@ -78,27 +98,43 @@ describe('npm start options', () => {
         carrierCallbacks: { rateLimit: 5, burstLimit: 8, limitPerMinutePerAddress: 0 },
         dynamodbLimits: {
           transactionHoldMs: 5,
-          budgets: { partitionWriteUnits: 10, indexPartitionWriteUnits: 10, itemWriteUnits: 0, partitionReadUnits: 30, itemReadUnits: 30 },
+          budgets: {
+            partitionWriteUnits: 10,
+            indexPartitionWriteUnits: 10,
+            itemWriteUnits: 0,
+            partitionReadUnits: 30,
+            itemReadUnits: 30,
+          },
         },
       },
     });
   });
 
-  it('puts the limits engine in front of DynamoDB Local with DynamoDB\'s defaults: a 25 ms hold, 1,000 write and 3,000 read units per second', () => {
+  it("puts the limits engine in front of DynamoDB Local with DynamoDB's defaults: a 25 ms hold, 1,000 write and 3,000 read units per second", () => {
     const parsed = parseRuntimeArgs(['--dynamodb-limits']);
 
     expect(parsed.help === false && parsed.options.dynamodbLimits).toEqual({
       transactionHoldMs: 25,
-      budgets: { partitionWriteUnits: 1000, indexPartitionWriteUnits: 1000, itemWriteUnits: 1000, partitionReadUnits: 3000, itemReadUnits: 3000 },
+      budgets: {
+        partitionWriteUnits: 1000,
+        indexPartitionWriteUnits: 1000,
+        itemWriteUnits: 1000,
+        partitionReadUnits: 3000,
+        itemReadUnits: 3000,
+      },
     });
   });
 
   it('refuses a limits option without --dynamodb-limits, rather than ignore it', () => {
-    expect(() => parseRuntimeArgs(['--transaction-hold-ms', '50'])).toThrow('--transaction-hold-ms: only applies with --dynamodb-limits');
+    expect(() => parseRuntimeArgs(['--transaction-hold-ms', '50'])).toThrow(
+      '--transaction-hold-ms: only applies with --dynamodb-limits',
+    );
   });
 
   it('names the levels when --log-level is not one of them', () => {
-    expect(() => parseRuntimeArgs(['--log-level', 'loud'])).toThrow('--log-level: must be one of debug, info, warn, error, silent');
+    expect(() => parseRuntimeArgs(['--log-level', 'loud'])).toThrow(
+      '--log-level: must be one of debug, info, warn, error, silent',
+    );
   });
 
   it('answers help', () => {
@@ -121,8 +157,16 @@ describe('npm start options', () => {
     ['an empty token', ['--twilio-auth-token', ''], /^--twilio-auth-token: /],
     ['a public URL that is not a URL', ['--public-url', 'example.com'], /^--public-url: /],
     ['a public URL with a query string', ['--public-url', 'https://example.com/?a=1'], /^--public-url: /],
-    ['a callback burst below its rate', ['--callback-rate-limit', '10', '--callback-burst-limit', '5'], /^--callback-burst-limit: /],
-    ['a callback limit that is not a number', ['--callback-limit-per-address', 'many'], /^--callback-limit-per-address: /],
+    [
+      'a callback burst below its rate',
+      ['--callback-rate-limit', '10', '--callback-burst-limit', '5'],
+      /^--callback-burst-limit: /,
+    ],
+    [
+      'a callback limit that is not a number',
+      ['--callback-limit-per-address', 'many'],
+      /^--callback-limit-per-address: /,
+    ],
   ])('refuses %s with a usage error naming it', (_name, argv, message) => {
     expect(() => parseRuntimeArgs(argv)).toThrow(UsageError);
     expect(() => parseRuntimeArgs(argv)).toThrow(message);

@@ -20,8 +20,14 @@ const queues: LocalDelayQueue[] = [];
 const readKept = async (): Promise<KeptMessage[]> => (await queueFile(dir).load()).messages;
 const lineCount = async () => (await readFile(join(dir, QUEUE_FILE), 'utf8')).split('\n').filter(Boolean).length;
 /** A queue whose handler takes one message at a time (`each`), however it batches them. */
-const newQueue = (each: (m: DeliveryMessage) => Promise<unknown> = async () => undefined, options: { concurrency?: number; batchSize?: number } = {}) => {
-  const queue = new LocalDelayQueue((messages) => Promise.allSettled(messages.map(each)), 1_000, { store: queueFile(dir), ...options });
+const newQueue = (
+  each: (m: DeliveryMessage) => Promise<unknown> = async () => undefined,
+  options: { concurrency?: number; batchSize?: number } = {},
+) => {
+  const queue = new LocalDelayQueue((messages) => Promise.allSettled(messages.map(each)), 1_000, {
+    store: queueFile(dir),
+    ...options,
+  });
   queues.push(queue);
   return queue;
 };
@@ -50,12 +56,17 @@ describe('the local delay queue with a state file', () => {
 
     // Assess
     expect(resumed).toBe(1);
-    expect(kept).toEqual([{ id: expect.any(Number), message: message(3), visibleAt: expect.any(Number), receiveCount: 1 }]);
+    expect(kept).toEqual([
+      { id: expect.any(Number), message: message(3), visibleAt: expect.any(Number), receiveCount: 1 },
+    ]);
     expect(await readKept()).toEqual(kept);
   });
 
   it('runs at once a message whose time passed while stopped, and forgets it once handled', async () => {
-    await writeFile(join(dir, QUEUE_FILE), `${JSON.stringify({ version: 2 })}\n${JSON.stringify({ keep: { id: 7, message: message(2), visibleAt: 1, receiveCount: 1 } })}\n`);
+    await writeFile(
+      join(dir, QUEUE_FILE),
+      `${JSON.stringify({ version: 2 })}\n${JSON.stringify({ keep: { id: 7, message: message(2), visibleAt: 1, receiveCount: 1 } })}\n`,
+    );
     let handled!: (m: DeliveryMessage) => void;
     const received = new Promise<DeliveryMessage>((resolve) => (handled = resolve));
     const queue = newQueue(async (m) => handled(m));
@@ -107,8 +118,12 @@ describe('the local delay queue with a state file', () => {
   }, 30_000);
 
   it('skips a torn last line (a crash in the middle of an append) and resumes the rest', async () => {
-    const keep = (id: number, attempt: number) => JSON.stringify({ keep: { id, message: message(attempt), visibleAt: Date.now() + 60_000, receiveCount: 1 } });
-    await writeFile(join(dir, QUEUE_FILE), `${JSON.stringify({ version: 2 })}\n${keep(1, 2)}\n${keep(2, 3)}\n${JSON.stringify({ done: 1 })}\n{"keep":{"id":3,"mess`);
+    const keep = (id: number, attempt: number) =>
+      JSON.stringify({ keep: { id, message: message(attempt), visibleAt: Date.now() + 60_000, receiveCount: 1 } });
+    await writeFile(
+      join(dir, QUEUE_FILE),
+      `${JSON.stringify({ version: 2 })}\n${keep(1, 2)}\n${keep(2, 3)}\n${JSON.stringify({ done: 1 })}\n{"keep":{"id":3,"mess`,
+    );
 
     const { messages, skipped } = await queueFile(dir).load();
 

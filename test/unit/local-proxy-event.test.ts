@@ -1,7 +1,15 @@
 import { lambdaContext, toProxyEvent, type EventInput } from '../../local/proxy-event';
 
 const input = (request: Partial<EventInput['request']> = {}, rest: Partial<EventInput> = {}): EventInput => ({
-  request: { method: 'GET', rawPath: '/api/v1/calls', rawQuery: '', rawHeaders: [], body: null, sourceIp: '127.0.0.1', ...request },
+  request: {
+    method: 'GET',
+    rawPath: '/api/v1/calls',
+    rawQuery: '',
+    rawHeaders: [],
+    body: null,
+    sourceIp: '127.0.0.1',
+    ...request,
+  },
   resource: '/api/v1/calls',
   pathParameters: null,
   authorizer: null,
@@ -33,24 +41,41 @@ describe('the API Gateway proxy event of the local runtime', () => {
   });
 
   it('keeps header names as the client wrote them, the last value of a repeated one in headers', () => {
-    const event = toProxyEvent(input({ rawHeaders: ['Content-Type', 'application/json', 'X-Trace', 'a', 'X-Trace', 'b'] }));
+    const event = toProxyEvent(
+      input({ rawHeaders: ['Content-Type', 'application/json', 'X-Trace', 'a', 'X-Trace', 'b'] }),
+    );
 
     expect(event.headers).toMatchObject({ 'Content-Type': 'application/json', 'X-Trace': 'b' });
     expect(event.multiValueHeaders).toMatchObject({ 'Content-Type': ['application/json'], 'X-Trace': ['a', 'b'] });
   });
 
   it('adds the X-Forwarded headers API Gateway adds, appending the client to X-Forwarded-For', () => {
-    const event = toProxyEvent(input({ rawHeaders: ['x-forwarded-for', '198.51.100.7', 'X-Forwarded-Proto', 'https'], sourceIp: '127.0.0.1', serverPort: 3000 }));
+    const event = toProxyEvent(
+      input({
+        rawHeaders: ['x-forwarded-for', '198.51.100.7', 'X-Forwarded-Proto', 'https'],
+        sourceIp: '127.0.0.1',
+        serverPort: 3000,
+      }),
+    );
 
-    expect(event.headers).toEqual({ 'X-Forwarded-For': '198.51.100.7, 127.0.0.1', 'X-Forwarded-Port': '3000', 'X-Forwarded-Proto': 'http' });
+    expect(event.headers).toEqual({
+      'X-Forwarded-For': '198.51.100.7, 127.0.0.1',
+      'X-Forwarded-Port': '3000',
+      'X-Forwarded-Proto': 'http',
+    });
   });
 
   it('passes the body as text, null when there is none, base64 only for a binary media type of the API', () => {
     const json = Buffer.from('{"a":1}');
-    const withBody = toProxyEvent(input({ method: 'POST', body: json, rawHeaders: ['Content-Type', 'application/json'] }));
+    const withBody = toProxyEvent(
+      input({ method: 'POST', body: json, rawHeaders: ['Content-Type', 'application/json'] }),
+    );
     const without = toProxyEvent(input());
     const binary = toProxyEvent(
-      input({ method: 'POST', body: Buffer.from([0xff, 0x00]), rawHeaders: ['Content-Type', 'image/png'] }, { binaryMediaTypes: ['image/*'] }),
+      input(
+        { method: 'POST', body: Buffer.from([0xff, 0x00]), rawHeaders: ['Content-Type', 'image/png'] },
+        { binaryMediaTypes: ['image/*'] },
+      ),
     );
 
     expect([withBody.body, withBody.isBase64Encoded]).toEqual(['{"a":1}', false]);
@@ -62,7 +87,12 @@ describe('the API Gateway proxy event of the local runtime', () => {
     const authorizer = { principalId: 'k1', context: { tenantId: 't1', keyId: 'k1' }, integrationLatency: 12 };
     const event = toProxyEvent(input({}, { authorizer, pathParameters: { id: 'c1' } }));
 
-    expect(event.requestContext.authorizer).toEqual({ tenantId: 't1', keyId: 'k1', principalId: 'k1', integrationLatency: 12 });
+    expect(event.requestContext.authorizer).toEqual({
+      tenantId: 't1',
+      keyId: 'k1',
+      principalId: 'k1',
+      integrationLatency: 12,
+    });
     expect(event.requestContext.requestId).toBe('req-1');
     expect(event.requestContext.requestTimeEpoch).toBe(Date.parse('2026-11-21T10:00:00Z'));
     expect(event.pathParameters).toEqual({ id: 'c1' });
@@ -78,7 +108,12 @@ describe('the API Gateway proxy event of the local runtime', () => {
 describe('the Lambda context of the local runtime', () => {
   it('counts the remaining time down from the timeout, never below 0', () => {
     let now = 5_000;
-    const context = lambdaContext({ functionName: 'cct-local-getMe', awsRequestId: 'aws-1', timeoutMs: 29_000, now: () => now });
+    const context = lambdaContext({
+      functionName: 'cct-local-getMe',
+      awsRequestId: 'aws-1',
+      timeoutMs: 29_000,
+      now: () => now,
+    });
 
     const atStart = context.getRemainingTimeInMillis();
     now += 10_000;

@@ -35,8 +35,14 @@ describe("Accept-Encoding, negotiated as API Gateway's documentation describes i
 });
 
 describe('which responses are compressed', () => {
-  const body = JSON.stringify({ contacts: Array.from({ length: 40 }, (_, i) => ({ id: `c${i}`, displayName: `Contact ${i}` })) });
-  const page: { statusCode: number; headers: Record<string, string>; body: string } = { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body };
+  const body = JSON.stringify({
+    contacts: Array.from({ length: 40 }, (_, i) => ({ id: `c${i}`, displayName: `Contact ${i}` })),
+  });
+  const page: { statusCode: number; headers: Record<string, string>; body: string } = {
+    statusCode: 200,
+    headers: { 'Content-Type': 'application/json' },
+    body,
+  };
 
   it('a body at the threshold or above, with the coding asked for, and no stale Content-Length', async () => {
     // Prepare

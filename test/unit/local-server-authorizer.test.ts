@@ -14,13 +14,17 @@ import { createApiServer } from '../../local/server';
  */
 const getMe = { method: 'GET', path: '/me', operationId: 'getMe', auth: 'apiKey', scope: null } as unknown as RouteSpec;
 const key = `cct_${randomBytes(32).toString('base64url')}`;
-const authorize = jest.fn(
-  async (): Promise<AuthorizerOutcome> => ({
-    kind: 'policy',
-    result: { principalId: 'k1', policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }] } },
-    latencyMs: 1,
-  }),
-);
+const authorize = jest.fn(async (): Promise<AuthorizerOutcome> => ({
+  kind: 'policy',
+  result: {
+    principalId: 'k1',
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }],
+    },
+  },
+  latencyMs: 1,
+}));
 
 let server: Server;
 let url: string;
@@ -48,17 +52,22 @@ describe('a token the authorizer’s validation expression does not match', () =
     ['a key one character short', `Bearer ${key.slice(0, -1)}`],
     ['two keys', `Bearer ${key} ${key}`],
     ['a key of another format', 'Bearer not-a-key'],
-  ])('is answered 401 with WWW-Authenticate: Bearer and the Error body, the authorizer never asked: %s', async (_case, header) => {
-    const response = await fetch(url, { headers: { Authorization: header } });
+  ])(
+    'is answered 401 with WWW-Authenticate: Bearer and the Error body, the authorizer never asked: %s',
+    async (_case, header) => {
+      const response = await fetch(url, { headers: { Authorization: header } });
 
-    expect(response.status).toBe(401);
-    expect(response.headers.get('WWW-Authenticate')).toBe('Bearer');
-    expect(await response.json()).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: expect.any(String) });
-    expect(authorize).not.toHaveBeenCalled();
-  });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('WWW-Authenticate')).toBe('Bearer');
+      expect(await response.json()).toEqual({ ...GATEWAY_RESPONSES.unauthorized.body, requestId: expect.any(String) });
+      expect(authorize).not.toHaveBeenCalled();
+    },
+  );
 
   it('lets every well-formed token through to the authorizer, the scheme in any case', async () => {
-    const responses = await Promise.all([`Bearer ${key}`, `bearer  ${key}`].map((header) => fetch(url, { headers: { Authorization: header } })));
+    const responses = await Promise.all(
+      [`Bearer ${key}`, `bearer  ${key}`].map((header) => fetch(url, { headers: { Authorization: header } })),
+    );
 
     expect(responses.map((response) => response.status)).toEqual([200, 200]);
     expect(authorize).toHaveBeenCalledTimes(2);

@@ -44,7 +44,8 @@ describe('segments', () => {
     // Act & Assess
     expect(costCentsOf('a'.repeat(161), 4)).toBe(8);
     expect(smsRateCentsOf({ smsRateCents: 3 })).toBe(3);
-    for (const rate of [undefined, -1, 0, 1.5, 101]) expect(() => smsRateCentsOf({ id: 't1', smsRateCents: rate })).toThrow('holds no valid smsRateCents');
+    for (const rate of [undefined, -1, 0, 1.5, 101])
+      expect(() => smsRateCentsOf({ id: 't1', smsRateCents: rate })).toThrow('holds no valid smsRateCents');
   });
 });
 
@@ -61,7 +62,12 @@ describe('charging a spend shard', () => {
         Key: { pk: `T#${tenantId}#SPEND#7`, sk: 'SPEND' },
         UpdateExpression: 'ADD #spend :cost, #headroom :minusCost',
         ConditionExpression: 'attribute_exists(pk) AND #version = :version AND #owing = :false AND #headroom >= :cost',
-        ExpressionAttributeNames: { '#spend': 'spendCents', '#version': 'limitVersion', '#owing': 'owing', '#headroom': 'headroomCents' },
+        ExpressionAttributeNames: {
+          '#spend': 'spendCents',
+          '#version': 'limitVersion',
+          '#owing': 'owing',
+          '#headroom': 'headroomCents',
+        },
         ExpressionAttributeValues: { ':cost': 2, ':version': 4, ':false': false, ':minusCost': -2 },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
@@ -94,21 +100,34 @@ describe('charging a spend shard', () => {
 });
 
 describe('settling the spend shards', () => {
-  const policy = (spendingLimitCents: number | null, version = 1) => ({ billingStatus: 'active' as const, spendingLimitCents, version });
-  const shard = (n: number, spendCents: number, headroomCents: number, limitVersion = 1, owing = false): SpendShard => ({ shard: n, spendCents, headroomCents, limitVersion, owing });
+  const policy = (spendingLimitCents: number | null, version = 1) => ({
+    billingStatus: 'active' as const,
+    spendingLimitCents,
+    version,
+  });
+  const shard = (
+    n: number,
+    spendCents: number,
+    headroomCents: number,
+    limitVersion = 1,
+    owing = false,
+  ): SpendShard => ({ shard: n, spendCents, headroomCents, limitVersion, owing });
   /** Shards after the plan: the ones it writes, the others as they were. */
   const after = (shards: (SpendShard | undefined)[], writes: ReturnType<typeof planSettlement>) =>
     shards.map((s, i) => writes.find((w) => w.to.shard === i)?.to ?? s);
   const spread = (perShard: (n: number) => [number, number], version = 1, owing = false) =>
     Array.from({ length: SPEND_SHARDS }, (_, n) => shard(n, ...perShard(n), version, owing));
-  const total = (shards: (SpendShard | undefined)[], field: 'spendCents' | 'headroomCents') => shards.reduce((sum, s) => sum + (s ? s[field] : 0), 0);
+  const total = (shards: (SpendShard | undefined)[], field: 'spendCents' | 'headroomCents') =>
+    shards.reduce((sum, s) => sum + (s ? s[field] : 0), 0);
 
   it('creates missing shards with the limit split over all of them, far from the limit', () => {
     // Act
     const writes = planSettlement(policy(1_000, 0), Array(SPEND_SHARDS).fill(undefined), 1, 0);
     // Assess
     expect(writes).toHaveLength(SPEND_SHARDS);
-    expect(writes.every((w) => w.from === undefined && w.to.spendCents === 0 && !w.to.owing && w.to.limitVersion === 0)).toBe(true);
+    expect(
+      writes.every((w) => w.from === undefined && w.to.spendCents === 0 && !w.to.owing && w.to.limitVersion === 0),
+    ).toBe(true);
     expect(writes.map((w) => w.to.headroomCents)).toEqual(splitEvenly(1_000, SPEND_SHARDS));
   });
 
@@ -132,9 +151,21 @@ describe('settling the spend shards', () => {
 
   it('stays owing while refunds have not paid the debt, and settles out of it once they have', () => {
     // Prepare: limit 1, spend 3 -> debt 2 owed; then refunds of 1 cent each on shards 0 and 1
-    const owing = after(spread((n) => [n < 3 ? 1 : 0, 0]), planSettlement(policy(1, 2), spread((n) => [n < 3 ? 1 : 0, 0]), 1, 0));
-    const refundOnce = owing.map((s) => (s!.shard === 0 ? { ...s!, spendCents: s!.spendCents - 1, headroomCents: s!.headroomCents + 1 } : s));
-    const refundTwice = refundOnce.map((s) => (s!.shard === 1 ? { ...s!, spendCents: s!.spendCents - 1, headroomCents: s!.headroomCents + 1 } : s));
+    const owing = after(
+      spread((n) => [n < 3 ? 1 : 0, 0]),
+      planSettlement(
+        policy(1, 2),
+        spread((n) => [n < 3 ? 1 : 0, 0]),
+        1,
+        0,
+      ),
+    );
+    const refundOnce = owing.map((s) =>
+      s!.shard === 0 ? { ...s!, spendCents: s!.spendCents - 1, headroomCents: s!.headroomCents + 1 } : s,
+    );
+    const refundTwice = refundOnce.map((s) =>
+      s!.shard === 1 ? { ...s!, spendCents: s!.spendCents - 1, headroomCents: s!.headroomCents + 1 } : s,
+    );
     // Act + Assess: a debt of 1 is still owed after one refund (shard 0 may be above 0: the flag stops it)
     expect(total(refundOnce, 'headroomCents')).toBe(-1);
     expect(planSettlement(policy(1, 2), refundOnce, 1, 0)).toEqual([]);
@@ -150,7 +181,13 @@ describe('settling the spend shards', () => {
     // Act
     const settled = after(shards, planSettlement(policy(20), shards, 4, 30));
     // Assess: 5 shards of 4, starting at the offset; the total unchanged
-    expect(settled.filter((s) => s!.headroomCents > 0).map((s) => [s!.shard, s!.headroomCents])).toEqual([[0, 4], [1, 4], [2, 4], [30, 4], [31, 4]]);
+    expect(settled.filter((s) => s!.headroomCents > 0).map((s) => [s!.shard, s!.headroomCents])).toEqual([
+      [0, 4],
+      [1, 4],
+      [2, 4],
+      [30, 4],
+      [31, 4],
+    ]);
     expect(total(settled, 'headroomCents')).toBe(20);
   });
 

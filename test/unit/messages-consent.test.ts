@@ -14,23 +14,33 @@ const tenantId = '0199a000-0000-7000-8000-000000000001';
 const table = process.env.TABLE_NAME!;
 const ledgerKey = (number: string) => ({ pk: `T#${tenantId}#CONSENT#${number}`, sk: 'CONSENT' });
 const cancelled = (...codes: string[]) =>
-  new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+  new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
 
 describe('consent keywords', () => {
-  it.each(['STOP', 'stopall', 'Unsubscribe', 'CANCEL', 'end', 'QUIT', 'revoke', 'OptOut', '  stop\n'])('"%s" opts out', (body) => {
-    // Act & Assess
-    expect(consentKeywordOf(body)).toEqual({ keyword: body.trim().toUpperCase(), status: 'opted_out' });
-  });
+  it.each(['STOP', 'stopall', 'Unsubscribe', 'CANCEL', 'end', 'QUIT', 'revoke', 'OptOut', '  stop\n'])(
+    '"%s" opts out',
+    (body) => {
+      // Act & Assess
+      expect(consentKeywordOf(body)).toEqual({ keyword: body.trim().toUpperCase(), status: 'opted_out' });
+    },
+  );
 
   it.each(['START', 'unstop', 'Yes', ' yes '])('"%s" opts in', (body) => {
     // Act & Assess
     expect(consentKeywordOf(body)).toEqual({ keyword: body.trim().toUpperCase(), status: 'opted_in' });
   });
 
-  it.each(['stop please', 'STOP!', 'S T O P', '', 'yes please', 'STARTED', 'HELP', 'INFO'])('"%s" is not a keyword (the whole body must be one; HELP changes nothing)', (body) => {
-    // Act & Assess
-    expect(consentKeywordOf(body)).toBeNull();
-  });
+  it.each(['stop please', 'STOP!', 'S T O P', '', 'yes please', 'STARTED', 'HELP', 'INFO'])(
+    '"%s" is not a keyword (the whole body must be one; HELP changes nothing)',
+    (body) => {
+      // Act & Assess
+      expect(consentKeywordOf(body)).toBeNull();
+    },
+  );
 
   it.each([
     ['a custom opt-out keyword', 'ARRET', 'STOP', 'opted_out'],
@@ -61,7 +71,12 @@ describe('consent keywords', () => {
 });
 
 describe('the consent ledger', () => {
-  const change = { status: 'opted_out' as const, source: 'sms_keyword', at: new Date('2026-10-01T10:00:00.000Z'), note: 'Replied STOP' };
+  const change = {
+    status: 'opted_out' as const,
+    source: 'sms_keyword',
+    at: new Date('2026-10-01T10:00:00.000Z'),
+    note: 'Replied STOP',
+  };
   /** The ledger's update of one number: the same in a transaction and on its own. */
   const ledgerUpdate = (number: string) => ({
     TableName: table,
@@ -73,21 +88,39 @@ describe('the consent ledger', () => {
     // The later change wins: a keyword the carrier retried late never overrides a newer one.
     ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
     ExpressionAttributeNames: {
-      '#type': 'type', '#tenantId': 'tenantId', '#number': 'number', '#consentStatus': 'consentStatus', '#consentSource': 'consentSource',
-      '#consentAt': 'consentAt', '#consentNote': 'consentNote', '#changedAt': 'changedAt', '#sequence': 'sequence', '#at': 'consentAt',
+      '#type': 'type',
+      '#tenantId': 'tenantId',
+      '#number': 'number',
+      '#consentStatus': 'consentStatus',
+      '#consentSource': 'consentSource',
+      '#consentAt': 'consentAt',
+      '#consentNote': 'consentNote',
+      '#changedAt': 'changedAt',
+      '#sequence': 'sequence',
+      '#at': 'consentAt',
     },
     ExpressionAttributeValues: {
-      ':set_type': 'consent', ':set_tenantId': tenantId, ':set_number': number, ':set_consentStatus': 'opted_out', ':set_consentSource': 'sms_keyword',
-      ':set_consentAt': '2026-10-01T10:00:00.000Z', ':set_consentNote': 'Replied STOP', ':set_changedAt': expect.any(Number), ':add_sequence': 1, ':at': '2026-10-01T10:00:00.000Z',
+      ':set_type': 'consent',
+      ':set_tenantId': tenantId,
+      ':set_number': number,
+      ':set_consentStatus': 'opted_out',
+      ':set_consentSource': 'sms_keyword',
+      ':set_consentAt': '2026-10-01T10:00:00.000Z',
+      ':set_consentNote': 'Replied STOP',
+      ':set_changedAt': expect.any(Number),
+      ':add_sequence': 1,
+      ':at': '2026-10-01T10:00:00.000Z',
     },
   });
 
   const holder = '0199a000-0000-7000-8000-0000000000c1';
   const claimKey = (number: string) => ({ pk: `T#${tenantId}#NUMBER#${number}`, sk: 'NUMBER' });
 
-  it("records a change on the number with the copy on the contact that holds it, in one transaction guarded on the holder", async () => {
+  it('records a change on the number with the copy on the contact that holds it, in one transaction guarded on the holder', async () => {
     // Prepare
-    ddb.on(GetCommand, { Key: claimKey('+14155550100') }).resolves({ Item: { ...claimKey('+14155550100'), contactId: holder } });
+    ddb
+      .on(GetCommand, { Key: claimKey('+14155550100') })
+      .resolves({ Item: { ...claimKey('+14155550100'), contactId: holder } });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
     const recorded = await recordConsentChange(tenantId, '+14155550100', change);
@@ -100,13 +133,22 @@ describe('the consent ledger', () => {
       Key: { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' },
       ConditionExpression: 'attribute_exists(pk) AND #holdsNumber = :heldNumber',
       ExpressionAttributeValues: {
-        ':set_consentStatus': 'opted_out', ':set_consentSource': 'sms_keyword', ':set_consentAt': '2026-10-01T10:00:00.000Z', ':set_consentNote': 'Replied STOP',
+        ':set_consentStatus': 'opted_out',
+        ':set_consentSource': 'sms_keyword',
+        ':set_consentAt': '2026-10-01T10:00:00.000Z',
+        ':set_consentNote': 'Replied STOP',
         ':heldNumber': '+14155550100',
         // The contact shows the change: its sequence moves, and it goes to the end of the feed of changes.
-        ':add_sequence': 1, ':set_changespk': `T#${tenantId}#CONTACT_CHANGES`, ':set_changessk': expect.any(String),
+        ':add_sequence': 1,
+        ':set_changespk': `T#${tenantId}#CONTACT_CHANGES`,
+        ':set_changessk': expect.any(String),
       },
     });
-    expect(claim.ConditionCheck).toMatchObject({ Key: claimKey('+14155550100'), ConditionExpression: 'contactId = :holder', ExpressionAttributeValues: { ':holder': holder } });
+    expect(claim.ConditionCheck).toMatchObject({
+      Key: claimKey('+14155550100'),
+      ConditionExpression: 'contactId = :holder',
+      ExpressionAttributeValues: { ':holder': holder },
+    });
   });
 
   it('records a change on a number nobody holds with the check that still nobody does', async () => {
@@ -118,7 +160,10 @@ describe('the consent ledger', () => {
     // Assess
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(items).toHaveLength(2);
-    expect(items[1].ConditionCheck).toMatchObject({ Key: claimKey('+14155550100'), ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(items[1].ConditionCheck).toMatchObject({
+      Key: claimKey('+14155550100'),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
   });
 
   it('reports no change when a later change is on record', async () => {
@@ -138,13 +183,21 @@ describe('the consent ledger', () => {
       .on(GetCommand, { Key: claimKey('+14155550100') })
       .resolvesOnce({ Item: { contactId: holder } })
       .resolves({ Item: { contactId: 'new-holder' } });
-    ddb.on(TransactWriteCommand).rejectsOnce(cancelled('None', 'ConditionalCheckFailed', 'ConditionalCheckFailed')).resolves({});
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled('None', 'ConditionalCheckFailed', 'ConditionalCheckFailed'))
+      .resolves({});
     // Act
     const recorded = await recordConsentChange(tenantId, '+14155550100', change);
     // Assess
     expect(recorded).toBe(true);
-    const copies = ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems![1].Update!.Key);
-    expect(copies).toEqual([{ pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' }, { pk: `T#${tenantId}#CONTACT#new-holder`, sk: 'CONTACT' }]);
+    const copies = ddb
+      .commandCalls(TransactWriteCommand)
+      .map((call) => call.args[0].input.TransactItems![1].Update!.Key);
+    expect(copies).toEqual([
+      { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' },
+      { pk: `T#${tenantId}#CONTACT#new-holder`, sk: 'CONTACT' },
+    ]);
   });
 
   it('gives the inbound transaction the same guarded update', () => {
@@ -175,14 +228,32 @@ describe('the consent ledger', () => {
       .on(GetCommand)
       .resolves({})
       .on(GetCommand, { Key: ledgerKey('+14155550100') })
-      .resolves({ Item: { ...ledgerKey('+14155550100'), number: '+14155550100', consentStatus: 'opted_out', consentSource: 'carrier_opt_out', consentAt: '2026-10-01T10:00:00.000Z', consentNote: 'Carrier refused a send (error 21610)' } });
+      .resolves({
+        Item: {
+          ...ledgerKey('+14155550100'),
+          number: '+14155550100',
+          consentStatus: 'opted_out',
+          consentSource: 'carrier_opt_out',
+          consentAt: '2026-10-01T10:00:00.000Z',
+          consentNote: 'Carrier refused a send (error 21610)',
+        },
+      });
     // Act
     const known = await consentOf(tenantId, '+14155550100');
     const unknown = await consentOf(tenantId, '+14155550199');
     // Assess
-    expect(known).toEqual({ status: 'opted_out', source: 'carrier_opt_out', at: '2026-10-01T10:00:00.000Z', note: 'Carrier refused a send (error 21610)' });
+    expect(known).toEqual({
+      status: 'opted_out',
+      source: 'carrier_opt_out',
+      at: '2026-10-01T10:00:00.000Z',
+      note: 'Carrier refused a send (error 21610)',
+    });
     expect(unknown).toEqual({ status: 'unknown', source: null, at: null, note: null });
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { TableName: table, Key: ledgerKey('+14155550100'), ConsistentRead: true });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
+      TableName: table,
+      Key: ledgerKey('+14155550100'),
+      ConsistentRead: true,
+    });
   });
 });
 
@@ -193,16 +264,29 @@ describe('batchGetItems', () => {
     const optedIn = { ...ledgerKey('+14155550101'), consentStatus: 'opted_in' };
     ddb
       .on(BatchGetCommand)
-      .resolvesOnce({ Responses: { [table]: [opted] }, UnprocessedKeys: { [table]: { Keys: [ledgerKey('+14155550101')] } } })
+      .resolvesOnce({
+        Responses: { [table]: [opted] },
+        UnprocessedKeys: { [table]: { Keys: [ledgerKey('+14155550101')] } },
+      })
       .resolvesOnce({ Responses: { [table]: [optedIn] } });
     // Act
-    const rows = await batchGetItems([ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')], { consistentRead: true });
+    const rows = await batchGetItems(
+      [ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')],
+      { consistentRead: true },
+    );
     // Assess: the retry asks for the unprocessed key only; a key without a row is missing
     expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 2);
     expect(ddb).toHaveReceivedNthSpecificCommandWith(1, BatchGetCommand, {
-      RequestItems: { [table]: { Keys: [ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')], ConsistentRead: true } },
+      RequestItems: {
+        [table]: {
+          Keys: [ledgerKey('+14155550100'), ledgerKey('+14155550101'), ledgerKey('+14155550102')],
+          ConsistentRead: true,
+        },
+      },
     });
-    expect(ddb).toHaveReceivedNthSpecificCommandWith(2, BatchGetCommand, { RequestItems: { [table]: { Keys: [ledgerKey('+14155550101')], ConsistentRead: true } } });
+    expect(ddb).toHaveReceivedNthSpecificCommandWith(2, BatchGetCommand, {
+      RequestItems: { [table]: { Keys: [ledgerKey('+14155550101')], ConsistentRead: true } },
+    });
     expect(rows).toEqual([opted, optedIn]);
   });
 
@@ -213,7 +297,9 @@ describe('batchGetItems', () => {
     // Act
     await batchGetItems(keys);
     // Assess
-    const batches = ddb.commandCalls(BatchGetCommand).map((call) => call.args[0].input.RequestItems![table].Keys!.length);
+    const batches = ddb
+      .commandCalls(BatchGetCommand)
+      .map((call) => call.args[0].input.RequestItems![table].Keys!.length);
     expect(batches).toEqual([100, 1]);
   });
 

@@ -1,7 +1,15 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { handler as listThreads } from '../../lambdas/handlers/api/list-threads';
 import { handler as listMessages } from '../../lambdas/handlers/api/list-messages';
@@ -16,7 +24,8 @@ jest.mock('../../lambdas/contexts/carrier/create-carrier', () => {
   const send = jest.fn();
   return { createCarrier: () => ({ name: 'twilio', send }), mockSend: send };
 });
-const carrierSend = (jest.requireMock('../../lambdas/contexts/carrier/create-carrier') as { mockSend: jest.Mock }).mockSend;
+const carrierSend = (jest.requireMock('../../lambdas/contexts/carrier/create-carrier') as { mockSend: jest.Mock })
+  .mockSend;
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const principal = aPrincipal();
@@ -35,7 +44,10 @@ beforeEach(() => {
 });
 
 /** Table calls other than the limiter's counter update. */
-const dataCalls = () => ddb.calls().filter((call) => !String((call.args[0].input as { Key?: { pk?: string } }).Key?.pk ?? '').includes('#RATE#'));
+const dataCalls = () =>
+  ddb
+    .calls()
+    .filter((call) => !String((call.args[0].input as { Key?: { pk?: string } }).Key?.pk ?? '').includes('#RATE#'));
 
 const organization = (fields: Record<string, unknown> = {}) => ({
   ...tenantRow,
@@ -55,10 +67,21 @@ const organization = (fields: Record<string, unknown> = {}) => ({
 
 /** The organization's spend shards as a BatchGetItem of them answers. */
 const shards = (headroomOf: (shard: number) => number, fields: Record<string, unknown> = {}) =>
-  Array.from({ length: 32 }, (_, shard) => ({ ...shardKey(shard), shard, spendCents: 0, headroomCents: headroomOf(shard), owing: false, limitVersion: 0, ...fields }));
+  Array.from({ length: 32 }, (_, shard) => ({
+    ...shardKey(shard),
+    shard,
+    spendCents: 0,
+    headroomCents: headroomOf(shard),
+    owing: false,
+    limitVersion: 0,
+    ...fields,
+  }));
 
 const send = (body: unknown, headers: Record<string, string> = {}) =>
-  sendMessage(apiEvent({ method: 'POST', body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } }), lambdaContext);
+  sendMessage(
+    apiEvent({ method: 'POST', body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } }),
+    lambdaContext,
+  );
 
 describe('GET /messages', () => {
   /** A thread's entry in gsi2 (its keys alone) and its row, for a thread whose newest message is `lastMessageId`. */
@@ -66,23 +89,40 @@ describe('GET /messages', () => {
     const key = { pk: `${pk}#THREAD#+1415555010${n}`, sk: 'THREAD' };
     const entry = { ...key, gsi2pk: `${pk}#THREADS`, gsi2sk: `2026-10-01T10:00:00.000Z#${lastMessageId}` };
     const row = {
-      ...entry, counterpartNumber: `+1415555010${n}`, lastMessage: 'Hi', lastDirection: 'inbound', lastStatus: 'received',
-      lastAt: '2026-10-01T10:00:00.000Z', messageCount: 1, unreadCount: 0, lastMessageId, ...fields,
+      ...entry,
+      counterpartNumber: `+1415555010${n}`,
+      lastMessage: 'Hi',
+      lastDirection: 'inbound',
+      lastStatus: 'received',
+      lastAt: '2026-10-01T10:00:00.000Z',
+      messageCount: 1,
+      unreadCount: 0,
+      lastMessageId,
+      ...fields,
     };
     return { key, entry, row };
   };
 
-  it('lists threads from gsi2 newest activity first, reading the page\'s threads by key, with hasUnread from the unread counter', async () => {
+  it("lists threads from gsi2 newest activity first, reading the page's threads by key, with hasUnread from the unread counter", async () => {
     // Prepare: the index holds keys; the batch read answers in its own order.
     const newer = threadOf(1, '019a5f10-2000-7000-8000-000000000001', { messageCount: 3, unreadCount: 2 });
-    const older = threadOf(2, '019a5f10-1000-7000-8000-000000000002', { lastDirection: 'outbound', lastStatus: 'sent' });
+    const older = threadOf(2, '019a5f10-1000-7000-8000-000000000002', {
+      lastDirection: 'outbound',
+      lastStatus: 'sent',
+    });
     ddb.on(QueryCommand).resolves({ Items: [newer.entry, older.entry] });
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: [older.row, newer.row] } });
     // Act
     const result = await listThreads(apiEvent(), lambdaContext);
     // Assess
     expect(result.statusCode).toBe(200);
-    expect(bodyOf(result).threads.map((t: { counterpartNumber: string; hasUnread: boolean; messageCount: number }) => [t.counterpartNumber, t.hasUnread, t.messageCount])).toEqual([
+    expect(
+      bodyOf(result).threads.map((t: { counterpartNumber: string; hasUnread: boolean; messageCount: number }) => [
+        t.counterpartNumber,
+        t.hasUnread,
+        t.messageCount,
+      ]),
+    ).toEqual([
       ['+14155550101', true, 3],
       ['+14155550102', false, 1],
     ]);
@@ -91,31 +131,52 @@ describe('GET /messages', () => {
       ExpressionAttributeValues: { ':pk': `${pk}#THREADS` },
       ScanIndexForward: false,
     });
-    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, { RequestItems: { [process.env.TABLE_NAME!]: { Keys: [newer.key, older.key] } } });
+    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, {
+      RequestItems: { [process.env.TABLE_NAME!]: { Keys: [newer.key, older.key] } },
+    });
     // Reading never marks anything read: no write besides the rate-limit count.
-    expect(dataCalls().filter((c) => !(c.args[0] instanceof QueryCommand) && !(c.args[0] instanceof BatchGetCommand))).toHaveLength(0);
+    expect(
+      dataCalls().filter((c) => !(c.args[0] instanceof QueryCommand) && !(c.args[0] instanceof BatchGetCommand)),
+    ).toHaveLength(0);
   });
 
   it('reads one thread more than the page below the cursor and answers the last thread as nextCursor', async () => {
     // Prepare: the cursor is the newest message id of the previous page's last thread.
     const cursor = '019a5f10-3a00-7000-8000-000000000001';
-    const threads = [threadOf(1, '019a5f10-2000-7000-8000-000000000001'), threadOf(2, '019a5f10-1000-7000-8000-000000000002'), threadOf(3, '019a5f10-0000-7000-8000-000000000003')];
+    const threads = [
+      threadOf(1, '019a5f10-2000-7000-8000-000000000001'),
+      threadOf(2, '019a5f10-1000-7000-8000-000000000002'),
+      threadOf(3, '019a5f10-0000-7000-8000-000000000003'),
+    ];
     ddb.on(QueryCommand).resolves({ Items: threads.map((t) => t.entry) });
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: threads.slice(0, 2).map((t) => t.row) } });
+    ddb
+      .on(BatchGetCommand)
+      .resolves({ Responses: { [process.env.TABLE_NAME!]: threads.slice(0, 2).map((t) => t.row) } });
     // Act
     const result = await listThreads(apiEvent({ query: { limit: '2', cursor } }), lambdaContext);
     // Assess
     expect(result.statusCode).toBe(200);
-    expect(bodyOf(result)).toEqual({ threads: [expect.objectContaining({ counterpartNumber: '+14155550101' }), expect.objectContaining({ counterpartNumber: '+14155550102' })], nextCursor: '019a5f10-1000-7000-8000-000000000002' });
+    expect(bodyOf(result)).toEqual({
+      threads: [
+        expect.objectContaining({ counterpartNumber: '+14155550101' }),
+        expect.objectContaining({ counterpartNumber: '+14155550102' }),
+      ],
+      nextCursor: '019a5f10-1000-7000-8000-000000000002',
+    });
     expect(bodyOf(result).threads[0]).not.toHaveProperty('lastMessageId');
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'gsi2',
       KeyConditionExpression: '#pk = :pk AND #sk < :before',
-      ExpressionAttributeValues: { ':pk': `${pk}#THREADS`, ':before': `${new Date(0x019a5f103a00).toISOString()}#${cursor}` },
+      ExpressionAttributeValues: {
+        ':pk': `${pk}#THREADS`,
+        ':before': `${new Date(0x019a5f103a00).toISOString()}#${cursor}`,
+      },
       Limit: 3,
     });
     // Only the page's threads are read, not the one read ahead.
-    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, { RequestItems: { [process.env.TABLE_NAME!]: { Keys: threads.slice(0, 2).map((t) => t.key) } } });
+    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, {
+      RequestItems: { [process.env.TABLE_NAME!]: { Keys: threads.slice(0, 2).map((t) => t.key) } },
+    });
   });
 
   it('answers the first 50 threads without paging parameters, and 400 naming limit for a non-integer', async () => {
@@ -144,7 +205,11 @@ describe('GET /messages/{counterpart}', () => {
     const result = await listMessages(apiEvent({ pathParameters: { counterpart: '4155550101' } }), lambdaContext);
     // Assess
     expect(result.statusCode).toBe(400);
-    expect(bodyOf(result)).toEqual({ error: expect.stringMatching(/^counterpart: /), code: 'validation_failed', requestId: 'req-1' });
+    expect(bodyOf(result)).toEqual({
+      error: expect.stringMatching(/^counterpart: /),
+      code: 'validation_failed',
+      requestId: 'req-1',
+    });
     expect(dataCalls()).toHaveLength(0);
   });
 
@@ -190,15 +255,17 @@ describe('POST /messages', () => {
   const messageIdOf = (key: { pk: string }) => key.pk.slice(`${pk}#MSG#`.length);
   /** The organization row, the send's own message row, and `keyRow` for the Idempotency-Key when given. */
   const withOrganization = (fields: Record<string, unknown> = {}, keyRow?: Record<string, unknown>) => {
-    ddb.on(GetCommand).callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
-      Key.sk === 'TENANT'
-        ? { Item: organization(fields) }
-        : Key.sk === 'MESSAGE'
-          ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow() } }
-          : Key.sk.startsWith('SENDKEY#') && keyRow
-            ? { Item: keyRow }
-            : {},
-    );
+    ddb
+      .on(GetCommand)
+      .callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
+        Key.sk === 'TENANT'
+          ? { Item: organization(fields) }
+          : Key.sk === 'MESSAGE'
+            ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow() } }
+            : Key.sk.startsWith('SENDKEY#') && keyRow
+              ? { Item: keyRow }
+              : {},
+      );
     ddb.on(TransactWriteCommand).resolves({});
   };
   const transactions = () => ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
@@ -210,7 +277,12 @@ describe('POST /messages', () => {
       CancellationReasons: reasons.map((r) => ({ Code: r.Code, ...(r.Item && { Item: marshall(r.Item) }) })),
     });
   const refused = (providerCode: number, fields: Partial<CarrierError['details']> = {}) =>
-    new CarrierError(`Twilio refused the message: HTTP 400, error ${providerCode}`, { kind: 'refused', httpStatus: 400, providerCode, ...fields });
+    new CarrierError(`Twilio refused the message: HTTP 400, error ${providerCode}`, {
+      kind: 'refused',
+      httpStatus: 400,
+      providerCode,
+      ...fields,
+    });
 
   it('checks consent, charges, stores message and thread in one transaction, sends, stores the sid and answers 201', async () => {
     // Prepare
@@ -222,24 +294,56 @@ describe('POST /messages', () => {
     expect(result.statusCode).toBe(201);
     expect(result.headers?.['Idempotent-Replayed']).toBeUndefined();
     const { message } = bodyOf(result);
-    expect(message).toMatchObject({ tenantId, direction: 'outbound', toNumber: '+14155550101', status: 'queued', messageSid: SID, agentId: null, isRead: true });
+    expect(message).toMatchObject({
+      tenantId,
+      direction: 'outbound',
+      toNumber: '+14155550101',
+      status: 'queued',
+      messageSid: SID,
+      agentId: null,
+      isRead: true,
+    });
     const [store] = transactions();
     expect(store.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Update', 'Put', 'Update']);
-    expect(store[0].ConditionCheck).toMatchObject({ Key: { pk: `${pk}#CONSENT#+14155550101`, sk: 'CONSENT' }, ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut' });
+    expect(store[0].ConditionCheck).toMatchObject({
+      Key: { pk: `${pk}#CONSENT#+14155550101`, sk: 'CONSENT' },
+      ConditionExpression: 'attribute_not_exists(#status) OR #status <> :optedOut',
+    });
     // The charge lands on one of the organization's spend shards, never on its row.
     const charged = store[1].Update!;
     expect(charged.Key!.pk).toMatch(new RegExp(`^${pk}#SPEND#([0-9]|[12][0-9]|3[01])$`));
-    expect(charged).toMatchObject({ UpdateExpression: 'ADD #spend :cost, #headroom :minusCost', ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':version': 0 }) });
-    expect(store[2].Put!.Item).toMatchObject({ ...messageKey(message.id), gsi1pk: `${pk}#CONVERSATION#+14155550101`, gsi2pk: expect.stringMatching(/^UNSETTLED#/), segments: 1, costCents: 1, spendShard: Number(charged.Key!.pk.split('#').pop()) });
+    expect(charged).toMatchObject({
+      UpdateExpression: 'ADD #spend :cost, #headroom :minusCost',
+      ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':version': 0 }),
+    });
+    expect(store[2].Put!.Item).toMatchObject({
+      ...messageKey(message.id),
+      gsi1pk: `${pk}#CONVERSATION#+14155550101`,
+      gsi2pk: expect.stringMatching(/^UNSETTLED#/),
+      segments: 1,
+      costCents: 1,
+      spendShard: Number(charged.Key!.pk.split('#').pop()),
+    });
     expect(store[3].Update).toMatchObject({ Key: { pk: `${pk}#THREAD#+14155550101`, sk: 'THREAD' } });
     // The carrier's answer settles the text: its sid is recorded and it leaves the unsettled worklist.
-    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining({ pk: `${pk}#MSGSID#${SID}`, sk: 'MSGSID', messageId: message.id }) });
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: messageKey(message.id), UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence' });
+    expect(ddb).toHaveReceivedCommandWith(PutCommand, {
+      Item: expect.objectContaining({ pk: `${pk}#MSGSID#${SID}`, sk: 'MSGSID', messageId: message.id }),
+    });
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: messageKey(message.id),
+      UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
+    });
     // Nothing of the send touches the organization's row but its strongly consistent read.
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: tenantRow, ConsistentRead: true });
     expect(JSON.stringify(transactions())).not.toContain('"sk":"TENANT"');
     expect(carrierSend).toHaveBeenCalledTimes(1);
-    expect(carrierSend).toHaveBeenCalledWith({ tenantId, messageId: message.id, from: '+14155550000', to: '+14155550101', body: 'Hello' });
+    expect(carrierSend).toHaveBeenCalledWith({
+      tenantId,
+      messageId: message.id,
+      from: '+14155550000',
+      to: '+14155550101',
+      body: 'Hello',
+    });
   });
 
   it('counts the text and its billed segments as metrics once the carrier may have it, not when it refused', async () => {
@@ -281,7 +385,9 @@ describe('POST /messages', () => {
   it("answers 409 recipient_opted_out when the transaction's consent check fails: nothing charged or sent", async () => {
     // Prepare
     withOrganization();
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }));
     // Act
     const result = await send(request);
     // Assess
@@ -292,7 +398,13 @@ describe('POST /messages', () => {
   });
 
   /** The charge's shard refused it, with the row DynamoDB returned. */
-  const chargeRefused = (shardRow: Record<string, unknown>) => cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { owing: false, limitVersion: 0, ...shardRow } }, { Code: 'None' }, { Code: 'None' });
+  const chargeRefused = (shardRow: Record<string, unknown>) =>
+    cancelled(
+      { Code: 'None' },
+      { Code: 'ConditionalCheckFailed', Item: { owing: false, limitVersion: 0, ...shardRow } },
+      { Code: 'None' },
+      { Code: 'None' },
+    );
   /** The settlement lease on the organization row: taken and given back (UpdateItem of the row). */
   const leaseCalls = () =>
     ddb
@@ -321,7 +433,9 @@ describe('POST /messages', () => {
     const result = await send(request);
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
-    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toMatchObject({ ConsistentRead: true });
+    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toMatchObject({
+      ConsistentRead: true,
+    });
     expect(ddb).not.toHaveReceivedCommand(PutCommand); // no settlement: nothing to settle
     expect(carrierSend).not.toHaveBeenCalled();
   });
@@ -329,22 +443,33 @@ describe('POST /messages', () => {
   it('charges a shard that can pay when the one it picked has too little', async () => {
     // Prepare
     withOrganization();
-    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 0 })).resolves({});
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 9 ? 5 : 0)) } });
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(chargeRefused({ shard: 4, headroomCents: 0 }))
+      .resolves({});
+    ddb
+      .on(BatchGetCommand)
+      .resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 9 ? 5 : 0)) } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
     // Assess
     expect(result.statusCode).toBe(201);
     expect(transactions()[1][1].Update!.Key).toEqual(shardKey(9));
-    expect(transactions()[1][2].Put!.Item).toMatchObject({ spendShard: 9, id: (transactions()[0][2].Put!.Item as { id: string }).id });
+    expect(transactions()[1][2].Put!.Item).toMatchObject({
+      spendShard: 9,
+      id: (transactions()[0][2].Put!.Item as { id: string }).id,
+    });
     expect(carrierSend).toHaveBeenCalledTimes(1);
   });
 
   it('settles the shards under a lease when they are behind a limit the operator changed, then charges under it', async () => {
     // Prepare: the organization row is at limit version 1 (a new limit of 500); the shards still hold version 0, 1 cent spent each
     withOrganization({ limitVersion: 1, spendingLimitCents: 500 });
-    ddb.on(TransactWriteCommand).rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 })).resolves({});
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 }))
+      .resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { spendCents: 1 }) } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
@@ -355,14 +480,26 @@ describe('POST /messages', () => {
     expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
     expect(settle).toHaveLength(32);
     expect(settle[0].Update).toMatchObject({
-      ConditionExpression: '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
-      ExpressionAttributeValues: expect.objectContaining({ ':version': 1, ':owing': false, ':spend': 1, ':wasHeadroom': 3, ':wasVersion': 0 }),
+      ConditionExpression:
+        '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
+      ExpressionAttributeValues: expect.objectContaining({
+        ':version': 1,
+        ':owing': false,
+        ':spend': 1,
+        ':wasHeadroom': 3,
+        ':wasVersion': 0,
+      }),
     });
-    expect(settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0)).toBe(500 - 32);
+    expect(
+      settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0),
+    ).toBe(500 - 32);
     expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
     expect(leaseCalls()).toEqual(['claim', 'release']);
-    expect(ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.Key!.sk === 'TENANT')!.args[0].input).toMatchObject({
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#spendSettlingUntil) OR #spendSettlingUntil < :now)',
+    expect(
+      ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.Key!.sk === 'TENANT')!.args[0].input,
+    ).toMatchObject({
+      ConditionExpression:
+        'attribute_exists(pk) AND (attribute_not_exists(#spendSettlingUntil) OR #spendSettlingUntil < :now)',
     });
     expect(carrierSend).toHaveBeenCalledTimes(1);
   });
@@ -370,7 +507,10 @@ describe('POST /messages', () => {
   it('makes the spend shards on the first send of an organization that has none, with its limit split over them', async () => {
     // Prepare: no shard exists (the charge's shard answers no row)
     withOrganization();
-    ddb.on(TransactWriteCommand).rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' })).resolves({});
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }))
+      .resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: [] } });
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
@@ -387,7 +527,11 @@ describe('POST /messages', () => {
     // Prepare: the first two reads of the organization row show a settlement under way
     withOrganization();
     let reads = 0;
-    ddb.on(GetCommand, { Key: tenantRow }).callsFake(() => ({ Item: organization((reads += 1) <= 2 ? { spendSettlingUntil: Date.now() + 1_000, spendSettlingHolder: 'other' } : {}) }));
+    ddb.on(GetCommand, { Key: tenantRow }).callsFake(() => ({
+      Item: organization(
+        (reads += 1) <= 2 ? { spendSettlingUntil: Date.now() + 1_000, spendSettlingHolder: 'other' } : {},
+      ),
+    }));
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -403,23 +547,28 @@ describe('POST /messages', () => {
     ['a timeout', new CarrierError('Twilio did not answer in time', { kind: 'unknown' })],
     ['a 5xx', new CarrierError('Twilio did not take the message: HTTP 503', { kind: 'unknown', httpStatus: 503 })],
     ['an error that is no CarrierError', new TypeError('a bug in the carrier client')],
-  ])('answers 201 with the message still queued and charged when the carrier outcome is unknown: %s', async (_name, error) => {
-    // Prepare
-    withOrganization();
-    carrierSend.mockRejectedValue(error);
-    // Act
-    const result = await send(request);
-    // Assess
-    expect(result.statusCode).toBe(201);
-    expect(bodyOf(result).message).toMatchObject({ status: 'queued', messageSid: '' });
-    expect(transactions()).toHaveLength(1); // the send's own: no refund, no failure, still unsettled
-    expect(transactions()[0][2].Put!.Item).toHaveProperty('gsi2pk');
-  });
+  ])(
+    'answers 201 with the message still queued and charged when the carrier outcome is unknown: %s',
+    async (_name, error) => {
+      // Prepare
+      withOrganization();
+      carrierSend.mockRejectedValue(error);
+      // Act
+      const result = await send(request);
+      // Assess
+      expect(result.statusCode).toBe(201);
+      expect(bodyOf(result).message).toMatchObject({ status: 'queued', messageSid: '' });
+      expect(transactions()).toHaveLength(1); // the send's own: no refund, no failure, still unsettled
+      expect(transactions()[0][2].Put!.Item).toHaveProperty('gsi2pk');
+    },
+  );
 
   it('answers 201 with the sid when the carrier took the text but the sid could not be recorded: never invites a second send', async () => {
     // Prepare
     withOrganization();
-    ddb.on(PutCommand).rejects(Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ThrottlingException' }));
+    ddb
+      .on(PutCommand)
+      .rejects(Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ThrottlingException' }));
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -435,10 +584,23 @@ describe('POST /messages', () => {
     // Act
     const result = await send(request);
     // Assess
-    expect([result.statusCode, bodyOf(result)]).toEqual([422, expect.objectContaining({ code: 'carrier_rejected', messageId: storedMessageId(), carrierCode: 21211 })]);
+    expect([result.statusCode, bodyOf(result)]).toEqual([
+      422,
+      expect.objectContaining({ code: 'carrier_rejected', messageId: storedMessageId(), carrierCode: 21211 }),
+    ]);
     const failed = transactions()[1];
-    expect(failed[0].Update).toMatchObject({ Key: messageKey(storedMessageId()), ExpressionAttributeValues: expect.objectContaining({ ':set_status': 'failed', ':set_failureReason': 'carrier_rejected', ':set_carrierCode': 21211 }) });
-    expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
+    expect(failed[0].Update).toMatchObject({
+      Key: messageKey(storedMessageId()),
+      ExpressionAttributeValues: expect.objectContaining({
+        ':set_status': 'failed',
+        ':set_failureReason': 'carrier_rejected',
+        ':set_carrierCode': 21211,
+      }),
+    });
+    expect(failed[1].Update).toMatchObject({
+      Key: shardKey(3),
+      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+    });
     expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101","sk":"CONSENT"},"UpdateExpression');
   });
 
@@ -449,16 +611,30 @@ describe('POST /messages', () => {
     // Act
     const result = await send(request);
     // Assess
-    expect([result.statusCode, bodyOf(result)]).toEqual([409, expect.objectContaining({ code: 'recipient_opted_out', messageId: storedMessageId() })]);
+    expect([result.statusCode, bodyOf(result)]).toEqual([
+      409,
+      expect.objectContaining({ code: 'recipient_opted_out', messageId: storedMessageId() }),
+    ]);
     // The ledger learns the opt-out (with the copy of whoever holds the number), so the next send is refused before any charge.
     const ledger = transactions().find((items) => items[0].Update?.Key?.pk === `${pk}#CONSENT#+14155550101`)!;
     expect(ledger[0].Update).toMatchObject({
       ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
-      ExpressionAttributeValues: expect.objectContaining({ ':set_consentStatus': 'opted_out', ':set_consentSource': 'carrier_opt_out', ':set_consentNote': 'Carrier refused a send (error 21610)' }),
+      ExpressionAttributeValues: expect.objectContaining({
+        ':set_consentStatus': 'opted_out',
+        ':set_consentSource': 'carrier_opt_out',
+        ':set_consentNote': 'Carrier refused a send (error 21610)',
+      }),
     });
     const failed = transactions()[transactions().length - 1];
-    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':set_status': 'failed', ':set_failureReason': 'recipient_opted_out', ':set_carrierCode': 21610 });
-    expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({
+      ':set_status': 'failed',
+      ':set_failureReason': 'recipient_opted_out',
+      ':set_carrierCode': 21610,
+    });
+    expect(failed[1].Update).toMatchObject({
+      Key: shardKey(3),
+      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+    });
   });
 
   it('answers 502 carrier_unavailable only when the carrier certainly never took the text, failing and refunding it', async () => {
@@ -470,8 +646,14 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([502, 'carrier_unavailable']);
     const failed = transactions()[1];
-    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({ ':set_status': 'failed', ':set_failureReason': 'carrier_unavailable' });
-    expect(failed[1].Update).toMatchObject({ Key: shardKey(3), ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 } });
+    expect(failed[0].Update!.ExpressionAttributeValues).toMatchObject({
+      ':set_status': 'failed',
+      ':set_failureReason': 'carrier_unavailable',
+    });
+    expect(failed[1].Update).toMatchObject({
+      Key: shardKey(3),
+      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+    });
   });
 
   it('answers 201 queued, not 502, when a text the carrier did not take could not be failed: without a refund, a retry is not safe', async () => {
@@ -501,9 +683,15 @@ describe('POST /messages', () => {
       ...fields,
     });
     const withEarlierSend = (key: Record<string, unknown>, message: Record<string, unknown>) =>
-      ddb.on(GetCommand).callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
-        Key.sk.startsWith('SENDKEY#') ? { Item: key } : Key.sk === 'MESSAGE' ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow(message) } } : {},
-      );
+      ddb
+        .on(GetCommand)
+        .callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
+          Key.sk.startsWith('SENDKEY#')
+            ? { Item: key }
+            : Key.sk === 'MESSAGE'
+              ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow(message) } }
+              : {},
+        );
 
     it('claims the key, hashed, in the same transaction as the charge and the message', async () => {
       // Prepare
@@ -516,7 +704,10 @@ describe('POST /messages', () => {
       const store = transactions()[0];
       expect(store.map((item) => Object.keys(item)[0])).toEqual(['ConditionCheck', 'Update', 'Put', 'Put', 'Update']);
       const claim = store.find((item) => String(item.Put?.Item?.sk).startsWith('SENDKEY#'))!.Put!;
-      expect(claim).toMatchObject({ Item: { pk, type: 'sendKey', messageId: bodyOf(result).message.id, requestHash: requestHashOf(request) }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+      expect(claim).toMatchObject({
+        Item: { pk, type: 'sendKey', messageId: bodyOf(result).message.id, requestHash: requestHashOf(request) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       expect(JSON.stringify(claim.Item)).not.toContain('key-1'); // only its hash is stored
     });
 
@@ -526,26 +717,46 @@ describe('POST /messages', () => {
       // Act
       const result = await send(request, { 'Idempotency-Key': 'key-1' });
       // Assess
-      expect([result.statusCode, bodyOf(result).message]).toEqual([201, expect.objectContaining({ id: keyRow().messageId, status: 'delivered' })]);
+      expect([result.statusCode, bodyOf(result).message]).toEqual([
+        201,
+        expect.objectContaining({ id: keyRow().messageId, status: 'delivered' }),
+      ]);
       expect(result.headers).toMatchObject({ 'Idempotent-Replayed': 'true' });
       expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
       expect(carrierSend).not.toHaveBeenCalled();
     });
 
     it.each([
-      ['carrier_rejected', { failureReason: 'carrier_rejected', carrierCode: 21211 }, 422, { messageId: '0199a000-0000-7000-8000-0000000000e1', carrierCode: 21211 }],
-      ['recipient_opted_out', { failureReason: 'recipient_opted_out', carrierCode: 21610 }, 409, { messageId: '0199a000-0000-7000-8000-0000000000e1' }],
+      [
+        'carrier_rejected',
+        { failureReason: 'carrier_rejected', carrierCode: 21211 },
+        422,
+        { messageId: '0199a000-0000-7000-8000-0000000000e1', carrierCode: 21211 },
+      ],
+      [
+        'recipient_opted_out',
+        { failureReason: 'recipient_opted_out', carrierCode: 21610 },
+        409,
+        { messageId: '0199a000-0000-7000-8000-0000000000e1' },
+      ],
       ['carrier_unavailable', { failureReason: 'carrier_unavailable' }, 502, {}],
-    ])('replays a %s outcome as the same error, marked replayed, without the carrier', async (code, failure, status, details) => {
-      // Prepare
-      withEarlierSend(keyRow(), { status: 'failed', ...failure });
-      // Act
-      const result = await send(request, { 'Idempotency-Key': 'key-1' });
-      // Assess
-      expect([result.statusCode, bodyOf(result), result.headers?.['Idempotent-Replayed']]).toEqual([status, expect.objectContaining({ code, ...details }), 'true']);
-      expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
-      expect(carrierSend).not.toHaveBeenCalled();
-    });
+    ])(
+      'replays a %s outcome as the same error, marked replayed, without the carrier',
+      async (code, failure, status, details) => {
+        // Prepare
+        withEarlierSend(keyRow(), { status: 'failed', ...failure });
+        // Act
+        const result = await send(request, { 'Idempotency-Key': 'key-1' });
+        // Assess
+        expect([result.statusCode, bodyOf(result), result.headers?.['Idempotent-Replayed']]).toEqual([
+          status,
+          expect.objectContaining({ code, ...details }),
+          'true',
+        ]);
+        expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+        expect(carrierSend).not.toHaveBeenCalled();
+      },
+    );
 
     it('answers 422 idempotency_mismatch for another body under the same key', async () => {
       // Prepare
@@ -574,11 +785,23 @@ describe('POST /messages', () => {
       withOrganization();
       ddb
         .on(TransactWriteCommand)
-        .rejects(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: keyRow() }, { Code: 'None' }, { Code: 'None' }));
+        .rejects(
+          cancelled(
+            { Code: 'None' },
+            { Code: 'None' },
+            { Code: 'ConditionalCheckFailed', Item: keyRow() },
+            { Code: 'None' },
+            { Code: 'None' },
+          ),
+        );
       // Act
       const result = await send(request, { 'Idempotency-Key': 'key-1' });
       // Assess
-      expect([result.statusCode, bodyOf(result).message.id, result.headers?.['Idempotent-Replayed']]).toEqual([201, keyRow().messageId, 'true']);
+      expect([result.statusCode, bodyOf(result).message.id, result.headers?.['Idempotent-Replayed']]).toEqual([
+        201,
+        keyRow().messageId,
+        'true',
+      ]);
       expect(carrierSend).not.toHaveBeenCalled();
     });
   });

@@ -35,7 +35,9 @@ describe('the loopback carrier', () => {
     // Prepare
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance: recorder().advance });
     // Act
-    const sids = new Set(await Promise.all(Array.from({ length: 20 }, () => carrier.send(text).then((r) => r.messageSid))));
+    const sids = new Set(
+      await Promise.all(Array.from({ length: 20 }, () => carrier.send(text).then((r) => r.messageSid))),
+    );
     // Assess
     expect(sids.size).toBe(20);
     await carrier.stop();
@@ -74,7 +76,10 @@ describe('the loopback carrier', () => {
     // Act
     const sent = carrier.send(text);
     // Assess
-    await expect(sent).rejects.toMatchObject({ name: 'CarrierError', details: { kind: 'refused', httpStatus: 400, providerCode: 21211 } });
+    await expect(sent).rejects.toMatchObject({
+      name: 'CarrierError',
+      details: { kind: 'refused', httpStatus: 400, providerCode: 21211 },
+    });
     await carrier.idle();
     expect(steps).toEqual([]);
     await carrier.stop();
@@ -82,7 +87,10 @@ describe('the loopback carrier', () => {
 
   it('tries a failed status step again, like Twilio a callback answered 5xx, and goes on once it lands', async () => {
     // Prepare
-    const advance = jest.fn().mockRejectedValueOnce(new Error('throttled')).mockResolvedValue({ message: {}, changed: true });
+    const advance = jest
+      .fn()
+      .mockRejectedValueOnce(new Error('throttled'))
+      .mockResolvedValue({ message: {}, changed: true });
     const carrier = new LoopbackCarrier({ statusDelayMs: 0, advance });
     // Act
     await carrier.send(text);

@@ -1,7 +1,13 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { recordMessageSid, updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { storeMessage, toItem } from '../../lambdas/contexts/texting/messages';
@@ -39,8 +45,16 @@ const cancelled = (...reasons: { Code: string; Item?: Record<string, unknown> }[
     CancellationReasons: reasons.map((r) => ({ Code: r.Code, ...(r.Item && { Item: marshall(r.Item) }) })),
   });
 
-const threadItemOf = (call: number) => ddb.commandCalls(TransactWriteCommand)[call].args[0].input.TransactItems![2].Update!;
-const threadRow = (lastMessageId: string) => ({ ...threadKey(message.counterpartNumber), type: 'thread', counterpartNumber: message.counterpartNumber, lastMessageId, messageCount: 3, unreadCount: 1 });
+const threadItemOf = (call: number) =>
+  ddb.commandCalls(TransactWriteCommand)[call].args[0].input.TransactItems![2].Update!;
+const threadRow = (lastMessageId: string) => ({
+  ...threadKey(message.counterpartNumber),
+  type: 'thread',
+  counterpartNumber: message.counterpartNumber,
+  lastMessageId,
+  messageCount: 3,
+  unreadCount: 1,
+});
 
 describe('storing a message with its thread', () => {
   it('writes message, sid claim and thread (counters by ADD), each in a partition of its own, in one transaction', async () => {
@@ -52,11 +66,21 @@ describe('storing a message with its thread', () => {
     // Assess
     expect(result).toEqual({ stored: true });
     const [put, sid, thread] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(put.Put).toMatchObject({ Item: { ...messageKey(message.id), type: 'message', isRead: false }, ConditionExpression: 'attribute_not_exists(pk)' });
-    expect(sid.Put).toMatchObject({ Item: { ...sidKey(message.messageSid), messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk)' });
+    expect(put.Put).toMatchObject({
+      Item: { ...messageKey(message.id), type: 'message', isRead: false },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    expect(sid.Put).toMatchObject({
+      Item: { ...sidKey(message.messageSid), messageId: message.id },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
     expect(thread.Update!.Key).toEqual(threadKey(message.counterpartNumber));
     expect(thread.Update!.UpdateExpression).toContain('ADD #messageCount :one, #unreadCount :unread');
-    expect(thread.Update!.ExpressionAttributeValues).toMatchObject({ ':unread': 1, ':gsi2pk': `${pk}#THREADS`, ':gsi2sk': `${message.createdAt}#${message.id}` });
+    expect(thread.Update!.ExpressionAttributeValues).toMatchObject({
+      ':unread': 1,
+      ':gsi2pk': `${pk}#THREADS`,
+      ':gsi2sk': `${message.createdAt}#${message.id}`,
+    });
   });
 
   it("only counts a message older than the thread's last one, guarded on the thread it read", async () => {
@@ -88,14 +112,21 @@ describe('storing a message with its thread', () => {
     expect(result).toEqual({ stored: true });
     expect(threadItemOf(0).UpdateExpression).toContain('#lastMessage');
     expect(threadItemOf(1).UpdateExpression).not.toContain('#lastMessage');
-    expect(ddb.commandCalls(GetCommand)[1].args[0].input).toMatchObject({ Key: threadKey(message.counterpartNumber), ConsistentRead: true });
+    expect(ddb.commandCalls(GetCommand)[1].args[0].input).toMatchObject({
+      Key: threadKey(message.counterpartNumber),
+      ConsistentRead: true,
+    });
   });
 
   it('reports a carrier retry of a stored sid as a duplicate', async () => {
     // Prepare
     const firstId = '0199a000-0000-7000-8000-0000000000e0';
     ddb.on(GetCommand).resolves({});
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { messageId: firstId } }, { Code: 'None' }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(
+        cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { messageId: firstId } }, { Code: 'None' }),
+      );
     // Act
     const result = await storeMessage(message);
     // Assess
@@ -105,21 +136,43 @@ describe('storing a message with its thread', () => {
 
 describe('storing a message with writes that must agree with it', () => {
   const queued: Message = { ...message, direction: 'outbound', status: 'queued', messageSid: '', isRead: true };
-  const check = { ConditionCheck: { TableName: process.env.TABLE_NAME, Key: { pk, sk: 'CONSENT#+14155550101' }, ConditionExpression: 'attribute_not_exists(consentStatus)' } };
-  const charge = { Update: { TableName: process.env.TABLE_NAME, Key: { pk: `${pk}#SPEND#7`, sk: 'SPEND' }, UpdateExpression: 'ADD spendCents :cost', ExpressionAttributeValues: { ':cost': 1 } } };
+  const check = {
+    ConditionCheck: {
+      TableName: process.env.TABLE_NAME,
+      Key: { pk, sk: 'CONSENT#+14155550101' },
+      ConditionExpression: 'attribute_not_exists(consentStatus)',
+    },
+  };
+  const charge = {
+    Update: {
+      TableName: process.env.TABLE_NAME,
+      Key: { pk: `${pk}#SPEND#7`, sk: 'SPEND' },
+      UpdateExpression: 'ADD spendCents :cost',
+      ExpressionAttributeValues: { ':cost': 1 },
+    },
+  };
 
   it('puts them first in the same transaction, then the message with its charge and unsettled keys, then the thread', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
     ddb.on(TransactWriteCommand).resolves({});
     // Act
-    const result = await storeMessage(queued, { charge: { segments: 1, costCents: 1, spendShard: 7 }, alongside: [check, charge] });
+    const result = await storeMessage(queued, {
+      charge: { segments: 1, costCents: 1, spendShard: 7 },
+      alongside: [check, charge],
+    });
     // Assess
     expect(result).toEqual({ stored: true });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(items.slice(0, 2)).toEqual([check, charge]);
-    expect(items[2].Put!.Item).toMatchObject({ ...messageKey(queued.id), segments: 1, costCents: 1, spendShard: 7, gsi2pk: expect.stringMatching(/^UNSETTLED#([0-9]|[12][0-9]|3[01])$/) });
+    expect(items[2].Put!.Item).toMatchObject({
+      ...messageKey(queued.id),
+      segments: 1,
+      costCents: 1,
+      spendShard: 7,
+      gsi2pk: expect.stringMatching(/^UNSETTLED#([0-9]|[12][0-9]|3[01])$/),
+    });
     expect(items[3].Update!.Key).toEqual(threadKey('+14155550101'));
     expect(items).toHaveLength(4); // no sid yet: no sid claim
   });
@@ -127,11 +180,23 @@ describe('storing a message with writes that must agree with it', () => {
   it('writes nothing and hands back the reasons of those writes, in order, when one fails its condition', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { spendCents: 100 } }, { Code: 'None' }, { Code: 'None' }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(
+        cancelled(
+          { Code: 'None' },
+          { Code: 'ConditionalCheckFailed', Item: { spendCents: 100 } },
+          { Code: 'None' },
+          { Code: 'None' },
+        ),
+      );
     // Act
     const result = await storeMessage(queued, { alongside: [check, charge] });
     // Assess: the caller decides (the send reads which check refused); not retried here
-    expect(result).toEqual({ stored: false, refused: [{ code: 'None' }, { code: 'ConditionalCheckFailed', item: { spendCents: 100 } }] });
+    expect(result).toEqual({
+      stored: false,
+      refused: [{ code: 'None' }, { code: 'ConditionalCheckFailed', item: { spendCents: 100 } }],
+    });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   });
 });
@@ -161,7 +226,16 @@ describe('the unsettled worklist', () => {
 });
 
 describe('delivery status', () => {
-  const outbound = { ...message, direction: 'outbound', status: 'sent', ...messageKey(message.id), costCents: 3, spendShard: 5, gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
+  const outbound = {
+    ...message,
+    direction: 'outbound',
+    status: 'sent',
+    ...messageKey(message.id),
+    costCents: 3,
+    spendShard: 5,
+    gsi2pk: 'UNSETTLED#1',
+    gsi2sk: 'x',
+  };
   const itemsOf = (call: number) => ddb.commandCalls(TransactWriteCommand)[call].args[0].input.TransactItems!;
   const refundItem = (shard: number) => ({
     Update: {
@@ -187,12 +261,28 @@ describe('delivery status', () => {
       TableName: process.env.TABLE_NAME,
       Key: messageKey(message.id),
       // A known outcome leaves the unsettled worklist; the change's time and the row's sequence number go with it (the event's).
-      UpdateExpression: 'SET #status = :set_status, #changedAt = :set_changedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
+      UpdateExpression:
+        'SET #status = :set_status, #changedAt = :set_changedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeNames: { '#status': 'status', '#changedAt': 'changedAt', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#sequence': 'sequence' },
-      ExpressionAttributeValues: { ':set_status': 'delivered', ':set_changedAt': expect.any(Number), ':add_sequence': 1, ':from0': 'queued', ':from1': 'sent' },
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#changedAt': 'changedAt',
+        '#gsi2pk': 'gsi2pk',
+        '#gsi2sk': 'gsi2sk',
+        '#sequence': 'sequence',
+      },
+      ExpressionAttributeValues: {
+        ':set_status': 'delivered',
+        ':set_changedAt': expect.any(Number),
+        ':add_sequence': 1,
+        ':from0': 'queued',
+        ':from1': 'sent',
+      },
     });
-    expect(threadUpdate.Update).toMatchObject({ Key: threadKey('+14155550101'), ConditionExpression: '#lastMessageId = :id' });
+    expect(threadUpdate.Update).toMatchObject({
+      Key: threadKey('+14155550101'),
+      ConditionExpression: '#lastMessageId = :id',
+    });
   });
 
   it.each(['sent', 'delivered'] as const)('never refunds a text that is %s', async (status) => {
@@ -224,7 +314,11 @@ describe('delivery status', () => {
       UpdateExpression:
         'SET #status = :set_status, #changedAt = :set_changedAt, #failureReason = :set_failureReason, #carrierCode = :set_carrierCode, #carrierMessage = :set_carrierMessage, #carrierReportedAt = :set_carrierReportedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
-      ExpressionAttributeNames: expect.objectContaining({ '#carrierMessage': 'carrierMessage', '#carrierReportedAt': 'carrierReportedAt', '#sequence': 'sequence' }),
+      ExpressionAttributeNames: expect.objectContaining({
+        '#carrierMessage': 'carrierMessage',
+        '#carrierReportedAt': 'carrierReportedAt',
+        '#sequence': 'sequence',
+      }),
       ExpressionAttributeValues: expect.objectContaining({
         ':set_status': 'failed',
         ':set_failureReason': 'carrier_failed',
@@ -270,7 +364,10 @@ describe('delivery status', () => {
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
     // Assess
     expect(result.changed).toBe(true);
-    expect(itemsOf(1).map((item) => item.Update!.Key)).toEqual([messageKey(message.id), { pk: `${pk}#SPEND#5`, sk: 'SPEND' }]);
+    expect(itemsOf(1).map((item) => item.Update!.Key)).toEqual([
+      messageKey(message.id),
+      { pk: `${pk}#SPEND#5`, sk: 'SPEND' },
+    ]);
   });
 
   it('reads again and decides afresh when the status moved between its read and its write', async () => {
@@ -279,7 +376,9 @@ describe('delivery status', () => {
       .on(GetCommand)
       .resolvesOnce({ Item: outbound })
       .resolves({ Item: { ...outbound, status: 'failed' } });
-    ddb.on(TransactWriteCommand).rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }));
     // Act
     const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
     // Assess: the refund went with the other writer's change, not with this one
@@ -292,7 +391,10 @@ describe('delivery status', () => {
     ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'queued', messageSid: '' } });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
-    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_outcome_unknown', onlyIfUnsettled: true });
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', {
+      failureReason: 'carrier_outcome_unknown',
+      onlyIfUnsettled: true,
+    });
     // Assess: guarded on the worklist keys, so a callback that settled it first wins
     expect(itemsOf(0)[0].Update!.ConditionExpression).toBe('#status IN (:from0, :from1) AND attribute_exists(#gsi2pk)');
     expect(itemsOf(0)[1]).toEqual(refundItem(5));
@@ -303,7 +405,10 @@ describe('delivery status', () => {
     const { gsi2pk: _pk, gsi2sk: _sk, ...settled } = { ...outbound, status: 'queued', messageSid: 'SM1' };
     ddb.on(GetCommand).resolves({ Item: settled });
     // Act
-    const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { failureReason: 'carrier_outcome_unknown', onlyIfUnsettled: true });
+    const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', {
+      failureReason: 'carrier_outcome_unknown',
+      onlyIfUnsettled: true,
+    });
     // Assess
     expect(result).toMatchObject({ changed: false, message: { status: 'queued' } });
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
@@ -318,9 +423,14 @@ describe('delivery status', () => {
     // Assess
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
     const [messageUpdate, sidRow] = itemsOf(0);
-    expect(messageUpdate.Update!.UpdateExpression).toBe('SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence');
+    expect(messageUpdate.Update!.UpdateExpression).toBe(
+      'SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
+    );
     expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':set_messageSid': 'SMfromcallback' });
-    expect(sidRow.Put).toMatchObject({ Item: { ...sidKey('SMfromcallback'), messageId: message.id }, ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id' });
+    expect(sidRow.Put).toMatchObject({
+      Item: { ...sidKey('SMfromcallback'), messageId: message.id },
+      ConditionExpression: 'attribute_not_exists(pk) OR messageId = :id',
+    });
   });
 
   it('never goes backwards: a late "sent" after "delivered" writes nothing', async () => {
@@ -349,13 +459,24 @@ describe('delivery status', () => {
     // Assess
     await expect(known).resolves.toMatchObject({ changed: true });
     await expect(unknown).rejects.toMatchObject({ status: 404 });
-    const unknownReads = ddb.commandCalls(GetCommand).map((call) => call.args[0].input.Key).filter((key) => JSON.stringify(key).includes('SMunknown'));
+    const unknownReads = ddb
+      .commandCalls(GetCommand)
+      .map((call) => call.args[0].input.Key)
+      .filter((key) => JSON.stringify(key).includes('SMunknown'));
     expect(unknownReads).toEqual([sidKey('SMunknown')]);
   });
 });
 
 describe("recording the carrier's sid", () => {
-  const queuedRow = { ...message, direction: 'outbound', status: 'queued', messageSid: '', ...messageKey(message.id), gsi2pk: 'UNSETTLED#1', gsi2sk: 'x' };
+  const queuedRow = {
+    ...message,
+    direction: 'outbound',
+    status: 'queued',
+    messageSid: '',
+    ...messageKey(message.id),
+    gsi2pk: 'UNSETTLED#1',
+    gsi2sk: 'x',
+  };
 
   it('stores the lookup row, then the sid on the row, which settles the text: two plain writes, no transaction', async () => {
     // Prepare
@@ -380,8 +501,14 @@ describe("recording the carrier's sid", () => {
       // The sid shows in the text's events: its write counts in the row's sequence number.
       UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       // The same sid again (a callback first, then the send's answer) is harmless.
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))',
-      ExpressionAttributeNames: { '#messageSid': 'messageSid', '#gsi2pk': 'gsi2pk', '#gsi2sk': 'gsi2sk', '#sequence': 'sequence' },
+      ConditionExpression:
+        'attribute_exists(pk) AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))',
+      ExpressionAttributeNames: {
+        '#messageSid': 'messageSid',
+        '#gsi2pk': 'gsi2pk',
+        '#gsi2sk': 'gsi2sk',
+        '#sequence': 'sequence',
+      },
       ExpressionAttributeValues: { ':set_messageSid': 'SM1', ':empty': '', ':sid': 'SM1', ':add_sequence': 1 },
     });
   });
@@ -415,7 +542,9 @@ describe("recording the carrier's sid", () => {
       .resolvesOnce({ Item: queuedRow })
       .resolves({ Item: { ...queuedRow, messageSid: 'SMother' } });
     ddb.on(PutCommand).resolves({});
-    ddb.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
+    ddb
+      .on(UpdateCommand)
+      .rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
     // Act
     const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
     // Assess

@@ -18,7 +18,16 @@ describe('grouping client addresses into networks', () => {
     expect(networkOf('1::2:3:4:5:6.7.8.9')).toBe('0001:0000:0002:0003::/64');
     expect(networkOf('1::2:3:4:5:6.7.8.9')).toBe(networkOf('1:0:2:3:4:5:607:809'));
     expect(networkOf('64:ff9b::192.0.2.1')).toBe('0064:ff9b:0000:0000::/64');
-    expect(expandIPv6('2001:db8:1:2:3:4:192.0.2.1')).toEqual(['2001', '0db8', '0001', '0002', '0003', '0004', 'c000', '0201']);
+    expect(expandIPv6('2001:db8:1:2:3:4:192.0.2.1')).toEqual([
+      '2001',
+      '0db8',
+      '0001',
+      '0002',
+      '0003',
+      '0004',
+      'c000',
+      '0201',
+    ]);
   });
 
   it('treats IPv4-mapped IPv6 in any notation as the IPv4 address', () => {

@@ -27,16 +27,22 @@ const document = buildOpenApiDocument() as unknown as {
 };
 
 const operations: [string, Operation][] = [
-  ...Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]): [string, Operation] => [`${method.toUpperCase()} ${path}`, op])),
+  ...Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]): [string, Operation] => [`${method.toUpperCase()} ${path}`, op]),
+  ),
   ...Object.entries(document.webhooks).map(([type, item]): [string, Operation] => [`webhook ${type}`, item.post]),
 ];
 
 /** Every JSON media type of the document that carries examples, with where it is. */
 function jsonMediaTypes(): { where: string; media: MediaType }[] {
   return operations.flatMap(([name, op]) => [
-    ...(op.requestBody?.content['application/json'] ? [{ where: `${name} request`, media: op.requestBody.content['application/json'] }] : []),
+    ...(op.requestBody?.content['application/json']
+      ? [{ where: `${name} request`, media: op.requestBody.content['application/json'] }]
+      : []),
     ...Object.entries(op.responses).flatMap(([status, response]) =>
-      response.content?.['application/json'] ? [{ where: `${name} -> ${status}`, media: response.content['application/json'] }] : [],
+      response.content?.['application/json']
+        ? [{ where: `${name} -> ${status}`, media: response.content['application/json'] }]
+        : [],
     ),
   ]);
 }
@@ -62,7 +68,9 @@ describe('the examples of the OpenAPI document', () => {
     // Act
     const invalid = media.flatMap(({ where, media: { schema, examples } }) => {
       const validate = compile(schema);
-      return Object.entries(examples!).flatMap(([name, example]) => validate(example.value).map((error) => `${where} example ${name}: ${error}`));
+      return Object.entries(examples!).flatMap(([name, example]) =>
+        validate(example.value).map((error) => `${where} example ${name}: ${error}`),
+      );
     });
 
     // Assess
@@ -90,14 +98,23 @@ describe('the examples of the OpenAPI document', () => {
     // Act
     for (const { where, media } of jsonMediaTypes()) {
       const isSuccess = / -> 2\d\d$/.test(where) && !where.startsWith('GET /openapi.json');
-      if ((where.endsWith(' request') || isSuccess) && Object.keys(media.examples ?? {}).length === 0) missing.push(where);
+      if ((where.endsWith(' request') || isSuccess) && Object.keys(media.examples ?? {}).length === 0)
+        missing.push(where);
     }
 
     // Assess
     expect(missing).toEqual([]);
     expect(Object.keys(document.webhooks).sort()).toEqual([
-      'call.completed', 'consent.changed', 'contact.created', 'contact.deleted', 'contact.updated',
-      'message.delivered', 'message.failed', 'sms.received', 'voicemail.received', 'webhook.test',
+      'call.completed',
+      'consent.changed',
+      'contact.created',
+      'contact.deleted',
+      'contact.updated',
+      'message.delivered',
+      'message.failed',
+      'sms.received',
+      'voicemail.received',
+      'webhook.test',
     ]);
   });
 });
@@ -113,11 +130,17 @@ describe('the operations of the OpenAPI document', () => {
     // Assess
     for (const [name, op] of operations) {
       expect({ name, tagged: op.tags.length === 1 && defined.has(op.tags[0]) }).toEqual({ name, tagged: true });
-      expect({ name, summary: op.summary.length > 0, description: op.description.length > 0 }).toEqual({ name, summary: true, description: true });
+      expect({ name, summary: op.summary.length > 0, description: op.description.length > 0 }).toEqual({
+        name,
+        summary: true,
+        description: true,
+      });
     }
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z]+$/);
-    expect(ROUTES.map((route) => route.operationId)).toEqual(expect.arrayContaining(['getMe', 'listCalls', 'sendMessage', 'getApiReference']));
+    expect(ROUTES.map((route) => route.operationId)).toEqual(
+      expect.arrayContaining(['getMe', 'listCalls', 'sendMessage', 'getApiReference']),
+    );
   });
 
   it('name in each error response the codes it can carry, as an enum of the ErrorCode component, with an example each', () => {
@@ -130,12 +153,22 @@ describe('the operations of the OpenAPI document', () => {
 
     // Assess
     expect(allCodes).toEqual(Object.keys(ERROR_STATUS));
-    expect((conflict.schema.properties as { code: { enum: string[] } }).code.enum).toEqual(['no_sms_number', 'recipient_opted_out', 'idempotency_conflict']);
+    expect((conflict.schema.properties as { code: { enum: string[] } }).code.enum).toEqual([
+      'no_sms_number',
+      'recipient_opted_out',
+      'idempotency_conflict',
+    ]);
     expect(Object.keys(conflict.examples!)).toEqual(['no_sms_number', 'recipient_opted_out', 'idempotency_conflict']);
     for (const [name, op] of operations.filter(([name]) => !name.startsWith('webhook'))) {
       for (const [status, response] of Object.entries(op.responses).filter(([status]) => Number(status) >= 400)) {
-        const codes = (response.content!['application/json'].schema.properties as { code: { enum: string[] } }).code.enum;
-        for (const code of codes) expect({ name, code, status: ERROR_STATUS[code as keyof typeof ERROR_STATUS] }).toEqual({ name, code, status: Number(status) });
+        const codes = (response.content!['application/json'].schema.properties as { code: { enum: string[] } }).code
+          .enum;
+        for (const code of codes)
+          expect({ name, code, status: ERROR_STATUS[code as keyof typeof ERROR_STATUS] }).toEqual({
+            name,
+            code,
+            status: Number(status),
+          });
       }
     }
   });
@@ -159,7 +192,11 @@ describe('the operations of the OpenAPI document', () => {
     const listContacts = document.paths['/contacts'].get;
 
     // Act
-    const codes = (op: Operation, status: string) => (op.responses[status]?.content?.['application/json'].schema.properties as { code: { enum: string[] } } | undefined)?.code.enum;
+    const codes = (op: Operation, status: string) =>
+      (
+        op.responses[status]?.content?.['application/json'].schema.properties as
+          { code: { enum: string[] } } | undefined
+      )?.code.enum;
 
     // Assess
     expect(codes(getContact, '404')).toEqual(['not_found']);

@@ -9,7 +9,8 @@ import { apiEvent, lambdaContext } from '../support/api-event';
  * these tests fail when a route or a schema changed and the generated files were not rewritten.
  */
 const JSON_FILE = join(__dirname, '..', '..', 'lambdas', 'handlers', 'api', 'openapi', 'openapi.json');
-const REGENERATE = 'Run `npm run openapi` and commit lambdas/handlers/api/openapi/openapi.json and lambdas/handlers/api/openapi/openapi-document.ts with your change.';
+const REGENERATE =
+  'Run `npm run openapi` and commit lambdas/handlers/api/openapi/openapi.json and lambdas/handlers/api/openapi/openapi-document.ts with your change.';
 
 /** The first line where two texts differ, so the failure shows what changed. */
 function firstDifference(committed: string, generated: string): string {
@@ -30,16 +31,24 @@ describe('the generated OpenAPI document', () => {
 
     // Assess
     if (committed !== generated) {
-      throw new Error(`lambdas/handlers/api/openapi/openapi.json is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}\n${firstDifference(committed, generated)}`);
+      throw new Error(
+        `lambdas/handlers/api/openapi/openapi.json is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}\n${firstDifference(committed, generated)}`,
+      );
     }
   });
 
   it('is what GET /openapi.json answers: 200, JSON, not cached, the body byte for byte as the generator builds it', async () => {
     // Arrange: servers names where the request came in, here a custom domain
-    const expectedBody = JSON.stringify({ ...buildOpenApiDocument(), servers: [{ url: 'https://api.example.com/api/v1' }] });
+    const expectedBody = JSON.stringify({
+      ...buildOpenApiDocument(),
+      servers: [{ url: 'https://api.example.com/api/v1' }],
+    });
 
     // Act
-    const result = await handler(apiEvent({ path: '/api/v1/openapi.json', principal: null, headers: { Host: 'api.example.com' } }), lambdaContext);
+    const result = await handler(
+      apiEvent({ path: '/api/v1/openapi.json', principal: null, headers: { Host: 'api.example.com' } }),
+      lambdaContext,
+    );
 
     // Assess
     expect({ statusCode: result.statusCode, headers: result.headers }).toEqual({
@@ -47,7 +56,9 @@ describe('the generated OpenAPI document', () => {
       headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
     });
     if (result.body !== expectedBody) {
-      throw new Error(`The document GET /openapi.json serves (lambdas/handlers/api/openapi/openapi-document.ts) is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}`);
+      throw new Error(
+        `The document GET /openapi.json serves (lambdas/handlers/api/openapi/openapi-document.ts) is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}`,
+      );
     }
   });
 });

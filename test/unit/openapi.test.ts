@@ -30,7 +30,9 @@ describe('the OpenAPI document', () => {
   it('documents every route of the manifest under its server prefix, with scope and security', () => {
     expect(document.servers).toEqual([{ url: API_PREFIX }]);
     for (const route of ROUTES) {
-      const operation = (document.paths[route.path] as Record<string, { operationId: string; security: unknown[] }>)[route.method.toLowerCase()];
+      const operation = (document.paths[route.path] as Record<string, { operationId: string; security: unknown[] }>)[
+        route.method.toLowerCase()
+      ];
       expect(operation.operationId).toBe(route.operationId);
       expect(operation.security).toEqual(route.auth ? [{ bearerAuth: [] }] : []);
     }
@@ -39,7 +41,12 @@ describe('the OpenAPI document', () => {
   it('documents the query parameters from the same schemas that validate them', () => {
     const listCalls = document.paths['/calls'].get as { parameters: { name: string; in: string }[] };
 
-    expect(listCalls.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(['query:limit', 'query:cursor', 'query:direction', 'query:since']);
+    expect(listCalls.parameters.map((p) => `${p.in}:${p.name}`)).toEqual([
+      'query:limit',
+      'query:cursor',
+      'query:direction',
+      'query:since',
+    ]);
   });
 
   it('types limit as an integer with no maximum on every list route, since larger values are clamped', () => {
@@ -57,9 +64,16 @@ describe('the OpenAPI document', () => {
     type Responses = Record<string, { headers?: Record<string, unknown> }>;
     const listCalls = (document.paths['/calls'].get as { responses: Responses }).responses;
     const openApi = (document.paths['/openapi.json'].get as { responses: Responses }).responses;
-    const rateLimitNames = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+    const rateLimitNames = [
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'RateLimit-Policy',
+      'RateLimit',
+    ];
 
-    for (const status of ['200', '400', '403', '429']) expect(Object.keys(listCalls[status].headers ?? {})).toEqual(expect.arrayContaining(rateLimitNames));
+    for (const status of ['200', '400', '403', '429'])
+      expect(Object.keys(listCalls[status].headers ?? {})).toEqual(expect.arrayContaining(rateLimitNames));
     expect(Object.keys(listCalls['401'].headers ?? {})).toEqual(['WWW-Authenticate']);
     expect(Object.keys(openApi['200'].headers ?? {})).toEqual([]);
   });

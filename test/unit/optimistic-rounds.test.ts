@@ -27,7 +27,12 @@ describe('optimisticRounds', () => {
     });
     // Assess
     await expect(outcome).rejects.toBeInstanceOf(TemporarilyUnavailableError);
-    await expect(outcome).rejects.toMatchObject({ status: 503, code: 'temporarily_unavailable', reason: 'test write: lost the race 3 times', headers: { 'Retry-After': '1' } });
+    await expect(outcome).rejects.toMatchObject({
+      status: 503,
+      code: 'temporarily_unavailable',
+      reason: 'test write: lost the race 3 times',
+      headers: { 'Retry-After': '1' },
+    });
     expect(rounds).toBe(3);
   });
 

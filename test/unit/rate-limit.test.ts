@@ -1,7 +1,13 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { consumeKeyBudget } from '../../lambdas/contexts/tenants/rate-limit';
 import { rateLimitHeaders, windowOf } from '../../lambdas/contexts/tenants/rate-limit-window';
 import { handler as listCalls } from '../../lambdas/handlers/api/list-calls';
@@ -13,7 +19,8 @@ import { metrics } from '../../lambdas/shared/aws';
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());
 
-const overLimit = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+const overLimit = () =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
 describe('the fixed one-minute window', () => {
   it('resets at the next whole minute, counting whole seconds up', () => {
@@ -35,7 +42,11 @@ describe('the fixed one-minute window', () => {
     expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
       Key: { pk: 'T#t1#RATE#k1', sk: '2026-11-21T10:00:00.000Z' },
       ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-      ExpressionAttributeValues: { ':one': 1, ':limit': 120, ':expires': Date.parse('2026-11-21T10:01:00Z') / 1000 + 120 },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':limit': 120,
+        ':expires': Date.parse('2026-11-21T10:01:00Z') / 1000 + 120,
+      },
     });
   });
 
@@ -77,17 +88,24 @@ describe('rate limits in the middleware chain', () => {
     ddb.on(GetCommand).resolves({});
 
     const invalid = await listCalls(apiEvent({ query: { limit: '0' } }), lambdaContext);
-    const missing = await getContact(apiEvent({ pathParameters: { id: '0199a000-0000-7000-8000-0000000000c1' } }), lambdaContext);
+    const missing = await getContact(
+      apiEvent({ pathParameters: { id: '0199a000-0000-7000-8000-0000000000c1' } }),
+      lambdaContext,
+    );
 
     expect([invalid.statusCode, missing.statusCode]).toEqual([400, 404]);
-    for (const result of [invalid, missing]) expect(result.headers).toMatchObject({ 'RateLimit-Remaining': '118', 'RateLimit-Limit': '120' });
+    for (const result of [invalid, missing])
+      expect(result.headers).toMatchObject({ 'RateLimit-Remaining': '118', 'RateLimit-Limit': '120' });
   });
 
   it('counts a request refused for its scope and puts the headers on the 403', async () => {
     ddb.on(UpdateCommand).resolves({ Attributes: { count: 5 } });
 
     const result = await getContact(
-      apiEvent({ pathParameters: { id: '0199a000-0000-7000-8000-0000000000c1' }, principal: aPrincipal({ scopes: ['calls.view.team'] }) }),
+      apiEvent({
+        pathParameters: { id: '0199a000-0000-7000-8000-0000000000c1' },
+        principal: aPrincipal({ scopes: ['calls.view.team'] }),
+      }),
       lambdaContext,
     );
 
@@ -104,7 +122,11 @@ describe('rate limits in the middleware chain', () => {
     const result = await listCalls(apiEvent({ query: {} }), lambdaContext);
 
     expect(result.statusCode).toBe(429);
-    expect(bodyOf(result)).toEqual({ error: expect.stringContaining('Rate limit exceeded'), code: 'rate_limited', requestId: 'req-1' });
+    expect(bodyOf(result)).toEqual({
+      error: expect.stringContaining('Rate limit exceeded'),
+      code: 'rate_limited',
+      requestId: 'req-1',
+    });
     expect(Number(result.headers!['Retry-After'])).toBeGreaterThanOrEqual(1);
     expect(result.headers!['Retry-After']).toBe(result.headers!['RateLimit-Reset']);
     expect(result.headers).toMatchObject({ 'RateLimit-Remaining': '0' });
@@ -113,7 +135,10 @@ describe('rate limits in the middleware chain', () => {
   it('counts a refused request as a RateLimitedRequests metric, and an allowed one not', async () => {
     const addMetric = jest.spyOn(metrics, 'addMetric');
     ddb.on(QueryCommand).resolves({ Items: [] });
-    ddb.on(UpdateCommand).resolvesOnce({ Attributes: { count: 1 } }).rejects(overLimit());
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: { count: 1 } })
+      .rejects(overLimit());
 
     await listCalls(apiEvent({ query: {} }), lambdaContext);
     const afterAllowed = addMetric.mock.calls.length;
@@ -128,7 +153,12 @@ describe('rate limits in the middleware chain', () => {
     ddb.on(UpdateCommand).rejects(overLimit());
 
     const result = await createContact(
-      apiEvent({ method: 'POST', body: JSON.stringify({ displayName: 'A', phoneNumber: '+14155550100' }), headers: jsonHeaders, principal: aPrincipal() }),
+      apiEvent({
+        method: 'POST',
+        body: JSON.stringify({ displayName: 'A', phoneNumber: '+14155550100' }),
+        headers: jsonHeaders,
+        principal: aPrincipal(),
+      }),
       lambdaContext,
     );
 

@@ -1,7 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildReferencePage, renderReferencePage, writeReferencePage } from '../../lambdas/handlers/api/openapi/reference-page';
+import {
+  buildReferencePage,
+  renderReferencePage,
+  writeReferencePage,
+} from '../../lambdas/handlers/api/openapi/reference-page';
 import { apiEvent, lambdaContext } from '../support/api-event';
 
 /**
@@ -73,7 +77,9 @@ describe('GET /docs', () => {
       'Cache-Control': 'public, max-age=300',
       'X-Content-Type-Options': 'nosniff',
     });
-    expect(String(result.headers!['Content-Security-Policy'])).toMatch(/^default-src 'none'; script-src 'unsafe-inline';/);
+    expect(String(result.headers!['Content-Security-Policy'])).toMatch(
+      /^default-src 'none'; script-src 'unsafe-inline';/,
+    );
     expect(result.body.startsWith('<!doctype html>')).toBe(true);
     expect(result.body).toContain('Redoc.init(');
   });

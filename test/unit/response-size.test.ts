@@ -31,7 +31,9 @@ const WORST = '\u0001';
 const worst = (length: number) => WORST.repeat(length);
 /** A request field's maxLength, read from its schema (a fresh object: a registered one comes out as a $ref). */
 const maxLengthOf = (shape: Record<string, z.ZodMiniType>, field: string): number => {
-  const json = z.toJSONSchema(z.object(shape), { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { maxLength?: number; anyOf?: { maxLength?: number }[] }> };
+  const json = z.toJSONSchema(z.object(shape), { io: 'input', unrepresentable: 'any' }) as {
+    properties: Record<string, { maxLength?: number; anyOf?: { maxLength?: number }[] }>;
+  };
   const property = json.properties[field];
   const maxLength = property.maxLength ?? property.anyOf?.find((option) => option.maxLength !== undefined)?.maxLength;
   if (maxLength === undefined) throw new Error(`${field} has no maxLength`);
@@ -63,7 +65,10 @@ const largestContact: Contact = {
   // JSON's longest spelling of a character these fields allow (no control characters) is `\"`.
   externalId: '"'.repeat(maxLengthOf(contactFields, 'externalId')),
   customFields: Object.fromEntries(
-    Array.from({ length: CUSTOM_FIELD_LIMITS.maxTotalLength / CUSTOM_FIELD_LIMITS.maxValueLength }, (_, i) => [`k${i}`, '"'.repeat(CUSTOM_FIELD_LIMITS.maxValueLength - 2)]),
+    Array.from({ length: CUSTOM_FIELD_LIMITS.maxTotalLength / CUSTOM_FIELD_LIMITS.maxValueLength }, (_, i) => [
+      `k${i}`,
+      '"'.repeat(CUSTOM_FIELD_LIMITS.maxValueLength - 2),
+    ]),
   ),
 };
 const largestMessage: Message = {
@@ -106,7 +111,11 @@ const largestCall: Call = {
 
 /** The invocation's response payload as Lambda counts it, with the headers the chain adds. */
 const invocationBytes = (body: unknown) => {
-  const result = toProxyResult({ statusCode: 200, body, headers: { 'RateLimit-Limit': '120', 'RateLimit-Policy': '"default";q=120;w=60' } });
+  const result = toProxyResult({
+    statusCode: 200,
+    body,
+    headers: { 'RateLimit-Limit': '120', 'RateLimit-Policy': '"default";q=120;w=60' },
+  });
   return Buffer.byteLength(JSON.stringify(result), 'utf8');
 };
 
@@ -131,9 +140,18 @@ describe('a page of rows larger than any request may write', () => {
   it('ends early with a nextCursor and stays within the response limit (inbound texts are as long as the carrier sends them)', async () => {
     // Prepare: 101 threads whose last inbound text holds 100,000 control characters each.
     const rows = Array.from({ length: 101 }, (_, n) => ({
-      pk: `T#org#THREAD#${n}`, sk: 'THREAD', gsi2pk: 'T#org#THREADS', gsi2sk: `${AT}#019a5f10-3a00-7000-8000-${String(n).padStart(12, '0')}`,
-      counterpartNumber: NUMBER, lastMessage: worst(100_000), lastDirection: 'inbound', lastStatus: 'received', lastAt: AT,
-      messageCount: 1, unreadCount: 1, lastMessageId: `019a5f10-3a00-7000-8000-${String(n).padStart(12, '0')}`,
+      pk: `T#org#THREAD#${n}`,
+      sk: 'THREAD',
+      gsi2pk: 'T#org#THREADS',
+      gsi2sk: `${AT}#019a5f10-3a00-7000-8000-${String(n).padStart(12, '0')}`,
+      counterpartNumber: NUMBER,
+      lastMessage: worst(100_000),
+      lastDirection: 'inbound',
+      lastStatus: 'received',
+      lastAt: AT,
+      messageCount: 1,
+      unreadCount: 1,
+      lastMessageId: `019a5f10-3a00-7000-8000-${String(n).padStart(12, '0')}`,
     }));
     // The index holds the threads' keys; the batch read answers the rows asked for.
     ddb.on(QueryCommand).resolves({ Items: rows.map(({ pk, sk, gsi2pk, gsi2sk }) => ({ pk, sk, gsi2pk, gsi2sk })) });

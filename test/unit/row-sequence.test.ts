@@ -16,7 +16,9 @@ describe('the per-row sequence number', () => {
 
   it('joins the ADD the update already has (DynamoDB allows each clause once)', () => {
     // Act + Assess
-    expect(updateExpression(withRowSequenceBump({ add: { count: 1 } })).UpdateExpression).toBe('ADD #count :add_count, #sequence :add_sequence');
+    expect(updateExpression(withRowSequenceBump({ add: { count: 1 } })).UpdateExpression).toBe(
+      'ADD #count :add_count, #sequence :add_sequence',
+    );
   });
 
   it('starts new rows at 1 and reads rows written before it as 0', () => {

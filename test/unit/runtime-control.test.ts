@@ -1,5 +1,11 @@
 import { flushAuthorizerCache } from '../../local/admin/authorizer-cache';
-import { authorizerCacheActions, requestAuthorizerCacheFlush, requestAuthorizerDecisionsSettled, startRuntimeControl, type RuntimeControl } from '../../local/runtime-control';
+import {
+  authorizerCacheActions,
+  requestAuthorizerCacheFlush,
+  requestAuthorizerDecisionsSettled,
+  startRuntimeControl,
+  type RuntimeControl,
+} from '../../local/runtime-control';
 import type { RuntimeInfo } from '../../local/runtime-file';
 
 /** The local runtime's control listener, and the operator CLI's use of it (the FlushStageAuthorizersCache of the laptop). */
@@ -45,9 +51,16 @@ describe('the local runtime control listener', () => {
   });
 
   it('refuses a caller without the token, and answers 404 to anything but its two operations', async () => {
-    const wrongToken = await requestAuthorizerCacheFlush({ url: control.url, token: 'guessed' }).catch((err: Error) => err.message);
-    const wrongTokenWait = await requestAuthorizerDecisionsSettled({ url: control.url, token: 'guessed' }).catch((err: Error) => err.message);
-    const other = await fetch(`${control.url}/anything`, { method: 'POST', headers: { Authorization: `Bearer ${control.token}` } });
+    const wrongToken = await requestAuthorizerCacheFlush({ url: control.url, token: 'guessed' }).catch(
+      (err: Error) => err.message,
+    );
+    const wrongTokenWait = await requestAuthorizerDecisionsSettled({ url: control.url, token: 'guessed' }).catch(
+      (err: Error) => err.message,
+    );
+    const other = await fetch(`${control.url}/anything`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${control.token}` },
+    });
 
     expect(wrongToken).toMatch(/refused to flush its authorizer cache: 401/);
     expect(wrongTokenWait).toMatch(/refused to wait for its authorizer decisions under way: 401/);
@@ -57,17 +70,26 @@ describe('the local runtime control listener', () => {
 
   it('announces each operation on the runtime console', async () => {
     const lines: string[] = [];
-    const actions = authorizerCacheActions({ flush: () => 3, inFlight: () => 1, settle: async () => 1 }, (line) => lines.push(line));
+    const actions = authorizerCacheActions({ flush: () => 3, inFlight: () => 1, settle: async () => 1 }, (line) =>
+      lines.push(line),
+    );
 
     actions.flushAuthorizerCache();
     await actions.settleAuthorizerDecisions();
 
-    expect(lines).toEqual(['Authorizer cache flushed by the operator CLI: 3 decisions dropped', 'Authorizer cache: waiting for 1 decision under way to end']);
+    expect(lines).toEqual([
+      'Authorizer cache flushed by the operator CLI: 3 decisions dropped',
+      'Authorizer cache: waiting for 1 decision under way to end',
+    ]);
   });
 });
 
 describe('the CLI on the local runtime', () => {
-  const runtime = (withControl: boolean) => ({ apiBaseUrl: 'http://127.0.0.1:3000/api/v1', ...(withControl && { control: { url: control.url, token: control.token } }) }) as RuntimeInfo;
+  const runtime = (withControl: boolean) =>
+    ({
+      apiBaseUrl: 'http://127.0.0.1:3000/api/v1',
+      ...(withControl && { control: { url: control.url, token: control.token } }),
+    }) as RuntimeInfo;
 
   it('flushes the running runtime’s cache after a change that takes access away, waits for the decisions under way, and flushes again', async () => {
     const flushing = flushAuthorizerCache({ runtime: runtime(true) });

@@ -12,8 +12,22 @@ const SORT_KEY_PREFIXES = Object.values(PREFIX).filter((prefix) => prefix.endsWi
 
 /** Sort keys as the key builders write them, for every prefix, plus the bare ones and near misses. */
 const SORT_KEYS = [
-  ...SORT_KEY_PREFIXES.flatMap((prefix) => [prefix, `${prefix}0`, `${prefix}01J9Z0Q7X4`, `${prefix}+14155550100`, `${prefix}zz~`]),
-  'TENANT', 'APIKEY', 'OWNER', 'CONTACT', 'CONTACTS', 'CONTACT"9', 'CONTACTS#1', 'MSG', 'MSGSID#SM1',
+  ...SORT_KEY_PREFIXES.flatMap((prefix) => [
+    prefix,
+    `${prefix}0`,
+    `${prefix}01J9Z0Q7X4`,
+    `${prefix}+14155550100`,
+    `${prefix}zz~`,
+  ]),
+  'TENANT',
+  'APIKEY',
+  'OWNER',
+  'CONTACT',
+  'CONTACTS',
+  'CONTACT"9',
+  'CONTACTS#1',
+  'MSG',
+  'MSGSID#SM1',
 ];
 
 describe('sortKeyStartsWith', () => {

@@ -28,7 +28,10 @@ const ddb = mockClient(DynamoDBDocumentClient);
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cct-twilio-AbC123';
 const CREDENTIALS = { accountSid: 'AC0123456789abcdef0123456789abcdef', authToken: 'token-from-the-secret' };
 
-const givenSecret = (value: unknown) => secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({ ARN: SECRET_ARN, SecretString: JSON.stringify(value) });
+const givenSecret = (value: unknown) =>
+  secrets
+    .on(GetSecretValueCommand, { SecretId: SECRET_ARN })
+    .resolves({ ARN: SECRET_ARN, SecretString: JSON.stringify(value) });
 
 const savedEnv = { ...process.env };
 const START = Date.parse('2026-11-21T10:00:00Z');
@@ -37,7 +40,18 @@ const later = (seconds: number) => jest.setSystemTime(Date.now() + seconds * 100
 beforeEach(() => {
   jest.useFakeTimers({
     now: START,
-    doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'],
+    doNotFake: [
+      'nextTick',
+      'setImmediate',
+      'clearImmediate',
+      'setTimeout',
+      'clearTimeout',
+      'setInterval',
+      'clearInterval',
+      'queueMicrotask',
+      'hrtime',
+      'performance',
+    ],
   });
   secrets.reset();
   ddb.reset();
@@ -53,7 +67,8 @@ afterEach(() => {
 });
 
 /** In Lambda, with the stack's environment. */
-const inLambdaWithSecret = () => Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'cct-fn', TWILIO_SECRET_ARN: SECRET_ARN });
+const inLambdaWithSecret = () =>
+  Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'cct-fn', TWILIO_SECRET_ARN: SECRET_ARN });
 
 describe('where the Twilio credentials come from', () => {
   it('is the secret when TWILIO_SECRET_ARN is set, else the environment outside Lambda', () => {
@@ -63,13 +78,19 @@ describe('where the Twilio credentials come from', () => {
   });
 
   it('refuses plain environment credentials inside Lambda', () => {
-    Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'cct-fn', TWILIO_AUTH_TOKEN: 'plain', TWILIO_ACCOUNT_SID: 'ACplain' });
+    Object.assign(process.env, {
+      AWS_LAMBDA_FUNCTION_NAME: 'cct-fn',
+      TWILIO_AUTH_TOKEN: 'plain',
+      TWILIO_ACCOUNT_SID: 'ACplain',
+    });
 
     expect(() => twilioCredentialSource()).toThrow(/TWILIO_SECRET_ARN.*never from plain environment variables/);
   });
 
   it('names the missing field of an unfilled secret, never a value', () => {
-    expect(() => parseTwilioSecret({ accountSid: '', authToken: '' }, SECRET_ARN)).toThrow(`secret ${SECRET_ARN} has no accountSid yet`);
+    expect(() => parseTwilioSecret({ accountSid: '', authToken: '' }, SECRET_ARN)).toThrow(
+      `secret ${SECRET_ARN} has no accountSid yet`,
+    );
     expect(() => parseTwilioSecret({ accountSid: 'AC1', authToken: ' ' }, SECRET_ARN)).toThrow('has no authToken yet');
     expect(() => parseTwilioSecret('AC1:token', SECRET_ARN)).toThrow('is not a JSON object');
     expect(() => parseTwilioSecret(['AC1'], SECRET_ARN)).toThrow('is not a JSON object');
@@ -90,13 +111,21 @@ describe('reading the secret through Powertools', () => {
   });
 
   it('fails naming the secret when Secrets Manager refuses or the value is no JSON', async () => {
-    secrets.on(GetSecretValueCommand).rejectsOnce(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException' }));
-    await expect(readTwilioSecret(SECRET_ARN)).rejects.toThrow(`Could not read the Twilio credentials from Secrets Manager secret ${SECRET_ARN}`);
+    secrets
+      .on(GetSecretValueCommand)
+      .rejectsOnce(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException' }));
+    await expect(readTwilioSecret(SECRET_ARN)).rejects.toThrow(
+      `Could not read the Twilio credentials from Secrets Manager secret ${SECRET_ARN}`,
+    );
 
     secrets.on(GetSecretValueCommand).resolves({ SecretString: 'AC0123456789:the-auth-token' });
     const notJson = await readTwilioSecret(SECRET_ARN, { forceFetch: true }).catch((err: Error) => err);
     // JSON.parse's own message would quote the value: none of it may reach a log.
-    expect(notJson).toEqual(new Error(`Could not read the Twilio credentials from Secrets Manager secret ${SECRET_ARN}: its value is not JSON`));
+    expect(notJson).toEqual(
+      new Error(
+        `Could not read the Twilio credentials from Secrets Manager secret ${SECRET_ARN}: its value is not JSON`,
+      ),
+    );
     expect((notJson as Error).cause).toBeUndefined();
   });
 });
@@ -157,7 +186,11 @@ describe('the callback configuration', () => {
   });
 
   it('refuses TWILIO_AUTH_TOKEN in Lambda, and a secret the init did not load', () => {
-    Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'cct-fn', TWILIO_AUTH_TOKEN: 'plain', PUBLIC_BASE_URL: 'https://api.example.com' });
+    Object.assign(process.env, {
+      AWS_LAMBDA_FUNCTION_NAME: 'cct-fn',
+      TWILIO_AUTH_TOKEN: 'plain',
+      PUBLIC_BASE_URL: 'https://api.example.com',
+    });
     expect(() => callbackConfigFromEnv()).toThrow(/TWILIO_SECRET_ARN/);
 
     process.env.TWILIO_SECRET_ARN = SECRET_ARN;
@@ -171,7 +204,10 @@ describe('the callback configuration', () => {
     await preloadTwilioSecret();
 
     const config = callbackConfigFromEnv();
-    expect(config).toMatchObject({ authToken: CREDENTIALS.authToken, publicBaseUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/dev' });
+    expect(config).toMatchObject({
+      authToken: CREDENTIALS.authToken,
+      publicBaseUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/dev',
+    });
 
     givenSecret({ ...CREDENTIALS, authToken: 'rotated-token' });
     later(SECRET_MAX_AGE_SECONDS + 1);
@@ -189,7 +225,13 @@ describe('the callback configuration', () => {
     const handler = callbackHandler(carrierRoutes.twilioSmsStatus, smsStatusCallback);
     // No organization has the number: answered 200 (so Twilio does not retry) once the signature holds.
     ddb.on(GetCommand).resolves({});
-    const params = { MessageSid: 'SM0123456789abcdef0123456789abcdef', MessageStatus: 'sending', From: '+14155550000', To: '+14155550100', AccountSid: CREDENTIALS.accountSid };
+    const params = {
+      MessageSid: 'SM0123456789abcdef0123456789abcdef',
+      MessageStatus: 'sending',
+      From: '+14155550000',
+      To: '+14155550100',
+      AccountSid: CREDENTIALS.accountSid,
+    };
     const body = new URLSearchParams(params).toString();
     const url = `${publicBaseUrl}${carrierRoutes.twilioSmsStatus.path}`;
     const event = (token: string) => ({
@@ -220,19 +262,36 @@ describe('the carrier from configuration', () => {
   });
 
   it('refuses plain Twilio credentials inside Lambda', () => {
-    Object.assign(process.env, { CARRIER: 'twilio', AWS_LAMBDA_FUNCTION_NAME: 'cct-fn', TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 'plain' });
+    Object.assign(process.env, {
+      CARRIER: 'twilio',
+      AWS_LAMBDA_FUNCTION_NAME: 'cct-fn',
+      TWILIO_ACCOUNT_SID: 'AC1',
+      TWILIO_AUTH_TOKEN: 'plain',
+    });
 
     expect(() => createCarrier()).toThrow(/TWILIO_SECRET_ARN/);
   });
 
   it('sends with the secret’s credentials, read through the cache, when TWILIO_SECRET_ARN is set', async () => {
-    Object.assign(inLambdaWithSecret(), { CARRIER: 'twilio', TWILIO_BASE_URL: 'https://twilio.test', TWILIO_STATUS_CALLBACK_URL: 'https://api.example.com/carrier/twilio/sms/status' });
+    Object.assign(inLambdaWithSecret(), {
+      CARRIER: 'twilio',
+      TWILIO_BASE_URL: 'https://twilio.test',
+      TWILIO_STATUS_CALLBACK_URL: 'https://api.example.com/carrier/twilio/sms/status',
+    });
     givenSecret(CREDENTIALS);
     await preloadTwilioSecret();
-    const fetch = jest.spyOn(globalThis, 'fetch').mockResolvedValue(new Response(JSON.stringify({ sid: 'SM1' }), { status: 201 }));
+    const fetch = jest
+      .spyOn(globalThis, 'fetch')
+      .mockResolvedValue(new Response(JSON.stringify({ sid: 'SM1' }), { status: 201 }));
 
     const carrier = createCarrier();
-    const receipt = await carrier.send({ tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'hi' });
+    const receipt = await carrier.send({
+      tenantId: 't1',
+      messageId: 'm1',
+      from: '+14155550000',
+      to: '+14155550100',
+      body: 'hi',
+    });
 
     expect(carrier).toBeInstanceOf(TwilioCarrier);
     expect(receipt).toEqual({ messageSid: 'SM1' });
@@ -252,12 +311,24 @@ describe('the carrier from configuration', () => {
     Object.assign(inLambdaWithSecret(), { CARRIER: 'twilio' });
     expect(() => createCarrier()).toThrow(/not loaded at init/);
 
-    const carrier = new TwilioCarrier({ credentials: () => Promise.reject(new Error('AccessDenied')), baseUrl: 'https://twilio.test' });
+    const carrier = new TwilioCarrier({
+      credentials: () => Promise.reject(new Error('AccessDenied')),
+      baseUrl: 'https://twilio.test',
+    });
     const fetch = jest.spyOn(globalThis, 'fetch');
-    const sent = carrier.send({ tenantId: 't1', messageId: 'm1', from: '+14155550000', to: '+14155550100', body: 'hi' });
+    const sent = carrier.send({
+      tenantId: 't1',
+      messageId: 'm1',
+      from: '+14155550000',
+      to: '+14155550100',
+      body: 'hi',
+    });
 
     await expect(sent).rejects.toBeInstanceOf(CarrierError);
-    await expect(sent).rejects.toMatchObject({ message: 'The Twilio credentials could not be read', details: { kind: 'not_sent' } });
+    await expect(sent).rejects.toMatchObject({
+      message: 'The Twilio credentials could not be read',
+      details: { kind: 'not_sent' },
+    });
     expect(fetch).not.toHaveBeenCalled();
   });
 });

@@ -42,17 +42,23 @@ describe('request validation', () => {
   });
 
   it('accepts since with an offset, as any ISO 8601 instant', () => {
-    expect(parseOrThrow(ListCallsQuery, { since: '2026-01-01T10:00:00+02:00' }, 'query').since).toBe('2026-01-01T10:00:00+02:00');
+    expect(parseOrThrow(ListCallsQuery, { since: '2026-01-01T10:00:00+02:00' }, 'query').since).toBe(
+      '2026-01-01T10:00:00+02:00',
+    );
   });
 
   it('names an unknown body field so a misspelling cannot look like success', () => {
-    const message = messageOf(() => parseOrThrow(CreateContactBody, { displayName: 'A', phoneNumber: '+14155550100', nickname: 'x' }, 'body'));
+    const message = messageOf(() =>
+      parseOrThrow(CreateContactBody, { displayName: 'A', phoneNumber: '+14155550100', nickname: 'x' }, 'body'),
+    );
 
     expect(message).toBe('body.nickname: unknown field');
   });
 
   it('names a missing required field and a bad phone number', () => {
-    expect(messageOf(() => parseOrThrow(CreateContactBody, { phoneNumber: '+14155550100' }, 'body'))).toBe('body.displayName: is required');
+    expect(messageOf(() => parseOrThrow(CreateContactBody, { phoneNumber: '+14155550100' }, 'body'))).toBe(
+      'body.displayName: is required',
+    );
     expect(messageOf(() => parseOrThrow(CreateContactBody, { displayName: 'A', phoneNumber: '0123' }, 'body'))).toMatch(
       /^body\.phoneNumber: must be an E\.164/,
     );
@@ -64,7 +70,9 @@ describe('request validation', () => {
 
   it('enforces the length limits of the spec', () => {
     expect(messageOf(() => parseOrThrow(UpdateContactBody, { tag: 'x'.repeat(61) }, 'body'))).toMatch(/^body\.tag: /);
-    expect(messageOf(() => parseOrThrow(UpdateContactBody, { notes: 'x'.repeat(5001) }, 'body'))).toMatch(/^body\.notes: /);
+    expect(messageOf(() => parseOrThrow(UpdateContactBody, { notes: 'x'.repeat(5001) }, 'body'))).toMatch(
+      /^body\.notes: /,
+    );
     expect(parseOrThrow(UpdateContactBody, { company: null }, 'body')).toEqual({ company: null });
   });
 });

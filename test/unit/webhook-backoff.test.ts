@@ -1,4 +1,12 @@
-import { MAX_ATTEMPTS, MAX_QUEUE_DELAY_MS, nextHop, retryAfterMs, retryDelayMs, retrySchedule, waitAfterFailure } from '../../lambdas/contexts/webhooks/backoff';
+import {
+  MAX_ATTEMPTS,
+  MAX_QUEUE_DELAY_MS,
+  nextHop,
+  retryAfterMs,
+  retryDelayMs,
+  retrySchedule,
+  waitAfterFailure,
+} from '../../lambdas/contexts/webhooks/backoff';
 
 const MINUTE = 60_000;
 

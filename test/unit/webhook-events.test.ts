@@ -64,7 +64,12 @@ const voicemail = (recordingReady: boolean, transcript: string | null = null): I
   durationSec: 17,
 });
 
-const change = (eventName: StreamChange['eventName'], newImage?: Item, oldImage?: Item, eventId = 'ev-1'): StreamChange => ({
+const change = (
+  eventName: StreamChange['eventName'],
+  newImage?: Item,
+  oldImage?: Item,
+  eventId = 'ev-1',
+): StreamChange => ({
   eventId,
   eventName,
   approximateCreationMs: at,
@@ -80,20 +85,32 @@ describe('call.completed', () => {
     // Assess
     expect(event).toMatchObject({ tenantId, type: 'call.completed', createdAt: '2026-11-21T10:00:05.000Z' });
     const body = JSON.parse(event.body);
-    expect(body).toEqual({ id: event.id, type: 'call.completed', createdAt: event.createdAt, sequence: 0, data: { call: call('completed') } });
+    expect(body).toEqual({
+      id: event.id,
+      type: 'call.completed',
+      createdAt: event.createdAt,
+      sequence: 0,
+      data: { call: call('completed') },
+    });
     expect(EVENT_SCHEMAS['call.completed'].safeParse(body).success).toBe(true);
   });
 
   it.each(['failed', 'no-answer', 'busy', 'canceled'])('is raised on a change from ringing to %s', (status) => {
-    const event = deriveEvent(change('MODIFY', callToItem(tenantId, call(status)), callToItem(tenantId, call('ringing'))));
+    const event = deriveEvent(
+      change('MODIFY', callToItem(tenantId, call(status)), callToItem(tenantId, call('ringing'))),
+    );
 
     expect(event?.type).toBe('call.completed');
   });
 
   it('is not raised for a non-terminal status, nor again for an edit of an ended call', () => {
     expect(deriveEvent(change('INSERT', callToItem(tenantId, call('ringing'))))).toBeUndefined();
-    expect(deriveEvent(change('MODIFY', callToItem(tenantId, call('in-progress')), callToItem(tenantId, call('ringing'))))).toBeUndefined();
-    expect(deriveEvent(change('MODIFY', callToItem(tenantId, call('completed')), callToItem(tenantId, call('completed'))))).toBeUndefined();
+    expect(
+      deriveEvent(change('MODIFY', callToItem(tenantId, call('in-progress')), callToItem(tenantId, call('ringing')))),
+    ).toBeUndefined();
+    expect(
+      deriveEvent(change('MODIFY', callToItem(tenantId, call('completed')), callToItem(tenantId, call('completed')))),
+    ).toBeUndefined();
     expect(deriveEvent(change('REMOVE', undefined, callToItem(tenantId, call('completed'))))).toBeUndefined();
   });
 
@@ -116,7 +133,12 @@ describe('sms.received', () => {
 
     const body = JSON.parse(event.body);
     expect(event.type).toBe('sms.received');
-    expect(body.data.message).toMatchObject({ id: message('inbound').id, body: 'Running late', direction: 'inbound', messageSid: 'SM123' });
+    expect(body.data.message).toMatchObject({
+      id: message('inbound').id,
+      body: 'Running late',
+      direction: 'inbound',
+      messageSid: 'SM123',
+    });
     expect(body.data.message).not.toHaveProperty('pk');
     expect(EVENT_SCHEMAS['sms.received'].safeParse(body).success).toBe(true);
   });
@@ -142,7 +164,13 @@ describe('message.delivered and message.failed', () => {
 
   it('raises message.delivered once, on the change into delivered, with the message as the API shows it and when the carrier reported it', () => {
     // Act
-    const event = deriveEvent(change('MODIFY', text('delivered', { carrierReportedAt: reportedAt, changedAt: reportedAt + 4, sequence: 4 }), text('sent', { sequence: 3 })))!;
+    const event = deriveEvent(
+      change(
+        'MODIFY',
+        text('delivered', { carrierReportedAt: reportedAt, changedAt: reportedAt + 4, sequence: 4 }),
+        text('sent', { sequence: 3 }),
+      ),
+    )!;
 
     // Assess
     const body = JSON.parse(event.body);
@@ -161,7 +189,13 @@ describe('message.delivered and message.failed', () => {
 
   it('raises message.failed with the reason, the carrier code and words, and the refund', () => {
     // Prepare
-    const failed = text('failed', { failureReason: 'carrier_failed', carrierCode: 30003, carrierMessage: 'Unreachable destination handset', carrierReportedAt: reportedAt, sequence: 3 });
+    const failed = text('failed', {
+      failureReason: 'carrier_failed',
+      carrierCode: 30003,
+      carrierMessage: 'Unreachable destination handset',
+      carrierReportedAt: reportedAt,
+      sequence: 3,
+    });
 
     // Act
     const event = deriveEvent(change('MODIFY', failed, text('queued', { sequence: 2 })))!;
@@ -191,7 +225,14 @@ describe('message.delivered and message.failed', () => {
     const body = JSON.parse(deriveEvent(change('MODIFY', swept, text('queued')))!.body);
 
     // Assess
-    expect(body.data).toMatchObject({ reason: 'carrier_outcome_unknown', carrierErrorCode: null, carrierErrorMessage: null, carrierReportedAt: null, refunded: false, refundedCents: 0 });
+    expect(body.data).toMatchObject({
+      reason: 'carrier_outcome_unknown',
+      carrierErrorCode: null,
+      carrierErrorMessage: null,
+      carrierReportedAt: null,
+      refunded: false,
+      refundedCents: 0,
+    });
     expect(EVENT_SCHEMAS['message.failed'].safeParse(body).success).toBe(true);
   });
 
@@ -211,7 +252,11 @@ describe('message.delivered and message.failed', () => {
 
   it('reads the text from its attributes, never its key: a message under another key layout raises the same event', () => {
     // Prepare: the texting context may move messages to a partition of their own
-    const moved = { ...text('delivered', { sequence: 4 }), pk: `T#${tenantId}#MSG#${message('outbound').id}`, sk: 'MESSAGE' };
+    const moved = {
+      ...text('delivered', { sequence: 4 }),
+      pk: `T#${tenantId}#MSG#${message('outbound').id}`,
+      sk: 'MESSAGE',
+    };
 
     // Act
     const here = deriveEvent(change('MODIFY', text('delivered', { sequence: 4 }), text('sent')))!;
@@ -227,7 +272,13 @@ describe('sequence', () => {
   it("is the row's sequence number at the change, so the newer of two events about one resource has the higher number", () => {
     // Prepare: the row counted 1 at its insert, 2 for its sid, 3 for sent, 4 for delivered
     const received = deriveEvent(change('INSERT', { ...message('inbound'), sequence: 1 }))!;
-    const delivered = deriveEvent(change('MODIFY', { ...message('outbound'), status: 'delivered', sequence: 4 }, { ...message('outbound'), status: 'sent', sequence: 3 }))!;
+    const delivered = deriveEvent(
+      change(
+        'MODIFY',
+        { ...message('outbound'), status: 'delivered', sequence: 4 },
+        { ...message('outbound'), status: 'sent', sequence: 3 },
+      ),
+    )!;
 
     // Assess
     expect(JSON.parse(received.body).sequence).toBe(1);
@@ -293,19 +344,32 @@ describe('stream records', () => {
     const record: DynamoDBRecord = {
       eventID: 'abc123',
       eventName: 'INSERT',
-      dynamodb: { ApproximateCreationDateTime: at / 1000, NewImage: marshall(message('inbound')) as never, SequenceNumber: '1' },
+      dynamodb: {
+        ApproximateCreationDateTime: at / 1000,
+        NewImage: marshall(message('inbound')) as never,
+        SequenceNumber: '1',
+      },
     };
 
     const result = fromLambdaRecord(record);
 
-    expect(result).toEqual({ eventId: 'abc123', eventName: 'INSERT', approximateCreationMs: at, newImage: message('inbound'), oldImage: undefined });
+    expect(result).toEqual({
+      eventId: 'abc123',
+      eventName: 'INSERT',
+      approximateCreationMs: at,
+      newImage: message('inbound'),
+      oldImage: undefined,
+    });
     expect(fromLambdaRecord({ ...record, eventID: undefined })).toBeUndefined();
   });
 
   it('recognises an operator request to enqueue a delivery only when it appears', () => {
     const row = { type: 'webhookDelivery', tenantId, endpointId: 'ep', id: 'd1', cycle: 2, enqueueRequested: true };
 
-    expect(enqueueRequestOf(change('MODIFY', row, { ...row, cycle: 1, enqueueRequested: undefined }))).toEqual({ tenantId, id: 'd1' });
+    expect(enqueueRequestOf(change('MODIFY', row, { ...row, cycle: 1, enqueueRequested: undefined }))).toEqual({
+      tenantId,
+      id: 'd1',
+    });
     expect(enqueueRequestOf(change('INSERT', { ...row, cycle: 1 }))).toEqual({ tenantId, id: 'd1' });
     // The sender recording an attempt while the flag is still set is not a new request.
     expect(enqueueRequestOf(change('MODIFY', { ...row, attempts: 1 }, row))).toBeUndefined();
@@ -318,9 +382,25 @@ describe('contact.created, contact.updated and contact.deleted', () => {
   /** A contact row as contacts.ts writes it, at sequence `sequence`, its own fields last written at `changedAt`. */
   const contactRow = (sequence: number, changedAt: number, fields: Item = {}): Item => ({
     ...toContactItem({
-      id: contactId, tenantId, displayName: 'Ada', phoneNumber: '+14155550100', company: null, tag: null, notes: null, createdByAgentId: null,
-      createdAt: '2026-11-21T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z', normalizedNumber: '+14155550100', isAutoCreated: false, source: 'manual',
-      consentStatus: 'unknown', consentSource: null, consentAt: null, consentNote: null, externalId: 'crm-1', customFields: { tier: 'gold' },
+      id: contactId,
+      tenantId,
+      displayName: 'Ada',
+      phoneNumber: '+14155550100',
+      company: null,
+      tag: null,
+      notes: null,
+      createdByAgentId: null,
+      createdAt: '2026-11-21T10:00:00.000Z',
+      updatedAt: '2026-11-21T10:00:00.000Z',
+      normalizedNumber: '+14155550100',
+      isAutoCreated: false,
+      source: 'manual',
+      consentStatus: 'unknown',
+      consentSource: null,
+      consentAt: null,
+      consentNote: null,
+      externalId: 'crm-1',
+      customFields: { tier: 'gold' },
     }),
     sequence,
     changedAt,
@@ -339,7 +419,7 @@ describe('contact.created, contact.updated and contact.deleted', () => {
     expect(EVENT_SCHEMAS['contact.created'].safeParse(body).success).toBe(true);
   });
 
-  it('raises contact.updated for a write of its own fields, and nothing for a copy of its number\'s consent (consent.changed says it)', () => {
+  it("raises contact.updated for a write of its own fields, and nothing for a copy of its number's consent (consent.changed says it)", () => {
     // Prepare
     const patched = contactRow(2, at + 10, { tag: 'vip' });
     const consentCopied = contactRow(3, at + 10, { tag: 'vip', consentStatus: 'opted_out', changessk: uuidv7() });
@@ -349,46 +429,90 @@ describe('contact.created, contact.updated and contact.deleted', () => {
     const copied = deriveEvent(change('MODIFY', consentCopied, patched));
 
     // Assess
-    expect(JSON.parse(updated.body)).toMatchObject({ type: 'contact.updated', sequence: 2, data: { contact: { id: contactId, tag: 'vip' } } });
+    expect(JSON.parse(updated.body)).toMatchObject({
+      type: 'contact.updated',
+      sequence: 2,
+      data: { contact: { id: contactId, tag: 'vip' } },
+    });
     expect(EVENT_SCHEMAS['contact.updated'].safeParse(JSON.parse(updated.body)).success).toBe(true);
     expect(copied).toBeUndefined();
     expect(deriveEvent(change('REMOVE', undefined, patched))).toBeUndefined();
   });
 
-  it('raises contact.deleted on the insert of its tombstone: the id and when, with the sequence after the contact\'s last', () => {
+  it("raises contact.deleted on the insert of its tombstone: the id and when, with the sequence after the contact's last", () => {
     // Prepare: the tombstone deleteContact writes beside the contact
-    const tombstone = { pk: `T#${tenantId}#CONTACT#${contactId}`, sk: 'TOMBSTONE', type: 'contactTombstone', id: contactId, tenantId, deletedAt: '2026-11-21T10:00:09.000Z', sequence: 4, changedAt: at + 4000 };
+    const tombstone = {
+      pk: `T#${tenantId}#CONTACT#${contactId}`,
+      sk: 'TOMBSTONE',
+      type: 'contactTombstone',
+      id: contactId,
+      tenantId,
+      deletedAt: '2026-11-21T10:00:09.000Z',
+      sequence: 4,
+      changedAt: at + 4000,
+    };
 
     // Act
     const event = deriveEvent(change('INSERT', tombstone))!;
 
     // Assess
     const body = JSON.parse(event.body);
-    expect(body).toMatchObject({ type: 'contact.deleted', sequence: 4, createdAt: '2026-11-21T10:00:09.000Z', data: { contact: { id: contactId, deletedAt: '2026-11-21T10:00:09.000Z' } } });
+    expect(body).toMatchObject({
+      type: 'contact.deleted',
+      sequence: 4,
+      createdAt: '2026-11-21T10:00:09.000Z',
+      data: { contact: { id: contactId, deletedAt: '2026-11-21T10:00:09.000Z' } },
+    });
     expect(EVENT_SCHEMAS['contact.deleted'].safeParse(body).success).toBe(true);
   });
 });
 
 describe('consent.changed', () => {
   const ledgerRow = (status: string, consentAt: string, sequence: number): Item => ({
-    pk: `T#${tenantId}#CONSENT#+14155550100`, sk: 'CONSENT', type: 'consent', tenantId, number: '+14155550100',
-    consentStatus: status, consentSource: 'sms_keyword', consentAt, consentNote: status === 'opted_out' ? 'Replied STOP' : 'Replied START',
-    sequence, changedAt: Date.parse(consentAt) + 3,
+    pk: `T#${tenantId}#CONSENT#+14155550100`,
+    sk: 'CONSENT',
+    type: 'consent',
+    tenantId,
+    number: '+14155550100',
+    consentStatus: status,
+    consentSource: 'sms_keyword',
+    consentAt,
+    consentNote: status === 'opted_out' ? 'Replied STOP' : 'Replied START',
+    sequence,
+    changedAt: Date.parse(consentAt) + 3,
   });
 
   it('is raised once per change of a number: a STOP, then a START', () => {
     // Act
     const stop = deriveEvent(change('INSERT', ledgerRow('opted_out', '2026-11-21T10:00:00.000Z', 1)))!;
-    const start = deriveEvent(change('MODIFY', ledgerRow('opted_in', '2026-11-21T10:05:00.000Z', 2), ledgerRow('opted_out', '2026-11-21T10:00:00.000Z', 1)))!;
+    const start = deriveEvent(
+      change(
+        'MODIFY',
+        ledgerRow('opted_in', '2026-11-21T10:05:00.000Z', 2),
+        ledgerRow('opted_out', '2026-11-21T10:00:00.000Z', 1),
+      ),
+    )!;
 
     // Assess
     expect(JSON.parse(stop.body)).toMatchObject({
       type: 'consent.changed',
       sequence: 1,
       createdAt: '2026-11-21T10:00:00.003Z',
-      data: { consent: { number: '+14155550100', status: 'opted_out', source: 'sms_keyword', at: '2026-11-21T10:00:00.000Z', note: 'Replied STOP' } },
+      data: {
+        consent: {
+          number: '+14155550100',
+          status: 'opted_out',
+          source: 'sms_keyword',
+          at: '2026-11-21T10:00:00.000Z',
+          note: 'Replied STOP',
+        },
+      },
     });
-    expect(JSON.parse(start.body)).toMatchObject({ type: 'consent.changed', sequence: 2, data: { consent: { status: 'opted_in' } } });
+    expect(JSON.parse(start.body)).toMatchObject({
+      type: 'consent.changed',
+      sequence: 2,
+      data: { consent: { status: 'opted_in' } },
+    });
     expect(EVENT_SCHEMAS['consent.changed'].safeParse(JSON.parse(start.body)).success).toBe(true);
   });
 
@@ -400,7 +524,9 @@ describe('consent.changed', () => {
 
 describe('the router filter', () => {
   it('lets contact, tombstone and ledger rows through in one pattern (Lambda takes at most five filters)', () => {
-    const types = ROUTER_FILTER_PATTERNS.flatMap((pattern) => ((pattern as { dynamodb: { NewImage: { type: { S: string[] } } } }).dynamodb.NewImage.type.S));
+    const types = ROUTER_FILTER_PATTERNS.flatMap(
+      (pattern) => (pattern as { dynamodb: { NewImage: { type: { S: string[] } } } }).dynamodb.NewImage.type.S,
+    );
     expect(ROUTER_FILTER_PATTERNS.length).toBeLessThanOrEqual(5);
     expect(types).toEqual(expect.arrayContaining(['contact', 'contactTombstone', 'consent', 'voicemail']));
   });

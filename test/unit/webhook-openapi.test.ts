@@ -17,10 +17,15 @@ function matchesFilter(pattern: unknown, value: unknown): boolean {
 }
 
 type WebhookOperation = {
-  post: { parameters: { name: string; in: string; deprecated?: boolean }[]; requestBody: { content: Record<string, { schema: { $ref: string } }> } };
+  post: {
+    parameters: { name: string; in: string; deprecated?: boolean }[];
+    requestBody: { content: Record<string, { schema: { $ref: string } }> };
+  };
 };
 
-const document = buildOpenApiDocument() as ReturnType<typeof buildOpenApiDocument> & { webhooks: Record<string, WebhookOperation> };
+const document = buildOpenApiDocument() as ReturnType<typeof buildOpenApiDocument> & {
+  webhooks: Record<string, WebhookOperation>;
+};
 
 describe('the webhooks section of the OpenAPI document', () => {
   it('documents one POST per event type with the delivery headers', () => {
@@ -29,11 +34,23 @@ describe('the webhooks section of the OpenAPI document', () => {
 
     // Assess
     expect(Object.keys(webhooks).sort()).toEqual([
-      'call.completed', 'consent.changed', 'contact.created', 'contact.deleted', 'contact.updated',
-      'message.delivered', 'message.failed', 'sms.received', 'voicemail.received', 'webhook.test',
+      'call.completed',
+      'consent.changed',
+      'contact.created',
+      'contact.deleted',
+      'contact.updated',
+      'message.delivered',
+      'message.failed',
+      'sms.received',
+      'voicemail.received',
+      'webhook.test',
     ]);
-    const names = webhooks['call.completed'].post.parameters.filter((p) => p.in === 'header' && !p.deprecated).map((p) => p.name);
-    expect(names).toEqual(expect.arrayContaining(['X-Service-Event', 'X-Service-Timestamp', 'X-Service-Signature', 'X-Service-Delivery']));
+    const names = webhooks['call.completed'].post.parameters
+      .filter((p) => p.in === 'header' && !p.deprecated)
+      .map((p) => p.name);
+    expect(names).toEqual(
+      expect.arrayContaining(['X-Service-Event', 'X-Service-Timestamp', 'X-Service-Signature', 'X-Service-Delivery']),
+    );
     const legacy = webhooks['call.completed'].post.parameters.filter((p) => p.deprecated).map((p) => p.name);
     expect(legacy).toEqual(['X-Legacy-Event', 'X-Legacy-Timestamp', 'X-Legacy-Signature', 'X-Legacy-Delivery']);
   });
@@ -77,8 +94,17 @@ describe('the webhooks section of the OpenAPI document', () => {
 
   it('lets a text moving into a final status reach the router, and no other change of an outbound text', () => {
     // Prepare: stream records as Lambda's filter sees them (marshalled images)
-    const text = (status: string) => ({ type: 'message', direction: 'outbound', status, id: uuidv7(), tenantId: uuidv7() });
-    const record = (eventName: string, newImage: Record<string, unknown>) => ({ eventName, dynamodb: { NewImage: marshall(newImage) } });
+    const text = (status: string) => ({
+      type: 'message',
+      direction: 'outbound',
+      status,
+      id: uuidv7(),
+      tenantId: uuidv7(),
+    });
+    const record = (eventName: string, newImage: Record<string, unknown>) => ({
+      eventName,
+      dynamodb: { NewImage: marshall(newImage) },
+    });
 
     // Act
     const routed = (r: unknown) => ROUTER_FILTER_PATTERNS.some((pattern) => matchesFilter(pattern, r));

@@ -3,12 +3,23 @@ import { metrics } from '../../lambdas/shared/aws';
 
 // The sender reads its queue at load; the attempt itself is the deliver module's (tested elsewhere).
 process.env.WEBHOOK_QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/deliveries';
-jest.mock('../../lambdas/contexts/webhooks/deliver', () => ({ processDeliveryMessage: jest.fn(), attemptStatesFor: jest.fn() }));
-const { processDeliveryMessage, attemptStatesFor } = jest.requireMock('../../lambdas/contexts/webhooks/deliver') as { processDeliveryMessage: jest.Mock; attemptStatesFor: jest.Mock };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { handler } = require('../../lambdas/handlers/webhooks/sender') as typeof import('../../lambdas/handlers/webhooks/sender');
+jest.mock('../../lambdas/contexts/webhooks/deliver', () => ({
+  processDeliveryMessage: jest.fn(),
+  attemptStatesFor: jest.fn(),
+}));
+const { processDeliveryMessage, attemptStatesFor } = jest.requireMock('../../lambdas/contexts/webhooks/deliver') as {
+  processDeliveryMessage: jest.Mock;
+  attemptStatesFor: jest.Mock;
+};
+const { handler } =
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('../../lambdas/handlers/webhooks/sender') as typeof import('../../lambdas/handlers/webhooks/sender');
 
-const context = { awsRequestId: 'req-1', functionName: 'sender', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
+const context = {
+  awsRequestId: 'req-1',
+  functionName: 'sender',
+  getRemainingTimeInMillis: () => 30_000,
+} as unknown as Context;
 
 const sqsEvent = (count: number): SQSEvent => ({
   Records: Array.from({ length: count }, (_, i) => ({
@@ -30,7 +41,8 @@ describe('the webhook sender Lambda', () => {
   it('counts deliveries that ended and attempts that failed, not deferred or stale ones', async () => {
     const addMetric = jest.spyOn(metrics, 'addMetric');
     attemptStatesFor.mockResolvedValue(new Map());
-    for (const outcome of ['succeeded', 'failed', 'retrying', 'deferred', 'stale']) processDeliveryMessage.mockResolvedValueOnce(outcome);
+    for (const outcome of ['succeeded', 'failed', 'retrying', 'deferred', 'stale'])
+      processDeliveryMessage.mockResolvedValueOnce(outcome);
 
     const result = await handler(sqsEvent(5), context);
 
@@ -47,8 +59,17 @@ describe('the webhook sender Lambda', () => {
     // Prepare
     const event = sqsEvent(3);
     event.Records[1].body = '{ not json';
-    const [first, , third] = event.Records.map((record) => { try { return JSON.parse(record.body); } catch { return undefined; } });
-    attemptStatesFor.mockImplementation(async (messages: { deliveryId: string }[]) => new Map(messages.map((m) => [m, { delivery: { id: m.deliveryId } }])));
+    const [first, , third] = event.Records.map((record) => {
+      try {
+        return JSON.parse(record.body);
+      } catch {
+        return undefined;
+      }
+    });
+    attemptStatesFor.mockImplementation(
+      async (messages: { deliveryId: string }[]) =>
+        new Map(messages.map((m) => [m, { delivery: { id: m.deliveryId } }])),
+    );
     processDeliveryMessage.mockResolvedValue('succeeded');
 
     // Act
@@ -57,7 +78,9 @@ describe('the webhook sender Lambda', () => {
     // Assess
     expect(attemptStatesFor).toHaveBeenCalledTimes(1);
     expect(attemptStatesFor.mock.calls[0][0]).toEqual([first, third]);
-    expect(processDeliveryMessage.mock.calls.map(([message, , state]) => [message.deliveryId, state?.delivery.id])).toEqual([
+    expect(
+      processDeliveryMessage.mock.calls.map(([message, , state]) => [message.deliveryId, state?.delivery.id]),
+    ).toEqual([
       ['d0', 'd0'],
       ['d2', 'd2'],
     ]);

@@ -1,5 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { deliveryHeaders, generateSecret, serviceSignature, standardWebhooksSignature, USER_AGENT } from '../../lambdas/contexts/webhooks/internal/signing';
+import {
+  deliveryHeaders,
+  generateSecret,
+  serviceSignature,
+  standardWebhooksSignature,
+  USER_AGENT,
+} from '../../lambdas/contexts/webhooks/internal/signing';
 import { verifyDelivery } from '../../clients/typescript/src/webhooks';
 
 // The Standard Webhooks published test vector (used by the reference libraries' own tests).
@@ -19,7 +25,12 @@ describe('signatures', () => {
   });
 
   it('webhook-signature reproduces the Standard Webhooks published vector', () => {
-    const signature = standardWebhooksSignature(SECRET, 'msg_p5jXN8AQM9LWM0D4loKWxJek', '1614265330', '{"test": 2432232314}');
+    const signature = standardWebhooksSignature(
+      SECRET,
+      'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      '1614265330',
+      '{"test": 2432232314}',
+    );
 
     expect(signature).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
@@ -84,7 +95,14 @@ describe('verifyDelivery', () => {
   const body = '{"id":"e1","type":"call.completed","data":{"call":{}}}';
   const now = 1_700_000_000_000;
   const signed = (overrides: Partial<Parameters<typeof deliveryHeaders>[0]> = {}) =>
-    deliveryHeaders({ secret: SECRET, deliveryId: 'dlv-1', eventType: 'call.completed', body, nowMs: now, ...overrides });
+    deliveryHeaders({
+      secret: SECRET,
+      deliveryId: 'dlv-1',
+      eventType: 'call.completed',
+      body,
+      nowMs: now,
+      ...overrides,
+    });
 
   it('accepts an untouched delivery, with the headers in any letter case, as a string or as bytes', () => {
     const lower = Object.fromEntries(Object.entries(signed()).map(([k, v]) => [k.toLowerCase(), v]));
@@ -95,7 +113,10 @@ describe('verifyDelivery', () => {
   });
 
   it('refuses a tampered body and a wrong secret', () => {
-    expect(verifyDelivery(signed(), body.replace('e1', 'e2'), SECRET, now)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifyDelivery(signed(), body.replace('e1', 'e2'), SECRET, now)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
     expect(verifyDelivery(signed(), body, generateSecret(), now)).toEqual({ ok: false, reason: 'bad_signature' });
   });
 

@@ -1,6 +1,12 @@
 import { ValidationError } from '../../lambdas/shared/errors';
 import { refusalReason } from '../../lambdas/contexts/webhooks/internal/ip-ranges';
-import { checkTargetUrl, resolveTarget, ResolutionTimeoutError, TargetRefusedError, type LookupAll } from '../../lambdas/contexts/webhooks/internal/ssrf';
+import {
+  checkTargetUrl,
+  resolveTarget,
+  ResolutionTimeoutError,
+  TargetRefusedError,
+  type LookupAll,
+} from '../../lambdas/contexts/webhooks/internal/ssrf';
 
 const lookupTo =
   (...addresses: string[]): LookupAll =>
@@ -38,19 +44,26 @@ describe('address classification', () => {
     expect(refusalReason(address)).toBe(reason);
   });
 
-  it.each(['93.184.215.14', '172.32.0.1', '100.128.0.1', '8.8.8.8', '2606:4700::6810:84e5', '::ffff:8.8.8.8', '64:ff9b::808:808'])(
-    'allows the public address %s',
-    (address) => {
-      expect(refusalReason(address)).toBeUndefined();
-    },
-  );
+  it.each([
+    '93.184.215.14',
+    '172.32.0.1',
+    '100.128.0.1',
+    '8.8.8.8',
+    '2606:4700::6810:84e5',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+  ])('allows the public address %s', (address) => {
+    expect(refusalReason(address)).toBeUndefined();
+  });
 });
 
 describe('target URLs at registration', () => {
   const approved = ['hooks.example.com', '127.0.0.1', '10.0.0.5', '[::1]', '::1'];
 
   it('accepts https on an approved host, case and final dot aside', () => {
-    expect(checkTargetUrl('https://HOOKS.example.com./in?x=1#frag', approved).href).toBe('https://hooks.example.com./in?x=1');
+    expect(checkTargetUrl('https://HOOKS.example.com./in?x=1#frag', approved).href).toBe(
+      'https://hooks.example.com./in?x=1',
+    );
   });
 
   it('refuses http, credentials, unapproved hosts and non-URLs', () => {
@@ -89,7 +102,9 @@ describe('resolution at send time', () => {
     await expect(resolveTarget(url, { lookup: lookupTo('169.254.169.254') })).rejects.toThrow(
       'hooks.example.com resolves to 169.254.169.254, which is refused: cloud metadata address',
     );
-    await expect(resolveTarget(url, { lookup: lookupTo('93.184.215.14', '::ffff:192.168.0.1') })).rejects.toBeInstanceOf(TargetRefusedError);
+    await expect(
+      resolveTarget(url, { lookup: lookupTo('93.184.215.14', '::ffff:192.168.0.1') }),
+    ).rejects.toBeInstanceOf(TargetRefusedError);
     await expect(resolveTarget(url, { lookup: lookupTo() })).rejects.toThrow('has no address');
   });
 
@@ -105,7 +120,9 @@ describe('resolution at send time', () => {
     ['::1', 'loopback'],
     ['::ffff:10.0.0.1', 'IPv4-mapped private'],
   ])('refuses a name with an IPv6 answer %s among public ones (%s)', async (inside, reason) => {
-    await expect(resolveTarget(url, { lookup: lookupTo('2606:4700::6810:84e5', inside) })).rejects.toThrow(`resolves to ${inside}, which is refused: ${reason}`);
+    await expect(resolveTarget(url, { lookup: lookupTo('2606:4700::6810:84e5', inside) })).rejects.toThrow(
+      `resolves to ${inside}, which is refused: ${reason}`,
+    );
   });
 
   it('gives up on a lookup that outlasts the timeout, naming the host', async () => {
@@ -121,6 +138,9 @@ describe('resolution at send time', () => {
     const local = new URL('http://localhost:3000/h');
 
     await expect(resolveTarget(local, { lookup: lookupTo('127.0.0.1') })).rejects.toThrow('loopback');
-    await expect(resolveTarget(local, { lookup: lookupTo('::1'), allowInsecureTargets: true })).resolves.toMatchObject({ address: '::1', family: 6 });
+    await expect(resolveTarget(local, { lookup: lookupTo('::1'), allowInsecureTargets: true })).resolves.toMatchObject({
+      address: '::1',
+      family: 6,
+    });
   });
 });

@@ -85,7 +85,11 @@ function windowWaitSeconds(headers: Headers): number {
   return headers.has('RateLimit-Remaining') && remaining <= 0 && Number.isFinite(reset) ? reset : 0;
 }
 
-async function* batchesOf<T>(source: Iterable<T> | AsyncIterable<T>, size: number, skip: number): AsyncGenerator<{ start: number; items: T[] }> {
+async function* batchesOf<T>(
+  source: Iterable<T> | AsyncIterable<T>,
+  size: number,
+  skip: number,
+): AsyncGenerator<{ start: number; items: T[] }> {
   let index = 0;
   let batch: T[] = [];
   let start = skip;
@@ -127,14 +131,18 @@ export async function importContacts(
   let waitBeforeNext = 0;
   let retryLater: Pending[] = [];
 
-  const answered = () => Array.from({ length: answers.size }, (_, i) => answers.get(startAt + i)).filter((a): a is ContactImportResult => a !== undefined);
+  const answered = () =>
+    Array.from({ length: answers.size }, (_, i) => answers.get(startAt + i)).filter(
+      (a): a is ContactImportResult => a !== undefined,
+    );
   /** The first source position without its final answer: where a resumed import starts. */
   const nextIndex = () => {
     let at = startAt;
     while (answers.has(at) && answers.get(at)!.status !== 'unavailable') at += 1;
     return at;
   };
-  const fail = (message: string, status?: number, code?: string) => new ContactImportError(message, nextIndex(), answered(), status, code);
+  const fail = (message: string, status?: number, code?: string) =>
+    new ContactImportError(message, nextIndex(), answered(), status, code);
 
   /** Sends one batch until it is answered; returns its items' answers. */
   async function send(batch: Pending[]): Promise<ContactImportResult[]> {
@@ -154,7 +162,10 @@ export async function importContacts(
       } catch (err) {
         if (options.signal?.aborted) throw err;
         // No answer (the network): the same request again, with the same key, answers as the first would have.
-        if (attempt >= maxAttempts) throw fail(`the batch from source position ${batch[0].sourceIndex} got no answer ${attempt} times: ${String(err)}`);
+        if (attempt >= maxAttempts)
+          throw fail(
+            `the batch from source position ${batch[0].sourceIndex} got no answer ${attempt} times: ${String(err)}`,
+          );
         waitBeforeNext = backoffSeconds(attempt);
         continue;
       }
@@ -165,7 +176,11 @@ export async function importContacts(
       }
       const retryable = response.status === 429 || response.status >= 500 || error?.code === 'idempotency_conflict';
       if (!retryable || attempt >= maxAttempts) {
-        throw fail(`the batch from source position ${batch[0].sourceIndex} was refused: ${response.status} ${error?.error ?? ''}`.trim(), response.status, error?.code);
+        throw fail(
+          `the batch from source position ${batch[0].sourceIndex} was refused: ${response.status} ${error?.error ?? ''}`.trim(),
+          response.status,
+          error?.code,
+        );
       }
       waitBeforeNext = retryAfterSeconds(response.headers) ?? backoffSeconds(attempt);
     }
@@ -178,13 +193,19 @@ export async function importContacts(
       const item = batch[i];
       const answer = { ...result, index: item.sourceIndex };
       answers.set(item.sourceIndex, answer);
-      if (answer.status === 'unavailable' && item.tries + 1 < maxAttempts) retryLater.push({ ...item, tries: item.tries + 1 });
+      if (answer.status === 'unavailable' && item.tries + 1 < maxAttempts)
+        retryLater.push({ ...item, tries: item.tries + 1 });
       else {
         counts[answer.status] = (counts[answer.status] ?? 0) + 1;
         finished.push(answer);
       }
     });
-    options.onProgress?.({ done: Object.values(counts).reduce((a, b) => a + (b ?? 0), 0), counts: { ...counts }, requests, batch: finished });
+    options.onProgress?.({
+      done: Object.values(counts).reduce((a, b) => a + (b ?? 0), 0),
+      counts: { ...counts },
+      requests,
+      batch: finished,
+    });
   }
 
   for await (const { start, items } of batchesOf(source, size, startAt)) {

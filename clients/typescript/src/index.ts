@@ -1,5 +1,10 @@
 import createFetchClient, { type Client, type ClientOptions } from 'openapi-fetch';
-import { importContacts, type ContactImportOptions, type ContactImportReport, type ImportContact } from './contact-import';
+import {
+  importContacts,
+  type ContactImportOptions,
+  type ContactImportReport,
+  type ImportContact,
+} from './contact-import';
 import type { components, paths } from './schema';
 
 /**
@@ -19,7 +24,10 @@ export type ApiClient = Client<paths> & {
      * key's rate limit, sending a batch whose answer was lost again with its Idempotency-Key, and
      * answering every contact of the source in order (./contact-import.ts).
      */
-    import(source: Iterable<ImportContact> | AsyncIterable<ImportContact>, options?: ContactImportOptions): Promise<ContactImportReport>;
+    import(
+      source: Iterable<ImportContact> | AsyncIterable<ImportContact>,
+      options?: ContactImportOptions,
+    ): Promise<ContactImportReport>;
   };
 };
 
@@ -38,7 +46,12 @@ export function createClient({ apiKey, ...options }: ApiClientOptions): ApiClien
       return request;
     },
   });
-  return Object.assign(client, { contacts: { import: (source: Iterable<ImportContact> | AsyncIterable<ImportContact>, importOptions?: ContactImportOptions) => importContacts(client, source, importOptions) } });
+  return Object.assign(client, {
+    contacts: {
+      import: (source: Iterable<ImportContact> | AsyncIterable<ImportContact>, importOptions?: ContactImportOptions) =>
+        importContacts(client, source, importOptions),
+    },
+  });
 }
 
 type Schemas = components['schemas'];

@@ -44,7 +44,13 @@ export type EventResource = { type: 'call' | 'message' | 'voicemail' | 'contact'
  * resource can be dropped (docs/api.md, "Order and stale events").
  */
 export function eventResource(event: WebhookEvent): EventResource | undefined {
-  const data = event.data as { call?: { id: string }; message?: { id: string }; voicemail?: { id: string }; contact?: { id: string }; consent?: { number: string } };
+  const data = event.data as {
+    call?: { id: string };
+    message?: { id: string };
+    voicemail?: { id: string };
+    contact?: { id: string };
+    consent?: { number: string };
+  };
   if (data.call) return { type: 'call', id: data.call.id };
   if (data.message) return { type: 'message', id: data.message.id };
   if (data.voicemail) return { type: 'voicemail', id: data.voicemail.id };
@@ -98,20 +104,33 @@ function decide(timestampMs: number, signed: boolean, now: number | Date): Verif
  * @param secret the endpoint's secret exactly as issued (`whsec_...`), or several while rotating
  * @param now the receiver's clock (default now)
  */
-export function verifyDelivery(headers: HeaderSource, rawBody: string | Uint8Array, secret: Secrets, now: number | Date = Date.now()): VerifyResult {
+export function verifyDelivery(
+  headers: HeaderSource,
+  rawBody: string | Uint8Array,
+  secret: Secrets,
+  now: number | Date = Date.now(),
+): VerifyResult {
   const timestamp = header(headers, 'X-Service-Timestamp') ?? header(headers, 'X-Legacy-Timestamp');
   const signature = header(headers, 'X-Service-Signature') ?? header(headers, 'X-Legacy-Signature');
   if (!timestamp || !signature) return { ok: false, reason: 'missing_headers' };
   // Signed as the string it was sent as; parsed only for the age check.
   if (!/^\d{1,16}$/.test(timestamp)) return { ok: false, reason: 'malformed_timestamp' };
   const signed = secretList(secret).some((key) =>
-    sameText(signature, createHmac('sha256', Buffer.from(key, 'utf8')).update(`${timestamp}.`, 'utf8').update(rawBody).digest('hex')),
+    sameText(
+      signature,
+      createHmac('sha256', Buffer.from(key, 'utf8')).update(`${timestamp}.`, 'utf8').update(rawBody).digest('hex'),
+    ),
   );
   return decide(Number(timestamp), signed, now);
 }
 
 /** Standard Webhooks' scheme (`webhook-id`, `webhook-timestamp` in seconds, `webhook-signature`). */
-export function verifyStandardWebhook(headers: HeaderSource, rawBody: string | Uint8Array, secret: Secrets, now: number | Date = Date.now()): VerifyResult {
+export function verifyStandardWebhook(
+  headers: HeaderSource,
+  rawBody: string | Uint8Array,
+  secret: Secrets,
+  now: number | Date = Date.now(),
+): VerifyResult {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');

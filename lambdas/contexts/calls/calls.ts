@@ -3,13 +3,26 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import { cancellationReasons, CONDITION, failedCondition, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
+import {
+  cancellationReasons,
+  CONDITION,
+  failedCondition,
+  isConditionalCheckFailed,
+  num,
+  str,
+  type Item,
+} from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE, withRowSequenceBump } from '../../shared/table/row-sequence';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
-import { attributeOfItem, updateExpression, type Condition, type UpdateParts } from '../../shared/table/update-expression';
+import {
+  attributeOfItem,
+  updateExpression,
+  type Condition,
+  type UpdateParts,
+} from '../../shared/table/update-expression';
 import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
@@ -21,7 +34,10 @@ import type { Call, ListCallsInput } from './schemas';
  * at a time). Ids are UUIDv7 from `startedAt`, so the id order is the time order the list
  * promises and `since` is a key condition.
  */
-export const callKey = (tenantId: string, callId: string) => ({ pk: tenantPk(tenantId), sk: `${PREFIX.call}${callId}` });
+export const callKey = (tenantId: string, callId: string) => ({
+  pk: tenantPk(tenantId),
+  sk: `${PREFIX.call}${callId}`,
+});
 
 const byDirectionPk = (tenantId: string, direction: Call['direction']) =>
   tenantScopedPk(tenantId, PREFIX.callsByDirection, direction);
@@ -71,7 +87,9 @@ export type RecordCallInput = {
 };
 
 /** The external party of a call, when there is one on the public network. */
-export function externalNumberOf(input: Pick<RecordCallInput, 'direction' | 'fromNumber' | 'toNumber' | 'isInternal'>): string | null {
+export function externalNumberOf(
+  input: Pick<RecordCallInput, 'direction' | 'fromNumber' | 'toNumber' | 'isInternal'>,
+): string | null {
   if (input.isInternal) return null;
   const number = input.direction === 'inbound' ? input.fromNumber : input.toNumber;
   return isE164(number) ? number : null;
@@ -84,7 +102,9 @@ async function contactOfCall(
   at: Date,
 ): Promise<string | null> {
   const external = externalNumberOf(call);
-  return external ? ensureContactForNumber(tenantId, external, call.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound', at) : null;
+  return external
+    ? ensureContactForNumber(tenantId, external, call.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound', at)
+    : null;
 }
 
 /**
@@ -141,9 +161,9 @@ export async function listCalls(tenantId: string, input: ListCallsInput): Promis
     limit: input.limit,
     startKey: !cursorSk
       ? undefined
-      : (useIndex
+      : useIndex
         ? { ...callKey(tenantId, input.cursor!), [GSIS.gsi1.partitionKey]: pk, [GSIS.gsi1.sortKey]: cursorSk }
-        : callKey(tenantId, input.cursor!)),
+        : callKey(tenantId, input.cursor!),
     fromItem,
     idOf: (call) => call.id,
   });
@@ -158,18 +178,25 @@ export const callSidKey = (tenantId: string, providerCallSid: string) => ({
 });
 
 /** Outside every tenant: which organization a provider call belongs to (callbacks naming no number). */
-export const callSidOwnerKey = (providerCallSid: string) => ({ pk: `${PREFIX.callSidOwner}${providerCallSid}`, sk: OWNER_SK });
+export const callSidOwnerKey = (providerCallSid: string) => ({
+  pk: `${PREFIX.callSidOwner}${providerCallSid}`,
+  sk: OWNER_SK,
+});
 
 /** Consistent: the row may have been written a moment ago by a concurrent callback of the same call. */
 export async function findCallIdByProviderSid(tenantId: string, providerCallSid: string): Promise<string | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: callSidKey(tenantId, providerCallSid), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: callSidKey(tenantId, providerCallSid), ConsistentRead: true }),
+  );
   return typeof Item?.callId === 'string' ? Item.callId : undefined;
 }
 
 export async function findCallByProviderSid(tenantId: string, providerCallSid: string): Promise<Call | undefined> {
   const callId = await findCallIdByProviderSid(tenantId, providerCallSid);
   if (!callId) return undefined;
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: callKey(tenantId, callId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: callKey(tenantId, callId), ConsistentRead: true }),
+  );
   return Item ? fromItem(Item) : undefined;
 }
 
@@ -182,9 +209,11 @@ export async function findTenantIdByProviderCallSid(providerCallSid: string): Pr
 const TERMINAL_RANK = 3;
 const PROGRESS_RANK: Record<string, number> = { queued: 0, initiated: 0, ringing: 1, 'in-progress': 2 };
 
-export const isTerminalCallStatus = (status: string): boolean => (TERMINAL_CALL_STATUSES as readonly string[]).includes(status);
+export const isTerminalCallStatus = (status: string): boolean =>
+  (TERMINAL_CALL_STATUSES as readonly string[]).includes(status);
 
-export const callStatusRank = (status: string): number => (isTerminalCallStatus(status) ? TERMINAL_RANK : (PROGRESS_RANK[status] ?? 0));
+export const callStatusRank = (status: string): number =>
+  isTerminalCallStatus(status) ? TERMINAL_RANK : (PROGRESS_RANK[status] ?? 0);
 
 /**
  * Whose end is the call's end. `parent`: the leg that reached the organization (a PSTN caller);
@@ -236,7 +265,11 @@ export type UpsertedCall = { callId: string; created: boolean };
  * row, which never changes), so callbacks arriving twice, out of order or concurrently converge
  * on the same row and never move it backwards.
  */
-export async function upsertCallByProviderSid(tenantId: string, providerCallSid: string, change: CallLegChange): Promise<UpsertedCall> {
+export async function upsertCallByProviderSid(
+  tenantId: string,
+  providerCallSid: string,
+  change: CallLegChange,
+): Promise<UpsertedCall> {
   const contactId = await ensureContactsOf(tenantId, change);
   const known = await findCallIdByProviderSid(tenantId, providerCallSid);
   if (known) {
@@ -255,7 +288,9 @@ async function ensureContactsOf(tenantId: string, change: CallLegChange): Promis
   const { classification: c, at } = change;
   const source = c.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound';
   const numbers = [...new Set(change.externalNumbers.filter(isE164))];
-  const ids = new Map(await Promise.all(numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at)] as const)));
+  const ids = new Map(
+    await Promise.all(numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at)] as const)),
+  );
   const external = externalNumberOf(c);
   return external ? (ids.get(external) ?? (await contactOfCall(tenantId, c, at))) : null;
 }
@@ -263,7 +298,12 @@ async function ensureContactsOf(tenantId: string, change: CallLegChange): Promis
 type Inserted = { kind: 'created' | 'exists'; callId: string };
 
 /** The call, its sid row and its owner row in one transaction: two first callbacks make one call. */
-async function insertCall(tenantId: string, providerCallSid: string, change: CallLegChange, contactId: string | null): Promise<Inserted> {
+async function insertCall(
+  tenantId: string,
+  providerCallSid: string,
+  change: CallLegChange,
+  contactId: string | null,
+): Promise<Inserted> {
   const { classification: c } = change;
   const status = change.progress ?? 'queued';
   // The earliest instant this callback knows of (a child's `completed` implies its earlier answer).
@@ -284,9 +324,13 @@ async function insertCall(tenantId: string, providerCallSid: string, change: Cal
   };
   // Unknown facts are absent rather than null, so "not yet known" is `attribute_not_exists`.
   const callItem = Object.fromEntries(
-    Object.entries({ ...toItem(tenantId, call), statusRank: callStatusRank(status), classRank: c.rank, outcomeLeg: c.outcomeLeg, providerCallSid }).filter(
-      ([, v]) => v !== null,
-    ),
+    Object.entries({
+      ...toItem(tenantId, call),
+      statusRank: callStatusRank(status),
+      classRank: c.rank,
+      outcomeLeg: c.outcomeLeg,
+      providerCallSid,
+    }).filter(([, v]) => v !== null),
   );
   try {
     await dynamo.send(
@@ -308,7 +352,13 @@ async function insertCall(tenantId: string, providerCallSid: string, change: Cal
               ExpressionAttributeValues: { ':tenantId': tenantId },
             },
           },
-          { Put: { TableName: TABLE_NAME, Item: { ...callItem, ...FIRST_ROW_SEQUENCE }, ConditionExpression: CONDITION.rowIsNew } },
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: { ...callItem, ...FIRST_ROW_SEQUENCE },
+              ConditionExpression: CONDITION.rowIsNew,
+            },
+          },
         ],
       }),
     );
@@ -318,34 +368,66 @@ async function insertCall(tenantId: string, providerCallSid: string, change: Cal
     if (!reasons) throw err;
     const existing = failedCondition(reasons, 0)?.item;
     if (existing) return { kind: 'exists', callId: existing.callId as string };
-    if (failedCondition(reasons, 1)) throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', { cause: err });
+    if (failedCondition(reasons, 1))
+      throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', { cause: err });
     throw err;
   }
 }
 
 /** Each fact is its own conditional update: a failed condition means "already known or newer". */
-async function applyLegChange(tenantId: string, callId: string, change: CallLegChange, contactId: string | null, fresh: boolean): Promise<void> {
+async function applyLegChange(
+  tenantId: string,
+  callId: string,
+  change: CallLegChange,
+  contactId: string | null,
+  fresh: boolean,
+): Promise<void> {
   const key = callKey(tenantId, callId);
   if (!fresh) {
     const classified = classificationUpdate(tenantId, change.classification, contactId);
-    await updateIf(key, classified, { expression: '#classRank < :rank', values: { ':rank': change.classification.rank } });
+    await updateIf(key, classified, {
+      expression: '#classRank < :rank',
+      values: { ':rank': change.classification.rank },
+    });
     if (change.progress) {
       const rank = callStatusRank(change.progress);
-      await updateIf(key, { set: { status: change.progress, statusRank: rank } }, { expression: '#statusRank < :rank', values: { ':rank': rank } });
+      await updateIf(
+        key,
+        { set: { status: change.progress, statusRank: rank } },
+        { expression: '#statusRank < :rank', values: { ':rank': rank } },
+      );
     }
   }
   if (change.answeredAt) {
     const at = change.answeredAt.toISOString();
-    const answered = await updateIf(key, { set: { answeredAt: at } }, { expression: `${CONDITION.rowExists} AND (attribute_not_exists(#answeredAt) OR #answeredAt > :at)`, values: { ':at': at } });
+    const answered = await updateIf(
+      key,
+      { set: { answeredAt: at } },
+      {
+        expression: `${CONDITION.rowExists} AND (attribute_not_exists(#answeredAt) OR #answeredAt > :at)`,
+        values: { ':at': at },
+      },
+    );
     // The call had ended as unanswered before this (concurrent) proof of an answer arrived: the
     // row takes the status the provider reported. Terminal to terminal, so no second event.
     if (answered) {
-      await updateIf(key, { set: { status: attributeOfItem('statusIfAnswered') }, remove: ['statusIfAnswered'] }, { expression: 'attribute_exists(#statusIfAnswered)' });
+      await updateIf(
+        key,
+        { set: { status: attributeOfItem('statusIfAnswered') }, remove: ['statusIfAnswered'] },
+        { expression: 'attribute_exists(#statusIfAnswered)' },
+      );
     }
   }
   if (change.agentId) {
     const at = (change.answeredAt ?? change.at).toISOString();
-    await updateIf(key, { set: { agentId: change.agentId, agentAt: at } }, { expression: `${CONDITION.rowExists} AND (attribute_not_exists(#agentAt) OR #agentAt > :at)`, values: { ':at': at } });
+    await updateIf(
+      key,
+      { set: { agentId: change.agentId, agentAt: at } },
+      {
+        expression: `${CONDITION.rowExists} AND (attribute_not_exists(#agentAt) OR #agentAt > :at)`,
+        values: { ':at': at },
+      },
+    );
   }
   if (change.end) await endCall(key, change.end);
 }
@@ -390,9 +472,15 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
         expression: [
           '#statusRank < :terminal',
           ...(end.onlyIfOutcomeLeg ? ['#outcomeLeg = :outcomeLeg'] : []),
-          ...(answered === undefined ? [] : [answered ? 'attribute_exists(#answeredAt)' : 'attribute_not_exists(#answeredAt)']),
+          ...(answered === undefined
+            ? []
+            : [answered ? 'attribute_exists(#answeredAt)' : 'attribute_not_exists(#answeredAt)']),
         ].join(' AND '),
-        names: { '#statusRank': 'statusRank', ...(end.onlyIfOutcomeLeg && { '#outcomeLeg': 'outcomeLeg' }), ...(answered !== undefined && { '#answeredAt': 'answeredAt' }) },
+        names: {
+          '#statusRank': 'statusRank',
+          ...(end.onlyIfOutcomeLeg && { '#outcomeLeg': 'outcomeLeg' }),
+          ...(answered !== undefined && { '#answeredAt': 'answeredAt' }),
+        },
         values: { ':terminal': TERMINAL_RANK, ...(end.onlyIfOutcomeLeg && { ':outcomeLeg': end.onlyIfOutcomeLeg }) },
       },
     );
@@ -404,7 +492,9 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
   // Both writes refused: the row already knows its end (a repeated callback), or an answer landed
   // between the two, which one more round decides. Refused twice, it is the former.
   await optimisticRounds(END_ROUNDS, async (round) =>
-    (await write(end.status, true)) || (await write(unanswered, false)) || round === END_ROUNDS.rounds - 1 ? true : LOST_RACE,
+    (await write(end.status, true)) || (await write(unanswered, false)) || round === END_ROUNDS.rounds - 1
+      ? true
+      : LOST_RACE,
   );
 }
 
@@ -415,7 +505,13 @@ const END_ROUNDS = { what: 'end a call', rounds: 2 };
 async function updateIf(key: ReturnType<typeof callKey>, parts: UpdateParts, condition: Condition): Promise<boolean> {
   try {
     // Every fact a call row learns may show in its call.completed event: each write counts in its sequence number.
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, ...updateExpression(withRowSequenceBump(parts), condition) }));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: key,
+        ...updateExpression(withRowSequenceBump(parts), condition),
+      }),
+    );
     return true;
   } catch (err) {
     if (isConditionalCheckFailed(err)) return false;

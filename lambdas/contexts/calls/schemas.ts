@@ -18,7 +18,8 @@ export const CallSchema = z
     fromNumber: z.string(),
     toNumber: z.string(),
     status: z.string().register(z.globalRegistry, {
-      description: 'Open set: queued, ringing, in-progress, completed, failed, no-answer, and others; tolerate unknown values',
+      description:
+        'Open set: queued, ringing, in-progress, completed, failed, no-answer, and others; tolerate unknown values',
     }),
     startedAt: dateTime,
     answeredAt: z.nullable(dateTime),
@@ -30,7 +31,9 @@ export const CallSchema = z
   })
   .register(z.globalRegistry, { id: 'Call' });
 
-export const CallListSchema = z.object({ calls: z.array(CallSchema), nextCursor: nextCursorField }).register(z.globalRegistry, { id: 'CallList' });
+export const CallListSchema = z
+  .object({ calls: z.array(CallSchema), nextCursor: nextCursorField })
+  .register(z.globalRegistry, { id: 'CallList' });
 export const CallEnvelopeSchema = z.object({ call: CallSchema }).register(z.globalRegistry, { id: 'CallEnvelope' });
 
 export type Call = z.infer<typeof CallSchema>;

@@ -51,7 +51,9 @@ export function fromItem(item: Item): Voicemail {
 export type VoicemailParties = { fromNumber: string; toNumber: string; callId: string | null };
 
 export async function getVoicemail(tenantId: string, providerCallSid: string): Promise<Voicemail | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ConsistentRead: true }),
+  );
   return Item ? fromItem(Item) : undefined;
 }
 
@@ -64,7 +66,13 @@ function upsertExpression(set: Fields, keep: Fields, condition?: Condition): Upd
   return updateExpression(withRowSequenceBump({ set: known(set), setIfAbsent: known(keep) }), condition);
 }
 
-async function upsert(tenantId: string, providerCallSid: string, set: Fields, keep: Fields, createdAt: Date): Promise<void> {
+async function upsert(
+  tenantId: string,
+  providerCallSid: string,
+  set: Fields,
+  keep: Fields,
+  createdAt: Date,
+): Promise<void> {
   await dynamo.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
@@ -85,7 +93,13 @@ const partyFields = (parties: VoicemailParties | undefined) => ({
 /** The recording is complete (Twilio's RecordingStatus `completed`). */
 export async function recordVoicemailRecording(
   tenantId: string,
-  input: { providerCallSid: string; recordingSid: string; durationSec: number | null; createdAt: Date; parties?: VoicemailParties },
+  input: {
+    providerCallSid: string;
+    recordingSid: string;
+    durationSec: number | null;
+    createdAt: Date;
+    parties?: VoicemailParties;
+  },
 ): Promise<void> {
   const parties = partyFields(input.parties);
   await upsert(
@@ -104,7 +118,13 @@ export async function recordVoicemailTranscript(
   input: { providerCallSid: string; transcript: string; receivedAt: Date; parties?: VoicemailParties },
 ): Promise<void> {
   const parties = partyFields(input.parties);
-  await upsert(tenantId, input.providerCallSid, { transcript: input.transcript, ...parties.set }, parties.keep, input.receivedAt);
+  await upsert(
+    tenantId,
+    input.providerCallSid,
+    { transcript: input.transcript, ...parties.set },
+    parties.keep,
+    input.receivedAt,
+  );
   await markReadyIfComplete(tenantId, input.providerCallSid);
 }
 
@@ -112,11 +132,17 @@ export async function recordVoicemailTranscript(
  * A call just became known: a voicemail recorded before it (whose callback named no numbers)
  * learns its numbers and call id now. Touches only an existing row.
  */
-export async function attachCallToVoicemail(tenantId: string, providerCallSid: string, parties: VoicemailParties): Promise<void> {
+export async function attachCallToVoicemail(
+  tenantId: string,
+  providerCallSid: string,
+  parties: VoicemailParties,
+): Promise<void> {
   const fields = partyFields(parties);
   const expression = upsertExpression(fields.set, fields.keep, { expression: CONDITION.rowExists });
   try {
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ...expression }));
+    await dynamo.send(
+      new UpdateCommand({ TableName: TABLE_NAME, Key: voicemailKey(tenantId, providerCallSid), ...expression }),
+    );
   } catch (err) {
     if (isConditionalCheckFailed(err)) return; // no voicemail on this call
     throw err;
@@ -133,7 +159,8 @@ async function markReadyIfComplete(tenantId: string, providerCallSid: string): P
         Key: voicemailKey(tenantId, providerCallSid),
         // The flip is the voicemail.received event: its time, to the millisecond (CHANGED_AT).
         ...updateExpression(withRowSequenceBump({ set: { recordingReady: true, [CHANGED_AT]: Date.now() } }), {
-          expression: '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND #recordingReady = :false',
+          expression:
+            '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND #recordingReady = :false',
           names: { '#recordingCompleted': 'recordingCompleted', '#fromNumber': 'fromNumber', '#toNumber': 'toNumber' },
           values: { ':true': true, ':false': false },
         }),

@@ -23,7 +23,8 @@ export function normalizePublicBaseUrl(raw: string): string {
   } catch {
     throw new Error(`PUBLIC_BASE_URL must be an absolute URL such as https://api.example.com (got "${raw}")`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('PUBLIC_BASE_URL must be an http or https URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error('PUBLIC_BASE_URL must be an http or https URL');
   if (url.search || url.hash) throw new Error('PUBLIC_BASE_URL must not have a query string or fragment');
   // Kept as written (not re-serialised): Twilio signs the URL exactly as it was configured there.
   return raw.replace(/\/+$/, '');

@@ -83,5 +83,8 @@ export const UNSIGNED_CALLBACK_REFUSAL: CallbackRefusal = {
 
 /** 429 at the edge for one address over its callback limit (Twilio retries it: see the overrides). */
 export function callbackRateLimitRefusal(limitPerMinutePerAddress: number): CallbackRefusal {
-  return { error: `Too many callback requests from this address: at most ${limitPerMinutePerAddress} per minute`, code: 'rate_limited' };
+  return {
+    error: `Too many callback requests from this address: at most ${limitPerMinutePerAddress} per minute`,
+    code: 'rate_limited',
+  };
 }

@@ -2,11 +2,22 @@ import type { z } from 'zod/mini';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { findCallByProviderSid, upsertCallByProviderSid } from '../calls/calls';
 import type { Call } from '../calls/schemas';
-import { attachCallToVoicemail, recordVoicemailRecording, recordVoicemailTranscript, type VoicemailParties } from '../calls/voicemails';
+import {
+  attachCallToVoicemail,
+  recordVoicemailRecording,
+  recordVoicemailTranscript,
+  type VoicemailParties,
+} from '../calls/voicemails';
 import { recordConsentChange } from '../contacts/consent-copies';
 import { recordMessageSid, updateMessageStatus } from '../texting/delivery-status';
 import { receiveInboundMessage } from '../texting/receiving';
-import { RecordingParams, SmsInboundParams, SmsStatusParams, TranscriptionParams, VoiceStatusParams } from './internal/callback-params';
+import {
+  RecordingParams,
+  SmsInboundParams,
+  SmsStatusParams,
+  TranscriptionParams,
+  VoiceStatusParams,
+} from './internal/callback-params';
 import { deliveryStatusOfTwilio, isOptedOutCode } from './internal/twilio';
 import { twilioErrorMessage } from './internal/twilio-errors';
 import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './internal/voice-legs';
@@ -46,7 +57,10 @@ export const voiceStatusCallback: CallbackKind<VoiceStatusParams> = {
 };
 
 /** Recording and transcription callbacks name the call; `<Record action>` requests also its numbers. */
-const recordedCallClues = (p: { CallSid: string; From?: string; To?: string }, tenantHint: string | undefined): OrganizationClues => ({
+const recordedCallClues = (
+  p: { CallSid: string; From?: string; To?: string },
+  tenantHint: string | undefined,
+): OrganizationClues => ({
   // A voicemail is left on an inbound call: `To` is the organization's number, `From` the caller's.
   ownNumbers: p.To ? [p.To] : [],
   legNumbers: [p.To, p.From].filter((n): n is string => n !== undefined),
@@ -67,10 +81,19 @@ const partiesOf = (call: Call | undefined, p: { From?: string; To?: string }): V
  * been created meanwhile, after its own callback looked for this row. One of the two sides
  * always sees the other, so the voicemail cannot be left waiting.
  */
-async function attachIfCallAppeared(tenantId: string, providerCallSid: string, parties: VoicemailParties | undefined): Promise<void> {
+async function attachIfCallAppeared(
+  tenantId: string,
+  providerCallSid: string,
+  parties: VoicemailParties | undefined,
+): Promise<void> {
   if (parties) return;
   const call = await findCallByProviderSid(tenantId, providerCallSid);
-  if (call) await attachCallToVoicemail(tenantId, providerCallSid, { fromNumber: call.fromNumber, toNumber: call.toNumber, callId: call.id });
+  if (call)
+    await attachCallToVoicemail(tenantId, providerCallSid, {
+      fromNumber: call.fromNumber,
+      toNumber: call.toNumber,
+      callId: call.id,
+    });
 }
 
 export const recordingCallback: CallbackKind<RecordingParams> = {
@@ -99,7 +122,12 @@ export const transcriptionCallback: CallbackKind<TranscriptionParams> = {
     const status = p.TranscriptionStatus.toLowerCase();
     if (status !== 'completed' || p.TranscriptionText === undefined) return ignored(`transcription status ${status}`);
     const parties = partiesOf(await findCallByProviderSid(tenantId, p.CallSid), p);
-    await recordVoicemailTranscript(tenantId, { providerCallSid: p.CallSid, transcript: p.TranscriptionText, receivedAt, parties });
+    await recordVoicemailTranscript(tenantId, {
+      providerCallSid: p.CallSid,
+      transcript: p.TranscriptionText,
+      receivedAt,
+      parties,
+    });
     await attachIfCallAppeared(tenantId, p.CallSid, parties);
     return HANDLED;
   },
@@ -111,7 +139,14 @@ export const smsInboundCallback: CallbackKind<SmsInboundParams> = {
   async ingest(p, { tenantId }, receivedAt) {
     try {
       // Idempotent per MessageSid: Twilio's retries store nothing twice (texting/receiving.ts).
-      await receiveInboundMessage(tenantId, { from: p.from, to: p.to, body: p.body, messageSid: p.messageSid, receivedAt, optOutType: p.optOutType });
+      await receiveInboundMessage(tenantId, {
+        from: p.from,
+        to: p.to,
+        body: p.body,
+        messageSid: p.messageSid,
+        receivedAt,
+        optOutType: p.optOutType,
+      });
       return HANDLED;
     } catch (err) {
       // A sender that is no phone number (alphanumeric ids, short codes): a retry cannot help.
@@ -123,13 +158,22 @@ export const smsInboundCallback: CallbackKind<SmsInboundParams> = {
 
 export const smsStatusCallback: CallbackKind<SmsStatusParams> = {
   params: SmsStatusParams,
-  clues: (p, tenantHint) => ({ ownNumbers: p.from ? [p.from] : [], legNumbers: [p.from, p.to].filter((n): n is string => !!n), tenantHint }),
+  clues: (p, tenantHint) => ({
+    ownNumbers: p.from ? [p.from] : [],
+    legNumbers: [p.from, p.to].filter((n): n is string => !!n),
+    tenantHint,
+  }),
   async ingest(p, { tenantId }, receivedAt) {
     const status = deliveryStatusOfTwilio(p.status.toLowerCase());
     const optedOut = isOptedOutCode(p.errorCode);
     if (optedOut && p.to) {
       // The carrier refused the text because the recipient opted out (a STOP we never received).
-      await recordConsentChange(tenantId, p.to, { status: 'opted_out', source: 'carrier_opt_out', at: receivedAt, note: `Carrier refused a send (error ${p.errorCode})` });
+      await recordConsentChange(tenantId, p.to, {
+        status: 'opted_out',
+        source: 'carrier_opt_out',
+        at: receivedAt,
+        note: `Carrier refused a send (error ${p.errorCode})`,
+      });
     }
     // Our id from the URL finds the message even when the send's answer (the sid) was lost.
     const ref = p.messageId ? { messageId: p.messageId, messageSid: p.messageSid } : { messageSid: p.messageSid };
@@ -141,7 +185,11 @@ export const smsStatusCallback: CallbackKind<SmsStatusParams> = {
       }
       const errorCode = p.errorCode && /^\d+$/.test(p.errorCode) ? Number(p.errorCode) : undefined;
       // The callback's arrival is when the carrier reported the status (Twilio's callback has no time of its own).
-      const failure = { failureReason: optedOut ? 'recipient_opted_out' : 'carrier_failed', carrierCode: errorCode, carrierMessage: twilioErrorMessage(errorCode, p.errorMessage) } as const;
+      const failure = {
+        failureReason: optedOut ? 'recipient_opted_out' : 'carrier_failed',
+        carrierCode: errorCode,
+        carrierMessage: twilioErrorMessage(errorCode, p.errorMessage),
+      } as const;
       await updateMessageStatus(tenantId, ref, status, { reportedAt: receivedAt, ...(status === 'failed' && failure) });
       return HANDLED;
     } catch (err) {

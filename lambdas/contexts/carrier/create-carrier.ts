@@ -20,10 +20,17 @@ export function createCarrier(): Carrier {
   const kind = optionalEnv('CARRIER');
   switch (kind) {
     case 'twilio': {
-      const options = { baseUrl: optionalEnv('TWILIO_BASE_URL'), statusCallbackUrl: optionalEnv('TWILIO_STATUS_CALLBACK_URL') };
+      const options = {
+        baseUrl: optionalEnv('TWILIO_BASE_URL'),
+        statusCallbackUrl: optionalEnv('TWILIO_STATUS_CALLBACK_URL'),
+      };
       const source = twilioCredentialSource();
       if (source.kind === 'environment') {
-        return new TwilioCarrier({ accountSid: requireEnv('TWILIO_ACCOUNT_SID'), authToken: requireEnv('TWILIO_AUTH_TOKEN'), ...options });
+        return new TwilioCarrier({
+          accountSid: requireEnv('TWILIO_ACCOUNT_SID'),
+          authToken: requireEnv('TWILIO_AUTH_TOKEN'),
+          ...options,
+        });
       }
       const { secretArn } = source;
       // Throws now unless the preload read the secret at init; each send then reads it through
@@ -33,13 +40,20 @@ export function createCarrier(): Carrier {
     }
     case 'loopback':
       if (runsInLambda()) {
-        throw new Error('CARRIER=loopback is for the local runtime and tests only; a deployed function must use CARRIER=twilio');
+        throw new Error(
+          'CARRIER=loopback is for the local runtime and tests only; a deployed function must use CARRIER=twilio',
+        );
       }
       return new LoopbackCarrier({
         statusDelayMs: intEnv('LOOPBACK_STATUS_DELAY_MS', 1000),
-        failTo: (optionalEnv('LOOPBACK_FAIL_TO') ?? '').split(',').map((n) => n.trim()).filter(Boolean),
+        failTo: (optionalEnv('LOOPBACK_FAIL_TO') ?? '')
+          .split(',')
+          .map((n) => n.trim())
+          .filter(Boolean),
       });
     default:
-      throw new Error(`Environment variable CARRIER must be "twilio" or "loopback" (got ${kind === undefined ? 'nothing' : `"${kind}"`})`);
+      throw new Error(
+        `Environment variable CARRIER must be "twilio" or "loopback" (got ${kind === undefined ? 'nothing' : `"${kind}"`})`,
+      );
   }
 }

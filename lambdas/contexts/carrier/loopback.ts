@@ -81,11 +81,18 @@ export class LoopbackCarrier implements Carrier {
       for (let attempt = 1; ; attempt += 1) {
         if (!(await this.#wait(attempt === 1 ? this.#delayMs : this.#delayMs * 2 ** attempt))) return;
         try {
-          await this.#advance(text.tenantId, { messageId: text.messageId, messageSid }, status, { reportedAt: new Date() });
+          await this.#advance(text.tenantId, { messageId: text.messageId, messageSid }, status, {
+            reportedAt: new Date(),
+          });
           break;
         } catch (err) {
           // The message may be gone (a test dropped its table); a local carrier must not crash the runtime.
-          logger.warn('Loopback carrier could not advance a message', { messageId: text.messageId, status, attempt, error: (err as Error).message });
+          logger.warn('Loopback carrier could not advance a message', {
+            messageId: text.messageId,
+            status,
+            attempt,
+            error: (err as Error).message,
+          });
           if (attempt >= CALLBACK_ATTEMPTS) return;
         }
       }

@@ -37,7 +37,8 @@ export async function resolveOrganization(clues: OrganizationClues): Promise<Res
   const numbers = [...new Set([...clues.ownNumbers, ...clues.legNumbers])].filter(isE164);
   const owners = new Map(await Promise.all(numbers.map(async (n) => [n, await findTenantIdByNumber(n)] as const)));
   const byNumber = (): string | undefined => clues.ownNumbers.map((n) => owners.get(n)).find((t) => t !== undefined);
-  const byCall = async (): Promise<string | undefined> => (clues.callSid ? findTenantIdByProviderCallSid(clues.callSid) : undefined);
+  const byCall = async (): Promise<string | undefined> =>
+    clues.callSid ? findTenantIdByProviderCallSid(clues.callSid) : undefined;
 
   let tenantId: string | undefined;
   let via: Organization['via'] = 'number';
@@ -55,5 +56,8 @@ export async function resolveOrganization(clues: OrganizationClues): Promise<Res
   }
   if (!tenantId) return { found: false, reason: 'unknown' };
   const own = tenantId;
-  return { found: true, organization: { tenantId: own, orgNumbers: new Set(numbers.filter((n) => owners.get(n) === own)), via } };
+  return {
+    found: true,
+    organization: { tenantId: own, orgNumbers: new Set(numbers.filter((n) => owners.get(n) === own)), via },
+  };
 }

@@ -12,7 +12,11 @@ export type FormPair = readonly [name: string, value: string];
 const byNameThenValue = (a: FormPair, b: FormPair): number =>
   a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
 
-export function computeTwilioSignature(url: string, params: Iterable<FormPair> | Record<string, string>, authToken: string): string {
+export function computeTwilioSignature(
+  url: string,
+  params: Iterable<FormPair> | Record<string, string>,
+  authToken: string,
+): string {
   const pairs: FormPair[] = Symbol.iterator in params ? [...(params as Iterable<FormPair>)] : Object.entries(params);
   const data = [...pairs].sort(byNameThenValue).reduce((acc, [name, value]) => acc + name + value, url);
   return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');

@@ -54,7 +54,6 @@ export function fromItem(item: Item | undefined): Consent {
   };
 }
 
-
 /** Named conditions of the ledger. */
 const LATER_THAN_RECORDED = 'attribute_not_exists(#at) OR #at <= :at';
 const NOT_OPTED_OUT = 'attribute_not_exists(#status) OR #status <> :optedOut';
@@ -64,7 +63,12 @@ const NOT_OPTED_OUT = 'attribute_not_exists(#status) OR #status <> :optedOut';
  * message). Fails its condition when a later change is on record: the caller drops this item
  * and writes the rest (`consentChangeIsStale`).
  */
-export function consentChangeUpdate(tenantId: string, number: string, change: ConsentChange, now = new Date()): TransactItem {
+export function consentChangeUpdate(
+  tenantId: string,
+  number: string,
+  change: ConsentChange,
+  now = new Date(),
+): TransactItem {
   return {
     Update: {
       TableName: TABLE_NAME,
@@ -99,7 +103,9 @@ export type LedgerSnapshot = { consent: Consent; unchanged: TransactItem };
  * read when the copy commits (a change in between cancels the write, which reads again).
  */
 export async function ledgerSnapshot(tenantId: string, number: string): Promise<LedgerSnapshot> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }),
+  );
   return snapshotOf(tenantId, number, Item);
 }
 
@@ -107,9 +113,19 @@ export async function ledgerSnapshot(tenantId: string, number: string): Promise<
  * The snapshots of many numbers in one strongly consistent read per 100 numbers (a batch of new
  * contacts): AWS charges each requested key as a GetItem of it would be charged.
  */
-export async function ledgerSnapshots(tenantId: string, numbers: readonly string[]): Promise<Map<string, LedgerSnapshot>> {
+export async function ledgerSnapshots(
+  tenantId: string,
+  numbers: readonly string[],
+): Promise<Map<string, LedgerSnapshot>> {
   const unique = [...new Set(numbers)];
-  const rows = new Map((await batchGetItems(unique.map((n) => consentKey(tenantId, n)), { consistentRead: true })).map((item) => [item.number as string, item]));
+  const rows = new Map(
+    (
+      await batchGetItems(
+        unique.map((n) => consentKey(tenantId, n)),
+        { consistentRead: true },
+      )
+    ).map((item) => [item.number as string, item]),
+  );
   return new Map(unique.map((n) => [n, snapshotOf(tenantId, n, rows.get(n))]));
 }
 
@@ -143,7 +159,12 @@ export const consentAttributes = (consent: Consent): Item => ({
 });
 
 /** A change as the consent it records. */
-export const consentOfChange = (change: ConsentChange): Consent => ({ status: change.status, source: change.source, at: change.at.toISOString(), note: change.note });
+export const consentOfChange = (change: ConsentChange): Consent => ({
+  status: change.status,
+  source: change.source,
+  at: change.at.toISOString(),
+  note: change.note,
+});
 
 /** The send transaction's guard: the number has not opted out (no row, `unknown` or `opted_in`). */
 export function notOptedOutCheck(tenantId: string, number: string): TransactItem {
@@ -159,7 +180,8 @@ export function notOptedOutCheck(tenantId: string, number: string): TransactItem
 }
 
 export async function consentOf(tenantId: string, number: string): Promise<Consent> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }),
+  );
   return fromItem(Item);
 }
-

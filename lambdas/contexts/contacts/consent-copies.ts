@@ -1,10 +1,22 @@
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, failedCondition, transactWrite, type CancellationReason, type TransactItem } from '../../shared/table/dynamo';
+import {
+  CONDITION,
+  failedCondition,
+  transactWrite,
+  type CancellationReason,
+  type TransactItem,
+} from '../../shared/table/dynamo';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { updateExpression } from '../../shared/table/update-expression';
-import { consentAttributes, consentChangeUpdate, consentOfChange, type Consent, type ConsentChange } from '../consent/ledger';
+import {
+  consentAttributes,
+  consentChangeUpdate,
+  consentOfChange,
+  type Consent,
+  type ConsentChange,
+} from '../consent/ledger';
 import { changeIndexKeys } from './contact-changes';
 import { contactKey, numberClaimKey } from './contact-rows';
 
@@ -17,11 +29,26 @@ import { contactKey, numberClaimKey } from './contact-rows';
  * the new holder. The ledger's condition (a later change on record) comes first: index 0.
  */
 
-export async function consentChangeWrites(tenantId: string, number: string, change: ConsentChange): Promise<TransactItem[]> {
-  const { Item: claim } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
+export async function consentChangeWrites(
+  tenantId: string,
+  number: string,
+  change: ConsentChange,
+): Promise<TransactItem[]> {
+  const { Item: claim } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }),
+  );
   const ledger = consentChangeUpdate(tenantId, number, change);
   if (!claim) {
-    return [ledger, { ConditionCheck: { TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConditionExpression: CONDITION.rowIsNew } }];
+    return [
+      ledger,
+      {
+        ConditionCheck: {
+          TableName: TABLE_NAME,
+          Key: numberClaimKey(tenantId, number),
+          ConditionExpression: CONDITION.rowIsNew,
+        },
+      },
+    ];
   }
   return [
     ledger,
@@ -48,17 +75,21 @@ function consentCopyUpdate(tenantId: string, contactId: string, number: string, 
     Update: {
       TableName: TABLE_NAME,
       Key: contactKey(tenantId, contactId),
-      ...updateExpression(withRowSequenceBump({ set: { ...consentAttributes(consent), ...changeIndexKeys(tenantId, new Date()) } }), {
-        expression: `${CONDITION.rowExists} AND #holdsNumber = :heldNumber`,
-        names: { '#holdsNumber': 'normalizedNumber' },
-        values: { ':heldNumber': number },
-      }),
+      ...updateExpression(
+        withRowSequenceBump({ set: { ...consentAttributes(consent), ...changeIndexKeys(tenantId, new Date()) } }),
+        {
+          expression: `${CONDITION.rowExists} AND #holdsNumber = :heldNumber`,
+          names: { '#holdsNumber': 'normalizedNumber' },
+          values: { ':heldNumber': number },
+        },
+      ),
     },
   };
 }
 
 /** True when the ledger refused the change for a later one on record (the rest of the reasons are a moved holder). */
-export const consentChangeIsStale = (reasons: CancellationReason[]): boolean => failedCondition(reasons, 0) !== undefined;
+export const consentChangeIsStale = (reasons: CancellationReason[]): boolean =>
+  failedCondition(reasons, 0) !== undefined;
 
 /** Rounds of reading the holder again when the number moved between the read and the write. */
 const HOLDER_ROUNDS = { what: 'record a consent change: the number kept moving between contacts', rounds: 4 };

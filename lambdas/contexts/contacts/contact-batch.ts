@@ -52,7 +52,9 @@ const PASS_PAUSE_MS = 1000;
 type Decided = { status: Exclude<ContactBatchStatus, 'conflict' | 'invalid' | 'unavailable'>; contactId: string };
 
 const fromUpdate = (updated: RoundResult<Updated>): RoundResult<Decided> =>
-  updated === LOST_RACE ? LOST_RACE : { status: updated.changed ? 'updated' : 'unchanged', contactId: updated.contact.id };
+  updated === LOST_RACE
+    ? LOST_RACE
+    : { status: updated.changed ? 'updated' : 'unchanged', contactId: updated.contact.id };
 
 /** One round of one item: read its claims, decide how it is matched, write. */
 async function upsertRound(tenantId: string, item: ContactBatchItemInput, now: Date): Promise<RoundResult<Decided>> {
@@ -62,7 +64,12 @@ async function upsertRound(tenantId: string, item: ContactBatchItemInput, now: D
     readNumberClaim(tenantId, item.phoneNumber),
   ]);
   if (byExternalId) {
-    return fromUpdate(await updateRound(tenantId, byExternalId, item, now, { expect: (contact) => contact.externalId === externalId, skipUnchanged: true }));
+    return fromUpdate(
+      await updateRound(tenantId, byExternalId, item, now, {
+        expect: (contact) => contact.externalId === externalId,
+        skipUnchanged: true,
+      }),
+    );
   }
   if (byNumber && !byNumber.named) {
     const adopted = await adoptRound(tenantId, byNumber.contactId, item, now);
@@ -72,7 +79,8 @@ async function upsertRound(tenantId: string, item: ContactBatchItemInput, now: D
     const expect = (contact: { id: string; normalizedNumber: string | null; externalId: string | null }) => {
       if (contact.normalizedNumber !== item.phoneNumber) return false;
       // The number's contact is another record of yours: never merged into this one.
-      if (externalId !== undefined && contact.externalId !== null && contact.externalId !== externalId) throw new ContactConflictError(contact.id);
+      if (externalId !== undefined && contact.externalId !== null && contact.externalId !== externalId)
+        throw new ContactConflictError(contact.id);
       return true;
     };
     return fromUpdate(await updateRound(tenantId, byNumber.contactId, item, now, { expect, skipUnchanged: true }));
@@ -90,7 +98,13 @@ async function upsertOne(tenantId: string, index: number, item: ContactBatchItem
   } catch (err) {
     if (err instanceof ContactConflictError) {
       const holder = err.details.contactId as string;
-      return { ...answer, status: 'conflict', contactId: holder, error: `contacts[${index}].${err.field}: ${err.message} (contact ${holder})`, code: 'contact_conflict' };
+      return {
+        ...answer,
+        status: 'conflict',
+        contactId: holder,
+        error: `contacts[${index}].${err.field}: ${err.message} (contact ${holder})`,
+        code: 'contact_conflict',
+      };
     }
     if (err instanceof TemporarilyUnavailableError || isContention(err)) {
       return {
@@ -115,8 +129,16 @@ function repeated(entries: readonly BatchEntry[]): Map<number, string> {
     const { index, item } = entry;
     const earlierExternalId = item.externalId ? firstByExternalId.get(item.externalId) : undefined;
     const earlierNumber = firstByNumber.get(item.phoneNumber);
-    if (earlierExternalId !== undefined) refused.set(index, `contacts[${index}].externalId: repeats contacts[${earlierExternalId}] (a batch names each external id once)`);
-    else if (earlierNumber !== undefined) refused.set(index, `contacts[${index}].phoneNumber: repeats contacts[${earlierNumber}] (a batch names each number once)`);
+    if (earlierExternalId !== undefined)
+      refused.set(
+        index,
+        `contacts[${index}].externalId: repeats contacts[${earlierExternalId}] (a batch names each external id once)`,
+      );
+    else if (earlierNumber !== undefined)
+      refused.set(
+        index,
+        `contacts[${index}].phoneNumber: repeats contacts[${earlierNumber}] (a batch names each number once)`,
+      );
     else {
       firstByNumber.set(item.phoneNumber, index);
       if (item.externalId) firstByExternalId.set(item.externalId, index);
@@ -155,14 +177,26 @@ type Pending = { index: number; item: ContactBatchItemInput };
  * (`insertNewContacts`): an import of new contacts in a few round trips. Returns what is left for
  * the item-by-item rounds: items that match a contact, and those of a transaction refused meanwhile.
  */
-async function createTheNew(tenantId: string, pending: readonly Pending[], results: Map<number, ContactBatchResult>): Promise<Pending[]> {
-  const { numberClaims, externalIdClaims } = await claimsOf(tenantId, pending.map(({ item }) => item));
-  const isNew = ({ item }: Pending) => !numberClaims.has(item.phoneNumber) && !(item.externalId && externalIdClaims.has(item.externalId));
+async function createTheNew(
+  tenantId: string,
+  pending: readonly Pending[],
+  results: Map<number, ContactBatchResult>,
+): Promise<Pending[]> {
+  const { numberClaims, externalIdClaims } = await claimsOf(
+    tenantId,
+    pending.map(({ item }) => item),
+  );
+  const isNew = ({ item }: Pending) =>
+    !numberClaims.has(item.phoneNumber) && !(item.externalId && externalIdClaims.has(item.externalId));
   const fresh = pending.filter(isNew);
   if (fresh.length === 0) return [...pending];
   let written: Awaited<ReturnType<typeof insertNewContacts>>;
   try {
-    written = await insertNewContacts(tenantId, fresh.map(({ item }) => item), new Date());
+    written = await insertNewContacts(
+      tenantId,
+      fresh.map(({ item }) => item),
+      new Date(),
+    );
   } catch (err) {
     if (!(err instanceof TemporarilyUnavailableError || isContention(err))) throw err;
     return [...pending]; // the reads were refused: every item goes one by one
@@ -171,7 +205,15 @@ async function createTheNew(tenantId: string, pending: readonly Pending[], resul
   const createdByNumber = new Map(written.created.map((contact) => [contact.normalizedNumber as string, contact.id]));
   for (const { index, item } of fresh) {
     const id = createdByNumber.get(item.phoneNumber);
-    if (id) results.set(index, { index, status: 'created', contactId: id, externalId: item.externalId ?? null, error: null, code: null });
+    if (id)
+      results.set(index, {
+        index,
+        status: 'created',
+        contactId: id,
+        externalId: item.externalId ?? null,
+        error: null,
+        code: null,
+      });
   }
   return pending.filter(({ index }) => !results.has(index));
 }
@@ -183,7 +225,8 @@ export async function upsertContacts(tenantId: string, entries: readonly BatchEn
   let pending: Pending[] = [];
   for (const entry of entries) {
     if ('invalid' in entry) results.set(entry.index, invalid(entry.index, entry.invalid));
-    else if (repeats.has(entry.index)) results.set(entry.index, invalid(entry.index, repeats.get(entry.index)!, entry.item.externalId ?? null));
+    else if (repeats.has(entry.index))
+      results.set(entry.index, invalid(entry.index, repeats.get(entry.index)!, entry.item.externalId ?? null));
     else pending.push(entry);
   }
   if (pending.length > 0) pending = await createTheNew(tenantId, pending, results);

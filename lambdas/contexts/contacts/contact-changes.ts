@@ -41,7 +41,10 @@ export type ChangesInput = {
 
 export type ChangesPage = { contacts: Contact[]; deletedContacts: DeletedContact[]; nextCursor: string | null };
 
-const deletedContactOf = (item: Item): DeletedContact => ({ id: item.id as string, deletedAt: item.deletedAt as string });
+const deletedContactOf = (item: Item): DeletedContact => ({
+  id: item.id as string,
+  deletedAt: item.deletedAt as string,
+});
 
 /**
  * One page of the feed: one Query of `limit + 1` index entries from the cursor (or from
@@ -51,7 +54,11 @@ const deletedContactOf = (item: Item): DeletedContact => ({ id: item.id as strin
  * cursor is the change id of the last entry read, kept or not, so the next page starts right after
  * it and nothing is read twice or skipped. Eventually consistent, like every list.
  */
-export async function changesPage(tenantId: string, input: ChangesInput, contactOf: (item: Item) => Contact): Promise<ChangesPage> {
+export async function changesPage(
+  tenantId: string,
+  input: ChangesInput,
+  contactOf: (item: Item) => Contact,
+): Promise<ChangesPage> {
   const since = uuidv7LowerBound(Date.parse(input.updatedSince));
   // Both are positions in the index: the later one wins (an old cursor never reaches before `updatedSince`).
   const after = input.cursor !== undefined && input.cursor > since ? input.cursor : since;
@@ -87,7 +94,11 @@ export async function changesPage(tenantId: string, input: ChangesInput, contact
   }));
   const kept = fittingPage(entries, input.limit);
   const nextCursor =
-    kept.length < entries.length ? kept[kept.length - 1].change : LastEvaluatedKey ? (LastEvaluatedKey[CHANGES.sortKey] as string) : null;
+    kept.length < entries.length
+      ? kept[kept.length - 1].change
+      : LastEvaluatedKey
+        ? (LastEvaluatedKey[CHANGES.sortKey] as string)
+        : null;
   return {
     contacts: kept.flatMap((entry) => (entry.contact ? [entry.contact] : [])),
     deletedContacts: kept.flatMap((entry) => (entry.deleted ? [entry.deleted] : [])),

@@ -13,20 +13,30 @@ import type { Contact } from './schemas';
 
 /** What a claim row says, read strongly consistent (the write that follows is conditioned on it). */
 export async function readNumberClaim(tenantId: string, number: string): Promise<NumberClaim | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }),
+  );
   return typeof Item?.contactId === 'string' ? { contactId: Item.contactId, named: Item.named === true } : undefined;
 }
 
 export async function readExternalIdClaim(tenantId: string, externalId: string): Promise<string | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: externalIdClaimKey(tenantId, externalId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: externalIdClaimKey(tenantId, externalId), ConsistentRead: true }),
+  );
   return typeof Item?.contactId === 'string' ? Item.contactId : undefined;
 }
 
 /** The claims of many numbers and external ids, read strongly consistent in one BatchGetItem per 100 keys. */
-export async function claimsOf(tenantId: string, items: readonly { phoneNumber: string; externalId?: string | null }[]) {
+export async function claimsOf(
+  tenantId: string,
+  items: readonly { phoneNumber: string; externalId?: string | null }[],
+) {
   const numbers = [...new Set(items.map((item) => item.phoneNumber))];
   const externalIds = [...new Set(items.flatMap((item) => (item.externalId ? [item.externalId] : [])))];
-  const rows = await batchGetItems([...numbers.map((n) => numberClaimKey(tenantId, n)), ...externalIds.map((id) => externalIdClaimKey(tenantId, id))], { consistentRead: true });
+  const rows = await batchGetItems(
+    [...numbers.map((n) => numberClaimKey(tenantId, n)), ...externalIds.map((id) => externalIdClaimKey(tenantId, id))],
+    { consistentRead: true },
+  );
   const byPk = new Map(rows.map((row) => [row.pk as string, row]));
   const numberClaims = new Map<string, NumberClaim>();
   const externalIdClaims = new Map<string, string>();
@@ -41,20 +51,38 @@ export async function claimsOf(tenantId: string, items: readonly { phoneNumber: 
   return { numberClaims, externalIdClaims };
 }
 
-
 /** An external id's claim moving to a contact: the old one freed (if it still names the contact), the new one taken. */
-export function externalIdMove(tenantId: string, contactId: string, from: string | null, to: string | null): TransactItem[] {
+export function externalIdMove(
+  tenantId: string,
+  contactId: string,
+  from: string | null,
+  to: string | null,
+): TransactItem[] {
   return [
     ...(from !== null ? [claimRelease(externalIdClaimKey(tenantId, from), contactId)] : []),
     ...(to !== null
-      ? [{ Put: { TableName: TABLE_NAME, Item: externalIdClaimItem(tenantId, to, contactId), ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } }]
+      ? [
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: externalIdClaimItem(tenantId, to, contactId),
+              ConditionExpression: CONDITION.rowIsNew,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+            },
+          },
+        ]
       : []),
   ];
 }
 
 /** Frees a claim (a number's or an external id's), if it still names the contact. */
 export const claimRelease = (key: { pk: string; sk: string }, contactId: string): TransactItem => ({
-  Delete: { TableName: TABLE_NAME, Key: key, ConditionExpression: 'contactId = :contactId', ExpressionAttributeValues: { ':contactId': contactId } },
+  Delete: {
+    TableName: TABLE_NAME,
+    Key: key,
+    ConditionExpression: 'contactId = :contactId',
+    ExpressionAttributeValues: { ':contactId': contactId },
+  },
 });
 
 /** The contact a claim write found in the way (it asked for ALL_OLD), unless it is `contactId` itself. */

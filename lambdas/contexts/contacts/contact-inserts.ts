@@ -13,7 +13,8 @@ import type { Contact, CreateContactInput } from './schemas';
  * for a batch.
  */
 
-export type Inserted = { ok: true; contact: Contact } | { ok: false; numberHolder?: NumberClaim; externalIdHolder?: string };
+export type Inserted =
+  { ok: true; contact: Contact } | { ok: false; numberHolder?: NumberClaim; externalIdHolder?: string };
 
 /** Rounds of copying a number's consent again when it changed between the read and the write. */
 const CONSENT_COPY_ROUNDS = { what: "insertWithClaims: the number's consent kept changing", rounds: 4 };
@@ -23,10 +24,20 @@ const CONSENT_COPY_ROUNDS = { what: "insertWithClaims: the number's consent kept
  * row with its number's consent copied, the ledger's check that the copy is still true, its
  * search entries. `at`: where each of the conditional items sits in the list.
  */
-function newContactItems(draft: Contact, snapshot: LedgerSnapshot): { contact: Contact; items: TransactItem[]; at: { externalIdClaim?: number; ledger: number } } {
+function newContactItems(
+  draft: Contact,
+  snapshot: LedgerSnapshot,
+): { contact: Contact; items: TransactItem[]; at: { externalIdClaim?: number; ledger: number } } {
   const contact: Contact = { ...draft, ...withConsentFields(snapshot.consent) };
   const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact);
-  const claimPut = (Item: Item): TransactItem => ({ Put: { TableName: TABLE_NAME, Item, ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
+  const claimPut = (Item: Item): TransactItem => ({
+    Put: {
+      TableName: TABLE_NAME,
+      Item,
+      ConditionExpression: CONDITION.rowIsNew,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  });
   return {
     contact,
     items: [
@@ -47,7 +58,10 @@ function newContactItems(draft: Contact, snapshot: LedgerSnapshot): { contact: C
  */
 export async function insertWithClaims(draft: Contact): Promise<Inserted> {
   return optimisticRounds(CONSENT_COPY_ROUNDS, async () => {
-    const { contact, items, at } = newContactItems(draft, await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string));
+    const { contact, items, at } = newContactItems(
+      draft,
+      await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string),
+    );
     let reasons: Awaited<ReturnType<typeof transactWrite>>;
     try {
       reasons = await transactWrite(items);
@@ -61,15 +75,22 @@ export async function insertWithClaims(draft: Contact): Promise<Inserted> {
         contact.externalId !== null ? readExternalIdClaim(contact.tenantId, contact.externalId) : undefined,
       ]);
       if (!numberHolder && !externalIdHolder) throw err;
-      return { ok: false as const, ...(numberHolder && { numberHolder }), ...(externalIdHolder && { externalIdHolder }) };
+      return {
+        ok: false as const,
+        ...(numberHolder && { numberHolder }),
+        ...(externalIdHolder && { externalIdHolder }),
+      };
     }
     if (!reasons) return { ok: true as const, contact };
     const numberTaken = failedCondition(reasons, 0)?.item;
-    const externalIdTaken = at.externalIdClaim !== undefined ? failedCondition(reasons, at.externalIdClaim)?.item : undefined;
+    const externalIdTaken =
+      at.externalIdClaim !== undefined ? failedCondition(reasons, at.externalIdClaim)?.item : undefined;
     if (numberTaken || externalIdTaken) {
       return {
         ok: false as const,
-        ...(numberTaken && { numberHolder: { contactId: numberTaken.contactId as string, named: numberTaken.named === true } }),
+        ...(numberTaken && {
+          numberHolder: { contactId: numberTaken.contactId as string, named: numberTaken.named === true },
+        }),
         ...(externalIdTaken && { externalIdHolder: externalIdTaken.contactId as string }),
       };
     }
@@ -91,13 +112,21 @@ const GROUPS_IN_FLIGHT = 4;
  * consent changed meanwhile, or contention) are returned for the caller to write one by one, as
  * a single create would.
  */
-export async function insertNewContacts(tenantId: string, inputs: readonly CreateContactInput[], now: Date): Promise<{ created: Contact[]; refused: CreateContactInput[] }> {
-  const snapshots = await ledgerSnapshots(tenantId, inputs.map((input) => input.phoneNumber));
+export async function insertNewContacts(
+  tenantId: string,
+  inputs: readonly CreateContactInput[],
+  now: Date,
+): Promise<{ created: Contact[]; refused: CreateContactInput[] }> {
+  const snapshots = await ledgerSnapshots(
+    tenantId,
+    inputs.map((input) => input.phoneNumber),
+  );
   const groups: { inputs: CreateContactInput[]; contacts: Contact[]; items: TransactItem[] }[] = [];
   for (const input of inputs) {
     const { contact, items } = newContactItems(manualContact(tenantId, input, now), snapshots.get(input.phoneNumber)!);
     let group = groups[groups.length - 1];
-    if (!group || group.items.length + items.length > MAX_TRANSACTION_ITEMS) groups.push((group = { inputs: [], contacts: [], items: [] }));
+    if (!group || group.items.length + items.length > MAX_TRANSACTION_ITEMS)
+      groups.push((group = { inputs: [], contacts: [], items: [] }));
     group.inputs.push(input);
     group.contacts.push(contact);
     group.items.push(...items);
@@ -125,4 +154,5 @@ export async function insertNewContacts(tenantId: string, inputs: readonly Creat
 }
 
 /** A contact as POST /contacts (or a batch) writes it for a number nobody holds. */
-export const insertNewContact = (tenantId: string, input: CreateContactInput, now: Date): Promise<Inserted> => insertWithClaims(manualContact(tenantId, input, now));
+export const insertNewContact = (tenantId: string, input: CreateContactInput, now: Date): Promise<Inserted> =>
+  insertWithClaims(manualContact(tenantId, input, now));

@@ -24,10 +24,14 @@ export const contactKey = (tenantId: string, contactId: string) => ownPartitionK
 
 export const numberClaimKey = (tenantId: string, number: string) => ownPartitionKey(tenantId, 'numberClaim', number);
 
-export const externalIdClaimKey = (tenantId: string, externalId: string) => ownPartitionKey(tenantId, 'externalIdClaim', externalId);
+export const externalIdClaimKey = (tenantId: string, externalId: string) =>
+  ownPartitionKey(tenantId, 'externalIdClaim', externalId);
 
 /** Where a deleted contact's tombstone lives: beside the contact, in its partition. */
-export const tombstoneKey = (tenantId: string, contactId: string) => ({ pk: contactKey(tenantId, contactId).pk, sk: TOMBSTONE_SK });
+export const tombstoneKey = (tenantId: string, contactId: string) => ({
+  pk: contactKey(tenantId, contactId).pk,
+  sk: TOMBSTONE_SK,
+});
 
 export type NumberClaim = { contactId: string; named: boolean };
 
@@ -90,7 +94,9 @@ export function toItem(contact: Contact): Item {
   };
 }
 
-export const withConsentFields = (consent: Consent): Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'> =>
+export const withConsentFields = (
+  consent: Consent,
+): Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'> =>
   consentAttributes(consent) as Pick<Contact, 'consentStatus' | 'consentSource' | 'consentAt' | 'consentNote'>;
 
 export function fromItem(item: Item): Contact {
@@ -117,7 +123,11 @@ export function fromItem(item: Item): Contact {
   };
 }
 
-export function newContact(tenantId: string, fields: Partial<Contact> & Pick<Contact, 'displayName' | 'phoneNumber' | 'source'>, now: Date): Contact {
+export function newContact(
+  tenantId: string,
+  fields: Partial<Contact> & Pick<Contact, 'displayName' | 'phoneNumber' | 'source'>,
+  now: Date,
+): Contact {
   const at = nowIso(now);
   return {
     id: uuidv7(now),
@@ -160,8 +170,12 @@ export const manualContact = (tenantId: string, input: CreateContactInput, now: 
 /** The rows a new contact is stored as: its claims, the contact, its search entries. */
 export function rowsOfNewContact(contact: Contact) {
   return {
-    claim: claimItem(contact.tenantId, contact.normalizedNumber as string, { contactId: contact.id, named: !contact.isAutoCreated }),
-    externalIdClaim: contact.externalId !== null ? externalIdClaimItem(contact.tenantId, contact.externalId, contact.id) : undefined,
+    claim: claimItem(contact.tenantId, contact.normalizedNumber as string, {
+      contactId: contact.id,
+      named: !contact.isAutoCreated,
+    }),
+    externalIdClaim:
+      contact.externalId !== null ? externalIdClaimItem(contact.tenantId, contact.externalId, contact.id) : undefined,
     row: toItem(contact),
     entries: insertIndex(contact.tenantId, contact.id, contact).writes,
   };
@@ -173,7 +187,12 @@ export function rowsOfNewContact(contact: Contact) {
  */
 export function newContactRows(tenantId: string, input: CreateContactInput, now = new Date()): Item[] {
   const { claim, externalIdClaim, row, entries } = rowsOfNewContact(manualContact(tenantId, input, now));
-  return [claim, ...(externalIdClaim ? [externalIdClaim] : []), row, ...entries.flatMap((write) => (write.Put ? [write.Put.Item as Item] : []))];
+  return [
+    claim,
+    ...(externalIdClaim ? [externalIdClaim] : []),
+    row,
+    ...entries.flatMap((write) => (write.Put ? [write.Put.Item as Item] : [])),
+  ];
 }
 
 /** What a deleted contact leaves in the feed of changes: its id, when it went, kept 30 days. */

@@ -26,7 +26,9 @@ export async function searchPage(
   if (terms.length === 0) return { items: [], nextCursor: null }; // only separators: nothing to match
   const pk = searchPk(tenantId, indexTokenOf(drivingTermOf(terms)));
   const found: Contact[] = [];
-  let startKey: Record<string, unknown> | undefined = input.cursor ? { pk, sk: `${PREFIX.contact}${input.cursor}` } : undefined;
+  let startKey: Record<string, unknown> | undefined = input.cursor
+    ? { pk, sk: `${PREFIX.contact}${input.cursor}` }
+    : undefined;
   do {
     const { Items, LastEvaluatedKey } = await dynamo.send(
       new QueryCommand({
@@ -43,7 +45,12 @@ export async function searchPage(
     const byId = new Map((await readContacts(ids)).map((contact) => [contact.id, contact]));
     for (const id of ids) {
       const contact = byId.get(id); // missing: deleted since its entry was read
-      if (contact && (input.includeAutoCreated || !contact.isAutoCreated) && matchesSearch(searchIndexOf(contact), terms)) found.push(contact);
+      if (
+        contact &&
+        (input.includeAutoCreated || !contact.isAutoCreated) &&
+        matchesSearch(searchIndexOf(contact), terms)
+      )
+        found.push(contact);
     }
     startKey = LastEvaluatedKey;
   } while (startKey && found.length <= input.limit);

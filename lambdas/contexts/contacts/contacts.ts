@@ -2,7 +2,15 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { CONDITION, failedCondition, isConditionalCheckFailed, nowIso, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import {
+  CONDITION,
+  failedCondition,
+  isConditionalCheckFailed,
+  nowIso,
+  transactWrite,
+  type Item,
+  type TransactItem,
+} from '../../shared/table/dynamo';
 import { PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
@@ -50,7 +58,9 @@ type ContactRow = { contact: Contact; indexed: IndexedEntries; row: Item };
 
 /** The stored row and the search entries it is filed under, for writes that change them. */
 async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<ContactRow> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }),
+  );
   if (!Item) throw new NotFoundError('Contact');
   const contact = fromItem(Item);
   return { contact, indexed: indexedEntriesOf(Item, contact), row: Item };
@@ -67,14 +77,18 @@ type Written = Record<string, unknown>;
 function contactWrite(fields: Written, search: Reindex, condition: Condition) {
   const all: Written = { ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined };
   const entries = Object.entries(all).filter(([, v]) => v !== undefined);
-  const parts = { set: Object.fromEntries(entries.filter(([, v]) => v !== REMOVE)), remove: entries.filter(([, v]) => v === REMOVE).map(([k]) => k) };
+  const parts = {
+    set: Object.fromEntries(entries.filter(([, v]) => v !== REMOVE)),
+    remove: entries.filter(([, v]) => v === REMOVE).map(([k]) => k),
+  };
   return updateExpression(withRowSequenceBump(parts), condition);
 }
 
 /** The attributes of an external id given to a write: set with its index entry, or removed with it. */
 function externalIdAttributes(tenantId: string, externalId: string | null | undefined): Written {
   if (externalId === undefined) return {};
-  if (externalId === null) return { externalId: REMOVE, [GSIS.externalIds.partitionKey]: REMOVE, [GSIS.externalIds.sortKey]: REMOVE };
+  if (externalId === null)
+    return { externalId: REMOVE, [GSIS.externalIds.partitionKey]: REMOVE, [GSIS.externalIds.sortKey]: REMOVE };
   return { externalId, ...externalIdIndexKeys(tenantId, externalId) };
 }
 
@@ -86,13 +100,25 @@ const customFieldsAttribute = (customFields: Record<string, string> | null | und
  * CHANGED_AT) and its new place at the end of the feed of changes. The row's sequence number is
  * bumped by the write itself (`withRowSequenceBump`).
  */
-const changeStamp = (tenantId: string, now: Date): Written => ({ updatedAt: nowIso(now), [CHANGED_AT]: now.getTime(), ...changeIndexKeys(tenantId, now) });
+const changeStamp = (tenantId: string, now: Date): Written => ({
+  updatedAt: nowIso(now),
+  [CHANGED_AT]: now.getTime(),
+  ...changeIndexKeys(tenantId, now),
+});
 
 /** The condition that a row still holds the external id it was read with. */
 const externalIdAsRead = (externalId: string | null) =>
   externalId === null
-    ? { expression: 'attribute_not_exists(#externalIdAsRead)', names: { '#externalIdAsRead': 'externalId' }, values: {} }
-    : { expression: '#externalIdAsRead = :externalIdAsRead', names: { '#externalIdAsRead': 'externalId' }, values: { ':externalIdAsRead': externalId } };
+    ? {
+        expression: 'attribute_not_exists(#externalIdAsRead)',
+        names: { '#externalIdAsRead': 'externalId' },
+        values: {},
+      }
+    : {
+        expression: '#externalIdAsRead = :externalIdAsRead',
+        names: { '#externalIdAsRead': 'externalId' },
+        values: { ':externalIdAsRead': externalId },
+      };
 
 /**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
@@ -102,7 +128,12 @@ const externalIdAsRead = (externalId: string | null) =>
  * The external id and custom fields, when given, are set as a PATCH sets them (omitted: kept).
  * LOST_RACE: the row or its claim changed since it was read; the caller decides again.
  */
-export async function adoptRound(tenantId: string, contactId: string, input: CreateContactInput, now: Date): Promise<RoundResult<Contact>> {
+export async function adoptRound(
+  tenantId: string,
+  contactId: string,
+  input: CreateContactInput,
+  now: Date,
+): Promise<RoundResult<Contact>> {
   const number = input.phoneNumber;
   let current: ContactRow;
   try {
@@ -124,8 +155,14 @@ export async function adoptRound(tenantId: string, contactId: string, input: Cre
     ...customFieldsAttribute(input.customFields),
     ...changeStamp(tenantId, now),
   };
-  const search = reindex(tenantId, contactId, current.indexed, { displayName: input.displayName, company: input.company ?? null, normalizedNumber: current.contact.normalizedNumber });
-  const externalIdWrites = externalIdMoves ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null) : [];
+  const search = reindex(tenantId, contactId, current.indexed, {
+    displayName: input.displayName,
+    company: input.company ?? null,
+    normalizedNumber: current.contact.normalizedNumber,
+  });
+  const externalIdWrites = externalIdMoves
+    ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null)
+    : [];
   const asRead = externalIdAsRead(current.contact.externalId);
   const contactUpdate = contactWrite(named, search, {
     expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
@@ -150,13 +187,18 @@ export async function adoptRound(tenantId: string, contactId: string, input: Cre
   if (reasons) {
     const claim = failedCondition(reasons, 0);
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
-    const externalIdHolder = externalIdWrites.length > 0 ? otherHolder(failedCondition(reasons, 1 + externalIdWrites.length), contactId) : undefined;
+    const externalIdHolder =
+      externalIdWrites.length > 0
+        ? otherHolder(failedCondition(reasons, 1 + externalIdWrites.length), contactId)
+        : undefined;
     if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
     // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
     return LOST_RACE;
   }
   // Strongly consistent, so the answer is the adopted row, not the auto-created one a replica still has.
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }),
+  );
   // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than answering 404.
   if (!Item) return LOST_RACE;
   return fromItem(Item);
@@ -166,7 +208,11 @@ export async function adoptRound(tenantId: string, contactId: string, input: Cre
 const CREATE_ROUNDS = { what: 'createContact: the number kept changing hands', rounds: 4 };
 
 /** POST /contacts: create (201), adopt the auto-created row (200), or 409 naming the holder. */
-export async function createContact(tenantId: string, input: CreateContactInput, now = new Date()): Promise<{ contact: Contact; adopted: boolean }> {
+export async function createContact(
+  tenantId: string,
+  input: CreateContactInput,
+  now = new Date(),
+): Promise<{ contact: Contact; adopted: boolean }> {
   return optimisticRounds(CREATE_ROUNDS, async () => {
     const inserted = await insertNewContact(tenantId, input, now);
     if (inserted.ok) return { contact: inserted.contact, adopted: false };
@@ -196,7 +242,9 @@ export async function ensureContactForNumber(
   if (claim) return claim.contactId;
   // Texts and calls of one new number arriving together all try to create its contact: the one
   // that wins holds the claim, which answers the others (`insertWithClaims`).
-  const inserted = await insertWithClaims(newContact(tenantId, { displayName: number, phoneNumber: number, source }, now));
+  const inserted = await insertWithClaims(
+    newContact(tenantId, { displayName: number, phoneNumber: number, source }, now),
+  );
   return inserted.ok ? inserted.contact.id : (inserted.numberHolder as NumberClaim).contactId;
 }
 
@@ -205,8 +253,16 @@ export type ContactPage = Page<Contact> & { deletedContacts?: DeletedContact[] }
 export async function listContacts(tenantId: string, input: ListContactsInput): Promise<ContactPage> {
   if (input.externalId !== undefined) return contactByExternalId(tenantId, input.externalId, input.includeAutoCreated);
   if (input.updatedSince !== undefined) {
-    const page = await changesPage(tenantId, { ...input, updatedSince: input.updatedSince, includeDeleted: input.includeDeleted === true }, fromItem);
-    return { items: page.contacts, nextCursor: page.nextCursor, ...(input.includeDeleted && { deletedContacts: page.deletedContacts }) };
+    const page = await changesPage(
+      tenantId,
+      { ...input, updatedSince: input.updatedSince, includeDeleted: input.includeDeleted === true },
+      fromItem,
+    );
+    return {
+      items: page.contacts,
+      nextCursor: page.nextCursor,
+      ...(input.includeDeleted && { deletedContacts: page.deletedContacts }),
+    };
   }
   return input.search
     ? searchPage(tenantId, { ...input, search: input.search }, (ids) => readContacts(tenantId, ids))
@@ -214,7 +270,11 @@ export async function listContacts(tenantId: string, input: ListContactsInput): 
 }
 
 /** GET /contacts?externalId=: one Query of the contact's entry in the `externalIds` index (whole rows are projected). */
-async function contactByExternalId(tenantId: string, externalId: string, includeAutoCreated: boolean): Promise<ContactPage> {
+async function contactByExternalId(
+  tenantId: string,
+  externalId: string,
+  includeAutoCreated: boolean,
+): Promise<ContactPage> {
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
@@ -248,7 +308,13 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
     },
     limit: input.limit,
     // An index's start key holds the row's table key too: both follow from the cursor's id.
-    startKey: input.cursor ? { ...contactKey(tenantId, input.cursor), [index.partitionKey]: indexPk, [index.sortKey]: `${PREFIX.contact}${input.cursor}` } : undefined,
+    startKey: input.cursor
+      ? {
+          ...contactKey(tenantId, input.cursor),
+          [index.partitionKey]: indexPk,
+          [index.sortKey]: `${PREFIX.contact}${input.cursor}`,
+        }
+      : undefined,
     fromItem: (item) => item,
     idOf: (item) => item.id as string,
   });
@@ -283,7 +349,12 @@ export type Updated = { contact: Contact; changed: boolean };
 const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 4 };
 
 /** PATCH /contacts/{id}: only the given fields change; a new number or external id moves its claim atomically. */
-export async function updateContact(tenantId: string, contactId: string, patch: UpdateContactInput, now = new Date()): Promise<Contact> {
+export async function updateContact(
+  tenantId: string,
+  contactId: string,
+  patch: UpdateContactInput,
+  now = new Date(),
+): Promise<Contact> {
   return (await optimisticRounds(UPDATE_ROUNDS, () => updateRound(tenantId, contactId, patch, now))).contact;
 }
 
@@ -298,7 +369,12 @@ const andCondition = (a: Condition, b: Condition): Condition => ({
  * An update that moves no claim and no search entry: one conditional write of the contact row.
  * LOST_RACE when `condition` no longer holds (deleted, renumbered or re-identified meanwhile).
  */
-async function updateInPlace(key: Key, written: Written, search: Reindex, condition: Condition): Promise<RoundResult<Updated>> {
+async function updateInPlace(
+  key: Key,
+  written: Written,
+  search: Reindex,
+  condition: Condition,
+): Promise<RoundResult<Updated>> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
@@ -321,7 +397,13 @@ async function updateInPlace(key: Key, written: Written, search: Reindex, condit
  * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
  * one matched); ContactConflictError when another contact holds the new number or external id.
  */
-export async function updateRound(tenantId: string, contactId: string, patch: UpdateContactInput, now: Date, options: UpdateOptions = {}): Promise<RoundResult<Updated>> {
+export async function updateRound(
+  tenantId: string,
+  contactId: string,
+  patch: UpdateContactInput,
+  now: Date,
+  options: UpdateOptions = {},
+): Promise<RoundResult<Updated>> {
   let read: ContactRow;
   try {
     read = await readContactRow(tenantId, contactId, options.expect !== undefined);
@@ -369,7 +451,12 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
   if (!numberMoves && !searchChanges && !externalIdMoves) {
     // A PATCH of a searched field that leaves the entries as they are still needs them as read:
     // a rename committed since would otherwise keep entries this write no longer matches.
-    return updateInPlace(contactKey(tenantId, contactId), written, search, touchesSearch(patch) ? andCondition(stillAsRead, search.guard) : stillAsRead);
+    return updateInPlace(
+      contactKey(tenantId, contactId),
+      written,
+      search,
+      touchesSearch(patch) ? andCondition(stillAsRead, search.guard) : stillAsRead,
+    );
   }
   const contactUpdate: TransactItem = {
     Update: {
@@ -378,16 +465,28 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
       // Also still auto-created or named as read: a new claim copies that flag, and an
       // adoption committed since the read must not leave a claim saying "unnamed". And still
       // filed under the search entries read, which this write replaces.
-      ...contactWrite(written, { ...search, changed: searchChanges }, {
-        expression: `${stillAsRead.expression} AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
-        names: { ...stillAsRead.names, '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
-        values: { ...stillAsRead.values, ':wasAuto': current.isAutoCreated, ...search.guard.values },
-      }),
+      ...contactWrite(
+        written,
+        { ...search, changed: searchChanges },
+        {
+          expression: `${stillAsRead.expression} AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
+          names: { ...stillAsRead.names, '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
+          values: { ...stillAsRead.values, ':wasAuto': current.isAutoCreated, ...search.guard.values },
+        },
+      ),
     },
   };
   const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
-  const externalIdWrites = externalIdMoves ? externalIdMove(tenantId, contactId, current.externalId, next.externalId) : [];
-  const reasons = await transactWrite([contactUpdate, ...claimMoves, ...externalIdWrites, ...search.writes, ...(ledger ? [ledger.unchanged] : [])]);
+  const externalIdWrites = externalIdMoves
+    ? externalIdMove(tenantId, contactId, current.externalId, next.externalId)
+    : [];
+  const reasons = await transactWrite([
+    contactUpdate,
+    ...claimMoves,
+    ...externalIdWrites,
+    ...search.writes,
+    ...(ledger ? [ledger.unchanged] : []),
+  ]);
   // The row as this write left it: its conditions held the number, the named flag and the search
   // fields as read. A read after it could show a later writer's row instead (an adoption that
   // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
@@ -396,7 +495,10 @@ export async function updateRound(tenantId: string, contactId: string, patch: Up
   // there first; the next round sees no move. Otherwise the contact changed under us: decide afresh.
   const numberHolder = numberMoves ? otherHolder(failedCondition(reasons, claimMoves.length), contactId) : undefined;
   if (numberHolder) throw new ContactConflictError(numberHolder);
-  const externalIdHolder = externalIdWrites.length > 0 && next.externalId !== null ? otherHolder(failedCondition(reasons, claimMoves.length + externalIdWrites.length), contactId) : undefined;
+  const externalIdHolder =
+    externalIdWrites.length > 0 && next.externalId !== null
+      ? otherHolder(failedCondition(reasons, claimMoves.length + externalIdWrites.length), contactId)
+      : undefined;
   if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
   return LOST_RACE;
 }
@@ -421,13 +523,27 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
           // Unchanged since it was read (the sequence moves with every write), so the tombstone's number follows its last.
           ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number AND ${search.guard.expression} AND ${sequence > 0 ? '#sequence = :sequence' : 'attribute_not_exists(#sequence)'}`,
           ExpressionAttributeNames: { ...search.guard.names, '#sequence': ROW_SEQUENCE },
-          ExpressionAttributeValues: { ':number': current.normalizedNumber, ...search.guard.values, ...(sequence > 0 && { ':sequence': sequence }) },
+          ExpressionAttributeValues: {
+            ':number': current.normalizedNumber,
+            ...search.guard.values,
+            ...(sequence > 0 && { ':sequence': sequence }),
+          },
         },
       },
-      ...(current.normalizedNumber ? [claimRelease(numberClaimKey(tenantId, current.normalizedNumber), contactId)] : []),
-      ...(current.externalId !== null ? [claimRelease(externalIdClaimKey(tenantId, current.externalId), contactId)] : []),
+      ...(current.normalizedNumber
+        ? [claimRelease(numberClaimKey(tenantId, current.normalizedNumber), contactId)]
+        : []),
+      ...(current.externalId !== null
+        ? [claimRelease(externalIdClaimKey(tenantId, current.externalId), contactId)]
+        : []),
       ...search.writes,
-      { Put: { TableName: TABLE_NAME, Item: tombstoneItem(tenantId, contactId, sequence + 1, new Date()), ConditionExpression: CONDITION.rowIsNew } },
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: tombstoneItem(tenantId, contactId, sequence + 1, new Date()),
+          ConditionExpression: CONDITION.rowIsNew,
+        },
+      },
     ]);
     // Cancelled: the contact changed since it was read; read it again.
     return reasons ? LOST_RACE : true;

@@ -10,6 +10,13 @@ export class ContactConflictError extends DomainError {
     contactId: string,
     readonly field: ClaimedField = 'phoneNumber',
   ) {
-    super(409, 'contact_conflict', field === 'phoneNumber' ? 'Another contact already has this phone number' : 'Another contact already has this external id', { contactId });
+    super(
+      409,
+      'contact_conflict',
+      field === 'phoneNumber'
+        ? 'Another contact already has this phone number'
+        : 'Another contact already has this external id',
+      { contactId },
+    );
   }
 }

@@ -43,7 +43,8 @@ export const ContactSchema = z
     consentAt: z.nullable(dateTime),
     consentNote: z.nullable(z.string()),
     externalId: z.nullable(z.string()).register(z.globalRegistry, {
-      description: "Your own id for the contact (a CRM record's id), unique within the organization; null when none was given",
+      description:
+        "Your own id for the contact (a CRM record's id), unique within the organization; null when none was given",
     }),
     customFields: z.nullable(z.record(z.string(), z.string())).register(z.globalRegistry, {
       description: 'Your own properties of the contact, a flat object of strings; null when none were given',
@@ -70,37 +71,56 @@ export const ContactListSchema = z
     }),
   })
   .register(z.globalRegistry, { id: 'ContactList' });
-export const ContactEnvelopeSchema = z.object({ contact: ContactSchema }).register(z.globalRegistry, { id: 'ContactEnvelope' });
+export const ContactEnvelopeSchema = z
+  .object({ contact: ContactSchema })
+  .register(z.globalRegistry, { id: 'ContactEnvelope' });
 export const ContactCreatedSchema = z
   .object({ contact: ContactSchema, adopted: z.boolean() })
   .register(z.globalRegistry, { id: 'ContactCreated' });
 
-export const CONTACT_BATCH_STATUSES = ['created', 'updated', 'adopted', 'unchanged', 'conflict', 'invalid', 'unavailable'] as const;
+export const CONTACT_BATCH_STATUSES = [
+  'created',
+  'updated',
+  'adopted',
+  'unchanged',
+  'conflict',
+  'invalid',
+  'unavailable',
+] as const;
 export type ContactBatchStatus = (typeof CONTACT_BATCH_STATUSES)[number];
 
 /** The answer for one item of `POST /contacts/batch`, at its position in the request. */
 export const ContactBatchResultSchema = z
   .object({
-    index: z.int().check(z.gte(0)).register(z.globalRegistry, { description: "The item's position in the request's `contacts` (0-based)" }),
+    index: z
+      .int()
+      .check(z.gte(0))
+      .register(z.globalRegistry, { description: "The item's position in the request's `contacts` (0-based)" }),
     status: z.enum(CONTACT_BATCH_STATUSES).register(z.globalRegistry, {
       description:
         '`created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. ' +
         '`adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact ' +
         'already had every field given: nothing was written. `conflict`: another contact holds the number or the external id ' +
         '(`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the field); nothing ' +
-        'was written. `unavailable`: the organization\'s data was too busy to take this item in time; nothing was written for it: ' +
+        "was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: " +
         'send it again. Clients must tolerate statuses added later.',
     }),
     contactId: z.nullable(uuid.clone()).register(z.globalRegistry, {
-      description: 'The contact written or matched; for `conflict`, the contact holding the number or external id. Null for `invalid` and `unavailable`',
+      description:
+        'The contact written or matched; for `conflict`, the contact holding the number or external id. Null for `invalid` and `unavailable`',
     }),
-    externalId: z.nullable(z.string()).register(z.globalRegistry, { description: "The item's `externalId`, when it had a valid one" }),
+    externalId: z
+      .nullable(z.string())
+      .register(z.globalRegistry, { description: "The item's `externalId`, when it had a valid one" }),
     error: z.nullable(z.string()).register(z.globalRegistry, {
-      description: 'For `conflict`, `invalid` and `unavailable`: what is wrong, naming the field as `contacts[<index>].<field>`',
+      description:
+        'For `conflict`, `invalid` and `unavailable`: what is wrong, naming the field as `contacts[<index>].<field>`',
     }),
-    code: z.nullable(z.enum(['contact_conflict', 'validation_failed', 'temporarily_unavailable'])).register(z.globalRegistry, {
-      description: 'For `conflict`, `invalid` and `unavailable`: the error code a single request would have answered',
-    }),
+    code: z
+      .nullable(z.enum(['contact_conflict', 'validation_failed', 'temporarily_unavailable']))
+      .register(z.globalRegistry, {
+        description: 'For `conflict`, `invalid` and `unavailable`: the error code a single request would have answered',
+      }),
   })
   .register(z.globalRegistry, { id: 'ContactBatchResult' });
 
@@ -115,4 +135,6 @@ export type ContactBatchItemInput = z.infer<typeof ContactBatchItem>;
 export type CreateContactInput = z.infer<typeof CreateContactBody>;
 export type UpdateContactInput = z.infer<typeof UpdateContactBody>;
 /** The list's parameters as the domain takes them: `includeDeleted` defaults to false. */
-export type ListContactsInput = Omit<z.infer<typeof ListContactsQuery>, 'includeDeleted'> & { includeDeleted?: boolean };
+export type ListContactsInput = Omit<z.infer<typeof ListContactsQuery>, 'includeDeleted'> & {
+  includeDeleted?: boolean;
+};

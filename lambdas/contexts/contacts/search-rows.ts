@@ -15,7 +15,8 @@ import { searchIndexOf, type SearchFields } from './search-terms';
  */
 export const SEARCH_INDEX_ATTRIBUTE = 'searchIndex';
 
-export const searchPk = (tenantId: string, token: string): string => tenantScopedPk(tenantId, PREFIX.contactSearch, token);
+export const searchPk = (tenantId: string, token: string): string =>
+  tenantScopedPk(tenantId, PREFIX.contactSearch, token);
 
 export const searchRowKey = (tenantId: string, token: string, contactId: string) => ({
   pk: searchPk(tenantId, token),
@@ -24,14 +25,18 @@ export const searchRowKey = (tenantId: string, token: string, contactId: string)
 
 /** A short digest of a set of entries, stored on the contact row. */
 export const fingerprintOf = (tokens: readonly string[]): string =>
-  createHash('sha256').update([...tokens].sort().join(' ')).digest('base64url').slice(0, 16);
+  createHash('sha256')
+    .update([...tokens].sort().join(' '))
+    .digest('base64url')
+    .slice(0, 16);
 
 /** The entries a contact's search rows hold: none (fingerprint null) for a contact not yet stored. */
 export type IndexedEntries = { tokens: string[]; fingerprint: string | null };
 
-export const indexedEntriesOf = (row: Item, fields: SearchFields): IndexedEntries =>
-  ({ tokens: searchIndexOf(fields).tokens, fingerprint: row[SEARCH_INDEX_ATTRIBUTE] as string });
-
+export const indexedEntriesOf = (row: Item, fields: SearchFields): IndexedEntries => ({
+  tokens: searchIndexOf(fields).tokens,
+  fingerprint: row[SEARCH_INDEX_ATTRIBUTE] as string,
+});
 
 /** What a write of a contact does to its search rows. */
 export type Reindex = {
@@ -50,13 +55,18 @@ export function reindex(tenantId: string, contactId: string, was: IndexedEntries
   const [before, after] = [new Set(was.tokens), new Set(nextTokens)];
   const fingerprint = fingerprintOf(nextTokens);
   const writes: TransactItem[] = [
-    ...was.tokens.filter((t) => !after.has(t)).map((t) => ({ Delete: { TableName: TABLE_NAME, Key: searchRowKey(tenantId, t, contactId) } })),
-    ...nextTokens.filter((t) => !before.has(t)).map((t) => ({ Put: { TableName: TABLE_NAME, Item: searchRowKey(tenantId, t, contactId) } })),
+    ...was.tokens
+      .filter((t) => !after.has(t))
+      .map((t) => ({ Delete: { TableName: TABLE_NAME, Key: searchRowKey(tenantId, t, contactId) } })),
+    ...nextTokens
+      .filter((t) => !before.has(t))
+      .map((t) => ({ Put: { TableName: TABLE_NAME, Item: searchRowKey(tenantId, t, contactId) } })),
   ];
   const names = { '#searchIndex': SEARCH_INDEX_ATTRIBUTE };
-  const guard = was.fingerprint === null
-    ? { expression: 'attribute_not_exists(#searchIndex)', names, values: {} }
-    : { expression: '#searchIndex = :searchIndexWas', names, values: { ':searchIndexWas': was.fingerprint } };
+  const guard =
+    was.fingerprint === null
+      ? { expression: 'attribute_not_exists(#searchIndex)', names, values: {} }
+      : { expression: '#searchIndex = :searchIndexWas', names, values: { ':searchIndexWas': was.fingerprint } };
   return { writes, fingerprint, changed: was.fingerprint !== fingerprint, guard };
 }
 

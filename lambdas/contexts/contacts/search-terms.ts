@@ -68,7 +68,13 @@ export function numberTokens(number: string | null): string[] {
   const { numberPrefixMin, trailingMin, trailingMax } = SEARCH_LIMITS;
   const trailing: string[] = [];
   for (let k = trailingMin; k <= Math.min(trailingMax, full.length - 1); k += 1) trailing.push(full.slice(-k));
-  return [...new Set([...prefixes(full, numberPrefixMin, full.length), ...prefixes(national, numberPrefixMin, national.length), ...trailing])];
+  return [
+    ...new Set([
+      ...prefixes(full, numberPrefixMin, full.length),
+      ...prefixes(national, numberPrefixMin, national.length),
+      ...trailing,
+    ]),
+  ];
 }
 
 /**

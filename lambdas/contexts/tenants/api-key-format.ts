@@ -22,4 +22,5 @@ export const AUTHORIZATION_HEADER_REGEX = `^[Bb][Ee][Aa][Rr][Ee][Rr] +(${API_KEY
 const AUTHORIZATION_HEADER = new RegExp(AUTHORIZATION_HEADER_REGEX);
 
 /** The key of an `Authorization` header of the form above; undefined for any other header or none. */
-export const apiKeyOfAuthorizationHeader = (header: string | undefined): string | undefined => AUTHORIZATION_HEADER.exec(header ?? '')?.[1];
+export const apiKeyOfAuthorizationHeader = (header: string | undefined): string | undefined =>
+  AUTHORIZATION_HEADER.exec(header ?? '')?.[1];

@@ -86,9 +86,14 @@ function fromItem(item: Item): ApiKeyRecord {
 export type CreateApiKeyInput = { tenantId: string; name?: string; scopes?: Scope[]; expiresAt?: string | null };
 
 /** Issues a key. The full key is in the result once and nowhere else, ever. */
-export async function createApiKey(input: CreateApiKeyInput, now = new Date()): Promise<{ key: string; apiKey: ApiKeyRecord }> {
+export async function createApiKey(
+  input: CreateApiKeyInput,
+  now = new Date(),
+): Promise<{ key: string; apiKey: ApiKeyRecord }> {
   const { key, hash, apiKey } = newApiKey(input, uuidv7(now), now);
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew }));
+  await dynamo.send(
+    new PutCommand({ TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew }),
+  );
   return { key, apiKey };
 }
 
@@ -114,7 +119,9 @@ function newApiKey(input: CreateApiKeyInput, id: string, now: Date) {
  * be cached for the whole TTL. One read unit per authorization instead of half, once per key and TTL.
  */
 export async function findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: keyOfHash(hash), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: keyOfHash(hash), ConsistentRead: true }),
+  );
   return Item ? fromItem(Item) : undefined;
 }
 
@@ -151,17 +158,28 @@ export type RotateApiKeyInput = { graceSeconds: number; expiresAt?: string | nul
  * cached decision carries (tenants/auth.ts). A decision cached before the rotation carries no
  * expiry, so the operator command flushes the authorizer cache after it (local/admin/authorizer-cache.ts).
  */
-export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now = new Date()): Promise<{ key: string; apiKey: ApiKeyRecord; replaced: ApiKeyRecord }> {
+export async function rotateApiKey(
+  keyId: string,
+  input: RotateApiKeyInput,
+  now = new Date(),
+): Promise<{ key: string; apiKey: ApiKeyRecord; replaced: ApiKeyRecord }> {
   const found = await findByIdIndex(PREFIX.apiKeyId, keyId);
   if (!found) throw new NotFoundError('API key');
   const old = fromItem(found);
   if (old.revokedAt !== null) throw new ValidationError(`API key ${keyId} is revoked; issue a new one with key create`);
-  if (isExpired(old.expiresAt, now)) throw new ValidationError(`API key ${keyId} expired at ${old.expiresAt}; issue a new one with key create`);
-  if (old.replacedBy !== null) throw new ValidationError(`API key ${keyId} was already rotated to ${old.replacedBy}; rotate that one`);
+  if (isExpired(old.expiresAt, now))
+    throw new ValidationError(`API key ${keyId} expired at ${old.expiresAt}; issue a new one with key create`);
+  if (old.replacedBy !== null)
+    throw new ValidationError(`API key ${keyId} was already rotated to ${old.replacedBy}; rotate that one`);
 
   const graceEnd = nowIso(new Date(now.getTime() + input.graceSeconds * 1000));
-  const oldExpiresAt = old.expiresAt !== null && Date.parse(old.expiresAt) < Date.parse(graceEnd) ? old.expiresAt : graceEnd;
-  const { key, hash, apiKey } = newApiKey({ tenantId: old.tenantId, name: old.name, scopes: old.scopes, expiresAt: input.expiresAt }, uuidv7(now), now);
+  const oldExpiresAt =
+    old.expiresAt !== null && Date.parse(old.expiresAt) < Date.parse(graceEnd) ? old.expiresAt : graceEnd;
+  const { key, hash, apiKey } = newApiKey(
+    { tenantId: old.tenantId, name: old.name, scopes: old.scopes, expiresAt: input.expiresAt },
+    uuidv7(now),
+    now,
+  );
   try {
     await dynamo.send(
       new TransactWriteCommand({
@@ -181,7 +199,8 @@ export async function rotateApiKey(keyId: string, input: RotateApiKeyInput, now 
       }),
     );
   } catch (err) {
-    if (failedCondition(cancellationReasons(err), 1)) throw new ValidationError(`API key ${keyId} was revoked or rotated meanwhile; list the keys and try again`);
+    if (failedCondition(cancellationReasons(err), 1))
+      throw new ValidationError(`API key ${keyId} was revoked or rotated meanwhile; list the keys and try again`);
     throw err;
   }
   return { key, apiKey, replaced: { ...old, expiresAt: oldExpiresAt, replacedBy: apiKey.id } };

@@ -12,8 +12,7 @@ export type Principal = {
 };
 
 export type AuthDecision =
-  | { effect: 'allow'; principal: Principal }
-  | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
+  { effect: 'allow'; principal: Principal } | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
 
 const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
 
@@ -22,7 +21,10 @@ const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
  * unknown, revoked and expired keys are all "unauthorized" (401) and indistinguishable to the
  * caller; a plan without API access is 403.
  */
-export async function authorizeAuthorizationHeader(header: string | undefined, now = new Date()): Promise<AuthDecision> {
+export async function authorizeAuthorizationHeader(
+  header: string | undefined,
+  now = new Date(),
+): Promise<AuthDecision> {
   // API Gateway refuses any other header before invoking the authorizer (validationRegex); the
   // authorizer checks it all the same, as the one rule of what a key is.
   const key = apiKeyOfAuthorizationHeader(header);
@@ -38,7 +40,13 @@ export async function authorizeAuthorizationHeader(header: string | undefined, n
     effect: 'allow',
     principal: {
       tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, plan: tenant.plan },
-      apiKey: { id: record.id, name: record.name, prefix: record.prefix, expiresAt: record.expiresAt, createdAt: record.createdAt },
+      apiKey: {
+        id: record.id,
+        name: record.name,
+        prefix: record.prefix,
+        expiresAt: record.expiresAt,
+        createdAt: record.createdAt,
+      },
       scopes: record.scopes,
     },
   };

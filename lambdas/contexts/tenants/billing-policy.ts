@@ -12,7 +12,12 @@ import { LIMIT_VERSION_ATTRIBUTE, tenantKey, type BillingStatus } from './tenant
  * again; a change of the billing status needs no shard write), and whether a writer is settling
  * the shards right now (`settlingUntil`, the settlement lease below).
  */
-export type BillingPolicy = { billingStatus: BillingStatus; spendingLimitCents: number | null; version: number; settlingUntil: number | null };
+export type BillingPolicy = {
+  billingStatus: BillingStatus;
+  spendingLimitCents: number | null;
+  version: number;
+  settlingUntil: number | null;
+};
 
 const SETTLING_UNTIL = 'spendSettlingUntil';
 const SETTLING_HOLDER = 'spendSettlingHolder';
@@ -27,13 +32,16 @@ export const policyOf = (tenantRow: Item): BillingPolicy => ({
 
 /** The organization row, strongly consistent (a send's read: a block or a lowered limit bites from the first send after it). */
 export async function readOrganizationRow(tenantId: string): Promise<Item> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }),
+  );
   if (!Item) throw new NotFoundError('Tenant');
   return Item;
 }
 
 /** The organization's billing policy, strongly consistent. */
-export const readBillingPolicy = async (tenantId: string): Promise<BillingPolicy> => policyOf(await readOrganizationRow(tenantId));
+export const readBillingPolicy = async (tenantId: string): Promise<BillingPolicy> =>
+  policyOf(await readOrganizationRow(tenantId));
 
 /**
  * The settlement lease, kept on the organization row that every send reads anyway: while a writer
@@ -41,7 +49,12 @@ export const readBillingPolicy = async (tenantId: string): Promise<BillingPolicy
  * charging shards the writer is rewriting, at no extra read. Taken only when no one holds it or
  * the holder's time ran out (a crashed writer). Returns false when another writer holds it.
  */
-export async function claimSpendSettlement(tenantId: string, holder: string, untilMs: number, nowMs = Date.now()): Promise<boolean> {
+export async function claimSpendSettlement(
+  tenantId: string,
+  holder: string,
+  untilMs: number,
+  nowMs = Date.now(),
+): Promise<boolean> {
   try {
     await dynamo.send(
       new UpdateCommand({
@@ -49,7 +62,10 @@ export async function claimSpendSettlement(tenantId: string, holder: string, unt
         Key: tenantKey(tenantId),
         ...updateExpression(
           { set: { [SETTLING_UNTIL]: untilMs, [SETTLING_HOLDER]: holder } },
-          { expression: `${CONDITION.rowExists} AND (attribute_not_exists(#${SETTLING_UNTIL}) OR #${SETTLING_UNTIL} < :now)`, values: { ':now': nowMs } },
+          {
+            expression: `${CONDITION.rowExists} AND (attribute_not_exists(#${SETTLING_UNTIL}) OR #${SETTLING_UNTIL} < :now)`,
+            values: { ':now': nowMs },
+          },
         ),
       }),
     );
@@ -67,7 +83,10 @@ export async function endSpendSettlement(tenantId: string, holder: string): Prom
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: tenantKey(tenantId),
-        ...updateExpression({ remove: [SETTLING_UNTIL, SETTLING_HOLDER] }, { expression: `#${SETTLING_HOLDER} = :holder`, values: { ':holder': holder } }),
+        ...updateExpression(
+          { remove: [SETTLING_UNTIL, SETTLING_HOLDER] },
+          { expression: `#${SETTLING_HOLDER} = :holder`, values: { ':holder': holder } },
+        ),
       }),
     );
   } catch (err) {

@@ -21,9 +21,15 @@ export class InsufficientScopeError extends DomainError {
 
 export class RateLimitedError extends DomainError {
   constructor(retryAfterSeconds: number) {
-    super(429, 'rate_limited', `Rate limit exceeded; retry after ${retryAfterSeconds} seconds`, {}, {
-      'Retry-After': String(retryAfterSeconds),
-    });
+    super(
+      429,
+      'rate_limited',
+      `Rate limit exceeded; retry after ${retryAfterSeconds} seconds`,
+      {},
+      {
+        'Retry-After': String(retryAfterSeconds),
+      },
+    );
   }
 }
 

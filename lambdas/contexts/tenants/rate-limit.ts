@@ -20,7 +20,12 @@ export const rateWindowKey = (tenantId: string, keyId: string, windowStart: numb
 });
 
 /** Counts one request of a key against its window; `limit` 0 turns the limit off. */
-export async function consumeKeyBudget(tenantId: string, keyId: string, limit: number, now = Date.now()): Promise<RateLimitState> {
+export async function consumeKeyBudget(
+  tenantId: string,
+  keyId: string,
+  limit: number,
+  now = Date.now(),
+): Promise<RateLimitState> {
   const { start, resetSeconds } = windowOf(now);
   if (limit <= 0) return { allowed: true, limit, remaining: limit, resetSeconds };
   try {

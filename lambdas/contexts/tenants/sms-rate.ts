@@ -15,7 +15,9 @@ export const DEFAULT_SMS_RATE_CENTS = 1;
 export const SMS_RATE_CENTS_RANGE = { min: 1, max: 100 } as const;
 
 export const isSmsRateCents = (value: unknown): value is number =>
-  Number.isInteger(value) && (value as number) >= SMS_RATE_CENTS_RANGE.min && (value as number) <= SMS_RATE_CENTS_RANGE.max;
+  Number.isInteger(value) &&
+  (value as number) >= SMS_RATE_CENTS_RANGE.min &&
+  (value as number) <= SMS_RATE_CENTS_RANGE.max;
 
 /** How a wrong rate is worded, after the name of the field or option. */
 export const SMS_RATE_CENTS_RULE = `must be a whole number of cents from ${SMS_RATE_CENTS_RANGE.min} to ${SMS_RATE_CENTS_RANGE.max}`;

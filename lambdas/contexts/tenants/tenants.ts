@@ -3,7 +3,16 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import { cancellationReasons, CONDITION, failedCondition, nowIso, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
+import {
+  cancellationReasons,
+  CONDITION,
+  failedCondition,
+  nowIso,
+  num,
+  str,
+  type Item,
+  type TransactItem,
+} from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
@@ -62,7 +71,10 @@ export const slugify = (name: string): string =>
  * (ids are time-ordered). One index partition for all of them: written only when an organization
  * is created or changed, read only by the operator. Older rows get it at their next update.
  */
-const allTenantsListing = (tenantId: string) => ({ [GSIS.gsi3.partitionKey]: PREFIX.tenants, [GSIS.gsi3.sortKey]: tenantId });
+const allTenantsListing = (tenantId: string) => ({
+  [GSIS.gsi3.partitionKey]: PREFIX.tenants,
+  [GSIS.gsi3.sortKey]: tenantId,
+});
 
 export function toItem(tenant: Tenant): Item {
   return { ...tenantKey(tenant.id), ...allTenantsListing(tenant.id), type: 'tenant', ...tenant };
@@ -84,7 +96,6 @@ export function fromItem(item: Item): Tenant {
     updatedAt: item.updatedAt as string,
   };
 }
-
 
 /** The operator's rate, refused unless it is one (the CLI checks it first, with the same rule). */
 function checkedSmsRate(smsRateCents: number): number {
@@ -109,13 +120,21 @@ export async function createTenant(input: TenantInput, now = new Date()): Promis
     createdAt: at,
     updatedAt: at,
   };
-  await writeWithNumbers({ Put: { TableName: TABLE_NAME, Item: toItem(tenant), ConditionExpression: CONDITION.rowIsNew } }, tenant);
+  await writeWithNumbers(
+    { Put: { TableName: TABLE_NAME, Item: toItem(tenant), ConditionExpression: CONDITION.rowIsNew } },
+    tenant,
+  );
   return tenant;
 }
 
 /** `consistent`: a strongly consistent read (the authorizer's, right after a plan change flushed its cache). */
-export async function getTenant(tenantId: string, { consistent = false }: { consistent?: boolean } = {}): Promise<Tenant | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ...(consistent && { ConsistentRead: true }) }));
+export async function getTenant(
+  tenantId: string,
+  { consistent = false }: { consistent?: boolean } = {},
+): Promise<Tenant | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ...(consistent && { ConsistentRead: true }) }),
+  );
   return Item ? fromItem(Item) : undefined;
 }
 
@@ -143,7 +162,9 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
     ...(change.billingStatus !== undefined && { billingStatus: change.billingStatus }),
     ...(change.spendingLimitCents !== undefined && { spendingLimitCents: change.spendingLimitCents }),
     ...(change.smsRateCents !== undefined && { smsRateCents: checkedSmsRate(change.smsRateCents) }),
-    numbers: [...new Set([...current.numbers, ...(change.addNumbers ?? []), ...(change.smsNumber ? [change.smsNumber] : [])])],
+    numbers: [
+      ...new Set([...current.numbers, ...(change.addNumbers ?? []), ...(change.smsNumber ? [change.smsNumber] : [])]),
+    ],
     approvedHosts: [...new Set([...current.approvedHosts, ...(change.approveHosts ?? []).map((h) => h.toLowerCase())])],
     updatedAt: nowIso(now),
   };
@@ -152,7 +173,18 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
   // being silently overwritten. A change of the limit raises its version, which is how the spend
   // shards learn they must be settled again (texting/spend.ts).
   // A new rate prices the texts sent from then on; a text keeps the cost it was charged (its refund too).
-  const fields = ['name', 'slug', 'plan', 'smsNumber', 'billingStatus', 'spendingLimitCents', 'smsRateCents', 'numbers', 'approvedHosts', 'updatedAt'] as const;
+  const fields = [
+    'name',
+    'slug',
+    'plan',
+    'smsNumber',
+    'billingStatus',
+    'spendingLimitCents',
+    'smsRateCents',
+    'numbers',
+    'approvedHosts',
+    'updatedAt',
+  ] as const;
   const limitChanges = next.spendingLimitCents !== current.spendingLimitCents;
   try {
     await writeWithNumbers(
@@ -177,7 +209,8 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
       next,
     );
   } catch (err) {
-    if (err instanceof TenantRowConflict) throw new Error('The organization changed concurrently; try again', { cause: err });
+    if (err instanceof TenantRowConflict)
+      throw new Error('The organization changed concurrently; try again', { cause: err });
     throw err;
   }
   return next;
@@ -200,7 +233,6 @@ export async function findTenantIdByNumber(number: string): Promise<string | und
 /** One transaction holds the tenant row and one lookup row per number (the rest of 100 items). */
 const MAX_NUMBERS = 99;
 
-
 class TenantRowConflict extends Error {}
 
 /**
@@ -210,8 +242,10 @@ class TenantRowConflict extends Error {}
  */
 async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Promise<void> {
   const invalid = tenant.numbers.find((n) => !isE164(n));
-  if (invalid !== undefined) throw new ValidationError('numbers: each must be an E.164 phone number such as +14155550123');
-  if (tenant.numbers.length > MAX_NUMBERS) throw new ValidationError(`numbers: at most ${MAX_NUMBERS} per organization`);
+  if (invalid !== undefined)
+    throw new ValidationError('numbers: each must be an E.164 phone number such as +14155550123');
+  if (tenant.numbers.length > MAX_NUMBERS)
+    throw new ValidationError(`numbers: at most ${MAX_NUMBERS} per organization`);
   const owners: TransactItem[] = tenant.numbers.map((number) => ({
     Put: {
       TableName: TABLE_NAME,

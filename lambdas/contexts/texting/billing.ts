@@ -14,7 +14,10 @@ import { isSmsRateCents } from '../tenants/sms-rate';
  */
 export const smsRateCentsOf = (tenantItem: Item): number => {
   const rate = num(tenantItem.smsRateCents);
-  if (!isSmsRateCents(rate)) throw new Error(`The organization row ${String(tenantItem.id)} holds no valid smsRateCents (${String(tenantItem.smsRateCents)})`);
+  if (!isSmsRateCents(rate))
+    throw new Error(
+      `The organization row ${String(tenantItem.id)} holds no valid smsRateCents (${String(tenantItem.smsRateCents)})`,
+    );
   return rate;
 };
 

@@ -1,7 +1,16 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { CONDITION, failedCondition, isConditionalCheckFailed, num, str, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import {
+  CONDITION,
+  failedCondition,
+  isConditionalCheckFailed,
+  num,
+  str,
+  transactWrite,
+  type Item,
+  type TransactItem,
+} from '../../shared/table/dynamo';
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
@@ -143,7 +152,8 @@ export async function updateMessageStatus(
     const message = fromItem(row);
     const recordSid = callbackSid !== undefined && message.direction === 'outbound' && message.messageSid === '';
     const previous = MAY_FOLLOW[status];
-    const moves = previous.includes(message.status) && !(options.onlyIfUnsettled && row[GSIS.gsi2.partitionKey] === undefined);
+    const moves =
+      previous.includes(message.status) && !(options.onlyIfUnsettled && row[GSIS.gsi2.partitionKey] === undefined);
     if (!moves) {
       if (recordSid && !options.onlyIfUnsettled) await recordMessageSid(tenantId, messageId, callbackSid);
       return { message: recordSid ? { ...message, messageSid: callbackSid } : message, changed: false };
@@ -166,22 +176,36 @@ export async function updateMessageStatus(
         TableName: TABLE_NAME,
         Key: keyOf(row),
         ...updateExpression(withRowSequenceBump({ set: attributes, remove: UNSETTLED_INDEX }), {
-          expression: `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` + (options.onlyIfUnsettled ? ` AND attribute_exists(#${GSIS.gsi2.partitionKey})` : ''),
+          expression:
+            `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` +
+            (options.onlyIfUnsettled ? ` AND attribute_exists(#${GSIS.gsi2.partitionKey})` : ''),
           values: Object.fromEntries(previous.map((from, i) => [`:from${i}`, from])),
         }),
       },
     };
-    const items: TransactItem[] = [messageUpdate, ...(failing ? refundOf(tenantId, row) : []), ...(recordSid ? [sidPut(message, callbackSid)] : [])];
+    const items: TransactItem[] = [
+      messageUpdate,
+      ...(failing ? refundOf(tenantId, row) : []),
+      ...(recordSid ? [sidPut(message, callbackSid)] : []),
+    ];
     const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
     // With the thread's lastStatus first; when the message is no longer the thread's newest, without.
-    const reasons = await transactWrite([...items, threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status)]);
+    const reasons = await transactWrite([
+      ...items,
+      threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status),
+    ]);
     if (!reasons) return { message: changed, changed: true };
     if (failedCondition(reasons, 0)) return LOST_RACE; // moved meanwhile: read again and decide afresh
-    if (!failedCondition(reasons, items.length)) throw new Error(`updateMessageStatus: could not change message ${messageId} (${reasons.map((r) => r.code).join(', ')})`);
+    if (!failedCondition(reasons, items.length))
+      throw new Error(
+        `updateMessageStatus: could not change message ${messageId} (${reasons.map((r) => r.code).join(', ')})`,
+      );
     const withoutThread = await transactWrite(items);
     if (!withoutThread) return { message: changed, changed: true };
     if (failedCondition(withoutThread, 0)) return LOST_RACE;
-    throw new Error(`updateMessageStatus: could not change message ${messageId} (${withoutThread.map((r) => r.code).join(', ')})`);
+    throw new Error(
+      `updateMessageStatus: could not change message ${messageId} (${withoutThread.map((r) => r.code).join(', ')})`,
+    );
   });
 }
 

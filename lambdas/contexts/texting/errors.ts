@@ -14,7 +14,13 @@ export class NoSmsNumberError extends DomainError {
 export class RecipientOptedOutError extends DomainError {
   /** `messageId`: the carrier reported the opt-out on this send (its message is failed, not billed). */
   constructor(messageId?: string, headers: Record<string, string> = {}) {
-    super(409, 'recipient_opted_out', 'The recipient has opted out of text messages (replied STOP)', messageId ? { messageId } : {}, headers);
+    super(
+      409,
+      'recipient_opted_out',
+      'The recipient has opted out of text messages (replied STOP)',
+      messageId ? { messageId } : {},
+      headers,
+    );
   }
 }
 
@@ -54,6 +60,12 @@ export class CarrierUnavailableError extends DomainError {
  */
 export class CarrierRejectedError extends DomainError {
   constructor(messageId: string, carrierCode: number | null, headers: Record<string, string> = {}) {
-    super(422, 'carrier_rejected', `The carrier refused this text${carrierCode ? ` (carrier error ${carrierCode})` : ''}; nothing was billed`, { messageId, carrierCode }, headers);
+    super(
+      422,
+      'carrier_rejected',
+      `The carrier refused this text${carrierCode ? ` (carrier error ${carrierCode})` : ''}; nothing was billed`,
+      { messageId, carrierCode },
+      headers,
+    );
   }
 }

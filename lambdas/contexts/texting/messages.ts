@@ -1,7 +1,16 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import { CONDITION, failedCondition, num, str, transactWrite, type CancellationReason, type Item, type TransactItem } from '../../shared/table/dynamo';
+import {
+  CONDITION,
+  failedCondition,
+  num,
+  str,
+  transactWrite,
+  type CancellationReason,
+  type Item,
+  type TransactItem,
+} from '../../shared/table/dynamo';
 import { ownPartitionKey, PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
@@ -24,12 +33,14 @@ import { threadWriteFor } from './threads';
  */
 export const messageKey = (tenantId: string, messageId: string): Key => ownPartitionKey(tenantId, 'message', messageId);
 
-export const messageSidKey = (tenantId: string, messageSid: string): Key => ownPartitionKey(tenantId, 'messageSid', messageSid);
+export const messageSidKey = (tenantId: string, messageSid: string): Key =>
+  ownPartitionKey(tenantId, 'messageSid', messageSid);
 
 /** The key a stored row was read under: writes after a read go where the row is. */
 export const keyOf = (row: Item): Key => ({ pk: row.pk as string, sk: row.sk as string });
 
-const conversationPk = (tenantId: string, counterpart: string) => tenantScopedPk(tenantId, PREFIX.conversation, counterpart);
+const conversationPk = (tenantId: string, counterpart: string) =>
+  tenantScopedPk(tenantId, PREFIX.conversation, counterpart);
 
 /** Billing facts kept on outbound rows (not part of the API's Message): the spend shard charged (./spend.ts). */
 export type MessageCharge = { segments: number; costCents: number; spendShard: number };
@@ -59,7 +70,8 @@ function unsettledIndexKeys(message: Message): Item {
   };
 }
 
-const isUnsettled = (message: Message) => message.direction === 'outbound' && message.status === 'queued' && message.messageSid === '';
+const isUnsettled = (message: Message) =>
+  message.direction === 'outbound' && message.status === 'queued' && message.messageSid === '';
 
 export function toItem(message: Message, charge?: MessageCharge): Item {
   return {
@@ -140,9 +152,24 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   const withSid = message.messageSid !== '';
   const own: TransactItems = [
     // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT), and the row's first sequence number.
-    { Put: { TableName: TABLE_NAME, Item: { ...toItem(message, options.charge), [CHANGED_AT]: Date.now(), ...FIRST_ROW_SEQUENCE }, ConditionExpression: CONDITION.rowIsNew } },
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...toItem(message, options.charge), [CHANGED_AT]: Date.now(), ...FIRST_ROW_SEQUENCE },
+        ConditionExpression: CONDITION.rowIsNew,
+      },
+    },
     ...(withSid
-      ? [{ Put: { TableName: TABLE_NAME, Item: sidItem(message, message.messageSid), ConditionExpression: CONDITION.rowIsNew, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } }]
+      ? [
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: sidItem(message, message.messageSid),
+              ConditionExpression: CONDITION.rowIsNew,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+            },
+          },
+        ]
       : []),
   ];
   const sidIndex = alongside.length + 1;
@@ -182,7 +209,11 @@ export async function findMessageIdBySid(tenantId: string, messageSid: string): 
 }
 
 /** GET /messages/{counterpart}: newest first; each page goes further back in time. */
-export async function listMessages(tenantId: string, counterpart: string, input: ListMessagesInput): Promise<Page<Message>> {
+export async function listMessages(
+  tenantId: string,
+  counterpart: string,
+  input: ListMessagesInput,
+): Promise<Page<Message>> {
   const pk = conversationPk(tenantId, counterpart);
   return queryPage({
     query: {
@@ -195,7 +226,11 @@ export async function listMessages(tenantId: string, counterpart: string, input:
     },
     limit: input.limit,
     startKey: input.cursor
-      ? { ...messageKey(tenantId, input.cursor), [GSIS.gsi1.partitionKey]: pk, [GSIS.gsi1.sortKey]: `${PREFIX.message}${input.cursor}` }
+      ? {
+          ...messageKey(tenantId, input.cursor),
+          [GSIS.gsi1.partitionKey]: pk,
+          [GSIS.gsi1.sortKey]: `${PREFIX.message}${input.cursor}`,
+        }
       : undefined,
     fromItem,
     idOf: (message) => message.id,

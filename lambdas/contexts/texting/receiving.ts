@@ -61,7 +61,9 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
     createdAt: text.receivedAt.toISOString(),
   };
   const consent = consentKeywordOf(text.body, text.optOutType);
-  const stored = consent ? await storeWithConsentChange(received, consentChangeOf(consent, text.receivedAt)) : await storeMessage(received);
+  const stored = consent
+    ? await storeWithConsentChange(received, consentChangeOf(consent, text.receivedAt))
+    : await storeMessage(received);
   if (stored.stored) return { message: received, duplicate: false, contactId, consent };
   if ('refused' in stored) throw new Error(`receiveInboundMessage: could not store message ${received.id}`);
   return { message: await getMessage(tenantId, stored.duplicateOf), duplicate: true, contactId, consent };
@@ -75,11 +77,13 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
  */
 async function storeWithConsentChange(received: Message, change: ConsentChange): Promise<StoreResult> {
   return optimisticRounds(KEYWORD_ROUNDS, async () => {
-    const stored = await storeMessage(received, { alongside: await consentChangeWrites(received.tenantId, received.fromNumber, change) });
+    const stored = await storeMessage(received, {
+      alongside: await consentChangeWrites(received.tenantId, received.fromNumber, change),
+    });
     if (stored.stored || !('refused' in stored)) return stored;
     return consentChangeIsStale(stored.refused) ? storeMessage(received) : LOST_RACE;
   });
 }
 
 /** Rounds of writing a keyword's consent change again for the number's new holder. */
-const KEYWORD_ROUNDS = { what: "store a keyword: its number kept moving between contacts", rounds: 4 };
+const KEYWORD_ROUNDS = { what: 'store a keyword: its number kept moving between contacts', rounds: 4 };

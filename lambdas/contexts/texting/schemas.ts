@@ -36,9 +36,12 @@ export const MessageSchema = z
         'is failed and refunded. Inbound: `received`.',
     }),
     messageSid: z.string().register(z.globalRegistry, {
-      description: "The telephony provider's message identifier; empty while a new outbound message waits for the carrier's answer",
+      description:
+        "The telephony provider's message identifier; empty while a new outbound message waits for the carrier's answer",
     }),
-    agentId: z.nullable(uuid).register(z.globalRegistry, { description: 'The sender, outbound only; null when sent through the API' }),
+    agentId: z
+      .nullable(uuid)
+      .register(z.globalRegistry, { description: 'The sender, outbound only; null when sent through the API' }),
     isRead: z.boolean(),
     createdAt: dateTime,
   })
@@ -46,7 +49,9 @@ export const MessageSchema = z
 
 export const ThreadSchema = z
   .object({
-    counterpartNumber: z.string().register(z.globalRegistry, { description: 'External number, E.164; used as `{counterpart}` in paths' }),
+    counterpartNumber: z
+      .string()
+      .register(z.globalRegistry, { description: 'External number, E.164; used as `{counterpart}` in paths' }),
     lastMessage: z.string(),
     lastDirection: z.enum(MESSAGE_DIRECTIONS),
     lastStatus: z.string(),
@@ -67,7 +72,9 @@ export const MessageListSchema = z
       .register(z.globalRegistry, { description: 'Pass as `cursor` to get older messages; null on the last page' }),
   })
   .register(z.globalRegistry, { id: 'MessageList' });
-export const MessageEnvelopeSchema = z.object({ message: MessageSchema }).register(z.globalRegistry, { id: 'MessageEnvelope' });
+export const MessageEnvelopeSchema = z
+  .object({ message: MessageSchema })
+  .register(z.globalRegistry, { id: 'MessageEnvelope' });
 
 export type Message = z.infer<typeof MessageSchema>;
 export type Thread = z.infer<typeof ThreadSchema>;
@@ -79,5 +86,11 @@ export type ListThreadsInput = z.infer<typeof ListThreadsQuery>;
  * Why an outbound text failed, kept on its row (not part of the API's Message) and said by the
  * message.failed event: the same words as the API's errors where they meet.
  */
-export const FAILURE_REASONS = ['carrier_rejected', 'carrier_failed', 'recipient_opted_out', 'carrier_unavailable', 'carrier_outcome_unknown'] as const;
+export const FAILURE_REASONS = [
+  'carrier_rejected',
+  'carrier_failed',
+  'recipient_opted_out',
+  'carrier_unavailable',
+  'carrier_outcome_unknown',
+] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];

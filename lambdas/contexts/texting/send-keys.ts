@@ -29,7 +29,8 @@ export const sendKeyKey = (tenantId: string, idempotencyKey: string) => ({
 });
 
 /** The request a key was first used with, compared on a retry (the same body twice hashes alike). */
-export const requestHashOf = (input: SendMessageInput): string => hashOf(JSON.stringify({ to: input.to, body: input.body }));
+export const requestHashOf = (input: SendMessageInput): string =>
+  hashOf(JSON.stringify({ to: input.to, body: input.body }));
 
 export function sendKeyPut(tenantId: string, idempotencyKey: string, key: SendKey, now: Date): TransactItem {
   return {
@@ -60,6 +61,8 @@ export const sendKeyOf = (item: Item | undefined, now: Date): SendKey | undefine
     : undefined;
 
 export async function findSendKey(tenantId: string, idempotencyKey: string, now: Date): Promise<SendKey | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: sendKeyKey(tenantId, idempotencyKey), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: sendKeyKey(tenantId, idempotencyKey), ConsistentRead: true }),
+  );
   return sendKeyOf(Item, now);
 }

@@ -35,7 +35,12 @@ export type SendResult = { message: Message; replayed: boolean };
 
 const REPLAYED = { [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
 
-export async function sendMessage(tenantId: string, input: SendMessageInput, carrier: Carrier, options: SendOptions = {}): Promise<SendResult> {
+export async function sendMessage(
+  tenantId: string,
+  input: SendMessageInput,
+  carrier: Carrier,
+  options: SendOptions = {},
+): Promise<SendResult> {
   const now = options.now ?? new Date();
   const { idempotencyKey } = options;
   const requestHash = requestHashOf(input);
@@ -68,24 +73,32 @@ export async function sendMessage(tenantId: string, input: SendMessageInput, car
 
   // One transaction: the consent check, the charge (./spend.ts decides which shard, and what a
   // refusal means), the Idempotency-Key, the queued message and its thread.
-  const earlier = await chargeWithin(tenantId, policyOf(tenantRow), costCents, async (charge): Promise<ChargeAttempt<SendKey | undefined>> => {
-    const alongside = [
-      notOptedOutCheck(tenantId, input.to),
-      charge.item,
-      ...(idempotencyKey ? [sendKeyPut(tenantId, idempotencyKey, { messageId: message.id, requestHash }, now)] : []),
-    ];
-    const stored = await storeMessage(message, { charge: { segments, costCents, spendShard: charge.shard }, alongside });
-    if (stored.stored) return { charged: undefined };
-    if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
-    const [consent, charged, key] = stored.refused;
-    const keyTaken = key ? failedCondition([key], 0) : undefined;
-    const concurrentRetry = sendKeyOf(keyTaken?.item, now);
-    if (concurrentRetry) return { charged: concurrentRetry }; // a concurrent retry won the key
-    if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
-    // The key's row changed between our condition and its answer (expired and taken over): look again.
-    if (keyTaken) return LOST_RACE;
-    return { chargeRefused: failedCondition([charged], 0)?.item };
-  });
+  const earlier = await chargeWithin(
+    tenantId,
+    policyOf(tenantRow),
+    costCents,
+    async (charge): Promise<ChargeAttempt<SendKey | undefined>> => {
+      const alongside = [
+        notOptedOutCheck(tenantId, input.to),
+        charge.item,
+        ...(idempotencyKey ? [sendKeyPut(tenantId, idempotencyKey, { messageId: message.id, requestHash }, now)] : []),
+      ];
+      const stored = await storeMessage(message, {
+        charge: { segments, costCents, spendShard: charge.shard },
+        alongside,
+      });
+      if (stored.stored) return { charged: undefined };
+      if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
+      const [consent, charged, key] = stored.refused;
+      const keyTaken = key ? failedCondition([key], 0) : undefined;
+      const concurrentRetry = sendKeyOf(keyTaken?.item, now);
+      if (concurrentRetry) return { charged: concurrentRetry }; // a concurrent retry won the key
+      if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
+      // The key's row changed between our condition and its answer (expired and taken over): look again.
+      if (keyTaken) return LOST_RACE;
+      return { chargeRefused: failedCondition([charged], 0)?.item };
+    },
+  );
   if (earlier) return replay(tenantId, earlier, requestHash);
 
   const handedOver = await handOver(message, carrier);
@@ -99,10 +112,21 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
   const { tenantId } = message;
   let messageSid: string;
   try {
-    ({ messageSid } = await carrier.send({ tenantId, messageId: message.id, from: message.fromNumber, to: message.toNumber, body: message.body }));
+    ({ messageSid } = await carrier.send({
+      tenantId,
+      messageId: message.id,
+      from: message.fromNumber,
+      to: message.toNumber,
+      body: message.body,
+    }));
   } catch (err) {
     const failure = err instanceof CarrierError ? err.details : undefined;
-    const log = { messageId: message.id, carrier: carrier.name, outcome: failure?.kind ?? 'unknown', error: (err as Error).message };
+    const log = {
+      messageId: message.id,
+      carrier: carrier.name,
+      outcome: failure?.kind ?? 'unknown',
+      error: (err as Error).message,
+    };
     if (!failure || failure.kind === 'unknown') {
       // The carrier may have the text: no refund, no failure, no "safe to retry".
       logger.warn('The carrier outcome of a text is unknown; it stays queued until the carrier says', log);
@@ -111,7 +135,11 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
     }
     logger.warn('The carrier did not take a text', log);
     // The carrier's answer is its report of the text's fate: kept with the failure (message.failed).
-    const report = { reportedAt: new Date(), carrierCode: failure.providerCode, carrierMessage: failure.providerMessage };
+    const report = {
+      reportedAt: new Date(),
+      carrierCode: failure.providerCode,
+      carrierMessage: failure.providerMessage,
+    };
     if (failure.kind === 'not_sent') {
       // The key stays with this failed text, like every outcome: a key is one carrier request.
       if (await failQuietly(message, { failureReason: 'carrier_unavailable' })) throw new CarrierUnavailableError();
@@ -121,7 +149,8 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
       // The carrier knows of an opt-out the ledger did not (a STOP we never received): record it,
       // trying harder than for anything else, since every send until then would reach the carrier.
       await recordCarrierOptOut(message, failure.providerCode);
-      if (await failQuietly(message, { failureReason: 'recipient_opted_out', ...report })) throw new RecipientOptedOutError(message.id);
+      if (await failQuietly(message, { failureReason: 'recipient_opted_out', ...report }))
+        throw new RecipientOptedOutError(message.id);
       return message;
     }
     if (await failQuietly(message, { failureReason: 'carrier_rejected', ...report })) {
@@ -135,7 +164,11 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
   } catch (err) {
     // The text is with the carrier and billed: failing the request now would invite a retry that
     // sends it twice. Its status callback names the message and records the sid.
-    logger.error('Could not record the carrier sid of a sent text', { messageId: message.id, messageSid, error: (err as Error).message });
+    logger.error('Could not record the carrier sid of a sent text', {
+      messageId: message.id,
+      messageSid,
+      error: (err as Error).message,
+    });
   }
   return { ...message, messageSid };
 }
@@ -148,7 +181,12 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
 const OPT_OUT_ROUNDS = { what: 'record a carrier opt-out', rounds: 5 };
 
 async function recordCarrierOptOut(message: Message, providerCode: number | undefined): Promise<void> {
-  const change = { status: 'opted_out' as const, source: 'carrier_opt_out', at: new Date(), note: `Carrier refused a send (error ${providerCode})` };
+  const change = {
+    status: 'opted_out' as const,
+    source: 'carrier_opt_out',
+    at: new Date(),
+    note: `Carrier refused a send (error ${providerCode})`,
+  };
   try {
     await optimisticRounds(OPT_OUT_ROUNDS, async (round) => {
       try {
@@ -171,10 +209,18 @@ async function recordCarrierOptOut(message: Message, providerCode: number | unde
  */
 async function failQuietly(message: Message, options: StatusChangeOptions): Promise<boolean> {
   try {
-    const { changed, message: now } = await updateMessageStatus(message.tenantId, { messageId: message.id }, 'failed', options);
+    const { changed, message: now } = await updateMessageStatus(
+      message.tenantId,
+      { messageId: message.id },
+      'failed',
+      options,
+    );
     return changed || now.status === 'failed';
   } catch (err) {
-    logger.error('Could not fail and refund a text the carrier did not take', { messageId: message.id, error: (err as Error).message });
+    logger.error('Could not fail and refund a text the carrier did not take', {
+      messageId: message.id,
+      error: (err as Error).message,
+    });
     return false;
   }
 }

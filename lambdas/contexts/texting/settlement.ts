@@ -25,7 +25,9 @@ export type SweepOptions = {
 export type SweepResult = { examined: number; failed: number };
 
 export async function settleUnknownOutcomes(options: SweepOptions = {}): Promise<SweepResult> {
-  const cutoff = new Date((options.now ?? new Date()).getTime() - (options.graceMs ?? SETTLEMENT_GRACE_MS)).toISOString();
+  const cutoff = new Date(
+    (options.now ?? new Date()).getTime() - (options.graceMs ?? SETTLEMENT_GRACE_MS),
+  ).toISOString();
   const maxTexts = options.maxTexts ?? 500;
   const result: SweepResult = { examined: 0, failed: 0 };
   for (let shard = 0; shard < UNSETTLED_SHARDS && result.examined < maxTexts; shard += 1) {
@@ -44,10 +46,15 @@ export async function settleUnknownOutcomes(options: SweepOptions = {}): Promise
       );
       for (const item of page.Items ?? []) {
         result.examined += 1;
-        const { changed } = await updateMessageStatus(item.tenantId as string, { messageId: item.id as string }, 'failed', {
-          failureReason: 'carrier_outcome_unknown',
-          onlyIfUnsettled: true,
-        });
+        const { changed } = await updateMessageStatus(
+          item.tenantId as string,
+          { messageId: item.id as string },
+          'failed',
+          {
+            failureReason: 'carrier_outcome_unknown',
+            onlyIfUnsettled: true,
+          },
+        );
         if (changed) result.failed += 1;
       }
       startKey = result.examined < maxTexts ? page.LastEvaluatedKey : undefined;

@@ -9,7 +9,13 @@ type Limit = Pick<BillingPolicy, 'spendingLimitCents' | 'version'>;
  */
 export const SPEND_SHARDS = 32;
 
-export type SpendShard = { shard: number; spendCents: number; headroomCents: number; limitVersion: number; owing: boolean };
+export type SpendShard = {
+  shard: number;
+  spendCents: number;
+  headroomCents: number;
+  limitVersion: number;
+  owing: boolean;
+};
 
 /** A shard as read (undefined: not created yet) and as the settlement writes it. */
 export type ShardWrite = { from: SpendShard | undefined; to: SpendShard };
@@ -25,24 +31,40 @@ export type ShardWrite = { from: SpendShard | undefined; to: SpendShard };
  *   all of them), starting at `offset`, in near-equal parts: far from the limit that is every
  *   shard, near it a few, so concurrent sends spread as widely as the headroom allows.
  */
-export function planSettlement(policy: Limit, shards: readonly (SpendShard | undefined)[], costCents: number, offset: number): ShardWrite[] {
+export function planSettlement(
+  policy: Limit,
+  shards: readonly (SpendShard | undefined)[],
+  costCents: number,
+  offset: number,
+): ShardWrite[] {
   if (isSettled(policy, shards, costCents)) return [];
   const limit = policy.spendingLimitCents;
   const spent = shards.reduce((sum, s) => sum + (s?.spendCents ?? 0), 0);
   const headroom = limit === null ? 0 : limit - spent;
   const owing = headroom < 0;
-  const holders = owing || headroom < costCents ? SPEND_SHARDS : Math.min(SPEND_SHARDS, Math.floor(headroom / costCents));
+  const holders =
+    owing || headroom < costCents ? SPEND_SHARDS : Math.min(SPEND_SHARDS, Math.floor(headroom / costCents));
   const parts = splitEvenly(headroom, holders);
   return shards.flatMap((from, shard) => {
     const place = (shard - offset + SPEND_SHARDS) % SPEND_SHARDS;
-    const to: SpendShard = { shard, spendCents: from?.spendCents ?? 0, headroomCents: place < holders ? parts[place] : 0, limitVersion: policy.version, owing };
+    const to: SpendShard = {
+      shard,
+      spendCents: from?.spendCents ?? 0,
+      headroomCents: place < holders ? parts[place] : 0,
+      limitVersion: policy.version,
+      owing,
+    };
     return from && sameShard(from, to) ? [] : [{ from, to }];
   });
 }
 
 /** True when the shards hold a layout a text of `costCents` is charged under exactly (see above). */
 function isSettled(policy: Limit, shards: readonly (SpendShard | undefined)[], costCents: number): boolean {
-  if (shards.length !== SPEND_SHARDS || !shards.every((s): s is SpendShard => s !== undefined && s.limitVersion === policy.version)) return false;
+  if (
+    shards.length !== SPEND_SHARDS ||
+    !shards.every((s): s is SpendShard => s !== undefined && s.limitVersion === policy.version)
+  )
+    return false;
   if (policy.spendingLimitCents === null) return shards.every((s) => !s.owing);
   const headroom = shards.reduce((sum, s) => sum + s.headroomCents, 0);
   const spent = shards.reduce((sum, s) => sum + s.spendCents, 0);
@@ -56,8 +78,14 @@ function isSettled(policy: Limit, shards: readonly (SpendShard | undefined)[], c
 export function splitEvenly(total: number, parts: number): number[] {
   const sign = total < 0 ? -1 : 1;
   const magnitude = Math.abs(total);
-  return Array.from({ length: parts }, (_, i) => sign * (Math.floor(magnitude / parts) + (i < magnitude % parts ? 1 : 0)) || 0);
+  return Array.from(
+    { length: parts },
+    (_, i) => sign * (Math.floor(magnitude / parts) + (i < magnitude % parts ? 1 : 0)) || 0,
+  );
 }
 
 const sameShard = (a: SpendShard, b: SpendShard): boolean =>
-  a.headroomCents === b.headroomCents && a.limitVersion === b.limitVersion && a.owing === b.owing && a.spendCents === b.spendCents;
+  a.headroomCents === b.headroomCents &&
+  a.limitVersion === b.limitVersion &&
+  a.owing === b.owing &&
+  a.spendCents === b.spendCents;

@@ -4,7 +4,12 @@ import { CONDITION, num, transactWrite, type Item, type TransactItem } from '../
 import { isContention } from '../../shared/table/contention';
 import { ownPartitionKey } from '../../shared/table/keys';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
-import { claimSpendSettlement, endSpendSettlement, readBillingPolicy, type BillingPolicy } from '../tenants/billing-policy';
+import {
+  claimSpendSettlement,
+  endSpendSettlement,
+  readBillingPolicy,
+  type BillingPolicy,
+} from '../tenants/billing-policy';
 import { BillingBlockedError, SpendingLimitReachedError } from './errors';
 import { planSettlement, SPEND_SHARDS, type SpendShard } from './spend-plan';
 
@@ -36,7 +41,8 @@ import { planSettlement, SPEND_SHARDS, type SpendShard } from './spend-plan';
  */
 export { SPEND_SHARDS };
 
-export const spendShardKey = (tenantId: string, shard: number) => ownPartitionKey(tenantId, 'spendShard', String(shard));
+export const spendShardKey = (tenantId: string, shard: number) =>
+  ownPartitionKey(tenantId, 'spendShard', String(shard));
 
 export const shardFromItem = (item: Item): SpendShard => ({
   shard: num(item.shard) ?? 0,
@@ -58,16 +64,33 @@ const pickShard = (): number => {
 };
 
 /** The charge's share of a send transaction; refused with the shard's old row (see the module comment). */
-export function chargeShard(tenantId: string, shard: number, costCents: number, policy: Pick<BillingPolicy, 'spendingLimitCents' | 'version'>): TransactItem {
+export function chargeShard(
+  tenantId: string,
+  shard: number,
+  costCents: number,
+  policy: Pick<BillingPolicy, 'spendingLimitCents' | 'version'>,
+): TransactItem {
   const limited = policy.spendingLimitCents !== null;
   return {
     Update: {
       TableName: TABLE_NAME,
       Key: spendShardKey(tenantId, shard),
       UpdateExpression: limited ? 'ADD #spend :cost, #headroom :minusCost' : 'ADD #spend :cost',
-      ConditionExpression: `${CONDITION.rowExists} AND #version = :version AND #owing = :false` + (limited ? ' AND #headroom >= :cost' : ''),
-      ExpressionAttributeNames: { '#spend': 'spendCents', '#version': 'limitVersion', '#owing': 'owing', ...(limited && { '#headroom': 'headroomCents' }) },
-      ExpressionAttributeValues: { ':cost': costCents, ':version': policy.version, ':false': false, ...(limited && { ':minusCost': -costCents }) },
+      ConditionExpression:
+        `${CONDITION.rowExists} AND #version = :version AND #owing = :false` +
+        (limited ? ' AND #headroom >= :cost' : ''),
+      ExpressionAttributeNames: {
+        '#spend': 'spendCents',
+        '#version': 'limitVersion',
+        '#owing': 'owing',
+        ...(limited && { '#headroom': 'headroomCents' }),
+      },
+      ExpressionAttributeValues: {
+        ':cost': costCents,
+        ':version': policy.version,
+        ':false': false,
+        ...(limited && { ':minusCost': -costCents }),
+      },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
@@ -127,7 +150,12 @@ const CHARGE_ROUNDS = { what: 'charge a text to the spend shards', rounds: 16 };
  * `policy` as the send read it (strongly consistent) from the organization row. Throws 402
  * (`BillingBlockedError`, `SpendingLimitReachedError`) when the organization may not spend it.
  */
-export async function chargeWithin<T>(tenantId: string, policy: BillingPolicy, costCents: number, attempt: (charge: Charge) => Promise<ChargeAttempt<T>>): Promise<T> {
+export async function chargeWithin<T>(
+  tenantId: string,
+  policy: BillingPolicy,
+  costCents: number,
+  attempt: (charge: Charge) => Promise<ChargeAttempt<T>>,
+): Promise<T> {
   let current = policy;
   let shard = pickShard();
   return optimisticRounds(CHARGE_ROUNDS, async (): Promise<RoundResult<T>> => {
@@ -143,7 +171,13 @@ export async function chargeWithin<T>(tenantId: string, policy: BillingPolicy, c
 }
 
 /** After a shard refused the charge: the policy and shard of the next round, or the 402. */
-async function nextAfterRefusal(tenantId: string, policy: BillingPolicy, shard: number, costCents: number, oldRow: Item | undefined): Promise<{ policy: BillingPolicy; shard: number }> {
+async function nextAfterRefusal(
+  tenantId: string,
+  policy: BillingPolicy,
+  shard: number,
+  costCents: number,
+  oldRow: Item | undefined,
+): Promise<{ policy: BillingPolicy; shard: number }> {
   const refused = oldRow ? shardFromItem(oldRow) : undefined;
   // The shards follow a newer limit than the send read: read the organization row again.
   if (refused && refused.limitVersion > policy.version) return { policy: await readBillingPolicy(tenantId), shard };
@@ -159,7 +193,10 @@ async function nextAfterRefusal(tenantId: string, policy: BillingPolicy, shard: 
   // Behind the organization's limit, not made yet, or headroom where no text can use it (or an
   // owing organization whose refunds paid its debt): one writer settles, the others wait for it.
   const settled = await settleSpend(tenantId, { costCents });
-  const [fresh, layout] = await Promise.all([readBillingPolicy(tenantId), settled ? Promise.resolve(settled) : readShards(tenantId)]);
+  const [fresh, layout] = await Promise.all([
+    readBillingPolicy(tenantId),
+    settled ? Promise.resolve(settled) : readShards(tenantId),
+  ]);
   return { policy: fresh, shard: ableToPay(layout, costCents) ?? pickShard() };
 }
 
@@ -188,7 +225,8 @@ const LEASE_POLL_MS = 40;
 /** Rounds of a settlement whose shards changed between its read and its write (a charge, a refund). */
 const SETTLE_ROUNDS = { what: 'settle the spend shards', rounds: 8 };
 
-const isSettling = (policy: BillingPolicy, now = Date.now()) => policy.settlingUntil !== null && policy.settlingUntil >= now;
+const isSettling = (policy: BillingPolicy, now = Date.now()) =>
+  policy.settlingUntil !== null && policy.settlingUntil >= now;
 
 /**
  * Brings every shard to the organization's current limit (creating the shards it is missing) and
@@ -201,7 +239,10 @@ const isSettling = (policy: BillingPolicy, now = Date.now()) => policy.settlingU
  * headroom out of reach. Returns the shards as this writer left them, or undefined when it waited
  * for another writer instead.
  */
-export async function settleSpend(tenantId: string, { costCents = 1 }: { costCents?: number } = {}): Promise<(SpendShard | undefined)[] | undefined> {
+export async function settleSpend(
+  tenantId: string,
+  { costCents = 1 }: { costCents?: number } = {},
+): Promise<(SpendShard | undefined)[] | undefined> {
   const holder = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
   if (!(await claimSpendSettlement(tenantId, holder, Date.now() + LEASE_MS))) {
     await waitForSettlement(tenantId);
@@ -214,7 +255,9 @@ export async function settleSpend(tenantId: string, { costCents = 1 }: { costCen
       if (writes.length === 0) return shards;
       try {
         const reasons = await transactWrite(writes.map((write) => settlementWrite(tenantId, write.from, write.to)));
-        return reasons ? LOST_RACE : shards.map((shard, i) => writes.find((write) => write.to.shard === i)?.to ?? shard);
+        return reasons
+          ? LOST_RACE
+          : shards.map((shard, i) => writes.find((write) => write.to.shard === i)?.to ?? shard);
       } catch (err) {
         // A send that read the organization row before the lease was taken still charging a shard:
         // it is done in a moment, and this writer is the only one that may settle, so it goes again.
@@ -230,15 +273,27 @@ export async function settleSpend(tenantId: string, { costCents = 1 }: { costCen
 /** One shard's settlement write, guarded on the shard being exactly as read (absent: created). */
 function settlementWrite(tenantId: string, from: SpendShard | undefined, to: SpendShard): TransactItem {
   if (!from) {
-    return { Put: { TableName: TABLE_NAME, Item: { ...spendShardKey(tenantId, to.shard), type: 'spendShard', tenantId, ...to }, ConditionExpression: CONDITION.rowIsNew } };
+    return {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...spendShardKey(tenantId, to.shard), type: 'spendShard', tenantId, ...to },
+        ConditionExpression: CONDITION.rowIsNew,
+      },
+    };
   }
   return {
     Update: {
       TableName: TABLE_NAME,
       Key: spendShardKey(tenantId, to.shard),
       UpdateExpression: 'SET #headroom = :headroom, #version = :version, #owing = :owing',
-      ConditionExpression: '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
-      ExpressionAttributeNames: { '#spend': 'spendCents', '#headroom': 'headroomCents', '#version': 'limitVersion', '#owing': 'owing' },
+      ConditionExpression:
+        '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
+      ExpressionAttributeNames: {
+        '#spend': 'spendCents',
+        '#headroom': 'headroomCents',
+        '#version': 'limitVersion',
+        '#owing': 'owing',
+      },
       ExpressionAttributeValues: {
         ':headroom': to.headroomCents,
         ':version': to.limitVersion,

@@ -18,7 +18,8 @@ import type { ListThreadsInput, Message, Thread } from './schemas';
  * Each thread is a partition of its own (`T#<org>#THREAD#<number>` / `THREAD`), like messages
  * (./messages.ts says why).
  */
-export const threadKey = (tenantId: string, counterpart: string): Key => ownPartitionKey(tenantId, 'thread', counterpart);
+export const threadKey = (tenantId: string, counterpart: string): Key =>
+  ownPartitionKey(tenantId, 'thread', counterpart);
 
 const activityPk = (tenantId: string) => tenantScopedPk(tenantId, PREFIX.threadsByActivity);
 
@@ -58,7 +59,6 @@ export function toItem(tenantId: string, newest: Message, messageCount = 1, unre
   };
 }
 
-
 async function readThread(key: Key, consistent: boolean): Promise<Item | undefined> {
   return (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: consistent }))).Item;
 }
@@ -84,7 +84,12 @@ export async function threadWriteFor(message: Message, consistent = false): Prom
 export function threadUpdateFor(tenantId: string, message: Message, asLatest: boolean, exists = true): TransactItem {
   const unread = message.direction === 'inbound' && !message.isRead ? 1 : 0;
   const counters = 'ADD #messageCount :one, #unreadCount :unread';
-  const names = { '#messageCount': 'messageCount', '#unreadCount': 'unreadCount', '#type': 'type', '#counterpart': 'counterpartNumber' };
+  const names = {
+    '#messageCount': 'messageCount',
+    '#unreadCount': 'unreadCount',
+    '#type': 'type',
+    '#counterpart': 'counterpartNumber',
+  };
   const values = { ':one': 1, ':unread': unread, ':type': 'thread', ':counterpart': message.counterpartNumber };
   if (!asLatest) {
     return {
@@ -132,7 +137,12 @@ export function threadUpdateFor(tenantId: string, message: Message, asLatest: bo
 }
 
 /** The thread's `lastStatus`, changed only while `messageId` is still its newest message. */
-export function threadStatusUpdate(tenantId: string, counterpart: string, messageId: string, status: string): TransactItem {
+export function threadStatusUpdate(
+  tenantId: string,
+  counterpart: string,
+  messageId: string,
+  status: string,
+): TransactItem {
   return {
     Update: {
       TableName: TABLE_NAME,
@@ -166,21 +176,35 @@ export async function listThreads(tenantId: string, input: ListThreadsInput): Pr
       IndexName: GSIS.gsi2.indexName,
       KeyConditionExpression: input.cursor ? '#pk = :pk AND #sk < :before' : '#pk = :pk',
       ExpressionAttributeNames: { '#pk': GSIS.gsi2.partitionKey, ...(input.cursor && { '#sk': GSIS.gsi2.sortKey }) },
-      ExpressionAttributeValues: { ':pk': activityPk(tenantId), ...(input.cursor && { ':before': activitySortKeyOf(input.cursor) }) },
+      ExpressionAttributeValues: {
+        ':pk': activityPk(tenantId),
+        ...(input.cursor && { ':before': activitySortKeyOf(input.cursor) }),
+      },
       ScanIndexForward: false,
     },
     limit: input.limit,
-    fromItem: (entry) => ({ key: { pk: entry.pk as string, sk: entry.sk as string }, lastMessageId: messageIdOfActivityKey(entry[GSIS.gsi2.sortKey] as string) }),
+    fromItem: (entry) => ({
+      key: { pk: entry.pk as string, sk: entry.sk as string },
+      lastMessageId: messageIdOfActivityKey(entry[GSIS.gsi2.sortKey] as string),
+    }),
     idOf: (position) => position.lastMessageId,
   });
-  const rows = new Map((await batchGetItems(positions.items.map((p) => p.key))).map((row) => [`${row.pk as string} ${row.sk as string}`, row]));
+  const rows = new Map(
+    (await batchGetItems(positions.items.map((p) => p.key))).map((row) => [
+      `${row.pk as string} ${row.sk as string}`,
+      row,
+    ]),
+  );
   // In the index's order; a row read after its thread moved on shows its newer last message.
   const listed = positions.items.flatMap((position) => {
     const row = rows.get(`${position.key.pk} ${position.key.sk}`);
     return row ? [{ thread: fromItem(row), lastMessageId: position.lastMessageId }] : [];
   });
   // The rows are what the response holds: the page ends early rather than outgrow a Lambda response.
-  const threads = fittingPage(listed.map((row) => row.thread), listed.length);
+  const threads = fittingPage(
+    listed.map((row) => row.thread),
+    listed.length,
+  );
   const cut = threads.length < listed.length;
   return { items: threads, nextCursor: cut ? listed[threads.length - 1].lastMessageId : positions.nextCursor };
 }

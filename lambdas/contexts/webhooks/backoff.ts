@@ -13,7 +13,8 @@ export const MAX_QUEUE_DELAY_MS = 900_000;
 
 /** The wait after failed attempt `attempt` (1-based), or undefined after the last one. */
 export function retryDelayMs(attempt: number, baseMs = DEFAULT_BACKOFF_BASE_MS): number | undefined {
-  if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError('retryDelayMs: attempt must be a positive integer');
+  if (!Number.isInteger(attempt) || attempt < 1)
+    throw new RangeError('retryDelayMs: attempt must be a positive integer');
   if (attempt >= MAX_ATTEMPTS) return undefined;
   return Math.min(baseMs * 2 ** (attempt - 1), baseMs * BACKOFF_CAP_FACTOR);
 }
@@ -47,7 +48,11 @@ export function retryAfterMs(value: string | undefined, nowMs: number): number |
  * The wait after failed attempt `attempt`: the backoff, or longer when the receiver asked for more
  * time, but never past the cap (60 x base: the spec's 60 minutes), so the 8 attempts still end.
  */
-export function waitAfterFailure(attempt: number, askedMs: number | undefined, baseMs = DEFAULT_BACKOFF_BASE_MS): number | undefined {
+export function waitAfterFailure(
+  attempt: number,
+  askedMs: number | undefined,
+  baseMs = DEFAULT_BACKOFF_BASE_MS,
+): number | undefined {
   const backoff = retryDelayMs(attempt, baseMs);
   if (backoff === undefined || askedMs === undefined) return backoff;
   return Math.min(Math.max(backoff, askedMs), baseMs * BACKOFF_CAP_FACTOR);

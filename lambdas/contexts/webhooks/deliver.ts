@@ -7,7 +7,13 @@ import { signingSecrets, type WebhookEndpoint } from './endpoints';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, excerpt, postPinned, type AttemptOutcome } from './http-post';
 import { readAttemptState, readAttemptStates, type AttemptState } from './internal/attempt-state';
 import { deliveryHeaders } from './internal/signing';
-import { checkTargetUrl, resolveTarget, ResolutionTimeoutError, TargetRefusedError, type LookupAll } from './internal/ssrf';
+import {
+  checkTargetUrl,
+  resolveTarget,
+  ResolutionTimeoutError,
+  TargetRefusedError,
+  type LookupAll,
+} from './internal/ssrf';
 import type { DeliveryMessage, DeliveryQueue } from './queue';
 
 /**
@@ -58,7 +64,13 @@ export class AttemptInProgressError extends Error {
  * same). One deadline covers the whole attempt, DNS resolution included: the post gets what the
  * lookup left of it.
  */
-async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoint, approvedHosts: string[], deps: SenderDeps): Promise<AttemptOutcome> {
+async function attempt(
+  delivery: Delivery,
+  body: string,
+  endpoint: WebhookEndpoint,
+  approvedHosts: string[],
+  deps: SenderDeps,
+): Promise<AttemptOutcome> {
   const timeoutMs = deps.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const startedAt = performance.now();
   try {
@@ -66,13 +78,21 @@ async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoi
     const url = checkTargetUrl(endpoint.url, approvedHosts, deps);
     const target = await resolveTarget(url, { ...deps, timeoutMs });
     const leftMs = Math.floor(timeoutMs - (performance.now() - startedAt));
-    if (leftMs <= 0) return { ok: false, error: `timeout: ${target.hostname} resolved too late to post within ${timeoutMs} ms` };
+    if (leftMs <= 0)
+      return { ok: false, error: `timeout: ${target.hostname} resolved too late to post within ${timeoutMs} ms` };
     const nowMs = (deps.now ?? Date.now)();
-    const headers = deliveryHeaders({ ...signingSecrets(endpoint, new Date(nowMs)), deliveryId: delivery.id, eventType: delivery.event, body, nowMs });
+    const headers = deliveryHeaders({
+      ...signingSecrets(endpoint, new Date(nowMs)),
+      deliveryId: delivery.id,
+      eventType: delivery.event,
+      body,
+      nowMs,
+    });
     return await postPinned(target, headers, body, leftMs, timeoutMs);
   } catch (err) {
     if (err instanceof ResolutionTimeoutError) return { ok: false, error: excerpt(err.message) };
-    if (err instanceof TargetRefusedError || err instanceof ValidationError) return { ok: false, error: excerpt(`refused target: ${err.message}`) };
+    if (err instanceof TargetRefusedError || err instanceof ValidationError)
+      return { ok: false, error: excerpt(`refused target: ${err.message}`) };
     const code = (err as NodeJS.ErrnoException).code;
     if (code) return { ok: false, error: excerpt(`network error: ${code}`) }; // DNS: ENOTFOUND, EAI_AGAIN
     throw err;
@@ -80,7 +100,8 @@ async function attempt(delivery: Delivery, body: string, endpoint: WebhookEndpoi
 }
 
 /** A message that must wait longer still: another hop, and nothing read. */
-const isEarly = (message: DeliveryMessage, nowMs: number): boolean => message.notBefore !== undefined && message.notBefore > nowMs;
+const isEarly = (message: DeliveryMessage, nowMs: number): boolean =>
+  message.notBefore !== undefined && message.notBefore > nowMs;
 
 /**
  * A batch of messages as the queue hands them over (SQS: up to 10 per invocation): the endpoints
@@ -88,13 +109,19 @@ const isEarly = (message: DeliveryMessage, nowMs: number): boolean => message.no
  * once. The outcome of each message in order: a rejected one goes back to the queue (a partial
  * batch failure).
  */
-export async function processDeliveryMessages(messages: readonly DeliveryMessage[], deps: SenderDeps): Promise<PromiseSettledResult<SendResult>[]> {
+export async function processDeliveryMessages(
+  messages: readonly DeliveryMessage[],
+  deps: SenderDeps,
+): Promise<PromiseSettledResult<SendResult>[]> {
   const states = await attemptStatesFor(messages, deps.now);
   return Promise.allSettled(messages.map((message) => processDeliveryMessage(message, deps, states.get(message))));
 }
 
 /** The endpoint and organization of the attempts of a batch that are due now, in one BatchGetItem (the others only hop). */
-export async function attemptStatesFor(messages: readonly DeliveryMessage[], now: () => number = Date.now): Promise<Map<DeliveryMessage, AttemptState>> {
+export async function attemptStatesFor(
+  messages: readonly DeliveryMessage[],
+  now: () => number = Date.now,
+): Promise<Map<DeliveryMessage, AttemptState>> {
   const nowMs = now();
   const due = messages.filter((message) => !isEarly(message, nowMs));
   const states = await readAttemptStates(due.map(({ tenantId, endpointId }) => ({ tenantId, endpointId })));
@@ -106,7 +133,11 @@ export async function attemptStatesFor(messages: readonly DeliveryMessage[], now
  * attempt is claimed first, and the claim answers the delivery as it stands: a duplicate message,
  * an older cycle or a delivery already settled is refused by the claim's condition ('stale').
  */
-export async function processDeliveryMessage(message: DeliveryMessage, deps: SenderDeps, state?: AttemptState): Promise<SendResult> {
+export async function processDeliveryMessage(
+  message: DeliveryMessage,
+  deps: SenderDeps,
+  state?: AttemptState,
+): Promise<SendResult> {
   const now = deps.now ?? Date.now;
   if (isEarly(message, now())) {
     const hop = nextHop(message.notBefore!, now());
@@ -135,14 +166,21 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   }
 
   const outcome = await attempt(delivery, message.body, endpoint, tenant?.approvedHosts ?? [], deps);
-  const log = { deliveryId: delivery.id, endpointId: endpoint.id, attempt: message.attempt, status: outcome.status ?? null };
+  const log = {
+    deliveryId: delivery.id,
+    endpointId: endpoint.id,
+    attempt: message.attempt,
+    status: outcome.status ?? null,
+  };
   // The receiver's response text stays in the delivery log only; logs get the status or the network cause.
   const cause = outcome.ok ? undefined : outcome.status === undefined ? outcome.error : `HTTP ${outcome.status}`;
-  const health = await applyAttemptHealth(endpoint, outcome, new Date(now()), deps.failingLimitMs).catch((err: unknown) => {
-    // Bookkeeping of the endpoint's health must not cost the delivery its outcome: the next attempt judges again.
-    logger.error('Could not record the health of a webhook endpoint', { ...log, error: (err as Error).message });
-    return { disabled: false } as const;
-  });
+  const health = await applyAttemptHealth(endpoint, outcome, new Date(now()), deps.failingLimitMs).catch(
+    (err: unknown) => {
+      // Bookkeeping of the endpoint's health must not cost the delivery its outcome: the next attempt judges again.
+      logger.error('Could not record the health of a webhook endpoint', { ...log, error: (err as Error).message });
+      return { disabled: false } as const;
+    },
+  );
   if (outcome.ok) {
     await recordAttempt(delivery, { ...base, status: 'succeeded', nextRetryAt: null, now: new Date(now()) });
     logger.info('Webhook delivered', log);
@@ -159,7 +197,13 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   const asked = retryAfterMs(outcome.retryAfter, now());
   const waitMs = waitAfterFailure(message.attempt, asked, deps.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS);
   if (waitMs === undefined) {
-    await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError: outcome.error, now: new Date(now()) });
+    await recordAttempt(delivery, {
+      ...base,
+      status: 'failed',
+      nextRetryAt: null,
+      lastError: outcome.error,
+      now: new Date(now()),
+    });
     logger.warn('Webhook delivery failed for good', { ...log, cause });
     return 'failed';
   }
@@ -172,7 +216,18 @@ export async function processDeliveryMessage(message: DeliveryMessage, deps: Sen
   // the attempt (at least once); the second copy of the next message then meets the claim on that
   // attempt, so the chain does not fork. The other order could leave a pending row with nothing queued.
   await deps.queue.send({ ...message, attempt: message.attempt + 1, notBefore: hop.notBefore }, hop.delayMs);
-  await recordAttempt(delivery, { ...base, status: 'pending', nextRetryAt: new Date(dueAt).toISOString(), lastError: outcome.error, now: new Date(now()) });
-  logger.info('Webhook attempt failed; retry queued', { ...log, cause, nextRetryAt: new Date(dueAt).toISOString(), ...(asked !== undefined && { retryAfterMs: asked }) });
+  await recordAttempt(delivery, {
+    ...base,
+    status: 'pending',
+    nextRetryAt: new Date(dueAt).toISOString(),
+    lastError: outcome.error,
+    now: new Date(now()),
+  });
+  logger.info('Webhook attempt failed; retry queued', {
+    ...log,
+    cause,
+    nextRetryAt: new Date(dueAt).toISOString(),
+    ...(asked !== undefined && { retryAfterMs: asked }),
+  });
   return 'retrying';
 }

@@ -58,10 +58,12 @@ export type Delivery = {
 /** What the operator sees: everything but the body. */
 export type DeliveryView = Omit<Delivery, 'body' | 'enqueuedCycle' | 'tenantId'>;
 
-export const deliveryKey = (tenantId: string, deliveryId: string): Key => ownPartitionKey(tenantId, 'webhookDelivery', deliveryId);
+export const deliveryKey = (tenantId: string, deliveryId: string): Key =>
+  ownPartitionKey(tenantId, 'webhookDelivery', deliveryId);
 
 /** The endpoint's delivery log: one gsi2 partition per endpoint. */
-const logPk = (tenantId: string, endpointId: string) => tenantScopedPk(tenantId, `${PREFIX.webhookDeliveries}${endpointId}`);
+const logPk = (tenantId: string, endpointId: string) =>
+  tenantScopedPk(tenantId, `${PREFIX.webhookDeliveries}${endpointId}`);
 const logSk = (deliveryId: string) => `${PREFIX.webhookDelivery}${deliveryId}`;
 
 /** A delivery's place in its endpoint's log, as a Query of gsi2 names it (an ExclusiveStartKey). */
@@ -72,12 +74,16 @@ export const logPosition = (tenantId: string, endpointId: string, deliveryId: st
 });
 
 /** The delivery id of a log position (a LastEvaluatedKey of gsi2). */
-export const deliveryIdOfPosition = (position: Record<string, unknown>): string => String(position[GSIS.gsi2.sortKey]).slice(PREFIX.webhookDelivery.length);
+export const deliveryIdOfPosition = (position: Record<string, unknown>): string =>
+  String(position[GSIS.gsi2.sortKey]).slice(PREFIX.webhookDelivery.length);
 
 const expiresAt = (now: Date): number => Math.floor(now.getTime() / 1000) + DELIVERY_RETENTION_SECONDS;
 
 /** The row that finds a delivery by its bare id (gsi1), in the delivery's own partition. */
-const lookupKey = (tenantId: string, deliveryId: string): Key => ({ pk: deliveryKey(tenantId, deliveryId).pk, sk: PREFIX.webhookDeliveryId });
+const lookupKey = (tenantId: string, deliveryId: string): Key => ({
+  pk: deliveryKey(tenantId, deliveryId).pk,
+  sk: PREFIX.webhookDeliveryId,
+});
 
 const lookupItem = (delivery: Pick<Delivery, 'tenantId' | 'id' | 'endpointId' | 'updatedAt'>): Item => ({
   ...lookupKey(delivery.tenantId, delivery.id),
@@ -119,7 +125,8 @@ export function fromItem(item: Item): Delivery {
   };
 }
 
-export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView => view;
+export const toView = ({ body: _body, enqueuedCycle: _enqueued, tenantId: _tenant, ...view }: Delivery): DeliveryView =>
+  view;
 
 /** The deliveries a page of the log names, in its order, read by key (those gone since are left out). */
 async function deliveriesAt(positions: readonly Item[], consistentRead: boolean): Promise<Delivery[]> {
@@ -132,14 +139,25 @@ async function deliveriesAt(positions: readonly Item[], consistentRead: boolean)
 }
 
 /** A delivery an operator asked to send whose current cycle has no message on the queue yet. */
-export const needsEnqueue = (delivery: Delivery): boolean => delivery.status === 'pending' && delivery.enqueuedCycle < delivery.cycle;
+export const needsEnqueue = (delivery: Delivery): boolean =>
+  delivery.status === 'pending' && delivery.enqueuedCycle < delivery.cycle;
 
 export function newDelivery(
   fields: Pick<Delivery, 'id' | 'tenantId' | 'endpointId' | 'event' | 'eventId' | 'body'>,
   now: Date,
 ): Delivery {
   const at = nowIso(now);
-  return { ...fields, status: 'pending', attempts: 0, cycle: 1, enqueuedCycle: 0, nextRetryAt: at, lastError: null, createdAt: at, updatedAt: at };
+  return {
+    ...fields,
+    status: 'pending',
+    attempts: 0,
+    cycle: 1,
+    enqueuedCycle: 0,
+    nextRetryAt: at,
+    lastError: null,
+    createdAt: at,
+    updatedAt: at,
+  };
 }
 
 /**
@@ -191,7 +209,9 @@ export async function markEnqueued(delivery: DeliveryRef, cycle: number): Promis
 }
 
 export async function getDelivery(tenantId: string, deliveryId: string): Promise<Delivery | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, deliveryId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: deliveryKey(tenantId, deliveryId), ConsistentRead: true }),
+  );
   return Item ? fromItem(Item) : undefined;
 }
 
@@ -295,7 +315,8 @@ export async function claimAttempt(
     if (!isConditionalCheckFailed(err)) throw err;
     const raw = (err as ConditionalCheckFailedException).Item;
     const old = raw ? unmarshall(raw as Record<string, AttributeValue>) : undefined;
-    const stillOpen = old && (old.cycle ?? 1) === claim.cycle && old.status === 'pending' && (old.attempts as number) < claim.attempt;
+    const stillOpen =
+      old && (old.cycle ?? 1) === claim.cycle && old.status === 'pending' && (old.attempts as number) < claim.attempt;
     return { claim: stillOpen && old.claimedAttempt === claim.attempt ? 'taken' : 'stale' };
   }
 }
@@ -333,7 +354,11 @@ export async function requestRedelivery(deliveryId: string, now = new Date()): P
  * The new cycle itself. With `onlyIfStill`, only while the row is as it was read (failed, in that
  * cycle): of two recoveries racing for one delivery exactly one restarts it; undefined for the other.
  */
-async function startNewCycle(current: DeliveryRef, now: Date, onlyIfStill?: { status: DeliveryStatus; cycle: number }): Promise<Delivery | undefined> {
+async function startNewCycle(
+  current: DeliveryRef,
+  now: Date,
+  onlyIfStill?: { status: DeliveryStatus; cycle: number },
+): Promise<Delivery | undefined> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
@@ -342,7 +367,8 @@ async function startNewCycle(current: DeliveryRef, now: Date, onlyIfStill?: { st
         UpdateExpression:
           'SET #cycle = #cycle + :one, #status = :pending, attempts = :zero, nextRetryAt = :now, lastError = :null, ' +
           'enqueueRequested = :true, updatedAt = :now, #ttl = :ttl',
-        ConditionExpression: CONDITION.rowExists + (onlyIfStill ? ' AND #status = :wasStatus AND #cycle = :wasCycle' : ''),
+        ConditionExpression:
+          CONDITION.rowExists + (onlyIfStill ? ' AND #status = :wasStatus AND #cycle = :wasCycle' : ''),
         ExpressionAttributeNames: { '#cycle': 'cycle', '#status': 'status', '#ttl': TTL_ATTRIBUTE },
         ExpressionAttributeValues: {
           ':one': 1,
@@ -367,8 +393,10 @@ async function startNewCycle(current: DeliveryRef, now: Date, onlyIfStill?: { st
 }
 
 /** A failed delivery sent again by a recovery: a new cycle unless it changed since it was read. */
-export const restartFailedDelivery = (delivery: DeliveryRef & Pick<Delivery, 'cycle'>, now: Date): Promise<Delivery | undefined> =>
-  startNewCycle(delivery, now, { status: 'failed', cycle: delivery.cycle });
+export const restartFailedDelivery = (
+  delivery: DeliveryRef & Pick<Delivery, 'cycle'>,
+  now: Date,
+): Promise<Delivery | undefined> => startNewCycle(delivery, now, { status: 'failed', cycle: delivery.cycle });
 
 export type FailedDeliveriesPage = { deliveries: Delivery[]; examined: number; lastKey?: Record<string, unknown> };
 
@@ -391,14 +419,20 @@ export async function failedDeliveriesPage(
       IndexName: GSIS.gsi2.indexName,
       KeyConditionExpression: '#pk = :pk AND #skRange BETWEEN :from AND :skTo',
       ExpressionAttributeNames: { ...rows.names, '#pk': GSIS.gsi2.partitionKey },
-      ExpressionAttributeValues: { ':pk': logPk(tenantId, endpointId), ':from': logSk(uuidv7LowerBound(range.eventsFromMs)), ':skTo': rows.values[':skTo'] },
+      ExpressionAttributeValues: {
+        ':pk': logPk(tenantId, endpointId),
+        ':from': logSk(uuidv7LowerBound(range.eventsFromMs)),
+        ':skTo': rows.values[':skTo'],
+      },
       ScanIndexForward: true,
       Limit: range.limit,
       ExclusiveStartKey: range.startKey,
     }),
   );
   const endedSince = nowIso(range.endedSince);
-  const deliveries = (await deliveriesAt(Items ?? [], true)).filter((delivery) => delivery.status === 'failed' && delivery.updatedAt >= endedSince);
+  const deliveries = (await deliveriesAt(Items ?? [], true)).filter(
+    (delivery) => delivery.status === 'failed' && delivery.updatedAt >= endedSince,
+  );
   return { deliveries, examined: Items?.length ?? 0, lastKey: LastEvaluatedKey };
 }
 
@@ -409,8 +443,10 @@ export async function failedDeliveriesPage(
  */
 export function enqueueRequestOf(change: StreamChange): DeliveryRef | undefined {
   const { newImage, oldImage } = change;
-  if (change.eventName === 'REMOVE' || newImage?.type !== DELIVERY_ROW_TYPE || newImage.enqueueRequested !== true) return undefined;
-  const isNewRequest = change.eventName === 'INSERT' || oldImage?.enqueueRequested !== true || oldImage.cycle !== newImage.cycle;
+  if (change.eventName === 'REMOVE' || newImage?.type !== DELIVERY_ROW_TYPE || newImage.enqueueRequested !== true)
+    return undefined;
+  const isNewRequest =
+    change.eventName === 'INSERT' || oldImage?.enqueueRequested !== true || oldImage.cycle !== newImage.cycle;
   if (!isNewRequest) return undefined;
   return { tenantId: newImage.tenantId as string, id: newImage.id as string };
 }

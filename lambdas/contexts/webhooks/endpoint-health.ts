@@ -23,7 +23,8 @@ export function judgeAttempt(
   failingLimitMs = ENDPOINT_FAILING_LIMIT_MS,
 ): HealthVerdict {
   if (outcome.ok) return { disabled: false };
-  if (outcome.status === GONE_STATUS) return { disabled: true, reason: 'gone', detail: 'the endpoint answered 410 Gone' };
+  if (outcome.status === GONE_STATUS)
+    return { disabled: true, reason: 'gone', detail: 'the endpoint answered 410 Gone' };
   const since = endpoint.failingSince === null ? Number.NaN : Date.parse(endpoint.failingSince);
   if (!Number.isNaN(since) && nowMs - since >= failingLimitMs) {
     return { disabled: true, reason: 'failing', detail: `every attempt has failed since ${endpoint.failingSince}` };

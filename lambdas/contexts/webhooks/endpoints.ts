@@ -46,7 +46,6 @@ export type AddWebhookEndpointInput = { url: string; events?: string[] };
 export const DISABLED_REASONS = ['operator', 'gone', 'failing'] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
-
 export const endpointKey = (tenantId: string, endpointId: string) => ({
   pk: tenantPk(tenantId),
   sk: `${PREFIX.webhookEndpoint}${endpointId}`,
@@ -72,7 +71,11 @@ export function fromItem(item: Item): WebhookEndpoint {
     createdAt: item.createdAt as string,
     disabledAt: str(item.disabledAt),
     // Endpoints disabled before reasons were kept were disabled by the operator.
-    disabledReason: item.disabledAt ? ((DISABLED_REASONS as readonly unknown[]).includes(item.disabledReason) ? (item.disabledReason as DisabledReason) : 'operator') : null,
+    disabledReason: item.disabledAt
+      ? (DISABLED_REASONS as readonly unknown[]).includes(item.disabledReason)
+        ? (item.disabledReason as DisabledReason)
+        : 'operator'
+      : null,
     failingSince: str(item.failingSince),
     previousSecret: str(item.previousSecret),
     previousSecretExpiresAt: str(item.previousSecretExpiresAt),
@@ -81,9 +84,11 @@ export function fromItem(item: Item): WebhookEndpoint {
 
 function parseEvents(events: string[] | undefined): WebhookEventType[] {
   if (events === undefined) return [...DEFAULT_EVENT_TYPES];
-  if (events.length === 0) throw new ValidationError(`events: must name at least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+  if (events.length === 0)
+    throw new ValidationError(`events: must name at least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
   const unknown = events.filter((e) => !isWebhookEventType(e));
-  if (unknown.length > 0) throw new ValidationError(`events: unknown event "${unknown[0]}"; one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+  if (unknown.length > 0)
+    throw new ValidationError(`events: unknown event "${unknown[0]}"; one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
   return [...new Set(events as WebhookEventType[])];
 }
 
@@ -113,7 +118,9 @@ export async function addWebhookEndpoint(
     previousSecret: null,
     previousSecretExpiresAt: null,
   };
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: toItem(endpoint), ConditionExpression: CONDITION.rowIsNew }));
+  await dynamo.send(
+    new PutCommand({ TableName: TABLE_NAME, Item: toItem(endpoint), ConditionExpression: CONDITION.rowIsNew }),
+  );
   return endpoint;
 }
 
@@ -149,7 +156,16 @@ export async function endpointsSubscribedTo(tenantId: string, type: WebhookEvent
 }
 
 /** The public view of an endpoint: never a secret. */
-export const publicWebhookEndpoint = ({ id, url, events, createdAt, disabledAt, disabledReason, failingSince, previousSecretExpiresAt }: WebhookEndpoint) => ({
+export const publicWebhookEndpoint = ({
+  id,
+  url,
+  events,
+  createdAt,
+  disabledAt,
+  disabledReason,
+  failingSince,
+  previousSecretExpiresAt,
+}: WebhookEndpoint) => ({
   id,
   url,
   events,
@@ -170,7 +186,8 @@ export const publicWebhookEndpoint = ({ id, url, events, createdAt, disabledAt, 
  */
 export function signingSecrets(endpoint: WebhookEndpoint, now: Date): { secret: string; previousSecret?: string } {
   const { secret, previousSecret, previousSecretExpiresAt } = endpoint;
-  const previousStillValid = previousSecret !== null && previousSecretExpiresAt !== null && Date.parse(previousSecretExpiresAt) > now.getTime();
+  const previousStillValid =
+    previousSecret !== null && previousSecretExpiresAt !== null && Date.parse(previousSecretExpiresAt) > now.getTime();
   return previousStillValid ? { secret, previousSecret } : { secret };
 }
 
@@ -178,7 +195,13 @@ export function signingSecrets(endpoint: WebhookEndpoint, now: Date): { secret: 
 export async function removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
   const endpoint = await findWebhookEndpoint(endpointId);
   try {
-    await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: endpointKey(endpoint.tenantId, endpoint.id), ConditionExpression: CONDITION.rowExists }));
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: TABLE_NAME,
+        Key: endpointKey(endpoint.tenantId, endpoint.id),
+        ConditionExpression: CONDITION.rowExists,
+      }),
+    );
   } catch (err) {
     // The index lags a delete: a second removal may still find the id, but not the row.
     if (isConditionalCheckFailed(err)) throw new NotFoundError('Webhook endpoint');
@@ -191,18 +214,30 @@ export async function removeWebhookEndpoint(endpointId: string): Promise<Webhook
  * Stops (or resumes) deliveries to an endpoint; disabling twice keeps the first time and reason.
  * Enabling forgets why it was disabled and its failing streak: it starts afresh.
  */
-export async function setWebhookEndpointEnabled(endpointId: string, enabled: boolean, now = new Date()): Promise<WebhookEndpoint> {
+export async function setWebhookEndpointEnabled(
+  endpointId: string,
+  enabled: boolean,
+  now = new Date(),
+): Promise<WebhookEndpoint> {
   const endpoint = await findWebhookEndpoint(endpointId);
-  if (enabled) return updateEndpoint(endpoint, 'SET disabledAt = :null, disabledReason = :null, failingSince = :null', { ':null': null });
+  if (enabled)
+    return updateEndpoint(endpoint, 'SET disabledAt = :null, disabledReason = :null, failingSince = :null', {
+      ':null': null,
+    });
   const disabledAt = endpoint.disabledAt ?? nowIso(now);
   const disabledReason: DisabledReason = endpoint.disabledReason ?? 'operator';
-  return updateEndpoint(endpoint, 'SET disabledAt = :disabledAt, disabledReason = :reason', { ':disabledAt': disabledAt, ':reason': disabledReason });
+  return updateEndpoint(endpoint, 'SET disabledAt = :disabledAt, disabledReason = :reason', {
+    ':disabledAt': disabledAt,
+    ':reason': disabledReason,
+  });
 }
 
 /** Changes which events an endpoint receives (`webhook update --events`): from the next event on. */
 export async function setWebhookEndpointEvents(endpointId: string, events: string[]): Promise<WebhookEndpoint> {
   const endpoint = await findWebhookEndpoint(endpointId);
-  return updateEndpoint(endpoint, 'SET #events = :events', { ':events': parseEvents(events) }, undefined, { '#events': 'events' });
+  return updateEndpoint(endpoint, 'SET #events = :events', { ':events': parseEvents(events) }, undefined, {
+    '#events': 'events',
+  });
 }
 
 /**
@@ -225,7 +260,12 @@ export async function disableUnhealthyEndpoint(
     `(attribute_not_exists(disabledAt) OR disabledAt = :null)${sameStreak}`,
   );
   if (!disabled) return false; // already disabled, removed, or healthy again
-  logger.warn('Webhook endpoint disabled for its health', { endpointId: endpoint.id, tenantId: endpoint.tenantId, reason, detail });
+  logger.warn('Webhook endpoint disabled for its health', {
+    endpointId: endpoint.id,
+    tenantId: endpoint.tenantId,
+    reason,
+    detail,
+  });
   metrics.addMetric(ENDPOINTS_DISABLED_METRIC, MetricUnit.Count, 1);
   return true;
 }
@@ -235,13 +275,19 @@ export async function disableUnhealthyEndpoint(
  * first writer wins), its end on a success. Written only when it changes, so a healthy endpoint's
  * row is not written per delivery.
  */
-export async function recordEndpointStreak(endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>, failing: boolean, now: Date): Promise<void> {
+export async function recordEndpointStreak(
+  endpoint: Pick<WebhookEndpoint, 'id' | 'tenantId'>,
+  failing: boolean,
+  now: Date,
+): Promise<void> {
   // A failed condition: someone else noted it first, or the endpoint is gone.
   await updateEndpointRow(
     endpoint,
     'SET failingSince = :since',
     { ':since': failing ? nowIso(now) : null, ':null': null },
-    failing ? '(attribute_not_exists(failingSince) OR failingSince = :null)' : 'attribute_exists(failingSince) AND failingSince <> :null',
+    failing
+      ? '(attribute_not_exists(failingSince) OR failingSince = :null)'
+      : 'attribute_exists(failingSince) AND failingSince <> :null',
   );
 }
 
@@ -279,7 +325,11 @@ async function updateEndpointRow(
  * Issues a new secret; the current one keeps signing beside it for the grace period (0: it stops
  * at once). A second rotation inside the period drops the oldest secret: two sign, never three.
  */
-export async function rotateWebhookSecret(endpointId: string, graceSeconds: number, now = new Date()): Promise<WebhookEndpoint> {
+export async function rotateWebhookSecret(
+  endpointId: string,
+  graceSeconds: number,
+  now = new Date(),
+): Promise<WebhookEndpoint> {
   const endpoint = await findWebhookEndpoint(endpointId);
   const expiresAt = graceSeconds > 0 ? nowIso(new Date(now.getTime() + graceSeconds * 1000)) : null;
   return updateEndpoint(
@@ -298,7 +348,14 @@ async function updateEndpoint(
   guard: { condition: string; values: Record<string, unknown> } = { condition: '', values: {} },
   names?: Record<string, string>,
 ): Promise<WebhookEndpoint> {
-  const updated = await updateEndpointRow(endpoint, updateExpression, { ...values, ...guard.values }, guard.condition, names);
-  if (!updated) throw new ValidationError(`Webhook endpoint ${endpoint.id} was removed or changed meanwhile; try again`);
+  const updated = await updateEndpointRow(
+    endpoint,
+    updateExpression,
+    { ...values, ...guard.values },
+    guard.condition,
+    names,
+  );
+  if (!updated)
+    throw new ValidationError(`Webhook endpoint ${endpoint.id} was removed or changed meanwhile; try again`);
   return fromItem(updated);
 }

@@ -20,55 +20,71 @@ export const WebhookMessageSchema = MessageSchema;
 /** A voicemail as events carry it; voicemails have no API resource of their own. */
 export const WebhookVoicemailSchema = z.object({
   id: uuid,
-  callId: z.nullable(uuid).register(z.globalRegistry, { description: 'The call the voicemail was left on, when known' }),
+  callId: z
+    .nullable(uuid)
+    .register(z.globalRegistry, { description: 'The call the voicemail was left on, when known' }),
   fromNumber: z.string(),
   toNumber: z.string(),
   durationSec: z.nullable(z.int()),
-  transcript: z
-    .nullable(z.string())
-    .register(z.globalRegistry, { description: 'Present when the transcript had arrived when the recording was ready' }),
+  transcript: z.nullable(z.string()).register(z.globalRegistry, {
+    description: 'Present when the transcript had arrived when the recording was ready',
+  }),
   createdAt: dateTime,
 });
 
 // `uuid` and `dateTime` are shared: their descriptions go on clones.
 const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.object({
-    id: uuid.clone().register(z.globalRegistry, { description: 'Event id; the same on every delivery and retry of this event' }),
+    id: uuid
+      .clone()
+      .register(z.globalRegistry, { description: 'Event id; the same on every delivery and retry of this event' }),
     type: z.literal(type),
     createdAt: dateTime.clone().register(z.globalRegistry, {
-      description: 'When the change that raised the event happened, to the millisecond (the time of the write that made it)',
-    }),
-    sequence: z.int().check(z.gte(0)).register(z.globalRegistry, {
       description:
-        "The resource's sequence number at this change: it grows with every change of the resource the event is about " +
-        '(`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one ' +
-        'resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource)',
+        'When the change that raised the event happened, to the millisecond (the time of the write that made it)',
     }),
+    sequence: z
+      .int()
+      .check(z.gte(0))
+      .register(z.globalRegistry, {
+        description:
+          "The resource's sequence number at this change: it grows with every change of the resource the event is about " +
+          '(`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one ' +
+          'resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource)',
+      }),
     data,
   });
 
-export const CallCompletedEventSchema = envelope('call.completed', z.object({ call: CallSchema })).register(z.globalRegistry, {
-  id: 'WebhookEventCallCompleted',
-  description: 'A call ended: it reached completed, failed, no-answer, busy or canceled',
-});
+export const CallCompletedEventSchema = envelope('call.completed', z.object({ call: CallSchema })).register(
+  z.globalRegistry,
+  {
+    id: 'WebhookEventCallCompleted',
+    description: 'A call ended: it reached completed, failed, no-answer, busy or canceled',
+  },
+);
 
-export const SmsReceivedEventSchema = envelope('sms.received', z.object({ message: WebhookMessageSchema })).register(z.globalRegistry, {
-  id: 'WebhookEventSmsReceived',
-  description: "A text message arrived on one of the organization's numbers",
-});
+export const SmsReceivedEventSchema = envelope('sms.received', z.object({ message: WebhookMessageSchema })).register(
+  z.globalRegistry,
+  {
+    id: 'WebhookEventSmsReceived',
+    description: "A text message arrived on one of the organization's numbers",
+  },
+);
 
 export const VoicemailReceivedEventSchema = envelope(
   'voicemail.received',
   z.object({ voicemail: WebhookVoicemailSchema }),
 ).register(z.globalRegistry, {
   id: 'WebhookEventVoicemailReceived',
-  description: 'A caller left a message and the recording is ready; the transcript is included when it has already arrived',
+  description:
+    'A caller left a message and the recording is ready; the transcript is included when it has already arrived',
 });
-
 
 const finalStatusFields = {
   messageId: uuid.clone().register(z.globalRegistry, { description: 'The text this event is about (`message.id`)' }),
-  counterpartNumber: z.string().register(z.globalRegistry, { description: 'The number the text was sent to: its conversation, `GET /messages/{counterpart}`' }),
+  counterpartNumber: z.string().register(z.globalRegistry, {
+    description: 'The number the text was sent to: its conversation, `GET /messages/{counterpart}`',
+  }),
   carrierReportedAt: z.nullable(dateTime.clone()).register(z.globalRegistry, {
     description:
       'When the carrier reported the final status, to the millisecond: the arrival of its status callback or of its answer to the send. ' +
@@ -85,7 +101,8 @@ export const MessageDeliveredEventSchema = envelope(
   }),
 ).register(z.globalRegistry, {
   id: 'WebhookEventMessageDelivered',
-  description: 'A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to endpoints subscribed to it',
+  description:
+    'A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to endpoints subscribed to it',
 });
 
 export const MessageFailedEventSchema = envelope(
@@ -101,54 +118,79 @@ export const MessageFailedEventSchema = envelope(
         'answered and never reported a status within an hour, so the service failed it. Clients must tolerate reasons added later',
     }),
     carrierErrorCode: z.nullable(z.int()).register(z.globalRegistry, {
-      description: "The carrier's error code (Twilio: e.g. 30003 unreachable handset, 21211 invalid number), when it gave one",
+      description:
+        "The carrier's error code (Twilio: e.g. 30003 unreachable handset, 21211 invalid number), when it gave one",
     }),
     carrierErrorMessage: z.nullable(z.string()).register(z.globalRegistry, {
       description: "The carrier's words for the error (or the title of its code), when known",
     }),
     refunded: z.boolean().register(z.globalRegistry, {
-      description: 'True when the text had been charged and the charge was refunded (in the same write that failed it): a failed text is never billed',
+      description:
+        'True when the text had been charged and the charge was refunded (in the same write that failed it): a failed text is never billed',
     }),
-    refundedCents: z.int().check(z.gte(0)).register(z.globalRegistry, { description: 'What was refunded, in cents (0 when nothing was charged)' }),
+    refundedCents: z
+      .int()
+      .check(z.gte(0))
+      .register(z.globalRegistry, { description: 'What was refunded, in cents (0 when nothing was charged)' }),
     message: WebhookMessageSchema,
   }),
 ).register(z.globalRegistry, {
   id: 'WebhookEventMessageFailed',
-  description: 'A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it',
-});
-
-export const ContactCreatedEventSchema = envelope('contact.created', z.object({ contact: ContactSchema })).register(z.globalRegistry, {
-  id: 'WebhookEventContactCreated',
   description:
-    "A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it",
+    'A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it',
 });
 
-export const ContactUpdatedEventSchema = envelope('contact.updated', z.object({ contact: ContactSchema })).register(z.globalRegistry, {
-  id: 'WebhookEventContactUpdated',
-  description:
-    'A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The contact as it now stands. ' +
-    "A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it",
-});
+export const ContactCreatedEventSchema = envelope('contact.created', z.object({ contact: ContactSchema })).register(
+  z.globalRegistry,
+  {
+    id: 'WebhookEventContactCreated',
+    description:
+      'A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it',
+  },
+);
 
-export const ContactDeletedEventSchema = envelope('contact.deleted', z.object({ contact: DeletedContactSchema })).register(z.globalRegistry, {
+export const ContactUpdatedEventSchema = envelope('contact.updated', z.object({ contact: ContactSchema })).register(
+  z.globalRegistry,
+  {
+    id: 'WebhookEventContactUpdated',
+    description:
+      'A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The contact as it now stands. ' +
+      "A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it",
+  },
+);
+
+export const ContactDeletedEventSchema = envelope(
+  'contact.deleted',
+  z.object({ contact: DeletedContactSchema }),
+).register(z.globalRegistry, {
   id: 'WebhookEventContactDeleted',
   description: 'A contact was deleted: its id and when. Sent to endpoints subscribed to it',
 });
 
-export const WebhookConsentSchema = z
-  .object({
-    number: z.string().register(z.globalRegistry, { description: 'The number (E.164) whose consent changed, whichever contact holds it' }),
-    status: z.enum(CONSENT_STATUSES.filter((status) => status !== 'unknown') as ['opted_in', 'opted_out']).register(z.globalRegistry, {
-      description: '`opted_out` (a STOP, or the carrier refused a text because the recipient opted out) or `opted_in` (a START)',
+export const WebhookConsentSchema = z.object({
+  number: z.string().register(z.globalRegistry, {
+    description: 'The number (E.164) whose consent changed, whichever contact holds it',
+  }),
+  status: z
+    .enum(CONSENT_STATUSES.filter((status) => status !== 'unknown') as ['opted_in', 'opted_out'])
+    .register(z.globalRegistry, {
+      description:
+        '`opted_out` (a STOP, or the carrier refused a text because the recipient opted out) or `opted_in` (a START)',
     }),
-    source: z.string().register(z.globalRegistry, {
-      description: 'What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an opt-out); others may be added',
-    }),
-    at: dateTime.clone().register(z.globalRegistry, { description: "The carrier's time of the change: the contact's `consentAt`" }),
-    note: z.nullable(z.string()).register(z.globalRegistry, { description: 'Human-readable, e.g. `Replied STOP`' }),
-  });
+  source: z.string().register(z.globalRegistry, {
+    description:
+      'What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an opt-out); others may be added',
+  }),
+  at: dateTime
+    .clone()
+    .register(z.globalRegistry, { description: "The carrier's time of the change: the contact's `consentAt`" }),
+  note: z.nullable(z.string()).register(z.globalRegistry, { description: 'Human-readable, e.g. `Replied STOP`' }),
+});
 
-export const ConsentChangedEventSchema = envelope('consent.changed', z.object({ consent: WebhookConsentSchema })).register(z.globalRegistry, {
+export const ConsentChangedEventSchema = envelope(
+  'consent.changed',
+  z.object({ consent: WebhookConsentSchema }),
+).register(z.globalRegistry, {
   id: 'WebhookEventConsentChanged',
   description:
     "A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number " +

@@ -21,7 +21,11 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
  * Later event types are sent only to endpoints that name them, so no receiver gets a type it was
  * not written for.
  */
-export const DEFAULT_EVENT_TYPES = ['call.completed', 'voicemail.received', 'sms.received'] as const satisfies readonly WebhookEventType[];
+export const DEFAULT_EVENT_TYPES = [
+  'call.completed',
+  'voicemail.received',
+  'sms.received',
+] as const satisfies readonly WebhookEventType[];
 
 /**
  * A text's final statuses, which message.delivered and message.failed announce: once a text is in

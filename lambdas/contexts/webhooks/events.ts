@@ -42,8 +42,13 @@ const isoOrNull = (ms: number | null): string | null => (ms === null ? null : ne
 function finalStatusEvent(newImage: Item): { type: WebhookEventType; data: Record<string, unknown> } {
   const message = messageFromItem(newImage);
   const facts = outcomeFactsOf(newImage);
-  const common = { messageId: message.id, counterpartNumber: message.counterpartNumber, carrierReportedAt: isoOrNull(facts.carrierReportedAtMs) };
-  if (message.status === 'delivered') return { type: 'message.delivered', data: { ...common, status: 'delivered', message } };
+  const common = {
+    messageId: message.id,
+    counterpartNumber: message.counterpartNumber,
+    carrierReportedAt: isoOrNull(facts.carrierReportedAtMs),
+  };
+  if (message.status === 'delivered')
+    return { type: 'message.delivered', data: { ...common, status: 'delivered', message } };
   return {
     type: 'message.failed',
     data: {
@@ -84,7 +89,13 @@ function voicemailFromItem(item: Item): WebhookVoicemail {
  */
 function consentOfRow(item: Item): WebhookConsent {
   const consent = consentFromItem(item);
-  return { number: item.number as string, status: consent.status as WebhookConsent['status'], source: consent.source ?? 'unknown', at: consent.at as string, note: consent.note };
+  return {
+    number: item.number as string,
+    status: consent.status as WebhookConsent['status'],
+    source: consent.source ?? 'unknown',
+    at: consent.at as string,
+    note: consent.note,
+  };
 }
 
 /** A ledger change records a new decision (a status or a time); a replay of the same one writes the same row again and is no event. */
@@ -108,7 +119,12 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
       }
       // Read from the row's attributes, never its key: the key's layout is the texting context's to change.
       // Only a change of a stored text: a text is stored queued, so its final status is always a change.
-      if (eventName === 'MODIFY' && newImage.direction === 'outbound' && isFinalMessageStatus(newImage.status) && !isFinalMessageStatus(oldImage?.status)) {
+      if (
+        eventName === 'MODIFY' &&
+        newImage.direction === 'outbound' &&
+        isFinalMessageStatus(newImage.status) &&
+        !isFinalMessageStatus(oldImage?.status)
+      ) {
         return finalStatusEvent(newImage);
       }
       return undefined;
@@ -120,13 +136,19 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
     case ROW_TYPES.contact:
       if (eventName === 'INSERT') return { type: 'contact.created', data: { contact: contactFromItem(newImage) } };
       // A write of the contact's own fields stamps CHANGED_AT; a copy of its number's consent does not (consent.changed says it).
-      if (newImage[CHANGED_AT] !== oldImage?.[CHANGED_AT]) return { type: 'contact.updated', data: { contact: contactFromItem(newImage) } };
+      if (newImage[CHANGED_AT] !== oldImage?.[CHANGED_AT])
+        return { type: 'contact.updated', data: { contact: contactFromItem(newImage) } };
       return undefined;
     case ROW_TYPES.contactTombstone:
-      if (eventName === 'INSERT') return { type: 'contact.deleted', data: { contact: { id: newImage.id as string, deletedAt: newImage.deletedAt as string } } };
+      if (eventName === 'INSERT')
+        return {
+          type: 'contact.deleted',
+          data: { contact: { id: newImage.id as string, deletedAt: newImage.deletedAt as string } },
+        };
       return undefined;
     case ROW_TYPES.consent:
-      if (consentChanged(newImage, oldImage)) return { type: 'consent.changed', data: { consent: consentOfRow(newImage) } };
+      if (consentChanged(newImage, oldImage))
+        return { type: 'consent.changed', data: { consent: consentOfRow(newImage) } };
       return undefined;
     default:
       return undefined;
@@ -139,7 +161,9 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
  */
 function changeTimeMs(change: StreamChange): number {
   const written = change.newImage?.[CHANGED_AT];
-  return typeof written === 'number' && Number.isSafeInteger(written) && written >= 0 ? written : change.approximateCreationMs;
+  return typeof written === 'number' && Number.isSafeInteger(written) && written >= 0
+    ? written
+    : change.approximateCreationMs;
 }
 
 /** The event a row change raises, if any. */
@@ -150,6 +174,12 @@ export function deriveEvent(change: StreamChange): DerivedEvent | undefined {
   const at = changeTimeMs(change);
   const id = derivedUuid(at, 'event', change.eventId);
   const createdAt = new Date(at).toISOString();
-  const body = JSON.stringify({ id, type: classified.type, createdAt, sequence: rowSequenceOf(change.newImage), data: classified.data });
+  const body = JSON.stringify({
+    id,
+    type: classified.type,
+    createdAt,
+    sequence: rowSequenceOf(change.newImage),
+    data: classified.data,
+  });
   return { id, tenantId, type: classified.type, createdAt, body };
 }

@@ -23,7 +23,13 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
     // message.delivered, message.failed: an outbound text changed while in a final status (the
     // derivation keeps only the change into it; later edits of a settled text, such as a late sid, are no event).
     eventName: ['MODIFY'],
-    dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['outbound'] }, status: { S: [...FINAL_MESSAGE_STATUSES] } } },
+    dynamodb: {
+      NewImage: {
+        type: { S: [ROW_TYPES.message] },
+        direction: { S: ['outbound'] },
+        status: { S: [...FINAL_MESSAGE_STATUSES] },
+      },
+    },
   },
   {
     // voicemail.received (a voicemail turning ready), contact.* and consent.changed: one pattern for
@@ -31,7 +37,11 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
     // voicemail not yet ready, a contact's consent copy, a ledger row written again: the
     // derivation keeps what is an event.
     eventName: ['INSERT', 'MODIFY'],
-    dynamodb: { NewImage: { type: { S: [ROW_TYPES.voicemail, ROW_TYPES.contact, ROW_TYPES.contactTombstone, ROW_TYPES.consent] } } },
+    dynamodb: {
+      NewImage: {
+        type: { S: [ROW_TYPES.voicemail, ROW_TYPES.contact, ROW_TYPES.contactTombstone, ROW_TYPES.consent] },
+      },
+    },
   },
   {
     eventName: ['INSERT', 'MODIFY'],

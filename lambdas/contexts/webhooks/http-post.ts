@@ -38,7 +38,8 @@ const MAX_AGENTS = 256;
 /** A 2xx body is read to the end so its socket can be reused, up to this; past it, closed. */
 const MAX_SUCCESS_BODY_BYTES = 64 * 1024;
 
-export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string; retryAfter?: string };
+export type AttemptOutcome =
+  { ok: true; status: number } | { ok: false; status?: number; error: string; retryAfter?: string };
 
 /** Answers whose `Retry-After` the sender honours: the receiver asks for time (rate limited, unavailable). */
 const RETRY_AFTER_STATUSES = new Set([429, 503]);
@@ -83,7 +84,9 @@ function agentFor(target: ResolvedTarget, secure: boolean, port: number): http.A
       lookup: pinnedLookup(target),
     };
     // SNI carries names only; for an IP literal Node verifies the certificate's IP entries.
-    agent = secure ? new https.Agent({ ...options, ...(!isIP(target.hostname) && { servername: target.hostname }) }) : new http.Agent(options);
+    agent = secure
+      ? new https.Agent({ ...options, ...(!isIP(target.hostname) && { servername: target.hostname }) })
+      : new http.Agent(options);
   }
   agents.set(key, agent);
   if (agents.size > MAX_AGENTS) {

@@ -46,7 +46,13 @@ export async function redeliver(deliveryId: string, now = new Date()): Promise<D
 export async function sendTestEvent(endpointId: string, now = new Date()): Promise<DeliveryView> {
   const endpoint = await findWebhookEndpoint(endpointId);
   // About no resource: nothing to order it against (sequence 0).
-  const event: TestEvent = { id: uuidv7(now), type: TEST_EVENT_TYPE, createdAt: now.toISOString(), sequence: 0, data: { endpointId: endpoint.id } };
+  const event: TestEvent = {
+    id: uuidv7(now),
+    type: TEST_EVENT_TYPE,
+    createdAt: now.toISOString(),
+    sequence: 0,
+    data: { endpointId: endpoint.id },
+  };
   const delivery = newDelivery(
     {
       id: derivedUuid(now.getTime(), 'delivery', event.id, endpoint.id),
@@ -104,19 +110,35 @@ export type RecoverSummary = {
  * run sends it again. Reads the endpoint's delivery log (gsi2), one Query and one BatchGetItem per
  * page, from the events of RECOVERY_LOOKBACK_MS before `since`; no scan.
  */
-export async function recoverFailedDeliveries(endpointId: string, since: Date, options: RecoverOptions = {}): Promise<RecoverSummary> {
+export async function recoverFailedDeliveries(
+  endpointId: string,
+  since: Date,
+  options: RecoverOptions = {},
+): Promise<RecoverSummary> {
   const now = options.now ?? new Date();
   const max = options.max ?? DEFAULT_RECOVERY_MAX;
-  if (Number.isNaN(since.getTime()) || since.getTime() > now.getTime()) throw new ValidationError('since: must be a time in the past');
+  if (Number.isNaN(since.getTime()) || since.getTime() > now.getTime())
+    throw new ValidationError('since: must be a time in the past');
   const endpoint = await findWebhookEndpoint(endpointId);
   if (endpoint.disabledAt !== null) {
-    throw new ValidationError(`endpoint: ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first (webhook enable), then recover`);
+    throw new ValidationError(
+      `endpoint: ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first (webhook enable), then recover`,
+    );
   }
   const eventsFromMs = Math.max(0, since.getTime() - RECOVERY_LOOKBACK_MS);
-  const summary: RecoverSummary = { endpointId: endpoint.id, since: since.toISOString(), queued: [], examined: 0, skipped: 0, continueAfter: null };
+  const summary: RecoverSummary = {
+    endpointId: endpoint.id,
+    since: since.toISOString(),
+    queued: [],
+    examined: 0,
+    skipped: 0,
+    continueAfter: null,
+  };
   // A continuation point before the range would be refused by DynamoDB; it is simply the range's start.
   let startKey: Record<string, unknown> | undefined =
-    options.after && options.after >= uuidv7LowerBound(eventsFromMs) ? logPosition(endpoint.tenantId, endpoint.id, options.after) : undefined;
+    options.after && options.after >= uuidv7LowerBound(eventsFromMs)
+      ? logPosition(endpoint.tenantId, endpoint.id, options.after)
+      : undefined;
   let lastId: string | undefined;
   do {
     const page = await failedDeliveriesPage(endpoint.tenantId, endpoint.id, {
@@ -144,6 +166,12 @@ export async function recoverFailedDeliveries(endpointId: string, since: Date, o
 }
 
 function finish(summary: RecoverSummary): RecoverSummary {
-  logger.info('Webhook deliveries recovered', { endpointId: summary.endpointId, since: summary.since, queued: summary.queued.length, examined: summary.examined, skipped: summary.skipped });
+  logger.info('Webhook deliveries recovered', {
+    endpointId: summary.endpointId,
+    since: summary.since,
+    queued: summary.queued.length,
+    examined: summary.examined,
+    skipped: summary.skipped,
+  });
   return summary;
 }

@@ -54,7 +54,17 @@ export function endpointCache(): EndpointCache {
 
 /** Queues attempt 1 of the delivery's current cycle. */
 const sendAttemptOne = (delivery: Delivery, queue: DeliveryQueue): Promise<void> =>
-  queue.send({ deliveryId: delivery.id, tenantId: delivery.tenantId, endpointId: delivery.endpointId, cycle: delivery.cycle, attempt: 1, body: delivery.body }, 0);
+  queue.send(
+    {
+      deliveryId: delivery.id,
+      tenantId: delivery.tenantId,
+      endpointId: delivery.endpointId,
+      cycle: delivery.cycle,
+      attempt: 1,
+      body: delivery.body,
+    },
+    0,
+  );
 
 /** An operator's request: queues attempt 1 of the new cycle, then notes on the row that it did. */
 async function enqueueRequested(delivery: Delivery, queue: DeliveryQueue): Promise<void> {
@@ -63,7 +73,11 @@ async function enqueueRequested(delivery: Delivery, queue: DeliveryQueue): Promi
   await markEnqueued(delivery, delivery.cycle);
 }
 
-async function fanOut(event: DerivedEvent, endpoint: WebhookEndpoint, deps: RouterDeps): Promise<{ created: boolean; enqueued: boolean }> {
+async function fanOut(
+  event: DerivedEvent,
+  endpoint: WebhookEndpoint,
+  deps: RouterDeps,
+): Promise<{ created: boolean; enqueued: boolean }> {
   const now = deps.now?.() ?? new Date();
   const candidate = newDelivery(
     {

@@ -30,11 +30,13 @@ export type RawStreamRecord = {
 const EVENT_NAMES = new Set(['INSERT', 'MODIFY', 'REMOVE']);
 
 // Lambda's and the streams SDK's AttributeValue types differ only nominally; the wire shape is one.
-const image = (raw: RawImage): Item | undefined => (raw ? unmarshall(raw as Record<string, AttributeValue>) : undefined);
+const image = (raw: RawImage): Item | undefined =>
+  raw ? unmarshall(raw as Record<string, AttributeValue>) : undefined;
 
 /** Undefined for a record that lacks what derivation needs (never seen from a real stream). */
 export function toStreamChange(raw: RawStreamRecord): StreamChange | undefined {
-  if (!raw.eventID || !raw.eventName || !EVENT_NAMES.has(raw.eventName) || raw.approximateCreationMs === undefined) return undefined;
+  if (!raw.eventID || !raw.eventName || !EVENT_NAMES.has(raw.eventName) || raw.approximateCreationMs === undefined)
+    return undefined;
   return {
     eventId: raw.eventID,
     eventName: raw.eventName as StreamChange['eventName'],

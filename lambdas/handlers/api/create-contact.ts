@@ -5,8 +5,11 @@ import { createContactRoute } from './operations/create-contact';
 
 /** 201 for a new contact, 200 when the auto-created contact of the number was adopted. */
 export const handler = apiHandler(createContactRoute, async ({ principal, body, headers }) =>
-  withIdempotency({ tenantId: principal.tenant.id, operation: createContactRoute.operationId, headers, request: body }, async () => {
-    const { contact, adopted } = await createContact(principal.tenant.id, body);
-    return { statusCode: adopted ? 200 : 201, body: { contact, adopted } };
-  }),
+  withIdempotency(
+    { tenantId: principal.tenant.id, operation: createContactRoute.operationId, headers, request: body },
+    async () => {
+      const { contact, adopted } = await createContact(principal.tenant.id, body);
+      return { statusCode: adopted ? 200 : 201, body: { contact, adopted } };
+    },
+  ),
 );

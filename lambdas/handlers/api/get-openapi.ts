@@ -10,10 +10,15 @@ import { getOpenApiRoute } from './operations/get-openapi';
  * only decompresses and parses the document (~1 ms). test/unit/openapi-file.test.ts keeps both
  * files in step with the code.
  */
-const document = JSON.parse(brotliDecompressSync(Buffer.from(OPENAPI_JSON_BROTLI_BASE64, 'base64')).toString('utf8')) as Record<string, unknown>;
+const document = JSON.parse(
+  brotliDecompressSync(Buffer.from(OPENAPI_JSON_BROTLI_BASE64, 'base64')).toString('utf8'),
+) as Record<string, unknown>;
 
 /**
  * `servers` names the URL this request came in on (execute-api stage, custom domain or the local
  * runtime), so a client generated from the served document calls the API where it found it.
  */
-export const handler = apiHandler(getOpenApiRoute, async ({ baseUrl }) => ({ statusCode: 200, body: { ...document, servers: [{ url: baseUrl }] } }));
+export const handler = apiHandler(getOpenApiRoute, async ({ baseUrl }) => ({
+  statusCode: 200,
+  body: { ...document, servers: [{ url: baseUrl }] },
+}));

@@ -6,6 +6,10 @@ export const handler = apiHandler(listContactsRoute, async ({ principal, query }
   const page = await listContacts(principal.tenant.id, query);
   return {
     statusCode: 200,
-    body: { contacts: page.items, nextCursor: page.nextCursor, ...(page.deletedContacts && { deletedContacts: page.deletedContacts }) },
+    body: {
+      contacts: page.items,
+      nextCursor: page.nextCursor,
+      ...(page.deletedContacts && { deletedContacts: page.deletedContacts }),
+    },
   };
 });

@@ -13,6 +13,8 @@ const carrier = createCarrier();
  * (lambdas/contexts/texting/send-keys.ts), not by the HTTP wrapper: a key is one text.
  */
 export const handler = apiHandler(sendMessageRoute, async ({ principal, body, headers }) => {
-  const { message, replayed } = await sendMessage(principal.tenant.id, body, carrier, { idempotencyKey: idempotencyKeyOf(headers) });
+  const { message, replayed } = await sendMessage(principal.tenant.id, body, carrier, {
+    idempotencyKey: idempotencyKeyOf(headers),
+  });
   return { statusCode: 201, body: { message }, ...(replayed && { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } }) };
 });

@@ -8,13 +8,18 @@ import { upsertContactsRoute } from './operations/upsert-contacts';
 /** Each item validated on its own: a bad one is answered `invalid` at its index, never a 400 for the batch. */
 const entryOf = (raw: unknown, index: number): BatchEntry => {
   const parsed = ContactBatchItem.safeParse(raw);
-  return parsed.success ? { index, item: parsed.data } : { index, invalid: validationMessageAt(parsed.error, `contacts[${index}]`) };
+  return parsed.success
+    ? { index, item: parsed.data }
+    : { index, invalid: validationMessageAt(parsed.error, `contacts[${index}]`) };
 };
 
 /** 200 with one result per item, in request order. */
 export const handler = apiHandler(upsertContactsRoute, async ({ principal, body, headers }) =>
-  withIdempotency({ tenantId: principal.tenant.id, operation: upsertContactsRoute.operationId, headers, request: body }, async () => ({
-    statusCode: 200,
-    body: { results: await upsertContacts(principal.tenant.id, body.contacts.map(entryOf)) },
-  })),
+  withIdempotency(
+    { tenantId: principal.tenant.id, operation: upsertContactsRoute.operationId, headers, request: body },
+    async () => ({
+      statusCode: 200,
+      body: { results: await upsertContacts(principal.tenant.id, body.contacts.map(entryOf)) },
+    }),
+  ),
 );

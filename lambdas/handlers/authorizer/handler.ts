@@ -4,8 +4,20 @@ import { SCOPES } from '../../contexts/tenants/scopes';
 import { logger } from '../../shared/aws';
 import { intEnv, requireEnv } from '../../shared/config';
 import { DENIAL_CONTEXT_KEYS, GATEWAY_RESPONSES, insufficientScopeDenial } from '../http/gateway-responses';
-import { allowedResources, decodeRoutePermissions, policy, ROUTE_SCOPES_ENV, stageArn, type RoutePermission } from './policy';
-import { usagePlanKeyFor, USAGE_PLAN_BUCKETS_ENV, USAGE_PLAN_KEY_PREFIX_ENV, type UsagePlanBuckets } from './usage-plan-keys';
+import {
+  allowedResources,
+  decodeRoutePermissions,
+  policy,
+  ROUTE_SCOPES_ENV,
+  stageArn,
+  type RoutePermission,
+} from './policy';
+import {
+  usagePlanKeyFor,
+  USAGE_PLAN_BUCKETS_ENV,
+  USAGE_PLAN_KEY_PREFIX_ENV,
+  type UsagePlanBuckets,
+} from './usage-plan-keys';
 
 /** Read once: a function without it fails every request (AUTHORIZER_FAILURE, 500) rather than guess. */
 let routes: RoutePermission[] | undefined;
@@ -20,7 +32,10 @@ function bucketsOf(): UsagePlanBuckets {
   return (buckets = { prefix: requireEnv(USAGE_PLAN_KEY_PREFIX_ENV), count });
 }
 
-const denial = (words: { error: string; code: string }) => ({ [DENIAL_CONTEXT_KEYS.error]: words.error, [DENIAL_CONTEXT_KEYS.code]: words.code });
+const denial = (words: { error: string; code: string }) => ({
+  [DENIAL_CONTEXT_KEYS.error]: words.error,
+  [DENIAL_CONTEXT_KEYS.code]: words.code,
+});
 
 /**
  * TOKEN authorizer. API Gateway caches the result per token for the configured TTL and checks

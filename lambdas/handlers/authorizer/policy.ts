@@ -28,10 +28,12 @@ export function encodeRoutePermissions(
 }
 
 export function decodeRoutePermissions(encoded: string | undefined): RoutePermission[] {
-  if (!encoded) throw new Error(`${ROUTE_SCOPES_ENV} is not set: the authorizer cannot tell which routes a key may call`);
+  if (!encoded)
+    throw new Error(`${ROUTE_SCOPES_ENV} is not set: the authorizer cannot tell which routes a key may call`);
   return encoded.split(';').map((entry) => {
     const [method, path, scope] = entry.split(' ');
-    if (!method || !path?.startsWith('/') || !scope) throw new Error(`${ROUTE_SCOPES_ENV} has a malformed entry: ${entry}`);
+    if (!method || !path?.startsWith('/') || !scope)
+      throw new Error(`${ROUTE_SCOPES_ENV} has a malformed entry: ${entry}`);
     return { method, path, scope: scope === NO_SCOPE ? null : scope };
   });
 }
@@ -47,9 +49,15 @@ export const routeArn = (stage: string, route: RoutePermission): string =>
   `${stage}/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}`;
 
 /** The resources a key holding `scopes` may invoke, on the stage of the request that asked. */
-export function allowedResources(methodArn: string, routes: readonly RoutePermission[], scopes: readonly string[]): string[] {
+export function allowedResources(
+  methodArn: string,
+  routes: readonly RoutePermission[],
+  scopes: readonly string[],
+): string[] {
   const stage = stageArn(methodArn);
-  return routes.filter((route) => route.scope === null || scopes.includes(route.scope)).map((route) => routeArn(stage, route));
+  return routes
+    .filter((route) => route.scope === null || scopes.includes(route.scope))
+    .map((route) => routeArn(stage, route));
 }
 
 export type PolicyDocument = {

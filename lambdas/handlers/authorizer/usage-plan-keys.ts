@@ -41,7 +41,8 @@ export const MAX_USAGE_PLAN_BUCKETS = 240;
 export const usagePlanKeyPrefixOf = (stackName: string): string =>
   `cctusage${createHash('sha256').update(stackName).digest('hex').slice(0, 12)}`;
 
-export const usagePlanKeyValue = (prefix: string, bucket: number): string => `${prefix}${String(bucket).padStart(3, '0')}`;
+export const usagePlanKeyValue = (prefix: string, bucket: number): string =>
+  `${prefix}${String(bucket).padStart(3, '0')}`;
 
 /** Every bucket's value, bucket 0 first. */
 export const usagePlanKeyValues = ({ prefix, count }: UsagePlanBuckets): string[] =>

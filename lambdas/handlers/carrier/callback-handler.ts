@@ -4,7 +4,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
 import { callbackConfigFromEnv, type CallbackConfig } from '../../contexts/carrier/callback-config';
-import { hasTwilioSignatureShape, signedCallbackUrls, TWILIO_SIGNATURE_HEADER } from '../../contexts/carrier/callback-protection';
+import {
+  hasTwilioSignatureShape,
+  signedCallbackUrls,
+  TWILIO_SIGNATURE_HEADER,
+} from '../../contexts/carrier/callback-protection';
 import type { CallbackKind } from '../../contexts/carrier/callbacks';
 import { resolveOrganization } from '../../contexts/carrier/organization';
 import { verifyTwilioSignature, type FormPair } from '../../contexts/carrier/signature';
@@ -33,14 +37,21 @@ export const MAX_CALLBACK_BODY_BYTES = 64 * 1024;
 
 const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 
-const errorResult = (statusCode: number, code: string, error: string, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
+const errorResult = (
+  statusCode: number,
+  code: string,
+  error: string,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult => ({
   statusCode,
   headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
   body: JSON.stringify({ error, code }),
 });
 
 const okResult = (route: CarrierRouteSpec): APIGatewayProxyResult =>
-  route.twiml ? { statusCode: 200, headers: { 'Content-Type': 'text/xml' }, body: EMPTY_TWIML } : { statusCode: 200, headers: {}, body: '' };
+  route.twiml
+    ? { statusCode: 200, headers: { 'Content-Type': 'text/xml' }, body: EMPTY_TWIML }
+    : { statusCode: 200, headers: {}, body: '' };
 
 /** API Gateway REST keeps the header names as sent; HTTP says they are case-insensitive. */
 function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {
@@ -60,18 +71,26 @@ function bodyOf(event: APIGatewayProxyEvent): string | 'tooLarge' {
  * the only parameter this service puts on callback URLs (`tenantId`, a uuid).
  */
 function queryPairs(event: APIGatewayProxyEvent): FormPair[] {
-  return Object.entries(event.multiValueQueryStringParameters ?? {}).flatMap(([name, values]) => (values ?? []).map((v) => [name, v] as const));
+  return Object.entries(event.multiValueQueryStringParameters ?? {}).flatMap(([name, values]) =>
+    (values ?? []).map((v) => [name, v] as const),
+  );
 }
 
 /** The URL Twilio requested, as this deployment is reached from outside. */
-export function signedUrlOf(publicBaseUrl: string, route: Pick<CarrierRouteSpec, 'path'>, query: readonly FormPair[]): string {
+export function signedUrlOf(
+  publicBaseUrl: string,
+  route: Pick<CarrierRouteSpec, 'path'>,
+  query: readonly FormPair[],
+): string {
   const search = new URLSearchParams(query.map(([n, v]): [string, string] => [n, v])).toString();
   return `${publicBaseUrl}${route.path}${search ? `?${search}` : ''}`;
 }
 
 /** Before any table access, so a forged request costs one short invocation and nothing shared. */
 function refuseSignature(signature: string | undefined): APIGatewayProxyResult {
-  logger.warn('Refused a callback whose X-Twilio-Signature is missing or does not verify', { signaturePresent: signature !== undefined });
+  logger.warn('Refused a callback whose X-Twilio-Signature is missing or does not verify', {
+    signaturePresent: signature !== undefined,
+  });
   return errorResult(403, 'invalid_signature', 'X-Twilio-Signature is missing or does not match this request');
 }
 
@@ -79,7 +98,11 @@ const tenantHintSchema = z.optional(z.uuid());
 
 export type CallbackHandlerOptions = { config?: CallbackConfig; now?: () => Date };
 
-export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P>, options: CallbackHandlerOptions = {}) {
+export function callbackHandler<P>(
+  route: CarrierRouteSpec,
+  kind: CallbackKind<P>,
+  options: CallbackHandlerOptions = {},
+) {
   // Read at init: a function without its token or URL fails loudly on its first invocation.
   const config = options.config ?? callbackConfigFromEnv();
   const now = options.now ?? (() => new Date());
@@ -87,7 +110,8 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
   async function handle(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
     logger.appendKeys({ operationId: route.operationId });
     const body = bodyOf(event);
-    if (body === 'tooLarge') return errorResult(413, 'payload_too_large', `body: must be at most ${MAX_CALLBACK_BODY_BYTES} bytes`);
+    if (body === 'tooLarge')
+      return errorResult(413, 'payload_too_large', `body: must be at most ${MAX_CALLBACK_BODY_BYTES} bytes`);
     const signature = headerOf(event, TWILIO_SIGNATURE_HEADER);
     // What the edge refuses too (callback-protection.ts): no form is parsed for a request that cannot verify.
     if (!hasTwilioSignatureShape(signature)) return refuseSignature(signature);
@@ -99,14 +123,19 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
     const query = queryPairs(event);
     const { authToken } = config;
     const urls = signedCallbackUrls(signedUrlOf(config.publicBaseUrl, route, query));
-    if (!urls.some((url) => verifyTwilioSignature({ url, params, signature, authToken }))) return refuseSignature(signature);
+    if (!urls.some((url) => verifyTwilioSignature({ url, params, signature, authToken })))
+      return refuseSignature(signature);
 
     // The URL's own parameters (`tenantId`, `messageId`: ours, signed with the URL) sit beside
     // Twilio's form fields, whose names never collide with them (Twilio's are PascalCase).
     const parsed = kind.params.safeParse({ ...Object.fromEntries(query), ...Object.fromEntries(params) });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return errorResult(400, 'validation_failed', `${issue.path.map(String).join('.') || 'body'}: ${issueText(issue)}`);
+      return errorResult(
+        400,
+        'validation_failed',
+        `${issue.path.map(String).join('.') || 'body'}: ${issueText(issue)}`,
+      );
     }
     const hint = tenantHintSchema.safeParse(new Map(query).get(TENANT_HINT_PARAM));
     if (!hint.success) return errorResult(400, 'validation_failed', `${TENANT_HINT_PARAM}: must be a uuid`);
@@ -140,7 +169,9 @@ export function callbackHandler<P>(route: CarrierRouteSpec, kind: CallbackKind<P
         if (isContention(err) || err instanceof TemporarilyUnavailableError) {
           // Twilio retries a 5xx (the connection overrides of the callback URL).
           logger.warn('Callback refused for DynamoDB contention; Twilio retries it', { error: (err as Error).name });
-          return errorResult(503, 'temporarily_unavailable', 'Busy; nothing was changed, retry this callback', { 'Retry-After': '1' });
+          return errorResult(503, 'temporarily_unavailable', 'Busy; nothing was changed, retry this callback', {
+            'Retry-After': '1',
+          });
         }
         logger.error('Callback failed', { error: err as Error });
         return errorResult(500, 'internal', 'Internal error');

@@ -70,7 +70,9 @@ const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGateway
   after: async (request) => {
     const state = await verdictOf(request);
     const refused = countRefusal(state);
-    const response = refused ? toErrorResponse(new RateLimitedError(state!.resetSeconds), requestIdOf(request)) : (request.response as ApiResponse);
+    const response = refused
+      ? toErrorResponse(new RateLimitedError(state!.resetSeconds), requestIdOf(request))
+      : (request.response as ApiResponse);
     request.response = toProxyResult(withRateLimit(response, state));
   },
   onError: async (request) => {
@@ -81,7 +83,8 @@ const respond = (): MiddlewareObj<APIGatewayProxyEvent, ApiResponse | APIGateway
 });
 
 /** API Gateway's id of the request: its x-amzn-RequestId response header (Lambda's own id is another). */
-const requestIdOf = (request: ApiMiddlewareRequest): string => request.event.requestContext?.requestId ?? request.context.awsRequestId;
+const requestIdOf = (request: ApiMiddlewareRequest): string =>
+  request.event.requestContext?.requestId ?? request.context.awsRequestId;
 
 /**
  * Counts the request against its key's minute. Reads (GET) overlap the counter update with their
@@ -112,7 +115,8 @@ const authenticate = () => ({
 /** After the limiter, so a request refused for its scope is counted and carries the rate-limit headers too. */
 const requireScope = (route: RouteSpec) => ({
   before: (request: ApiMiddlewareRequest) => {
-    if (route.scope && !request.context.principal!.scopes.includes(route.scope)) throw new InsufficientScopeError(route.scope);
+    if (route.scope && !request.context.principal!.scopes.includes(route.scope))
+      throw new InsufficientScopeError(route.scope);
   },
 });
 

@@ -18,7 +18,9 @@ export function toErrorResponse(err: unknown, requestId?: string): ApiResponse {
 
 function errorResponse(thrown: unknown, requestId: string | undefined): ApiResponse {
   // DynamoDB contention that outlasted the client's retries wrote nothing: 503, retry after a second.
-  const err = isContention(thrown) ? new TemporarilyUnavailableError(`DynamoDB ${(thrown as Error).name} outlasted the retries`) : thrown;
+  const err = isContention(thrown)
+    ? new TemporarilyUnavailableError(`DynamoDB ${(thrown as Error).name} outlasted the retries`)
+    : thrown;
   if (err instanceof TemporarilyUnavailableError) logger.warn('Busy: answered 503', { requestId, reason: err.reason });
   if (err instanceof DomainError) {
     return {
@@ -31,7 +33,10 @@ function errorResponse(thrown: unknown, requestId: string | undefined): ApiRespo
   if (typeof http?.statusCode === 'number' && http.statusCode >= 400 && http.statusCode < 500) {
     // From @middy/http-json-body-parser: 415 for a non-JSON content type, 422 for malformed JSON.
     if (http.statusCode === 415) {
-      return { statusCode: 415, body: { error: 'Content-Type must be application/json', code: 'unsupported_media_type' } };
+      return {
+        statusCode: 415,
+        body: { error: 'Content-Type must be application/json', code: 'unsupported_media_type' },
+      };
     }
     return { statusCode: 400, body: { error: 'body: must be a valid JSON object', code: 'validation_failed' } };
   }

@@ -13,22 +13,33 @@ const uuid = z.uuid();
  * Every code, as an enum a typed client can switch on. The list grows within v1 (a new rule, a new
  * code): treat a code you do not know by its HTTP status.
  */
-export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).register(z.globalRegistry, {
-  id: 'ErrorCode',
-  description: 'Machine-readable code of the error; new codes may be added within v1, so handle unknown ones by HTTP status.',
-});
+export const ErrorCodeSchema = z
+  .enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]])
+  .register(z.globalRegistry, {
+    id: 'ErrorCode',
+    description:
+      'Machine-readable code of the error; new codes may be added within v1, so handle unknown ones by HTTP status.',
+  });
 
 export const ErrorSchema = z
   .object({
-    error: z.string().register(z.globalRegistry, { description: 'Human-readable message; names the failing field on validation errors' }),
-    code: z.optional(ErrorCodeSchema),
-    requestId: z
-      .optional(z.string())
-      .register(z.globalRegistry, { description: 'The id of this request, as in the x-amzn-RequestId response header: quote it when you report an error' }),
-    contactId: z.optional(uuid).register(z.globalRegistry, { description: 'On 409 contact conflicts: the contact that holds the number' }),
-    messageId: z.optional(uuid).register(z.globalRegistry, {
-      description: 'POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the carrier)',
+    error: z.string().register(z.globalRegistry, {
+      description: 'Human-readable message; names the failing field on validation errors',
     }),
-    carrierCode: z.optional(z.nullable(z.int())).register(z.globalRegistry, { description: "`carrier_rejected`: the carrier's error code, when it gave one" }),
+    code: z.optional(ErrorCodeSchema),
+    requestId: z.optional(z.string()).register(z.globalRegistry, {
+      description:
+        'The id of this request, as in the x-amzn-RequestId response header: quote it when you report an error',
+    }),
+    contactId: z
+      .optional(uuid)
+      .register(z.globalRegistry, { description: 'On 409 contact conflicts: the contact that holds the number' }),
+    messageId: z.optional(uuid).register(z.globalRegistry, {
+      description:
+        'POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the carrier)',
+    }),
+    carrierCode: z
+      .optional(z.nullable(z.int()))
+      .register(z.globalRegistry, { description: "`carrier_rejected`: the carrier's error code, when it gave one" }),
   })
   .register(z.globalRegistry, { id: 'Error' });

@@ -5,7 +5,11 @@ import type { ErrorCode } from '../../shared/errors';
  * them as gateway responses and the local runtime sends the same bodies and headers, so an
  * integrator sees one behaviour in both places.
  */
-export type GatewayResponse = { statusCode: number; body: { error: string; code: ErrorCode }; headers: Record<string, string> };
+export type GatewayResponse = {
+  statusCode: number;
+  body: { error: string; code: ErrorCode };
+  headers: Record<string, string>;
+};
 
 export const GATEWAY_RESPONSES = {
   /** Missing, malformed, unknown, revoked or expired key (the authorizer threw "Unauthorized"). */
@@ -79,7 +83,10 @@ export function accessDeniedResponse(context: Record<string, unknown> | undefine
 }
 
 /** The words of a refusal for a scope the key lacks: the route's scope is one of those it does not hold. */
-export function insufficientScopeDenial(missingScopes: readonly string[]): { error: string; code: 'insufficient_scope' } {
+export function insufficientScopeDenial(missingScopes: readonly string[]): {
+  error: string;
+  code: 'insufficient_scope';
+} {
   const lacks = missingScopes.length > 0 ? `; it does not hold ${missingScopes.join(', ')}` : '';
   return {
     error: `This API key lacks the scope this operation requires${lacks} (GET /api/v1/me lists the scopes it holds)`,

@@ -7,7 +7,12 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyConflictError, IdempotencyMismatchError, ValidationError } from '../../shared/errors';
+import {
+  IDEMPOTENT_REPLAYED_HEADER,
+  IdempotencyConflictError,
+  IdempotencyMismatchError,
+  ValidationError,
+} from '../../shared/errors';
 import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
 
@@ -67,7 +72,10 @@ type Registered = Parameters<IdempotencyConfig['registerLambdaContext']>[0];
  * Runs `run` at most once per (organization, operation, Idempotency-Key). Without the header it
  * simply runs.
  */
-export async function withIdempotency<R extends ReplayableResponse>(scope: IdempotencyScope, run: () => Promise<R>): Promise<R> {
+export async function withIdempotency<R extends ReplayableResponse>(
+  scope: IdempotencyScope,
+  run: () => Promise<R>,
+): Promise<R> {
   const key = idempotencyKeyOf(scope.headers);
   if (key === undefined) return run();
 
@@ -87,7 +95,10 @@ export async function withIdempotency<R extends ReplayableResponse>(scope: Idemp
     expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
     responseHook: (response) => {
       const stored = response as ReplayableResponse;
-      return { ...stored, headers: { ...stored.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' } } as unknown as typeof response;
+      return {
+        ...stored,
+        headers: { ...stored.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' },
+      } as unknown as typeof response;
     },
   });
   // Powertools sizes the in-progress lock from the Lambda's remaining time; a fixed window is

@@ -16,7 +16,11 @@ export function toProxyResult({ statusCode, body, headers, contentType }: ApiRes
   const text = contentType !== undefined && typeof body === 'string';
   return {
     statusCode,
-    headers: { ...(hasBody && { 'Content-Type': text ? contentType : JSON_CONTENT_TYPE }), 'Cache-Control': 'no-store', ...headers },
+    headers: {
+      ...(hasBody && { 'Content-Type': text ? contentType : JSON_CONTENT_TYPE }),
+      'Cache-Control': 'no-store',
+      ...headers,
+    },
     body: hasBody ? (text ? body : JSON.stringify(body)) : '',
   };
 }

@@ -2,7 +2,8 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { API_PREFIX } from './route-spec';
 
 /** A host as a Host header may carry it: a name or IPv4 address, or a bracketed IPv6 address, and a port. */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /** API Gateway's own host names: requests to them carry the stage as the first path segment. */
 const EXECUTE_API_HOST = /\.execute-api\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?$/;

@@ -13,7 +13,11 @@ export function validationMessage(error: z.core.$ZodError, where: 'query' | 'pat
  * The same for a value inside a request: fields named under `prefix` (`contacts[3]` gives
  * `contacts[3].phoneNumber: ...`, as a batch answers its items); without one, by their own names.
  */
-export function validationMessageAt(error: z.core.$ZodError, prefix: string | undefined, whole = prefix ?? 'value'): string {
+export function validationMessageAt(
+  error: z.core.$ZodError,
+  prefix: string | undefined,
+  whole = prefix ?? 'value',
+): string {
   const issue = error.issues[0];
   const path = issue.path.map(String);
   const named = (parts: string[]) => (prefix === undefined ? parts.join('.') : [prefix, ...parts].join('.'));
@@ -27,7 +31,11 @@ export function validationMessageAt(error: z.core.$ZodError, prefix: string | un
 export const issueText = (issue: z.core.$ZodIssue): string =>
   issue.code === 'invalid_type' && issue.message.includes('received undefined') ? 'is required' : issue.message;
 
-export function parseOrThrow<T extends z.ZodMiniType>(schema: T, value: unknown, where: 'query' | 'path' | 'body'): z.output<T> {
+export function parseOrThrow<T extends z.ZodMiniType>(
+  schema: T,
+  value: unknown,
+  where: 'query' | 'path' | 'body',
+): z.output<T> {
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationError(validationMessage(result.error, where));
   return result.data;
@@ -40,7 +48,9 @@ export function parseOrThrow<T extends z.ZodMiniType>(schema: T, value: unknown,
  * contains `%`, so the answer is the same whether a client encoded or not. A malformed escape is a
  * 400 naming the parameter.
  */
-export function decodePathParameters(raw: Record<string, string | undefined> | null | undefined): Record<string, string> {
+export function decodePathParameters(
+  raw: Record<string, string | undefined> | null | undefined,
+): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw ?? {})) {
     if (value === undefined) continue;

@@ -43,10 +43,12 @@ function messageOf(record: SQSRecord): DeliveryMessage | undefined {
 }
 
 async function sendBatch(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-  const messages = new Map(event.Records.flatMap((record) => {
-    const message = messageOf(record);
-    return message ? [[record.messageId, message] as const] : [];
-  }));
+  const messages = new Map(
+    event.Records.flatMap((record) => {
+      const message = messageOf(record);
+      return message ? [[record.messageId, message] as const] : [];
+    }),
+  );
   const states = await attemptStatesFor([...messages.values()]);
   const send = async (record: SQSRecord): Promise<void> => {
     const message = messages.get(record.messageId) ?? DeliveryMessageSchema.parse(JSON.parse(record.body));
@@ -56,4 +58,6 @@ async function sendBatch(event: SQSEvent, context: Context): Promise<SQSBatchRes
   return processPartialResponse(event, send, processor, { context });
 }
 
-export const handler = middy(sendBatch).use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics));
+export const handler = middy(sendBatch)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics));

@@ -7,7 +7,9 @@ export const fromLambdaRecord = (record: DynamoDBRecord): StreamChange | undefin
     eventID: record.eventID,
     eventName: record.eventName,
     approximateCreationMs:
-      record.dynamodb?.ApproximateCreationDateTime === undefined ? undefined : record.dynamodb.ApproximateCreationDateTime * 1000,
+      record.dynamodb?.ApproximateCreationDateTime === undefined
+        ? undefined
+        : record.dynamodb.ApproximateCreationDateTime * 1000,
     newImage: record.dynamodb?.NewImage,
     oldImage: record.dynamodb?.OldImage,
   });

@@ -12,7 +12,14 @@ export const MAX_PAGE_SIZE = 100;
  */
 const pageSize = z.pipe(
   z.pipe(
-    z.string().check(z.regex(/^\d+$/, `must be a whole number (1 to ${MAX_PAGE_SIZE}; larger values are clamped to ${MAX_PAGE_SIZE})`)),
+    z
+      .string()
+      .check(
+        z.regex(
+          /^\d+$/,
+          `must be a whole number (1 to ${MAX_PAGE_SIZE}; larger values are clamped to ${MAX_PAGE_SIZE})`,
+        ),
+      ),
     // Number() of a very long digit string is Infinity or a float past 2^53: both clamp to 100.
     z.transform((digits: string) => Math.min(Number(digits), MAX_PAGE_SIZE)),
   ),
@@ -28,10 +35,15 @@ const pageSize = z.pipe(
 const limitDocumentedAs = { type: 'integer', minimum: 1, default: DEFAULT_PAGE_SIZE };
 
 export const limitParam = z
-  .pipe(z.optional(pageSize), z.transform((n: number | undefined) => n ?? DEFAULT_PAGE_SIZE))
+  .pipe(
+    z.optional(pageSize),
+    z.transform((n: number | undefined) => n ?? DEFAULT_PAGE_SIZE),
+  )
   .register(z.globalRegistry, {
     description: `Page size; default ${DEFAULT_PAGE_SIZE}, 1 to ${MAX_PAGE_SIZE}, larger values are clamped to ${MAX_PAGE_SIZE}`,
     documentedAs: limitDocumentedAs,
   });
 
-export const cursorParam = z.optional(z.uuid()).register(z.globalRegistry, { description: 'The nextCursor of the previous page' });
+export const cursorParam = z
+  .optional(z.uuid())
+  .register(z.globalRegistry, { description: 'The nextCursor of the previous page' });

@@ -14,7 +14,10 @@ const UNPROCESSED_ROUNDS = 8;
  * again for the keys DynamoDB left unprocessed (throttling) with a growing pause. A caller whose
  * failure is itself retried (a queue's message) asks for fewer `rounds`, so it gives way sooner.
  */
-export async function batchGetItems(keys: readonly Key[], options: { consistentRead?: boolean; rounds?: number } = {}): Promise<Item[]> {
+export async function batchGetItems(
+  keys: readonly Key[],
+  options: { consistentRead?: boolean; rounds?: number } = {},
+): Promise<Item[]> {
   const rounds = options.rounds ?? UNPROCESSED_ROUNDS;
   const found: Item[] = [];
   for (let start = 0; start < keys.length; start += BATCH_GET_MAX_KEYS) {
@@ -23,7 +26,9 @@ export async function batchGetItems(keys: readonly Key[], options: { consistentR
       if (round >= rounds) throw new Error(`batchGetItems: ${batch.length} keys unprocessed after ${rounds} rounds`);
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
       const result: BatchGetCommandOutput = await dynamo.send(
-        new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: batch, ConsistentRead: options.consistentRead } } }),
+        new BatchGetCommand({
+          RequestItems: { [TABLE_NAME]: { Keys: batch, ConsistentRead: options.consistentRead } },
+        }),
       );
       found.push(...(result.Responses?.[TABLE_NAME] ?? []));
       batch = result.UnprocessedKeys?.[TABLE_NAME]?.Keys;

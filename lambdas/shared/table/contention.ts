@@ -17,7 +17,11 @@
  * Retry-After: nothing was written, so the same request again is safe).
  */
 
-const THROTTLE_NAMES = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
+const THROTTLE_NAMES = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+]);
 const CONTENTION_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 
 type AwsErrorLike = { name?: string; CancellationReasons?: { Code?: string }[] };
@@ -83,7 +87,8 @@ export class ContentionRetryStrategy {
 
   async refreshRetryTokenForRetry(token: RetryToken, info: RetryErrorInfo): Promise<RetryToken> {
     const retryable = info.errorType === 'THROTTLING' || info.errorType === 'TRANSIENT' || isContention(info.error);
-    const cost = (info.error as { name?: string } | undefined)?.name === 'TimeoutError' ? QUOTA.timeoutCost : QUOTA.retryCost;
+    const cost =
+      (info.error as { name?: string } | undefined)?.name === 'TimeoutError' ? QUOTA.timeoutCost : QUOTA.retryCost;
     const retries = token.getRetryCount() + 1;
     if (!retryable || retries >= this.maxAttempts || this.capacity < cost) throw new Error('No retry token available');
     this.capacity -= cost;

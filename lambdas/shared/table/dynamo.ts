@@ -18,7 +18,10 @@ export type CancellationReason = { code: string; item?: Record<string, unknown> 
  * Returns undefined for any other error, so callers rethrow what they do not understand.
  */
 export function cancellationReasons(err: unknown): CancellationReason[] | undefined {
-  if (!(err instanceof TransactionCanceledException) && (err as { name?: string })?.name !== 'TransactionCanceledException') {
+  if (
+    !(err instanceof TransactionCanceledException) &&
+    (err as { name?: string })?.name !== 'TransactionCanceledException'
+  ) {
     return undefined;
   }
   const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
@@ -29,7 +32,10 @@ export function cancellationReasons(err: unknown): CancellationReason[] | undefi
 }
 
 /** The reason of item `index` when it failed its condition, else undefined. */
-export function failedCondition(reasons: CancellationReason[] | undefined, index: number): CancellationReason | undefined {
+export function failedCondition(
+  reasons: CancellationReason[] | undefined,
+  index: number,
+): CancellationReason | undefined {
   const reason = reasons?.[index];
   return reason?.code === 'ConditionalCheckFailed' ? reason : undefined;
 }
@@ -55,7 +61,8 @@ export async function transactWrite(items: TransactItem[]): Promise<Cancellation
 }
 
 export const isConditionalCheckFailed = (err: unknown): boolean =>
-  err instanceof ConditionalCheckFailedException || (err as { name?: string })?.name === 'ConditionalCheckFailedException';
+  err instanceof ConditionalCheckFailedException ||
+  (err as { name?: string })?.name === 'ConditionalCheckFailedException';
 
 /** Strips the table's key and bookkeeping attributes; entity `fromItem`s pick their fields from what is left. */
 export type Item = Record<string, unknown>;

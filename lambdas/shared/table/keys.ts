@@ -114,7 +114,10 @@ export const ownPartitionKey = (tenantId: string, entity: keyof typeof ENTITY_SK
  * inclusive, and so would match a sort key equal to the successor itself; none exists, since no
  * key contains `$`.
  */
-export function sortKeyStartsWith(prefix: string, sortKeyName = 'sk'): { condition: string; names: Record<string, string>; values: Record<string, string> } {
+export function sortKeyStartsWith(
+  prefix: string,
+  sortKeyName = 'sk',
+): { condition: string; names: Record<string, string>; values: Record<string, string> } {
   const successor = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
   return {
     condition: '#skRange BETWEEN :skFrom AND :skTo',

@@ -23,7 +23,10 @@ export type RoundResult<T> = T | typeof LOST_RACE;
 /** A bound on rounds, named for the log line a 503 leaves: what kept changing under the writer. */
 export type RoundBound = { readonly what: string; readonly rounds: number };
 
-export async function optimisticRounds<T>(bound: RoundBound, round: (roundNumber: number) => Promise<RoundResult<T>>): Promise<T> {
+export async function optimisticRounds<T>(
+  bound: RoundBound,
+  round: (roundNumber: number) => Promise<RoundResult<T>>,
+): Promise<T> {
   for (let roundNumber = 0; roundNumber < bound.rounds; roundNumber += 1) {
     const result = await round(roundNumber);
     if (result !== LOST_RACE) return result;

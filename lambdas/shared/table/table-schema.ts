@@ -30,22 +30,40 @@ export const GSIS = {
    * (`T#<org>#THREADS`) and the settlement worklist (`UNSETTLED#<shard>`). A page reads its rows
    * by key. docs/capacity.md has what each costs per text and per delivery.
    */
-  gsi2: { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: { type: 'INCLUDE', attributes: GSI2_ATTRIBUTES } },
+  gsi2: {
+    indexName: 'gsi2',
+    partitionKey: 'gsi2pk',
+    sortKey: 'gsi2sk',
+    projection: { type: 'INCLUDE', attributes: GSI2_ATTRIBUTES },
+  },
   /** The operator's listings, whole rows: organizations, an organization's API keys. */
   gsi3: { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: { type: 'ALL' } },
   /**
    * The directory: every contact of an organization, newest first (`T#<tenant>#CONTACTS` /
    * `CONTACT#<id>`). Contacts have partitions of their own, so the list is an index.
    */
-  directory: { indexName: 'directory', partitionKey: 'directorypk', sortKey: 'directorysk', projection: { type: 'ALL' } },
+  directory: {
+    indexName: 'directory',
+    partitionKey: 'directorypk',
+    sortKey: 'directorysk',
+    projection: { type: 'ALL' },
+  },
   /**
    * Contacts and their tombstones by their last change, oldest first (`T#<tenant>#CONTACT_CHANGES` /
    * the change's UUIDv7): `GET /contacts?updatedSince=`.
    */
   changes: { indexName: 'changes', partitionKey: 'changespk', sortKey: 'changessk', projection: { type: 'ALL' } },
   /** A contact by its external id (`T#<tenant>#EXTERNAL_ID#<id>` / `CONTACT`): `GET /contacts?externalId=`. */
-  externalIds: { indexName: 'externalIds', partitionKey: 'externalidpk', sortKey: 'externalidsk', projection: { type: 'ALL' } },
-} as const satisfies Record<string, { indexName: string; partitionKey: string; sortKey: string; projection: GsiProjection }>;
+  externalIds: {
+    indexName: 'externalIds',
+    partitionKey: 'externalidpk',
+    sortKey: 'externalidsk',
+    projection: { type: 'ALL' },
+  },
+} as const satisfies Record<
+  string,
+  { indexName: string; partitionKey: string; sortKey: string; projection: GsiProjection }
+>;
 
 /** Epoch seconds after which DynamoDB removes the row (rate-limit windows, deliveries, idempotency). */
 export const TTL_ATTRIBUTE = 'ttl';
@@ -53,6 +71,10 @@ export const TTL_ATTRIBUTE = 'ttl';
 export type GsiName = keyof typeof GSIS;
 
 /** An index's projection as DynamoDB's CreateTable takes it. */
-export function projectionOf(projection: GsiProjection): { ProjectionType: 'ALL' } | { ProjectionType: 'INCLUDE'; NonKeyAttributes: string[] } {
-  return projection.type === 'ALL' ? { ProjectionType: 'ALL' } : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...projection.attributes] };
+export function projectionOf(
+  projection: GsiProjection,
+): { ProjectionType: 'ALL' } | { ProjectionType: 'INCLUDE'; NonKeyAttributes: string[] } {
+  return projection.type === 'ALL'
+    ? { ProjectionType: 'ALL' }
+    : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...projection.attributes] };
 }

@@ -34,18 +34,25 @@ export type UpdateExpression = {
 const token = (attribute: string) => attribute.replace(/[^A-Za-z0-9_]/g, '_');
 
 export function updateExpression(parts: UpdateParts, condition?: Condition): UpdateExpression {
-  const defined = (fields: Record<string, unknown> = {}) => Object.entries(fields).filter(([, value]) => value !== undefined);
+  const defined = (fields: Record<string, unknown> = {}) =>
+    Object.entries(fields).filter(([, value]) => value !== undefined);
   const set = defined(parts.set);
   const setIfAbsent = defined(parts.setIfAbsent);
   const add = defined(parts.add);
   const remove = parts.remove ?? [];
-  const copied = set.filter(([, value]) => value instanceof AttributeOfItem).map(([, value]) => (value as AttributeOfItem).attribute);
+  const copied = set
+    .filter(([, value]) => value instanceof AttributeOfItem)
+    .map(([, value]) => (value as AttributeOfItem).attribute);
   const attributes = [...set, ...setIfAbsent, ...add].map(([name]) => name).concat(remove);
-  if (new Set(attributes).size !== attributes.length) throw new Error(`updateExpression: an attribute appears twice (${attributes.join(', ')})`);
+  if (new Set(attributes).size !== attributes.length)
+    throw new Error(`updateExpression: an attribute appears twice (${attributes.join(', ')})`);
   if (attributes.length === 0) throw new Error('updateExpression: nothing to update');
 
   const setClauses = [
-    ...set.map(([name, value]) => `#${token(name)} = ${value instanceof AttributeOfItem ? `#${token(value.attribute)}` : `:set_${token(name)}`}`),
+    ...set.map(
+      ([name, value]) =>
+        `#${token(name)} = ${value instanceof AttributeOfItem ? `#${token(value.attribute)}` : `:set_${token(name)}`}`,
+    ),
     ...setIfAbsent.map(([name]) => `#${token(name)} = if_not_exists(#${token(name)}, :keep_${token(name)})`),
   ];
   const clauses = [
@@ -53,10 +60,15 @@ export function updateExpression(parts: UpdateParts, condition?: Condition): Upd
     remove.length > 0 ? `REMOVE ${remove.map((name) => `#${token(name)}`).join(', ')}` : '',
     add.length > 0 ? `ADD ${add.map(([name]) => `#${token(name)} :add_${token(name)}`).join(', ')}` : '',
   ].filter((clause) => clause !== '');
-  const names = merged(Object.fromEntries([...attributes, ...copied].map((name) => [`#${token(name)}`, name])), condition?.names);
+  const names = merged(
+    Object.fromEntries([...attributes, ...copied].map((name) => [`#${token(name)}`, name])),
+    condition?.names,
+  );
   const values = merged(
     Object.fromEntries([
-      ...set.filter(([, value]) => !(value instanceof AttributeOfItem)).map(([name, value]) => [`:set_${token(name)}`, value]),
+      ...set
+        .filter(([, value]) => !(value instanceof AttributeOfItem))
+        .map(([name, value]) => [`:set_${token(name)}`, value]),
       ...setIfAbsent.map(([name, value]) => [`:keep_${token(name)}`, value]),
       ...add.map(([name, value]) => [`:add_${token(name)}`, value]),
     ]),
@@ -73,7 +85,8 @@ export function updateExpression(parts: UpdateParts, condition?: Condition): Upd
 /** The update's placeholders with the condition's; one placeholder meaning two things is a bug. */
 function merged<T>(own: Record<string, T>, theirs: Record<string, T> = {}): Record<string, T> {
   for (const [placeholder, meaning] of Object.entries(theirs)) {
-    if (placeholder in own && own[placeholder] !== meaning) throw new Error(`updateExpression: ${placeholder} means two things`);
+    if (placeholder in own && own[placeholder] !== meaning)
+      throw new Error(`updateExpression: ${placeholder} means two things`);
   }
   return { ...own, ...theirs };
 }

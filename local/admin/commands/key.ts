@@ -49,7 +49,8 @@ export const keyCreate = defineCommand({
 
 export const keyList = defineCommand({
   words: ['key', 'list'],
-  summary: "An organization's API keys, oldest first, with state active|rotating_out|expired|revoked (never a key or its hash)",
+  summary:
+    "An organization's API keys, oldest first, with state active|rotating_out|expired|revoked (never a key or its hash)",
   usage: '--tenant <id>',
   options: { tenant: { type: 'string' } },
   parse: ({ values }) => parseOptions(z.object({ tenant: option.uuid }), values),
@@ -74,24 +75,38 @@ export const keyRotate = defineCommand({
   options: { grace: { type: 'string' }, 'expires-at': { type: 'string' } },
   parse: ({ values, positionals }) => {
     const keyId = uuidPositional('keyId')({ positionals });
-    const o = parseOptions(z.object({ grace: gracePeriod().optional(), 'expires-at': option.isoDateTime.optional() }), values);
+    const o = parseOptions(
+      z.object({ grace: gracePeriod().optional(), 'expires-at': option.isoDateTime.optional() }),
+      values,
+    );
     const expiresAt = o['expires-at'] === undefined ? undefined : new Date(o['expires-at']).toISOString();
     return { keyId, graceSeconds: o.grace ?? ROTATION_GRACE.defaultSeconds, expiresAt };
   },
   run: async ({ keyId, graceSeconds, expiresAt }, context) => {
-    const { rotateApiKey, publicApiKey, operatorApiKeyView } = await import('../../../lambdas/contexts/tenants/api-keys');
+    const { rotateApiKey, publicApiKey, operatorApiKeyView } =
+      await import('../../../lambdas/contexts/tenants/api-keys');
     const { key, apiKey, replaced } = await rotateApiKey(keyId, { graceSeconds, expiresAt });
     // A decision cached before the rotation carries no expiry; flushed, the old key's next one
     // carries the end of the grace period, which the handlers enforce to the second.
-    const authorizerCache = await flushAfter(`API key ${keyId} was rotated to ${apiKey.id} (the new key is not shown again: rotate ${apiKey.id} if it is lost)`, context);
+    const authorizerCache = await flushAfter(
+      `API key ${keyId} was rotated to ${apiKey.id} (the new key is not shown again: rotate ${apiKey.id} if it is lost)`,
+      context,
+    );
     const stack = appliedTarget()?.stack;
-    return { key, apiKey: publicApiKey(apiKey), replaced: operatorApiKeyView(replaced, new Date()), authorizerCache, ...(stack && { baseUrl: stack.apiBaseUrl }) };
+    return {
+      key,
+      apiKey: publicApiKey(apiKey),
+      replaced: operatorApiKeyView(replaced, new Date()),
+      authorizerCache,
+      ...(stack && { baseUrl: stack.apiBaseUrl }),
+    };
   },
 });
 
 export const keyRevoke = defineCommand({
   words: ['key', 'revoke'],
-  summary: 'Revoke an API key by id; the authorizer cache is flushed, so it is refused on every request that starts after the command returns',
+  summary:
+    'Revoke an API key by id; the authorizer cache is flushed, so it is refused on every request that starts after the command returns',
   usage: '',
   positionals: ['keyId'],
   options: {},

@@ -37,7 +37,15 @@ import { defineCommand } from '../registry';
  *   ringing, in-progress: the beginning of the completed call's callbacks (it stays open).
  * --duration is the talk time of an answered call and the ringing time of one nobody answered.
  */
-export const CALL_STATUSES = ['ringing', 'in-progress', 'completed', 'no-answer', 'busy', 'failed', 'canceled'] as const;
+export const CALL_STATUSES = [
+  'ringing',
+  'in-progress',
+  'completed',
+  'no-answer',
+  'busy',
+  'failed',
+  'canceled',
+] as const;
 export type SimulatedCallStatus = (typeof CALL_STATUSES)[number];
 
 export type SimulateCallArgs = {
@@ -58,7 +66,8 @@ export type SimulateCallArgs = {
 
 const DEFAULT_DURATION_SEC = 30;
 
-const isOngoing = (status: SimulatedCallStatus): status is 'ringing' | 'in-progress' => status === 'ringing' || status === 'in-progress';
+const isOngoing = (status: SimulatedCallStatus): status is 'ringing' | 'in-progress' =>
+  status === 'ringing' || status === 'in-progress';
 
 /** `--<name>: <problem>` for a value whose rule depends on other options. */
 function check<T extends z.ZodType>(schema: T, name: string, value: string | undefined, needed: string): z.output<T> {
@@ -70,11 +79,15 @@ function check<T extends z.ZodType>(schema: T, name: string, value: string | und
 
 /** Checked in `parse`, before anything is contacted: exit 2 for a call that cannot be simulated. */
 export function checkCallArgs(args: SimulateCallArgs): SimulateCallArgs {
-  if (args.startedAt.getMilliseconds() !== 0) throw new UsageError("--started-at: whole seconds only (the provider's timestamps have no milliseconds)");
-  if (isOngoing(args.status) && args.durationSec !== 0) throw new UsageError('--duration: only for a call that ended (not with --status ringing or in-progress)');
+  if (args.startedAt.getMilliseconds() !== 0)
+    throw new UsageError("--started-at: whole seconds only (the provider's timestamps have no milliseconds)");
+  if (isOngoing(args.status) && args.durationSec !== 0)
+    throw new UsageError('--duration: only for a call that ended (not with --status ringing or in-progress)');
   if (args.internal) {
-    if (args.direction !== 'outbound') throw new UsageError('--direction: an internal call is placed from a softphone: outbound');
-    if (args.agentId) throw new UsageError('--agent: an internal call is between --from and --to (agent ids); the callee answers');
+    if (args.direction !== 'outbound')
+      throw new UsageError('--direction: an internal call is placed from a softphone: outbound');
+    if (args.agentId)
+      throw new UsageError('--agent: an internal call is between --from and --to (agent ids); the callee answers');
     check(option.uuid, 'from', args.from, 'for an internal call (the calling agent)');
     check(option.uuid, 'to', args.to, 'for an internal call (the agent called)');
     return args;
@@ -83,7 +96,8 @@ export function checkCallArgs(args: SimulateCallArgs): SimulateCallArgs {
   if (args.to !== undefined) check(option.e164, 'to', args.to, '');
   if (args.direction === 'inbound') {
     check(option.e164, 'from', args.from, 'for an inbound call (the caller)');
-    if (args.status === 'busy') throw new UsageError('--status: an inbound call is not busy (completed, no-answer, canceled or failed)');
+    if (args.status === 'busy')
+      throw new UsageError('--status: an inbound call is not busy (completed, no-answer, canceled or failed)');
   } else {
     check(option.e164, 'to', args.to, 'for an outbound call (the number dialled)');
   }
@@ -97,12 +111,27 @@ async function sequenceOf(args: SimulateCallArgs): Promise<CallSequence> {
   const { tenantId, startedAt, durationSec } = args;
   let sequence: CallSequence;
   if (args.internal) {
-    sequence = internalCallSequence({ tenantId, callerAgentId: args.from!, calleeAgentId: args.to!, startedAt, status, durationSec });
+    sequence = internalCallSequence({
+      tenantId,
+      callerAgentId: args.from!,
+      calleeAgentId: args.to!,
+      startedAt,
+      status,
+      durationSec,
+    });
   } else if (args.direction === 'inbound') {
     const to = await organizationNumber(tenantId, args.to, 'voice');
     const ringsSoftphone = status === 'no-answer' || (status === 'completed' && args.agentId !== undefined);
     sequence = ringsSoftphone
-      ? inboundCallSequence({ tenantId, from: args.from!, to, startedAt, agentId: args.agentId, answered: status === 'completed', durationSec })
+      ? inboundCallSequence({
+          tenantId,
+          from: args.from!,
+          to,
+          startedAt,
+          agentId: args.agentId,
+          answered: status === 'completed',
+          durationSec,
+        })
       : directInboundSequence({ from: args.from!, to, startedAt, status, durationSec });
   } else {
     const from = await organizationNumber(tenantId, args.from, 'voice');

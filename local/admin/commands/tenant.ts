@@ -63,7 +63,8 @@ export const tenantCreate = defineCommand({
 
 export const tenantUpdate = defineCommand({
   words: ['tenant', 'update'],
-  summary: 'Change an organization; --number (adds a number) and --approve-host may be repeated; a new plan, name or slug flushes the authorizer cache',
+  summary:
+    'Change an organization; --number (adds a number) and --approve-host may be repeated; a new plan, name or slug flushes the authorizer cache',
   usage: `[--name <s>] ${SHARED_USAGE} [--no-sms-number] [--approve-host <host>]...`,
   positionals: ['tenantId'],
   options: {
@@ -83,7 +84,8 @@ export const tenantUpdate = defineCommand({
       }),
       values,
     );
-    if (o['no-sms-number'] && o['sms-number']) throw new UsageError('--sms-number and --no-sms-number cannot be used together');
+    if (o['no-sms-number'] && o['sms-number'])
+      throw new UsageError('--sms-number and --no-sms-number cannot be used together');
     const change: TenantUpdate = {
       name: o.name,
       slug: o.slug,
@@ -95,7 +97,8 @@ export const tenantUpdate = defineCommand({
       approveHosts: o['approve-host'],
       addNumbers: o.number,
     };
-    if (Object.values(change).every((value) => value === undefined)) throw new UsageError('nothing to change: give at least one option');
+    if (Object.values(change).every((value) => value === undefined))
+      throw new UsageError('nothing to change: give at least one option');
     return { tenantId, change };
   },
   run: async ({ tenantId, change }, context) => {
@@ -126,7 +129,8 @@ export const tenantList = defineCommand({
 
 export const tenantShow = defineCommand({
   words: ['tenant', 'show'],
-  summary: 'One organization (its SMS rate, limit and spend among its settings) with its API keys and webhook endpoints (never a key or a secret)',
+  summary:
+    'One organization (its SMS rate, limit and spend among its settings) with its API keys and webhook endpoints (never a key or a secret)',
   usage: '',
   positionals: ['tenantId'],
   options: {},
@@ -139,7 +143,11 @@ export const tenantShow = defineCommand({
     ]);
     const tenant = await getTenant(tenantId);
     if (!tenant) throw new Error(`No organization with id ${tenantId}`);
-    const [apiKeys, endpoints, spendCents] = await Promise.all([describeKeysOf(tenantId), listWebhookEndpoints(tenantId), spendOf(tenantId)]);
+    const [apiKeys, endpoints, spendCents] = await Promise.all([
+      describeKeysOf(tenantId),
+      listWebhookEndpoints(tenantId),
+      spendOf(tenantId),
+    ]);
     return { tenant: { ...tenant, spendCents }, apiKeys, webhookEndpoints: endpoints.map(publicWebhookEndpoint) };
   },
 });

@@ -17,7 +17,9 @@ const webhookCommands = () => import('../webhook-commands');
 const EVENTS_HELP = 'call.completed,voicemail.received,sms.received,message.delivered,message.failed';
 
 /** `--since`: an ISO 8601 time, or how long ago (`90m`, `6h`, `2d`). */
-const sinceOption = z.union([option.isoDateTime, option.duration], { error: 'must be an ISO 8601 date-time (2026-01-31T09:30:00Z) or how long ago (90m, 6h, 2d)' });
+const sinceOption = z.union([option.isoDateTime, option.duration], {
+  error: 'must be an ISO 8601 date-time (2026-01-31T09:30:00Z) or how long ago (90m, 6h, 2d)',
+});
 
 const endpointIdOf = uuidPositional('endpointId');
 
@@ -26,7 +28,8 @@ export const webhookAdd = defineCommand({
   summary: 'Register an endpoint on an approved host (tenant update --approve-host); its secret is printed once',
   usage: `--tenant <id> --url <https url> [--events <${EVENTS_HELP}>]`,
   options: { tenant: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' } },
-  parse: ({ values }) => parseOptions(z.object({ tenant: option.uuid, url: option.text, events: option.text.optional() }), values),
+  parse: ({ values }) =>
+    parseOptions(z.object({ tenant: option.uuid, url: option.text, events: option.text.optional() }), values),
   run: async (args, { runtime }) => {
     await requireTenant(args.tenant);
     const { webhookAdd: add } = await webhookCommands();
@@ -50,15 +53,23 @@ export const webhookUpdate = defineCommand({
 
 export const webhookRecover = defineCommand({
   words: ['webhook', 'recover'],
-  summary: 'Send again every delivery of an endpoint that ended failed since a time (same ids and bodies, oldest first; running it twice sends nothing twice)',
+  summary:
+    'Send again every delivery of an endpoint that ended failed since a time (same ids and bodies, oldest first; running it twice sends nothing twice)',
   usage: '--endpoint <id> --since <ISO time|6h|2d> [--max <n>] [--after <deliveryId>]',
-  options: { endpoint: { type: 'string' }, since: { type: 'string' }, max: { type: 'string' }, after: { type: 'string' } },
+  options: {
+    endpoint: { type: 'string' },
+    since: { type: 'string' },
+    max: { type: 'string' },
+    after: { type: 'string' },
+  },
   parse: ({ values }) => {
     const o = parseOptions(
       z.object({
         endpoint: option.uuid,
         since: sinceOption,
-        max: option.wholeNumber.pipe(z.number().min(1, 'must be at least 1').max(10_000, 'must be at most 10000')).optional(),
+        max: option.wholeNumber
+          .pipe(z.number().min(1, 'must be at least 1').max(10_000, 'must be at most 10000'))
+          .optional(),
         after: option.uuid.optional(),
       }),
       values,
@@ -87,7 +98,14 @@ export const webhookDeliveries = defineCommand({
   positionals: ['endpointId'],
   options: { limit: { type: 'string' } },
   parse: ({ values, positionals }) => {
-    const { limit } = parseOptions(z.object({ limit: option.wholeNumber.pipe(z.number().min(1, 'must be at least 1').max(100, 'must be at most 100')).optional() }), values);
+    const { limit } = parseOptions(
+      z.object({
+        limit: option.wholeNumber
+          .pipe(z.number().min(1, 'must be at least 1').max(100, 'must be at most 100'))
+          .optional(),
+      }),
+      values,
+    );
     return { endpointId: endpointIdOf({ positionals }), limit };
   },
   run: async ({ endpointId, limit }) => (await webhookCommands()).webhookDeliveries(endpointId, { limit }),
@@ -128,7 +146,8 @@ export const webhookRemove = defineCommand({
 
 export const webhookDisable = defineCommand({
   words: ['webhook', 'disable'],
-  summary: 'Stop deliveries to an endpoint: events meanwhile are not delivered to it, pending retries end as failed (redeliver them after enable)',
+  summary:
+    'Stop deliveries to an endpoint: events meanwhile are not delivered to it, pending retries end as failed (redeliver them after enable)',
   usage: '',
   positionals: ['endpointId'],
   options: {},
@@ -161,12 +180,23 @@ export const webhookRotateSecret = defineCommand({
 
 export const webhookListen = defineCommand({
   words: ['webhook', 'listen'],
-  summary: "Forward an organization's events to a local URL until Ctrl-C (local runtime with --allow-http-webhooks); one JSON line per event",
+  summary:
+    "Forward an organization's events to a local URL until Ctrl-C (local runtime with --allow-http-webhooks); one JSON line per event",
   usage: `--tenant <id> --forward-to <url> [--events <${EVENTS_HELP}>]`,
   options: { tenant: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' } },
   parse: ({ values }) => {
-    const o = parseOptions(z.object({ tenant: option.uuid, 'forward-to': option.httpUrl, events: option.text.optional() }), values);
-    return { tenant: o.tenant, forwardTo: o['forward-to'], events: o.events?.split(',').map((e) => e.trim()).filter(Boolean) };
+    const o = parseOptions(
+      z.object({ tenant: option.uuid, 'forward-to': option.httpUrl, events: option.text.optional() }),
+      values,
+    );
+    return {
+      tenant: o.tenant,
+      forwardTo: o['forward-to'],
+      events: o.events
+        ?.split(',')
+        .map((e) => e.trim())
+        .filter(Boolean),
+    };
   },
   run: async (args, context) => (await import('../webhook-listen')).webhookListen(args, context),
 });

@@ -52,7 +52,8 @@ export async function connectClient(baseUrl: string, apiKey: string, keyLabel = 
       const body = text === '' || !isJson ? undefined : JSON.parse(text);
       if (isJson || text === '') validator.check(request.method, path, response.status, body);
       exchanges.push({
-        operationId: paths[schemaPath]?.[request.method.toLowerCase()]?.operationId ?? `${request.method} ${schemaPath}`,
+        operationId:
+          paths[schemaPath]?.[request.method.toLowerCase()]?.operationId ?? `${request.method} ${schemaPath}`,
         method: request.method,
         keyLabel: schemaPath === '/openapi.json' ? undefined : keyLabel,
         path: `${path}${url.search}`,

@@ -42,7 +42,11 @@ export function runTypeScriptSnippet(deliveries: SignedDelivery[]): boolean[] {
         'console.log(JSON.stringify(deliveries.map((d) => verifySignature(d.timestamp, d.signature, Buffer.from(d.body), d.secret))));',
       ].join('\n'),
     );
-    const output = execFileSync(process.execPath, ['--import', 'tsx', join(dir, 'run.ts'), JSON.stringify(deliveries)], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const output = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', join(dir, 'run.ts'), JSON.stringify(deliveries)],
+      { cwd: REPO_ROOT, encoding: 'utf8' },
+    );
     return JSON.parse(output) as boolean[];
   });
 }
@@ -59,7 +63,9 @@ export function runPythonSnippet(deliveries: SignedDelivery[]): boolean[] | unde
       'print(json.dumps([verify_signature(d["timestamp"], d["signature"], d["body"].encode(), d["secret"]) for d in deliveries]))',
     ].join('\n');
     writeFileSync(join(dir, 'verify.py'), harness);
-    return JSON.parse(execFileSync('python3', [join(dir, 'verify.py'), JSON.stringify(deliveries)], { encoding: 'utf8' })) as boolean[];
+    return JSON.parse(
+      execFileSync('python3', [join(dir, 'verify.py'), JSON.stringify(deliveries)], { encoding: 'utf8' }),
+    ) as boolean[];
   });
 }
 
@@ -71,7 +77,11 @@ export async function runShellSnippet(name: string, body: string, variables: Rec
   const dir = mkdtempSync(join(tmpdir(), 'cct-snippet-'));
   try {
     writeFileSync(join(dir, 'body.json'), body);
-    const { stdout } = await promisify(execFile)('bash', ['-c', docSnippet(name)], { cwd: dir, env: { ...process.env, ...variables }, encoding: 'utf8' });
+    const { stdout } = await promisify(execFile)('bash', ['-c', docSnippet(name)], {
+      cwd: dir,
+      env: { ...process.env, ...variables },
+      encoding: 'utf8',
+    });
     return stdout.trim();
   } finally {
     rmSync(dir, { recursive: true, force: true });

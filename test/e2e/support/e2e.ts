@@ -42,4 +42,3 @@ export function useLocalRuntime(options?: LocalRuntimeOptions | (() => LocalRunt
   }, START_TIMEOUT_MS);
   return e2e;
 }
-

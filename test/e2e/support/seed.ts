@@ -26,7 +26,8 @@ async function onRuntimeTable<T>(info: RuntimeInfo, write: () => Promise<T>): Pr
 export async function recordCalls(info: RuntimeInfo, tenantId: string, calls: RecordCallInput[]): Promise<void> {
   await onRuntimeTable(info, async () => {
     const { recordCall } = await import('../../../lambdas/contexts/calls/calls');
-    for (let i = 0; i < calls.length; i += 10) await Promise.all(calls.slice(i, i + 10).map((call) => recordCall(tenantId, call)));
+    for (let i = 0; i < calls.length; i += 10)
+      await Promise.all(calls.slice(i, i + 10).map((call) => recordCall(tenantId, call)));
   });
 }
 

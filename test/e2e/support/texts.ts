@@ -22,7 +22,8 @@ export async function receiveTexts(info: RuntimeInfo, tenantId: string, texts: S
     // The shared module reads the two variables when first imported, which is now.
     const { receiveInboundMessage } = await import('../../../lambdas/contexts/texting/receiving');
     const results: InboundResult[] = [];
-    for (const text of texts) results.push(await receiveInboundMessage(tenantId, { ...text, messageSid: text.messageSid ?? newMessageSid() }));
+    for (const text of texts)
+      results.push(await receiveInboundMessage(tenantId, { ...text, messageSid: text.messageSid ?? newMessageSid() }));
     return results;
   } finally {
     // Later runtimes spawned by this worker inherit its environment; leave it as it was.

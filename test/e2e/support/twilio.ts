@@ -1,6 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { isRetried, requestedUrlOf, retryPolicyOf, type AttemptFailure } from '../../support/twilio-connection-overrides';
+import {
+  isRetried,
+  requestedUrlOf,
+  retryPolicyOf,
+  type AttemptFailure,
+} from '../../support/twilio-connection-overrides';
 
 /**
  * Twilio's request signature, written from Twilio's documentation rather than taken from the
@@ -27,10 +32,16 @@ export async function postCallback(
   params: Record<string, string>,
   signature?: string | null,
 ): Promise<CallbackAnswer> {
-  const header = signature === undefined ? twilioSignature(`${target.signedRoot}${pathAndQuery}`, params, target.authToken) : signature;
+  const header =
+    signature === undefined
+      ? twilioSignature(`${target.signedRoot}${pathAndQuery}`, params, target.authToken)
+      : signature;
   const response = await fetch(`${target.runtimeRoot}${pathAndQuery}`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...(header !== null && { 'X-Twilio-Signature': header }) },
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      ...(header !== null && { 'X-Twilio-Signature': header }),
+    },
     body: new URLSearchParams(params).toString(),
     redirect: 'manual',
   });
@@ -45,14 +56,25 @@ export type TwilioDelivery = {
 };
 
 /** One POST over a socket bound to `localAddress` (any of 127.0.0.0/8 on Linux), as a distinct client. */
-export function postFrom(localAddress: string, url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+export function postFrom(
+  localAddress: string,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((done, fail) => {
-    const request = httpRequest(url, { method: 'POST', localAddress, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', fail);
-    });
+    const request = httpRequest(
+      url,
+      { method: 'POST', localAddress, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          done({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', fail);
+      },
+    );
     request.on('error', fail);
     request.end(body);
   });
@@ -80,7 +102,12 @@ export async function deliverAsTwilio(
   for (let attempt = 0; attempt <= policy.retries && Date.now() < deadline; attempt += 1) {
     let failure: AttemptFailure;
     try {
-      const answer = await postFrom(options.localAddress, `${target.runtimeRoot}${pathAndQuery}`, headers, new URLSearchParams(params).toString());
+      const answer = await postFrom(
+        options.localAddress,
+        `${target.runtimeRoot}${pathAndQuery}`,
+        headers,
+        new URLSearchParams(params).toString(),
+      );
       statuses.push(answer.status);
       if (answer.status >= 200 && answer.status < 300) return { delivered: true, statuses };
       failure = { kind: 'status', status: answer.status };

@@ -6,10 +6,15 @@ import type { OpenApiDocument } from '../../../local/openapi-validator';
  * Checks a delivered event body against the `webhooks` section of the OpenAPI document the
  * runtime serves, as an integrator generating types from it would rely on.
  */
-type WebhooksSection = Record<string, { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }>;
+type WebhooksSection = Record<
+  string,
+  { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }
+>;
 
 export async function webhookEventChecker(baseUrl: string): Promise<(type: string, body: unknown) => void> {
-  const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as OpenApiDocument & { webhooks: WebhooksSection };
+  const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as OpenApiDocument & {
+    webhooks: WebhooksSection;
+  };
   const base = 'https://openapi.local/openapi.json';
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   addFormats(ajv);
@@ -19,6 +24,7 @@ export async function webhookEventChecker(baseUrl: string): Promise<(type: strin
     const entry = document.webhooks[type];
     if (!entry) throw new Error(`The OpenAPI document describes no webhook ${type}`);
     const validate = ajv.getSchema(`${base}${entry.post.requestBody.content['application/json'].schema.$ref}`)!;
-    if (!validate(body)) throw new Error(`${type}: body does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}`);
+    if (!validate(body))
+      throw new Error(`${type}: body does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}`);
   };
 }

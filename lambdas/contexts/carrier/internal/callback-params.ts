@@ -51,7 +51,10 @@ export type TranscriptionParams = z.output<typeof TranscriptionParams>;
 const messageSidOf = <T extends { MessageSid?: string; SmsSid?: string }>(p: T) => p.MessageSid ?? p.SmsSid;
 // The field is named once, by whoever reports the issue (its path), never in the message too.
 const refineSid = { message: 'is required (Twilio sends it as MessageSid or SmsSid)', path: ['MessageSid'] };
-const refineStatus = { message: 'is required (Twilio sends it as MessageStatus or SmsStatus)', path: ['MessageStatus'] };
+const refineStatus = {
+  message: 'is required (Twilio sends it as MessageStatus or SmsStatus)',
+  path: ['MessageStatus'],
+};
 
 const smsInboundFields = z
   .object({

@@ -50,7 +50,8 @@ export function twilioCredentialSource(): TwilioCredentialSource {
 export function parseTwilioSecret(value: unknown, secretArn: string): TwilioCredentials {
   const where = `Secrets Manager secret ${secretArn}`;
   const hint = 'store {"accountSid":"AC...","authToken":"..."} in it (docs/deploy.md, "Twilio credentials")';
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`The ${where} is not a JSON object: ${hint}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`The ${where} is not a JSON object: ${hint}`);
   const record = value as Record<string, unknown>;
   const field = (name: keyof TwilioCredentials): string => {
     const v = record[name];
@@ -61,13 +62,20 @@ export function parseTwilioSecret(value: unknown, secretArn: string): TwilioCred
 }
 
 /** Reads (or takes from Powertools' cache) and checks the secret. */
-export async function readTwilioSecret(secretArn: string, options: { forceFetch?: boolean } = {}): Promise<TwilioCredentials> {
+export async function readTwilioSecret(
+  secretArn: string,
+  options: { forceFetch?: boolean } = {},
+): Promise<TwilioCredentials> {
   let value: unknown;
   try {
     // Loaded on first use: the local runtime and the operator CLI import this module (through the
     // callback configuration) but never read a secret, so they need not load the SDK client.
     const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-    value = await getSecret(secretArn, { transform: 'json', maxAge: SECRET_MAX_AGE_SECONDS, forceFetch: options.forceFetch });
+    value = await getSecret(secretArn, {
+      transform: 'json',
+      maxAge: SECRET_MAX_AGE_SECONDS,
+      forceFetch: options.forceFetch,
+    });
   } catch (err) {
     const where = `Could not read the Twilio credentials from Secrets Manager secret ${secretArn}`;
     // JSON.parse quotes the start of what it could not parse, which here is the secret itself:
@@ -108,7 +116,9 @@ export type RefreshFailureReporter = (error: Error) => void;
 let secretsLogger: Logger | undefined;
 const logRefreshFailure: RefreshFailureReporter = (error) => {
   secretsLogger ??= new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'cct-service' });
-  secretsLogger.error('Could not refresh the Twilio credentials from Secrets Manager; still using the previous ones', { error });
+  secretsLogger.error('Could not refresh the Twilio credentials from Secrets Manager; still using the previous ones', {
+    error,
+  });
 };
 
 /**
@@ -117,7 +127,10 @@ const logRefreshFailure: RefreshFailureReporter = (error) => {
  * call sees the refreshed one). Throws when no snapshot exists: the function was bundled without
  * the preload, or the preload failed.
  */
-export function twilioSecretNow(secretArn: string, onRefreshFailure: RefreshFailureReporter = logRefreshFailure): TwilioCredentials {
+export function twilioSecretNow(
+  secretArn: string,
+  onRefreshFailure: RefreshFailureReporter = logRefreshFailure,
+): TwilioCredentials {
   if (!snapshot || snapshot.secretArn !== secretArn) {
     throw new Error(
       `The Twilio credentials of ${secretArn} were not loaded at init: the function must be bundled with lambdas/contexts/carrier/twilio-secret-preload.ts (FunctionSpec.preload)`,

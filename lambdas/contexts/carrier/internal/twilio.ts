@@ -12,8 +12,7 @@ export const TWILIO_API_BASE_URL = 'https://api.twilio.com';
 
 /** The account's credentials, fixed (environment, tests) or read per send (a cached Secrets Manager read). */
 export type TwilioCredentialsConfig =
-  | { accountSid: string; authToken: string }
-  | { credentials: () => Promise<{ accountSid: string; authToken: string }> };
+  { accountSid: string; authToken: string } | { credentials: () => Promise<{ accountSid: string; authToken: string }> };
 
 export type TwilioConfig = TwilioCredentialsConfig & {
   baseUrl?: string;
@@ -117,7 +116,8 @@ export class TwilioCarrier implements Carrier {
 
   async send(text: OutboundText): Promise<CarrierReceipt> {
     const form = new URLSearchParams({ To: text.to, From: text.from, Body: text.body });
-    if (this.#statusCallbackUrl) form.set('StatusCallback', statusCallbackUrlFor(this.#statusCallbackUrl, text.messageId));
+    if (this.#statusCallbackUrl)
+      form.set('StatusCallback', statusCallbackUrlFor(this.#statusCallbackUrl, text.messageId));
     const endpoint = await this.#endpoint();
     let response: Response;
     try {
@@ -138,7 +138,11 @@ export class TwilioCarrier implements Carrier {
       if (!timedOut && code && NEVER_CONNECTED.has(code)) {
         throw new CarrierError(`Twilio could not be reached (${code})`, { kind: 'not_sent' }, { cause: err });
       }
-      throw new CarrierError(timedOut ? 'Twilio did not answer in time' : `Twilio's answer was lost (${code ?? 'network error'})`, { kind: 'unknown' }, { cause: err });
+      throw new CarrierError(
+        timedOut ? 'Twilio did not answer in time' : `Twilio's answer was lost (${code ?? 'network error'})`,
+        { kind: 'unknown' },
+        { cause: err },
+      );
     }
     // A body that cannot be read (reset mid-answer, timeout) leaves an accepted text unknown.
     let payload: (TwilioMessage & TwilioErrorBody) | undefined;
@@ -151,16 +155,22 @@ export class TwilioCarrier implements Carrier {
       const providerCode = typeof payload?.code === 'number' ? payload.code : undefined;
       const status = response.status;
       const kind = status >= 500 ? 'unknown' : NOT_SENT_STATUSES.has(status) ? 'not_sent' : 'refused';
-      throw new CarrierError(`Twilio ${kind === 'refused' ? 'refused' : 'did not take'} the message: HTTP ${status}${providerCode ? `, error ${providerCode}` : ''}`, {
-        kind,
-        httpStatus: status,
-        providerCode,
-        providerMessage: twilioErrorMessage(providerCode, payload?.message),
-        ...(providerCode === TWILIO_OPTED_OUT_CODE && { recipientOptedOut: true }),
-      });
+      throw new CarrierError(
+        `Twilio ${kind === 'refused' ? 'refused' : 'did not take'} the message: HTTP ${status}${providerCode ? `, error ${providerCode}` : ''}`,
+        {
+          kind,
+          httpStatus: status,
+          providerCode,
+          providerMessage: twilioErrorMessage(providerCode, payload?.message),
+          ...(providerCode === TWILIO_OPTED_OUT_CODE && { recipientOptedOut: true }),
+        },
+      );
     }
     if (typeof payload?.sid !== 'string' || payload.sid === '') {
-      throw new CarrierError('Twilio answered without a readable message sid', { kind: 'unknown', httpStatus: response.status });
+      throw new CarrierError('Twilio answered without a readable message sid', {
+        kind: 'unknown',
+        httpStatus: response.status,
+      });
     }
     return { messageSid: payload.sid };
   }

@@ -47,7 +47,8 @@ export function eventTime(timestamp: string | undefined, receivedAt: Date): Date
 export const isChildLeg = (p: Pick<VoiceStatusParams, 'ParentCallSid'>): boolean => p.ParentCallSid !== undefined;
 
 /** The parent leg's sid: the key of the logical call. */
-export const rootCallSidOf = (p: Pick<VoiceStatusParams, 'CallSid' | 'ParentCallSid'>): string => p.ParentCallSid ?? p.CallSid;
+export const rootCallSidOf = (p: Pick<VoiceStatusParams, 'CallSid' | 'ParentCallSid'>): string =>
+  p.ParentCallSid ?? p.CallSid;
 
 /** Where the organization of a voice status callback is found (see organization.ts). */
 export function voiceClues(p: VoiceStatusParams, tenantHint?: string): OrganizationClues {
@@ -83,7 +84,11 @@ const CHILD = 2;
 const PSTN_PARENT = 3;
 
 /** One voice status callback in the call's terms. */
-export function callChangeOfLeg(p: VoiceStatusParams, orgNumbers: ReadonlySet<string>, receivedAt: Date): CallLegChange {
+export function callChangeOfLeg(
+  p: VoiceStatusParams,
+  orgNumbers: ReadonlySet<string>,
+  receivedAt: Date,
+): CallLegChange {
   const status = normalizeCallStatus(p.CallStatus);
   const at = eventTime(p.Timestamp, receivedAt);
   const from = partyOf(p.From, orgNumbers);
@@ -153,7 +158,11 @@ export function callChangeOfLeg(p: VoiceStatusParams, orgNumbers: ReadonlySet<st
  * after the answer) proves the answer even when the `answered` event was not subscribed.
  */
 const answeredAtOf = (status: string, at: Date, durationSec: number | null): Date | undefined =>
-  status === 'in-progress' ? at : status === 'completed' ? new Date(at.getTime() - (durationSec ?? 0) * 1000) : undefined;
+  status === 'in-progress'
+    ? at
+    : status === 'completed'
+      ? new Date(at.getTime() - (durationSec ?? 0) * 1000)
+      : undefined;
 
 /**
  * A parent leg's end. Twilio reports `completed` for any call it picked up, including one that

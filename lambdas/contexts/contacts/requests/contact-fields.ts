@@ -31,7 +31,11 @@ const customFieldsChecked = z.record(z.string(), z.string()).check(
   z.superRefine((fields, ctx) => {
     const entries = Object.entries(fields);
     if (entries.length > CUSTOM_FIELD_LIMITS.maxFields) {
-      ctx.addIssue({ code: 'custom', message: `must have at most ${CUSTOM_FIELD_LIMITS.maxFields} fields`, input: fields });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must have at most ${CUSTOM_FIELD_LIMITS.maxFields} fields`,
+        input: fields,
+      });
       return;
     }
     for (const [key, value] of entries) {
@@ -45,25 +49,41 @@ const customFieldsChecked = z.record(z.string(), z.string()).check(
         return;
       }
       if (value.length > CUSTOM_FIELD_LIMITS.maxValueLength) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `must be at most ${CUSTOM_FIELD_LIMITS.maxValueLength} characters`, input: value });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `must be at most ${CUSTOM_FIELD_LIMITS.maxValueLength} characters`,
+          input: value,
+        });
         return;
       }
       if (hasControlCharacters(value, true)) {
-        ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain control characters (tab and line breaks are allowed)', input: value });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'must not contain control characters (tab and line breaks are allowed)',
+          input: value,
+        });
         return;
       }
     }
     const total = entries.reduce((sum, [key, value]) => sum + key.length + value.length, 0);
     if (total > CUSTOM_FIELD_LIMITS.maxTotalLength) {
-      ctx.addIssue({ code: 'custom', message: `keys and values together must be at most ${CUSTOM_FIELD_LIMITS.maxTotalLength} characters`, input: fields });
+      ctx.addIssue({
+        code: 'custom',
+        message: `keys and values together must be at most ${CUSTOM_FIELD_LIMITS.maxTotalLength} characters`,
+        input: fields,
+      });
     }
   }),
 );
 
 /** An external id as requests give it (a contact's field, and `GET /contacts?externalId=`). */
-export const externalId = z
-  .string()
-  .check(z.minLength(1), z.maxLength(255), z.refine((text) => !hasControlCharacters(text, false), 'must not contain control characters'));
+export const externalId = z.string().check(
+  z.minLength(1),
+  z.maxLength(255),
+  z.refine((text) => !hasControlCharacters(text, false), 'must not contain control characters'),
+);
 
 /** The fields a request may write on a contact, with the spec's limits (create and update). */
 export const contactFields = {

@@ -14,17 +14,20 @@ export const ContactBatchItem = z.strictObject(contactFields).register(z.globalR
 
 export const UpsertContactsBody = z
   .strictObject({
-    contacts: z.array(z.unknown()).check(z.minLength(1), z.maxLength(MAX_BATCH_CONTACTS)).register(z.globalRegistry, {
-      description:
-        `1 to ${MAX_BATCH_CONTACTS} contacts, each created or updated by its \`externalId\` when it has one, else by its number. ` +
-        'Each is validated on its own: a bad one is answered `invalid` and does not stop the others.',
-      // The OpenAPI document shows what each item must be (the generator reads `documentedAs`).
-      documentedAs: {
-        type: 'array',
-        items: { $ref: '#/components/schemas/ContactBatchItem' },
-        minItems: 1,
-        maxItems: MAX_BATCH_CONTACTS,
-      },
-    }),
+    contacts: z
+      .array(z.unknown())
+      .check(z.minLength(1), z.maxLength(MAX_BATCH_CONTACTS))
+      .register(z.globalRegistry, {
+        description:
+          `1 to ${MAX_BATCH_CONTACTS} contacts, each created or updated by its \`externalId\` when it has one, else by its number. ` +
+          'Each is validated on its own: a bad one is answered `invalid` and does not stop the others.',
+        // The OpenAPI document shows what each item must be (the generator reads `documentedAs`).
+        documentedAs: {
+          type: 'array',
+          items: { $ref: '#/components/schemas/ContactBatchItem' },
+          minItems: 1,
+          maxItems: MAX_BATCH_CONTACTS,
+        },
+      }),
   })
   .register(z.globalRegistry, { id: 'UpsertContactsRequest' });

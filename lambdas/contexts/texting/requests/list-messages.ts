@@ -7,5 +7,7 @@ export const ListMessagesQuery = z.strictObject({ limit: limitParam, cursor: cur
 
 export const CounterpartPath = z.object({
   // A clone: `e164` itself is shared by every number field.
-  counterpart: e164.clone().register(z.globalRegistry, { description: 'External number, E.164; `+` may be sent literally or as %2B' }),
+  counterpart: e164
+    .clone()
+    .register(z.globalRegistry, { description: 'External number, E.164; `+` may be sent literally or as %2B' }),
 });

@@ -22,7 +22,10 @@ const UNPROCESSED_ROUNDS = 4;
 
 const keyId = ({ pk, sk }: Key) => `${pk}\u0000${sk}`;
 
-const keysOf = ({ tenantId, endpointId }: AttemptRef) => ({ endpoint: endpointKey(tenantId, endpointId), tenant: tenantKey(tenantId) });
+const keysOf = ({ tenantId, endpointId }: AttemptRef) => ({
+  endpoint: endpointKey(tenantId, endpointId),
+  tenant: tenantKey(tenantId),
+});
 
 /** The state of each attempt, in order: every key read once, 100 keys per BatchGetItem. */
 export async function readAttemptStates(refs: readonly AttemptRef[]): Promise<AttemptState[]> {

@@ -22,7 +22,9 @@ function ipv6ToBigInt(address: string): bigint {
   const headGroups = head ? head.split(':') : [];
   const restGroups = rest ? rest.split(':') : [];
   const groups =
-    rest === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - restGroups.length).fill('0'), ...restGroups];
+    rest === undefined
+      ? headGroups
+      : [...headGroups, ...Array<string>(8 - headGroups.length - restGroups.length).fill('0'), ...restGroups];
   return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
 }
 
@@ -82,9 +84,13 @@ const bigIntToIpv4 = (value: bigint): string => [24n, 16n, 8n, 0n].map((s) => Nu
 /** The IPv4 address an IPv6 address leads to, when it embeds one. */
 function embeddedIpv4(value: bigint): { address: string; via: string } | undefined {
   if (inRange(value, MAPPED, 128) || inRange(value, NAT64, 128)) {
-    return { address: bigIntToIpv4(value & 0xffffffffn), via: inRange(value, MAPPED, 128) ? MAPPED.label : NAT64.label };
+    return {
+      address: bigIntToIpv4(value & 0xffffffffn),
+      via: inRange(value, MAPPED, 128) ? MAPPED.label : NAT64.label,
+    };
   }
-  if (inRange(value, SIX_TO_FOUR, 128)) return { address: bigIntToIpv4((value >> 80n) & 0xffffffffn), via: SIX_TO_FOUR.label };
+  if (inRange(value, SIX_TO_FOUR, 128))
+    return { address: bigIntToIpv4((value >> 80n) & 0xffffffffn), via: SIX_TO_FOUR.label };
   return undefined;
 }
 

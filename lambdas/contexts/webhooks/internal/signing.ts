@@ -50,11 +50,20 @@ export type SignInput = {
  * Every header of one attempt. The timestamp is taken per attempt (a retry is signed afresh);
  * the delivery id is the same on every retry, so receivers can use it as an idempotency key.
  */
-export function deliveryHeaders({ secret, previousSecret, deliveryId, eventType, body, nowMs }: SignInput): Record<string, string> {
+export function deliveryHeaders({
+  secret,
+  previousSecret,
+  deliveryId,
+  eventType,
+  body,
+  nowMs,
+}: SignInput): Record<string, string> {
   const timestamp = String(Math.trunc(nowMs));
   const seconds = String(Math.floor(nowMs / 1000));
   const signature = serviceSignature(previousSecret ?? secret, timestamp, body);
-  const standardSignatures = [secret, ...(previousSecret ? [previousSecret] : [])].map((s) => standardWebhooksSignature(s, deliveryId, seconds, body));
+  const standardSignatures = [secret, ...(previousSecret ? [previousSecret] : [])].map((s) =>
+    standardWebhooksSignature(s, deliveryId, seconds, body),
+  );
   return {
     'Content-Type': 'application/json',
     'User-Agent': USER_AGENT,

@@ -25,7 +25,11 @@ export class TargetRefusedError extends Error {}
 export class ResolutionTimeoutError extends Error {}
 
 /** The URL's host as a bare name or address: brackets of IPv6 literals and a final dot removed. */
-export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+export const bareHost = (url: URL): string =>
+  url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 
 /**
  * Checks a target URL against the rules that do not need DNS. The WHATWG URL parser has
@@ -76,7 +80,10 @@ async function lookupWithin(lookup: LookupAll, hostname: string, timeoutMs: numb
   if (timeoutMs === undefined) return lookup(hostname);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new ResolutionTimeoutError(`timeout: ${hostname} did not resolve within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new ResolutionTimeoutError(`timeout: ${hostname} did not resolve within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   });
   try {
     return await Promise.race([lookup(hostname), expired]);
@@ -89,10 +96,15 @@ async function lookupWithin(lookup: LookupAll, hostname: string, timeoutMs: numb
  * Resolves the host (within `timeoutMs` when given) and checks every address; the first one is
  * the address to connect to, and the only one the connection may use (http-post.ts pins it).
  */
-export async function resolveTarget(url: URL, options: TargetOptions & { lookup?: LookupAll; timeoutMs?: number } = {}): Promise<ResolvedTarget> {
+export async function resolveTarget(
+  url: URL,
+  options: TargetOptions & { lookup?: LookupAll; timeoutMs?: number } = {},
+): Promise<ResolvedTarget> {
   const hostname = bareHost(url);
   const literal = isIP(hostname);
-  const addresses = literal ? [{ address: hostname, family: literal }] : await lookupWithin(options.lookup ?? systemLookup, hostname, options.timeoutMs);
+  const addresses = literal
+    ? [{ address: hostname, family: literal }]
+    : await lookupWithin(options.lookup ?? systemLookup, hostname, options.timeoutMs);
   if (addresses.length === 0) throw new TargetRefusedError(`${hostname} has no address`);
   // Any refused address refuses the host: a name that also points inside is not a public target.
   for (const { address } of addresses) refuseAddress(hostname, address, options);

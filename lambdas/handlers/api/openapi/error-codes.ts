@@ -26,11 +26,12 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     example: { error: "The organization's billing status does not allow sending" },
   },
   spending_limit_reached: {
-    meaning: "this text would take the organization over its spending limit",
+    meaning: 'this text would take the organization over its spending limit',
     example: { error: "Sending this message would exceed the organization's spending limit" },
   },
   insufficient_scope: {
-    meaning: 'the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)',
+    meaning:
+      'the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)',
     example: { error: 'This API key lacks the scope "contacts.manage" required for this operation' },
   },
   api_access_disabled: {
@@ -84,7 +85,8 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     example: { error: 'This Idempotency-Key was already used with a different request body' },
   },
   carrier_rejected: {
-    meaning: 'the carrier refused the text for good (e.g. an invalid number): the message is `failed` and nothing is billed',
+    meaning:
+      'the carrier refused the text for good (e.g. an invalid number): the message is `failed` and nothing is billed',
     example: {
       error: 'The carrier refused this text (carrier error 21211); nothing was billed',
       messageId: MESSAGE_ID,
@@ -103,7 +105,10 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     meaning:
       'the carrier certainly did not take the text: nothing is billed and sending again with a new Idempotency-Key is safe ' +
       '(when it may have taken it, the answer is 201 `queued` instead)',
-    example: { error: 'The carrier did not take the message; nothing was billed and it is safe to send again (with a new Idempotency-Key)' },
+    example: {
+      error:
+        'The carrier did not take the message; nothing was billed and it is safe to send again (with a new Idempotency-Key)',
+    },
   },
   temporarily_unavailable: {
     meaning:
@@ -129,7 +134,8 @@ export function errorCodesOf(route: RouteSpec): ErrorCode[] {
   if (route.auth && route.scope) codes.push('insufficient_scope');
   if (route.body) codes.push('payload_too_large', 'unsupported_media_type');
   // A path parameter with a malformed percent-escape is 400 naming it, on every route that has one.
-  if (route.body || route.query || route.idempotent || route.path_params || route.invalidPathStatus === 400) codes.push('validation_failed');
+  if (route.body || route.query || route.idempotent || route.path_params || route.invalidPathStatus === 400)
+    codes.push('validation_failed');
   if (route.path_params && route.invalidPathStatus !== 400) codes.push('not_found');
   codes.push(...route.errors);
   if (route.idempotent) codes.push('idempotency_conflict', 'idempotency_mismatch');

@@ -132,7 +132,13 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
         summary: 'Records of a CRM, each by its own id (the third repeats a number)',
         value: {
           contacts: [
-            { displayName: 'Ada Lovelace', phoneNumber: ADA, company: 'Analytical Engines Ltd', externalId: 'hs-4829301', customFields: { lifecycleStage: 'customer' } },
+            {
+              displayName: 'Ada Lovelace',
+              phoneNumber: ADA,
+              company: 'Analytical Engines Ltd',
+              externalId: 'hs-4829301',
+              customFields: { lifecycleStage: 'customer' },
+            },
             { displayName: 'Charles Babbage', phoneNumber: '+14155550101', externalId: 'hs-4829302' },
             { displayName: 'Ada L.', phoneNumber: ADA, externalId: 'hs-4829377' },
           ],
@@ -145,7 +151,14 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
         value: {
           results: [
             { index: 0, status: 'updated', contactId: CONTACT_ID, externalId: 'hs-4829301', error: null, code: null },
-            { index: 1, status: 'created', contactId: '0193a4d2-5e6f-7a8b-9c0d-1e2f3a4b5c6d', externalId: 'hs-4829302', error: null, code: null },
+            {
+              index: 1,
+              status: 'created',
+              contactId: '0193a4d2-5e6f-7a8b-9c0d-1e2f3a4b5c6d',
+              externalId: 'hs-4829302',
+              error: null,
+              code: null,
+            },
             {
               index: 2,
               status: 'invalid',
@@ -176,14 +189,20 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
     },
     responses: {
       201: { summary: 'Created', value: { contact, adopted: false } },
-      200: { summary: 'The auto-created contact of this number, adopted and named', value: { contact: adoptedContact, adopted: true } },
+      200: {
+        summary: 'The auto-created contact of this number, adopted and named',
+        value: { contact: adoptedContact, adopted: true },
+      },
     },
   },
   getContact: { responses: { 200: { summary: 'A named contact', value: { contact } } } },
   updateContact: {
     request: { retag: { summary: 'Change the tag, clear the notes', value: { tag: 'vip', notes: null } } },
     responses: {
-      200: { summary: 'The contact as it now stands', value: { contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z' } } },
+      200: {
+        summary: 'The contact as it now stands',
+        value: { contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z' } },
+      },
     },
   },
   deleteContact: { responses: {} },
@@ -193,7 +212,15 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
         summary: 'One conversation, the only page',
         value: {
           threads: [
-            { counterpartNumber: ADA, lastMessage: inbound.body, lastDirection: 'inbound', lastStatus: 'received', lastAt: inbound.createdAt, messageCount: 2, hasUnread: true },
+            {
+              counterpartNumber: ADA,
+              lastMessage: inbound.body,
+              lastDirection: 'inbound',
+              lastStatus: 'received',
+              lastAt: inbound.createdAt,
+              messageCount: 2,
+              hasUnread: true,
+            },
           ],
           nextCursor: null,
         },
@@ -206,38 +233,68 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
   },
   listMessages: {
     responses: {
-      200: { summary: 'A conversation, newest first', value: { messages: [inbound, { ...outbound, status: 'delivered' }], nextCursor: null } },
+      200: {
+        summary: 'A conversation, newest first',
+        value: { messages: [inbound, { ...outbound, status: 'delivered' }], nextCursor: null },
+      },
     },
   },
 };
 
-const event = (type: string, id: string, createdAt: string, sequence: number, data: unknown) => ({ id, type, createdAt, sequence, data });
+const event = (type: string, id: string, createdAt: string, sequence: number, data: unknown) => ({
+  id,
+  type,
+  createdAt,
+  sequence,
+  data,
+});
 
 /** A second text to Ada, which her carrier could not deliver. */
-const undelivered = { ...outbound, id: '0193a4c1-2e3f-7a4b-8c5d-6e7f8a9b0c1d', body: 'Your table is ready.', status: 'failed', messageSid: 'SM6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d', createdAt: '2026-11-20T16:16:30.100Z' };
+const undelivered = {
+  ...outbound,
+  id: '0193a4c1-2e3f-7a4b-8c5d-6e7f8a9b0c1d',
+  body: 'Your table is ready.',
+  status: 'failed',
+  messageSid: 'SM6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d',
+  createdAt: '2026-11-20T16:16:30.100Z',
+};
 
 /** One body per event type, as the service posts it. */
 export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown> = {
   'call.completed': event('call.completed', '0193a4b6-2b3c-7d4e-9f50-617283940a1b', call.endedAt, 6, { call }),
-  'voicemail.received': event('voicemail.received', '0193a4b7-3c4d-7e5f-8a60-718293a4b5c6', '2026-11-20T16:40:12.000Z', 4, {
-    voicemail: {
-      id: '0193a4b7-1a2b-7c3d-8e4f-5a6b7c8d9e0f',
-      callId: '0193a4b6-9f8e-7d6c-8b5a-4f3e2d1c0b9a',
-      fromNumber: ADA,
-      toNumber: ORG_NUMBER,
-      durationSec: 21,
-      transcript: 'Hi, it is Ada. Please call me back about Friday.',
-      createdAt: '2026-11-20T16:40:12.000Z',
+  'voicemail.received': event(
+    'voicemail.received',
+    '0193a4b7-3c4d-7e5f-8a60-718293a4b5c6',
+    '2026-11-20T16:40:12.000Z',
+    4,
+    {
+      voicemail: {
+        id: '0193a4b7-1a2b-7c3d-8e4f-5a6b7c8d9e0f',
+        callId: '0193a4b6-9f8e-7d6c-8b5a-4f3e2d1c0b9a',
+        fromNumber: ADA,
+        toNumber: ORG_NUMBER,
+        durationSec: 21,
+        transcript: 'Hi, it is Ada. Please call me back about Friday.',
+        createdAt: '2026-11-20T16:40:12.000Z',
+      },
     },
+  ),
+  'sms.received': event('sms.received', '0193a4c3-aa01-7b02-8c03-d04e05f06a07', inbound.createdAt, 1, {
+    message: inbound,
   }),
-  'sms.received': event('sms.received', '0193a4c3-aa01-7b02-8c03-d04e05f06a07', inbound.createdAt, 1, { message: inbound }),
-  'message.delivered': event('message.delivered', '0193a4c0-4e21-8a3b-9c4d-5e6f7a8b9c0d', '2026-11-20T16:15:03.412Z', 4, {
-    messageId: outbound.id,
-    counterpartNumber: ADA,
-    carrierReportedAt: '2026-11-20T16:15:03.409Z',
-    status: 'delivered',
-    message: { ...outbound, status: 'delivered' },
-  }),
+  'message.delivered': event(
+    'message.delivered',
+    '0193a4c0-4e21-8a3b-9c4d-5e6f7a8b9c0d',
+    '2026-11-20T16:15:03.412Z',
+    4,
+    {
+      messageId: outbound.id,
+      counterpartNumber: ADA,
+      carrierReportedAt: '2026-11-20T16:15:03.409Z',
+      status: 'delivered',
+      message: { ...outbound, status: 'delivered' },
+    },
+  ),
   'message.failed': event('message.failed', '0193a4c1-5f32-8b4c-8d5e-6f7a8b9c0d1e', '2026-11-20T16:16:41.733Z', 4, {
     messageId: undelivered.id,
     counterpartNumber: ADA,
@@ -250,7 +307,9 @@ export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown
     refundedCents: 1,
     message: undelivered,
   }),
-  'contact.created': event('contact.created', '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9e', contact.createdAt, 1, { contact }),
+  'contact.created': event('contact.created', '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9e', contact.createdAt, 1, {
+    contact,
+  }),
   'contact.updated': event('contact.updated', '0193a9d8-1b2c-7d3e-8f40-5a6b7c8d9e0f', '2026-11-21T08:00:00.000Z', 2, {
     contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z' },
   }),
@@ -258,7 +317,13 @@ export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown
     contact: { id: CONTACT_ID, deletedAt: '2026-11-21T09:30:00.000Z' },
   }),
   'consent.changed': event('consent.changed', '0193a4c4-3b2a-7c1d-8e0f-1a2b3c4d5e6f', '2026-11-20T16:25:03.118Z', 1, {
-    consent: { number: ADA, status: 'opted_out', source: 'sms_keyword', at: '2026-11-20T16:25:03.117Z', note: 'Replied STOP' },
+    consent: {
+      number: ADA,
+      status: 'opted_out',
+      source: 'sms_keyword',
+      at: '2026-11-20T16:25:03.117Z',
+      note: 'Replied STOP',
+    },
   }),
   'webhook.test': event('webhook.test', '0193a4d0-0001-7002-8003-000400050006', '2026-11-20T17:00:00.000Z', 0, {
     endpointId: '0193a4cf-1111-7222-8333-444455556666',

@@ -14,7 +14,13 @@ import {
 } from '../../../contexts/contacts/schemas';
 import { ApiKeyInfoSchema, MeSchema, TenantSchema } from '../../../contexts/tenants/schemas';
 import { SendMessageBody } from '../../../contexts/texting/requests/send-message';
-import { MessageEnvelopeSchema, MessageListSchema, MessageSchema, ThreadListSchema, ThreadSchema } from '../../../contexts/texting/schemas';
+import {
+  MessageEnvelopeSchema,
+  MessageListSchema,
+  MessageSchema,
+  ThreadListSchema,
+  ThreadSchema,
+} from '../../../contexts/texting/schemas';
 import { EVENT_SCHEMAS } from '../../../contexts/webhooks/event-schemas';
 import { ErrorCodeSchema, ErrorSchema } from '../../http/error-schema';
 import type { ErrorCode } from '../../../shared/errors';
@@ -71,7 +77,13 @@ const COMPONENTS: z.ZodMiniType[] = [
 ];
 
 /** Request components keep `additionalProperties: false` (unknown fields are refused, 400). */
-const REQUEST_COMPONENTS = new Set(['CreateContactRequest', 'UpdateContactRequest', 'ContactBatchItem', 'UpsertContactsRequest', 'SendMessageRequest']);
+const REQUEST_COMPONENTS = new Set([
+  'CreateContactRequest',
+  'UpdateContactRequest',
+  'ContactBatchItem',
+  'UpsertContactsRequest',
+  'SendMessageRequest',
+]);
 
 function stripClosedObjects(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripClosedObjects);
@@ -108,7 +120,8 @@ function componentSchemas(): Record<string, JsonSchema> {
  * number (`limit`). Such a schema registers `documentedAs`, the JSON Schema clients should see.
  */
 function documentedAs({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
-  const meta = z.globalRegistry.get(zodSchema as z.ZodMiniType) as { description?: string; documentedAs?: JsonSchema } | undefined;
+  const meta = z.globalRegistry.get(zodSchema as z.ZodMiniType) as
+    { description?: string; documentedAs?: JsonSchema } | undefined;
   if (!meta?.documentedAs) return;
   for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
   Object.assign(jsonSchema, meta.documentedAs, meta.description !== undefined && { description: meta.description });
@@ -177,16 +190,27 @@ const STATUS_TITLES: Record<number, string> = {
  */
 function errorResponse(status: number, codes: ErrorCode[], keyed: boolean) {
   return {
-    description: [`${STATUS_TITLES[status] ?? 'Error'}:`, ...codes.map((code) => `- \`${code}\`: ${ERROR_CODE_DOCS[code].meaning}`)].join('\n'),
+    description: [
+      `${STATUS_TITLES[status] ?? 'Error'}:`,
+      ...codes.map((code) => `- \`${code}\`: ${ERROR_CODE_DOCS[code].meaning}`),
+    ].join('\n'),
     // A 401 is written before any key is known, so it has no rate-limit headers.
     headers: {
       ...(keyed && status !== 401 && RATE_LIMIT_HEADERS),
-      ...(status === 401 && { 'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string', const: 'Bearer' } } }),
-      ...((status === 429 || status === 503) && { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }),
+      ...(status === 401 && {
+        'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string', const: 'Bearer' } },
+      }),
+      ...((status === 429 || status === 503) && {
+        'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
+      }),
     },
     content: {
       'application/json': {
-        schema: { type: 'object', allOf: [componentRef('Error')], properties: { code: { type: 'string', enum: codes } } },
+        schema: {
+          type: 'object',
+          allOf: [componentRef('Error')],
+          properties: { code: { type: 'string', enum: codes } },
+        },
         examples: Object.fromEntries(
           codes.map((code) => [code, { summary: code, value: { ...ERROR_CODE_DOCS[code].example, code } }]),
         ),
@@ -218,28 +242,44 @@ function successResponse(route: RouteSpec, status: number, id: ResponseComponent
 const exampleName = (status: number) => ({ 200: 'ok', 201: 'created' })[status] ?? `status${status}`;
 
 function examplesOf(route: RouteSpec) {
-  const examples = (OPERATION_EXAMPLES as Record<string, (typeof OPERATION_EXAMPLES)[RouteId] | undefined>)[route.operationId];
-  if (!examples) throw new Error(`No examples for ${route.operationId}: add them to lambdas/handlers/api/openapi/examples.ts`);
+  const examples = (OPERATION_EXAMPLES as Record<string, (typeof OPERATION_EXAMPLES)[RouteId] | undefined>)[
+    route.operationId
+  ];
+  if (!examples)
+    throw new Error(`No examples for ${route.operationId}: add them to lambdas/handlers/api/openapi/examples.ts`);
   return examples;
 }
 
 function operation(route: RouteSpec) {
   const responses: Record<string, unknown> = {};
-  for (const [status, id] of Object.entries(route.responses)) responses[status] = successResponse(route, Number(status), id);
-  for (const [status, codes] of codesByStatus(errorCodesOf(route))) responses[status] = errorResponse(status, codes, route.auth !== null);
+  for (const [status, id] of Object.entries(route.responses))
+    responses[status] = successResponse(route, Number(status), id);
+  for (const [status, codes] of codesByStatus(errorCodesOf(route)))
+    responses[status] = errorResponse(status, codes, route.auth !== null);
   const bodyId = route.body && idOf(route.body);
   const requestExamples = examplesOf(route).request;
   return {
     operationId: route.operationId,
     tags: [route.tag],
     summary: route.summary,
-    description: [route.scope ? `Requires scope \`${route.scope}\`.` : route.auth ? 'Needs a valid key; no scope.' : 'Needs no API key.', route.description].join('\n\n'),
+    description: [
+      route.scope
+        ? `Requires scope \`${route.scope}\`.`
+        : route.auth
+          ? 'Needs a valid key; no scope.'
+          : 'Needs no API key.',
+      route.description,
+    ].join('\n\n'),
     security: route.auth ? [{ bearerAuth: [] }] : [],
     parameters: [
       ...parameters(route.path_params, 'path'),
       ...parameters(route.query, 'query'),
       ...(route.idempotent
-        ? [route.idempotencyRules ? { ...IDEMPOTENCY_KEY_PARAMETER, description: route.idempotencyRules } : IDEMPOTENCY_KEY_PARAMETER]
+        ? [
+            route.idempotencyRules
+              ? { ...IDEMPOTENCY_KEY_PARAMETER, description: route.idempotencyRules }
+              : IDEMPOTENCY_KEY_PARAMETER,
+          ]
         : []),
     ],
     ...(route.body && {
@@ -262,7 +302,10 @@ const TAGS: { name: ApiTag | 'Webhooks'; description: string }[] = [
   { name: 'Identity', description: 'The API key, its organization and its scopes.' },
   { name: 'Calls', description: "The organization's call history, read-only." },
   { name: 'Contacts', description: "The organization's shared contact directory." },
-  { name: 'Messages', description: 'Text conversations, one per external number, and sending texts as the organization.' },
+  {
+    name: 'Messages',
+    description: 'Text conversations, one per external number, and sending texts as the organization.',
+  },
   {
     name: 'Webhooks',
     description:
@@ -293,7 +336,9 @@ export function buildOpenApiDocument() {
     paths,
     webhooks: webhooksSection(),
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued in the portal' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued in the portal' },
+      },
       schemas: withCodeList(componentSchemas()),
     },
   };
@@ -302,7 +347,10 @@ export function buildOpenApiDocument() {
 /** The `ErrorCode` enum's description lists every code with its status and meaning. */
 function withCodeList(schemas: Record<string, JsonSchema>): Record<string, JsonSchema> {
   const errorCode = schemas.ErrorCode;
-  return { ...schemas, ErrorCode: { ...errorCode, description: `${String(errorCode.description)}\n\n${ERROR_CODE_LIST}` } };
+  return {
+    ...schemas,
+    ErrorCode: { ...errorCode, description: `${String(errorCode.description)}\n\n${ERROR_CODE_LIST}` },
+  };
 }
 
 /** The document's introduction: what every operation shares. */
@@ -319,7 +367,7 @@ const INTRODUCTION = [
   '## Rate limits\n120 requests per key and minute, and 600 per client network and minute before authentication. Every ' +
     'answer to a key carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a refusal is 429 ' +
     '`rate_limited` with `Retry-After` in seconds.',
-  '## Busy\nWhen an organization\'s data is too busy to take a request at once (many writes to the same rows), the service ' +
+  "## Busy\nWhen an organization's data is too busy to take a request at once (many writes to the same rows), the service " +
     'retries for about a second itself; if that is not enough it answers 503 `temporarily_unavailable` with `Retry-After`. ' +
     'Nothing was changed: send the same request again (with the same `Idempotency-Key`, if it had one).',
   '## Idempotency\n`POST /contacts`, `POST /contacts/batch` and `POST /messages` accept an `Idempotency-Key` header: a retry with the same key ' +

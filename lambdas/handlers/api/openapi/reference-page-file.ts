@@ -11,7 +11,8 @@ export const REFERENCE_PAGE_FILE = 'reference-page.html';
  * The page's file: `REFERENCE_PAGE_PATH` when set (the local runtime writes the page into its
  * state directory), else beside the bundle in Lambda (the CDK copies it there).
  */
-export const referencePagePath = (): string => process.env.REFERENCE_PAGE_PATH ?? join(process.env.LAMBDA_TASK_ROOT ?? '.', REFERENCE_PAGE_FILE);
+export const referencePagePath = (): string =>
+  process.env.REFERENCE_PAGE_PATH ?? join(process.env.LAMBDA_TASK_ROOT ?? '.', REFERENCE_PAGE_FILE);
 
 /** Nothing but the page itself: inline script and styles, Redoc's search worker (a blob), inline images. */
 export const REFERENCE_PAGE_CSP = [

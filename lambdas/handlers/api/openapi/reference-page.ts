@@ -30,14 +30,23 @@ const REDOC_OPTIONS = {
 };
 
 /** A JSON value as the text of an inline script: `</script>` and friends cannot end the element early. */
-const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+const scriptJson = (value: unknown): string =>
+  JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 
 /** The page, from the document's JSON text and Redoc's standalone bundle. */
 export function renderReferencePage(openApiJson: string, redocBundle: string): string {
   if (!redocBundle.includes(REDOC_CDN_LOGO)) {
-    throw new Error(`Redoc's bundle no longer names ${REDOC_CDN_LOGO}: check what it loads from other hosts, then update reference-page.ts`);
+    throw new Error(
+      `Redoc's bundle no longer names ${REDOC_CDN_LOGO}: check what it loads from other hosts, then update reference-page.ts`,
+    );
   }
-  const renderer = redocBundle.split(REDOC_CDN_LOGO).join(INLINE_LOGO).replace(/<\/script/gi, '<\\/script');
+  const renderer = redocBundle
+    .split(REDOC_CDN_LOGO)
+    .join(INLINE_LOGO)
+    .replace(/<\/script/gi, '<\\/script');
   const document = JSON.parse(openApiJson) as { info: { title: string } };
   return [
     '<!doctype html>',

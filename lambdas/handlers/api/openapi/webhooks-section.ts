@@ -29,7 +29,10 @@ const HEADERS = [
   header('X-Legacy-Delivery', 'Deprecated name of X-Service-Delivery (identical value)', true),
   header('webhook-id', 'Standard Webhooks: the delivery id'),
   header('webhook-timestamp', 'Standard Webhooks: seconds since the Unix epoch'),
-  header('webhook-signature', 'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody`'),
+  header(
+    'webhook-signature',
+    'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody`',
+  ),
 ];
 
 const DESCRIPTION =
@@ -58,7 +61,12 @@ export function webhooksSection(): Record<string, unknown> {
               content: {
                 'application/json': {
                   schema: { $ref: `#/components/schemas/${meta.id}` },
-                  examples: { [type]: { summary: `A ${type} event`, value: WEBHOOK_EXAMPLES[type as keyof typeof WEBHOOK_EXAMPLES] } },
+                  examples: {
+                    [type]: {
+                      summary: `A ${type} event`,
+                      value: WEBHOOK_EXAMPLES[type as keyof typeof WEBHOOK_EXAMPLES],
+                    },
+                  },
                 },
               },
             },

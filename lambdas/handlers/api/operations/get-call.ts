@@ -13,6 +13,5 @@ export const getCallRoute = {
   path_params: IdPath,
   responses: { 200: 'CallEnvelope' },
   errors: [],
-  description:
-    "One call by the service's own id, as the list returns it (never the telephony provider's call id).",
+  description: "One call by the service's own id, as the list returns it (never the telephony provider's call id).",
 } satisfies RouteSpec;

@@ -13,6 +13,5 @@ export const getContactRoute = {
   path_params: IdPath,
   responses: { 200: 'ContactEnvelope' },
   errors: [],
-  description:
-    "One contact of the organization's directory by id.",
+  description: "One contact of the organization's directory by id.",
 } satisfies RouteSpec;

@@ -11,6 +11,5 @@ export const getOpenApiRoute = {
   summary: 'The OpenAPI 3.1 description of this service',
   responses: { 200: null },
   errors: [],
-  description:
-    'This document, as JSON. Needs no API key. The same document, rendered for reading, is `GET /docs`.',
+  description: 'This document, as JSON. Needs no API key. The same document, rendered for reading, is `GET /docs`.',
 } satisfies RouteSpec;

@@ -9,7 +9,8 @@ export const listThreadsRoute = {
   auth: 'apiKey',
   scope: 'sms.view',
   tag: 'Messages',
-  summary: 'The text conversations of the organization, one per external number, newest activity first, a page at a time',
+  summary:
+    'The text conversations of the organization, one per external number, newest activity first, a page at a time',
   description:
     'Pages like every list: `limit` (default 50, 1 to 100, larger values are clamped to 100) and `cursor` (the previous ' +
     "page's `nextCursor`, null on the last page). Both are optional and were added to v1 without breaking it: a request " +

@@ -12,7 +12,14 @@ export const sendMessageRoute = {
   summary: "Send a text as the organization from its SMS number (billed at the organization's rate)",
   body: SendMessageBody,
   responses: { 201: 'MessageEnvelope' },
-  errors: ['billing_blocked', 'spending_limit_reached', 'no_sms_number', 'recipient_opted_out', 'carrier_rejected', 'carrier_unavailable'],
+  errors: [
+    'billing_blocked',
+    'spending_limit_reached',
+    'no_sms_number',
+    'recipient_opted_out',
+    'carrier_rejected',
+    'carrier_unavailable',
+  ],
   idempotent: true,
   description:
     'The consent check, the charge and the stored `queued` message are one transaction, so a number that replied STOP is never ' +
