@@ -263,7 +263,8 @@ async function main(): Promise<void> {
 
     // ---------- 3. latency ----------
     phase(
-      `3. Latency: ${SETTINGS.latency.concurrency} connections, ${SETTINGS.latency.readRequests} requests per read endpoint, ${SETTINGS.latency.writeRequests} per write`,
+      `3. Latency: ${SETTINGS.latency.concurrency} connections, ${SETTINGS.latency.readRequests} requests per read ` +
+        `endpoint, ${SETTINGS.latency.writeRequests} per write`,
     );
     const latency = await api.measureLatency(runtime, fixture, bare, SETTINGS.latency, log);
     results.latency = latency;
@@ -271,7 +272,8 @@ async function main(): Promise<void> {
 
     // ---------- 3b. compression ----------
     phase(
-      `3b. The contact page with and without compression: ${SETTINGS.compression.requests} requests each, ${SETTINGS.compression.concurrency} connections`,
+      `3b. The contact page with and without compression: ${SETTINGS.compression.requests} requests each, ` +
+        `${SETTINGS.compression.concurrency} connections`,
     );
     const { measureCompression } = await import('./support/compression-bench');
     const compression = await measureCompression(runtime, fixture, SETTINGS.compression);
@@ -293,7 +295,8 @@ async function main(): Promise<void> {
     let invocations: Awaited<ReturnType<typeof import('./support/invoke-bench').measureInvocations>> = [];
     if (built.length > 0) {
       phase(
-        `5. The bundles invoked directly, ${SETTINGS.invocations} events each, one at a time (memory and CPU per function)`,
+        `5. The bundles invoked directly, ${SETTINGS.invocations} events each, one at a time (memory and CPU per ` +
+          `function)`,
       );
       const { measureInvocations } = await import('./support/invoke-bench');
       invocations = await measureInvocations(built, fixture, ddb.endpoint, OUT_DIR, SETTINGS.invocations, log);
@@ -316,7 +319,8 @@ async function main(): Promise<void> {
     // ---------- 9. units as AWS charges them, and what a million requests cost ----------
     phase('9. Units as AWS charges them (the limits engine in front of DynamoDB Local), per request of section 2');
     const { startRuntimeOnEngine } = await import('./support/limits-meters');
-    // At the stack's log level (INFO) with the embedded metrics on, so each request's log lines are counted as CloudWatch would ingest them.
+    // At the stack's log level (INFO) with the embedded metrics on, so each request's log lines are counted as
+    // CloudWatch would ingest them.
     const onEngine = await startRuntimeOnEngine(ddb.endpoint, {}, ['--log-level', 'info'], {
       POWERTOOLS_METRICS_DISABLED: 'false',
     });
@@ -327,7 +331,8 @@ async function main(): Promise<void> {
     // Each request must meet the case section 2 measured (a create that answers 409 here prices a refusal).
     for (const c of charged.filter((c, i) => c.status !== roundTrips[i]?.status))
       log(
-        `  WARNING: ${c.name} answered ${c.status} here, ${roundTrips.find((r) => r.name === c.name)?.status} in section 2`,
+        `  WARNING: ${c.name} answered ${c.status} here, ${roundTrips.find((r) => r.name === c.name)?.status} in ` +
+          `section 2`,
       );
     results.chargedUnits = charged;
 
@@ -355,7 +360,8 @@ async function main(): Promise<void> {
 
     // ---------- the report ----------
     log(
-      `\n==== Results (${startedAt.toISOString()}, ${(results.machine as { cpu: string }).cpu}, ${cpus().length} cores, Node ${process.version}) ====`,
+      `\n==== Results (${startedAt.toISOString()}, ${(results.machine as { cpu: string }).cpu}, ${cpus().length} ` +
+        `cores, Node ${process.version}) ====`,
     );
     log(
       `Load average (1/5/15 min): ${Object.entries(loads)
@@ -433,11 +439,14 @@ async function main(): Promise<void> {
       log(`  ${l.endpoint}: ${l.failures} failed, bare ${l.bareFailures}: ${l.firstFailures.join(' | ')}`);
     log(
       `\n3b. ${compression.request}, plain and gzip (the runtime compresses as API Gateway does): ` +
-        `${compression.plain.wireBytes} -> ${compression.gzip.wireBytes} bytes on the wire (x${compression.bytesRatio}), ` +
-        `p50 ${compression.plain.ms.p50} -> ${compression.gzip.ms.p50} ms (x${compression.p50Ratio}), p99 ${compression.plain.ms.p99} -> ${compression.gzip.ms.p99} ms`,
+        `${compression.plain.wireBytes} -> ${compression.gzip.wireBytes} bytes on the wire ` +
+        `(x${compression.bytesRatio}), ` +
+        `p50 ${compression.plain.ms.p50} -> ${compression.gzip.ms.p50} ms (x${compression.p50Ratio}), p99 ` +
+        `${compression.plain.ms.p99} -> ${compression.gzip.ms.p99} ms`,
     );
     log(
-      '\n9. Units as AWS charges them per request (limits engine), and dollars per million requests (us-east-1, 2025 list prices)',
+      '\n9. Units as AWS charges them per request (limits engine), and dollars per million requests (us-east-1, 2025 ' +
+        'list prices)',
     );
     log(
       table([
@@ -479,7 +488,9 @@ async function main(): Promise<void> {
     );
     const mix = costReportOfRun.crmSyncMix;
     log(
-      `  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} per million, of which DynamoDB $${mix.dynamodb}, data out $${mix.dataTransfer}, logs $${mix.logs}, X-Ray $${mix.xray}`,
+      `  CRM sync mix (60 % contact reads and searches, 20 % calls, 15 % text reads, 5 % sends): $${mix.perMillion} ` +
+        `per million, of which DynamoDB $${mix.dynamodb}, data out $${mix.dataTransfer}, logs $${mix.logs}, X-Ray ` +
+        `$${mix.xray}`,
     );
     if (costReportOfRun.organizationMonth) {
       log("  One organization's month (docs/deploy.md):");
@@ -518,7 +529,8 @@ async function main(): Promise<void> {
     }
     const memory = results.memory as Record<string, number>;
     log(
-      `\n5. Memory: runtime RSS idle ${memory.runtimeRssIdleMiB} MiB, peak under load ${memory.runtimePeakRssMiB} MiB ` +
+      `\n5. Memory: runtime RSS idle ${memory.runtimeRssIdleMiB} MiB, peak under load ${memory.runtimePeakRssMiB} ` +
+        `MiB ` +
         `(all handlers in one process); per function after init: see the RSS column above`,
     );
     log(`\nWrote ${relative(process.cwd(), RESULTS_FILE)} in ${results.durationS} s`);
@@ -541,7 +553,8 @@ async function measureWebhookPhase(
     events: Math.max(10, Math.round(100 * SETTINGS.webhooks.scale)),
   });
   log(
-    `  ${webhookSender.name}: ${webhookSender.verified}/${webhookSender.deliveries} verified, ${webhookSender.deliveriesPerSecond} deliveries/s`,
+    `  ${webhookSender.name}: ${webhookSender.verified}/${webhookSender.deliveries} verified, ` +
+      `${webhookSender.deliveriesPerSecond} deliveries/s`,
   );
   return { webhooks, webhookSender };
 }
@@ -657,7 +670,8 @@ async function measureFaults() {
           .filter(([k]) => k !== 'ok')
           .reduce((sum, [, n]) => sum + n, 0),
         Object.values(figures.dynamoFaults).reduce((sum, n) => sum + n, 0),
-        `${figures.callbacks.sent} (${figures.callbacks.duplicates}/${figures.callbacks.reordered}/${figures.callbacks.early})`,
+        `${figures.callbacks.sent} ` +
+          `(${figures.callbacks.duplicates}/${figures.callbacks.reordered}/${figures.callbacks.early})`,
         figures.settledBySweep,
         figures.duplicateTexts,
         figures.optedOutTexts,
@@ -679,7 +693,9 @@ async function measureFaults() {
 async function measureContentionPhase(endpoint: string) {
   const { contention } = SETTINGS;
   log(
-    `\n8. Contention: ${contention.texts} texts of one organization 16 at a time (and on DynamoDB Local alone), ${contention.texts * 2} with 64 senders, ${contention.texts * 2} of 8 organizations at once, 8 inbound-call streams`,
+    `\n8. Contention: ${contention.texts} texts of one organization 16 at a time (and on DynamoDB Local alone), ` +
+      `${contention.texts * 2} with 64 senders, ${contention.texts * 2} of 8 organizations at once, 8 inbound-call ` +
+      `streams`,
   );
   const [
     { DynamoDBDocumentClient },
@@ -779,7 +795,8 @@ async function measureContentionPhase(endpoint: string) {
   );
   for (const c of scenarios) {
     log(
-      `  ${c.name} (${c.engine}): hottest pk ${c.hottestTablePartition.key}; hottest index pk ${c.hottestIndexPartition.key}; hottest item ${c.hottestItem.key}`,
+      `  ${c.name} (${c.engine}): hottest pk ${c.hottestTablePartition.key}; hottest index pk ` +
+        `${c.hottestIndexPartition.key}; hottest item ${c.hottestItem.key}`,
     );
     if (c.conflicts > 0)
       log(
@@ -802,7 +819,8 @@ async function measureEventsPhase(
 ) {
   const { events } = SETTINGS;
   log(
-    `\n10. Events: 1 endpoint, ${events.rate ?? `${events.standsFor} (or 90 % of what this machine sustains)`} events a second for ${events.seconds} s through the runtime's pipeline on the limits engine`,
+    `\n10. Events: 1 endpoint, ${events.rate ?? `${events.standsFor} (or 90 % of what this machine sustains)`} ` +
+      `events a second for ${events.seconds} s through the runtime's pipeline on the limits engine`,
   );
   const [{ measureEvents }, { table }] = await Promise.all([
     import('./support/events-bench'),
@@ -846,7 +864,8 @@ async function measureEventsPhase(
     ]),
   );
   log(
-    `  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest read pk ${result.hottestRead.key}`,
+    `  hottest table pk ${result.hottestTableWrite.key}; hottest index pk ${result.hottestIndexWrite.key}; hottest ` +
+      `read pk ${result.hottestRead.key}`,
   );
   if (result.throttles > 0)
     log(
@@ -886,7 +905,8 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
   const minutes = Number(optionValue('--minutes') ?? 20);
   if (!(minutes > 0)) throw new Error('--minutes: must be a positive number');
   log(
-    `\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers failing 5 % of attempts`,
+    `\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers ` +
+      `failing 5 % of attempts`,
   );
   const [{ runSoak }, { table }] = await Promise.all([import('./support/soak-bench'), import('./support/stats')]);
   const soak = await runSoak(
@@ -943,7 +963,8 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
       .join('; ')}`,
   );
   log(
-    `  memory after ${memory.warmupS} s of warm-up: heap ${memory.heapMiB.first} -> ${memory.heapMiB.last} MiB, RSS ${memory.rssMiB.first} -> ${memory.rssMiB.last} MiB`,
+    `  memory after ${memory.warmupS} s of warm-up: heap ${memory.heapMiB.first} -> ${memory.heapMiB.last} MiB, RSS ` +
+      `${memory.rssMiB.first} -> ${memory.rssMiB.last} MiB`,
   );
   for (const [check, ok] of Object.entries(soak.checks)) log(`  ${ok ? 'holds' : 'FAILS'}: ${check}`);
   if (!('memory flat after warm-up (heap under 5 MiB per 10 min)' in soak.checks))
@@ -970,7 +991,8 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
 async function measureDirectoryPhase(endpoint: string) {
   const { importContacts, syncSizes } = SETTINGS.directory;
   log(
-    `\n12. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`,
+    `\n12. The directory: ${importContacts} contacts imported through POST /contacts/batch (typed client, limits ` +
+      `engine, 120 requests a minute per key); a sync loop over updatedSince at ${syncSizes.join(' and ')} contacts`,
   );
   const [{ startRuntimeOnEngine }, bench, { table }] = await Promise.all([
     import('./support/limits-meters'),
@@ -1013,7 +1035,8 @@ async function measureDirectoryPhase(endpoint: string) {
         imported.rateLimitedFloorSeconds,
         imported.batchMs.p50,
         imported.batchMs.p99,
-        `${imported.writeUnitsPerContact.total} (${imported.writeUnitsPerContact.table} + ${imported.writeUnitsPerContact.indexes})`,
+        `${imported.writeUnitsPerContact.total} (${imported.writeUnitsPerContact.table} + ` +
+          `${imported.writeUnitsPerContact.indexes})`,
         imported.hottestTablePartition.writeUnitsPerContact,
         imported.hottestIndexPartition.writeUnitsPerContact,
         imported.throttles,
@@ -1077,7 +1100,8 @@ async function measureDirectoryPhase(endpoint: string) {
 
 async function measureScalePhase(dynamodbEndpoint: string) {
   log(
-    `\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ${SETTINGS.scale.requests} requests of each kind per size, one at a time, units as AWS charges them`,
+    `\n7. Scale: one organization grown to ${SETTINGS.scale.sizes.join(' / ')} contacts and threads; ` +
+      `${SETTINGS.scale.requests} requests of each kind per size, one at a time, units as AWS charges them`,
   );
   const [{ startLimitsProxy }, { localDynamoClient }, { DynamoDBDocumentClient }] = await Promise.all([
     import('../local/dynamodb-limits/limits-proxy'),

@@ -23,7 +23,8 @@ async function spectralProblems(text: string): Promise<string[]> {
     .filter((result) => SPECTRAL_FAILING.has(result.severity))
     .map(
       (result) =>
-        `spectral:oas ${result.severity === 0 ? 'error' : 'warning'} ${result.code} at ${result.path.join('.') || '(root)'}: ${result.message}`,
+        `spectral:oas ${result.severity === 0 ? 'error' : 'warning'} ${result.code} at ` +
+        `${result.path.join('.') || '(root)'}: ${result.message}`,
     );
 }
 
@@ -34,7 +35,8 @@ async function redoclyProblems(text: string): Promise<string[]> {
     .filter((problem) => problem.severity === 'error' || problem.severity === 'warn')
     .map(
       (problem) =>
-        `redocly:recommended ${problem.severity} ${problem.ruleId} at ${problem.location[0]?.pointer ?? '#'}: ${problem.message}`,
+        `redocly:recommended ${problem.severity} ${problem.ruleId} at ${problem.location[0]?.pointer ?? '#'}: ` +
+        `${problem.message}`,
     );
 }
 

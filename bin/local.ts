@@ -6,7 +6,8 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 async function main(): Promise<void> {
-  // Imported only now: the AWS SDK must load after the line above, and lambdas/ modules after the runtime sets TABLE_NAME.
+  // Imported only now: the AWS SDK must load after the line above, and lambdas/ modules after the runtime sets
+  // TABLE_NAME.
   const [
     { parseRuntimeArgs, RUNTIME_USAGE },
     { UsageError, USAGE_EXIT_CODE },

@@ -20,7 +20,10 @@ export type ServiceConfig = {
   /** Where alarms are e-mailed; without it the topic still exists for other subscribers (chat, paging). */
   alarmEmail?: string;
   logRetention: RetentionDays;
-  /** The exact per-key limit the handlers enforce and GET /me reports (spec section 8); WAF's edge limit per key is twice it. */
+  /**
+   * The exact per-key limit the handlers enforce and GET /me reports (spec section 8); WAF's edge limit per key is
+   * twice it.
+   */
   rateLimitPerKey: number;
   /**
    * How many usage-plan keys (buckets) the stack creates for the authorizer to name: any number of
@@ -29,7 +32,10 @@ export type ServiceConfig = {
    * One abusive key slows the other keys of its bucket until WAF blocks it: 1 in this many.
    */
   usagePlanBuckets: number;
-  /** API Gateway's throttle quota of the account in the region (10,000 requests/s by default; 2,500 in some regions); sizes the buckets' throttle. */
+  /**
+   * API Gateway's throttle quota of the account in the region (10,000 requests/s by default; 2,500 in some regions);
+   * sizes the buckets' throttle.
+   */
   regionRequestsPerSecond: number;
   /** Per client address, before authentication (spec section 8), enforced by WAF. */
   networkRateLimitPerMinute: number;
@@ -195,7 +201,8 @@ export function configFromContext(node: Node): ServiceConfig {
   const twilioSecretArn = contextString(node, 'twilioSecretArn');
   if (twilioSecretArn !== undefined && !SECRET_ARN_PATTERN.test(twilioSecretArn)) {
     throw new Error(
-      `Context twilioSecretArn must be the complete ARN of a Secrets Manager secret (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), got "${twilioSecretArn}"`,
+      `Context twilioSecretArn must be the complete ARN of a Secrets Manager secret ` +
+        `(arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), got "${twilioSecretArn}"`,
     );
   }
   // API Gateway accepts up to the account's limit (10,000 per second by default).
@@ -215,7 +222,8 @@ export function configFromContext(node: Node): ServiceConfig {
   );
   if (callbackBurst < callbackRate) {
     throw new Error(
-      `Context carrierCallbackBurstLimit (${callbackBurst}) must be at least carrierCallbackRateLimit (${callbackRate})`,
+      `Context carrierCallbackBurstLimit (${callbackBurst}) must be at least carrierCallbackRateLimit ` +
+        `(${callbackRate})`,
     );
   }
 

@@ -31,7 +31,9 @@ import { REFERENCE_PAGE_FILE } from '../lambdas/handlers/api/openapi/reference-p
 /** The functions' Powertools service name: the `service` dimension of their business metrics. */
 const SERVICE_NAME = 'cct-service';
 
-/** Where synth builds the reference page before the CDK copies it into GET /docs's bundle (git ignores node_modules). */
+/**
+ * Where synth builds the reference page before the CDK copies it into GET /docs's bundle (git ignores node_modules).
+ */
 const REFERENCE_PAGE_BUILD_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'cct-service', 'reference-page');
 
 /** Where the webhook handlers live and which stream records reach the router. */
@@ -45,7 +47,10 @@ export type ServiceStackProps = StackProps & {
   config: ServiceConfig;
   /** Narrows the served operations (tests); the route manifest by default. */
   routes?: readonly RouteSpec[];
-  /** The webhook pipeline (table stream -> router -> SQS -> sender): the real handlers by default; `false` leaves it out (tests). */
+  /**
+   * The webhook pipeline (table stream -> router -> SQS -> sender): the real handlers by default; `false` leaves it out
+   * (tests).
+   */
   webhooks?: WebhookSources | false;
   /** The carrier's callback routes: the carrier route manifest by default. */
   carrierRoutes?: readonly CarrierRouteSpec[];
@@ -175,7 +180,8 @@ export class ServiceStack extends Stack {
         metricName: ENDPOINTS_DISABLED_METRIC,
         service: SERVICE_NAME,
         description:
-          'The webhook sender disabled an endpoint (it answered 410 Gone, or every attempt failed for 5 days): `webhook list` shows which and why; `webhook enable` then `webhook recover` once it is fixed',
+          'The webhook sender disabled an endpoint (it answered 410 Gone, or every attempt failed for 5 days): ' +
+          '`webhook list` shows which and why; `webhook enable` then `webhook recover` once it is fixed',
       });
     }
 

@@ -87,9 +87,15 @@ export const ROUTE_TABLE_ACCESS = {
       'dynamodb:ConditionCheckItem',
     ],
   },
-  /** `contacts.deleteContact`: GetItem, then a transaction deleting contact, claims and search entries and putting its tombstone. */
+  /**
+   * `contacts.deleteContact`: GetItem, then a transaction deleting contact, claims and search entries and putting its
+   * tombstone.
+   */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
-  /** `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity, keys only), then the threads by key. */
+  /**
+   * `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity, keys only), then the
+   * threads by key.
+   */
   listThreads: { actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'], indexes: ['gsi2'] },
   /** `messages.listMessages`: one conversation on gsi1. */
   listMessages: { actions: ['dynamodb:Query'], indexes: ['gsi1'] },
@@ -101,7 +107,8 @@ export const ROUTE_TABLE_ACCESS = {
    * refuses the charge has the shards read (BatchGetItem) and, when they are behind the limit or
    * their headroom is out of reach, settled by one writer: the settlement lease on the
    * organization row (UpdateItem, taken and given back; GetItem while another holds it) and one
-   * transaction over the shards (UpdateItem, PutItem for missing ones). A carrier opt-out updates the ledger and the holder's copy (UpdateItem,
+   * transaction over the shards (UpdateItem, PutItem for missing ones). A carrier opt-out updates the ledger and the
+   * holder's copy (UpdateItem,
    * ConditionCheckItem on the number's claim).
    */
   sendMessage: {

@@ -65,7 +65,10 @@ export class CarrierCallbackGate {
     this.perAddress = new NetworkRateLimiter(settings.limitPerMinutePerAddress, clock);
   }
 
-  /** `method` names the throttled resource (e.g. `POST /carrier/twilio/sms/status`); undefined for a path no method serves. */
+  /**
+   * `method` names the throttled resource (e.g. `POST /carrier/twilio/sms/status`); undefined for a path no method
+   * serves.
+   */
   admit(request: { sourceIp: string; signature: string | undefined; method: string | undefined }): CallbackGateAnswer {
     if (!hasTwilioSignatureShape(request.signature))
       return { admitted: false, by: 'signature', statusCode: 403, body: UNSIGNED_CALLBACK_REFUSAL };

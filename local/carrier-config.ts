@@ -57,7 +57,8 @@ export function applyCarrierSenderEnv(
   if (env.CARRIER !== 'twilio' || env.TWILIO_STATUS_CALLBACK_URL) return;
   if (!options.publicUrl) {
     throw new Error(
-      'CARRIER=twilio sends real texts, whose status Twilio posts back: give --public-url <the https URL at which Twilio reaches this runtime, e.g. a tunnel> (or set TWILIO_STATUS_CALLBACK_URL)',
+      'CARRIER=twilio sends real texts, whose status Twilio posts back: give --public-url <the https URL at which ' +
+        'Twilio reaches this runtime, e.g. a tunnel> (or set TWILIO_STATUS_CALLBACK_URL)',
     );
   }
   env.TWILIO_STATUS_CALLBACK_URL = `${options.publicUrl}${carrierRoutes.twilioSmsStatus.path}`;

@@ -39,7 +39,9 @@ export type RuntimeOptions = {
   logLevel: LogLevel;
   /** The edge rules and throttle of the callback paths, as the stack configures them in AWS. */
   carrierCallbacks: CallbackGateSettings;
-  /** `--dynamodb-limits`: the handlers reach DynamoDB Local through the limits-faithful engine (docs/local-engine.md). */
+  /**
+   * `--dynamodb-limits`: the handlers reach DynamoDB Local through the limits-faithful engine (docs/local-engine.md).
+   */
   dynamodbLimits: DynamodbLimitsSettings | undefined;
 };
 

@@ -140,7 +140,10 @@ export class LocalDelayQueue implements DeliveryQueue {
     this.inFlight.add(running);
   }
 
-  /** A handled message leaves the queue; one whose processing failed comes back after the visibility timeout, a few times. */
+  /**
+   * A handled message leaves the queue; one whose processing failed comes back after the visibility timeout, a few
+   * times.
+   */
   private settle(entry: Entry, outcome: PromiseSettledResult<unknown> | undefined): Promise<void> | undefined {
     this.entries.delete(entry.id);
     if (outcome?.status !== 'rejected') return this.journal?.done(entry.id);

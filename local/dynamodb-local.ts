@@ -17,8 +17,10 @@ export type DynamoDbLocal = {
 };
 
 export const JAVA_HELP =
-  'DynamoDB Local needs Java 17 or newer on the PATH. Install it (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`, ' +
-  'macOS: `brew install openjdk@17`), or point the runtime at a DynamoDB Local that is already running with `--dynamodb-endpoint <url>`.';
+  'DynamoDB Local needs Java 17 or newer on the PATH. Install it (Debian/Ubuntu: `apt-get install ' +
+  'openjdk-17-jre-headless`, ' +
+  'macOS: `brew install openjdk@17`), or point the runtime at a DynamoDB Local that is already running with ' +
+  '`--dynamodb-endpoint <url>`.';
 
 /** Java's major version on the PATH, or undefined when there is none. */
 export function javaMajorVersion(): number | undefined {

@@ -92,7 +92,8 @@ export function createOpenApiValidator(document: OpenApiDocument): OpenApiValida
       const validate = validatorFor(operation ? `${template} ${method} ${status}` : 'gateway', schema);
       if (!validate(body)) {
         throw new Error(
-          `${where}: body does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+          `${where}: body does not match the OpenAPI document: ` +
+            `${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
         );
       }
     },

@@ -41,7 +41,10 @@ export type EventInput = {
    * (`isBase64Encoded: true`), every other body as text. This API declares none.
    */
   binaryMediaTypes?: readonly string[];
-  /** The scheme the client reached the gateway on (`X-Forwarded-Proto`): http for the local runtime, https for API Gateway. */
+  /**
+   * The scheme the client reached the gateway on (`X-Forwarded-Proto`): http for the local runtime, https for API
+   * Gateway.
+   */
   scheme?: 'http' | 'https';
 };
 

@@ -99,13 +99,17 @@ async function post(
   return body;
 }
 
-/** The CLI's side: asks the running runtime to flush its authorizer cache; resolves with how many decisions it dropped. */
+/**
+ * The CLI's side: asks the running runtime to flush its authorizer cache; resolves with how many decisions it dropped.
+ */
 export async function requestAuthorizerCacheFlush(address: RuntimeControlAddress): Promise<number> {
   const body = await post('flush its authorizer cache', FLUSH_AUTHORIZER_CACHE_PATH, address);
   return Number(body.flushed ?? 0);
 }
 
-/** The CLI's side: resolves once the authorizer decisions under way in the runtime have ended, with how many there were. */
+/**
+ * The CLI's side: resolves once the authorizer decisions under way in the runtime have ended, with how many there were.
+ */
 export async function requestAuthorizerDecisionsSettled(address: RuntimeControlAddress): Promise<number> {
   const body = await post('wait for its authorizer decisions under way', SETTLE_AUTHORIZER_DECISIONS_PATH, address);
   return Number(body.settled ?? 0);

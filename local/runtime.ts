@@ -64,7 +64,8 @@ function cleanupStack() {
 function refuseSharedStateDir(previous: RuntimeInfo | undefined, stateDir: string): void {
   if (previous && previous.pid !== process.pid && isProcessAlive(previous.pid)) {
     throw new Error(
-      `Another local runtime (pid ${previous.pid}, ${previous.apiBaseUrl}) uses ${stateDir}; stop it first or pass another --state-dir`,
+      `Another local runtime (pid ${previous.pid}, ${previous.apiBaseUrl}) uses ${stateDir}; stop it first or pass ` +
+        `another --state-dir`,
     );
   }
 }
@@ -127,8 +128,10 @@ async function openLimitsEngine(options: RuntimeOptions, upstream: string, clean
 function limitsLine(endpoint: string, settings: NonNullable<RuntimeOptions['dynamodbLimits']>): string {
   const { budgets } = settings;
   return (
-    `DynamoDB limits engine: ${endpoint} (transaction hold ${settings.transactionHoldMs} ms; per second ${budgets.partitionWriteUnits} write units per partition key, ` +
-    `${budgets.itemWriteUnits} per item, ${budgets.partitionReadUnits} read units; 0 is off); meters at ${endpoint}${STATS_PATH}`
+    `DynamoDB limits engine: ${endpoint} (transaction hold ${settings.transactionHoldMs} ms; per second ` +
+    `${budgets.partitionWriteUnits} write units per partition key, ` +
+    `${budgets.itemWriteUnits} per item, ${budgets.partitionReadUnits} read units; 0 is off); meters at ` +
+    `${endpoint}${STATS_PATH}`
   );
 }
 

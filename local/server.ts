@@ -48,7 +48,9 @@ export type ApiServerDeps = {
   admitNetwork: (sourceIp: string) => boolean;
   /** The authorizer's (cached) result for an Authorization header, asked for a request's method ARN. */
   authorize: (authorizationHeader: string, methodArn: string) => Promise<AuthorizerOutcome>;
-  /** The authorizer's identity validation expression: a header it does not match is 401 without asking the authorizer. */
+  /**
+   * The authorizer's identity validation expression: a header it does not match is 401 without asking the authorizer.
+   */
   tokenValidation: RegExp;
   callbacks?: CallbackRoutes;
   /** One line per request; never given keys, headers or bodies. */

@@ -37,7 +37,10 @@ export type WebhookPipelineOptions = {
   allowInsecureTargets?: boolean;
   pollIntervalMs?: number;
   attemptTimeoutMs?: number;
-  /** Where the delivery queue keeps its messages across restarts (`<state-dir>/webhook-queue.jsonl`); none: in memory only. */
+  /**
+   * Where the delivery queue keeps its messages across restarts (`<state-dir>/webhook-queue.jsonl`); none: in memory
+   * only.
+   */
   queueStore?: QueueStore;
 };
 
@@ -152,7 +155,9 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
 
   const stats: RouterStats = { batches: 0, records: 0, events: 0, abandoned: 0 };
 
-  /** One invocation of the router function per batch of stream records, retries included, as Lambda hands it a batch. */
+  /**
+   * One invocation of the router function per batch of stream records, retries included, as Lambda hands it a batch.
+   */
   const routeBatch = (records: StreamRecord[]): Promise<void> => runInvocation(() => routeRecords(records));
 
   async function routeRecords(records: StreamRecord[]): Promise<void> {

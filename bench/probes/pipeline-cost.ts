@@ -62,7 +62,9 @@ async function main() {
     await work();
     const cpu = process.cpuUsage(node);
     console.log(
-      `${label}: ${Math.round(performance.now() - t0)} ms wall; per text: JVM ${((processCpuMs(ddb.pid)! - jvm!) / n).toFixed(2)} ms, node ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} ms`,
+      `${label}: ${Math.round(performance.now() - t0)} ms wall; per text: JVM ` +
+        `${((processCpuMs(ddb.pid)! - jvm!) / n).toFixed(2)} ms, node ` +
+        `${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} ms`,
     );
   };
   await measure(`${n} texts written, no pipeline`, async () => void (await write('a')));

@@ -193,7 +193,10 @@ function rateLimitUpdate(db: Bare, tenantId: string) {
 
 /** The contact list's key condition, as `listContacts` builds it. */
 
-/** A write that gives a contact a number reads the number's consent ledger row first (`ledgerSnapshot`), strongly consistent. */
+/**
+ * A write that gives a contact a number reads the number's consent ledger row first (`ledgerSnapshot`), strongly
+ * consistent.
+ */
 const ledgerRead = (db: DynamoDBDocumentClient, tenantId: string, number: string) =>
   db.send(new GetCommand({ TableName: TABLE_NAME, Key: consentKey(tenantId, number), ConsistentRead: true }));
 
@@ -868,7 +871,10 @@ export type ChargedUnitsCase = {
    */
   responseBytes: number;
   plainResponseBytes: number;
-  /** CloudWatch Logs bytes (26 a line included) of the access-log line, and of the lines the functions wrote at the stack's log level (INFO). */
+  /**
+   * CloudWatch Logs bytes (26 a line included) of the access-log line, and of the lines the functions wrote at the
+   * stack's log level (INFO).
+   */
   accessLogBytes: number;
   functionLogBytes: number;
 };
@@ -880,10 +886,13 @@ export type ChargedUnitsCase = {
 export const API_GATEWAY_HEADER_BYTES =
   Buffer.byteLength('x-amz-apigw-id: Yx3kLHbToAMEbZw=\r\n') +
   Buffer.byteLength(
-    'X-Amzn-Trace-Id: Root=1-6746f0a1-4c7d1e2b9a8f3c5d6e7f8091;Parent=5e6f708192a3b4c5;Sampled=0;Lineage=1:0a1b2c3d:0\r\n',
+    'X-Amzn-Trace-Id: ' +
+      'Root=1-6746f0a1-4c7d1e2b9a8f3c5d6e7f8091;Parent=5e6f708192a3b4c5;Sampled=0;Lineage=1:0a1b2c3d:0\r\n',
   );
 
-/** The lines a function wrote for one request: its JSON log lines carrying the request's id, and its embedded metrics. */
+/**
+ * The lines a function wrote for one request: its JSON log lines carrying the request's id, and its embedded metrics.
+ */
 function functionLines(lines: string[], requestId: string): string[] {
   return lines.filter((line) => {
     if (line.startsWith('{"_aws"')) return !/"Name":"(Webhook|TextsSettled)/.test(line);
@@ -891,7 +900,10 @@ function functionLines(lines: string[], requestId: string): string[] {
   });
 }
 
-/** A case's route, as API Gateway's `$context.resourcePath` names it: `GET /contacts/{id}, page 2` -> `/api/v1/contacts/{id}`. */
+/**
+ * A case's route, as API Gateway's `$context.resourcePath` names it: `GET /contacts/{id}, page 2` ->
+ * `/api/v1/contacts/{id}`.
+ */
 const resourcePathOf = (name: string) => `${API_PREFIX}${name.split(' ')[1].replace(/[?,].*$/, '')}`;
 
 /**
@@ -910,7 +922,8 @@ export function measureChargedUnits(
       await runtime.limits.reset();
     },
   };
-  // Numbers of its own: this runs after section 2 on the same data (a create of a number section 2 took would answer 409).
+  // Numbers of its own: this runs after section 2 on the same data (a create of a number section 2 took would answer
+  // 409).
   return measureCases(
     runtime.baseUrl,
     fixture,

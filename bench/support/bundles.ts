@@ -118,7 +118,8 @@ export async function buildBundles(outDir: string): Promise<BuiltBundle[]> {
       await mkdir(dir, { recursive: true });
       const file = join(dir, LAMBDA_BUNDLING.format === OutputFormat.ESM ? 'index.mjs' : 'index.js');
       const result = await build(esbuildOptionsOf(await entryOf(lambda, join(outDir, '.entries')), file));
-      // The file the stack copies beside this bundle (lib/service-stack.ts); Lambda's LAMBDA_TASK_ROOT is this directory.
+      // The file the stack copies beside this bundle (lib/service-stack.ts); Lambda's LAMBDA_TASK_ROOT is this
+      // directory.
       if (lambda.name === 'getApiReference') writeReferencePage(dir);
       const output = Object.values(result.metafile!.outputs).find((o) => o.entryPoint !== undefined)!;
       const mapBytes = await stat(`${file}.map`).then(

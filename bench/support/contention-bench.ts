@@ -142,7 +142,10 @@ async function untilSettled(
   }
 }
 
-/** `texts` texts through POST /messages, `concurrency` at a time, spread over the organizations, each to a number of its own. */
+/**
+ * `texts` texts through POST /messages, `concurrency` at a time, spread over the organizations, each to a number of its
+ * own.
+ */
 export async function textBurst(
   runtime: RuntimeProcess & { limits?: LimitsMeters },
   db: DynamoDBDocumentClient,

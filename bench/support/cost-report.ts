@@ -72,14 +72,18 @@ export function costTables(results: CostInputs): string {
   const report = costReport(results);
   const byName = new Map(results.chargedUnits.map((c) => [c.name, c]));
   const lines = [
-    '| request | read units | write units | DynamoDB | Lambda | authorizer | data out (gzip / plain) | logs (bytes) | X-Ray | total per million |',
+    '| request | read units | write units | DynamoDB | Lambda | authorizer | data out (gzip / plain) | logs (bytes) ' +
+      '| X-Ray | total per million |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...report.requests.map((c) => {
       const charged = byName.get(c.request)!;
       return `| ${c.request} | ${c.readUnits} | ${c.writeUnits} | ${money(c.dynamodb)} | ${money(c.lambda)} | ${money(c.authorizer)} | ${money(c.dataTransfer)} / ${money(c.dataTransferPlain)} (${charged.responseBytes} / ${charged.plainResponseBytes} B) | ${money(c.logs)} (${c.logBytes}) | ${money(c.xray)} | **$${money(c.total)}** |`;
     }),
     '',
-    `CRM-sync mix: $${money(report.crmSyncMix.perMillion)} per million (DynamoDB $${money(report.crmSyncMix.dynamodb)}, data out $${money(report.crmSyncMix.dataTransfer)} (plain: $${money(report.crmSyncMix.dataTransferPlain)}), logs $${money(report.crmSyncMix.logs)}, X-Ray $${money(report.crmSyncMix.xray)})`,
+    `CRM-sync mix: $${money(report.crmSyncMix.perMillion)} per million (DynamoDB ` +
+      `$${money(report.crmSyncMix.dynamodb)}, data out $${money(report.crmSyncMix.dataTransfer)} (plain: ` +
+      `$${money(report.crmSyncMix.dataTransferPlain)}), logs $${money(report.crmSyncMix.logs)}, X-Ray ` +
+      `$${money(report.crmSyncMix.xray)})`,
   ];
   if (report.organizationMonth) {
     const { rows, total } = report.organizationMonth;
@@ -89,7 +93,9 @@ export function costTables(results: CostInputs): string {
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...[...rows, total].map(
         (r) =>
-          `| ${r.part} | ${r.count ? r.count.toLocaleString('en-US') : ''} | ${r.part === 'total' ? `**$${money(r.cost)}**` : `$${money(r.cost)}`} | ${money(r.dynamodb)} | ${money(r.apiGateway)} | ${money(r.dataTransfer)} | ${money(r.logs)} | ${money(r.xray)} |`,
+          `| ${r.part} | ${r.count ? r.count.toLocaleString('en-US') : ''} | ` +
+          `${r.part === 'total' ? `**$${money(r.cost)}**` : `$${money(r.cost)}`} | ${money(r.dynamodb)} | ` +
+          `${money(r.apiGateway)} | ${money(r.dataTransfer)} | ${money(r.logs)} | ${money(r.xray)} |`,
       ),
     );
   }

@@ -135,7 +135,8 @@ export function requestCosts(
   authorizerCpuMs: number | null = null,
 ): RequestCost[] {
   return charged.map((c) => {
-    // A variant ("GET /calls?direction=inbound", "GET /calls, page 2", "POST /contacts (adopt ...)") takes its route's CPU.
+    // A variant ("GET /calls?direction=inbound", "GET /calls, page 2", "POST /contacts (adopt ...)") takes its route's
+    // CPU.
     const endpoint = [...cpuByEndpoint.keys()].find(
       (name) => c.name === name || (c.name.startsWith(name) && ' ,?('.includes(c.name[name.length])),
     );
@@ -232,7 +233,10 @@ export const ESTIMATES = {
   callbackRoundTrips: 4,
   /** A callback's answer: 200 with an empty TwiML document or none, and the headers. */
   callbackResponseBytes: 350,
-  /** A delivery's table writes and reads, when the results hold no events section (section 10 measures them: 9 and 1.85 on 2026-11-27). */
+  /**
+   * A delivery's table writes and reads, when the results hold no events section (section 10 measures them: 9 and 1.85
+   * on 2026-11-27).
+   */
   deliveryUnits: { readUnits: 1.85, writeUnits: 9 },
   /** The router's invocation, and the sender's, which waits for the receiver (about 200 ms across the internet). */
   routerBilledMs: 15,

@@ -50,7 +50,10 @@ export type SyncPageCost = {
   contactsSeen: number;
 };
 
-/** `batches` requests of `size` new contacts from one organization, all at once (the issue's 16 of 100 on DynamoDB's limits). */
+/**
+ * `batches` requests of `size` new contacts from one organization, all at once (the issue's 16 of 100 on DynamoDB's
+ * limits).
+ */
 export type ConcurrentBatches = {
   batches: number;
   size: number;
@@ -131,7 +134,10 @@ async function runOutcome(
   return { outcome, stats };
 }
 
-/** `count` contacts through the typed client's import, against `runtime` (on the limits engine, with the per-key limit on). */
+/**
+ * `count` contacts through the typed client's import, against `runtime` (on the limits engine, with the per-key limit
+ * on).
+ */
 export async function measureImport(
   runtime: RuntimeProcess & { limits: LimitsMeters },
   count: number,
@@ -158,7 +164,8 @@ export async function measureImport(
     onProgress: ({ done, requests }) => {
       if (done % 1000 === 0 || done === count)
         log(
-          `  ${done} of ${count} contacts answered, ${requests} requests, ${round((performance.now() - started) / 1000, 1)} s`,
+          `  ${done} of ${count} contacts answered, ${requests} requests, ` +
+            `${round((performance.now() - started) / 1000, 1)} s`,
         );
     },
   });

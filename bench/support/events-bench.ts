@@ -67,7 +67,9 @@ export type EventsOptions = {
   drainMs: number;
 };
 
-/** The calibration burst: its length, and the pace the pipeline kept (deliveries a second between its first and last). */
+/**
+ * The calibration burst: its length, and the pace the pipeline kept (deliveries a second between its first and last).
+ */
 export type EventsCalibration = { seconds: number; offeredPerSecond: number; pipelinePerSecond: number };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -106,7 +108,8 @@ export async function measureEvents(
   );
   const rate = Math.max(1, Math.min(options.standsFor, Math.floor(0.9 * burst.pipelinePerSecond)));
   progress(
-    `  calibration: the pipeline kept ${burst.pipelinePerSecond} deliveries a second; measuring at ${rate} a second, budgets x ${round(rate / options.standsFor, 3)}`,
+    `  calibration: the pipeline kept ${burst.pipelinePerSecond} deliveries a second; measuring at ${rate} a second, ` +
+      `budgets x ${round(rate / options.standsFor, 3)}`,
   );
   const measured = await runEvents(dynamodbEndpoint, dynamodbPid, db, { ...options, rate }, progress);
   return {
@@ -159,7 +162,8 @@ async function runEvents(
     const writes = new Set<Promise<unknown>>();
     const write = async (request: Promise<unknown>) => {
       writes.add(request);
-      // At most 8 batches in flight: a writer that falls behind offers less, and says so, rather than queue without end.
+      // At most 8 batches in flight: a writer that falls behind offers less, and says so, rather than queue without
+      // end.
       while (writes.size >= 8) await Promise.race(writes);
     };
     for (let tick = 0, sent = 0; sent < total; tick += 1) {
@@ -185,7 +189,8 @@ async function runEvents(
     await Promise.all(writes);
     const offeredS = (performance.now() - started) / 1000;
     progress(
-      `  ${total} events written in ${round(offeredS, 1)} s (${round(total / offeredS)} a second); waiting for their deliveries`,
+      `  ${total} events written in ${round(offeredS, 1)} s (${round(total / offeredS)} a second); waiting for their ` +
+        `deliveries`,
     );
 
     const received = () => [...written.keys()].filter((id) => receiver.receipts.has(id)).length;

@@ -148,7 +148,8 @@ async function eventsFor(
           phoneNumber: e164('628', i),
         });
       case 'upsertContacts':
-        // A batch of 10 new contacts an event (the route takes up to 100; 120 events of 100 would be minutes of DynamoDB Local).
+        // A batch of 10 new contacts an event (the route takes up to 100; 120 events of 100 would be minutes of
+        // DynamoDB Local).
         return eventFor(route, authorizer, '/contacts/batch', null, {
           contacts: Array.from({ length: 10 }, (_, k) => ({
             displayName: `Batched ${i}-${k}`,

@@ -41,7 +41,10 @@ const GATEWAY_MADE = {
   userAgent: 'node',
 };
 
-/** The access-log line of one request, rendered from `ACCESS_LOG_FIELDS` with a `-` for every value API Gateway leaves empty. */
+/**
+ * The access-log line of one request, rendered from `ACCESS_LOG_FIELDS` with a `-` for every value API Gateway leaves
+ * empty.
+ */
 export function accessLogLine(values: AccessLogValues): string {
   const latency = String(Math.max(1, Math.round(values.latencyMs)));
   const filled: Record<keyof typeof ACCESS_LOG_FIELDS, string> = {
@@ -77,7 +80,8 @@ export function platformLogBytes(requestId: string, billedMs: number, memoryMb =
     logEventBytes(`START RequestId: ${requestId} Version: $LATEST\n`) +
     logEventBytes(`END RequestId: ${requestId}\n`) +
     logEventBytes(
-      `REPORT RequestId: ${requestId}\tDuration: ${duration}\tBilled Duration: ${billedMs} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: ${maxMemoryMb} MB\t\n`,
+      `REPORT RequestId: ${requestId}\tDuration: ${duration}\tBilled Duration: ${billedMs} ms\tMemory Size: ` +
+        `${memoryMb} MB\tMax Memory Used: ${maxMemoryMb} MB\t\n`,
     )
   );
 }

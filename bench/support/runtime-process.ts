@@ -99,7 +99,8 @@ export async function startRuntimeProcess(
       START_TIMEOUT_MS,
     );
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      // One access-log line per request follows (and, at --log-level info, the functions' lines): kept for `linesUntil`.
+      // One access-log line per request follows (and, at --log-level info, the functions' lines): kept for
+      // `linesUntil`.
       if (ready) return output.push(chunk);
       head += chunk;
       const line = READY_LINE.exec(head);

@@ -88,7 +88,8 @@ export async function measureScale(
       const grow = size - seeded;
       const conversationGrow = Math.floor(size / 10) - Math.floor(seeded / 10);
       log(
-        `  seeding ${grow} contacts, ${grow} threads and ${conversationGrow} texts of one conversation (to ${size} of each)`,
+        `  seeding ${grow} contacts, ${grow} threads and ${conversationGrow} texts of one conversation (to ${size} ` +
+          `of each)`,
       );
       await seed.seedContacts(tenantId, grow, { first: seeded, client: seedClient });
       await seed.seedThreads(tenantId, grow, { first: seeded, client: seedClient });
@@ -144,7 +145,9 @@ export async function measureScale(
 const percentile95 = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * values.length) - 1)];
 
-/** Each figure at the largest size over the smallest (the target: at most 1.5), and search p50 over the contact list's. */
+/**
+ * Each figure at the largest size over the smallest (the target: at most 1.5), and search p50 over the contact list's.
+ */
 export function scaleVerdicts(rows: ScaleRow[]) {
   const sizes = [...new Set(rows.map((row) => row.size))];
   const [smallest, largest] = [Math.min(...sizes), Math.max(...sizes)];

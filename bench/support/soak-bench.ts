@@ -392,7 +392,8 @@ export async function runSoak(
           lastReport = Date.now();
           const attempts = [...receiver.attempts.values()].reduce((sum, list) => sum + list.length, 0);
           log(
-            `  [${Math.round((Date.now() - started) / 1000)} s] ${requests} requests, ${attempts} webhook attempts received`,
+            `  [${Math.round((Date.now() - started) / 1000)} s] ${requests} requests, ${attempts} webhook attempts ` +
+              `received`,
           );
         }
       }

@@ -163,7 +163,8 @@ export function checkTexts(
       )
       .map(
         (row) =>
-          `org ${stop.org}: text ${row.id} to ${stop.number}, STOP answered ${new Date(stop.answeredAtMs).toISOString()}`,
+          `org ${stop.org}: text ${row.id} to ${stop.number}, STOP answered ` +
+          `${new Date(stop.answeredAtMs).toISOString()}`,
       ),
   );
   const cost = new Map<number, number>();

@@ -252,9 +252,11 @@ export async function measureWebhooks(
       const result = await scenario(db, receiver, { ...spec, timeoutMs: options.timeoutMs }, serial, dynamodbPid);
       results.push(result);
       progress(
-        `  ${spec.name.padEnd(24)} ${result.verified}/${result.expected} verified, delay p50 ${result.delayMs.p50} ms p99 ${result.delayMs.p99} ms, ` +
+        `  ${spec.name.padEnd(24)} ${result.verified}/${result.expected} verified, delay p50 ${result.delayMs.p50} ` +
+          `ms p99 ${result.delayMs.p99} ms, ` +
           `${result.deliveriesPerSecond} deliveries/s (sender ${result.senderDeliveriesPerSecond}/s), ` +
-          `cpu/delivery ${result.nodeCpuMsPerDelivery} ms node + ${result.dynamodbCpuMsPerDelivery ?? '?'} ms DynamoDB Local${result.timedOut ? ' TIMED OUT' : ''}`,
+          `cpu/delivery ${result.nodeCpuMsPerDelivery} ms node + ${result.dynamodbCpuMsPerDelivery ?? '?'} ms ` +
+          `DynamoDB Local${result.timedOut ? ' TIMED OUT' : ''}`,
       );
     }
   } finally {

@@ -79,7 +79,8 @@ export class TemporarilyUnavailableError extends DomainError {
     super(
       503,
       'temporarily_unavailable',
-      `The service is busy with this organization's data; nothing was changed, retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`,
+      `The service is busy with this organization's data; nothing was changed, retry after ${retryAfterSeconds} ` +
+        `second${retryAfterSeconds === 1 ? '' : 's'}`,
       {},
       {
         'Retry-After': String(retryAfterSeconds),

@@ -47,7 +47,8 @@ export type CarrierProps = {
  * The carrier side in AWS: the Twilio credentials' secret, one function per provider callback
  * (signed, form-encoded POSTs under /carrier/twilio, outside /api/v1 and without an API key),
  * and the wiring of the function that sends texts. Every function that talks to Twilio or checks
- * its signatures reads the one secret, at init and then through a cache (lambdas/contexts/carrier/internal/twilio-secret.ts).
+ * its signatures reads the one secret, at init and then through a cache
+ * (lambdas/contexts/carrier/internal/twilio-secret.ts).
  */
 export class Carrier extends Construct {
   readonly secret: secretsmanager.ISecret;
@@ -65,14 +66,17 @@ export class Carrier extends Construct {
     } else {
       const secret = new secretsmanager.Secret(this, 'TwilioCredentials', {
         description:
-          'Twilio credentials of the carrier side, as JSON: {"accountSid": "AC...", "authToken": "..."} (docs/deploy.md)',
+          'Twilio credentials of the carrier side, as JSON: {"accountSid": "AC...", "authToken": "..."} ' +
+          '(docs/deploy.md)',
         secretStringValue: SecretValue.unsafePlainText(TWILIO_SECRET_TEMPLATE),
         removalPolicy: props.removalPolicy,
       });
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          'Twilio issues these credentials: a new Auth Token is created and promoted in the Twilio console, which a rotation function cannot do without the credentials it rotates. The operator rotates them by hand (docs/deploy.md) and the functions re-read the secret within 5 minutes.',
+          'Twilio issues these credentials: a new Auth Token is created and promoted in the Twilio console, which a ' +
+          'rotation function cannot do without the credentials it rotates. The operator rotates them by hand ' +
+          '(docs/deploy.md) and the functions re-read the secret within 5 minutes.',
       });
       this.secret = secret;
     }

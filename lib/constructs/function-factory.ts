@@ -48,7 +48,10 @@ export type FunctionFactoryProps = {
   /** Environment every function gets (table name, service name, limits). */
   environment: Record<string, string>;
   logRetention: logs.RetentionDays;
-  /** Applied to the log groups: retained unless the stage says `removalPolicy=destroy`, so an incident's logs outlive a stack deletion. */
+  /**
+   * Applied to the log groups: retained unless the stage says `removalPolicy=destroy`, so an incident's logs outlive a
+   * stack deletion.
+   */
   removalPolicy: RemovalPolicy;
   logLevel: string;
   /** Defaults to the repository root. */
@@ -178,7 +181,8 @@ export class FunctionFactory extends Construct {
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'X-Ray trace upload (xray:PutTraceSegments, xray:PutTelemetryRecords) supports no resource-level permissions; its only resource is "*".',
+        'X-Ray trace upload (xray:PutTraceSegments, xray:PutTelemetryRecords) supports no resource-level ' +
+        'permissions; its only resource is "*".',
     });
     this.created.push(fn);
     return fn;

@@ -197,7 +197,8 @@ export class Observability extends Construct {
     const authorizerFailures = publicApi.metricAuthorizerFailures();
     this.addAlarm('AuthorizerFailures', authorizerFailures, {
       description:
-        'API Gateway answered 500 because the authorizer failed or timed out (AUTHORIZER_FAILURE / AUTHORIZER_CONFIGURATION_ERROR)',
+        'API Gateway answered 500 because the authorizer failed or timed out (AUTHORIZER_FAILURE / ' +
+        'AUTHORIZER_CONFIGURATION_ERROR)',
       threshold: 1,
     });
 

@@ -180,7 +180,9 @@ export class PublicApi extends Construct {
   /** The function of each operation, by operationId. */
   readonly routeFunctions: Readonly<Record<string, NodejsFunction>>;
   readonly usagePlan: apigateway.UsagePlan;
-  /** The usage-plan keys the stack creates, which the authorizer names (lambdas/handlers/authorizer/usage-plan-keys.ts). */
+  /**
+   * The usage-plan keys the stack creates, which the authorizer names (lambdas/handlers/authorizer/usage-plan-keys.ts).
+   */
   readonly usagePlanBuckets: UsagePlanBuckets;
   /** The nested stack holding the buckets' API keys and their places in the plan. */
   readonly usagePlanBucketStack: UsagePlanBucketStack;
@@ -364,7 +366,8 @@ export class PublicApi extends Construct {
     if (path.startsWith(API_PREFIX)) throw new Error(`Provider callbacks live outside ${API_PREFIX}: ${path}`);
     if (!this.providerCallbackPrefixes.some((prefix) => path.startsWith(prefix))) {
       throw new Error(
-        `Provider callback ${path} is under none of the declared prefixes (${this.providerCallbackPrefixes.join(', ') || 'none'})`,
+        `Provider callback ${path} is under none of the declared prefixes ` +
+          `(${this.providerCallbackPrefixes.join(', ') || 'none'})`,
       );
     }
     const resource = this.api.root.resourceForPath(path.replace(/^\//, ''));
@@ -536,18 +539,22 @@ export class PublicApi extends Construct {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:
-        'Requests are validated by the handlers with the zod schemas of the route manifest, which answer 400 naming the failing field as the spec requires; an API Gateway request validator would answer first with its own body.',
+        'Requests are validated by the handlers with the zod schemas of the route manifest, which answer 400 naming ' +
+        'the failing field as the spec requires; an API Gateway request validator would answer first with its own ' +
+        'body.',
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-COG4',
       reason:
-        'Clients authenticate with API keys (spec section 5), checked by the TOKEN Lambda authorizer on every authenticated method; there are no Cognito users.',
+        'Clients authenticate with API keys (spec section 5), checked by the TOKEN Lambda authorizer on every ' +
+        'authenticated method; there are no Cognito users.',
     });
     if (this.config.apiGatewayCloudWatchRole) {
       Validations.of(this.api).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason:
-          "API Gateway's account-wide logging role must be able to create and write log groups it names itself (execution logs); AWS maintains this policy for exactly that role.",
+          "API Gateway's account-wide logging role must be able to create and write log groups it names itself " +
+          '(execution logs); AWS maintains this policy for exactly that role.',
       });
     }
   }

@@ -129,7 +129,8 @@ export class WebhookPipeline extends Construct {
     Validations.of(this.router.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'X-Ray trace upload and dynamodb:ListStreams (added by the DynamoDB event source) support no resource-level permissions; the stream actions themselves are scoped to the table stream ARN.',
+        'X-Ray trace upload and dynamodb:ListStreams (added by the DynamoDB event source) support no resource-level ' +
+        'permissions; the stream actions themselves are scoped to the table stream ARN.',
     });
 
     this.sender = functions.create('WebhookSender', {

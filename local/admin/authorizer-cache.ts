@@ -79,7 +79,8 @@ export async function flushAfter(
     return await flushAuthorizerCache(context);
   } catch (err) {
     throw new Error(
-      `${change}, but the authorizer cache could not be flushed (${(err as Error).message}): a decision cached before may still admit the key ` +
+      `${change}, but the authorizer cache could not be flushed (${(err as Error).message}): a decision cached ` +
+        `before may still admit the key ` +
         'until the cache TTL ends. Retry with `npm run admin -- [--stack <name>] authorizer flush`',
       { cause: err },
     );

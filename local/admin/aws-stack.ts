@@ -30,7 +30,10 @@ const USABLE_STATUSES = new Set([
   'IMPORT_ROLLBACK_COMPLETE',
 ]);
 
-/** One pair of clients per region for the life of the process (a script that runs many commands in one process makes them once). */
+/**
+ * One pair of clients per region for the life of the process (a script that runs many commands in one process makes
+ * them once).
+ */
 const clientsByRegion = new Map<string, { cloudFormation: CloudFormationClient; apiGateway: APIGatewayClient }>();
 
 function clientsFor(region: string | undefined) {

@@ -51,7 +51,8 @@ export async function postCallbacks(target: CallbackTarget, posts: readonly Call
     const { status } = await postSignedCallback(target.baseUrl, path, post.params, target.authToken, target.publicUrl);
     if (status === 403) {
       throw new Error(
-        `${post.route.path} refused the signature (403): pass the runtime's --twilio-auth-token and --public-url to this command`,
+        `${post.route.path} refused the signature (403): pass the runtime's --twilio-auth-token and --public-url to ` +
+          `this command`,
       );
     }
     if (status !== 200) throw new Error(`${post.route.path} answered ${status}`);
@@ -61,7 +62,8 @@ export async function postCallbacks(target: CallbackTarget, posts: readonly Call
 export type TargetInput = { callbackUrl?: string; publicUrl?: string; authToken?: string; stateDir?: string };
 
 const CUSTOM_TOKEN_HELP =
-  'The local runtime checks callbacks with its own --twilio-auth-token (runtime.json records only that it is not the default): ' +
+  'The local runtime checks callbacks with its own --twilio-auth-token (runtime.json records only that it is not the ' +
+  'default): ' +
   'give this command the same token with --twilio-auth-token or the TWILIO_AUTH_TOKEN environment variable';
 
 /**
@@ -103,7 +105,8 @@ export async function resolveCallbackTarget(input: TargetInput): Promise<Callbac
 export function callbackTargetIn(target: TargetInput, context: CommandContext): TargetInput {
   if (!target.callbackUrl && !context.runtime) {
     throw new Error(
-      "Not working on the local runtime's table: pass --callback-url <the stack's root URL> (and its Twilio auth token)",
+      "Not working on the local runtime's table: pass --callback-url <the stack's root URL> (and its Twilio auth " +
+        'token)',
     );
   }
   return { stateDir: context.stateDir, ...target };

@@ -24,7 +24,9 @@ import type { DeliveryView } from '../../lambdas/contexts/webhooks/deliveries';
 export type WebhookAddArgs = {
   tenant: string;
   url: string;
-  /** Comma-separated event names; the contract's three (call.completed, voicemail.received, sms.received) when omitted. */
+  /**
+   * Comma-separated event names; the contract's three (call.completed, voicemail.received, sms.received) when omitted.
+   */
   events?: string;
   /** Local runtime only: http and loopback receivers. */
   allowInsecureTargets?: boolean;

@@ -80,7 +80,8 @@ export async function webhookListen(args: ListenArgs, { runtime, emit, signal }:
     );
   if (!runtime.allowHttpWebhooks) {
     throw new Error(
-      'the local runtime delivers to http://127.0.0.1 only when started with --allow-http-webhooks: restart it with `npm start -- --allow-http-webhooks`',
+      'the local runtime delivers to http://127.0.0.1 only when started with --allow-http-webhooks: restart it with ' +
+        '`npm start -- --allow-http-webhooks`',
     );
   }
   const tenant = await getTenant(args.tenant);

@@ -3,7 +3,10 @@ import type { EngineAnswer } from './engine';
 import { parseJson, type UpstreamAnswer } from './upstream';
 import type { WireError } from './wire-errors';
 
-/** DynamoDB's error name in an answer's `__type` (`com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException` -> the part after `#`). */
+/**
+ * DynamoDB's error name in an answer's `__type` (`com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException` ->
+ * the part after `#`).
+ */
 export function errorName(json: Record<string, unknown> | undefined): string | undefined {
   const type = json?.__type;
   return typeof type === 'string' ? type.slice(type.indexOf('#') + 1) : undefined;

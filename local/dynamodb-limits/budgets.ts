@@ -12,7 +12,10 @@ export type BudgetRates = {
   partitionWriteUnits: number;
   /** Writes per item. */
   itemWriteUnits: number;
-  /** Index writes per partition-key value of a global secondary index (a hot index partition throttles the table's writes). */
+  /**
+   * Index writes per partition-key value of a global secondary index (a hot index partition throttles the table's
+   * writes).
+   */
   indexPartitionWriteUnits: number;
   /** Reads per partition-key value, of a table or an index (DynamoDB: 3,000 read units per second per partition). */
   partitionReadUnits: number;

@@ -10,7 +10,10 @@ import { Upstream, type UpstreamAnswer } from './upstream';
 export type EngineSettings = {
   /** How long a TransactWriteItems holds its items before DynamoDB Local applies it. */
   transactionHoldMs: number;
-  /** Whether the upstream keeps one database for every caller (DynamoDB Local's -sharedDb) or one per access key and region. */
+  /**
+   * Whether the upstream keeps one database for every caller (DynamoDB Local's -sharedDb) or one per access key and
+   * region.
+   */
   sharedDb: boolean;
   budgets: BudgetRates;
   /** Partition and item meters kept at most (beyond, units count in the totals only). */
@@ -77,7 +80,10 @@ export class Engine {
     return scope ? databaseName(scope[1], scope[2]) : 'anonymous';
   }
 
-  /** A table's schema, read with the caller's credentials once per database; undefined when DynamoDB Local does not know the table. */
+  /**
+   * A table's schema, read with the caller's credentials once per database; undefined when DynamoDB Local does not know
+   * the table.
+   */
   schema(request: CallerRequest, table: string): Promise<TableSchema | undefined> {
     const cacheKey = `${request.database}\u0001${table}`;
     let schema = this.schemas.get(cacheKey);

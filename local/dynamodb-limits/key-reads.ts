@@ -175,7 +175,8 @@ function batchTableLines(
       return readLine(table, key, keyReadUnits(item ? itemBytes(item) : undefined, mode));
     });
   }
-  // A projection may hide the keys: DynamoDB Local's total for the found items, plus one block per key that found nothing, spread evenly.
+  // A projection may hide the keys: DynamoDB Local's total for the found items, plus one block per key that found
+  // nothing, spread evenly.
   const total = upstreamUnits(json, table.name) + (processed.length - found.length) * keyReadUnits(undefined, mode);
   return processed.map((key) => readLine(table, key, total / processed.length));
 }
@@ -254,7 +255,10 @@ export async function transactGet(engine: Engine, request: CallerRequest): Promi
   return answer;
 }
 
-/** Each item of a TransactGetItems as a transactional read of what it found (DynamoDB Local's figure, shared out, when a projection hides part of it). */
+/**
+ * Each item of a TransactGetItems as a transactional read of what it found (DynamoDB Local's figure, shared out, when a
+ * projection hides part of it).
+ */
 function transactGetLines(
   gets: NonNullable<TransactGet['Get']>[],
   tables: TableSchema[],

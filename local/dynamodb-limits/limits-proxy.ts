@@ -39,7 +39,10 @@ export type LimitsProxy = {
   stats: (database?: string) => LimitsStats;
   /** Clears the meters and empties every budget's window. */
   reset: () => void;
-  /** How many items ongoing transactions, writes and transactional reads hold now (tests wait on it to act inside a hold). */
+  /**
+   * How many items ongoing transactions, writes and transactional reads hold now (tests wait on it to act inside a
+   * hold).
+   */
   heldItems: () => number;
   /** Closes the server and its connections; requests under way are answered with an error. */
   stop: () => Promise<void>;
@@ -48,7 +51,11 @@ export type LimitsProxy = {
 /** A realistic time for DynamoDB to prepare and commit a transaction. */
 export const DEFAULT_TRANSACTION_HOLD_MS = 25;
 
-/** DynamoDB's per-partition limits: 3,000 read units or 1,000 write units per second, or a linear combination (DynamoDB Developer Guide, "Best practices for designing and using partition keys effectively"): each pair shares one budget (budgets.ts). */
+/**
+ * DynamoDB's per-partition limits: 3,000 read units or 1,000 write units per second, or a linear combination (DynamoDB
+ * Developer Guide, "Best practices for designing and using partition keys effectively"): each pair shares one budget
+ * (budgets.ts).
+ */
 export const DEFAULT_BUDGETS: BudgetRates = {
   partitionWriteUnits: 1000,
   itemWriteUnits: 1000,
@@ -57,7 +64,9 @@ export const DEFAULT_BUDGETS: BudgetRates = {
   itemReadUnits: 3000,
 };
 
-/** Where the meters are served, on the proxy's own port (`?database=<name>`: one database's, engine.ts `databaseName`). */
+/**
+ * Where the meters are served, on the proxy's own port (`?database=<name>`: one database's, engine.ts `databaseName`).
+ */
 export const STATS_PATH = '/__limits/stats';
 export const RESET_PATH = '/__limits/reset';
 

@@ -19,7 +19,10 @@ export type LimitsStats = {
   since: string;
   operations: Record<string, OperationMeter>;
   tables: Record<string, TableUnits>;
-  /** `<table> <value>` for a table's partition-key values, `<table>/<index> <value>` for an index's (values as `S:...`, `N:...`). */
+  /**
+   * `<table> <value>` for a table's partition-key values, `<table>/<index> <value>` for an index's (values as `S:...`,
+   * `N:...`).
+   */
   partitions: Record<string, KeyMeter>;
   /** `<table> <partition value>[ <sort value>]`. */
   items: Record<string, KeyMeter>;

@@ -8,7 +8,8 @@ import { throttled } from './wire-errors';
 
 /**
  * Query and Scan: a page costs the items it examined, filtered-out ones included, summed and
- * rounded up to 4 KB once (index entries for an index, each with its 100 bytes of overhead). The engine cannot see filtered-out items,
+ * rounded up to 4 KB once (index entries for an index, each with its 100 bytes of overhead). The engine cannot see
+ * filtered-out items,
  * so it takes DynamoDB Local's own figure, which is exactly that (checked: a query of ten items
  * totalling 40.8 KB that a filter all drops reports 11 units strongly consistent, 5.5 eventually),
  * and raises a page that examined nothing to one block, which DynamoDB charges and DynamoDB Local

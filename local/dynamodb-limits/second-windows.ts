@@ -12,7 +12,10 @@
  */
 export const WINDOW_MS = 1000;
 
-/** Float sums of fractional costs (a write unit is 3 read units, reads come in halves) must not refuse the last exact unit. */
+/**
+ * Float sums of fractional costs (a write unit is 3 read units, reads come in halves) must not refuse the last exact
+ * unit.
+ */
 const SLACK = 1e-9;
 
 /** One admitted request's units in a key's window; `live` until it is a second old. */

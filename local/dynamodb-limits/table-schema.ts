@@ -59,7 +59,9 @@ export function tableSchemaOf(description: TableDescription): TableSchema {
   };
 }
 
-/** A key attribute's value as a comparable string (`S:abc`, `N:12`, `B:...`); undefined when absent or not a key type. */
+/**
+ * A key attribute's value as a comparable string (`S:abc`, `N:12`, `B:...`); undefined when absent or not a key type.
+ */
 export function scalarText(value: WireValue | undefined): string | undefined {
   if (!value) return undefined;
   if ('S' in value) return `S:${value.S}`;

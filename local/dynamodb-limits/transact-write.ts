@@ -103,7 +103,10 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
   }
 }
 
-/** What an item is expected to look like after the commit, before it runs: an update's, as far as its index keys go (update-prediction.ts). */
+/**
+ * What an item is expected to look like after the commit, before it runs: an update's, as far as its index keys go
+ * (update-prediction.ts).
+ */
 function expectedAfter(item: TransactItem, before: WireItem | undefined): WireItem | undefined | PredictedUpdate {
   if (item.action === 'Put') return item.item;
   if (item.action === 'Delete') return undefined;
@@ -112,7 +115,10 @@ function expectedAfter(item: TransactItem, before: WireItem | undefined): WireIt
     : before;
 }
 
-/** The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's as read again. */
+/**
+ * The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's as
+ * read again.
+ */
 async function imagesAfter(
   engine: Engine,
   request: CallerRequest,

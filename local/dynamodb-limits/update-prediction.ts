@@ -40,7 +40,10 @@ function topLevelList(text: string): string[] {
   return parts.filter(Boolean);
 }
 
-/** The clauses of an update expression, by keyword (SET, REMOVE, ADD, DELETE: reserved words, so never bare attribute names). */
+/**
+ * The clauses of an update expression, by keyword (SET, REMOVE, ADD, DELETE: reserved words, so never bare attribute
+ * names).
+ */
 function clausesOf(expression: string): { keyword: string; actions: string[] }[] {
   const marks = [...expression.matchAll(CLAUSE)];
   return marks.map((mark, n) => ({

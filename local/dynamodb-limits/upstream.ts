@@ -6,7 +6,10 @@ export type UpstreamAnswer = { status: number; headers: IncomingHttpHeaders; bod
 /** A JSON answer, parsed (undefined when the body is not JSON). */
 export type JsonAnswer = { status: number; json: Record<string, unknown> | undefined };
 
-/** Request headers never passed on: hop-by-hop ones, the length (bodies may be rewritten), compression (answers may be rewritten). */
+/**
+ * Request headers never passed on: hop-by-hop ones, the length (bodies may be rewritten), compression (answers may be
+ * rewritten).
+ */
 const NOT_FORWARDED = new Set([
   'host',
   'connection',
@@ -17,7 +20,10 @@ const NOT_FORWARDED = new Set([
   'expect',
 ]);
 
-/** The headers that place a request in a database: DynamoDB Local keeps one per access key and region (unless -sharedDb). */
+/**
+ * The headers that place a request in a database: DynamoDB Local keeps one per access key and region (unless
+ * -sharedDb).
+ */
 const IDENTITY_HEADERS = ['authorization', 'x-amz-date', 'x-amz-security-token'] as const;
 
 /**

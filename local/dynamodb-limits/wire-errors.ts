@@ -10,11 +10,14 @@ const NAMESPACE = 'com.amazonaws.dynamodb.v20120810';
 
 /** The message DynamoDB sends with a throttled write or read of an on-demand table or index. */
 export const TABLE_THROTTLED_MESSAGE =
-  'Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly. ' +
-  'If exceptions persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html';
+  'Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or ' +
+  'index so please try again shortly. ' +
+  'If exceptions persist, check if you have a hot key: ' +
+  'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html';
 
 export const INDEX_THROTTLED_MESSAGE =
-  'Throughput exceeds the current capacity for one or more global secondary indexes. DynamoDB is automatically scaling your index so please try again shortly.';
+  'Throughput exceeds the current capacity for one or more global secondary indexes. DynamoDB is automatically ' +
+  'scaling your index so please try again shortly.';
 
 export const TRANSACTION_CONFLICT_MESSAGE = 'Transaction is ongoing for the item.';
 

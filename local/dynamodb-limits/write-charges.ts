@@ -45,7 +45,9 @@ export function itemWriteLines(
   return lines;
 }
 
-/** A standard conditional write whose condition failed: the existing item's size (1 unit if none); indexes untouched. */
+/**
+ * A standard conditional write whose condition failed: the existing item's size (1 unit if none); indexes untouched.
+ */
 export function failedConditionLines(table: TableSchema, key: WireItem, before: WireItem | undefined): ChargeLine[] {
   const { partitionKey, key: itemKey } = itemIdentity(table.key, key);
   return [

@@ -18,7 +18,8 @@ export type Reply = {
   /** The parsed JSON body; undefined when empty. `any`: each check reads what it asked for. */
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
   /**
-   * Why the answer breaks the OpenAPI document or lacks the rate-limit headers, if it does. Reported by mustBeStatus and
+   * Why the answer breaks the OpenAPI document or lacks the rate-limit headers, if it does. Reported by mustBeStatus
+   * and
    * mustBeError after the status, so that an unexpected status reads as such.
    */
   contractProblem: string | undefined;

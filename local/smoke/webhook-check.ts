@@ -26,7 +26,8 @@ export function webhookTestCheck(endpoint: string, operator: SmokeOptions['opera
       const target = endpoints.find((e) => e.url === endpoint || e.id === endpoint);
       must(
         target,
-        `no webhook endpoint of organization ${tenantId} has the URL or id ${endpoint} (npm run admin -- webhook list --tenant ${tenantId})`,
+        `no webhook endpoint of organization ${tenantId} has the URL or id ${endpoint} (npm run admin -- webhook ` +
+          `list --tenant ${tenantId})`,
       );
       const { delivery } = await webhookTest(target.id, { waitMs: FIRST_ATTEMPT_WAIT_MS });
       must(
@@ -35,7 +36,8 @@ export function webhookTestCheck(endpoint: string, operator: SmokeOptions['opera
       );
       must(
         delivery.status === 'succeeded',
-        `delivery ${delivery.id}: ${delivery.status} after attempt ${delivery.attempts}: ${delivery.lastError ?? 'no error recorded'}`,
+        `delivery ${delivery.id}: ${delivery.status} after attempt ${delivery.attempts}: ` +
+          `${delivery.lastError ?? 'no error recorded'}`,
       );
       return `delivery ${delivery.id} to ${target.url} succeeded on attempt ${delivery.attempts}`;
     },

@@ -13,7 +13,9 @@ import { startReceiver, type Receiver } from './support/receiver';
  * events to a local URL. The authorizer cache is off, so every request meets the key rows as they are.
  */
 const e2e = useLocalRuntime({ args: ['--allow-http-webhooks', '--authorizer-cache-ttl', '0'] });
-/** The commands that prepare and observe; the day-two commands under test run as processes, as an operator runs them. */
+/**
+ * The commands that prepare and observe; the day-two commands under test run as processes, as an operator runs them.
+ */
 const admin = (...args: string[]) => e2e.runtime.admin(...args);
 const adminProcess = (...args: string[]) => e2e.runtime.adminProcess(...args);
 

@@ -306,7 +306,10 @@ describe('taking access away bites within 5 seconds, while decisions are cached 
 });
 
 describe('no window: a decision in flight while access is taken away is not what the next request gets', () => {
-  /** Resolves once the runtime's console shows `pattern` in what it printed after `from` characters (it announces the CLI's calls). */
+  /**
+   * Resolves once the runtime's console shows `pattern` in what it printed after `from` characters (it announces the
+   * CLI's calls).
+   */
   async function printed(pattern: RegExp, from: number): Promise<void> {
     while (!pattern.test(e2e.runtime.stdout().slice(from))) await new Promise((wake) => setTimeout(wake, 10));
   }
@@ -336,7 +339,8 @@ describe('no window: a decision in flight while access is taken away is not what
       const inFlight = e2e.api.get('/me', keyOf().key);
       await held.read;
       const printedBefore = e2e.runtime.stdout().length;
-      // Act: the command; the held answer comes once the CLI has flushed the cache and waits for the decisions under way
+      // Act: the command; the held answer comes once the CLI has flushed the cache and waits for the decisions under
+      // way
       const changed = e2e.runtime.admin(...command());
       await printed(/waiting for 1 decision under way/, printedBefore);
       held.release();

@@ -48,7 +48,10 @@ const e2e = useLocalRuntime({
 const DEMO_NUMBER = '+15005550006';
 /** Twilio posts from a pool of addresses; one per test keeps each under its own per-address limit. */
 const TWILIO_ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
-/** What docs/deploy.md tells the operator to configure as the number's messaging webhook (and what the service sets on its texts). */
+/**
+ * What docs/deploy.md tells the operator to configure as the number's messaging webhook (and what the service sets on
+ * its texts).
+ */
 const INBOUND_WITH_OVERRIDES = `${carrierRoutes.twilioSmsInbound.path}#ct=2000&rt=5000&tt=15000&rc=5&rp=all`;
 /** Twilio's default: one retry, and only when it could not connect. */
 const INBOUND_WITHOUT_RETRIES = `${carrierRoutes.twilioSmsInbound.path}#rc=0`;
@@ -73,7 +76,9 @@ const stopFrom = (from: string) => {
   };
 };
 
-/** A forged callback: a STOP for someone else's number, with a missing, malformed or well-formed but wrong signature. */
+/**
+ * A forged callback: a STOP for someone else's number, with a missing, malformed or well-formed but wrong signature.
+ */
 function forge(localAddress: string, signature: string | null) {
   const params = stopFrom(newNumber());
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
@@ -101,7 +106,10 @@ async function flood<T>(count: number, parallel: number, make: (i: number) => Pr
   return results;
 }
 
-/** Who refused each forged request: the edge's signature rule, the function's HMAC check, the address limit or the throttle. */
+/**
+ * Who refused each forged request: the edge's signature rule, the function's HMAC check, the address limit or the
+ * throttle.
+ */
 function refusedBy({ status, body }: { status: number; body: string }): string {
   const { error = '', code = '' } = body.startsWith('{') ? (JSON.parse(body) as { error?: string; code?: string }) : {};
   if (status === 403 && code === 'invalid_signature')

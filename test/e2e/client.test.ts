@@ -23,7 +23,8 @@ import { startReceiver, type Received, type Receiver } from './support/receiver'
  * exchanges become the examples of docs/api.md (`npm run docs:examples`).
  */
 const REFUSED = '+14155550133';
-// The loopback carrier refuses one number, as Twilio refuses an invalid one; it delivers the others about two seconds after the send.
+// The loopback carrier refuses one number, as Twilio refuses an invalid one; it delivers the others about two seconds
+// after the send.
 const e2e = useLocalRuntime({ args: ['--allow-http-webhooks'], env: { LOOPBACK_FAIL_TO: REFUSED } });
 
 const DEMO_NUMBER = '+15005550006';

@@ -260,7 +260,8 @@ describe('the typed client imports', () => {
     expect(report.counts).toEqual({ created: 250 });
     expect(progress).toEqual([100, 200, 250]);
     expect(report.requests).toBe(5);
-    // The lost answer's batch went again with its key (and was answered by the replay); the 429 waited and went again too.
+    // The lost answer's batch went again with its key (and was answered by the replay); the 429 waited and went again
+    // too.
     expect(seen[2]).toBe(seen[1]);
     expect(seen[3]).toBe(seen[2]);
     const listed = await e2e.api.get('/contacts?externalId=imp-249', key);

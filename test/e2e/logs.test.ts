@@ -35,7 +35,10 @@ function round(index: number): { route: RouteSpec; send: () => Promise<ApiResult
   ];
 }
 
-/** Every JSON line of the output: Powertools prints one record per line, debug and info on stdout, warn and error on stderr. */
+/**
+ * Every JSON line of the output: Powertools prints one record per line, debug and info on stdout, warn and error on
+ * stderr.
+ */
 const records = (output: string): LogRecord[] =>
   output
     .split('\n')
@@ -45,7 +48,9 @@ const records = (output: string): LogRecord[] =>
 const unique = <T>(values: T[]): T[] => [...new Set(values)];
 
 describe('--log-level debug with requests to several functions at once', () => {
-  /** API Gateway's request id (the x-amzn-RequestId header, the records' `requestId`) -> the function that served it. */
+  /**
+   * API Gateway's request id (the x-amzn-RequestId header, the records' `requestId`) -> the function that served it.
+   */
   const functionOf = new Map<string, string>();
   let logged: LogRecord[];
 

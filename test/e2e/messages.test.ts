@@ -104,7 +104,10 @@ const threads = async (key = demoKey) => {
 const threadOf = async (counterpart: string, key = demoKey) =>
   (await threads(key)).find((thread) => thread.counterpartNumber === counterpart);
 
-/** Reads until `done` holds or 10 s have passed, and answers every value read, in order. A bounded poll, not a timing assertion. */
+/**
+ * Reads until `done` holds or 10 s have passed, and answers every value read, in order. A bounded poll, not a timing
+ * assertion.
+ */
 async function readUntil<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T[]> {
   const deadline = Date.now() + 10_000;
   const seen = [await read()];

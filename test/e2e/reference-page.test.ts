@@ -15,7 +15,8 @@ function chromiumPath(): string {
   const found = CHROMIUM_CANDIDATES.find((path) => existsSync(path));
   if (!found) {
     throw new Error(
-      `No Chromium found (looked at ${CHROMIUM_CANDIDATES.join(', ')}). The reference page test needs Debian's Chromium: ` +
+      `No Chromium found (looked at ${CHROMIUM_CANDIDATES.join(', ')}). The reference page test needs Debian's ` +
+        `Chromium: ` +
         'run `sudo apt-get install -y chromium`, or set CHROMIUM_PATH to a Chromium or Chrome binary.',
     );
   }
@@ -34,7 +35,9 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** Redoc parses 1.2 MB of script and lays out every operation: seconds on an idle core, far more on a busy CI machine. */
+/**
+ * Redoc parses 1.2 MB of script and lays out every operation: seconds on an idle core, far more on a busy CI machine.
+ */
 const RENDER_TIMEOUT_MS = 120_000;
 
 type Document = {

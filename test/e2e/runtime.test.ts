@@ -25,7 +25,9 @@ import { revokeInTableOnly } from './support/seed';
 jest.setTimeout(E2E_TEST_TIMEOUT_MS);
 const START_TIMEOUT_MS = 90_000;
 
-/** The value once it satisfies the check (output of another process arrives when it arrives), or the last one after 5 s. */
+/**
+ * The value once it satisfies the check (output of another process arrives when it arrives), or the last one after 5 s.
+ */
 async function eventually<T>(read: () => T, ok: (value: T) => boolean): Promise<T> {
   for (let waited = 0; waited < 5000 && !ok(read()); waited += 50)
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -163,7 +165,9 @@ describe('a runtime that keeps its data', () => {
 });
 
 describe('--dynamodb-endpoint', () => {
-  /** The test run's DynamoDB Local (this file's database there: test/support/e2e-env.ts); no runtime here started it. */
+  /**
+   * The test run's DynamoDB Local (this file's database there: test/support/e2e-env.ts); no runtime here started it.
+   */
   let engine: { endpoint: string };
   let stateDir: string;
   /** Java is hidden from the runtimes: with an endpoint they must not need it. */

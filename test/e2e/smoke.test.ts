@@ -122,10 +122,12 @@ describe('npm run smoke against the local runtime', () => {
       const lines = run.stdout.trim().split('\n');
       expect(lines[0]).toMatch(/^smoke-[0-9a-f]{8} against http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
       expect(lines).toContain(
-        'ok    POST /contacts creates the marked contact: the key lacks contacts.manage: 403 insufficient_scope, as the contract says',
+        'ok    POST /contacts creates the marked contact: the key lacks contacts.manage: 403 insufficient_scope, as ' +
+          'the contract says',
       );
       expect(lines).toContain(
-        'ok    POST /messages refuses a bad body (nothing sent): the key lacks sms.send: 403 insufficient_scope, as the contract says',
+        'ok    POST /messages refuses a bad body (nothing sent): the key lacks sms.send: 403 insufficient_scope, as ' +
+          'the contract says',
       );
       expect(lines.filter((line) => line.startsWith('FAIL')).map((line) => line.slice(6).split(':')[0])).toEqual(
         AWAITING_LOCAL_FIDELITY,

@@ -48,7 +48,8 @@ const deliveriesOf = async (runtime: LocalRuntimeHandle, endpointId: string): Pr
   (await runtime.adminProcess('webhook', 'deliveries', endpointId)).deliveries;
 
 it(
-  'retries a delivery that was waiting when the runtime stopped, after the next start, as attempt 2 of the same delivery',
+  'retries a delivery that was waiting when the runtime stopped, after the next start, as attempt 2 of the same ' +
+    'delivery',
   async () => {
     // Prepare: attempt 1 fails, attempt 2 is queued for 10 s later
     const first = await start();

@@ -35,14 +35,19 @@ let demoEndpoint: Endpoint;
 let retryTenantId: string;
 let flaky: Endpoint;
 let down: Endpoint;
-/** The demo organization's text outcomes (subscribed with webhook update), and an endpoint of its inbound texts only. */
+/**
+ * The demo organization's text outcomes (subscribed with webhook update), and an endpoint of its inbound texts only.
+ */
 let texts: Endpoint;
 let smsOnly: Endpoint;
 /** Retry Org's endpoints of inbound texts: one that answers 410, one that goes through an outage. */
 let gone: Endpoint;
 let outage: Endpoint;
 
-/** The commands that prepare and observe; those whose printed document a test is about run as processes, as an operator runs them. */
+/**
+ * The commands that prepare and observe; those whose printed document a test is about run as processes, as an operator
+ * runs them.
+ */
 const admin = (...args: string[]) => e2e.runtime.admin(...args);
 const adminProcess = (...args: string[]) => e2e.runtime.adminProcess(...args);
 const addEndpoint = async (...args: string[]): Promise<Endpoint> => {

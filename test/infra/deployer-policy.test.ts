@@ -81,10 +81,16 @@ const ACTIONS_BY_TYPE: Record<string, string[]> = {
   'AWS::XRay::SamplingRule': ['xray:CreateSamplingRule', 'xray:GetSamplingRules', 'xray:DeleteSamplingRule'],
   'AWS::WAFv2::WebACLAssociation': ['wafv2:AssociateWebACL', 'wafv2:DisassociateWebACL', 'apigateway:SetWebACL'],
 };
-/** Services a deployment needs beyond the resources themselves: the assets' bucket, the bootstrap version, the table's AWS-managed key. */
+/**
+ * Services a deployment needs beyond the resources themselves: the assets' bucket, the bootstrap version, the table's
+ * AWS-managed key.
+ */
 const DEPLOYMENT_SERVICES = ['kms', 's3', 'ssm'];
 
-/** The default stage, and one with a custom domain, an alarm e-mail and an existing Twilio secret: every resource type the stack can have. */
+/**
+ * The default stage, and one with a custom domain, an alarm e-mail and an existing Twilio secret: every resource type
+ * the stack can have.
+ */
 const CONFIGURATIONS = [
   {},
   {

@@ -81,7 +81,10 @@ export function statementsOfFunction(template: Template, functionLogicalId: stri
 export const dynamoStatements = (statements: Statement[]): Statement[] =>
   statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
 
-/** The path of every API Gateway resource (`/api/v1/contacts/{id}`, `/carrier/twilio/sms/inbound`), rebuilt from PathPart and ParentId. */
+/**
+ * The path of every API Gateway resource (`/api/v1/contacts/{id}`, `/carrier/twilio/sms/inbound`), rebuilt from
+ * PathPart and ParentId.
+ */
 export function resourcePaths(template: Template): Map<string, string> {
   const resources = template.toJSON().Resources as Record<
     string,

@@ -149,7 +149,10 @@ describe('cdk synth', () => {
       reads = [];
     });
 
-    /** Imports the bundle in a child Node (asynchronously: this process serves Secrets Manager meanwhile) and runs `body`. */
+    /**
+     * Imports the bundle in a child Node (asynchronously: this process serves Secrets Manager meanwhile) and runs
+     * `body`.
+     */
     const runBundle = (operationId: string, env: Record<string, string>, body: string) =>
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         const bundle = path.join(bundleDirOf(operationId), 'index.mjs');

@@ -35,7 +35,10 @@ let tenantId: string;
 
 type Handler = ReturnType<typeof callbackHandler>;
 type Config = { authToken: string; publicBaseUrl: string };
-/** One handler per route, built like the Lambda modules (lambdas/handlers/carrier/*.ts) but with the test's configuration. */
+/**
+ * One handler per route, built like the Lambda modules (lambdas/handlers/carrier/*.ts) but with the test's
+ * configuration.
+ */
 const handlerFactories: Record<string, (config: Config) => Handler> = {
   [carrierRoutes.twilioVoiceStatus.path]: (config) =>
     callbackHandler(carrierRoutes.twilioVoiceStatus, voiceStatusCallback, { config }),

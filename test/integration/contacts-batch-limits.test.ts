@@ -117,7 +117,10 @@ describe(`${BATCHES} batches of 100 new contacts from one organization at once`,
 });
 
 describe('races of batches', () => {
-  /** Runs `round` until `wanted` rounds raced (by the engine's meters), at most `attempts` times; every round must pass its checks. */
+  /**
+   * Runs `round` until `wanted` rounds raced (by the engine's meters), at most `attempts` times; every round must pass
+   * its checks.
+   */
   async function racedRounds(wanted: number, attempts: number, round: () => Promise<void>): Promise<number> {
     let raced = 0;
     for (let attempt = 0; attempt < attempts && raced < wanted; attempt += 1) {

@@ -15,7 +15,8 @@ import { dynamo } from '../../lambdas/shared/aws';
 /**
  * Races on one number. Each scenario runs 10 rounds on each engine (DynamoDB Local, where writes
  * are serialized, and the limits engine, where colliding transactions are cancelled and retried),
- * each round in a fresh organization, so the whole directory can be checked after every round: whatever the interleaving, a number has at
+ * each round in a fresh organization, so the whole directory can be checked after every round: whatever the
+ * interleaving, a number has at
  * most one contact, its claim names that contact (and says whether it is named), no claim is left
  * without its contact, and a later create meets the owner. Every request answers what the API
  * promises: success, a 409 naming a contact that held the number, or (for PATCH/DELETE of a
@@ -160,7 +161,8 @@ describe('races on one number', () => {
         deleteContact(tenantId, autoId),
       ]);
 
-      // Assess: the delete always succeeds; the create adopts, creates, or meets the mover; the renumber moves or meets a holder
+      // Assess: the delete always succeeds; the create adopts, creates, or meets the mover; the renumber moves or meets
+      // a holder
       expect(deleted.status).toBe('fulfilled');
       const createdId = created.status === 'fulfilled' ? created.value.contact.id : undefined;
       if (created.status === 'rejected') expect(conflictNaming(created)).toBe(mover.id);

@@ -143,7 +143,8 @@ describe('contact search from the index', () => {
     }
     const first = await search(tenantId, 'guild', { limit: 3 });
 
-    // Act: the cursor's own contact is deleted, the next one stops matching, a newer one appears, an older one is renamed
+    // Act: the cursor's own contact is deleted, the next one stops matching, a newer one appears, an older one is
+    // renamed
     await deleteContact(tenantId, members[4].id);
     await updateContact(tenantId, members[3].id, { company: null });
     await createContact(tenantId, { displayName: 'Member 8', phoneNumber: '+16285550008', company: 'Guild' });
@@ -184,7 +185,8 @@ describe('contact search from the index', () => {
       updateContact(tenantId, ada!.id, { displayName: long('x'), company: long('y'), phoneNumber: '+14155550100' }),
     );
 
-    // Assess: claim + contact + the check of its number's consent + entries; contact + changed entries; every row small (one write unit, two in a transaction)
+    // Assess: claim + contact + the check of its number's consent + entries; contact + changed entries; every row small
+    // (one write unit, two in a transaction)
     expect(created).toHaveLength(3 + entriesOf(ada!).length);
     expect(created.length).toBeLessThanOrEqual(3 + SEARCH_LIMITS.maxEntries);
     expect(renamed).toHaveLength(1 + 6 + 4); // lovelace's 6 prefixes out, king's 4 in

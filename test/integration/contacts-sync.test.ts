@@ -348,7 +348,10 @@ describe('what a page of the feed costs', () => {
   let meter: ReadMeter;
   afterEach(() => meter?.stop());
 
-  /** `size` contacts changed one second apart, as createContact writes their rows (their claims and entries are not read by the feed). */
+  /**
+   * `size` contacts changed one second apart, as createContact writes their rows (their claims and entries are not read
+   * by the feed).
+   */
   async function seedDirectory(size: number): Promise<string> {
     const tenantId = uuidv7();
     const rows = Array.from({ length: size }, (_, i) => {

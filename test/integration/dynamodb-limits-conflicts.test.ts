@@ -42,7 +42,9 @@ const setValue = (key: Record<string, { S: string }>, value: string): TransactWr
   },
 });
 
-/** Starts `request` and resolves once the engine holds `items` items for it (the request itself is returned unawaited). */
+/**
+ * Starts `request` and resolves once the engine holds `items` items for it (the request itself is returned unawaited).
+ */
 async function whileHolding(request: Promise<unknown>, items: number): Promise<{ done: Promise<unknown> }> {
   request.catch(() => {});
   const deadline = Date.now() + 5_000;

@@ -214,7 +214,10 @@ describe("a write whose index partition is over its budget is refused whole, wit
     ExpressionAttributeValues: { ':g': { S: group } },
   });
 
-  /** An engine whose index partitions take 1 write unit a second, an item in a cold group (written around it), and a hot group that just took its unit. */
+  /**
+   * An engine whose index partitions take 1 write unit a second, an item in a cold group (written around it), and a hot
+   * group that just took its unit.
+   */
   async function hotGroup() {
     const engine = await engineWith({ indexPartitionWriteUnits: 1 });
     const [hot, mover, cold] = [fresh('hot-group'), fresh('mover'), fresh('cold-group')];

@@ -167,7 +167,8 @@ it('weighs an index entry 100 bytes more than its attributes, where DynamoDB Loc
     ];
   };
 
-  // 950 bytes: 1 write unit as an item, 2 as an index entry (1,050); 4,000 bytes: 4 write units and one 4 KB read block as an item, 5 and two as an entry.
+  // 950 bytes: 1 write unit as an item, 2 as an index entry (1,050); 4,000 bytes: 4 write units and one 4 KB read block
+  // as an item, 5 and two as an entry.
   expect(await putAndQuery(engine.client, 'overhead-w', 950)).toEqual([2, 0.5]);
   expect(await putAndQuery(engine.client, 'overhead-r', 4000)).toEqual([5, 1]);
   expect(await putAndQuery(local, 'overhead-l', 4000)).toEqual([4, 0.5]);

@@ -62,7 +62,9 @@ function acceptingCarrier(): Carrier & { sent: OutboundText[] } {
   };
 }
 
-/** A carrier that fails every send with `failure` (a CarrierError's details, or any other error), counting the calls. */
+/**
+ * A carrier that fails every send with `failure` (a CarrierError's details, or any other error), counting the calls.
+ */
 function failingCarrier(failure: CarrierErrorDetails | Error): Carrier & { calls: number } {
   const carrier = {
     name: 'twilio' as const,
@@ -303,7 +305,8 @@ describe('threads', () => {
     const number = '+14155550204';
     const meters = await markRaceMeters();
 
-    // Sixteen writes of one thread at once: on DynamoDB's limits some are answered busy and sent again, as their callers would.
+    // Sixteen writes of one thread at once: on DynamoDB's limits some are answered busy and sent again, as their
+    // callers would.
     await Promise.all([
       ...Array.from({ length: 8 }, (_, i) =>
         retryWhileBusy(() => inbound(tenantId, number, `In ${i}`, minutes(20 + i), `SMin${i}x${tenantId.slice(-8)}`)),
@@ -634,7 +637,8 @@ describe('carrier outcomes', () => {
     ['a 503 from the carrier', { kind: 'unknown', httpStatus: 503 } as const],
     ['an error that is no CarrierError', new Error('socket hang up')],
   ])(
-    'keeps a text whose outcome is unknown (%s) queued and charged; the sweep fails and refunds it once after the grace period',
+    'keeps a text whose outcome is unknown (%s) queued and charged; the sweep fails and refunds it once after the ' +
+      'grace period',
     async (_, failure) => {
       // Prepare
       const tenantId = await newOrg();

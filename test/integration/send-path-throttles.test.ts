@@ -15,7 +15,8 @@ import { settleSpend } from '../../lambdas/contexts/texting/spend';
 /**
  * A throttle anywhere in a text's path loses nothing. The path's writes, in order: 0 the send
  * transaction (consent check, charge, message, thread, key), 1 the sid's lookup row and 2 the sid
- * on the message (the carrier's answer), 3 the `sent` callback, 4 the `delivered` callback. Each is throttled in turn, first for a few attempts (the
+ * on the message (the carrier's answer), 3 the `sent` callback, 4 the `delivered` callback. Each is throttled in turn,
+ * first for a few attempts (the
  * client's own retries absorb it: nobody notices), then for good (what a partition over its
  * budget for longer than a request does):
  *   0: the send answers contention (the API's 503) having stored, charged and sent nothing; the
@@ -53,7 +54,9 @@ function countingCarrier(): Carrier & { sids: string[] } {
   };
 }
 
-/** Twilio's status callback: names our message (its URL) and the sid; retried while it fails, as Twilio retries a 5xx. */
+/**
+ * Twilio's status callback: names our message (its URL) and the sid; retried while it fails, as Twilio retries a 5xx.
+ */
 async function callback(
   tenantId: string,
   messageId: string,

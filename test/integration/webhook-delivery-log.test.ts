@@ -8,7 +8,8 @@ import { createTestTable } from '../support/table';
 /**
  * The delivery layout on DynamoDB's terms: each delivery a partition of its own, the endpoint's log
  * a gsi2 partition of entries that take 1 write unit per delivery whatever its attempts, and the
- * operator's listing one Query (and one BatchGetItem of its rows) per page at any size of the log. This file runs on a limits-faithful engine of
+ * operator's listing one Query (and one BatchGetItem of its rows) per page at any size of the log. This file runs on a
+ * limits-faithful engine of
  * its own (docs/local-engine.md), whose meters are its alone: the domain modules read
  * DYNAMODB_ENDPOINT when they load, so they are imported once it points there.
  */
@@ -35,7 +36,9 @@ let tenantId: string;
 /** Attempts the receiver still fails (500) before it answers 204 again. */
 let failing = 0;
 
-/** An organization of its own per test: every endpoint of an organization subscribed to sms.received receives its texts. */
+/**
+ * An organization of its own per test: every endpoint of an organization subscribed to sms.received receives its texts.
+ */
 async function newOrganization(): Promise<void> {
   tenantId = (await m.tenants.createTenant({ name: 'Delivery log Org' })).id;
   await m.tenants.updateTenant(tenantId, { approveHosts: ['127.0.0.1'] });
@@ -246,7 +249,8 @@ describe('an endpoint delivery log', () => {
         });
       const recoveryPage = [await measure(page(small.id)), await measure(page(large.id))];
 
-      // Assess: the endpoint's id lookup (gsi1), one Query of the log and one BatchGetItem of its rows, however long the log.
+      // Assess: the endpoint's id lookup (gsi1), one Query of the log and one BatchGetItem of its rows, however long
+      // the log.
       for (const cost of listing) expect(cost).toMatchObject({ calls: 3, itemsExamined: 1 + 50 + 50 });
       for (const cost of recoveryPage) expect(cost).toMatchObject({ calls: 2, itemsExamined: 50 + 50 });
       expect(listing[1].readUnits).toBe(listing[0].readUnits);

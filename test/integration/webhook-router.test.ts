@@ -67,7 +67,10 @@ const completedCall = (): Call => ({
   contactId: null,
 });
 
-/** The endpoint's delivery rows as stored (their TTL included): its log (gsi2) names them, each is read from its own partition. */
+/**
+ * The endpoint's delivery rows as stored (their TTL included): its log (gsi2) names them, each is read from its own
+ * partition.
+ */
 async function rowsOf(endpointId: string): Promise<Item[]> {
   const logged = await listDeliveriesOf(tenantId, endpointId, 100);
   const rows = await Promise.all(

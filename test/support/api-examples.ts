@@ -93,7 +93,10 @@ export function updateDeliveryExample(markdown: string, delivery: ReceivedDelive
 
 const EVENT_MARKER = /<!-- event example: ([\w.]+) -->\n([\s\S]*?)<!-- \/event example -->/g;
 
-/** The page with each `<!-- event example: <type> -->` replaced by the body of a delivered event of that type, pretty-printed. */
+/**
+ * The page with each `<!-- event example: <type> -->` replaced by the body of a delivered event of that type,
+ * pretty-printed.
+ */
 export function updateEventExamples(markdown: string, bodies: string[]): string {
   const missing: string[] = [];
   const updated = markdown.replace(EVENT_MARKER, (whole, type: string) => {

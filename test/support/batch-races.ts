@@ -20,7 +20,10 @@ export type BatchRaceDeps = {
 const entries = (items: { displayName: string; phoneNumber: string; externalId?: string }[]): BatchEntry[] =>
   items.map((item, index) => ({ index, item }));
 
-/** Two batches naming the same external id at once (with two numbers): one contact holds it, one batch created it, the other updated it, the number it does not hold is free. */
+/**
+ * Two batches naming the same external id at once (with two numbers): one contact holds it, one batch created it, the
+ * other updated it, the number it does not hold is free.
+ */
 export async function sameExternalIdRace(deps: BatchRaceDeps): Promise<void> {
   const tenantId = deps.newTenantId();
   const [n1, n2] = [deps.freshNumber(), deps.freshNumber()];
@@ -46,7 +49,10 @@ export async function sameExternalIdRace(deps: BatchRaceDeps): Promise<void> {
   expect(await deps.readNumberClaim(tenantId, held === n1 ? n2 : n1)).toBeUndefined();
 }
 
-/** Two records of a CRM with one number, at once: one contact holds the number, the other item is a conflict naming it, and its external id is claimed by nobody. */
+/**
+ * Two records of a CRM with one number, at once: one contact holds the number, the other item is a conflict naming it,
+ * and its external id is claimed by nobody.
+ */
 export async function oneNumberTwoRecordsRace(deps: BatchRaceDeps): Promise<void> {
   const tenantId = deps.newTenantId();
   const n = deps.freshNumber();

@@ -12,13 +12,18 @@ import type { KeyMeter, LimitsStats } from '../../local/dynamodb-limits/meters';
  * one at a time, so `since` a mark is one test's.
  */
 
-/** Whether this file's DynamoDB client goes through the limits engine (jest.config.js: the integration-limits project, or DYNAMODB_ENGINE=limits). */
+/**
+ * Whether this file's DynamoDB client goes through the limits engine (jest.config.js: the integration-limits project,
+ * or DYNAMODB_ENGINE=limits).
+ */
 export function onLimitsEngine(): boolean {
   const engine = process.env.DYNAMODB_LIMITS_ENDPOINT;
   return !!engine && process.env.DYNAMODB_ENDPOINT === engine;
 }
 
-/** Requests refused or cancelled for a held item (`conflicts`) and for a throughput budget (`throttles`), by operation. */
+/**
+ * Requests refused or cancelled for a held item (`conflicts`) and for a throughput budget (`throttles`), by operation.
+ */
 export type RaceCounts = {
   conflicts: number;
   conflictsBy: Record<string, number>;
@@ -80,7 +85,10 @@ export async function markRaceMeters(): Promise<RaceMark> {
   };
 }
 
-/** For a file that runs on both engines: the mark on the limits engine, undefined on DynamoDB Local alone (which never refuses). */
+/**
+ * For a file that runs on both engines: the mark on the limits engine, undefined on DynamoDB Local alone (which never
+ * refuses).
+ */
 export const markRaceMetersOnTheEngine = async (): Promise<RaceMark | undefined> =>
   onLimitsEngine() ? markRaceMeters() : undefined;
 

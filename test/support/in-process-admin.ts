@@ -16,7 +16,10 @@ let servedTable: string | undefined;
 /** What a run of the operator CLI ended with, in this process or as one. */
 export type AdminResult = { code: number | null; stdout: string; stderr: string };
 
-/** The variables `applyTarget` (local/admin/target.ts) sets, put back once no call is running: runtimes spawned later inherit this environment. */
+/**
+ * The variables `applyTarget` (local/admin/target.ts) sets, put back once no call is running: runtimes spawned later
+ * inherit this environment.
+ */
 const TARGET_VARIABLES = ['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'AWS_REGION', 'POWERTOOLS_LOG_LEVEL'] as const;
 let running = 0;
 let saved: Record<string, string | undefined> = {};
@@ -26,7 +29,8 @@ export async function runAdminInProcess(stateDir: string, info: RuntimeInfo, arg
   servedTable ??= table;
   if (table !== servedTable) {
     throw new Error(
-      `In-process admin of this test file serves ${servedTable}, not ${table}: run the CLI as a process (adminProcess) for a second runtime's table`,
+      `In-process admin of this test file serves ${servedTable}, not ${table}: run the CLI as a process ` +
+        `(adminProcess) for a second runtime's table`,
     );
   }
   if (running === 0) saved = Object.fromEntries(TARGET_VARIABLES.map((name) => [name, process.env[name]]));

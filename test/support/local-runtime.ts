@@ -30,7 +30,9 @@ export type { AdminResult };
 
 export type LocalRuntimeHandle = {
   baseUrl: string;
-  /** The demo key printed on this start; '' when the runtime reused kept data (it prints the key only on first start). */
+  /**
+   * The demo key printed on this start; '' when the runtime reused kept data (it prints the key only on first start).
+   */
   demoKey: string;
   stateDir: string;
   /** runtime.json as the runtime wrote it. */
@@ -41,7 +43,9 @@ export type LocalRuntimeHandle = {
    * non-zero exit. `any` because each command prints its own document and each test reads what it asked for.
    */
   admin: (...args: string[]) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  /** The same as `admin`, as a process of its own (`node bin/admin.ts`): for tests whose subject is the CLI's output. */
+  /**
+   * The same as `admin`, as a process of its own (`node bin/admin.ts`): for tests whose subject is the CLI's output.
+   */
   adminProcess: (...args: string[]) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** The operator CLI as a process, without interpretation, for tests of its failures (exit code, stderr). */
   adminResult: (...args: string[]) => Promise<AdminResult>;

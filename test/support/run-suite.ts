@@ -16,7 +16,10 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 type Part = { name: string; child: ChildProcess; output: string[]; exited: Promise<number> };
 
-/** A part of the run; a `background` one has its output held and the lowest priority, which the processes it starts inherit. */
+/**
+ * A part of the run; a `background` one has its output held and the lowest priority, which the processes it starts
+ * inherit.
+ */
 function start(name: string, command: string, args: string[], background: boolean): Part {
   const child = spawn(command, args, { cwd: REPO_ROOT, stdio: background ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
   if (background && child.pid !== undefined) {

@@ -118,7 +118,10 @@ const keyRow = {
 };
 
 const savedEnv = { ...process.env };
-/** The CLI's flushes of a stage's authorizer cache and its waits between them, in order; a wait is recorded rather than slept. */
+/**
+ * The CLI's flushes of a stage's authorizer cache and its waits between them, in order; a wait is recorded rather than
+ * slept.
+ */
 let steps: string[];
 beforeEach(() => {
   cfn.reset();
@@ -340,7 +343,10 @@ describe('no window: a decision in flight during the command is not what a reque
   type Decision = Awaited<ReturnType<typeof authorizer>> | 'Unauthorized';
   let cache: Map<string, Decision>;
   let rows: { key: Record<string, unknown>; tenant: Record<string, unknown> };
-  /** The request in flight: its authorizer's read of the organization row reads it at once, and answers once `answer` is called. */
+  /**
+   * The request in flight: its authorizer's read of the organization row reads it at once, and answers once `answer` is
+   * called.
+   */
   let held: { waiting: boolean; read: () => void; answered: Promise<void>; answer: () => void } | undefined;
 
   const invokeAuthorizer = (): Promise<Decision> =>
@@ -358,7 +364,10 @@ describe('no window: a decision in flight during the command is not what a reque
     if (decision === 'Unauthorized') return 401;
     return policyAllows(decision, methodArn) ? 200 : 403;
   }
-  /** Starts a request whose authorizer reads both rows now and answers once `held.answer` is called; resolves when they are read. */
+  /**
+   * Starts a request whose authorizer reads both rows now and answers once `held.answer` is called; resolves when they
+   * are read.
+   */
   async function requestHeldAfterItsReads(): Promise<{ status: Promise<number> }> {
     let answer!: () => void;
     let read!: () => void;

@@ -7,7 +7,8 @@ import { join, resolve } from 'node:path';
  */
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const PAGE = readFileSync(join(REPO_ROOT, 'docs', 'architecture.md'), 'utf8');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the lint's CommonJS configuration, read as the tool reads it
+// The lint's CommonJS configuration, read as the tool reads it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const config = require(join(REPO_ROOT, '.dependency-cruiser.cjs')) as {
   forbidden: { name: string }[];
   contextDependencies: Record<string, string[]>;
@@ -23,7 +24,10 @@ function foldersOf(dir: string): string[] {
     });
 }
 
-/** The folders the page's map names: its fenced block that starts with `lambdas/`, read by indentation (two spaces a level). */
+/**
+ * The folders the page's map names: its fenced block that starts with `lambdas/`, read by indentation (two spaces a
+ * level).
+ */
 function foldersOfTheMap(): string[] {
   const block = /```\n(lambdas\/\n[\s\S]*?)```/.exec(PAGE)?.[1];
   if (!block) throw new Error('docs/architecture.md has no map block starting with "lambdas/"');

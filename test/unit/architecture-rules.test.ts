@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const DEPCRUISE = join(REPO_ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
 const CONFIG = join(REPO_ROOT, '.dependency-cruiser.cjs');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the lint's CommonJS configuration, read as the tool reads it
+// The lint's CommonJS configuration, read as the tool reads it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const config = require(CONFIG) as { forbidden: { name: string }[]; contextDependencies: Record<string, string[]> };
 
 /** The tree: `path -> source`. Comments mark the wrong imports; everything else is allowed. */
@@ -27,7 +28,8 @@ const TREE: Record<string, string> = {
   // shared/: the floor
   'lambdas/shared/aws.ts': 'export const dynamo = {};\n',
   'lambdas/shared/config.ts':
-    "import { tenantName } from '../contexts/tenants/tenants'; // WRONG: shared imports a context\nexport const name = tenantName;\n",
+    "import { tenantName } from '../contexts/tenants/tenants'; // WRONG: shared imports a context\nexport const name " +
+    '= tenantName;\n',
   'lambdas/shared/schemas/id-path.ts': 'export const IdPath = {};\n',
 
   // contexts/
@@ -52,7 +54,8 @@ const TREE: Record<string, string> = {
   ].join('\n'),
   'lambdas/contexts/calls/requests/list-calls.ts': 'export const ListCallsQuery = {};\n',
   'lambdas/contexts/texting/texting.ts':
-    "import { contacts } from '../contacts/contacts';\nimport { costOf } from './internal/billing';\nexport const sendText = [contacts, costOf];\n",
+    "import { contacts } from '../contacts/contacts';\nimport { costOf } from './internal/billing';\nexport const " +
+    'sendText = [contacts, costOf];\n',
   'lambdas/contexts/texting/internal/billing.ts': 'export const costOf = 1;\n',
   'lambdas/contexts/webhooks/events.ts': [
     "import { calls } from '../calls/calls';",
@@ -68,7 +71,8 @@ const TREE: Record<string, string> = {
     "import type { Scope } from '../../contexts/tenants/scopes';\nexport type RouteSpec = { scope: Scope | null };\n",
   'lambdas/handlers/http/api-handler.ts': "import middy from '@middy/core';\nexport const apiHandler = middy;\n",
   'lambdas/handlers/api/routes.ts':
-    "import { getCallRoute } from './operations/get-call';\nimport { listCallsRoute } from './operations/list-calls';\nexport const routes = { getCallRoute, listCallsRoute };\n",
+    "import { getCallRoute } from './operations/get-call';\nimport { listCallsRoute } from " +
+    "'./operations/list-calls';\nexport const routes = { getCallRoute, listCallsRoute };\n",
   'lambdas/handlers/api/operations/get-call.ts': [
     "import type { RouteSpec } from '../../http/route-spec';",
     "import { IdPath } from '../../../shared/schemas/id-path';",
@@ -76,7 +80,8 @@ const TREE: Record<string, string> = {
   ].join('\n'),
   'lambdas/handlers/api/operations/list-calls.ts': [
     "import { ListCallsQuery } from '../../../contexts/calls/requests/list-calls';",
-    "import { PATTERNS } from '../../../contexts/webhooks/filter-criteria'; // WRONG: an operation spec imports domain code",
+    "import { PATTERNS } from '../../../contexts/webhooks/filter-criteria'; // WRONG: an operation spec imports " +
+      'domain code',
     'export const listCallsRoute = { query: ListCallsQuery, PATTERNS };',
   ].join('\n'),
   'lambdas/handlers/api/operations/create-contact.ts': [
@@ -105,7 +110,8 @@ const TREE: Record<string, string> = {
     'export const handler = [sendText, costOf];',
   ].join('\n'),
   'lambdas/handlers/webhooks/sender.ts':
-    "import { cliArgs } from '../../../local/cli-args'; // WRONG: Lambda code imports the local runtime\nexport const handler = cliArgs;\n",
+    "import { cliArgs } from '../../../local/cli-args'; // WRONG: Lambda code imports the local runtime\nexport " +
+    'const handler = cliArgs;\n',
   'local/cli-args.ts': 'export const cliArgs = [];\n',
 
   // the edges around lambdas/
@@ -117,13 +123,17 @@ const TREE: Record<string, string> = {
   ].join('\n'),
   'test/support/seed.ts': 'export const seed = 1;\n',
   'test/unit/billing.test.ts':
-    "import { costOf } from '../../lambdas/contexts/texting/internal/billing'; // allowed: tests reach in\nexport const t = costOf;\n",
+    "import { costOf } from '../../lambdas/contexts/texting/internal/billing'; // allowed: tests reach in\nexport " +
+    'const t = costOf;\n',
   'lib/constructs/public-api.ts':
-    "import { routes } from '../../lambdas/handlers/api/routes';\nimport { PATTERNS } from '../../lambdas/contexts/webhooks/filter-criteria';\nexport const api = [routes, PATTERNS];\n",
+    "import { routes } from '../../lambdas/handlers/api/routes';\nimport { PATTERNS } from " +
+    "'../../lambdas/contexts/webhooks/filter-criteria';\nexport const api = [routes, PATTERNS];\n",
   'lib/table-access.ts':
-    "import { calls } from '../lambdas/contexts/calls/calls'; // WRONG: the CDK app reaches the SDK clients\nexport const access = calls;\n",
+    "import { calls } from '../lambdas/contexts/calls/calls'; // WRONG: the CDK app reaches the SDK clients\nexport " +
+    'const access = calls;\n',
   'lib/constructs/middleware.ts':
-    "import { apiHandler } from '../../lambdas/handlers/http/api-handler'; // WRONG: the CDK app loads the middleware\nexport const m = apiHandler;\n",
+    "import { apiHandler } from '../../lambdas/handlers/http/api-handler'; // WRONG: the CDK app loads the " +
+    'middleware\nexport const m = apiHandler;\n',
 };
 
 /**
@@ -151,12 +161,17 @@ const EXPECTED = [
   'no-circular: lambdas/contexts/contacts/cycle-a.ts -> lambdas/contexts/contacts/cycle-b.ts',
   'contexts-point-inward: lambdas/contexts/calls/calls.ts -> local/cli-args.ts',
   'lambdas-import-no-tooling: lambdas/contexts/calls/calls.ts -> local/cli-args.ts',
-  'context-internals-between-contexts: lambdas/contexts/webhooks/events.ts -> lambdas/contexts/texting/internal/billing.ts',
-  'manifest-imports-operations-one-way: lambdas/handlers/api/operations/list-calls.ts -> lambdas/contexts/webhooks/filter-criteria.ts',
-  'manifest-imports-operations-one-way: lambdas/handlers/api/operations/create-contact.ts -> lambdas/handlers/api/routes.ts',
-  'handler-imports-its-own-operation: lambdas/handlers/api/get-call.ts -> lambdas/handlers/api/operations/list-calls.ts',
+  'context-internals-between-contexts: lambdas/contexts/webhooks/events.ts -> ' +
+    'lambdas/contexts/texting/internal/billing.ts',
+  'manifest-imports-operations-one-way: lambdas/handlers/api/operations/list-calls.ts -> ' +
+    'lambdas/contexts/webhooks/filter-criteria.ts',
+  'manifest-imports-operations-one-way: lambdas/handlers/api/operations/create-contact.ts -> ' +
+    'lambdas/handlers/api/routes.ts',
+  'handler-imports-its-own-operation: lambdas/handlers/api/get-call.ts -> ' +
+    'lambdas/handlers/api/operations/list-calls.ts',
   'handler-imports-its-own-operation: lambdas/handlers/api/list-calls.ts -> lambdas/handlers/api/routes.ts',
-  'context-internals-from-outside: lambdas/handlers/api/send-message.ts -> lambdas/contexts/texting/internal/billing.ts',
+  'context-internals-from-outside: lambdas/handlers/api/send-message.ts -> ' +
+    'lambdas/contexts/texting/internal/billing.ts',
   'lambdas-import-no-tooling: lambdas/handlers/webhooks/sender.ts -> local/cli-args.ts',
   'no-tests-in-production-code: local/runtime.ts -> test/support/seed.ts',
   'cdk-loads-no-runtime: lib/table-access.ts -> lambdas/shared/aws.ts',

@@ -83,7 +83,8 @@ describe('the Lambda authorizer', () => {
       deniedError: expect.stringContaining('calls.view.team, contacts.manage, sms.view'),
     });
     expect(JSON.stringify(result)).not.toContain(key);
-    // Strongly consistent, both: a decision made right after a flush must see the revocation or plan change that preceded it.
+    // Strongly consistent, both: a decision made right after a flush must see the revocation or plan change that
+    // preceded it.
     expect(ddb).toHaveReceivedCommandWith(GetCommand, {
       Key: { pk: `KEYHASH#${hash}`, sk: 'APIKEY' },
       ConsistentRead: true,

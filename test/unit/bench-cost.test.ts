@@ -40,7 +40,8 @@ const charged = (name: string, fields: Partial<ChargedUnitsCase> = {}): ChargedU
 
 describe('bench cost per million requests', () => {
   it('prices GET /me as the worked example of docs/deploy.md: $4.30 fixed, DynamoDB, Lambda, bytes out, logs and traces', () => {
-    // Prepare: 1 write unit (the rate-limit counter), 2.97 ms of CPU, 1 round trip; 600 bytes out, a 900-byte access line.
+    // Prepare: 1 write unit (the rate-limit counter), 2.97 ms of CPU, 1 round trip; 600 bytes out, a 900-byte access
+    // line.
     const traffic = { responseBytes: 600, plainResponseBytes: 600, accessLogBytes: 900, functionLogBytes: 0 };
 
     // Act

@@ -38,7 +38,8 @@ const conditionCancellation: Answer = {
   body: {
     __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
     Message:
-      'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, TransactionConflict]',
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, ' +
+      'TransactionConflict]',
     CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }],
   },
 };

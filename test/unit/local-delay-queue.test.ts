@@ -112,7 +112,8 @@ describe('the local delay queue with a state file', () => {
     const lines = await lineCount();
     const kept = await readKept();
 
-    // Assess: the journal was rewritten on the way (3,002 changes, fewer lines), and replays to the one waiting message.
+    // Assess: the journal was rewritten on the way (3,002 changes, fewer lines), and replays to the one waiting
+    // message.
     expect(lines).toBeLessThan(2 * sends);
     expect(kept.map((k) => k.message.attempt)).toEqual([8]);
   }, 30_000);

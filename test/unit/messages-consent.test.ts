@@ -83,8 +83,10 @@ describe('the consent ledger', () => {
     Key: ledgerKey(number),
     // Each change also bumps the row's sequence and stamps its time: a consent.changed event.
     UpdateExpression:
-      'SET #type = :set_type, #tenantId = :set_tenantId, #number = :set_number, #consentStatus = :set_consentStatus, #consentSource = :set_consentSource, ' +
-      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #changedAt = :set_changedAt ADD #sequence :add_sequence',
+      'SET #type = :set_type, #tenantId = :set_tenantId, #number = :set_number, #consentStatus = :set_consentStatus, ' +
+      '#consentSource = :set_consentSource, ' +
+      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #changedAt = :set_changedAt ADD #sequence ' +
+      ':add_sequence',
     // The later change wins: a keyword the carrier retried late never overrides a newer one.
     ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
     ExpressionAttributeNames: {

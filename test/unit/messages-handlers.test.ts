@@ -464,7 +464,8 @@ describe('POST /messages', () => {
   });
 
   it('settles the shards under a lease when they are behind a limit the operator changed, then charges under it', async () => {
-    // Prepare: the organization row is at limit version 1 (a new limit of 500); the shards still hold version 0, 1 cent spent each
+    // Prepare: the organization row is at limit version 1 (a new limit of 500); the shards still hold version 0, 1 cent
+    // spent each
     withOrganization({ limitVersion: 1, spendingLimitCents: 500 });
     ddb
       .on(TransactWriteCommand)
@@ -615,7 +616,8 @@ describe('POST /messages', () => {
       409,
       expect.objectContaining({ code: 'recipient_opted_out', messageId: storedMessageId() }),
     ]);
-    // The ledger learns the opt-out (with the copy of whoever holds the number), so the next send is refused before any charge.
+    // The ledger learns the opt-out (with the copy of whoever holds the number), so the next send is refused before any
+    // charge.
     const ledger = transactions().find((items) => items[0].Update?.Key?.pk === `${pk}#CONSENT#+14155550101`)!;
     expect(ledger[0].Update).toMatchObject({
       ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',

@@ -260,7 +260,8 @@ describe('delivery status', () => {
     expect(messageUpdate.Update).toEqual({
       TableName: process.env.TABLE_NAME,
       Key: messageKey(message.id),
-      // A known outcome leaves the unsettled worklist; the change's time and the row's sequence number go with it (the event's).
+      // A known outcome leaves the unsettled worklist; the change's time and the row's sequence number go with it (the
+      // event's).
       UpdateExpression:
         'SET #status = :set_status, #changedAt = :set_changedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
@@ -312,7 +313,9 @@ describe('delivery status', () => {
     const [messageUpdate, refund, thread] = itemsOf(0);
     expect(messageUpdate.Update).toMatchObject({
       UpdateExpression:
-        'SET #status = :set_status, #changedAt = :set_changedAt, #failureReason = :set_failureReason, #carrierCode = :set_carrierCode, #carrierMessage = :set_carrierMessage, #carrierReportedAt = :set_carrierReportedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
+        'SET #status = :set_status, #changedAt = :set_changedAt, #failureReason = :set_failureReason, #carrierCode = ' +
+        ':set_carrierCode, #carrierMessage = :set_carrierMessage, #carrierReportedAt = :set_carrierReportedAt REMOVE ' +
+        '#gsi2pk, #gsi2sk ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
       ExpressionAttributeNames: expect.objectContaining({
         '#carrierMessage': 'carrierMessage',
@@ -424,7 +427,8 @@ describe('delivery status', () => {
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
     const [messageUpdate, sidRow] = itemsOf(0);
     expect(messageUpdate.Update!.UpdateExpression).toBe(
-      'SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
+      'SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ' +
+        'ADD #sequence :add_sequence',
     );
     expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':set_messageSid': 'SMfromcallback' });
     expect(sidRow.Put).toMatchObject({

@@ -123,7 +123,8 @@ describe('the Twilio carrier', () => {
       .catch((err: unknown) => err);
     // Assess
     expect(error).toBeInstanceOf(CarrierError);
-    // Twilio's own words come along for the message.failed event; they are kept on the text, not in the error's message.
+    // Twilio's own words come along for the message.failed event; they are kept on the text, not in the error's
+    // message.
     expect((error as CarrierError).details).toEqual({
       kind: 'refused',
       httpStatus: 400,

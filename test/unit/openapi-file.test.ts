@@ -10,7 +10,8 @@ import { apiEvent, lambdaContext } from '../support/api-event';
  */
 const JSON_FILE = join(__dirname, '..', '..', 'lambdas', 'handlers', 'api', 'openapi', 'openapi.json');
 const REGENERATE =
-  'Run `npm run openapi` and commit lambdas/handlers/api/openapi/openapi.json and lambdas/handlers/api/openapi/openapi-document.ts with your change.';
+  'Run `npm run openapi` and commit lambdas/handlers/api/openapi/openapi.json and ' +
+  'lambdas/handlers/api/openapi/openapi-document.ts with your change.';
 
 /** The first line where two texts differ, so the failure shows what changed. */
 function firstDifference(committed: string, generated: string): string {
@@ -32,7 +33,8 @@ describe('the generated OpenAPI document', () => {
     // Assess
     if (committed !== generated) {
       throw new Error(
-        `lambdas/handlers/api/openapi/openapi.json is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}\n${firstDifference(committed, generated)}`,
+        `lambdas/handlers/api/openapi/openapi.json is not what lambdas/handlers/api/openapi/generator.ts generates ` +
+          `now. ${REGENERATE}\n${firstDifference(committed, generated)}`,
       );
     }
   });
@@ -57,7 +59,8 @@ describe('the generated OpenAPI document', () => {
     });
     if (result.body !== expectedBody) {
       throw new Error(
-        `The document GET /openapi.json serves (lambdas/handlers/api/openapi/openapi-document.ts) is not what lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}`,
+        `The document GET /openapi.json serves (lambdas/handlers/api/openapi/openapi-document.ts) is not what ` +
+          `lambdas/handlers/api/openapi/generator.ts generates now. ${REGENERATE}`,
       );
     }
   });

@@ -8,7 +8,10 @@ import {
 } from '../../local/runtime-control';
 import type { RuntimeInfo } from '../../local/runtime-file';
 
-/** The local runtime's control listener, and the operator CLI's use of it (the FlushStageAuthorizersCache of the laptop). */
+/**
+ * The local runtime's control listener, and the operator CLI's use of it (the FlushStageAuthorizersCache of the
+ * laptop).
+ */
 let control: RuntimeControl;
 /** What the listener was asked, in order. */
 let asked: string[] = [];

@@ -12,7 +12,8 @@ describe('an update expression from one object of attributes', () => {
     // Assess
     expect(update).toEqual({
       UpdateExpression:
-        'SET #status = :set_status, #x_y = :set_x_y, #createdAt = if_not_exists(#createdAt, :keep_createdAt) REMOVE #gsi2pk ADD #count :add_count',
+        'SET #status = :set_status, #x_y = :set_x_y, #createdAt = if_not_exists(#createdAt, :keep_createdAt) REMOVE ' +
+        '#gsi2pk ADD #count :add_count',
       ExpressionAttributeNames: {
         '#status': 'status',
         '#x_y': 'x-y',

@@ -14,7 +14,8 @@ const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 describe('signatures', () => {
   it('X-Service-Signature is hex HMAC-SHA256 keyed with the secret string as issued', () => {
     // Prepare: computed independently with
-    //   printf '%s' '1614265330123.{"id":"e1","type":"call.completed"}' | openssl dgst -sha256 -hmac 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+    // printf '%s' '1614265330123.{"id":"e1","type":"call.completed"}' | openssl dgst -sha256 -hmac
+    // 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
     const expected = '38a098a5b70f8c888c73407dc2ed2e77ad05e3a5a826d1538c03c861ccf3dc9f';
 
     // Act

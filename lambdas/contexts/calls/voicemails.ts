@@ -59,7 +59,10 @@ export async function getVoicemail(tenantId: string, providerCallSid: string): P
 
 type Fields = Record<string, unknown>;
 
-/** `set` written, `keep` written only where absent (first writer wins: id, createdAt); a fact not known (null) is left as it is. */
+/**
+ * `set` written, `keep` written only where absent (first writer wins: id, createdAt); a fact not known (null) is left
+ * as it is.
+ */
 function upsertExpression(set: Fields, keep: Fields, condition?: Condition): UpdateExpression {
   const known = (fields: Fields) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
   // Each fact may show in the voicemail.received event: every write counts in the row's sequence number.
@@ -160,7 +163,8 @@ async function markReadyIfComplete(tenantId: string, providerCallSid: string): P
         // The flip is the voicemail.received event: its time, to the millisecond (CHANGED_AT).
         ...updateExpression(withRowSequenceBump({ set: { recordingReady: true, [CHANGED_AT]: Date.now() } }), {
           expression:
-            '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND #recordingReady = :false',
+            '#recordingCompleted = :true AND attribute_exists(#fromNumber) AND attribute_exists(#toNumber) AND ' +
+            '#recordingReady = :false',
           names: { '#recordingCompleted': 'recordingCompleted', '#fromNumber': 'fromNumber', '#toNumber': 'toNumber' },
           values: { ':true': true, ':false': false },
         }),

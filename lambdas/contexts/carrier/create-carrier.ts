@@ -53,7 +53,8 @@ export function createCarrier(): Carrier {
       });
     default:
       throw new Error(
-        `Environment variable CARRIER must be "twilio" or "loopback" (got ${kind === undefined ? 'nothing' : `"${kind}"`})`,
+        `Environment variable CARRIER must be "twilio" or "loopback" (got ` +
+          `${kind === undefined ? 'nothing' : `"${kind}"`})`,
       );
   }
 }

@@ -94,7 +94,10 @@ export function consentChangeUpdate(
   };
 }
 
-/** A number's ledger row as a write that copies it read it, with the check that it is still that row when the copy commits. */
+/**
+ * A number's ledger row as a write that copies it read it, with the check that it is still that row when the copy
+ * commits.
+ */
 export type LedgerSnapshot = { consent: Consent; unchanged: TransactItem };
 
 /**

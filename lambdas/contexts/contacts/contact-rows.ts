@@ -12,7 +12,8 @@ import type { Contact, CreateContactInput } from './schemas';
 /**
  * The contact entity: its keys and its claims' keys, its rows as they are stored (toItem,
  * fromItem, a new contact's rows, a deleted one's tombstone). Each contact has a partition of its
- * own (`T#<tenant>#CONTACT#<id>`), and so does each claim: a number's (`T#<tenant>#NUMBER#<e164>` -> contactId) and an external
+ * own (`T#<tenant>#CONTACT#<id>`), and so does each claim: a number's (`T#<tenant>#NUMBER#<e164>` -> contactId) and an
+ * external
  * id's (`T#<tenant>#EXTERNAL_ID#<id>` -> contactId), each written in the same transaction as every
  * change of what it claims, so an organization never has two contacts for one number or one
  * external id, whatever runs concurrently. Nothing of a contact's write lands on the

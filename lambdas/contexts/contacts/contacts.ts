@@ -199,7 +199,8 @@ export async function adoptRound(
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }),
   );
-  // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than answering 404.
+  // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than
+  // answering 404.
   if (!Item) return LOST_RACE;
   return fromItem(Item);
 }
@@ -269,7 +270,9 @@ export async function listContacts(tenantId: string, input: ListContactsInput): 
     : listContactRows(tenantId, input);
 }
 
-/** GET /contacts?externalId=: one Query of the contact's entry in the `externalIds` index (whole rows are projected). */
+/**
+ * GET /contacts?externalId=: one Query of the contact's entry in the `externalIds` index (whole rows are projected).
+ */
 async function contactByExternalId(
   tenantId: string,
   externalId: string,
@@ -520,7 +523,8 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
         Delete: {
           TableName: TABLE_NAME,
           Key: contactKey(tenantId, contactId),
-          // Unchanged since it was read (the sequence moves with every write), so the tombstone's number follows its last.
+          // Unchanged since it was read (the sequence moves with every write), so the tombstone's number follows its
+          // last.
           ConditionExpression: `${CONDITION.rowExists} AND normalizedNumber = :number AND ${search.guard.expression} AND ${sequence > 0 ? '#sequence = :sequence' : 'attribute_not_exists(#sequence)'}`,
           ExpressionAttributeNames: { ...search.guard.names, '#sequence': ROW_SEQUENCE },
           ExpressionAttributeValues: {

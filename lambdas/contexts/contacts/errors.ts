@@ -1,6 +1,9 @@
 import { DomainError } from '../../shared/errors';
 
-/** The errors of the contacts context, mapped to HTTP with every other DomainError (lambdas/handlers/http/error-mapper.ts). */
+/**
+ * The errors of the contacts context, mapped to HTTP with every other DomainError
+ * (lambdas/handlers/http/error-mapper.ts).
+ */
 
 /** The contact field a conflict is about: a number and an external id each belong to one contact. */
 export type ClaimedField = 'phoneNumber' | 'externalId';

@@ -35,9 +35,12 @@ export const ContactSchema = z
     source: z.enum(CONTACT_SOURCES),
     consentStatus: z.enum(CONSENT_STATUSES).register(z.globalRegistry, {
       description:
-        "The messaging consent of the contact's current number. Consent belongs to the number, for the whole organization: " +
-        'a STOP (or UNSUBSCRIBE, CANCEL, END, QUIT...) from the number sets `opted_out`, a START (UNSTOP, YES) `opted_in`, the later one wins. ' +
-        'Deleting, renumbering or re-creating contacts never changes it; a new contact for an opted-out number shows `opted_out`.',
+        "The messaging consent of the contact's current number. Consent belongs to the number, for the whole " +
+        'organization: ' +
+        'a STOP (or UNSUBSCRIBE, CANCEL, END, QUIT...) from the number sets `opted_out`, a START (UNSTOP, YES) ' +
+        '`opted_in`, the later one wins. ' +
+        'Deleting, renumbering or re-creating contacts never changes it; a new contact for an opted-out number shows ' +
+        '`opted_out`.',
     }),
     consentSource: z.nullable(z.string()),
     consentAt: z.nullable(dateTime),
@@ -52,7 +55,10 @@ export const ContactSchema = z
   })
   .register(z.globalRegistry, { id: 'Contact' });
 
-/** What a deleted contact leaves in the feed of changes for 30 days (`GET /contacts?updatedSince=...&includeDeleted=true`). */
+/**
+ * What a deleted contact leaves in the feed of changes for 30 days (`GET
+ * /contacts?updatedSince=...&includeDeleted=true`).
+ */
 export const DeletedContactSchema = z
   .object({
     id: uuid.clone().register(z.globalRegistry, { description: 'The id the contact had' }),
@@ -66,7 +72,8 @@ export const ContactListSchema = z
     nextCursor: nextCursorField,
     deletedContacts: z.optional(z.array(DeletedContactSchema)).register(z.globalRegistry, {
       description:
-        'Only with `updatedSince` and `includeDeleted=true`: the contacts deleted in the part of the feed this page covers, ' +
+        'Only with `updatedSince` and `includeDeleted=true`: the contacts deleted in the part of the feed this page ' +
+        'covers, ' +
         'oldest first. Each deleted contact appears once; tombstones are kept 30 days.',
     }),
   })
@@ -98,16 +105,22 @@ export const ContactBatchResultSchema = z
       .register(z.globalRegistry, { description: "The item's position in the request's `contacts` (0-based)" }),
     status: z.enum(CONTACT_BATCH_STATUSES).register(z.globalRegistry, {
       description:
-        '`created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. ' +
-        '`adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact ' +
-        'already had every field given: nothing was written. `conflict`: another contact holds the number or the external id ' +
-        '(`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the field); nothing ' +
-        "was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: " +
+        '`created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields ' +
+        'given. ' +
+        '`adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the ' +
+        'matched contact ' +
+        'already had every field given: nothing was written. `conflict`: another contact holds the number or the ' +
+        'external id ' +
+        '(`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the ' +
+        'field); nothing ' +
+        "was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was " +
+        'written for it: ' +
         'send it again. Clients must tolerate statuses added later.',
     }),
     contactId: z.nullable(uuid.clone()).register(z.globalRegistry, {
       description:
-        'The contact written or matched; for `conflict`, the contact holding the number or external id. Null for `invalid` and `unavailable`',
+        'The contact written or matched; for `conflict`, the contact holding the number or external id. Null for ' +
+        '`invalid` and `unavailable`',
     }),
     externalId: z
       .nullable(z.string())

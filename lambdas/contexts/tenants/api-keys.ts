@@ -227,7 +227,10 @@ export const publicApiKey = ({ id, name, prefix, scopes, expiresAt, createdAt }:
   createdAt,
 });
 
-/** The operator's view of a key (`key list`, `tenant show`, `key rotate`): the public view, whether it still works, what replaced it. */
+/**
+ * The operator's view of a key (`key list`, `tenant show`, `key rotate`): the public view, whether it still works, what
+ * replaced it.
+ */
 export const operatorApiKeyView = (record: ApiKeyRecord, now: Date) => ({
   ...publicApiKey(record),
   state: apiKeyState(record, now),

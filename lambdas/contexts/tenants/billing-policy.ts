@@ -30,7 +30,10 @@ export const policyOf = (tenantRow: Item): BillingPolicy => ({
   settlingUntil: num(tenantRow[SETTLING_UNTIL]),
 });
 
-/** The organization row, strongly consistent (a send's read: a block or a lowered limit bites from the first send after it). */
+/**
+ * The organization row, strongly consistent (a send's read: a block or a lowered limit bites from the first send after
+ * it).
+ */
 export async function readOrganizationRow(tenantId: string): Promise<Item> {
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: TABLE_NAME, Key: tenantKey(tenantId), ConsistentRead: true }),

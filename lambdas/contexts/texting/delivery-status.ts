@@ -56,7 +56,10 @@ export type StatusChangeOptions = {
   carrierCode?: number;
   /** The carrier's own words for a failure (its error message), kept with the code. */
   carrierMessage?: string;
-  /** When the carrier reported a final status (its callback or its answer arrived); absent when it never did (the sweep). */
+  /**
+   * When the carrier reported a final status (its callback or its answer arrived); absent when it never did (the
+   * sweep).
+   */
   reportedAt?: Date;
   /** The sweep: change only a text still unsettled (no carrier answer recorded). */
   onlyIfUnsettled?: boolean;

@@ -47,7 +47,8 @@ export class CarrierUnavailableError extends DomainError {
     super(
       502,
       'carrier_unavailable',
-      'The carrier did not take the message; nothing was billed and it is safe to send again (with a new Idempotency-Key)',
+      'The carrier did not take the message; nothing was billed and it is safe to send again (with a new ' +
+        'Idempotency-Key)',
       {},
       headers,
     );

@@ -151,7 +151,8 @@ export async function storeMessage(message: Message, options: StoreOptions = {})
   const alongside = options.alongside ?? [];
   const withSid = message.messageSid !== '';
   const own: TransactItems = [
-    // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT), and the row's first sequence number.
+    // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT), and the row's first
+    // sequence number.
     {
       Put: {
         TableName: TABLE_NAME,

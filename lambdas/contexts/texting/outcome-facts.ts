@@ -8,7 +8,10 @@ import { costCentsOfItem, type FailureReason } from './messages';
  * not carry the status machine, the spend shards and the organization module.
  */
 
-/** The row's epoch milliseconds of the carrier's report of a final status: its callback or its answer to the send arrived. */
+/**
+ * The row's epoch milliseconds of the carrier's report of a final status: its callback or its answer to the send
+ * arrived.
+ */
 export const CARRIER_REPORTED_AT = 'carrierReportedAt';
 /** The carrier's words for a failure (its message, or the title of its code), kept with `carrierCode`. */
 export const CARRIER_MESSAGE = 'carrierMessage';

@@ -31,13 +31,16 @@ export const MessageSchema = z
     body: z.string(),
     status: z.enum(MESSAGE_STATUSES).register(z.globalRegistry, {
       description:
-        'Outbound: `queued` (charged; with the carrier, or its answer still pending), then `sent`, `delivered` or `failed`, never backwards. ' +
-        'A `failed` text is not billed (its charge is refunded). A text whose carrier outcome is still unknown one hour after it was queued ' +
+        'Outbound: `queued` (charged; with the carrier, or its answer still pending), then `sent`, `delivered` or ' +
+        '`failed`, never backwards. ' +
+        'A `failed` text is not billed (its charge is refunded). A text whose carrier outcome is still unknown one ' +
+        'hour after it was queued ' +
         'is failed and refunded. Inbound: `received`.',
     }),
     messageSid: z.string().register(z.globalRegistry, {
       description:
-        "The telephony provider's message identifier; empty while a new outbound message waits for the carrier's answer",
+        "The telephony provider's message identifier; empty while a new outbound message waits for the carrier's " +
+        'answer',
     }),
     agentId: z
       .nullable(uuid)

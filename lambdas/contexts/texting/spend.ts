@@ -26,7 +26,8 @@ import { planSettlement, SPEND_SHARDS, type SpendShard } from './spend-plan';
  *   is the organization's as the send read it. On a refusal it decides: another shard that can pay,
  *   402, or a settlement first.
  * - `settleSpend` brings every shard to the organization's current limit in one transaction, by one
- *   writer at a time (a lease on the organization row, which sends read anyway): headroom split again from the limit and the spend, over as many
+ * writer at a time (a lease on the organization row, which sends read anyway): headroom split again from the limit and
+ * the spend, over as many
  *   shards as can each pay the text at hand (all 32 far from the limit, fewer near it: headroom
  *   gathers where a text can use it and spreads again when there is room). A limit below the spend
  *   leaves every shard `owing` with headroom <= 0: nothing is charged until refunds (which add to
@@ -121,7 +122,10 @@ export async function readShards(tenantId: string): Promise<(SpendShard | undefi
   return keys.map((_, shard) => byShard.get(shard));
 }
 
-/** What the organization has been charged (charges minus refunds). For the operator and the tests; never on a send's path. */
+/**
+ * What the organization has been charged (charges minus refunds). For the operator and the tests; never on a send's
+ * path.
+ */
 export async function spendOf(tenantId: string): Promise<number> {
   return (await readShards(tenantId)).reduce((sum, shard) => sum + (shard?.spendCents ?? 0), 0);
 }
@@ -307,7 +311,9 @@ function settlementWrite(tenantId: string, from: SpendShard | undefined, to: Spe
   };
 }
 
-/** Waits until no writer holds the settlement lease (released, or run out after a crash); the policy as it then stands. */
+/**
+ * Waits until no writer holds the settlement lease (released, or run out after a crash); the policy as it then stands.
+ */
 async function waitForSettlement(tenantId: string): Promise<BillingPolicy> {
   const deadline = Date.now() + LEASE_MS;
   for (;;) {

@@ -117,7 +117,9 @@ export async function processDeliveryMessages(
   return Promise.allSettled(messages.map((message) => processDeliveryMessage(message, deps, states.get(message))));
 }
 
-/** The endpoint and organization of the attempts of a batch that are due now, in one BatchGetItem (the others only hop). */
+/**
+ * The endpoint and organization of the attempts of a batch that are due now, in one BatchGetItem (the others only hop).
+ */
 export async function attemptStatesFor(
   messages: readonly DeliveryMessage[],
   now: () => number = Date.now,
@@ -159,7 +161,8 @@ export async function processDeliveryMessage(
   const { delivery } = claimed;
 
   if (!endpoint || endpoint.disabledAt !== null) {
-    // Removed, or disabled (by the operator, or by the sender for its health): the attempt chain ends; `webhook redeliver` starts it again.
+    // Removed, or disabled (by the operator, or by the sender for its health): the attempt chain ends; `webhook
+    // redeliver` starts it again.
     const lastError = endpoint ? 'endpoint disabled' : 'endpoint deleted';
     await recordAttempt(delivery, { ...base, status: 'failed', nextRetryAt: null, lastError, now: new Date(now()) });
     return 'failed';

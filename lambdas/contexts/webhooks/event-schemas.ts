@@ -48,9 +48,12 @@ const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =
       .check(z.gte(0))
       .register(z.globalRegistry, {
         description:
-          "The resource's sequence number at this change: it grows with every change of the resource the event is about " +
-          '(`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one ' +
-          'resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource)',
+          "The resource's sequence number at this change: it grows with every change of the resource the event is " +
+          'about ' +
+          '(`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of ' +
+          'two events about one ' +
+          'resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no ' +
+          'resource)',
       }),
     data,
   });
@@ -87,7 +90,8 @@ const finalStatusFields = {
   }),
   carrierReportedAt: z.nullable(dateTime.clone()).register(z.globalRegistry, {
     description:
-      'When the carrier reported the final status, to the millisecond: the arrival of its status callback or of its answer to the send. ' +
+      'When the carrier reported the final status, to the millisecond: the arrival of its status callback or of its ' +
+      'answer to the send. ' +
       'Null when the carrier never reported one (a text the service failed itself, e.g. `carrier_outcome_unknown`)',
   }),
 };
@@ -102,7 +106,8 @@ export const MessageDeliveredEventSchema = envelope(
 ).register(z.globalRegistry, {
   id: 'WebhookEventMessageDelivered',
   description:
-    'A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to endpoints subscribed to it',
+    'A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to ' +
+    'endpoints subscribed to it',
 });
 
 export const MessageFailedEventSchema = envelope(
@@ -112,10 +117,14 @@ export const MessageFailedEventSchema = envelope(
     status: z.literal('failed'),
     reason: z.enum(FAILURE_REASONS).register(z.globalRegistry, {
       description:
-        '`carrier_rejected`: the carrier refused the text when it was sent (e.g. an invalid number); `carrier_failed`: the carrier accepted it, ' +
-        'then reported it failed or undelivered; `recipient_opted_out`: the carrier refused it because the recipient opted out; ' +
-        '`carrier_unavailable`: the carrier could not be reached and certainly has no such text; `carrier_outcome_unknown`: the carrier never ' +
-        'answered and never reported a status within an hour, so the service failed it. Clients must tolerate reasons added later',
+        '`carrier_rejected`: the carrier refused the text when it was sent (e.g. an invalid number); ' +
+        '`carrier_failed`: the carrier accepted it, ' +
+        'then reported it failed or undelivered; `recipient_opted_out`: the carrier refused it because the recipient ' +
+        'opted out; ' +
+        '`carrier_unavailable`: the carrier could not be reached and certainly has no such text; ' +
+        '`carrier_outcome_unknown`: the carrier never ' +
+        'answered and never reported a status within an hour, so the service failed it. Clients must tolerate ' +
+        'reasons added later',
     }),
     carrierErrorCode: z.nullable(z.int()).register(z.globalRegistry, {
       description:
@@ -126,7 +135,8 @@ export const MessageFailedEventSchema = envelope(
     }),
     refunded: z.boolean().register(z.globalRegistry, {
       description:
-        'True when the text had been charged and the charge was refunded (in the same write that failed it): a failed text is never billed',
+        'True when the text had been charged and the charge was refunded (in the same write that failed it): a ' +
+        'failed text is never billed',
     }),
     refundedCents: z
       .int()
@@ -137,7 +147,8 @@ export const MessageFailedEventSchema = envelope(
 ).register(z.globalRegistry, {
   id: 'WebhookEventMessageFailed',
   description:
-    'A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it',
+    'A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to ' +
+    'endpoints subscribed to it',
 });
 
 export const ContactCreatedEventSchema = envelope('contact.created', z.object({ contact: ContactSchema })).register(
@@ -145,7 +156,8 @@ export const ContactCreatedEventSchema = envelope('contact.created', z.object({ 
   {
     id: 'WebhookEventContactCreated',
     description:
-      'A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it',
+      'A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system ' +
+      'for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it',
   },
 );
 
@@ -154,7 +166,8 @@ export const ContactUpdatedEventSchema = envelope('contact.updated', z.object({ 
   {
     id: 'WebhookEventContactUpdated',
     description:
-      'A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The contact as it now stands. ' +
+      'A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The ' +
+      'contact as it now stands. ' +
       "A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it",
   },
 );
@@ -179,7 +192,8 @@ export const WebhookConsentSchema = z.object({
     }),
   source: z.string().register(z.globalRegistry, {
     description:
-      'What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an opt-out); others may be added',
+      'What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an ' +
+      'opt-out); others may be added',
   }),
   at: dateTime
     .clone()
@@ -193,7 +207,8 @@ export const ConsentChangedEventSchema = envelope(
 ).register(z.globalRegistry, {
   id: 'WebhookEventConsentChanged',
   description:
-    "A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number " +
+    "A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact " +
+    'holding the number ' +
     'shows it as `consentStatus`. Sent to endpoints subscribed to it',
 });
 

@@ -98,7 +98,10 @@ function consentOfRow(item: Item): WebhookConsent {
   };
 }
 
-/** A ledger change records a new decision (a status or a time); a replay of the same one writes the same row again and is no event. */
+/**
+ * A ledger change records a new decision (a status or a time); a replay of the same one writes the same row again and
+ * is no event.
+ */
 const consentChanged = (newImage: Item, oldImage: Item | undefined): boolean =>
   newImage.consentStatus !== oldImage?.consentStatus || newImage.consentAt !== oldImage?.consentAt;
 
@@ -135,7 +138,8 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
       return undefined;
     case ROW_TYPES.contact:
       if (eventName === 'INSERT') return { type: 'contact.created', data: { contact: contactFromItem(newImage) } };
-      // A write of the contact's own fields stamps CHANGED_AT; a copy of its number's consent does not (consent.changed says it).
+      // A write of the contact's own fields stamps CHANGED_AT; a copy of its number's consent does not (consent.changed
+      // says it).
       if (newImage[CHANGED_AT] !== oldImage?.[CHANGED_AT])
         return { type: 'contact.updated', data: { contact: contactFromItem(newImage) } };
       return undefined;

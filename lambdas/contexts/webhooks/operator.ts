@@ -95,7 +95,9 @@ export type RecoverSummary = {
   queued: { id: string; event: string; eventId: string }[];
   /** Deliveries read, failed or not (the cost of the run). */
   examined: number;
-  /** Failed deliveries another action restarted between the read and the restart (a concurrent recover or redeliver). */
+  /**
+   * Failed deliveries another action restarted between the read and the restart (a concurrent recover or redeliver).
+   */
   skipped: number;
   /** Set when the run stopped early: pass it as `--after` to go on. */
   continueAfter: string | null;
@@ -122,7 +124,8 @@ export async function recoverFailedDeliveries(
   const endpoint = await findWebhookEndpoint(endpointId);
   if (endpoint.disabledAt !== null) {
     throw new ValidationError(
-      `endpoint: ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first (webhook enable), then recover`,
+      `endpoint: ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first (webhook enable), then ` +
+        `recover`,
     );
   }
   const eventsFromMs = Math.max(0, since.getTime() - RECOVERY_LOOKBACK_MS);

@@ -36,7 +36,8 @@ export const ErrorSchema = z
       .register(z.globalRegistry, { description: 'On 409 contact conflicts: the contact that holds the number' }),
     messageId: z.optional(uuid).register(z.globalRegistry, {
       description:
-        'POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the carrier)',
+        'POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the ' +
+        'carrier)',
     }),
     carrierCode: z
       .optional(z.nullable(z.int()))

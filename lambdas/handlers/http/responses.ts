@@ -10,7 +10,10 @@ export type ApiResponse = {
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** Every response the service writes: JSON with its content type (or the text `contentType` names), or no body at all (204). */
+/**
+ * Every response the service writes: JSON with its content type (or the text `contentType` names), or no body at all
+ * (204).
+ */
 export function toProxyResult({ statusCode, body, headers, contentType }: ApiResponse): APIGatewayProxyResult {
   const hasBody = statusCode !== 204 && body !== undefined;
   const text = contentType !== undefined && typeof body === 'string';

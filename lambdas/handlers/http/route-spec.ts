@@ -27,7 +27,9 @@ export type RouteSpec = {
   tag: ApiTag;
   /** One line: the OpenAPI `summary`, a reference page's heading. */
   summary: string;
-  /** What the operation does beyond its summary: rules, ordering, side effects (OpenAPI `description`, after the scope). */
+  /**
+   * What the operation does beyond its summary: rules, ordering, side effects (OpenAPI `description`, after the scope).
+   */
   description: string;
   query?: z.ZodMiniType;
   path_params?: z.ZodMiniType;
@@ -51,7 +53,10 @@ export type RouteSpec = {
   idempotent?: boolean;
   /** A body larger than this is refused with 413 before it is parsed; 64 KiB by default (./api-handler.ts). */
   maxBodyBytes?: number;
-  /** The function's timeout in seconds, when the default 10 s is not enough (lib/constructs/function-factory.ts); under API Gateway's 29 s. */
+  /**
+   * The function's timeout in seconds, when the default 10 s is not enough (lib/constructs/function-factory.ts); under
+   * API Gateway's 29 s.
+   */
   timeoutSeconds?: number;
   /** The header's rules when the operation keeps its keys itself (OpenAPI parameter description). */
   idempotencyRules?: string;

@@ -15,18 +15,28 @@ export const PREFIX = {
   tenants: 'TENANTS',
   call: 'CALL#',
   callsByDirection: 'CALLS#',
-  /** A contact: `T#<tenant>#CONTACT#<id>` / `CONTACT` (a partition of its own); its tombstone beside it (`TOMBSTONE`). */
+  /**
+   * A contact: `T#<tenant>#CONTACT#<id>` / `CONTACT` (a partition of its own); its tombstone beside it (`TOMBSTONE`).
+   */
   contact: 'CONTACT#',
   namedContacts: 'NAMED_CONTACTS',
   /** Every contact, newest first (the `directory` index): `T#<tenant>#CONTACTS`. */
   contacts: 'CONTACTS',
-  /** Every contact and tombstone by its last change, oldest first (the `changes` index): `T#<tenant>#CONTACT_CHANGES`. */
+  /**
+   * Every contact and tombstone by its last change, oldest first (the `changes` index): `T#<tenant>#CONTACT_CHANGES`.
+   */
   contactChanges: 'CONTACT_CHANGES',
-  /** Contact search: `T#<tenant>#SEARCH#<token>` / `CONTACT#<id>`, one row per index entry of a contact (contacts/search-rows.ts). */
+  /**
+   * Contact search: `T#<tenant>#SEARCH#<token>` / `CONTACT#<id>`, one row per index entry of a contact
+   * (contacts/search-rows.ts).
+   */
   contactSearch: 'SEARCH',
   /** A number's claim (`T#<tenant>#NUMBER#<e164>` / `NUMBER`): which contact holds it. */
   numberClaim: 'NUMBER#',
-  /** An external id's claim (`T#<tenant>#EXTERNAL_ID#<id>` / `EXTERNAL_ID`): which contact holds it; also the `externalIds` index's key. */
+  /**
+   * An external id's claim (`T#<tenant>#EXTERNAL_ID#<id>` / `EXTERNAL_ID`): which contact holds it; also the
+   * `externalIds` index's key.
+   */
   externalIdClaim: 'EXTERNAL_ID#',
   /** Texts: message rows, one conversation per external number (gsi1), threads by last activity (gsi2). */
   message: 'MSG#',
@@ -35,7 +45,10 @@ export const PREFIX = {
   threadsByActivity: 'THREADS',
   /** Carrier message sid -> message id, so status callbacks find their message. */
   messageSid: 'MSGSID#',
-  /** The consent ledger: one row per (organization, number), whoever holds the number (`T#<tenant>#CONSENT#<e164>` / `CONSENT`). */
+  /**
+   * The consent ledger: one row per (organization, number), whoever holds the number (`T#<tenant>#CONSENT#<e164>` /
+   * `CONSENT`).
+   */
   consent: 'CONSENT#',
   /** The organization's spend, split over shards that each hold a slice of its limit (texting/spend.ts). */
   spendShard: 'SPEND#',

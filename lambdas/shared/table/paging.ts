@@ -17,7 +17,8 @@ type PageQuery<T> = {
 
 /**
  * One page of a list ordered by id. Reads one row more than asked so that `nextCursor` is null
- * exactly on the last page; the page also ends early rather than outgrow a Lambda response. Without a filter that is a single Query; with a filter (search) it
+ * exactly on the last page; the page also ends early rather than outgrow a Lambda response. Without a filter that is a
+ * single Query; with a filter (search) it
  * keeps reading until it has `limit + 1` matches or the partition ends, because DynamoDB applies
  * `Limit` before the filter.
  */

@@ -10,7 +10,8 @@ import { defineCommand } from '../registry';
 export const authorizerFlush = defineCommand({
   words: ['authorizer', 'flush'],
   summary:
-    "Drop every cached authorizer decision of the stage (--stack) or of the running local runtime, decisions in flight included (a few seconds on a stage): each key's next request is decided from the table",
+    'Drop every cached authorizer decision of the stage (--stack) or of the running local runtime, decisions in ' +
+    "flight included (a few seconds on a stage): each key's next request is decided from the table",
   usage: '',
   options: {},
   parse: () => undefined,

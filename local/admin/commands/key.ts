@@ -14,7 +14,10 @@ import { requireTenant } from './require-tenant';
  * authorizer cache, decisions in flight included (../authorizer-cache.ts), so the change bites from
  * the first request after the command returns, not after the cache TTL.
  */
-/** Built once: zod compiles a schema on its first use, which a script issuing thousands of keys in one process would pay each time. */
+/**
+ * Built once: zod compiles a schema on its first use, which a script issuing thousands of keys in one process would pay
+ * each time.
+ */
 const KEY_CREATE_OPTIONS = z.object({
   tenant: option.uuid,
   name: option.text.optional(),
@@ -50,7 +53,8 @@ export const keyCreate = defineCommand({
 export const keyList = defineCommand({
   words: ['key', 'list'],
   summary:
-    "An organization's API keys, oldest first, with state active|rotating_out|expired|revoked (never a key or its hash)",
+    "An organization's API keys, oldest first, with state active|rotating_out|expired|revoked (never a key or its " +
+    'hash)',
   usage: '--tenant <id>',
   options: { tenant: { type: 'string' } },
   parse: ({ values }) => parseOptions(z.object({ tenant: option.uuid }), values),
@@ -89,7 +93,8 @@ export const keyRotate = defineCommand({
     // A decision cached before the rotation carries no expiry; flushed, the old key's next one
     // carries the end of the grace period, which the handlers enforce to the second.
     const authorizerCache = await flushAfter(
-      `API key ${keyId} was rotated to ${apiKey.id} (the new key is not shown again: rotate ${apiKey.id} if it is lost)`,
+      `API key ${keyId} was rotated to ${apiKey.id} (the new key is not shown again: rotate ${apiKey.id} if it is ` +
+        `lost)`,
       context,
     );
     const stack = appliedTarget()?.stack;
@@ -106,7 +111,8 @@ export const keyRotate = defineCommand({
 export const keyRevoke = defineCommand({
   words: ['key', 'revoke'],
   summary:
-    'Revoke an API key by id; the authorizer cache is flushed, so it is refused on every request that starts after the command returns',
+    'Revoke an API key by id; the authorizer cache is flushed, so it is refused on every request that starts after ' +
+    'the command returns',
   usage: '',
   positionals: ['keyId'],
   options: {},

@@ -51,9 +51,15 @@ export type SimulatedCallStatus = (typeof CALL_STATUSES)[number];
 export type SimulateCallArgs = {
   tenantId: string;
   direction: 'inbound' | 'outbound';
-  /** Inbound: the caller; outbound: the organization's caller id (default its first number); internal: the caller's agent id. */
+  /**
+   * Inbound: the caller; outbound: the organization's caller id (default its first number); internal: the caller's
+   * agent id.
+   */
   from?: string;
-  /** Inbound: the organization's number (default its first); outbound: the number dialled; internal: the callee's agent id. */
+  /**
+   * Inbound: the organization's number (default its first); outbound: the number dialled; internal: the callee's agent
+   * id.
+   */
   to?: string;
   agentId?: string;
   /** Between two softphones of the organization. */

@@ -30,7 +30,8 @@ const sharedFields = {
 };
 
 const SHARED_USAGE =
-  '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] [--spending-limit-cents <n>] [--sms-rate-cents <n>] [--number <e164>]...';
+  '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] ' +
+  '[--spending-limit-cents <n>] [--sms-rate-cents <n>] [--number <e164>]...';
 
 export const tenantCreate = defineCommand({
   words: ['tenant', 'create'],
@@ -64,7 +65,8 @@ export const tenantCreate = defineCommand({
 export const tenantUpdate = defineCommand({
   words: ['tenant', 'update'],
   summary:
-    'Change an organization; --number (adds a number) and --approve-host may be repeated; a new plan, name or slug flushes the authorizer cache',
+    'Change an organization; --number (adds a number) and --approve-host may be repeated; a new plan, name or slug ' +
+    'flushes the authorizer cache',
   usage: `[--name <s>] ${SHARED_USAGE} [--no-sms-number] [--approve-host <host>]...`,
   positionals: ['tenantId'],
   options: {
@@ -130,7 +132,8 @@ export const tenantList = defineCommand({
 export const tenantShow = defineCommand({
   words: ['tenant', 'show'],
   summary:
-    'One organization (its SMS rate, limit and spend among its settings) with its API keys and webhook endpoints (never a key or a secret)',
+    'One organization (its SMS rate, limit and spend among its settings) with its API keys and webhook endpoints ' +
+    '(never a key or a secret)',
   usage: '',
   positionals: ['tenantId'],
   options: {},

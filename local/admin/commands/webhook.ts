@@ -54,7 +54,8 @@ export const webhookUpdate = defineCommand({
 export const webhookRecover = defineCommand({
   words: ['webhook', 'recover'],
   summary:
-    'Send again every delivery of an endpoint that ended failed since a time (same ids and bodies, oldest first; running it twice sends nothing twice)',
+    'Send again every delivery of an endpoint that ended failed since a time (same ids and bodies, oldest first; ' +
+    'running it twice sends nothing twice)',
   usage: '--endpoint <id> --since <ISO time|6h|2d> [--max <n>] [--after <deliveryId>]',
   options: {
     endpoint: { type: 'string' },
@@ -147,7 +148,8 @@ export const webhookRemove = defineCommand({
 export const webhookDisable = defineCommand({
   words: ['webhook', 'disable'],
   summary:
-    'Stop deliveries to an endpoint: events meanwhile are not delivered to it, pending retries end as failed (redeliver them after enable)',
+    'Stop deliveries to an endpoint: events meanwhile are not delivered to it, pending retries end as failed ' +
+    '(redeliver them after enable)',
   usage: '',
   positionals: ['endpointId'],
   options: {},
@@ -181,7 +183,8 @@ export const webhookRotateSecret = defineCommand({
 export const webhookListen = defineCommand({
   words: ['webhook', 'listen'],
   summary:
-    "Forward an organization's events to a local URL until Ctrl-C (local runtime with --allow-http-webhooks); one JSON line per event",
+    "Forward an organization's events to a local URL until Ctrl-C (local runtime with --allow-http-webhooks); one " +
+    'JSON line per event',
   usage: `--tenant <id> --forward-to <url> [--events <${EVENTS_HELP}>]`,
   options: { tenant: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' } },
   parse: ({ values }) => {

@@ -36,7 +36,8 @@ export function createApi(baseUrl: string, validator: OpenApiValidator) {
     const text = await response.text();
     if (text !== '' && !response.headers.get('content-type')?.startsWith('application/json')) {
       throw new Error(
-        `${method} ${path} -> ${response.status}: a body that is not JSON (${response.headers.get('content-type')}): ${text.slice(0, 200)}`,
+        `${method} ${path} -> ${response.status}: a body that is not JSON (${response.headers.get('content-type')}): ` +
+          `${text.slice(0, 200)}`,
       );
     }
     const body = text === '' ? undefined : JSON.parse(text);

@@ -38,8 +38,10 @@ export function runTypeScriptSnippet(deliveries: SignedDelivery[]): boolean[] {
       join(dir, 'run.ts'),
       [
         "import { verifySignature } from './verify';",
-        'const deliveries = JSON.parse(process.argv[2]) as { timestamp: string; signature: string; body: string; secret: string }[];',
-        'console.log(JSON.stringify(deliveries.map((d) => verifySignature(d.timestamp, d.signature, Buffer.from(d.body), d.secret))));',
+        'const deliveries = JSON.parse(process.argv[2]) as { timestamp: string; signature: string; body: string; ' +
+          'secret: string }[];',
+        'console.log(JSON.stringify(deliveries.map((d) => verifySignature(d.timestamp, d.signature, ' +
+          'Buffer.from(d.body), d.secret))));',
       ].join('\n'),
     );
     const output = execFileSync(
@@ -60,7 +62,8 @@ export function runPythonSnippet(deliveries: SignedDelivery[]): boolean[] | unde
       '',
       'import json, sys',
       'deliveries = json.loads(sys.argv[1])',
-      'print(json.dumps([verify_signature(d["timestamp"], d["signature"], d["body"].encode(), d["secret"]) for d in deliveries]))',
+      'print(json.dumps([verify_signature(d["timestamp"], d["signature"], d["body"].encode(), d["secret"]) for d in ' +
+        'deliveries]))',
     ].join('\n');
     writeFileSync(join(dir, 'verify.py'), harness);
     return JSON.parse(

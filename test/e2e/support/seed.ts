@@ -22,7 +22,10 @@ async function onRuntimeTable<T>(info: RuntimeInfo, write: () => Promise<T>): Pr
   }
 }
 
-/** `recordCall`, the domain's write of a whole call at once (`admin simulate call` goes through signed carrier callbacks instead). */
+/**
+ * `recordCall`, the domain's write of a whole call at once (`admin simulate call` goes through signed carrier callbacks
+ * instead).
+ */
 export async function recordCalls(info: RuntimeInfo, tenantId: string, calls: RecordCallInput[]): Promise<void> {
   await onRuntimeTable(info, async () => {
     const { recordCall } = await import('../../../lambdas/contexts/calls/calls');

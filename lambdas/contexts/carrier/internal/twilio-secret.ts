@@ -36,7 +36,8 @@ export function twilioCredentialSource(): TwilioCredentialSource {
   if (secretArn) return { kind: 'secret', secretArn };
   if (runsInLambda()) {
     throw new Error(
-      `Missing required environment variable ${TWILIO_SECRET_ARN_ENV}: in AWS Lambda the Twilio credentials come from Secrets Manager, never from plain environment variables`,
+      `Missing required environment variable ${TWILIO_SECRET_ARN_ENV}: in AWS Lambda the Twilio credentials come ` +
+        `from Secrets Manager, never from plain environment variables`,
     );
   }
   return { kind: 'environment' };
@@ -133,7 +134,8 @@ export function twilioSecretNow(
 ): TwilioCredentials {
   if (!snapshot || snapshot.secretArn !== secretArn) {
     throw new Error(
-      `The Twilio credentials of ${secretArn} were not loaded at init: the function must be bundled with lambdas/contexts/carrier/twilio-secret-preload.ts (FunctionSpec.preload)`,
+      `The Twilio credentials of ${secretArn} were not loaded at init: the function must be bundled with ` +
+        `lambdas/contexts/carrier/twilio-secret-preload.ts (FunctionSpec.preload)`,
     );
   }
   if (Date.now() - snapshot.readAt > SECRET_MAX_AGE_SECONDS * 1000 && !refreshing) {

@@ -156,7 +156,8 @@ export class TwilioCarrier implements Carrier {
       const status = response.status;
       const kind = status >= 500 ? 'unknown' : NOT_SENT_STATUSES.has(status) ? 'not_sent' : 'refused';
       throw new CarrierError(
-        `Twilio ${kind === 'refused' ? 'refused' : 'did not take'} the message: HTTP ${status}${providerCode ? `, error ${providerCode}` : ''}`,
+        `Twilio ${kind === 'refused' ? 'refused' : 'did not take'} the message: HTTP ` +
+          `${status}${providerCode ? `, error ${providerCode}` : ''}`,
         {
           kind,
           httpStatus: status,

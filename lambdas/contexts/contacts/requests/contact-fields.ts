@@ -17,7 +17,10 @@ export const CUSTOM_FIELD_LIMITS = {
   maxTotalLength: 2000,
 } as const;
 
-/** Whether a text holds a C0 control character or DEL; tab, line feed and carriage return only where `lineBreaks` allows them. */
+/**
+ * Whether a text holds a C0 control character or DEL; tab, line feed and carriage return only where `lineBreaks` allows
+ * them.
+ */
 function hasControlCharacters(text: string, lineBreaks: boolean): boolean {
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
@@ -94,13 +97,17 @@ export const contactFields = {
   notes: z.optional(z.nullable(z.string().check(z.maxLength(5000)))),
   externalId: z.optional(z.nullable(externalId)).register(z.globalRegistry, {
     description:
-      "Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared exactly. Unique within the organization: " +
-      'another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET /contacts?externalId=` finds the contact.',
+      "Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared " +
+      'exactly. Unique within the organization: ' +
+      'another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET ' +
+      '/contacts?externalId=` finds the contact.',
   }),
   customFields: z.optional(z.nullable(customFieldsChecked)).register(z.globalRegistry, {
     description:
-      'Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` ' +
-      '(not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and ' +
+      'Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, ' +
+      'digits, `_`, `-` or `.` ' +
+      '(not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line ' +
+      'breaks; keys and ' +
       'values together up to 2,000 characters. The object ' +
       'given replaces the stored one as a whole; `null` removes them all.',
   }),

@@ -11,11 +11,16 @@ export const ListContactsQuery = z
     cursor: cursorParam,
     search: z.optional(z.string().check(z.minLength(1), z.maxLength(200))).register(z.globalRegistry, {
       description:
-        'Contacts matching every word of the query, newest first, paged like the list. A word matches the start of a word of the ' +
-        'display name or company, ignoring case and accents (`ada love` finds "Ada Lovelace"; `velace` does not). A query made ' +
-        'only of digits, spaces and `+().-` is one number: it matches the first digits of the number, with or without the country ' +
-        'code, from 3 digits (`415 555`, `+1 415 555`), or its last 4 to 10 digits (`0100`, `555-0100`). Each contact is indexed ' +
-        'under at most 48 entries: its number, then the words of its name and company in order, each by its first 6 characters ' +
+        'Contacts matching every word of the query, newest first, paged like the list. A word matches the start of a ' +
+        'word of the ' +
+        'display name or company, ignoring case and accents (`ada love` finds "Ada Lovelace"; `velace` does not). A ' +
+        'query made ' +
+        'only of digits, spaces and `+().-` is one number: it matches the first digits of the number, with or ' +
+        'without the country ' +
+        'code, from 3 digits (`415 555`, `+1 415 555`), or its last 4 to 10 digits (`0100`, `555-0100`). Each ' +
+        'contact is indexed ' +
+        'under at most 48 entries: its number, then the words of its name and company in order, each by its first 6 ' +
+        'characters ' +
         '(longer query words are checked in full); a word beyond that bound is not searchable.',
     }),
     includeAutoCreated: z
@@ -28,14 +33,18 @@ export const ListContactsQuery = z
       }),
     externalId: z.optional(externalId).register(z.globalRegistry, {
       description:
-        'The contact holding this external id (compared exactly), as a page of at most one contact; an empty page when none does. ' +
+        'The contact holding this external id (compared exactly), as a page of at most one contact; an empty page ' +
+        'when none does. ' +
         'Not combined with `search`, `updatedSince` or `cursor`.',
     }),
     updatedSince: z.optional(z.iso.datetime({ offset: true })).register(z.globalRegistry, {
       description:
-        "Changes since a time (ISO 8601): every contact changed at or after it (its fields, its number, or its number's consent), " +
-        'oldest change first, in pages of `limit` with `cursor`. A contact changed again while you page moves to the end and appears ' +
-        'again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Not combined with `search`.',
+        'Changes since a time (ISO 8601): every contact changed at or after it (its fields, its number, or its ' +
+        "number's consent), " +
+        'oldest change first, in pages of `limit` with `cursor`. A contact changed again while you page moves to the ' +
+        'end and appears ' +
+        'again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Not combined with ' +
+        '`search`.',
     }),
     includeDeleted: z
       .pipe(
@@ -44,7 +53,8 @@ export const ListContactsQuery = z
       )
       .register(z.globalRegistry, {
         description:
-          'With `updatedSince`: also the contacts deleted since then, in `deletedContacts` (default false). A deleted contact is kept ' +
+          'With `updatedSince`: also the contacts deleted since then, in `deletedContacts` (default false). A ' +
+          'deleted contact is kept ' +
           'there for 30 days.',
       }),
   })

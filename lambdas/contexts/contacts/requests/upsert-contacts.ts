@@ -19,7 +19,8 @@ export const UpsertContactsBody = z
       .check(z.minLength(1), z.maxLength(MAX_BATCH_CONTACTS))
       .register(z.globalRegistry, {
         description:
-          `1 to ${MAX_BATCH_CONTACTS} contacts, each created or updated by its \`externalId\` when it has one, else by its number. ` +
+          `1 to ${MAX_BATCH_CONTACTS} contacts, each created or updated by its \`externalId\` when it has one, else ` +
+          `by its number. ` +
           'Each is validated on its own: a bad one is answered `invalid` and does not stop the others.',
         // The OpenAPI document shows what each item must be (the generator reads `documentedAs`).
         documentedAs: {

@@ -60,7 +60,8 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   },
   recipient_opted_out: {
     meaning:
-      'the recipient replied STOP (or the carrier reported the opt-out): the number is not texted until it replies START; ' +
+      'the recipient replied STOP (or the carrier reported the opt-out): the number is not texted until it replies ' +
+      'START; ' +
       '`messageId` names the failed, unbilled message when the carrier reported the opt-out on this very send',
     example: { error: 'The recipient has opted out of text messages (replied STOP)' },
   },
@@ -103,17 +104,21 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   },
   carrier_unavailable: {
     meaning:
-      'the carrier certainly did not take the text: nothing is billed and sending again with a new Idempotency-Key is safe ' +
+      'the carrier certainly did not take the text: nothing is billed and sending again with a new Idempotency-Key ' +
+      'is safe ' +
       '(when it may have taken it, the answer is 201 `queued` instead)',
     example: {
       error:
-        'The carrier did not take the message; nothing was billed and it is safe to send again (with a new Idempotency-Key)',
+        'The carrier did not take the message; nothing was billed and it is safe to send again (with a new ' +
+        'Idempotency-Key)',
     },
   },
   temporarily_unavailable: {
     meaning:
-      "the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries " +
-      'did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)',
+      "the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the " +
+      "service's own retries " +
+      'did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the ' +
+      'same Idempotency-Key, if any)',
     example: { error: "The service is busy with this organization's data; nothing was changed, retry after 1 second" },
   },
 };

@@ -158,7 +158,10 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
-/** Spec section 8: on every response the handlers write to an identified key (lambdas/contexts/tenants/rate-limit-window.ts). */
+/**
+ * Spec section 8: on every response the handlers write to an identified key
+ * (lambdas/contexts/tenants/rate-limit-window.ts).
+ */
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': { description: 'Requests allowed per key and minute', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
@@ -309,7 +312,8 @@ const TAGS: { name: ApiTag | 'Webhooks'; description: string }[] = [
   {
     name: 'Webhooks',
     description:
-      'Signed events the service posts to the endpoints an organization registers. Verify `X-Service-Signature` over the raw ' +
+      'Signed events the service posts to the endpoints an organization registers. Verify `X-Service-Signature` over ' +
+      'the raw ' +
       'body before parsing it, and use `X-Service-Delivery` as an idempotency key: deliveries are at least once.',
   },
   { name: 'Reference', description: 'This document, as JSON and as a web page.' },
@@ -355,28 +359,42 @@ function withCodeList(schemas: Record<string, JsonSchema>): Record<string, JsonS
 
 /** The document's introduction: what every operation shares. */
 const INTRODUCTION = [
-  'Read calls, manage the shared contact directory, read and send text messages as the organization, and receive signed webhooks.',
-  '## Authentication\nSend `Authorization: Bearer <API_KEY>` on every request except `GET /openapi.json` and `GET /docs`. The ' +
-    'organization comes from the key: there is no account id to send. `GET /me` lists the scopes the key holds; an operation ' +
+  'Read calls, manage the shared contact directory, read and send text messages as the organization, and receive ' +
+    'signed webhooks.',
+  '## Authentication\nSend `Authorization: Bearer <API_KEY>` on every request except `GET /openapi.json` and `GET ' +
+    '/docs`. The ' +
+    'organization comes from the key: there is no account id to send. `GET /me` lists the scopes the key holds; an ' +
+    'operation ' +
     'that needs a scope the key lacks answers 403 `insufficient_scope`.',
-  '## Errors\nEvery error is `{"error": "...", "code": "..."}`: `error` is for people (a 400 names the failing field), `code` ' +
-    'for programs (the `ErrorCode` enum; each operation lists the codes it can answer). Unknown body fields are refused, so a ' +
+  '## Errors\nEvery error is `{"error": "...", "code": "..."}`: `error` is for people (a 400 names the failing ' +
+    'field), `code` ' +
+    'for programs (the `ErrorCode` enum; each operation lists the codes it can answer). Unknown body fields are ' +
+    'refused, so a ' +
     'misspelling cannot look like success.',
-  '## Paging\nLists are newest first. Pass `limit` (default 50, 1 to 100; larger values are clamped) and the previous ' +
+  '## Paging\nLists are newest first. Pass `limit` (default 50, 1 to 100; larger values are clamped) and the ' +
+    'previous ' +
     "page's `nextCursor` as `cursor`; `nextCursor` is null on the last page.",
-  '## Rate limits\n120 requests per key and minute, and 600 per client network and minute before authentication. Every ' +
+  '## Rate limits\n120 requests per key and minute, and 600 per client network and minute before authentication. ' +
+    'Every ' +
     'answer to a key carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a refusal is 429 ' +
     '`rate_limited` with `Retry-After` in seconds.',
-  "## Busy\nWhen an organization's data is too busy to take a request at once (many writes to the same rows), the service " +
-    'retries for about a second itself; if that is not enough it answers 503 `temporarily_unavailable` with `Retry-After`. ' +
+  "## Busy\nWhen an organization's data is too busy to take a request at once (many writes to the same rows), the " +
+    'service ' +
+    'retries for about a second itself; if that is not enough it answers 503 `temporarily_unavailable` with ' +
+    '`Retry-After`. ' +
     'Nothing was changed: send the same request again (with the same `Idempotency-Key`, if it had one).',
-  '## Idempotency\n`POST /contacts`, `POST /contacts/batch` and `POST /messages` accept an `Idempotency-Key` header: a retry with the same key ' +
+  '## Idempotency\n`POST /contacts`, `POST /contacts/batch` and `POST /messages` accept an `Idempotency-Key` header: ' +
+    'a retry with the same key ' +
     'and body answers what the first request did and does nothing again. Send every text with one.',
-  '## Versioning\nThis is v1, under `/api/v1`. Within v1 fields, optional parameters, endpoints, event types and error ' +
+  '## Versioning\nThis is v1, under `/api/v1`. Within v1 fields, optional parameters, endpoints, event types and ' +
+    'error ' +
     'codes are added, never removed or renamed: ignore what you do not recognise.',
 ].join('\n\n');
 
-/** The committed form of the document (lambdas/handlers/api/openapi/openapi.json): two-space indent, keys as built, a final newline. */
+/**
+ * The committed form of the document (lambdas/handlers/api/openapi/openapi.json): two-space indent, keys as built, a
+ * final newline.
+ */
 export function openApiJson(): string {
   return `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
 }

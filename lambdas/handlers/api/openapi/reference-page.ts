@@ -14,7 +14,8 @@ import { REFERENCE_PAGE_FILE } from './reference-page-file';
 /** Pinned with the redoc version in package.json: a bundle that no longer names it fails the build. */
 const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 const INLINE_LOGO = `data:image/svg+xml,${encodeURIComponent(
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#c42d30"/></svg>',
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" ' +
+    'fill="#c42d30"/></svg>',
 )}`;
 
 const FONTS = '-apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
@@ -40,7 +41,8 @@ const scriptJson = (value: unknown): string =>
 export function renderReferencePage(openApiJson: string, redocBundle: string): string {
   if (!redocBundle.includes(REDOC_CDN_LOGO)) {
     throw new Error(
-      `Redoc's bundle no longer names ${REDOC_CDN_LOGO}: check what it loads from other hosts, then update reference-page.ts`,
+      `Redoc's bundle no longer names ${REDOC_CDN_LOGO}: check what it loads from other hosts, then update ` +
+        `reference-page.ts`,
     );
   }
   const renderer = redocBundle
@@ -60,7 +62,8 @@ export function renderReferencePage(openApiJson: string, redocBundle: string): s
     '<body>',
     '<div id="redoc"></div>',
     `<script>${renderer}</script>`,
-    `<script>Redoc.init(${scriptJson(document)}, ${scriptJson(REDOC_OPTIONS)}, document.getElementById('redoc'));</script>`,
+    `<script>Redoc.init(${scriptJson(document)}, ${scriptJson(REDOC_OPTIONS)}, ` +
+      `document.getElementById('redoc'));</script>`,
     '</body>',
     '</html>',
     '',

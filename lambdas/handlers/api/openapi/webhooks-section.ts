@@ -20,7 +20,8 @@ const HEADERS = [
   header('X-Service-Timestamp', 'Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string'),
   header(
     'X-Service-Signature',
-    'Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued',
+    'Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as ' +
+      'issued',
   ),
   header('X-Service-Delivery', 'The delivery id, the same on every retry: use it as an idempotency key'),
   header('X-Legacy-Event', 'Deprecated name of X-Service-Event (identical value)', true),
@@ -38,7 +39,8 @@ const HEADERS = [
 const DESCRIPTION =
   'Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. ' +
   'Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried ' +
-  'with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long ' +
+  'with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that ' +
+  'long ' +
   '(at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. ' +
   'Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. ' +
   'Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.';

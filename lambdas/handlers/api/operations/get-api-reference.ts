@@ -13,6 +13,7 @@ export const getApiReferenceRoute = {
   produces: 'text/html',
   errors: [],
   description:
-    'Every operation, webhook, schema and example of this document, rendered as one self-contained HTML page: open it in a ' +
+    'Every operation, webhook, schema and example of this document, rendered as one self-contained HTML page: open ' +
+    'it in a ' +
     'browser. Needs no API key. The page loads nothing from any other host.',
 } satisfies RouteSpec;

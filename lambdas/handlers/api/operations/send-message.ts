@@ -22,17 +22,28 @@ export const sendMessageRoute = {
   ],
   idempotent: true,
   description:
-    'The consent check, the charge and the stored `queued` message are one transaction, so a number that replied STOP is never ' +
-    'texted and nothing is charged twice. The answer then depends on the carrier: accepted, 201 with its `messageSid`; ' +
-    'no definite answer in time (a timeout, a reset, a carrier 5xx), 201 with the message still `queued` and charged: the text ' +
-    "may be on its way, and the carrier's status callback settles it (a text still unsettled one hour later is marked `failed` " +
-    'and refunded). Never retry a 201 `queued` with a new Idempotency-Key: follow the message (GET /messages/{counterpart}, or ' +
-    'the webhooks). A definite refusal is 422 `carrier_rejected` (failed, not billed); a carrier that certainly never got the ' +
-    'text is 502 `carrier_unavailable` (failed, not billed). A text that fails later is refunded too: you pay for texts that did not fail.',
+    'The consent check, the charge and the stored `queued` message are one transaction, so a number that replied ' +
+    'STOP is never ' +
+    'texted and nothing is charged twice. The answer then depends on the carrier: accepted, 201 with its ' +
+    '`messageSid`; ' +
+    'no definite answer in time (a timeout, a reset, a carrier 5xx), 201 with the message still `queued` and ' +
+    'charged: the text ' +
+    "may be on its way, and the carrier's status callback settles it (a text still unsettled one hour later is " +
+    'marked `failed` ' +
+    'and refunded). Never retry a 201 `queued` with a new Idempotency-Key: follow the message (GET ' +
+    '/messages/{counterpart}, or ' +
+    'the webhooks). A definite refusal is 422 `carrier_rejected` (failed, not billed); a carrier that certainly ' +
+    'never got the ' +
+    'text is 502 `carrier_unavailable` (failed, not billed). A text that fails later is refunded too: you pay for ' +
+    'texts that did not fail.',
   idempotencyRules:
-    'A unique key per intended text (e.g. a UUID), strongly recommended. The key is claimed in the same transaction that charges ' +
-    'the text, so one key is at most one text and one carrier request. A retry with the same key and body, while the first is ' +
-    'still running or after any outcome, returns that message as it now stands (header `Idempotent-Replayed: true`), or the same ' +
-    '409/422/502 the first send ended with; it never reaches the carrier again. The same key with another body is 422 ' +
+    'A unique key per intended text (e.g. a UUID), strongly recommended. The key is claimed in the same transaction ' +
+    'that charges ' +
+    'the text, so one key is at most one text and one carrier request. A retry with the same key and body, while the ' +
+    'first is ' +
+    'still running or after any outcome, returns that message as it now stands (header `Idempotent-Replayed: true`), ' +
+    'or the same ' +
+    '409/422/502 the first send ended with; it never reaches the carrier again. The same key with another body is ' +
+    '422 ' +
     '`idempotency_mismatch`. Keys are kept 24 hours per organization.',
 } satisfies RouteSpec;
