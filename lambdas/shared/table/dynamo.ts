@@ -1,6 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { NamedTransaction, type Refusal } from './named-transaction';
+import { NamedTransaction, type Refusal, type TransactItem } from './named-transaction';
 
 /** Named conditions, so every conditional write says what it guards in words. */
 export const CONDITION = {
@@ -8,8 +7,7 @@ export const CONDITION = {
   rowExists: 'attribute_exists(pk)',
 } as const;
 
-/** One item of a TransactWriteItems request (a Put, Update, Delete or ConditionCheck). */
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type { TransactItem };
 
 /**
  * Runs a transaction whose refusal nobody reads item by item: undefined when it committed, the refusal when

@@ -1,9 +1,12 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo } from '../aws';
 import { isContention } from './contention';
-import type { Item, TransactItem } from './dynamo';
+
+/** One item of a TransactWriteItems request (a Put, Update, Delete or ConditionCheck); dynamo.ts re-exports it. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type Item = Record<string, unknown>;
 
 /**
  * Transactions whose items have names, so a refusal is read by name: DynamoDB answers a cancelled
