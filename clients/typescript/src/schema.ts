@@ -59,7 +59,7 @@ export interface paths {
          * The key's organization, identity, scopes and rate limit
          * @description Needs a valid key; no scope.
          *
-         *     Who the key is: its organization, the key itself (name, visible prefix, expiry), the scopes it holds (`permissions`) and its rate limit. Needs a valid key and no scope: use it to tell a missing scope (403 `insufficient_scope` elsewhere) from a missing feature.
+         *     Who the key is: its organization, the key itself (name, visible prefix, expiry), the scopes it holds (`permissions`), its rate limit and the organization's quiet-hours policy (`quietHours`). Needs a valid key and no scope: use it to tell a missing scope (403 `insufficient_scope` elsewhere) from a missing feature.
          */
         get: operations["getMe"];
         put?: never;
@@ -523,6 +523,24 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        /** @description Whether texts are held to their recipient's local hours (docs/api.md, "Quiet hours"); set by the operator */
+        QuietHours: {
+            /**
+             * @description `off` (the default): texts go at any hour; `refuse`: a text outside its recipient's window is 422 `quiet_hours` with `allowedAt`; `defer`: it is scheduled for `allowedAt`
+             * @enum {string}
+             */
+            mode: "off" | "refuse" | "defer";
+            /**
+             * @description `all` texts, or only those a request marks `"category": "marketing"`
+             * @enum {string}
+             */
+            appliesTo: "all" | "marketing";
+            /** @description The organization's own window, local to the recipient, inside 08:00-21:00: it narrows the federal and state windows, never widens them */
+            window: {
+                start: string;
+                end: string;
+            };
+        };
         Me: {
             tenant: components["schemas"]["Tenant"] | null;
             apiKey: components["schemas"]["ApiKeyInfo"] | null;
@@ -530,6 +548,7 @@ export interface components {
             rateLimit: {
                 requestsPerMinute: number;
             };
+            quietHours: components["schemas"]["QuietHours"];
         };
         Call: {
             /** Format: uuid */

@@ -1,4 +1,5 @@
 import { TZDate } from '@date-fns/tz';
+import type { OrganizationQuietHours } from '../tenants/quiet-hours-policy';
 import { recipientPlace } from './recipient-place';
 
 /**
@@ -9,13 +10,12 @@ import { recipientPlace } from './recipient-place';
  */
 export type QuietHoursMode = 'off' | 'refuse' | 'defer';
 
-export type QuietHoursPolicy = {
-  mode: QuietHoursMode;
-  /** `marketing`: only texts a request marks `"category": "marketing"`. */
-  appliesTo: 'all' | 'marketing';
-  /** The organization's own window, `HH:MM` local to the recipient, inside 08:00-21:00 (it can only narrow). */
-  window: { start: string; end: string };
-};
+/**
+ * `appliesTo` `marketing`: only texts a request marks `"category": "marketing"`; `window`: the organization's own,
+ * `HH:MM` local to the recipient, inside 08:00-21:00 (it can only narrow). The shape the organization row holds
+ * (tenants/quiet-hours-policy.ts, read by `quietHoursOf`).
+ */
+export type QuietHoursPolicy = OrganizationQuietHours & { mode: QuietHoursMode };
 
 export const FEDERAL_WINDOW = { start: '08:00', end: '21:00' } as const;
 
