@@ -24,6 +24,21 @@ export class RecipientOptedOutError extends DomainError {
   }
 }
 
+/**
+ * Quiet hours (the organization's policy `refuse`): the recipient's local time is outside its window
+ * (./quiet-hours.ts). `allowedAt` is the next instant the window opens for that number.
+ */
+export class QuietHoursError extends DomainError {
+  constructor(readonly allowedAt: Date) {
+    super(
+      422,
+      'quiet_hours',
+      `It is outside the recipient's allowed hours (quiet hours); the next allowed time is ${allowedAt.toISOString()}`,
+      { allowedAt: allowedAt.toISOString() },
+    );
+  }
+}
+
 export class BillingBlockedError extends DomainError {
   constructor() {
     super(402, 'billing_blocked', "The organization's billing status does not allow sending");

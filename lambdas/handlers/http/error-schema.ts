@@ -42,5 +42,8 @@ export const ErrorSchema = z
     carrierCode: z
       .optional(z.nullable(z.int()))
       .register(z.globalRegistry, { description: "`carrier_rejected`: the carrier's error code, when it gave one" }),
+    allowedAt: z.optional(z.iso.datetime()).register(z.globalRegistry, {
+      description: "`quiet_hours`: the next instant the recipient's window opens (UTC), when the text may be sent",
+    }),
   })
   .register(z.globalRegistry, { id: 'Error' });

@@ -12,7 +12,7 @@ import {
   ContactSchema,
   DeletedContactSchema,
 } from '../../../contexts/contacts/schemas';
-import { ApiKeyInfoSchema, MeSchema, TenantSchema } from '../../../contexts/tenants/schemas';
+import { ApiKeyInfoSchema, MeSchema, QuietHoursSchema, TenantSchema } from '../../../contexts/tenants/schemas';
 import { SendMessageBody } from '../../../contexts/texting/requests/send-message';
 import {
   MessageEnvelopeSchema,
@@ -52,6 +52,7 @@ const COMPONENTS: z.ZodMiniType[] = [
   ErrorSchema,
   TenantSchema,
   ApiKeyInfoSchema,
+  QuietHoursSchema,
   MeSchema,
   CallSchema,
   ContactSchema,
