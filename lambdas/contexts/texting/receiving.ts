@@ -38,14 +38,14 @@ export type InboundResult = {
 /**
  * An inbound text: stored as `received` and unread with its thread, the sender gets a contact,
  * and a body that is a consent keyword (STOP, START...) sets the number's consent in the ledger
- * in the same transaction as the message, before anything else: there is never a stored STOP whose
- * opt-out is missing, nor a contact made for a STOP whose opt-out is not on record.
+ * in the same transaction as the message: there is never a stored STOP whose opt-out is missing.
  * Idempotent per carrier sid, so the carrier's retries and the CLI can call it freely; a keyword
  * older than the ledger's latest change is stored as a message and changes no consent.
  */
 export async function receiveInboundMessage(tenantId: string, text: InboundText): Promise<InboundResult> {
   if (!isE164(text.from)) throw new ValidationError('from: must be an E.164 phone number');
   if (!text.messageSid) throw new ValidationError('messageSid: is required');
+  const contactId = await ensureContactForNumber(tenantId, text.from, 'auto_inbound', text.receivedAt);
   const received: Message = {
     id: uuidv7(text.receivedAt),
     tenantId,
@@ -61,13 +61,9 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
     createdAt: text.receivedAt.toISOString(),
   };
   const consent = consentKeywordOf(text.body, text.optOutType);
-  // The message and its consent change first: a STOP lands in the ledger even when the contact's
-  // auto-create below fails on every retry (the contact, made later, copies the ledger as it stands).
   const stored = consent
     ? await storeWithConsentChange(received, consentChangeOf(consent, text.receivedAt))
     : await storeMessage(received);
-  // Also on a duplicate: the carrier's retry of a text whose contact could not be made makes it now.
-  const contactId = await ensureContactForNumber(tenantId, text.from, 'auto_inbound', text.receivedAt);
   if (stored.stored) return { message: received, duplicate: false, contactId, consent };
   if ('refused' in stored) throw new Error(`receiveInboundMessage: could not store message ${received.id}`);
   return { message: await getMessage(tenantId, stored.duplicateOf), duplicate: true, contactId, consent };
