@@ -25,6 +25,7 @@ import {
 } from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
 import { ENDPOINTS_DISABLED_METRIC } from '../lambdas/contexts/webhooks/health-metrics';
+import { SETTLEMENT_FAILED_METRIC } from '../lambdas/contexts/texting/settlement-grace';
 import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
 import { REFERENCE_PAGE_FILE } from '../lambdas/handlers/api/openapi/reference-page-file';
 
@@ -183,6 +184,15 @@ export class ServiceStack extends Stack {
       this.observability.monitorFunction(operationId, fn);
     }
     this.observability.monitorFunction('SettleTexts', this.textSettlement.sweeper);
+    // A text the sweep skipped stays charged until a run settles it: someone must look at why.
+    this.observability.monitorBusinessCount('TextsSettlementFailed', {
+      namespace: `${METRIC_NAMESPACE}/${this.config.stage}`,
+      metricName: SETTLEMENT_FAILED_METRIC,
+      service: SERVICE_NAME,
+      description:
+        'The settlement sweep could not fail and refund a text whose carrier outcome stayed unknown and skipped it ' +
+        '(the SettleTexts log names the organization, the message and the error); each run tries it again',
+    });
   }
 
   /** The webhook pipeline (table stream -> router -> SQS -> sender) and its alarms. */

@@ -16,6 +16,7 @@ import { handler as listMessages } from '../../lambdas/handlers/api/list-message
 import { handler as sendMessage } from '../../lambdas/handlers/api/send-message';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { requestHashOf } from '../../lambdas/contexts/texting/send-keys';
+import { SEND_TIME_NEEDED_MS } from '../../lambdas/contexts/texting/sending';
 import { metrics } from '../../lambdas/shared/aws';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 
@@ -371,6 +372,32 @@ describe('POST /messages', () => {
     expect([result.statusCode, bodyOf(result).error]).toEqual([400, 'body.from: unknown field']);
     expect(dataCalls()).toHaveLength(0);
   });
+
+  it.each([
+    ['near its deadline', SEND_TIME_NEEDED_MS - 1, 503],
+    ['with just the time a send needs', SEND_TIME_NEEDED_MS, 201],
+  ])(
+    'answers a send whose function is %s: 503 with Retry-After before any charge, or as usual',
+    async (_, left, status) => {
+      // Prepare: the Lambda context has `left` ms of the function's time
+      withOrganization();
+      carrierSend.mockResolvedValue({ messageSid: SID });
+      const context = { ...lambdaContext, getRemainingTimeInMillis: () => left } as typeof lambdaContext;
+      // Act
+      const result = await sendMessage(
+        apiEvent({ method: 'POST', body: JSON.stringify(request), headers: jsonHeaders }),
+        context,
+      );
+      // Assess
+      expect(result.statusCode).toBe(status);
+      if (status === 503) {
+        expect(bodyOf(result).code).toBe('temporarily_unavailable');
+        expect(result.headers?.['Retry-After']).toBe('1');
+        expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+        expect(carrierSend).not.toHaveBeenCalled();
+      } else expect(carrierSend).toHaveBeenCalledTimes(1);
+    },
+  );
 
   it('answers 409 no_sms_number without a transaction', async () => {
     // Prepare

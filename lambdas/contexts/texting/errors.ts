@@ -85,3 +85,20 @@ export class CarrierRejectedError extends DomainError {
     );
   }
 }
+
+/**
+ * Too little of the function's time is left to finish the carrier's send: nothing is charged or
+ * stored and the carrier is not called, so the same request again is safe (503, Retry-After).
+ */
+export class CarrierTimeShortError extends DomainError {
+  /** `remainingMs`: what was left of the function, for the log (never the client's answer). */
+  constructor(readonly remainingMs: number) {
+    super(
+      503,
+      'temporarily_unavailable',
+      'The service could not send this text in time; nothing was changed, retry after 1 second',
+      {},
+      { 'Retry-After': '1' },
+    );
+  }
+}

@@ -8,9 +8,15 @@ import { recordConsentChange } from '../contacts/consent-copies';
 import { policyOf, readOrganizationRow } from '../tenants/billing-policy';
 import { fromItem as tenantFromItem } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
-import { CarrierError, type Carrier } from './carrier-port';
+import { CARRIER_SEND_TIMEOUT_MS, CarrierError, type Carrier } from './carrier-port';
 import { failureOf, recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
-import { CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError } from './errors';
+import {
+  CarrierRejectedError,
+  CarrierTimeShortError,
+  CarrierUnavailableError,
+  NoSmsNumberError,
+  RecipientOptedOutError,
+} from './errors';
 import { fromItem, getMessageItem, storeMessage } from './messages';
 import { chargeWithin, type ChargeAttempt } from './spend';
 import type { Message, SendMessageInput } from './schemas';
@@ -29,7 +35,24 @@ import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from 
  *              retry" (with a new key: a key, like Stripe's, keeps its first outcome)
  * Never log a body.
  */
-export type SendOptions = { idempotencyKey?: string; now?: Date };
+export type SendOptions = {
+  idempotencyKey?: string;
+  now?: Date;
+  /** What is left of the function's time (its Lambda context's); without it, no deadline is kept. */
+  remainingMs?: () => number;
+};
+
+/**
+ * Time a send needs after this check: the reads and the charging transaction before the carrier,
+ * the carrier's bounded call, and the write of its outcome after. A send with less left answers 503
+ * before it charges anything, rather than be cut off mid-call with its outcome unknown.
+ */
+export const SEND_TIME_NEEDED_MS = CARRIER_SEND_TIMEOUT_MS + 2_000;
+
+function keepTimeForCarrier(remainingMs: (() => number) | undefined): void {
+  const left = remainingMs?.();
+  if (left !== undefined && left < SEND_TIME_NEEDED_MS) throw new CarrierTimeShortError(left);
+}
 export type SendResult = { message: Message; replayed: boolean };
 
 const REPLAYED = { [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
@@ -40,6 +63,7 @@ export async function sendMessage(
   carrier: Carrier,
   options: SendOptions = {},
 ): Promise<SendResult> {
+  keepTimeForCarrier(options.remainingMs);
   const now = options.now ?? new Date();
   const { idempotencyKey } = options;
   const requestHash = requestHashOf(input);

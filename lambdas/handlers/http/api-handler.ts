@@ -29,6 +29,8 @@ export type ApiRequest<R extends RouteSpec> = {
   requestId: string;
   /** `{base_url}` as this caller reached it (./served-url.ts). */
   baseUrl: string;
+  /** What is left of the function's time (the Lambda context's), for work that must finish within it. */
+  remainingMs: () => number;
 };
 
 type ApiContext = Context & {
@@ -193,6 +195,7 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
       headers: event.headers ?? {},
       requestId: context.awsRequestId,
       baseUrl: apiBaseUrlOf(event),
+      remainingMs: () => context.getRemainingTimeInMillis(),
     });
   }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 }

@@ -133,14 +133,19 @@ export const tenantUpdate = defineCommand({
     const { updateTenant } = await import('../../../lambdas/contexts/tenants/tenants');
     const { settleSpend } = await import('../../../lambdas/contexts/texting/spend');
     const tenant = await updateTenant(tenantId, change);
-    // A new limit is split over the spend shards now, by this one writer, rather than by the
-    // organization's next sends (which would, should this command stop before it).
-    if (change.spendingLimitCents !== undefined) await settleSpend(tenantId);
     // The authorizer's cached decisions carry the plan (API access), name, slug and quiet hours (GET /me) of the
     // organization: a change of one of them applies from the next request on, not after the TTL.
-    const cached = [change.plan, change.name, change.slug, change.quietHours];
-    if (cached.every((value) => value === undefined)) return { tenant };
-    return { tenant, authorizerCache: await flushAfter(`Organization ${tenantId} is changed in the table`, context) };
+    const flushes = [change.plan, change.name, change.slug, change.quietHours].some((value) => value !== undefined);
+    let flushed: object | undefined;
+    try {
+      // A new limit is split over the spend shards now, by this one writer, rather than by the
+      // organization's next sends (which would, should this command stop before it).
+      if (change.spendingLimitCents !== undefined) await settleSpend(tenantId);
+    } finally {
+      // Whatever the settlement did: a plan change left unflushed would keep admitting the old access.
+      if (flushes) flushed = await flushAfter(`Organization ${tenantId} is changed in the table`, context, { tenant });
+    }
+    return flushed ?? { tenant };
   },
 });
 
