@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
@@ -19,7 +19,14 @@ import { CHANGED_AT } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression, type Condition } from '../../shared/table/update-expression';
 import { consentAttributes, ledgerSnapshot } from '../consent/ledger';
-import { claimMove, claimRelease, externalIdMove, otherHolder, readNumberClaim } from './contact-claims';
+import {
+  claimMove,
+  claimRelease,
+  externalIdMove,
+  otherHolder,
+  readExternalIdClaim,
+  readNumberClaim,
+} from './contact-claims';
 import { changeIndexKeys, changesPage } from './contact-changes';
 import { insertNewContact, insertWithClaims } from './contact-inserts';
 import {
@@ -47,19 +54,27 @@ import type { Contact, CreateContactInput, DeletedContact, ListContactsInput, Up
  * written by contact-inserts.ts, a batch by contact-batch.ts.
  */
 
-/** GET /contacts/{id}: the contact with its number's consent, in one read. */
+/**
+ * GET /contacts/{id}: the contact with its number's consent, in one read. Strongly consistent: a contact created by an
+ * answered request is found at once (an eventually consistent read may miss the last second's writes).
+ */
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId) }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }),
+  );
   if (!Item) throw new NotFoundError('Contact');
   return fromItem(Item);
 }
 
 type ContactRow = { contact: Contact; indexed: IndexedEntries; row: Item };
 
-/** The stored row and the search entries it is filed under, for writes that change them. */
-async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<ContactRow> {
+/**
+ * The stored row and the search entries it is filed under, for writes that change them. Strongly consistent: a PATCH or
+ * DELETE right after the create finds the contact, and its write is conditioned on what it read.
+ */
+async function readContactRow(tenantId: string, contactId: string): Promise<ContactRow> {
   const { Item } = await dynamo.send(
-    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }),
+    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }),
   );
   if (!Item) throw new NotFoundError('Contact');
   const contact = fromItem(Item);
@@ -140,7 +155,7 @@ export async function adoptRound(
   const number = input.phoneNumber;
   let current: ContactRow;
   try {
-    current = await readContactRow(tenantId, contactId, true);
+    current = await readContactRow(tenantId, contactId);
   } catch (err) {
     if (err instanceof NotFoundError) return LOST_RACE; // deleted since the claim was read: decide again
     throw err;
@@ -271,24 +286,24 @@ export async function listContacts(tenantId: string, input: ListContactsInput): 
 }
 
 /**
- * GET /contacts?externalId=: one Query of the contact's entry in the `externalIds` index (whole rows are projected).
+ * GET /contacts?externalId=: the external id's claim row read by its key, then the contact it names, both strongly
+ * consistent, so a contact created by an answered request is found at once (the `externalIds` index may lag a write).
  */
 async function contactByExternalId(
   tenantId: string,
   externalId: string,
   includeAutoCreated: boolean,
 ): Promise<ContactPage> {
-  const { Items = [] } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSIS.externalIds.indexName,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSIS.externalIds.partitionKey },
-      ExpressionAttributeValues: { ':pk': externalIdClaimKey(tenantId, externalId).pk },
-    }),
-  );
-  const contacts = Items.map(fromItem).filter((contact) => includeAutoCreated || !contact.isAutoCreated);
-  return { items: contacts, nextCursor: null };
+  const contactId = await readExternalIdClaim(tenantId, externalId);
+  const contact = contactId === undefined ? undefined : await getContact(tenantId, contactId).catch(notFoundAsNone);
+  const shown = contact && (includeAutoCreated || !contact.isAutoCreated) && contact.externalId === externalId;
+  return { items: shown ? [contact] : [], nextCursor: null };
+}
+
+/** A contact deleted between its claim's read and its own: none. */
+function notFoundAsNone(err: unknown): undefined {
+  if (err instanceof NotFoundError) return undefined;
+  throw err;
 }
 
 /** Contacts by id, in one BatchGetItem per 100: those deleted meanwhile are missing. */
@@ -419,7 +434,7 @@ export async function updateRound(
 ): Promise<RoundResult<Updated>> {
   let read: ContactRow;
   try {
-    read = await readContactRow(tenantId, contactId, options.expect !== undefined);
+    read = await readContactRow(tenantId, contactId);
   } catch (err) {
     if (err instanceof NotFoundError && options.expect) return LOST_RACE;
     throw err;
