@@ -4,7 +4,6 @@ import { NotFoundError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
 import {
   CONDITION,
-  failedCondition,
   isConditionalCheckFailed,
   nowIso,
   transactWrite,
@@ -12,6 +11,7 @@ import {
   type TransactItem,
 } from '../../shared/table/dynamo';
 import { PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
@@ -120,6 +120,9 @@ const externalIdAsRead = (externalId: string | null) =>
         values: { ':externalIdAsRead': externalId },
       };
 
+/** The parts of an adoption's transaction, by name. */
+type AdoptionPart = 'numberClaim' | 'contact' | 'externalIdRelease' | 'externalIdClaim' | 'searchRows';
+
 /**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
  * named. The claim flips to named in the same transaction, guarded on still being unnamed, so
@@ -162,15 +165,15 @@ export async function adoptRound(
   });
   const externalIdWrites = externalIdMoves
     ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null)
-    : [];
+    : {};
   const asRead = externalIdAsRead(current.contact.externalId);
   const contactUpdate = contactWrite(named, search, {
     expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
     names: { '#wasAutoCreated': 'isAutoCreated', ...search.guard.names, ...asRead.names },
     values: { ':wasAuto': true, ...search.guard.values, ...asRead.values },
   });
-  const reasons = await transactWrite([
-    {
+  const refusal = await new NamedTransaction<AdoptionPart>()
+    .add('numberClaim', {
       Update: {
         TableName: TABLE_NAME,
         Key: numberClaimKey(tenantId, number),
@@ -179,18 +182,15 @@ export async function adoptRound(
         ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
-    },
-    { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } },
-    ...externalIdWrites,
-    ...search.writes,
-  ]);
-  if (reasons) {
-    const claim = failedCondition(reasons, 0);
+    })
+    .add('contact', { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } })
+    .addAll(externalIdWrites)
+    .add('searchRows', ...search.writes)
+    .write();
+  if (refusal) {
+    const claim = refusal.failed('numberClaim');
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
-    const externalIdHolder =
-      externalIdWrites.length > 0
-        ? otherHolder(failedCondition(reasons, 1 + externalIdWrites.length), contactId)
-        : undefined;
+    const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
     if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
     // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
     return LOST_RACE;
@@ -395,6 +395,16 @@ async function updateInPlace(
   }
 }
 
+/** The parts of an update's transaction, by name. */
+type UpdatePart =
+  | 'contact'
+  | 'numberRelease'
+  | 'numberClaim'
+  | 'externalIdRelease'
+  | 'externalIdClaim'
+  | 'searchRows'
+  | 'consentUnchanged';
+
 /**
  * One round of an update: read the contact, write what the patch changes conditioned on what was
  * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
@@ -479,29 +489,26 @@ export async function updateRound(
       ),
     },
   };
-  const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
+  const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : {};
   const externalIdWrites = externalIdMoves
     ? externalIdMove(tenantId, contactId, current.externalId, next.externalId)
-    : [];
-  const reasons = await transactWrite([
-    contactUpdate,
-    ...claimMoves,
-    ...externalIdWrites,
-    ...search.writes,
-    ...(ledger ? [ledger.unchanged] : []),
-  ]);
+    : {};
+  const refusal = await new NamedTransaction<UpdatePart>()
+    .add('contact', contactUpdate)
+    .addAll(claimMoves)
+    .addAll(externalIdWrites)
+    .add('searchRows', ...search.writes)
+    .add('consentUnchanged', ledger?.unchanged)
+    .write();
   // The row as this write left it: its conditions held the number, the named flag and the search
   // fields as read. A read after it could show a later writer's row instead (an adoption that
   // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
-  if (!reasons) return { contact: next, changed: true };
+  if (!refusal) return { contact: next, changed: true };
   // Held by another contact: 409 naming it. Held by this very contact: a concurrent PATCH moved it
   // there first; the next round sees no move. Otherwise the contact changed under us: decide afresh.
-  const numberHolder = numberMoves ? otherHolder(failedCondition(reasons, claimMoves.length), contactId) : undefined;
+  const numberHolder = otherHolder(refusal.failed('numberClaim'), contactId);
   if (numberHolder) throw new ContactConflictError(numberHolder);
-  const externalIdHolder =
-    externalIdWrites.length > 0 && next.externalId !== null
-      ? otherHolder(failedCondition(reasons, claimMoves.length + externalIdWrites.length), contactId)
-      : undefined;
+  const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
   if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
   return LOST_RACE;
 }

@@ -1,6 +1,7 @@
 import { TABLE_NAME } from '../../shared/aws';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { CONDITION, num, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { CONDITION, num, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { isContention } from '../../shared/table/contention';
 import { ownPartitionKey } from '../../shared/table/keys';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
@@ -229,9 +230,11 @@ export class OrganizationSpend {
     // Planned from a limit older than a shard follows: the limit read is stale, read it again.
     if (writes.some(({ from, to }) => from && from.limitVersion > to.limitVersion)) return 'changed';
     try {
-      const reasons = await transactWrite(writes.map((write) => this.settlementWrite(write, lease)));
-      if (!reasons) return undefined;
-      const fencedOut = reasons.some((reason) => (num(reason.item?.fence) ?? 0) > lease.fence);
+      const transaction = new NamedTransaction();
+      for (const write of writes) transaction.add(`shard ${write.to.shard}`, this.settlementWrite(write, lease));
+      const refusal = await transaction.write();
+      if (!refusal) return undefined;
+      const fencedOut = refusal.failedNames.some((name) => (num(refusal.failed(name)?.item?.fence) ?? 0) > lease.fence);
       return fencedOut ? 'lease lost' : 'changed';
     } catch (err) {
       // A send that read the row before the lease was taken, still charging a shard: done in a moment, go again.
