@@ -314,8 +314,8 @@ describe('POST /messages', () => {
     const charged = store[1].Update!;
     expect(charged.Key!.pk).toMatch(new RegExp(`^${pk}#SPEND#([0-9]|[12][0-9]|3[01])$`));
     expect(charged).toMatchObject({
-      UpdateExpression: 'ADD #spend :cost, #headroom :minusCost',
-      ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':version': 0 }),
+      UpdateExpression: 'ADD #spendCents :add_spendCents, #headroomCents :add_headroomCents',
+      ExpressionAttributeValues: expect.objectContaining({ ':add_spendCents': 1, ':cost': 1, ':version': 0 }),
     });
     expect(store[2].Put!.Item).toMatchObject({
       ...messageKey(message.id),
@@ -506,20 +506,22 @@ describe('POST /messages', () => {
     expect(result.statusCode).toBe(201);
     const [first, settle, second] = transactions();
     expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
+    // each shard guarded on the shard as read and fenced on the lease's claim (no later holder wrote it)
     expect(settle).toHaveLength(32);
     expect(settle[0].Update).toMatchObject({
       ConditionExpression:
-        '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
+        '#spendCents = :spend AND #headroomCents = :wasHeadroom AND #limitVersion = :wasVersion AND #owing = :wasOwing' +
+        ' AND (attribute_not_exists(#fence) OR #fence <= :fence)',
       ExpressionAttributeValues: expect.objectContaining({
-        ':version': 1,
-        ':owing': false,
+        ':set_limitVersion': 1,
+        ':set_owing': false,
         ':spend': 1,
         ':wasHeadroom': 3,
         ':wasVersion': 0,
       }),
     });
     expect(
-      settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0),
+      settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':set_headroomCents'] as number), 0),
     ).toBe(500 - 32);
     expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
     expect(leaseCalls()).toEqual(['claim', 'release']);
@@ -547,8 +549,9 @@ describe('POST /messages', () => {
     expect(result.statusCode).toBe(201);
     const create = transactions()[1];
     expect(create).toHaveLength(32);
-    expect(create.every((item) => item.Put?.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
-    expect(create.reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100);
+    const shards = create;
+    expect(shards.every((item) => item.Put?.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+    expect(shards.reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100);
   });
 
   it('waits while another writer settles the shards (the lease on the row it read) before it charges, and settles nothing itself', async () => {
@@ -627,7 +630,7 @@ describe('POST /messages', () => {
     });
     expect(failed[1].Update).toMatchObject({
       Key: shardKey(3),
-      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+      ExpressionAttributeValues: { ':add_headroomCents': 1, ':add_spendCents': -1 },
     });
     expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101","sk":"CONSENT"},"UpdateExpression');
   });
@@ -662,7 +665,7 @@ describe('POST /messages', () => {
     });
     expect(failed[1].Update).toMatchObject({
       Key: shardKey(3),
-      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+      ExpressionAttributeValues: { ':add_headroomCents': 1, ':add_spendCents': -1 },
     });
   });
 
@@ -681,7 +684,7 @@ describe('POST /messages', () => {
     });
     expect(failed[1].Update).toMatchObject({
       Key: shardKey(3),
-      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+      ExpressionAttributeValues: { ':add_headroomCents': 1, ':add_spendCents': -1 },
     });
   });
 

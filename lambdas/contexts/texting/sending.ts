@@ -1,11 +1,11 @@
 import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { isContention } from '../../shared/table/contention';
-import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
+import { contentionBackoffMs, isContention } from '../../shared/table/contention';
+import { LOST_RACE } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
 import { recordConsentChange } from '../contacts/consent-copies';
-import { policyOf, readOrganizationRow } from '../tenants/billing-policy';
+import { readOrganizationRow } from '../tenants/billing-policy';
 import { fromItem as tenantFromItem } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
 import { CARRIER_SEND_TIMEOUT_MS, CarrierError, type Carrier } from './carrier-port';
@@ -19,6 +19,7 @@ import {
 } from './errors';
 import { fromItem, getMessageItem, storeMessage } from './messages';
 import { chargeWithin, type ChargeAttempt } from './spend';
+import { spendPolicyOf } from './spend-lease';
 import type { Message, SendMessageInput } from './schemas';
 import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 
@@ -98,7 +99,7 @@ export async function sendMessage(
   // refusal means), the Idempotency-Key, the queued message and its thread.
   const earlier = await chargeWithin(
     tenantId,
-    policyOf(tenantRow),
+    spendPolicyOf(tenantRow),
     costCents,
     async (charge): Promise<ChargeAttempt<SendKey | undefined>> => {
       const alongside = {
@@ -198,11 +199,10 @@ async function handOver(message: Message, carrier: Carrier): Promise<Message> {
 }
 
 /**
- * Rounds of recording a carrier's opt-out while the number's rows stay busy (contention that
- * outlasted the client's retries, a holder that kept moving): more than for anything else, since
- * every send until it is recorded would reach the carrier.
+ * Attempts at recording a carrier's opt-out while the number's rows stay busy (contention that outlasted the client's
+ * own retries): more than for anything else, since every send until it lands would reach the carrier.
  */
-const OPT_OUT_ROUNDS = { what: 'record a carrier opt-out', rounds: 5 };
+const OPT_OUT_ATTEMPTS = 5;
 
 async function recordCarrierOptOut(message: Message, providerCode: number | undefined): Promise<void> {
   const change = {
@@ -212,18 +212,23 @@ async function recordCarrierOptOut(message: Message, providerCode: number | unde
     note: `Carrier refused a send (error ${providerCode})`,
   };
   try {
-    await optimisticRounds(OPT_OUT_ROUNDS, async (round) => {
-      try {
-        return await recordConsentChange(message.tenantId, message.toNumber, change);
-      } catch (err) {
-        if (!isContention(err) && !(err instanceof TemporarilyUnavailableError)) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 40 * 2 ** round));
-        return LOST_RACE;
-      }
-    });
+    await retryWhileBusy(OPT_OUT_ATTEMPTS, () => recordConsentChange(message.tenantId, message.toNumber, change));
   } catch (err) {
     // The text is failed and refunded either way; the next send to the number meets the carrier's refusal again.
     logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
+  }
+}
+
+/** Calls `call` until it answers, up to `attempts` times while the table is busy (contention, a 503), backing off. */
+async function retryWhileBusy<T>(attempts: number, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (err) {
+      const busy = isContention(err) || err instanceof TemporarilyUnavailableError;
+      if (!busy || attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 2 * contentionBackoffMs(attempt)));
+    }
   }
 }
 
