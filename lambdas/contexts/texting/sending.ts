@@ -1,7 +1,7 @@
 import { logger, metrics, MetricUnit } from '../../shared/aws';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, TemporarilyUnavailableError } from '../../shared/errors';
+import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { contentionBackoffMs, isContention } from '../../shared/table/contention';
+import { retryWhileBusy } from '../../shared/table/contention';
 import { LOST_RACE } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
 import { recordConsentChange } from '../contacts/consent-copies';
@@ -216,19 +216,6 @@ async function recordCarrierOptOut(message: Message, providerCode: number | unde
   } catch (err) {
     // The text is failed and refunded either way; the next send to the number meets the carrier's refusal again.
     logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
-  }
-}
-
-/** Calls `call` until it answers, up to `attempts` times while the table is busy (contention, a 503), backing off. */
-async function retryWhileBusy<T>(attempts: number, call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await call();
-    } catch (err) {
-      const busy = isContention(err) || err instanceof TemporarilyUnavailableError;
-      if (!busy || attempt >= attempts) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 2 * contentionBackoffMs(attempt)));
-    }
   }
 }
 

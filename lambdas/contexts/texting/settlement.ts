@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
 import { GSIS } from '../../shared/table/table-schema';
+import { retryWhileBusy } from '../../shared/table/contention';
 import { updateMessageStatus } from './delivery-status';
 import { UNSETTLED_SHARDS, unsettledPk } from './messages';
 import { SETTLEMENT_FAILED_METRIC, SETTLEMENT_GRACE_MS } from './settlement-grace';
@@ -88,16 +89,22 @@ async function sweepShard(run: Run, shard: number): Promise<void> {
   } while (startKey);
 }
 
+/** Tries at one text while the table is busy, before it is skipped until the next run. */
+const SETTLE_ATTEMPTS = 5;
+
 /** One text, in its own step: whatever it throws is this text's alone. */
 async function settleOne(run: Run, item: Record<string, unknown>): Promise<void> {
   run.result.examined += 1;
   const tenantId = item.tenantId as string;
   const messageId = item.id as string;
   try {
-    const { changed } = await updateMessageStatus(tenantId, { messageId }, 'failed', {
-      failureReason: 'carrier_outcome_unknown',
-      onlyIfUnsettled: true,
-    });
+    // Texts settled side by side refund onto the same spend shards: a conflict is a reason to try again, not to skip.
+    const { changed } = await retryWhileBusy(SETTLE_ATTEMPTS, () =>
+      updateMessageStatus(tenantId, { messageId }, 'failed', {
+        failureReason: 'carrier_outcome_unknown',
+        onlyIfUnsettled: true,
+      }),
+    );
     if (changed) run.result.failed += 1;
   } catch (err) {
     run.result.skipped += 1;

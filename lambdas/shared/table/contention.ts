@@ -1,4 +1,5 @@
 import { msLeft } from '../deadline';
+import { TemporarilyUnavailableError } from '../errors';
 
 /**
  * DynamoDB's contention answers, and the one retry policy for them. One import (the request's
@@ -104,5 +105,21 @@ export class ContentionRetryStrategy {
 
   recordSuccess(token: RetryToken): void {
     this.capacity = Math.min(QUOTA.initial, this.capacity + (token.getRetryCost() ?? 1));
+  }
+}
+
+/**
+ * Calls `call` until it answers, up to `attempts` times while the table is busy (contention, a 503), backing off:
+ * for a write that must land (an opt-out, a refund), not for a round that reads again (optimistic-rounds.ts).
+ */
+export async function retryWhileBusy<T>(attempts: number, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (err) {
+      const busy = isContention(err) || err instanceof TemporarilyUnavailableError;
+      if (!busy || attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 2 * contentionBackoffMs(attempt)));
+    }
   }
 }
