@@ -114,7 +114,7 @@ describe('GET /openapi.json', () => {
 });
 
 describe('GET /me', () => {
-  it("answers the demo key's organization, identity, five scopes and rate limit", async () => {
+  it("answers the demo key's organization, identity, five scopes, rate limit and quiet-hours policy", async () => {
     const response = await e2e.api.get('/me', e2e.runtime.demoKey);
 
     expect(response.status).toBe(200);
@@ -129,6 +129,8 @@ describe('GET /me', () => {
       },
       permissions: [...SCOPES],
       rateLimit: { requestsPerMinute: 120 },
+      // v1's default: no text held or refused for the hour.
+      quietHours: { mode: 'off', appliesTo: 'all', window: { start: '08:00', end: '21:00' } },
     });
     expect(response.headers.get('RateLimit-Limit')).toBe('120');
   });
