@@ -2,6 +2,11 @@
  * `npm start`: the local runtime. See `npm start -- --help` and local/runtime.ts.
  * Exit codes: 0 after Ctrl-C or SIGTERM, 1 when it cannot start, 2 on a usage error.
  */
+// Types only (erased): the modules themselves load inside main, after the SDK setting below.
+import type { RuntimeOptions } from '../local/cli-args';
+import type { runOutsideInvocations as runOutsideInvocationsOf } from '../local/invocations';
+import type { isProcessAlive as isProcessAliveOf } from '../local/runtime-file';
+
 // Lambda runs Node 24; on this machine's Node 20 the SDK's support warning is noise for every user.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -42,13 +47,43 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  let stopRuntime: (() => Promise<void>) | undefined;
-  let stopping = false;
+  const stop = stopOnSignals(options, runOutsideInvocations, isProcessAlive);
+
+  try {
+    const runtime = await startRuntime(
+      options,
+      {
+        print: (line) => console.log(line),
+        error: (message, error) => (error === undefined ? console.error(message) : console.error(message, error)),
+      },
+      (started) => (stop.runtime = started.stop),
+    );
+    console.log(`Ready: ${runtime.apiBaseUrl}`);
+  } catch (err) {
+    if (stop.stopping) return;
+    console.error(`The local runtime could not start: ${(err as Error).message}`);
+    await stop.runtime?.();
+    process.exit(1);
+  }
+}
+
+/** How the process stops: the runtime's stop once it has one, and whether a stop has begun. */
+type Stop = { runtime?: () => Promise<void>; stopping: boolean };
+
+/**
+ * Stops on SIGINT, SIGTERM or the end of `--stop-with-pid`'s process: once, within a grace period, then exits.
+ */
+function stopOnSignals(
+  options: RuntimeOptions,
+  runOutsideInvocations: typeof runOutsideInvocationsOf,
+  isProcessAlive: typeof isProcessAliveOf,
+): Stop {
+  const stop: Stop = { stopping: false };
   const stopOnce = (reason: string) => {
     // Ctrl-C under `npm start` arrives more than once (the terminal signals the whole group and
     // npm and tsx forward it too), so a repeat is not a request to hurry.
-    if (stopping) return;
-    stopping = true;
+    if (stop.stopping) return;
+    stop.stopping = true;
     console.log(`${reason}: stopping`);
     // A webhook attempt under way is allowed to finish (and be recorded), so the wait covers one.
     const graceMs = Math.max(10_000, options.webhookTimeoutMs + 5_000);
@@ -57,7 +92,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, graceMs).unref();
     // Whatever has not registered its stop yet (a JVM still starting) is killed by its exit handler.
-    void (stopRuntime ?? (async () => {}))().finally(() => process.exit(0));
+    void (stop.runtime ?? (async () => {}))().finally(() => process.exit(0));
   };
   // In the process scope: a signal listener runs in the scope its signal's handle was made in,
   // and tsx may have made it before main (for its own listeners), outside every scope.
@@ -70,23 +105,7 @@ async function main(): Promise<void> {
       if (!isProcessAlive(stopWithPid)) shutdown(`Process ${stopWithPid} ended`);
     }, 1000).unref();
   }
-
-  try {
-    const runtime = await startRuntime(
-      options,
-      {
-        print: (line) => console.log(line),
-        error: (message, error) => (error === undefined ? console.error(message) : console.error(message, error)),
-      },
-      (started) => (stopRuntime = started.stop),
-    );
-    console.log(`Ready: ${runtime.apiBaseUrl}`);
-  } catch (err) {
-    if (stopping) return;
-    console.error(`The local runtime could not start: ${(err as Error).message}`);
-    await stopRuntime?.();
-    process.exit(1);
-  }
+  return stop;
 }
 
 /**

@@ -122,6 +122,27 @@ export function requestTime(now: Date): string {
   );
 }
 
+/** The caller's identity as API Gateway gives it to a function behind a custom authorizer: the address and agent. */
+function identityOf(sourceIp: string, userAgent: string | null): APIGatewayProxyEvent['requestContext']['identity'] {
+  return {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp,
+    user: null,
+    userAgent,
+    userArn: null,
+  };
+}
+
 export function toProxyEvent(input: EventInput): APIGatewayProxyEvent {
   const { request, resource, pathParameters, authorizer, requestId, stage, now } = input;
   const pairs = withForwardedHeaders(headerPairs(request.rawHeaders), request, input.scheme ?? 'http');
@@ -155,23 +176,7 @@ export function toProxyEvent(input: EventInput): APIGatewayProxyEvent {
       extendedRequestId: requestId,
       protocol: 'HTTP/1.1',
       httpMethod: request.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: request.sourceIp,
-        user: null,
-        userAgent: last('User-Agent') ?? null,
-        userArn: null,
-      },
+      identity: identityOf(request.sourceIp, last('User-Agent') ?? null),
       // The local runtime serves the API at its root, as a custom domain mapped to the stage
       // does: the path carries no stage prefix (on an execute-api URL it would: /<stage>/...).
       path: request.rawPath,

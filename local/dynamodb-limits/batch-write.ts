@@ -41,58 +41,85 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
       request,
       items.map((item, index) => (hold.conflicts.includes(index) ? undefined : item)),
     );
-    const throttledItems = new Set<number>();
-    const reasons: ThrottlingReason[] = [];
-    const reservations = items.map((item, index) => {
-      if (hold.conflicts.includes(index)) return undefined;
-      const draws = drawsOf(
-        item.table,
-        expectedWriteLines(item.table, item.key, before[index], item.item, 'standard'),
-        index,
-      );
-      const admission = engine.budgets.reserve(request.database, draws);
-      if ('reservation' in admission) return admission.reservation;
-      throttledItems.add(index);
-      addReasons(reasons, admission.refused.reasons);
-      return undefined;
-    });
-    if (throttledItems.size > 0)
-      engine.meters.throttle(request.database, 'BatchWriteItem', reasons, throttledItems.size);
-    if (throttledItems.size === items.length) return refusal(throttled(reasons));
-
-    const attempted = items.flatMap((item, index) => (reservations[index] ? [{ item, index }] : []));
-    const unprocessed = items.filter((_, index) => !reservations[index]);
-    let lines: ChargeLine[] = [];
-    let json: Record<string, unknown> = { UnprocessedItems: {} };
-    if (attempted.length > 0) {
-      const upstream = await engine.upstream.forward(
-        'POST',
-        '/',
-        request.headers,
-        Buffer.from(JSON.stringify({ ...request.input, RequestItems: requestItems(attempted.map((a) => a.item)) })),
-      );
-      const answer = upstreamAnswer(upstream, []);
-      if (!answer.json) {
-        for (const { index } of attempted) reservations[index]!.settle([]);
-        return answer;
-      }
-      json = answer.json;
-      const leftOver = leftOverKeys(json.UnprocessedItems as Record<string, WriteRequest[]> | undefined, items);
-      for (const { item, index } of attempted) {
-        const written = !leftOver.has(`${item.tableName}\u0001${itemIdentity(item.table.key, item.key).key}`);
-        const itemLines = written ? itemWriteLines(item.table, item.key, before[index], item.item, 'standard') : [];
-        reservations[index]!.settle(itemLines);
-        lines = lines.concat(itemLines);
-      }
-    }
-    json.UnprocessedItems = mergeUnprocessed(
-      json.UnprocessedItems as Record<string, WriteRequest[]> | undefined,
-      unprocessed,
-    );
-    return { status: 200, json, lines, capacityList: true };
+    const reserved = reserveWrites(engine, request, items, hold.conflicts, before);
+    if ('refused' in reserved) return reserved.refused;
+    return await writeReserved(engine, request, items, reserved.reservations, before);
   } finally {
     hold.release();
   }
+}
+
+type Reservation = { settle: (lines: ChargeLine[]) => void };
+
+/**
+ * Each write not held by a transaction draws on its budgets; one refused is left unprocessed (and all of them refused
+ * is a ThrottlingException).
+ */
+function reserveWrites(
+  engine: Engine,
+  request: CallerRequest,
+  items: BatchItem[],
+  conflicts: number[],
+  before: (WireItem | undefined)[],
+): { reservations: (Reservation | undefined)[] } | { refused: EngineAnswer } {
+  const throttledItems = new Set<number>();
+  const reasons: ThrottlingReason[] = [];
+  const reservations = items.map((item, index) => {
+    if (conflicts.includes(index)) return undefined;
+    const draws = drawsOf(
+      item.table,
+      expectedWriteLines(item.table, item.key, before[index], item.item, 'standard'),
+      index,
+    );
+    const admission = engine.budgets.reserve(request.database, draws);
+    if ('reservation' in admission) return admission.reservation;
+    throttledItems.add(index);
+    addReasons(reasons, admission.refused.reasons);
+    return undefined;
+  });
+  if (throttledItems.size > 0) engine.meters.throttle(request.database, 'BatchWriteItem', reasons, throttledItems.size);
+  if (throttledItems.size === items.length) return { refused: refusal(throttled(reasons)) };
+  return { reservations };
+}
+
+/** The reserved writes sent to DynamoDB Local, each charged if written; the others join its UnprocessedItems. */
+async function writeReserved(
+  engine: Engine,
+  request: CallerRequest,
+  items: BatchItem[],
+  reservations: (Reservation | undefined)[],
+  before: (WireItem | undefined)[],
+): Promise<EngineAnswer> {
+  const attempted = items.flatMap((item, index) => (reservations[index] ? [{ item, index }] : []));
+  const unprocessed = items.filter((_, index) => !reservations[index]);
+  let lines: ChargeLine[] = [];
+  let json: Record<string, unknown> = { UnprocessedItems: {} };
+  if (attempted.length > 0) {
+    const upstream = await engine.upstream.forward(
+      'POST',
+      '/',
+      request.headers,
+      Buffer.from(JSON.stringify({ ...request.input, RequestItems: requestItems(attempted.map((a) => a.item)) })),
+    );
+    const answer = upstreamAnswer(upstream, []);
+    if (!answer.json) {
+      for (const { index } of attempted) reservations[index]!.settle([]);
+      return answer;
+    }
+    json = answer.json;
+    const leftOver = leftOverKeys(json.UnprocessedItems as Record<string, WriteRequest[]> | undefined, items);
+    for (const { item, index } of attempted) {
+      const written = !leftOver.has(`${item.tableName}\u0001${itemIdentity(item.table.key, item.key).key}`);
+      const itemLines = written ? itemWriteLines(item.table, item.key, before[index], item.item, 'standard') : [];
+      reservations[index]!.settle(itemLines);
+      lines = lines.concat(itemLines);
+    }
+  }
+  json.UnprocessedItems = mergeUnprocessed(
+    json.UnprocessedItems as Record<string, WriteRequest[]> | undefined,
+    unprocessed,
+  );
+  return { status: 200, json, lines, capacityList: true };
 }
 
 async function batchItems(engine: Engine, request: CallerRequest): Promise<BatchItem[] | undefined> {

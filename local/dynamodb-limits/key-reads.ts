@@ -92,36 +92,16 @@ type KeysAndAttributes = TableRead & { Keys: WireItem[] };
  */
 export async function batchGetItem(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const requested = (request.input.RequestItems ?? {}) as Record<string, KeysAndAttributes>;
-  const tables = new Map<string, TableSchema>();
-  for (const tableName of Object.keys(requested)) {
-    const table = await engine.schema(request, tableName);
-    if (!table || !Array.isArray(requested[tableName]?.Keys))
-      return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
-        capacityList: true,
-      });
-    tables.set(tableName, table);
-  }
-  const admitted: Record<string, KeysAndAttributes> = {};
-  const refused: Record<string, KeysAndAttributes> = {};
-  const reservations: { settle: (lines: ChargeLine[]) => void }[] = [];
-  const reasons: ThrottlingReason[] = [];
-  let keyCount = 0;
-  for (const [tableName, read] of Object.entries(requested)) {
-    const table = tables.get(tableName)!;
-    for (const key of read.Keys) {
-      keyCount += 1;
-      const admission = engine.budgets.reserve(request.database, [
-        draw(table, readLine(table, key, keyReadUnits(undefined, modeOf(read))), 0),
-      ]);
-      const target = 'reservation' in admission ? admitted : refused;
-      (target[tableName] ??= { ...read, Keys: [] }).Keys.push(key);
-      if ('reservation' in admission) reservations.push(admission.reservation);
-      else addReasons(reasons, admission.refused.reasons);
-    }
-  }
+  const tables = await batchTables(engine, request, requested);
+  if (!tables)
+    return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
+      capacityList: true,
+    });
+  const split = reserveKeys(engine, request, requested, tables);
+  const { admitted, refused, reasons } = split;
   const refusedCount = Object.values(refused).reduce((sum, r) => sum + r.Keys.length, 0);
   if (refusedCount > 0) engine.meters.throttle(request.database, 'BatchGetItem', reasons, refusedCount);
-  if (refusedCount > 0 && refusedCount === keyCount) return refusal(throttled(reasons));
+  if (refusedCount > 0 && refusedCount === split.keyCount) return refusal(throttled(reasons));
 
   const projected = Object.values(admitted).some(isProjected);
   const body = JSON.stringify({
@@ -132,29 +112,84 @@ export async function batchGetItem(engine: Engine, request: CallerRequest): Prom
   const answer = upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, Buffer.from(body)), [], {
     capacityList: true,
   });
-  if (answer.json) {
-    const unprocessed = (answer.json.UnprocessedKeys ?? {}) as Record<string, KeysAndAttributes>;
-    const responses = (answer.json.Responses ?? {}) as Record<string, WireItem[]>;
-    for (const [tableName, read] of Object.entries(admitted)) {
-      answer.lines.push(
-        ...batchTableLines(
-          tables.get(tableName)!,
-          read,
-          unprocessed[tableName]?.Keys ?? [],
-          responses[tableName] ?? [],
-          answer.json,
-        ),
-      );
-    }
-    for (const [tableName, read] of Object.entries(refused)) {
-      const left = (unprocessed[tableName] ??= { ...read, Keys: [] });
-      left.Keys = [...left.Keys, ...read.Keys];
-    }
-    answer.json.UnprocessedKeys = unprocessed;
-  }
+  if (answer.json) chargeBatchAnswer(answer, answer.json, split, tables);
   // Settled together: the keys' lines are per key, but budgets only sum them per bucket.
-  reservations.forEach((reservation, index) => reservation.settle(index === 0 ? answer.lines : []));
+  split.reservations.forEach((reservation, index) => reservation.settle(index === 0 ? answer.lines : []));
   return answer;
+}
+
+/** Each table's schema, or undefined when a table or its keys are not what the engine reads (passed on untouched). */
+async function batchTables(
+  engine: Engine,
+  request: CallerRequest,
+  requested: Record<string, KeysAndAttributes>,
+): Promise<Map<string, TableSchema> | undefined> {
+  const tables = new Map<string, TableSchema>();
+  for (const tableName of Object.keys(requested)) {
+    const table = await engine.schema(request, tableName);
+    if (!table || !Array.isArray(requested[tableName]?.Keys)) return undefined;
+    tables.set(tableName, table);
+  }
+  return tables;
+}
+
+/** A BatchGetItem's keys split by their read budgets: admitted (each with its reservation) or refused. */
+type KeySplit = {
+  admitted: Record<string, KeysAndAttributes>;
+  refused: Record<string, KeysAndAttributes>;
+  reservations: { settle: (lines: ChargeLine[]) => void }[];
+  reasons: ThrottlingReason[];
+  keyCount: number;
+};
+
+function reserveKeys(
+  engine: Engine,
+  request: CallerRequest,
+  requested: Record<string, KeysAndAttributes>,
+  tables: Map<string, TableSchema>,
+): KeySplit {
+  const split: KeySplit = { admitted: {}, refused: {}, reservations: [], reasons: [], keyCount: 0 };
+  for (const [tableName, read] of Object.entries(requested)) {
+    const table = tables.get(tableName)!;
+    for (const key of read.Keys) {
+      split.keyCount += 1;
+      const admission = engine.budgets.reserve(request.database, [
+        draw(table, readLine(table, key, keyReadUnits(undefined, modeOf(read))), 0),
+      ]);
+      const target = 'reservation' in admission ? split.admitted : split.refused;
+      (target[tableName] ??= { ...read, Keys: [] }).Keys.push(key);
+      if ('reservation' in admission) split.reservations.push(admission.reservation);
+      else addReasons(split.reasons, admission.refused.reasons);
+    }
+  }
+  return split;
+}
+
+/** The answer's charge lines for the keys read, and the refused keys added to its UnprocessedKeys. */
+function chargeBatchAnswer(
+  answer: EngineAnswer,
+  json: Record<string, unknown>,
+  { admitted, refused }: KeySplit,
+  tables: Map<string, TableSchema>,
+): void {
+  const unprocessed = (json.UnprocessedKeys ?? {}) as Record<string, KeysAndAttributes>;
+  const responses = (json.Responses ?? {}) as Record<string, WireItem[]>;
+  for (const [tableName, read] of Object.entries(admitted)) {
+    answer.lines.push(
+      ...batchTableLines(
+        tables.get(tableName)!,
+        read,
+        unprocessed[tableName]?.Keys ?? [],
+        responses[tableName] ?? [],
+        json,
+      ),
+    );
+  }
+  for (const [tableName, read] of Object.entries(refused)) {
+    const left = (unprocessed[tableName] ??= { ...read, Keys: [] });
+    left.Keys = [...left.Keys, ...read.Keys];
+  }
+  json.UnprocessedKeys = unprocessed;
 }
 
 /** One table's part of a BatchGetItem: each processed key charged as a GetItem. */
@@ -192,16 +227,11 @@ type TransactGet = { Get?: TableRead & { TableName: string; Key: WireItem } };
  */
 export async function transactGet(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const gets = ((request.input.TransactItems ?? []) as TransactGet[]).map((entry) => entry?.Get);
-  const tables: TableSchema[] = [];
-  for (const get of gets) {
-    const table =
-      get?.Key && typeof get.TableName === 'string' ? await engine.schema(request, get.TableName) : undefined;
-    if (!table)
-      return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
-        capacityList: true,
-      });
-    tables.push(table);
-  }
+  const tables = await transactGetTables(engine, request, gets);
+  if (!tables)
+    return upstreamAnswer(await engine.upstream.forward('POST', '/', request.headers, request.body), [], {
+      capacityList: true,
+    });
   const keys = gets.map((get, index) => engine.holdKey(request, tables[index], get!.Key));
   const conflicted = (indexes: number[]) => {
     engine.meters.conflict(request.database, 'TransactGetItems');
@@ -229,20 +259,7 @@ export async function transactGet(engine: Engine, request: CallerRequest): Promi
   const reading = engine.holds.read(keys);
   let answer: EngineAnswer;
   try {
-    await engine.sleep(engine.settings.transactionHoldMs);
-    const projected = gets.some((get) => isProjected(get!));
-    answer = upstreamAnswer(
-      await engine.upstream.forward(
-        'POST',
-        '/',
-        request.headers,
-        projected ? withCapacity(request.input) : request.body,
-      ),
-      [],
-      { capacityList: true },
-    );
-    if (answer.json)
-      answer.lines = transactGetLines(gets as NonNullable<TransactGet['Get']>[], tables, answer.json, projected);
+    answer = await readWhileHeld(engine, request, gets as NonNullable<TransactGet['Get']>[], tables);
   } finally {
     reading.release();
   }
@@ -252,6 +269,40 @@ export async function transactGet(engine: Engine, request: CallerRequest): Promi
     return conflicted(overwritten);
   }
   admission.reservation.settle(answer.lines);
+  return answer;
+}
+
+/** Each item's table, or undefined when one is not a Get the engine reads (the request is passed on untouched). */
+async function transactGetTables(
+  engine: Engine,
+  request: CallerRequest,
+  gets: TransactGet['Get'][],
+): Promise<TableSchema[] | undefined> {
+  const tables: TableSchema[] = [];
+  for (const get of gets) {
+    const table =
+      get?.Key && typeof get.TableName === 'string' ? await engine.schema(request, get.TableName) : undefined;
+    if (!table) return undefined;
+    tables.push(table);
+  }
+  return tables;
+}
+
+/** The read itself, after the hold time, with its charge lines. */
+async function readWhileHeld(
+  engine: Engine,
+  request: CallerRequest,
+  gets: NonNullable<TransactGet['Get']>[],
+  tables: TableSchema[],
+): Promise<EngineAnswer> {
+  await engine.sleep(engine.settings.transactionHoldMs);
+  const projected = gets.some((get) => isProjected(get));
+  const answer = upstreamAnswer(
+    await engine.upstream.forward('POST', '/', request.headers, projected ? withCapacity(request.input) : request.body),
+    [],
+    { capacityList: true },
+  );
+  if (answer.json) answer.lines = transactGetLines(gets, tables, answer.json, projected);
   return answer;
 }
 

@@ -146,77 +146,14 @@ function finalJson(answer: EngineAnswer, asked: unknown): Record<string, unknown
  * untouched. The meters are served at GET /__limits/stats and cleared by POST /__limits/reset.
  */
 export async function startLimitsProxy(options: LimitsProxyOptions): Promise<LimitsProxy> {
-  const settings: EngineSettings = {
-    transactionHoldMs: options.transactionHoldMs ?? DEFAULT_TRANSACTION_HOLD_MS,
-    sharedDb: options.sharedDb ?? true,
-    budgets: { ...DEFAULT_BUDGETS, ...options.budgets },
-    maxTrackedKeys: options.maxTrackedKeys ?? 10_000,
-    recentRequests: options.recentRequests ?? 1_000,
-    replicaLagMs: options.replicaLagMs ?? 0,
-  };
+  const settings = settingsOf(options);
   const engine = new Engine(options.upstream, settings);
   const reset = () => {
     engine.meters.reset();
     engine.budgets.refill();
   };
-
-  const serve = async (request: IncomingMessage, response: ServerResponse) => {
-    const requestId = randomUUID();
-    const url = new URL(request.url ?? '/', 'http://engine');
-    if (url.pathname === STATS_PATH && request.method === 'GET')
-      return sendJson(response, 200, engine.meters.snapshot(url.searchParams.get('database') ?? undefined), requestId);
-    if (request.url === RESET_PATH && request.method === 'POST') {
-      reset();
-      return sendJson(response, 200, { reset: true }, requestId);
-    }
-    const read = await readBodyWithin(request, MAX_REQUEST_BYTES);
-    if (read === 'tooLarge')
-      return sendJson(
-        response,
-        413,
-        { __type: 'com.amazon.coral.service#SerializationException', Message: 'Request too large' },
-        requestId,
-      );
-    const body = read ?? Buffer.alloc(0);
-    const operation = TARGET.exec(String(request.headers['x-amz-target'] ?? ''))?.[1];
-    const input = request.method === 'POST' && operation ? parseJson(body) : undefined;
-    const handler = operation && HANDLERS[operation];
-    if (!handler || !input) {
-      const answer = await engine.upstream.forward(request.method ?? 'POST', request.url ?? '/', request.headers, body);
-      if (operation && SCHEMA_CHANGES.has(operation) && typeof input?.TableName === 'string')
-        engine.forgetSchema(engine.databaseOf(request.headers), input.TableName);
-      return send(response, answer.status, passedHeaders(answer.headers), answer.body);
-    }
-    const caller: CallerRequest = {
-      operation,
-      headers: request.headers,
-      database: engine.databaseOf(request.headers),
-      input,
-      body,
-    };
-    const written = await recordingWrites(engine, caller, () => handler(engine, caller));
-    const answer = await laggingRead(engine, caller, written);
-    engine.meters.request(caller.database, operation, answer.status, answer.error, answer.lines);
-    if (answer.raw) return send(response, answer.raw.status, passedHeaders(answer.raw.headers), answer.raw.body);
-    sendJson(response, answer.status, finalJson(answer, input.ReturnConsumedCapacity), requestId);
-  };
-
   const server = createServer((request, response) => {
-    serve(request, response).catch((err: Error) => {
-      if (response.headersSent) {
-        response.destroy();
-        return;
-      }
-      sendJson(
-        response,
-        500,
-        {
-          __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
-          message: `DynamoDB limits engine: ${err.message}`,
-        },
-        randomUUID(),
-      );
-    });
+    serve(engine, reset, request, response).catch((err: Error) => answerInternalError(response, err));
   });
   await new Promise<void>((listening, failed) => {
     server.once('error', failed);
@@ -236,4 +173,89 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
       await closed;
     },
   };
+}
+
+function settingsOf(options: LimitsProxyOptions): EngineSettings {
+  return {
+    transactionHoldMs: options.transactionHoldMs ?? DEFAULT_TRANSACTION_HOLD_MS,
+    sharedDb: options.sharedDb ?? true,
+    budgets: { ...DEFAULT_BUDGETS, ...options.budgets },
+    maxTrackedKeys: options.maxTrackedKeys ?? 10_000,
+    recentRequests: options.recentRequests ?? 1_000,
+    replicaLagMs: options.replicaLagMs ?? 0,
+  };
+}
+
+/** One request: the meters' own paths, else a body read within DynamoDB's limit and handled or passed on. */
+async function serve(
+  engine: Engine,
+  reset: () => void,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const requestId = randomUUID();
+  const url = new URL(request.url ?? '/', 'http://engine');
+  if (url.pathname === STATS_PATH && request.method === 'GET')
+    return sendJson(response, 200, engine.meters.snapshot(url.searchParams.get('database') ?? undefined), requestId);
+  if (request.url === RESET_PATH && request.method === 'POST') {
+    reset();
+    return sendJson(response, 200, { reset: true }, requestId);
+  }
+  const read = await readBodyWithin(request, MAX_REQUEST_BYTES);
+  if (read === 'tooLarge')
+    return sendJson(
+      response,
+      413,
+      { __type: 'com.amazon.coral.service#SerializationException', Message: 'Request too large' },
+      requestId,
+    );
+  return serveOperation(engine, request, response, read ?? Buffer.alloc(0), requestId);
+}
+
+/** A DynamoDB request: a data-plane operation the engine handles, or anything else forwarded untouched. */
+async function serveOperation(
+  engine: Engine,
+  request: IncomingMessage,
+  response: ServerResponse,
+  body: Buffer,
+  requestId: string,
+): Promise<void> {
+  const operation = TARGET.exec(String(request.headers['x-amz-target'] ?? ''))?.[1];
+  const input = request.method === 'POST' && operation ? parseJson(body) : undefined;
+  const handler = operation && HANDLERS[operation];
+  if (!handler || !input) {
+    const answer = await engine.upstream.forward(request.method ?? 'POST', request.url ?? '/', request.headers, body);
+    if (operation && SCHEMA_CHANGES.has(operation) && typeof input?.TableName === 'string')
+      engine.forgetSchema(engine.databaseOf(request.headers), input.TableName);
+    return send(response, answer.status, passedHeaders(answer.headers), answer.body);
+  }
+  const caller: CallerRequest = {
+    operation,
+    headers: request.headers,
+    database: engine.databaseOf(request.headers),
+    input,
+    body,
+  };
+  const written = await recordingWrites(engine, caller, () => handler(engine, caller));
+  const answer = await laggingRead(engine, caller, written);
+  engine.meters.request(caller.database, operation, answer.status, answer.error, answer.lines);
+  if (answer.raw) return send(response, answer.raw.status, passedHeaders(answer.raw.headers), answer.raw.body);
+  sendJson(response, answer.status, finalJson(answer, input.ReturnConsumedCapacity), requestId);
+}
+
+/** The engine's own failure, as DynamoDB's 500; a response already under way is cut instead. */
+function answerInternalError(response: ServerResponse, err: Error): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  sendJson(
+    response,
+    500,
+    {
+      __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+      message: `DynamoDB limits engine: ${err.message}`,
+    },
+    randomUUID(),
+  );
 }

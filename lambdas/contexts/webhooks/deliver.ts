@@ -148,17 +148,9 @@ export async function processDeliveryMessage(
   }
 
   const { endpoint, tenant } = state ?? (await readAttemptState(message.tenantId, message.endpointId));
+  const delivery = await claimFor(message, deps, now);
+  if (delivery === 'stale') return 'stale';
   const base = { cycle: message.cycle, attempt: message.attempt };
-  // One processor per attempt: a duplicate message must not post twice or start a second chain.
-  const claimed = await claimAttempt(
-    { tenantId: message.tenantId, id: message.deliveryId },
-    { ...base, nowMs: now(), staleAfterMs: claimStaleAfterMs(deps.timeoutMs) },
-  );
-  if (claimed.claim !== 'claimed') {
-    if (claimed.claim === 'stale') return 'stale';
-    throw new AttemptInProgressError(message.deliveryId, message.attempt);
-  }
-  const { delivery } = claimed;
 
   if (!endpoint || endpoint.disabledAt !== null) {
     // Removed, or disabled (by the operator, or by the sender for its health): the attempt chain ends; `webhook
@@ -169,7 +161,37 @@ export async function processDeliveryMessage(
   }
 
   const outcome = await attempt(delivery, message.body, endpoint, tenant?.approvedHosts ?? [], deps);
-  const log = {
+  return settleAttempt({ message, deps, now, delivery, endpoint, outcome, base });
+}
+
+/** One processor per attempt: a duplicate message must not post twice or start a second chain. */
+async function claimFor(message: DeliveryMessage, deps: SenderDeps, now: () => number): Promise<Delivery | 'stale'> {
+  const claimed = await claimAttempt(
+    { tenantId: message.tenantId, id: message.deliveryId },
+    { cycle: message.cycle, attempt: message.attempt, nowMs: now(), staleAfterMs: claimStaleAfterMs(deps.timeoutMs) },
+  );
+  if (claimed.claim === 'claimed') return claimed.delivery;
+  if (claimed.claim === 'stale') return 'stale';
+  throw new AttemptInProgressError(message.deliveryId, message.attempt);
+}
+
+/** An attempt made: what it settles on the delivery, the endpoint's health and the queue. */
+type Attempted = {
+  message: DeliveryMessage;
+  deps: SenderDeps;
+  now: () => number;
+  delivery: Delivery;
+  endpoint: WebhookEndpoint;
+  outcome: AttemptOutcome;
+  base: { cycle: DeliveryMessage['cycle']; attempt: number };
+};
+
+/** What the attempt leaves in the logs: ids and the status, never the receiver's response text. */
+type AttemptLog = { deliveryId: string; endpointId: string; attempt: number; status: number | null };
+
+async function settleAttempt(attempted: Attempted): Promise<SendResult> {
+  const { message, deps, now, delivery, endpoint, outcome, base } = attempted;
+  const log: AttemptLog = {
     deliveryId: delivery.id,
     endpointId: endpoint.id,
     attempt: message.attempt,
@@ -196,7 +218,16 @@ export async function processDeliveryMessage(
     logger.warn('Webhook delivery failed: endpoint disabled', { ...log, cause, reason: health.reason });
     return 'failed';
   }
+  return retryOrFail(attempted, outcome, log, cause);
+}
 
+/** A failed attempt on a healthy endpoint: the next one queued after the backoff, or none past the last. */
+async function retryOrFail(
+  { message, deps, now, delivery, base }: Attempted,
+  outcome: Extract<AttemptOutcome, { ok: false }>,
+  log: AttemptLog,
+  cause: string | undefined,
+): Promise<SendResult> {
   const asked = retryAfterMs(outcome.retryAfter, now());
   const waitMs = waitAfterFailure(message.attempt, asked, deps.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS);
   if (waitMs === undefined) {

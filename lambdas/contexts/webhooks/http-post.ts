@@ -124,100 +124,130 @@ export function postPinned(
   timeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS,
   attemptMs = timeoutMs,
 ): Promise<AttemptOutcome> {
-  const secure = target.url.protocol === 'https:';
-  const port = Number(target.url.port) || (secure ? 443 : 80);
-  const agent = agentFor(target, secure, port);
-  return new Promise((resolve) => {
-    let settled = false;
-    let status: number | undefined;
-    let received = '';
-    let retried = false;
-    let request: http.ClientRequest;
-    const finish = (outcome: AttemptOutcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      // A failed attempt's socket is closed, never pooled: it may be mid-response, and after a
-      // complete one (Node releases the socket only after the 'end' handlers) it is simply not kept.
-      request.destroy();
-      request.socket?.destroy();
-      resolve(outcome);
-    };
+  return new Promise((resolve) => new PinnedPost(target, headers, body, attemptMs, resolve).start(timeoutMs));
+}
 
-    const send = () => {
-      request = (secure ? https : http).request({
-        method: 'POST',
-        hostname: target.hostname,
-        port,
-        path: `${target.url.pathname}${target.url.search}`,
-        headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-        // The agent of this checked connection (see the module comment): its sockets all go to
-        // target.address, which was checked for this attempt; a socket is reused only then.
-        agent,
-      });
-      const current = request;
-      current.on('response', (response) => {
-        status = response.statusCode ?? 0;
-        if (status >= 200 && status < 300) {
-          // Settled, but the socket is not released: the body is read to its end so Node can
-          // return the socket to the pool; the attempt's deadline still closes it if it never ends.
-          settled = true;
-          resolve({ ok: true, status });
-          let drained = 0;
-          response.on('data', (chunk: Buffer) => {
-            drained += chunk.length;
-            if (drained > MAX_SUCCESS_BODY_BYTES) current.destroy();
-          });
-          // Ended, or closed half-read (the socket then goes too): nothing left for the deadline.
-          response.on('close', () => clearTimeout(timer));
-          response.on('error', () => undefined);
-          return;
-        }
-        const failedStatus = status;
-        const retryAfter = response.headers['retry-after'];
-        const failed = (): AttemptOutcome => ({
-          ok: false,
-          status: failedStatus,
-          error: describeHttpFailure(failedStatus, received),
-          ...(RETRY_AFTER_STATUSES.has(failedStatus) && typeof retryAfter === 'string' && { retryAfter }),
-        });
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          received += chunk;
-          if (received.length >= MAX_BODY_BYTES_READ) finish(failed());
-        });
-        response.on('end', () => finish(failed()));
-        response.on('error', () => finish(failed()));
-      });
-      current.on('error', (err: NodeJS.ErrnoException) => {
-        if (settled) return;
-        // Node's documented pattern for a reused socket reset under us: once, on a new
-        // connection to the same checked address. Safe to resend: no response came, delivery is
-        // at least once and receivers dedupe by the delivery id, which every resend carries.
-        if (!retried && status === undefined && isStaleSocketError(current, err)) {
-          retried = true;
-          // Its idle siblings waited as long or longer: closed, so the agent opens a new socket.
-          destroyFreeSockets(agent);
-          send();
-          return;
-        }
-        finish({ ok: false, error: excerpt(`network error: ${err.code ?? err.message}`) });
-      });
-      current.end(body);
-    };
+/** One attempt's state: its request (a second one after a stale pooled socket), what came back, its deadline. */
+class PinnedPost {
+  private readonly secure: boolean;
+  private readonly port: number;
+  private readonly agent: http.Agent;
+  private settled = false;
+  private status: number | undefined;
+  private received = '';
+  private retried = false;
+  private request!: http.ClientRequest;
+  private timer!: NodeJS.Timeout;
 
-    const timer = setTimeout(() => {
-      // A success whose body has not ended: its socket is closed, never pooled half-read.
-      if (settled) {
-        request.destroy();
-        return;
-      }
-      finish(
-        status === undefined
-          ? { ok: false, error: `timeout: no response within ${attemptMs} ms` }
-          : { ok: false, status, error: describeHttpFailure(status, received) },
-      );
-    }, timeoutMs);
-    send();
-  });
+  constructor(
+    private readonly target: ResolvedTarget,
+    private readonly headers: Record<string, string>,
+    private readonly body: string,
+    private readonly attemptMs: number,
+    private readonly resolve: (outcome: AttemptOutcome) => void,
+  ) {
+    this.secure = target.url.protocol === 'https:';
+    this.port = Number(target.url.port) || (this.secure ? 443 : 80);
+    this.agent = agentFor(target, this.secure, this.port);
+  }
+
+  start(timeoutMs: number): void {
+    this.timer = setTimeout(() => this.onDeadline(), timeoutMs);
+    this.send();
+  }
+
+  private finish(outcome: AttemptOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    // A failed attempt's socket is closed, never pooled: it may be mid-response, and after a
+    // complete one (Node releases the socket only after the 'end' handlers) it is simply not kept.
+    this.request.destroy();
+    this.request.socket?.destroy();
+    this.resolve(outcome);
+  }
+
+  private send(): void {
+    const { target, body } = this;
+    this.request = (this.secure ? https : http).request({
+      method: 'POST',
+      hostname: target.hostname,
+      port: this.port,
+      path: `${target.url.pathname}${target.url.search}`,
+      headers: { ...this.headers, 'Content-Length': String(Buffer.byteLength(body)) },
+      // The agent of this checked connection (see the module comment): its sockets all go to
+      // target.address, which was checked for this attempt; a socket is reused only then.
+      agent: this.agent,
+    });
+    const current = this.request;
+    current.on('response', (response) => this.onResponse(current, response));
+    current.on('error', (err: NodeJS.ErrnoException) => this.onRequestError(current, err));
+    current.end(body);
+  }
+
+  private onResponse(current: http.ClientRequest, response: http.IncomingMessage): void {
+    this.status = response.statusCode ?? 0;
+    if (this.status >= 200 && this.status < 300) this.onSuccess(current, response, this.status);
+    else this.onFailure(response, this.status);
+  }
+
+  private onSuccess(current: http.ClientRequest, response: http.IncomingMessage, status: number): void {
+    // Settled, but the socket is not released: the body is read to its end so Node can
+    // return the socket to the pool; the attempt's deadline still closes it if it never ends.
+    this.settled = true;
+    this.resolve({ ok: true, status });
+    let drained = 0;
+    response.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > MAX_SUCCESS_BODY_BYTES) current.destroy();
+    });
+    // Ended, or closed half-read (the socket then goes too): nothing left for the deadline.
+    response.on('close', () => clearTimeout(this.timer));
+    response.on('error', () => undefined);
+  }
+
+  private onFailure(response: http.IncomingMessage, failedStatus: number): void {
+    const retryAfter = response.headers['retry-after'];
+    const failed = (): AttemptOutcome => ({
+      ok: false,
+      status: failedStatus,
+      error: describeHttpFailure(failedStatus, this.received),
+      ...(RETRY_AFTER_STATUSES.has(failedStatus) && typeof retryAfter === 'string' && { retryAfter }),
+    });
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      this.received += chunk;
+      if (this.received.length >= MAX_BODY_BYTES_READ) this.finish(failed());
+    });
+    response.on('end', () => this.finish(failed()));
+    response.on('error', () => this.finish(failed()));
+  }
+
+  private onRequestError(current: http.ClientRequest, err: NodeJS.ErrnoException): void {
+    if (this.settled) return;
+    // Node's documented pattern for a reused socket reset under us: once, on a new
+    // connection to the same checked address. Safe to resend: no response came, delivery is
+    // at least once and receivers dedupe by the delivery id, which every resend carries.
+    if (!this.retried && this.status === undefined && isStaleSocketError(current, err)) {
+      this.retried = true;
+      // Its idle siblings waited as long or longer: closed, so the agent opens a new socket.
+      destroyFreeSockets(this.agent);
+      this.send();
+      return;
+    }
+    this.finish({ ok: false, error: excerpt(`network error: ${err.code ?? err.message}`) });
+  }
+
+  private onDeadline(): void {
+    // A success whose body has not ended: its socket is closed, never pooled half-read.
+    if (this.settled) {
+      this.request.destroy();
+      return;
+    }
+    this.finish(
+      this.status === undefined
+        ? { ok: false, error: `timeout: no response within ${this.attemptMs} ms` }
+        : { ok: false, status: this.status, error: describeHttpFailure(this.status, this.received) },
+    );
+  }
 }

@@ -98,6 +98,77 @@ const tenantHintSchema = z.optional(z.uuid());
 
 export type CallbackHandlerOptions = { config?: CallbackConfig; now?: () => Date };
 
+type Refused = { refused: APIGatewayProxyResult };
+
+/**
+ * The form of a request whose X-Twilio-Signature verifies, with the URL's query; else the refusal. What the edge
+ * refuses too (callback-protection.ts) is refused before any form is parsed.
+ */
+function verifiedForm(
+  event: APIGatewayProxyEvent,
+  route: CarrierRouteSpec,
+  config: CallbackConfig,
+): { params: FormPair[]; query: ReturnType<typeof queryPairs> } | Refused {
+  const body = bodyOf(event);
+  if (body === 'tooLarge')
+    return {
+      refused: errorResult(413, 'payload_too_large', `body: must be at most ${MAX_CALLBACK_BODY_BYTES} bytes`),
+    };
+  const signature = headerOf(event, TWILIO_SIGNATURE_HEADER);
+  if (!hasTwilioSignatureShape(signature)) return { refused: refuseSignature(signature) };
+  const contentType = headerOf(event, 'content-type') ?? '';
+  if (!contentType.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
+    return { refused: errorResult(400, 'validation_failed', `Content-Type must be ${FORM_CONTENT_TYPE}`) };
+  }
+  const params: FormPair[] = [...new URLSearchParams(body)];
+  const query = queryPairs(event);
+  const { authToken } = config;
+  const urls = signedCallbackUrls(signedUrlOf(config.publicBaseUrl, route, query));
+  if (!urls.some((url) => verifyTwilioSignature({ url, params, signature, authToken })))
+    return { refused: refuseSignature(signature) };
+  return { params, query };
+}
+
+/** The callback's parameters and the URL's tenant hint, or a 400 naming the field. */
+function parsedCallback<P>(
+  kind: CallbackKind<P>,
+  params: FormPair[],
+  query: ReturnType<typeof queryPairs>,
+): { data: P; hint: string | undefined } | Refused {
+  // The URL's own parameters (`tenantId`, `messageId`: ours, signed with the URL) sit beside
+  // Twilio's form fields, whose names never collide with them (Twilio's are PascalCase).
+  const parsed = kind.params.safeParse({ ...Object.fromEntries(query), ...Object.fromEntries(params) });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      refused: errorResult(
+        400,
+        'validation_failed',
+        `${issue.path.map(String).join('.') || 'body'}: ${issueText(issue)}`,
+      ),
+    };
+  }
+  const hint = tenantHintSchema.safeParse(new Map(query).get(TENANT_HINT_PARAM));
+  if (!hint.success) return { refused: errorResult(400, 'validation_failed', `${TENANT_HINT_PARAM}: must be a uuid`) };
+  return { data: parsed.data, hint: hint.data };
+}
+
+/** A callback that failed: 503 for contention (Twilio retries it), else 500. */
+function failureResult(err: unknown): APIGatewayProxyResult {
+  // Only the error: never the event, whose body is the customer's text or numbers.
+  // Contention that outlasted the client's retries, or rows that kept changing under the
+  // domain's own rounds (a busy thread, a number moving between contacts): nothing was written.
+  if (isContention(err) || err instanceof TemporarilyUnavailableError) {
+    // Twilio retries a 5xx (the connection overrides of the callback URL).
+    logger.warn('Callback refused for DynamoDB contention; Twilio retries it', { error: (err as Error).name });
+    return errorResult(503, 'temporarily_unavailable', 'Busy; nothing was changed, retry this callback', {
+      'Retry-After': '1',
+    });
+  }
+  logger.error('Callback failed', { error: err as Error });
+  return errorResult(500, 'internal', 'Internal error');
+}
+
 export function callbackHandler<P>(
   route: CarrierRouteSpec,
   kind: CallbackKind<P>,
@@ -109,38 +180,12 @@ export function callbackHandler<P>(
 
   async function handle(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
     logger.appendKeys({ operationId: route.operationId });
-    const body = bodyOf(event);
-    if (body === 'tooLarge')
-      return errorResult(413, 'payload_too_large', `body: must be at most ${MAX_CALLBACK_BODY_BYTES} bytes`);
-    const signature = headerOf(event, TWILIO_SIGNATURE_HEADER);
-    // What the edge refuses too (callback-protection.ts): no form is parsed for a request that cannot verify.
-    if (!hasTwilioSignatureShape(signature)) return refuseSignature(signature);
-    const contentType = headerOf(event, 'content-type') ?? '';
-    if (!contentType.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
-      return errorResult(400, 'validation_failed', `Content-Type must be ${FORM_CONTENT_TYPE}`);
-    }
-    const params: FormPair[] = [...new URLSearchParams(body)];
-    const query = queryPairs(event);
-    const { authToken } = config;
-    const urls = signedCallbackUrls(signedUrlOf(config.publicBaseUrl, route, query));
-    if (!urls.some((url) => verifyTwilioSignature({ url, params, signature, authToken })))
-      return refuseSignature(signature);
+    const form = verifiedForm(event, route, config);
+    if ('refused' in form) return form.refused;
+    const callback = parsedCallback(kind, form.params, form.query);
+    if ('refused' in callback) return callback.refused;
 
-    // The URL's own parameters (`tenantId`, `messageId`: ours, signed with the URL) sit beside
-    // Twilio's form fields, whose names never collide with them (Twilio's are PascalCase).
-    const parsed = kind.params.safeParse({ ...Object.fromEntries(query), ...Object.fromEntries(params) });
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return errorResult(
-        400,
-        'validation_failed',
-        `${issue.path.map(String).join('.') || 'body'}: ${issueText(issue)}`,
-      );
-    }
-    const hint = tenantHintSchema.safeParse(new Map(query).get(TENANT_HINT_PARAM));
-    if (!hint.success) return errorResult(400, 'validation_failed', `${TENANT_HINT_PARAM}: must be a uuid`);
-
-    const clues = kind.clues(parsed.data, hint.data);
+    const clues = kind.clues(callback.data, callback.hint);
     const resolution = await resolveOrganization(clues);
     if (!resolution.found) {
       // The organization's own numbers (never a customer's) and the provider call, for the operator.
@@ -152,7 +197,7 @@ export function callbackHandler<P>(
       return okResult(route);
     }
     logger.appendKeys({ tenantId: resolution.organization.tenantId });
-    const outcome = await kind.ingest(parsed.data, resolution.organization, now());
+    const outcome = await kind.ingest(callback.data, resolution.organization, now());
     if (!outcome.handled) logger.info('Callback accepted without changes', { reason: outcome.reason });
     return okResult(route);
   }
@@ -163,18 +208,7 @@ export function callbackHandler<P>(
       try {
         return await handle(event);
       } catch (err) {
-        // Only the error: never the event, whose body is the customer's text or numbers.
-        // Contention that outlasted the client's retries, or rows that kept changing under the
-        // domain's own rounds (a busy thread, a number moving between contacts): nothing was written.
-        if (isContention(err) || err instanceof TemporarilyUnavailableError) {
-          // Twilio retries a 5xx (the connection overrides of the callback URL).
-          logger.warn('Callback refused for DynamoDB contention; Twilio retries it', { error: (err as Error).name });
-          return errorResult(503, 'temporarily_unavailable', 'Busy; nothing was changed, retry this callback', {
-            'Retry-After': '1',
-          });
-        }
-        logger.error('Callback failed', { error: err as Error });
-        return errorResult(500, 'internal', 'Internal error');
+        return failureResult(err);
       }
     }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 }
