@@ -8,6 +8,7 @@ import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression } from '../../shared/table/update-expression';
 import { dueIndexKeys, scheduledToDelete, scheduledToPk } from './due-list';
 import { NotScheduledError } from './errors';
+import { scheduledInstantOf } from './send-time';
 import { costCentsOfItem, fromItem, getMessageItem, keyOf, spendShardOfItem } from './messages';
 import type { CancelReason, Message } from './schemas';
 import { refundShard } from './spend';
@@ -94,6 +95,16 @@ export async function cancelScheduledTextsTo(tenantId: string, number: string, r
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return canceled;
+}
+
+/** PATCH /messages/{id}: a new `sendAt` from a request, within the bounds of scheduling (400 naming it otherwise). */
+export async function rescheduleMessage(
+  tenantId: string,
+  messageId: string,
+  sendAt: string,
+  now = new Date(),
+): Promise<Message> {
+  return rescheduleText(tenantId, messageId, scheduledInstantOf(sendAt, now));
 }
 
 /**
