@@ -11,6 +11,8 @@ export default tseslint.config(
       'bench/out/',
       'clients/typescript/dist/',
       'clients/typescript/src/schema.ts',
+      'reports/',
+      '.stryker-tmp/',
     ],
   },
   js.configs.recommended,

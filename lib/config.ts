@@ -165,39 +165,41 @@ function contextBool(node: Node, key: string, fallback: boolean): boolean {
   return raw === 'true';
 }
 
-/**
- * Reads the configuration from CDK context. Bad values throw here, at synth, with the key's name,
- * instead of surfacing as a failed CloudFormation update half-way through a deploy.
- */
-export function configFromContext(node: Node): ServiceConfig {
+function contextStage(node: Node): string {
   const stage = contextString(node, 'stage') ?? DEFAULT_STAGE;
   if (!STAGE_PATTERN.test(stage)) {
     throw new Error(`Context stage must match ${STAGE_PATTERN} (it names the stack and the API stage), got "${stage}"`);
   }
-  const defaults = defaultConfig(stage);
+  return stage;
+}
 
+function contextLogRetention(node: Node, defaults: ServiceConfig): RetentionDays {
   const logRetention = contextInt(node, 'logRetentionDays', defaults.logRetention, 1, 9999);
   if (!VALID_RETENTION.has(logRetention)) {
     throw new Error(`Context logRetentionDays must be one of ${[...VALID_RETENTION].join(', ')}, got ${logRetention}`);
   }
+  return logRetention;
+}
 
+function contextCustomDomain(node: Node): ServiceConfig['customDomain'] {
   const domainName = contextString(node, 'domainName');
   const certificateArn = contextString(node, 'certificateArn');
   if ((domainName === undefined) !== (certificateArn === undefined)) {
     throw new Error('Context domainName and certificateArn go together: set both or neither');
   }
+  return domainName && certificateArn ? { domainName, certificateArn } : undefined;
+}
 
+function contextRemovalPolicy(node: Node, defaults: ServiceConfig): RemovalPolicy {
   const removal = contextString(node, 'removalPolicy');
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`Context removalPolicy must be retain or destroy, got "${removal}"`);
   }
-  const removalPolicy =
-    removal === undefined
-      ? defaults.removalPolicy
-      : removal === 'retain'
-        ? RemovalPolicy.RETAIN
-        : RemovalPolicy.DESTROY;
+  if (removal === undefined) return defaults.removalPolicy;
+  return removal === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+}
 
+function contextTwilioSecretArn(node: Node): string | undefined {
   const twilioSecretArn = contextString(node, 'twilioSecretArn');
   if (twilioSecretArn !== undefined && !SECRET_ARN_PATTERN.test(twilioSecretArn)) {
     throw new Error(
@@ -205,35 +207,38 @@ export function configFromContext(node: Node): ServiceConfig {
         `(arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), got "${twilioSecretArn}"`,
     );
   }
+  return twilioSecretArn;
+}
+
+function contextCallbackThrottle(node: Node, defaults: ServiceConfig): ServiceConfig['carrierCallbackThrottle'] {
   // API Gateway accepts up to the account's limit (10,000 per second by default).
-  const callbackRate = contextInt(
-    node,
-    'carrierCallbackRateLimit',
-    defaults.carrierCallbackThrottle.rateLimit,
-    1,
-    10_000,
-  );
-  const callbackBurst = contextInt(
+  const rateLimit = contextInt(node, 'carrierCallbackRateLimit', defaults.carrierCallbackThrottle.rateLimit, 1, 10_000);
+  const burstLimit = contextInt(
     node,
     'carrierCallbackBurstLimit',
-    Math.max(defaults.carrierCallbackThrottle.burstLimit, callbackRate),
+    Math.max(defaults.carrierCallbackThrottle.burstLimit, rateLimit),
     1,
     5_000,
   );
-  if (callbackBurst < callbackRate) {
+  if (burstLimit < rateLimit) {
     throw new Error(
-      `Context carrierCallbackBurstLimit (${callbackBurst}) must be at least carrierCallbackRateLimit ` +
-        `(${callbackRate})`,
+      `Context carrierCallbackBurstLimit (${burstLimit}) must be at least carrierCallbackRateLimit ` + `(${rateLimit})`,
     );
   }
+  return { rateLimit, burstLimit };
+}
 
+function contextLogLevel(node: Node, defaults: ServiceConfig): ServiceConfig['logLevel'] {
   const logLevel = contextString(node, 'logLevel') ?? defaults.logLevel;
   if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) {
     throw new Error(`Context logLevel must be DEBUG, INFO, WARN or ERROR, got "${logLevel}"`);
   }
+  return logLevel as ServiceConfig['logLevel'];
+}
 
+/** The limits on requests: the authorizer's cache, the key limiter, the usage plan, the region and WAF. */
+function requestLimitsFromContext(node: Node, defaults: ServiceConfig) {
   return {
-    stage,
     // API Gateway accepts 0 (no cache) to 3600 seconds.
     authorizerCacheTtlSeconds: contextInt(
       node,
@@ -242,8 +247,6 @@ export function configFromContext(node: Node): ServiceConfig {
       0,
       3600,
     ),
-    alarmEmail: contextString(node, 'alarmEmail'),
-    logRetention,
     rateLimitPerKey: contextInt(node, 'rateLimitPerKey', defaults.rateLimitPerKey, 1, 100_000),
     // Each bucket is two resources of its nested stack's 500 (CloudFormation's quota per template).
     usagePlanBuckets: contextInt(node, 'usagePlanBuckets', defaults.usagePlanBuckets, 1, MAX_USAGE_PLAN_BUCKETS),
@@ -262,27 +265,15 @@ export function configFromContext(node: Node): ServiceConfig {
       10,
       2_000_000_000,
     ),
-    removalPolicy,
-    // Deletion protection follows the removal policy: a table we mean to keep must also be hard to delete by hand.
-    deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
-    customDomain: domainName && certificateArn ? { domainName, certificateArn } : undefined,
-    requireUsagePlanKey: contextBool(node, 'requireUsagePlanKey', defaults.requireUsagePlanKey),
-    twilioSecretArn,
-    carrierCallbackThrottle: { rateLimit: callbackRate, burstLimit: callbackBurst },
-    // WAF rate-based rules accept limits from 10 up.
-    carrierCallbackLimitPerAddress: contextInt(
-      node,
-      'carrierCallbackLimitPerAddress',
-      defaults.carrierCallbackLimitPerAddress,
-      10,
-      2_000_000_000,
-    ),
-    logLevel: logLevel as ServiceConfig['logLevel'],
-    // X-Ray's FixedRate: a fraction from 0 to 1.
-    traceSampleRate: contextNumber(node, 'traceSampleRate', defaults.traceSampleRate, 0, 1, true),
-    apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
-    // Lambda keeps at least 100 of the account's concurrency unreserved; the deploy fails, naming
-    // the function, when a reservation would take more than that leaves.
+  };
+}
+
+/**
+ * Lambda keeps at least 100 of the account's concurrency unreserved; the deploy fails, naming the function, when a
+ * reservation would take more than that leaves.
+ */
+function reservedConcurrencyFromContext(node: Node, defaults: ServiceConfig) {
+  return {
     authorizerReservedConcurrency: contextInt(
       node,
       'authorizerReservedConcurrency',
@@ -297,5 +288,46 @@ export function configFromContext(node: Node): ServiceConfig {
       0,
       10_000,
     ),
+  };
+}
+
+/**
+ * Reads the configuration from CDK context. Bad values throw here, at synth, with the key's name,
+ * instead of surfacing as a failed CloudFormation update half-way through a deploy.
+ */
+export function configFromContext(node: Node): ServiceConfig {
+  const stage = contextStage(node);
+  const defaults = defaultConfig(stage);
+  const logRetention = contextLogRetention(node, defaults);
+  const customDomain = contextCustomDomain(node);
+  const removalPolicy = contextRemovalPolicy(node, defaults);
+  const twilioSecretArn = contextTwilioSecretArn(node);
+  const carrierCallbackThrottle = contextCallbackThrottle(node, defaults);
+  const logLevel = contextLogLevel(node, defaults);
+  return {
+    stage,
+    ...requestLimitsFromContext(node, defaults),
+    alarmEmail: contextString(node, 'alarmEmail'),
+    logRetention,
+    removalPolicy,
+    // Deletion protection follows the removal policy: a table we mean to keep must also be hard to delete by hand.
+    deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+    customDomain,
+    requireUsagePlanKey: contextBool(node, 'requireUsagePlanKey', defaults.requireUsagePlanKey),
+    twilioSecretArn,
+    carrierCallbackThrottle,
+    // WAF rate-based rules accept limits from 10 up.
+    carrierCallbackLimitPerAddress: contextInt(
+      node,
+      'carrierCallbackLimitPerAddress',
+      defaults.carrierCallbackLimitPerAddress,
+      10,
+      2_000_000_000,
+    ),
+    logLevel,
+    // X-Ray's FixedRate: a fraction from 0 to 1.
+    traceSampleRate: contextNumber(node, 'traceSampleRate', defaults.traceSampleRate, 0, 1, true),
+    apiGatewayCloudWatchRole: contextBool(node, 'apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
+    ...reservedConcurrencyFromContext(node, defaults),
   };
 }

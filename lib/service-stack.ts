@@ -25,6 +25,7 @@ import {
 } from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
 import { ENDPOINTS_DISABLED_METRIC } from '../lambdas/contexts/webhooks/health-metrics';
+import { SETTLEMENT_FAILED_METRIC } from '../lambdas/contexts/texting/settlement-grace';
 import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
 import { REFERENCE_PAGE_FILE } from '../lambdas/handlers/api/openapi/reference-page-file';
 
@@ -90,8 +91,32 @@ export class ServiceStack extends Stack {
       removalPolicy: config.removalPolicy,
       deletionProtection: config.deletionProtection,
     });
+    this.functions = this.createFunctions();
+    this.api = this.createApi(props);
+    this.carrier = this.createCarrier(props);
+    this.textSettlement = new TextSettlement(this, 'TextSettlement', {
+      table: this.table,
+      functions: this.functions,
+      entry: 'lambdas/handlers/scheduled/settle-texts.ts',
+      tableAccess: TEXT_SETTLEMENT_TABLE_ACCESS,
+    });
 
-    this.functions = new FunctionFactory(this, 'Functions', {
+    this.observability = new Observability(this, 'Observability', {
+      stage: config.stage,
+      alarmEmail: config.alarmEmail,
+      api: this.api,
+      table: this.table,
+    });
+    this.monitorFunctions();
+    const webhookSources = props.webhooks ?? WEBHOOK_SOURCES;
+    if (webhookSources) this.webhooks = this.createWebhooks(webhookSources);
+    this.addOutputs();
+  }
+
+  /** The functions' factory, with the environment every function shares. */
+  private createFunctions(): FunctionFactory {
+    const { config } = this;
+    return new FunctionFactory(this, 'Functions', {
       environment: {
         TABLE_NAME: this.table.tableName,
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
@@ -103,8 +128,12 @@ export class ServiceStack extends Stack {
       removalPolicy: config.removalPolicy,
       logLevel: config.logLevel,
     });
+  }
 
-    this.api = new PublicApi(this, 'PublicApi', {
+  /** The public API, with the carrier's callback prefix exempt from the WAF limits and protected by signature. */
+  private createApi(props: ServiceStackProps): PublicApi {
+    const { config } = this;
+    return new PublicApi(this, 'PublicApi', {
       config,
       table: this.table,
       functions: this.functions,
@@ -124,8 +153,12 @@ export class ServiceStack extends Stack {
         rateLimitedRefusal: callbackRateLimitRefusal(config.carrierCallbackLimitPerAddress),
       },
     });
+  }
 
-    this.carrier = new Carrier(this, 'Carrier', {
+  /** The carrier's secret and callbacks, wired to the send function when the API has one. */
+  private createCarrier(props: ServiceStackProps): Carrier {
+    const { config } = this;
+    const carrier = new Carrier(this, 'Carrier', {
       api: this.api,
       table: this.table,
       functions: this.functions,
@@ -137,20 +170,12 @@ export class ServiceStack extends Stack {
       reservedConcurrency: config.carrierCallbackReservedConcurrency,
     });
     const sender = this.api.routeFunctions.sendMessage;
-    if (sender) this.carrier.connectSender(sender);
-    this.textSettlement = new TextSettlement(this, 'TextSettlement', {
-      table: this.table,
-      functions: this.functions,
-      entry: 'lambdas/handlers/scheduled/settle-texts.ts',
-      tableAccess: TEXT_SETTLEMENT_TABLE_ACCESS,
-    });
+    if (sender) carrier.connectSender(sender);
+    return carrier;
+  }
 
-    this.observability = new Observability(this, 'Observability', {
-      stage: config.stage,
-      alarmEmail: config.alarmEmail,
-      api: this.api,
-      table: this.table,
-    });
+  /** Metrics and alarms of every function of the API, the carrier and the settlement sweep. */
+  private monitorFunctions(): void {
     this.observability.monitorFunction('Authorizer', this.api.authorizerFunction, { alarmOnErrors: false });
     for (const [operationId, fn] of Object.entries(this.api.routeFunctions)) {
       this.observability.monitorFunction(operationId, fn);
@@ -159,32 +184,47 @@ export class ServiceStack extends Stack {
       this.observability.monitorFunction(operationId, fn);
     }
     this.observability.monitorFunction('SettleTexts', this.textSettlement.sweeper);
+    // A text the sweep skipped stays charged until a run settles it: someone must look at why.
+    this.observability.monitorBusinessCount('TextsSettlementFailed', {
+      namespace: `${METRIC_NAMESPACE}/${this.config.stage}`,
+      metricName: SETTLEMENT_FAILED_METRIC,
+      service: SERVICE_NAME,
+      description:
+        'The settlement sweep could not fail and refund a text whose carrier outcome stayed unknown and skipped it ' +
+        '(the SettleTexts log names the organization, the message and the error); each run tries it again',
+    });
+  }
 
-    const webhookSources = props.webhooks ?? WEBHOOK_SOURCES;
-    if (webhookSources) {
-      this.webhooks = new WebhookPipeline(this, 'Webhooks', {
-        table: this.table,
-        functions: this.functions,
-        ...webhookSources,
-        routerTableAccess: WEBHOOK_ROUTER_TABLE_ACCESS,
-        senderTableAccess: WEBHOOK_SENDER_TABLE_ACCESS,
-      });
-      this.observability.monitorFunction('WebhookRouter', this.webhooks.router);
-      this.observability.monitorStreamConsumer('WebhookRouter', this.webhooks.router);
-      this.observability.monitorFunction('WebhookSender', this.webhooks.sender);
-      this.observability.monitorDeadLetterQueue('WebhookDeadLetters', this.webhooks.deadLetterQueue);
-      this.observability.monitorDeadLetterQueue('WebhookRouterFailures', this.webhooks.routerFailures);
-      // The sender disables an endpoint that answered 410 or failed for 5 days: an integrator is missing events.
-      this.observability.monitorBusinessCount('WebhookEndpointsDisabled', {
-        namespace: `${METRIC_NAMESPACE}/${config.stage}`,
-        metricName: ENDPOINTS_DISABLED_METRIC,
-        service: SERVICE_NAME,
-        description:
-          'The webhook sender disabled an endpoint (it answered 410 Gone, or every attempt failed for 5 days): ' +
-          '`webhook list` shows which and why; `webhook enable` then `webhook recover` once it is fixed',
-      });
-    }
+  /** The webhook pipeline (table stream -> router -> SQS -> sender) and its alarms. */
+  private createWebhooks(webhookSources: WebhookSources): WebhookPipeline {
+    const { config } = this;
+    const webhooks = new WebhookPipeline(this, 'Webhooks', {
+      table: this.table,
+      functions: this.functions,
+      ...webhookSources,
+      routerTableAccess: WEBHOOK_ROUTER_TABLE_ACCESS,
+      senderTableAccess: WEBHOOK_SENDER_TABLE_ACCESS,
+    });
+    this.observability.monitorFunction('WebhookRouter', webhooks.router);
+    this.observability.monitorStreamConsumer('WebhookRouter', webhooks.router);
+    this.observability.monitorFunction('WebhookSender', webhooks.sender);
+    this.observability.monitorDeadLetterQueue('WebhookDeadLetters', webhooks.deadLetterQueue);
+    this.observability.monitorDeadLetterQueue('WebhookRouterFailures', webhooks.routerFailures);
+    // The sender disables an endpoint that answered 410 or failed for 5 days: an integrator is missing events.
+    this.observability.monitorBusinessCount('WebhookEndpointsDisabled', {
+      namespace: `${METRIC_NAMESPACE}/${config.stage}`,
+      metricName: ENDPOINTS_DISABLED_METRIC,
+      service: SERVICE_NAME,
+      description:
+        'The webhook sender disabled an endpoint (it answered 410 Gone, or every attempt failed for 5 days): ' +
+        '`webhook list` shows which and why; `webhook enable` then `webhook recover` once it is fixed',
+    });
+    return webhooks;
+  }
 
+  /** What an operator and the admin CLI read from the stack. */
+  private addOutputs(): void {
+    const { config } = this;
     new CfnOutput(this, 'ApiBaseUrl', { value: this.api.baseUrl, description: '{base_url} of the spec' });
     new CfnOutput(this, 'TableName', {
       value: this.table.tableName,

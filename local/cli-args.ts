@@ -49,7 +49,7 @@ export type RuntimeOptions = {
   dynamodbLimits: DynamodbLimitsSettings | undefined;
 };
 
-export type DynamodbLimitsSettings = { transactionHoldMs: number; budgets: BudgetRates };
+export type DynamodbLimitsSettings = { transactionHoldMs: number; budgets: BudgetRates; replicaLagMs?: number };
 
 /** `error` by default: one access line per request, and the errors of a request that failed. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -117,6 +117,8 @@ DynamoDB limits (docs/local-engine.md):
   --partition-read-units <n>     Read units per second per partition-key value and per item (default
                                  ${DEFAULT_BUDGETS.partitionReadUnits}; 0 disables). A key's reads and writes share
                                  one budget (at the defaults a write unit costs 3 read units)
+  --replica-lag-ms <n>           How long an eventually consistent read or an index query may miss a write,
+                                 as AWS's replicas do (default 0: every read sees every write)
 
 Carrier callbacks (POST /carrier/twilio/..., signed with X-Twilio-Signature):
   --twilio-auth-token <token>    The token signatures are checked with (default: the TWILIO_AUTH_TOKEN
@@ -162,6 +164,7 @@ const OPTIONS = {
   'partition-write-units': { type: 'string' },
   'item-write-units': { type: 'string' },
   'partition-read-units': { type: 'string' },
+  'replica-lag-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -233,6 +236,7 @@ const LIMITS_OPTIONS = [
   'partition-write-units',
   'item-write-units',
   'partition-read-units',
+  'replica-lag-ms',
 ] as const;
 
 /** A minute: a longer hold would only stall every test and request that meets it. */
@@ -270,6 +274,9 @@ function dynamodbLimitsSettings(values: Record<string, unknown>): DynamodbLimits
       partitionReadUnits,
       itemReadUnits: partitionReadUnits,
     },
+    ...(values['replica-lag-ms'] !== undefined && {
+      replicaLagMs: wholeNumberOption(values, 'replica-lag-ms', 0, MAX_TRANSACTION_HOLD_MS),
+    }),
   };
 }
 

@@ -173,39 +173,11 @@ function carrierLine(settings: CarrierCallbackSettings): string {
   return `Carrier callbacks: ${settings.publicBaseUrl}${CARRIER_PREFIX}/... (signatures checked with ${token})`;
 }
 
-/**
- * Starts everything `npm start` serves: DynamoDB Local (or the given endpoint), the table, the
- * handlers of the route manifest behind the API Gateway emulation, the carrier's callback routes,
- * the webhook pipeline, the demo organization on an empty store, and runtime.json for the
- * operator CLI. `onStarted` receives the handle at once, so a signal during the start can stop
- * what already runs.
- */
-export async function startRuntime(
-  options: RuntimeOptions,
-  out: RuntimeOutput,
-  onStarted: (runtime: LocalRuntime) => void,
-): Promise<LocalRuntime> {
-  const cleanup = cleanupStack();
-  const runtime: LocalRuntime = { apiBaseUrl: '', stop: () => cleanup.runAll() };
-  onStarted(runtime);
-
-  // Texts go to the in-process loopback carrier unless the operator configures a real one, whose
-  // status callbacks need the public URL: refused now, before anything starts, when it is missing.
-  process.env.CARRIER ??= 'loopback';
-  applyCarrierSenderEnv(options);
-
-  const stateDir = resolve(options.stateDir);
-  await mkdir(stateDir, { recursive: true });
-  const previous = await readRuntimeInfo(stateDir);
-  refuseSharedStateDir(previous, stateDir);
-  await checkPortIsFree(options.port);
-
-  const { endpoint, dynamodbPid } = await openDatabase(options, stateDir, cleanup);
-  const limits = await openLimitsEngine(options, endpoint, cleanup);
-
+/** What the handlers read from the environment when they load, set before the first lambdas/ import. */
+function setHandlerEnvironment(options: RuntimeOptions, stateDir: string, dynamodbEndpoint: string): void {
   // The shared module reads these at import, so they are set before the first lambdas/ import.
   process.env.TABLE_NAME = LOCAL_TABLE_NAME;
-  process.env.DYNAMODB_ENDPOINT = limits?.endpoint ?? endpoint;
+  process.env.DYNAMODB_ENDPOINT = dynamodbEndpoint;
   process.env.POWERTOOLS_SERVICE_NAME ??= 'cct-local';
   // The console shows the access lines; the handlers' own logs only at --log-level or above.
   process.env.POWERTOOLS_LOG_LEVEL = options.logLevel.toUpperCase();
@@ -220,6 +192,10 @@ export async function startRuntime(
   process.env[ROUTE_SCOPES_ENV] = encodeRoutePermissions(ROUTES, API_PREFIX);
   process.env[USAGE_PLAN_KEY_PREFIX_ENV] = usagePlanKeyPrefixOf(LOCAL_TABLE_NAME);
   process.env[USAGE_PLAN_BUCKETS_ENV] = String(DEFAULT_USAGE_PLAN_BUCKETS);
+}
+
+/** The handlers of the route manifest, the authorizer and the network limiter, loaded once the environment is set. */
+async function loadApiHandlers(cleanup: ReturnType<typeof cleanupStack>) {
   const [handlers, authorizer, { NetworkRateLimiter }] = await Promise.all([
     loadHandlers(ROUTES, REPO_ROOT),
     import('../lambdas/handlers/authorizer/handler'),
@@ -228,8 +204,19 @@ export async function startRuntime(
   // The loopback carrier (CARRIER=loopback) plays message statuses back on timers: they stop with us.
   const { stopLoopbackCarriers } = await import('../lambdas/contexts/carrier/loopback');
   cleanup.push(stopLoopbackCarriers);
-  const demo = await ensureDemoOrganization();
+  return { handlers, authorizer, NetworkRateLimiter };
+}
 
+/**
+ * The API Gateway emulation in front of the handlers (its authorizer cache, with the control port that clears it),
+ * and the carrier's callback routes at the root, listening.
+ */
+async function startApiServer(
+  options: RuntimeOptions,
+  out: RuntimeOutput,
+  cleanup: ReturnType<typeof cleanupStack>,
+  { handlers, authorizer, NetworkRateLimiter }: Awaited<ReturnType<typeof loadApiHandlers>>,
+) {
   const cache = createAuthorizerCache({
     ttlSeconds: options.authorizerCacheTtlSeconds,
     authorize: (header, methodArn) => invokeAuthorizer(authorizer.handler, header, methodArn),
@@ -265,6 +252,43 @@ export async function startRuntime(
         server.closeAllConnections();
       }),
   );
+  return { server, control, callbackHandlers };
+}
+
+/**
+ * Starts everything `npm start` serves: DynamoDB Local (or the given endpoint), the table, the
+ * handlers of the route manifest behind the API Gateway emulation, the carrier's callback routes,
+ * the webhook pipeline, the demo organization on an empty store, and runtime.json for the
+ * operator CLI. `onStarted` receives the handle at once, so a signal during the start can stop
+ * what already runs.
+ */
+export async function startRuntime(
+  options: RuntimeOptions,
+  out: RuntimeOutput,
+  onStarted: (runtime: LocalRuntime) => void,
+): Promise<LocalRuntime> {
+  const cleanup = cleanupStack();
+  const runtime: LocalRuntime = { apiBaseUrl: '', stop: () => cleanup.runAll() };
+  onStarted(runtime);
+
+  // Texts go to the in-process loopback carrier unless the operator configures a real one, whose
+  // status callbacks need the public URL: refused now, before anything starts, when it is missing.
+  process.env.CARRIER ??= 'loopback';
+  applyCarrierSenderEnv(options);
+
+  const stateDir = resolve(options.stateDir);
+  await mkdir(stateDir, { recursive: true });
+  const previous = await readRuntimeInfo(stateDir);
+  refuseSharedStateDir(previous, stateDir);
+  await checkPortIsFree(options.port);
+
+  const { endpoint, dynamodbPid } = await openDatabase(options, stateDir, cleanup);
+  const limits = await openLimitsEngine(options, endpoint, cleanup);
+
+  setHandlerEnvironment(options, stateDir, limits?.endpoint ?? endpoint);
+  const loaded = await loadApiHandlers(cleanup);
+  const demo = await ensureDemoOrganization();
+  const { server, control, callbackHandlers } = await startApiServer(options, out, cleanup, loaded);
 
   const { port } = server.address() as AddressInfo;
   runtime.apiBaseUrl = `http://127.0.0.1:${port}${API_PREFIX}`;

@@ -23,7 +23,14 @@ import { compressResponse } from './response-compression';
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 /** API Gateway's own integration timeout; the handler's context counts down from it. */
-const INTEGRATION_TIMEOUT_MS = 29_000;
+export const INTEGRATION_TIMEOUT_MS = 29_000;
+
+/**
+ * What API Gateway answers when the function has not answered within the integration timeout: its
+ * INTEGRATION_TIMEOUT response, a DEFAULT_5XX, which the stack words as every 5xx it writes and
+ * keeps at API Gateway's own status, 504 (lib/constructs/public-api.ts).
+ */
+const INTEGRATION_TIMED_OUT: GatewayResponse = { ...GATEWAY_RESPONSES.internal, statusCode: 504 };
 
 /**
  * The carrier's callback routes, outside the API prefix: no authorizer (the handler checks the
@@ -56,6 +63,8 @@ export type ApiServerDeps = {
   /** One line per request; never given keys, headers or bodies. */
   logRequest: (line: string) => void;
   logError: (message: string, error: unknown) => void;
+  /** When the gateway stops waiting for a function and answers 504 (default 29 s; tests shorten it). */
+  integrationTimeoutMs?: number;
 };
 
 /**
@@ -102,20 +111,30 @@ function splitUrl(url: string): { rawPath: string; rawQuery: string } {
 /** An operation's function as its Lambda context names it locally: one function per operation, as in AWS. */
 export const functionNameOf = (stage: string, operationId: string): string => `cct-${stage}-${operationId}`;
 
+/**
+ * The function's answer, or API Gateway's 504 once `timeoutMs` has passed without one. As on AWS, the
+ * function is not stopped: it runs on, and what it writes afterwards is written.
+ */
 async function invoke(
   handler: ProxyHandler | undefined,
   operationId: string,
   event: APIGatewayProxyEvent,
   stage: string,
+  timeoutMs = INTEGRATION_TIMEOUT_MS,
 ): Promise<Outcome> {
   if (!handler) throw new Error(`No handler loaded for ${operationId}`);
   const context = lambdaContext({
     functionName: functionNameOf(stage, operationId),
     awsRequestId: randomUUID(),
-    timeoutMs: INTEGRATION_TIMEOUT_MS,
+    timeoutMs,
   });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<typeof TIMED_OUT>((cut) => (timer = setTimeout(() => cut(TIMED_OUT), timeoutMs)));
   // An invocation of its own: the function's log records carry its context and keys, not another's.
-  const result = await runInvocation(() => handler(event, context), context.awsRequestId);
+  const running = runInvocation(() => handler(event, context), context.awsRequestId);
+  running.catch(() => undefined); // after a cut, its failure has no one to answer
+  const result = await Promise.race([running, timedOut]).finally(() => clearTimeout(timer));
+  if (result === TIMED_OUT) return gateway(INTEGRATION_TIMED_OUT, event.requestContext.requestId);
   // Lambda refuses a response over 6 MB and API Gateway answers 5xx: so does the laptop.
   const bytes = Buffer.byteLength(JSON.stringify(result ?? null), 'utf8');
   if (bytes > LAMBDA_RESPONSE_LIMIT_BYTES)
@@ -124,6 +143,8 @@ async function invoke(
   if (!outcome) throw new Error(`${operationId} returned no statusCode`);
   return { ...outcome, integration: true };
 }
+
+const TIMED_OUT = Symbol('timed out');
 
 /** The path as WAF compares it: percent-decoded and normalised, so `..` cannot reach under (or out of) a prefix. */
 function normalisedPath(rawPath: string): string {
@@ -257,7 +278,7 @@ async function respond(deps: ApiServerDeps, req: IncomingMessage, requestId: str
     stage: deps.stage,
     now: new Date(),
   });
-  return invoke(deps.handlers.get(route.operationId), route.operationId, event, deps.stage);
+  return invoke(deps.handlers.get(route.operationId), route.operationId, event, deps.stage, deps.integrationTimeoutMs);
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   DynamoDBStreamsClient,
   ExpiredIteratorException,
   GetRecordsCommand,
+  type GetRecordsCommandOutput,
   GetShardIteratorCommand,
   type _Record as StreamRecord,
   type ShardIteratorType,
@@ -98,69 +99,149 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       `startWebhookPipeline: tableName ${options.tableName} differs from TABLE_NAME ${TABLE_NAME} the core modules use`,
     );
   }
-  const streamArn = await latestStreamArn(options.endpoint, options.tableName);
-  const streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
-  const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
-  const queue: LocalDelayQueue = new LocalDelayQueue(
-    // Each batch received is one invocation of the sender function.
-    (messages) =>
-      runInvocation(() =>
-        processDeliveryMessages(messages, {
-          queue,
-          backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
-          timeoutMs,
-          allowInsecureTargets: options.allowInsecureTargets ?? false,
-        }),
-      ),
-    claimStaleAfterMs(timeoutMs) + LOCAL_VISIBILITY_MARGIN_MS,
-    { store: options.queueStore },
-  );
+  const pipeline = new StreamPipeline(options, await latestStreamArn(options.endpoint, options.tableName));
+  await pipeline.start();
+  return {
+    routerStats: () => ({ ...pipeline.stats }),
+    queued: () => pipeline.queue.size,
+    stop: () => pipeline.stop(),
+  };
+}
 
-  const iterators = new Map<string, string>();
-  const lastSequence = new Map<string, string>();
-  const seenShards = new Set<string>();
-  let lastDiscovery = 0;
+/**
+ * The poller and the queue with their state: the open shards' iterators, the last sequence number
+ * routed per shard (to resume after an expired iterator), the shards seen, and the router's stats.
+ */
+class StreamPipeline {
+  readonly stats: RouterStats = { batches: 0, records: 0, events: 0, abandoned: 0 };
+  readonly queue: LocalDelayQueue;
+  private readonly streams: DynamoDBStreamsClient;
+  private readonly iterators = new Map<string, string>();
+  private readonly lastSequence = new Map<string, string>();
+  private readonly seenShards = new Set<string>();
+  private lastDiscovery = 0;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> = Promise.resolve();
 
-  const iteratorFor = async (shardId: string, type: ShardIteratorType, sequenceNumber?: string) =>
-    (
-      await streams.send(
-        new GetShardIteratorCommand({
-          StreamArn: streamArn,
-          ShardId: shardId,
-          ShardIteratorType: type,
-          SequenceNumber: sequenceNumber,
-        }),
-      )
-    ).ShardIterator;
+  constructor(
+    private readonly options: WebhookPipelineOptions,
+    private readonly streamArn: string,
+  ) {
+    this.streams = new DynamoDBStreamsClient(localEngineClientConfig(options.endpoint));
+    const timeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+    this.queue = new LocalDelayQueue(
+      // Each batch received is one invocation of the sender function.
+      (messages) =>
+        runInvocation(() =>
+          processDeliveryMessages(messages, {
+            queue: this.queue,
+            backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+            timeoutMs,
+            allowInsecureTargets: options.allowInsecureTargets ?? false,
+          }),
+        ),
+      claimStaleAfterMs(timeoutMs) + LOCAL_VISIBILITY_MARGIN_MS,
+      { store: options.queueStore },
+    );
+  }
+
+  /** Reads the stream from now on, then resumes the deliveries that were waiting when the runtime last stopped. */
+  async start(): Promise<void> {
+    await this.discoverShards(true);
+    this.schedule();
+    // Deliveries that were waiting when the runtime last stopped carry on with their attempt and time.
+    const resumed = await this.queue.resume();
+    if (resumed > 0) logger.info('Local webhook queue resumed', { messages: resumed });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.polling;
+    // One last read: a change of the last moments is routed (and its deliveries kept) rather
+    // than left behind the LATEST position the next start reads from.
+    await this.pollOnce().catch((err: unknown) =>
+      logger.error('Local stream poll failed', { error: (err as Error).message }),
+    );
+    await this.queue.stop();
+    this.streams.destroy();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.polling = this.pollOnce()
+        .catch((err: unknown) => logger.error('Local stream poll failed', { error: (err as Error).message }))
+        .finally(() => this.schedule());
+    }, this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  private async pollOnce(): Promise<void> {
+    if (Date.now() - this.lastDiscovery >= SHARD_DISCOVERY_INTERVAL_MS) await this.discoverShards(false);
+    for (const [shardId, iterator] of [...this.iterators]) await this.readShard(shardId, iterator);
+  }
+
+  private async iteratorFor(shardId: string, type: ShardIteratorType, sequenceNumber?: string) {
+    const { ShardIterator } = await this.streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: this.streamArn,
+        ShardId: shardId,
+        ShardIteratorType: type,
+        SequenceNumber: sequenceNumber,
+      }),
+    );
+    return ShardIterator;
+  }
 
   /** At start, open shards from now on (LATEST); shards that appear later, from their beginning. */
-  async function discoverShards(atStart: boolean): Promise<void> {
+  private async discoverShards(atStart: boolean): Promise<void> {
     let exclusiveStartShardId: string | undefined;
     do {
-      const { StreamDescription } = await streams.send(
-        new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
+      const { StreamDescription } = await this.streams.send(
+        new DescribeStreamCommand({ StreamArn: this.streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
       );
       for (const shard of StreamDescription?.Shards ?? []) {
         const shardId = shard.ShardId!;
-        if (seenShards.has(shardId)) continue;
-        seenShards.add(shardId);
+        if (this.seenShards.has(shardId)) continue;
+        this.seenShards.add(shardId);
         if (atStart && shard.SequenceNumberRange?.EndingSequenceNumber) continue; // closed before we started
-        const iterator = await iteratorFor(shardId, atStart ? 'LATEST' : 'TRIM_HORIZON');
-        if (iterator) iterators.set(shardId, iterator);
+        const iterator = await this.iteratorFor(shardId, atStart ? 'LATEST' : 'TRIM_HORIZON');
+        if (iterator) this.iterators.set(shardId, iterator);
       }
       exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
     } while (exclusiveStartShardId);
-    lastDiscovery = Date.now();
+    this.lastDiscovery = Date.now();
   }
 
-  const stats: RouterStats = { batches: 0, records: 0, events: 0, abandoned: 0 };
+  private async readShard(shardId: string, iterator: string): Promise<void> {
+    let result: GetRecordsCommandOutput;
+    try {
+      result = await this.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+    } catch (err) {
+      if (!(err instanceof ExpiredIteratorException)) throw err;
+      const after = this.lastSequence.get(shardId);
+      const fresh = await this.iteratorFor(shardId, after ? 'AFTER_SEQUENCE_NUMBER' : 'LATEST', after);
+      if (fresh) this.iterators.set(shardId, fresh);
+      return;
+    }
+    const records = result.Records ?? [];
+    if (records.length > 0) {
+      // One invocation of the router function per batch of stream records, retries included, as Lambda hands it a batch.
+      await runInvocation(() => this.routeRecords(records));
+      const last = records[records.length - 1].dynamodb?.SequenceNumber;
+      if (last) this.lastSequence.set(shardId, last);
+    }
+    if (result.NextShardIterator) {
+      this.iterators.set(shardId, result.NextShardIterator);
+    } else {
+      this.iterators.delete(shardId); // the shard is closed and read to its end; its children come next
+      this.lastDiscovery = 0;
+    }
+  }
 
-  /**
-   * One invocation of the router function per batch of stream records, retries included, as Lambda hands it a batch.
-   */
-  const routeBatch = (records: StreamRecord[]): Promise<void> => runInvocation(() => routeRecords(records));
-
-  async function routeRecords(records: StreamRecord[]): Promise<void> {
+  private async routeRecords(records: StreamRecord[]): Promise<void> {
     // One endpoint lookup per organization and event type for the whole batch, made after its
     // records were read, so an endpoint added before any of them receives it.
     const endpoints = endpointCache();
@@ -174,95 +255,31 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       });
       return change ? [change] : [];
     });
-    stats.batches += 1;
-    stats.records += changes.length;
-    await inPool(changes, ROUTE_CONCURRENCY, async (change) => {
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          const { eventId } = await routeChange(change, { queue, endpoints });
-          if (eventId) stats.events += 1;
+    this.stats.batches += 1;
+    this.stats.records += changes.length;
+    await inPool(changes, ROUTE_CONCURRENCY, (change) => this.routeWithRetries(change, endpoints));
+  }
+
+  private async routeWithRetries(
+    change: NonNullable<ReturnType<typeof toStreamChange>>,
+    endpoints: ReturnType<typeof endpointCache>,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const { eventId } = await routeChange(change, { queue: this.queue, endpoints });
+        if (eventId) this.stats.events += 1;
+        return;
+      } catch (err) {
+        if (attempt >= ROUTE_TRIES) {
+          this.stats.abandoned += 1;
+          logger.error('Local webhook router gave up on a stream record', {
+            eventID: change.eventId,
+            error: (err as Error).message,
+          });
           return;
-        } catch (err) {
-          if (attempt >= ROUTE_TRIES) {
-            stats.abandoned += 1;
-            logger.error('Local webhook router gave up on a stream record', {
-              eventID: change.eventId,
-              error: (err as Error).message,
-            });
-            return;
-          }
-          await sleep(100 * attempt);
         }
+        await sleep(100 * attempt);
       }
-    });
-  }
-
-  const getRecords = (iterator: string) =>
-    streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
-
-  async function readShard(shardId: string, iterator: string): Promise<void> {
-    let result: Awaited<ReturnType<typeof getRecords>>;
-    try {
-      result = await getRecords(iterator);
-    } catch (err) {
-      if (!(err instanceof ExpiredIteratorException)) throw err;
-      const after = lastSequence.get(shardId);
-      const fresh = await iteratorFor(shardId, after ? 'AFTER_SEQUENCE_NUMBER' : 'LATEST', after);
-      if (fresh) iterators.set(shardId, fresh);
-      return;
-    }
-    const records = result.Records ?? [];
-    if (records.length > 0) {
-      await routeBatch(records);
-      const last = records[records.length - 1].dynamodb?.SequenceNumber;
-      if (last) lastSequence.set(shardId, last);
-    }
-    if (result.NextShardIterator) {
-      iterators.set(shardId, result.NextShardIterator);
-    } else {
-      iterators.delete(shardId); // the shard is closed and read to its end; its children come next
-      lastDiscovery = 0;
     }
   }
-
-  async function pollOnce(): Promise<void> {
-    if (Date.now() - lastDiscovery >= SHARD_DISCOVERY_INTERVAL_MS) await discoverShards(false);
-    for (const [shardId, iterator] of [...iterators]) await readShard(shardId, iterator);
-  }
-
-  await discoverShards(true);
-
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let polling: Promise<void> = Promise.resolve();
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      polling = pollOnce()
-        .catch((err: unknown) => logger.error('Local stream poll failed', { error: (err as Error).message }))
-        .finally(schedule);
-    }, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
-    timer.unref();
-  };
-  schedule();
-  // Deliveries that were waiting when the runtime last stopped carry on with their attempt and time.
-  const resumed = await queue.resume();
-  if (resumed > 0) logger.info('Local webhook queue resumed', { messages: resumed });
-
-  return {
-    routerStats: () => ({ ...stats }),
-    queued: () => queue.size,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await polling;
-      // One last read: a change of the last moments is routed (and its deliveries kept) rather
-      // than left behind the LATEST position the next start reads from.
-      await pollOnce().catch((err: unknown) =>
-        logger.error('Local stream poll failed', { error: (err as Error).message }),
-      );
-      await queue.stop();
-      streams.destroy();
-    },
-  };
 }

@@ -32,6 +32,8 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   idempotency_mismatch: 422,
   carrier_rejected: 422,
+  /** The recipient's local time is outside its window under the organization's quiet-hours policy `refuse`. */
+  quiet_hours: 422,
   rate_limited: 429,
   internal: 500,
   carrier_unavailable: 502,

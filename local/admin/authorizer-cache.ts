@@ -1,7 +1,8 @@
 import { IN_FLIGHT_DECISION_BOUND_MS } from '../../lambdas/handlers/authorizer/decision-time';
 import { requestAuthorizerCacheFlush, requestAuthorizerDecisionsSettled } from '../runtime-control';
 import type { CommandContext } from './registry';
-import { appliedTarget } from './target';
+import { deployedStackApi, type DeployedStackApi } from './aws-stack';
+import { appliedTarget, deployedStack, type DeployedStack } from './target';
 
 /**
  * Revocation and loss of API access that bite at once, with no window. API Gateway caches each
@@ -36,9 +37,31 @@ type ReachableCache = {
   waitOutDecisionsInFlight: () => Promise<unknown>;
 };
 
-function cacheOf(context: Pick<CommandContext, 'runtime'>): ReachableCache | { reason: string } {
-  const stack = appliedTarget()?.stack;
-  if (stack) {
+/** Finds a stack's API in the AWS calls of tests; the real one otherwise. */
+export const stackLookup = { api: (region: string | undefined): DeployedStackApi => deployedStackApi(region) };
+
+/**
+ * The deployed stack that serves a table named with --table-name (no endpoint: a table in AWS):
+ * the stack CloudFormation says made it, if its outputs name that table.
+ */
+async function stackServing(tableName: string): Promise<DeployedStack | { reason: string }> {
+  const aws = stackLookup.api(process.env.AWS_REGION);
+  try {
+    const name = await aws.stackOfResource(tableName);
+    if (!name) return { reason: `no CloudFormation stack made table ${tableName}` };
+    const found = await deployedStack(name, process.env.AWS_REGION, aws);
+    if (found.tableName !== tableName) return { reason: `stack ${name} serves table ${found.tableName}, not this one` };
+    return found.stack;
+  } catch (err) {
+    return { reason: `the stack of table ${tableName} could not be found (${(err as Error).message})` };
+  }
+}
+
+async function cacheOf(context: Pick<CommandContext, 'runtime'>): Promise<ReachableCache | { reason: string }> {
+  const target = appliedTarget();
+  const stack =
+    target?.stack ?? (target && target.endpoint === undefined ? await stackServing(target.tableName) : undefined);
+  if (stack && !('reason' in stack)) {
     return {
       where: `stage ${stack.stageName} of API ${stack.restApiId} (stack ${stack.name})`,
       flush: () => stack.aws.flushAuthorizerCache({ restApiId: stack.restApiId, stageName: stack.stageName }),
@@ -54,12 +77,13 @@ function cacheOf(context: Pick<CommandContext, 'runtime'>): ReachableCache | { r
     };
   }
   if (context.runtime) return { reason: 'the running local runtime is older than its control listener: restart it' };
+  if (stack) return stack;
   return { reason: 'no stack (--stack) or running local runtime serves this table, so no authorizer cache is known' };
 }
 
 /** Flush, wait out the decisions in flight, flush again (above). */
 export async function flushAuthorizerCache(context: Pick<CommandContext, 'runtime'>): Promise<AuthorizerCacheOutcome> {
-  const cache = cacheOf(context);
+  const cache = await cacheOf(context);
   if ('reason' in cache) return { flushed: false, reason: cache.reason };
   await cache.flush();
   await cache.waitOutDecisionsInFlight();
@@ -67,16 +91,37 @@ export async function flushAuthorizerCache(context: Pick<CommandContext, 'runtim
   return { flushed: true, where: cache.where };
 }
 
+const HOW_TO_FLUSH =
+  'Flush it with `npm run admin -- --stack <stack> authorizer flush` (a deployed stage) or `npm run admin -- ' +
+  '[--state-dir <dir>] authorizer flush` (the local runtime serving the table)';
+
 /**
- * Runs after a change that takes access away: a failed flush fails the command, saying that the
- * change itself is done and how to retry the flush alone.
+ * A change that took access away is made, but no cache was flushed: the command exits 1 with this,
+ * printing what it would have printed (a rotated key is shown only once) and saying how to flush.
  */
-export async function flushAfter(
+export class UnflushedChangeError extends Error {
+  constructor(
+    message: string,
+    readonly document: object,
+  ) {
+    super(message);
+    this.name = 'UnflushedChangeError';
+  }
+}
+
+/**
+ * Runs after a change that takes access away and returns `result` with the flush's outcome. A flush
+ * that fails, or a cache that cannot be found, fails the command (exit 1): the change itself is done,
+ * and the message says how to flush; a decision cached before may admit the old access until the TTL.
+ */
+export async function flushAfter<T extends object>(
   change: string,
   context: Pick<CommandContext, 'runtime'>,
-): Promise<AuthorizerCacheOutcome> {
+  result: T,
+): Promise<T & { authorizerCache: AuthorizerCacheOutcome }> {
+  let outcome: AuthorizerCacheOutcome;
   try {
-    return await flushAuthorizerCache(context);
+    outcome = await flushAuthorizerCache(context);
   } catch (err) {
     throw new Error(
       `${change}, but the authorizer cache could not be flushed (${(err as Error).message}): a decision cached ` +
@@ -85,4 +130,12 @@ export async function flushAfter(
       { cause: err },
     );
   }
+  if (!outcome.flushed) {
+    throw new UnflushedChangeError(
+      `${change}, but no authorizer cache was flushed (${outcome.reason}): a decision cached before may still ` +
+        `admit the old access until the cache TTL ends (5 minutes by default). ${HOW_TO_FLUSH}`,
+      { ...result, authorizerCache: outcome },
+    );
+  }
+  return { ...result, authorizerCache: outcome };
 }

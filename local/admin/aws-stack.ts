@@ -1,5 +1,9 @@
 import { APIGatewayClient, FlushStageAuthorizersCacheCommand } from '@aws-sdk/client-api-gateway';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStackResourcesCommand,
+  DescribeStacksCommand,
+} from '@aws-sdk/client-cloudformation';
 
 /**
  * The AWS calls of the operator CLI against a deployed stack, and nothing else: the stack's
@@ -13,6 +17,8 @@ export type StackOutputs = Readonly<Record<string, string>>;
 export interface DeployedStackApi {
   /** The outputs of a deployed stack; throws naming the stack when it does not exist or is not deployed. */
   outputs(stackName: string): Promise<StackOutputs>;
+  /** The stack that made a resource (a table, by its name); undefined when no stack did. */
+  stackOfResource(physicalId: string): Promise<string | undefined>;
   /**
    * Drops every authorizer decision API Gateway has cached for the stage, so the next request of
    * each key is decided afresh from the table: a revocation or a plan change applies at once
@@ -74,6 +80,19 @@ export function deployedStackApi(region?: string): DeployedStackApi {
           o.OutputKey && o.OutputValue !== undefined ? [[o.OutputKey, o.OutputValue]] : [],
         ),
       );
+    },
+
+    async stackOfResource(physicalId) {
+      try {
+        const { StackResources } = await cloudFormation.send(
+          new DescribeStackResourcesCommand({ PhysicalResourceId: physicalId }),
+        );
+        return StackResources?.[0]?.StackName;
+      } catch (err) {
+        // CloudFormation answers a resource no stack made with a ValidationError "Stack for ... does not exist".
+        if ((err as Error).name === 'ValidationError') return undefined;
+        throw err;
+      }
     },
 
     async flushAuthorizerCache({ restApiId, stageName }) {

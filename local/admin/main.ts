@@ -12,6 +12,7 @@ import {
   type OptionSpecs,
 } from './registry';
 import { applyTarget, resolveTarget, type Target } from './target';
+import { UnflushedChangeError } from './authorizer-cache';
 
 /**
  * The operator CLI: `npm run admin -- [global options] <group> <name> [arguments] [options]`.
@@ -165,6 +166,8 @@ export async function runAdmin(
     io.stdout(streaming ? line(result) : json(result));
     return 0;
   } catch (err) {
+    // A change made but left unflushed still prints what the command made (a rotated key is shown once).
+    if (err instanceof UnflushedChangeError) io.stdout(json(err.document));
     io.stderr(`${commandName(command)} failed: ${describeFailure(err, target)}\n`);
     return 1;
   }

@@ -2,6 +2,12 @@ import { z } from 'zod';
 import { E164_PATTERN } from '../../lambdas/shared/phone';
 import { PLANS, SCOPES, isScope } from '../../lambdas/contexts/tenants/scopes';
 import { isSmsRateCents, SMS_RATE_CENTS_RULE } from '../../lambdas/contexts/tenants/sms-rate';
+import {
+  parseQuietHoursWindow,
+  QUIET_HOURS_MODES,
+  QUIET_HOURS_SCOPES,
+  QUIET_HOURS_WINDOW_RULE,
+} from '../../lambdas/contexts/tenants/quiet-hours-policy';
 import type { BillingStatus } from '../../lambdas/contexts/tenants/tenants';
 import { UsageError } from '../usage-error';
 import type { OptionValues } from './registry';
@@ -54,6 +60,15 @@ export const option = {
   slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case letters, digits and single hyphens'),
   plan: oneOf(PLANS),
   billingStatus: oneOf(BILLING_STATUSES),
+  quietHours: oneOf(QUIET_HOURS_MODES),
+  quietHoursAppliesTo: oneOf(QUIET_HOURS_SCOPES),
+  /** `HH:MM-HH:MM` inside 08:00-21:00 (tenants/quiet-hours-policy.ts). */
+  quietHoursWindow: z
+    .string()
+    .transform(
+      (raw, ctx) =>
+        parseQuietHoursWindow(raw) ?? (ctx.addIssue({ code: 'custom', message: QUIET_HOURS_WINDOW_RULE }), z.NEVER),
+    ),
   direction: oneOf(['inbound', 'outbound']),
   callStatus: z.string().regex(/^[a-z][a-z-]*$/, 'must be a lower-case status such as completed, no-answer, failed'),
   /** Comma-separated scopes, at least one. */

@@ -41,25 +41,8 @@ export async function resolveTarget(
   if (stack !== undefined) {
     if (tableName || endpoint)
       throw new Error('--stack finds the table itself: leave out --table-name and --dynamodb-endpoint');
-    const aws = stackApi(region);
-    const outputs = await aws.outputs(stack);
-    const missing = REQUIRED_OUTPUTS.filter((key) => !outputs[key]);
-    if (missing.length > 0)
-      throw new Error(
-        `Stack ${stack} has no output ${missing.join(', ')}: is it a stack of this service (CctService-<stage>)?`,
-      );
-    return {
-      tableName: outputs.TableName,
-      endpoint: undefined,
-      stack: {
-        name: stack,
-        region,
-        apiBaseUrl: outputs.ApiBaseUrl,
-        restApiId: outputs.ApiId,
-        stageName: outputs.Stage,
-        aws,
-      },
-    };
+    const found = await deployedStack(stack, region, stackApi(region));
+    return { tableName: found.tableName, endpoint: undefined, stack: found.stack };
   }
   if (region !== undefined) throw new Error('--region goes with --stack');
   if (tableName || endpoint) return { tableName: tableName ?? LOCAL_TABLE_NAME, endpoint };
@@ -75,6 +58,29 @@ export async function resolveTarget(
     );
   }
   return { tableName: info.tableName, endpoint: info.dynamodbEndpoint };
+}
+
+/** A deployed stack of this service by its outputs, and its table. */
+export async function deployedStack(
+  name: string,
+  region: string | undefined,
+  aws: DeployedStackApi,
+): Promise<{ tableName: string; stack: DeployedStack }> {
+  const outputs = await aws.outputs(name);
+  const missing = REQUIRED_OUTPUTS.filter((key) => !outputs[key]);
+  if (missing.length > 0)
+    throw new Error(
+      `Stack ${name} has no output ${missing.join(', ')}: is it a stack of this service (CctService-<stage>)?`,
+    );
+  const stack = {
+    name,
+    region,
+    apiBaseUrl: outputs.ApiBaseUrl,
+    restApiId: outputs.ApiId,
+    stageName: outputs.Stage,
+    aws,
+  };
+  return { tableName: outputs.TableName, stack };
 }
 
 let applied: Target | undefined;

@@ -4,6 +4,7 @@ import type { ChargeLine } from './charges';
 import { ItemHolds } from './item-holds';
 import type { WireItem } from './item-size';
 import { Meters } from './meters';
+import { ReplicaLag } from './replica-lag';
 import { itemIdentity, keyOf, tableSchemaOf, type TableDescription, type TableSchema } from './table-schema';
 import { Upstream, type UpstreamAnswer } from './upstream';
 
@@ -20,6 +21,8 @@ export type EngineSettings = {
   maxTrackedKeys: number;
   /** Requests kept in `recentRequests`. */
   recentRequests: number;
+  /** How long an eventually consistent read may miss a write (replica-lag.ts); 0, the default, for none. */
+  replicaLagMs: number;
 };
 
 /** A caller's DynamoDB request, parsed. */
@@ -57,6 +60,7 @@ export class Engine {
   readonly holds = new ItemHolds();
   readonly budgets: Budgets;
   readonly meters: Meters;
+  readonly replicaLag: ReplicaLag;
   private readonly schemas = new Map<string, Promise<TableSchema | undefined>>();
   private readonly sleeps = new Set<() => void>();
 
@@ -68,6 +72,7 @@ export class Engine {
     this.upstream = new Upstream(upstreamEndpoint);
     this.budgets = new Budgets(settings.budgets, now);
     this.meters = new Meters(settings);
+    this.replicaLag = new ReplicaLag(settings.replicaLagMs, now);
   }
 
   /**

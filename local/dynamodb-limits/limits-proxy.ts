@@ -10,6 +10,7 @@ import { Engine, type CallerRequest, type EngineAnswer, type EngineSettings } fr
 import { batchGetItem, getItem, transactGet } from './key-reads';
 import type { LimitsStats } from './meters';
 import { pageRead } from './page-reads';
+import { laggingRead, recordingWrites } from './lagging-reads';
 import { standardWrite } from './standard-writes';
 import { transactWrite } from './transact-write';
 import { parseJson } from './upstream';
@@ -29,6 +30,8 @@ export type LimitsProxyOptions = {
   maxTrackedKeys?: number;
   /** Default 1,000. */
   recentRequests?: number;
+  /** How long an eventually consistent read may miss a write (docs/local-engine.md); default 0, none. */
+  replicaLagMs?: number;
 };
 
 export type LimitsProxy = {
@@ -149,6 +152,7 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
     budgets: { ...DEFAULT_BUDGETS, ...options.budgets },
     maxTrackedKeys: options.maxTrackedKeys ?? 10_000,
     recentRequests: options.recentRequests ?? 1_000,
+    replicaLagMs: options.replicaLagMs ?? 0,
   };
   const engine = new Engine(options.upstream, settings);
   const reset = () => {
@@ -190,7 +194,8 @@ export async function startLimitsProxy(options: LimitsProxyOptions): Promise<Lim
       input,
       body,
     };
-    const answer = await handler(engine, caller);
+    const written = await recordingWrites(engine, caller, () => handler(engine, caller));
+    const answer = await laggingRead(engine, caller, written);
     engine.meters.request(caller.database, operation, answer.status, answer.error, answer.lines);
     if (answer.raw) return send(response, answer.raw.status, passedHeaders(answer.raw.headers), answer.raw.body);
     sendJson(response, answer.status, finalJson(answer, input.ReturnConsumedCapacity), requestId);

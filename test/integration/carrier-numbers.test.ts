@@ -4,6 +4,7 @@ import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import { resolveOrganization } from '../../lambdas/contexts/carrier/organization';
 import { NumberTakenError } from '../../lambdas/contexts/tenants/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
+import { DEFAULT_QUIET_HOURS } from '../../lambdas/contexts/tenants/quiet-hours-policy';
 import {
   createTenant,
   findTenantIdByNumber,
@@ -90,6 +91,7 @@ describe('number -> organization lookup rows', () => {
           name: 'Old Org',
           slug: 'old-org',
           plan: 'pro',
+          quietHours: DEFAULT_QUIET_HOURS,
           smsNumber: old,
           numbers: [old],
           billingStatus: 'active',

@@ -22,7 +22,11 @@ import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from 
 jest.setTimeout(300_000);
 
 type Modules = {
-  upsertContacts: (tenantId: string, entries: readonly BatchEntry[]) => Promise<ContactBatchResult[]>;
+  upsertContacts: (
+    tenantId: string,
+    entries: readonly BatchEntry[],
+    deadline?: number,
+  ) => Promise<ContactBatchResult[]>;
   readExternalIdClaim: (tenantId: string, externalId: string) => Promise<string | undefined>;
   readNumberClaim: (tenantId: string, number: string) => Promise<{ contactId: string; named: boolean } | undefined>;
   contactRowsOf: (tenantId: string) => Promise<Record<string, unknown>[]>;
@@ -113,6 +117,56 @@ describe(`${BATCHES} batches of 100 new contacts from one organization at once`,
     expect(unitsPerContact(tableKey)).toBeLessThanOrEqual(2);
     expect(unitsPerContact((key) => !tableKey(key))).toBeLessThanOrEqual(1);
     expect(stats.throttles.total).toBe(0);
+  });
+});
+
+describe('a batch watching its deadline (issue 38, part 6)', () => {
+  it('answers every item it has no time left for unavailable and writes nothing for them', async () => {
+    // Prepare
+    const tenantId = m.uuidv7();
+    const items = Array.from({ length: 5 }, (_, i) => ({
+      displayName: 'Late',
+      phoneNumber: freshNumber(),
+      externalId: `late-${i}`,
+    }));
+
+    // Act: a deadline already passed
+    const results = await m.upsertContacts(tenantId, entries(items), Date.now() - 1);
+
+    // Assess
+    expect(results.map((r) => [r.index, r.status, r.code, r.contactId])).toEqual(
+      items.map((_, i) => [i, 'unavailable', 'temporarily_unavailable', null]),
+    );
+    expect(await m.contactRowsOf(tenantId)).toEqual([]);
+  });
+
+  it('4 concurrent batches of 10 updates (the bench runs 16 of 100): every item answered, and every one applied once the unavailable ones are sent again', async () => {
+    // Prepare: 40 contacts, then 4 batches renaming 10 each
+    const tenantId = m.uuidv7();
+    const people = Array.from({ length: 40 }, (_, i) => ({
+      displayName: 'Before',
+      phoneNumber: freshNumber(),
+      externalId: `upd-${i}`,
+    }));
+    await m.upsertContacts(tenantId, entries(people));
+    let pending = people.map((person) => ({ ...person, displayName: 'After' }));
+
+    // Act: send, then send again what was unavailable
+    for (let round = 0; round < 5 && pending.length > 0; round += 1) {
+      const batches = Array.from({ length: 4 }, (_, b) => pending.slice(b * 10, b * 10 + 10)).filter((b) => b.length);
+      const answered = await Promise.all(
+        batches.map((batch) => m.upsertContacts(tenantId, entries(batch), Date.now() + 27_000)),
+      );
+      const results = answered.flat();
+      expect(results.filter((r) => !['updated', 'unavailable'].includes(r.status))).toEqual([]);
+      const left = new Set(results.filter((r) => r.status === 'unavailable').map((r) => r.externalId));
+      pending = pending.filter((p) => left.has(p.externalId));
+    }
+
+    // Assess
+    expect(pending).toEqual([]);
+    const rows = await m.contactRowsOf(tenantId);
+    expect(rows.map((row) => row.displayName)).toEqual(Array(40).fill('After'));
   });
 });
 

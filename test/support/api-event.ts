@@ -1,3 +1,4 @@
+import { DEFAULT_QUIET_HOURS } from '../../lambdas/contexts/tenants/quiet-hours-policy';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { principalToContext, type Principal } from '../../lambdas/contexts/tenants/auth';
 import { SCOPES, type Scope } from '../../lambdas/contexts/tenants/scopes';
@@ -22,6 +23,7 @@ export function aPrincipal(
       createdAt: '2026-10-01T00:00:00.000Z',
     },
     scopes: [...(overrides.scopes ?? SCOPES)],
+    quietHours: DEFAULT_QUIET_HOURS,
   };
 }
 

@@ -6,7 +6,11 @@ import {
   DeleteApiKeyCommand,
   FlushStageAuthorizersCacheCommand,
 } from '@aws-sdk/client-api-gateway';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStackResourcesCommand,
+  DescribeStacksCommand,
+} from '@aws-sdk/client-cloudformation';
 import {
   DynamoDBDocumentClient,
   GetCommand,
@@ -41,6 +45,13 @@ import {
   USAGE_PLAN_BUCKETS_ENV,
   USAGE_PLAN_KEY_PREFIX_ENV,
 } from '../../lambdas/handlers/authorizer/usage-plan-keys';
+
+import { settleSpend } from '../../lambdas/contexts/texting/spend';
+
+jest.mock('../../lambdas/contexts/texting/spend', () => {
+  const actual = jest.requireActual('../../lambdas/contexts/texting/spend');
+  return { ...actual, settleSpend: jest.fn(actual.settleSpend) };
+});
 
 const cfn = mockClient(CloudFormationClient);
 const apigw = mockClient(APIGatewayClient);
@@ -325,12 +336,64 @@ describe('taking access away flushes the stage’s authorizer cache, so it bites
     expect(apigw).toHaveReceivedCommandWith(FlushStageAuthorizersCacheCommand, FLUSH);
   });
 
-  it('says there is no cache to flush on a table no stack or runtime serves', async () => {
+  it('finds the stage serving a --table-name table from the stack CloudFormation says made it, and flushes it', async () => {
+    cfn
+      .on(DescribeStackResourcesCommand, { PhysicalResourceId: OUTPUTS.TableName })
+      .resolves({ StackResources: [{ StackName: STACK } as never] });
+
     const result = await admin('--table-name', OUTPUTS.TableName, 'key', 'revoke', keyId);
 
-    expect(result.code).toBe(0);
-    expect(result.json.authorizerCache).toEqual({ flushed: false, reason: expect.stringContaining('no stack') });
-    expect(apigw.calls()).toHaveLength(0);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.json.authorizerCache).toEqual({
+      flushed: true,
+      where: 'stage dev of API abc123 (stack CctService-dev)',
+    });
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 2);
+  });
+
+  it.each([
+    ['key revoke', ['key', 'revoke', keyId], /API key .* is revoked in the table/],
+    ['key rotate', ['key', 'rotate', keyId], /API key .* was rotated to /],
+    ['tenant update --plan', ['tenant', 'update', tenantId, '--plan', 'starter'], /Organization .* is changed/],
+  ])(
+    '%s on a --table-name table no stack or runtime serves exits 1, saying the change is made and how to flush',
+    async (_, argv, change) => {
+      cfn
+        .on(DescribeStackResourcesCommand)
+        .rejects(
+          Object.assign(new Error(`Stack for ${OUTPUTS.TableName} does not exist`), { name: 'ValidationError' }),
+        );
+
+      const result = await admin('--table-name', OUTPUTS.TableName, ...argv);
+
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(change);
+      expect(result.stderr).toMatch(/no authorizer cache was flushed \(no CloudFormation stack made table/);
+      expect(result.stderr).toMatch(/--stack <stack> authorizer flush/);
+      // What the change made is still printed (a rotated key is shown only once).
+      expect(result.json.authorizerCache).toEqual({ flushed: false, reason: expect.any(String) });
+      expect(apigw.calls()).toHaveLength(0);
+    },
+  );
+
+  it('tenant update flushes the plan change even when settling the spend shards fails, then fails', async () => {
+    jest.mocked(settleSpend).mockRejectedValueOnce(new Error('the settlement lease stayed taken'));
+
+    const result = await admin(
+      '--stack',
+      STACK,
+      'tenant',
+      'update',
+      tenantId,
+      '--plan',
+      'starter',
+      '--spending-limit-cents',
+      '500',
+    );
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/the settlement lease stayed taken/);
+    expect(apigw).toHaveReceivedCommandTimes(FlushStageAuthorizersCacheCommand, 2);
   });
 });
 

@@ -50,6 +50,7 @@ describe('the middleware chain', () => {
       },
       permissions: ['contacts.view'],
       rateLimit: { requestsPerMinute: 120 },
+      quietHours: { mode: 'off', appliesTo: 'all', window: { start: '08:00', end: '21:00' } },
     });
     expect(dataCalls()).toHaveLength(0);
   });

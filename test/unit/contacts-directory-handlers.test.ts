@@ -11,6 +11,7 @@ import {
 import { handler as upsertContacts } from '../../lambdas/handlers/api/upsert-contacts';
 import { handler as listContacts } from '../../lambdas/handlers/api/list-contacts';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
+import { externalIdClaimKey } from '../../lambdas/contexts/contacts/contact-rows';
 
 /**
  * The batch and the directory's new list parameters at the edge (issue 32), against a mocked
@@ -136,14 +137,18 @@ describe('GET /contacts, the new parameters', () => {
     });
   });
 
-  it('finds a contact by external id with one Query of the externalIds index', async () => {
+  it('finds a contact by external id by reading its claim by key, strongly consistent, never the lagging index', async () => {
+    // Act
     const result = await list({ externalId: 'hs-42' });
 
+    // Assess: no claim, no contact, and no index query
     expect(result.statusCode).toBe(200);
-    expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
-      IndexName: 'externalIds',
-      ExpressionAttributeValues: { ':pk': `T#${tenant}#EXTERNAL_ID#hs-42` },
+    expect(bodyOf(result)).toEqual({ contacts: [], nextCursor: null });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
+      Key: externalIdClaimKey(tenant, 'hs-42'),
+      ConsistentRead: true,
     });
+    expect(ddb).toHaveReceivedCommandTimes(QueryCommand, 0);
   });
 
   it.each([

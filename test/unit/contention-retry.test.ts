@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { toErrorResponse } from '../../lambdas/handlers/http/error-mapper';
 import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
+import { runWithDeadline } from '../../lambdas/shared/deadline';
 import {
   contentionBackoffMs,
   ContentionRetryStrategy,
@@ -204,5 +205,23 @@ describe('a write whose rows kept changing under it', () => {
       body: { code: 'temporarily_unavailable', requestId: 'req-2' },
     });
     expect(JSON.stringify(response.body)).not.toContain('updateContact');
+  });
+});
+
+describe('a request with a deadline (shared/deadline.ts)', () => {
+  it('makes no retry past it: a conflict then is answered after one attempt, where without one it is retried', async () => {
+    // Prepare
+    const late = clientAnswering([plainWriteConflict, ok]);
+    const timely = clientAnswering([plainWriteConflict, ok]);
+    const put = () => new PutItemCommand({ TableName: 't', Item: { pk: { S: 'a' }, sk: { S: 'b' } } });
+
+    // Act
+    const refused = await runWithDeadline(Date.now() - 1, () => late.client.send(put())).catch((err: Error) => err);
+    await runWithDeadline(Date.now() + 60_000, () => timely.client.send(put()));
+
+    // Assess
+    expect((refused as Error).name).toBe('TransactionConflictException');
+    expect(late.sent).toHaveLength(1);
+    expect(timely.sent).toHaveLength(2);
   });
 });

@@ -319,6 +319,41 @@ describe('key create, tenant create and tenant update', () => {
     expect(change.addNumbers).toEqual(['+14155550102']);
   });
 
+  it('reads the quiet-hours options into the policy, and only the parts given', () => {
+    const created = tenantCreate.parse({
+      values: {
+        name: 'Org',
+        'quiet-hours': 'refuse',
+        'quiet-hours-applies-to': 'marketing',
+        'quiet-hours-window': '09:00-20:00',
+      },
+      positionals: [],
+    });
+    const { change } = tenantUpdate.parse({ values: { 'quiet-hours': 'defer' }, positionals: [tenantId] });
+    const without = tenantCreate.parse({ values: { name: 'Org' }, positionals: [] });
+
+    expect(created.quietHours).toEqual({
+      mode: 'refuse',
+      appliesTo: 'marketing',
+      window: { start: '09:00', end: '20:00' },
+    });
+    expect(change.quietHours).toEqual({ mode: 'defer' });
+    expect(without.quietHours).toBeUndefined();
+  });
+
+  it.each([
+    ['--quiet-hours', 'sometimes', /^--quiet-hours: must be one of off, refuse, defer/],
+    ['--quiet-hours-applies-to', 'some', /^--quiet-hours-applies-to: must be one of all, marketing/],
+    ['--quiet-hours-window', '07:00-20:00', /^--quiet-hours-window: must be HH:MM-HH:MM inside 08:00-21:00/],
+    ['--quiet-hours-window', '09:00-21:30', /^--quiet-hours-window: must be HH:MM-HH:MM inside 08:00-21:00/],
+    ['--quiet-hours-window', '12:00-15:00', /at least 4 hours/],
+    ['--quiet-hours-window', '9-20', /^--quiet-hours-window: must be HH:MM-HH:MM/],
+  ])('refuses %s %s naming the option', (option, value, message) => {
+    expect(() => tenantUpdate.parse({ values: { [option.slice(2)]: value }, positionals: [tenantId] })).toThrow(
+      message,
+    );
+  });
+
   it('reads the SMS rate in whole cents, on a new organization and as a change', () => {
     const created = tenantCreate.parse({ values: { name: 'Org', 'sms-rate-cents': '3' }, positionals: [] });
     const { change } = tenantUpdate.parse({ values: { 'sms-rate-cents': '100' }, positionals: [tenantId] });

@@ -14,8 +14,10 @@ describe('the local runtime runs the settlement sweep on a timer', () => {
   it('every quarter of a short grace period, with that grace period, one run at a time', async () => {
     // Prepare: the first run never finishes until released
     let release!: () => void;
-    sweep.mockImplementationOnce(() => new Promise((resolve) => (release = () => resolve({ examined: 0, failed: 0 }))));
-    sweep.mockResolvedValue({ examined: 0, failed: 0 });
+    sweep.mockImplementationOnce(
+      () => new Promise((resolve) => (release = () => resolve({ examined: 0, failed: 0, skipped: 0 }))),
+    );
+    sweep.mockResolvedValue({ examined: 0, failed: 0, skipped: 0 });
     const settlement = await startTextSettlement(2000, jest.fn());
 
     // Act: two intervals pass while the first run is still going
@@ -34,7 +36,9 @@ describe('the local runtime runs the settlement sweep on a timer', () => {
 
   it('at most every minute with the default hour, and logs a failed run without stopping', async () => {
     // Prepare
-    sweep.mockRejectedValueOnce(new Error('table unavailable')).mockResolvedValue({ examined: 0, failed: 0 });
+    sweep
+      .mockRejectedValueOnce(new Error('table unavailable'))
+      .mockResolvedValue({ examined: 0, failed: 0, skipped: 0 });
     const logError = jest.fn();
     const settlement = await startTextSettlement(3_600_000, logError);
     // Act

@@ -60,15 +60,22 @@ describe('charging a spend shard', () => {
       Update: {
         TableName: process.env.TABLE_NAME,
         Key: { pk: `T#${tenantId}#SPEND#7`, sk: 'SPEND' },
-        UpdateExpression: 'ADD #spend :cost, #headroom :minusCost',
-        ConditionExpression: 'attribute_exists(pk) AND #version = :version AND #owing = :false AND #headroom >= :cost',
+        UpdateExpression: 'ADD #spendCents :add_spendCents, #headroomCents :add_headroomCents',
+        ConditionExpression:
+          'attribute_exists(pk) AND #limitVersion = :version AND #owing = :false AND #headroomCents >= :cost',
         ExpressionAttributeNames: {
-          '#spend': 'spendCents',
-          '#version': 'limitVersion',
+          '#spendCents': 'spendCents',
+          '#limitVersion': 'limitVersion',
           '#owing': 'owing',
-          '#headroom': 'headroomCents',
+          '#headroomCents': 'headroomCents',
         },
-        ExpressionAttributeValues: { ':cost': 2, ':version': 4, ':false': false, ':minusCost': -2 },
+        ExpressionAttributeValues: {
+          ':add_spendCents': 2,
+          ':add_headroomCents': -2,
+          ':cost': 2,
+          ':version': 4,
+          ':false': false,
+        },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     });
@@ -78,8 +85,8 @@ describe('charging a spend shard', () => {
     // Act
     const item = chargeShard(tenantId, 0, 1, { ...limited, spendingLimitCents: null }).Update!;
     // Assess
-    expect(item.UpdateExpression).toBe('ADD #spend :cost');
-    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #version = :version AND #owing = :false');
+    expect(item.UpdateExpression).toBe('ADD #spendCents :add_spendCents');
+    expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #limitVersion = :version AND #owing = :false');
   });
 
   it('gives a refund back to the shard charged: spend down, headroom up (paying a debt first), never refused for a limit', () => {
@@ -90,10 +97,10 @@ describe('charging a spend shard', () => {
       Update: {
         TableName: process.env.TABLE_NAME,
         Key: { pk: `T#${tenantId}#SPEND#7`, sk: 'SPEND' },
-        UpdateExpression: 'ADD #spend :minusCost, #headroom :cost',
+        UpdateExpression: 'ADD #spendCents :add_spendCents, #headroomCents :add_headroomCents',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#spend': 'spendCents', '#headroom': 'headroomCents' },
-        ExpressionAttributeValues: { ':cost': 3, ':minusCost': -3 },
+        ExpressionAttributeNames: { '#spendCents': 'spendCents', '#headroomCents': 'headroomCents' },
+        ExpressionAttributeValues: { ':add_spendCents': -3, ':add_headroomCents': 3 },
       },
     });
   });

@@ -16,6 +16,7 @@ import { handler as listMessages } from '../../lambdas/handlers/api/list-message
 import { handler as sendMessage } from '../../lambdas/handlers/api/send-message';
 import { CarrierError } from '../../lambdas/contexts/texting/carrier-port';
 import { requestHashOf } from '../../lambdas/contexts/texting/send-keys';
+import { SEND_TIME_NEEDED_MS } from '../../lambdas/contexts/texting/sending';
 import { metrics } from '../../lambdas/shared/aws';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 
@@ -313,8 +314,8 @@ describe('POST /messages', () => {
     const charged = store[1].Update!;
     expect(charged.Key!.pk).toMatch(new RegExp(`^${pk}#SPEND#([0-9]|[12][0-9]|3[01])$`));
     expect(charged).toMatchObject({
-      UpdateExpression: 'ADD #spend :cost, #headroom :minusCost',
-      ExpressionAttributeValues: expect.objectContaining({ ':cost': 1, ':version': 0 }),
+      UpdateExpression: 'ADD #spendCents :add_spendCents, #headroomCents :add_headroomCents',
+      ExpressionAttributeValues: expect.objectContaining({ ':add_spendCents': 1, ':cost': 1, ':version': 0 }),
     });
     expect(store[2].Put!.Item).toMatchObject({
       ...messageKey(message.id),
@@ -371,6 +372,32 @@ describe('POST /messages', () => {
     expect([result.statusCode, bodyOf(result).error]).toEqual([400, 'body.from: unknown field']);
     expect(dataCalls()).toHaveLength(0);
   });
+
+  it.each([
+    ['near its deadline', SEND_TIME_NEEDED_MS - 1, 503],
+    ['with just the time a send needs', SEND_TIME_NEEDED_MS, 201],
+  ])(
+    'answers a send whose function is %s: 503 with Retry-After before any charge, or as usual',
+    async (_, left, status) => {
+      // Prepare: the Lambda context has `left` ms of the function's time
+      withOrganization();
+      carrierSend.mockResolvedValue({ messageSid: SID });
+      const context = { ...lambdaContext, getRemainingTimeInMillis: () => left } as typeof lambdaContext;
+      // Act
+      const result = await sendMessage(
+        apiEvent({ method: 'POST', body: JSON.stringify(request), headers: jsonHeaders }),
+        context,
+      );
+      // Assess
+      expect(result.statusCode).toBe(status);
+      if (status === 503) {
+        expect(bodyOf(result).code).toBe('temporarily_unavailable');
+        expect(result.headers?.['Retry-After']).toBe('1');
+        expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+        expect(carrierSend).not.toHaveBeenCalled();
+      } else expect(carrierSend).toHaveBeenCalledTimes(1);
+    },
+  );
 
   it('answers 409 no_sms_number without a transaction', async () => {
     // Prepare
@@ -479,20 +506,22 @@ describe('POST /messages', () => {
     expect(result.statusCode).toBe(201);
     const [first, settle, second] = transactions();
     expect(first[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
+    // each shard guarded on the shard as read and fenced on the lease's claim (no later holder wrote it)
     expect(settle).toHaveLength(32);
     expect(settle[0].Update).toMatchObject({
       ConditionExpression:
-        '#spend = :spend AND #headroom = :wasHeadroom AND #version = :wasVersion AND #owing = :wasOwing',
+        '#spendCents = :spend AND #headroomCents = :wasHeadroom AND #limitVersion = :wasVersion AND #owing = :wasOwing' +
+        ' AND (attribute_not_exists(#fence) OR #fence <= :fence)',
       ExpressionAttributeValues: expect.objectContaining({
-        ':version': 1,
-        ':owing': false,
+        ':set_limitVersion': 1,
+        ':set_owing': false,
         ':spend': 1,
         ':wasHeadroom': 3,
         ':wasVersion': 0,
       }),
     });
     expect(
-      settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':headroom'] as number), 0),
+      settle.reduce((sum, item) => sum + (item.Update!.ExpressionAttributeValues![':set_headroomCents'] as number), 0),
     ).toBe(500 - 32);
     expect(second[1].Update!.ExpressionAttributeValues).toMatchObject({ ':version': 1 });
     expect(leaseCalls()).toEqual(['claim', 'release']);
@@ -520,8 +549,9 @@ describe('POST /messages', () => {
     expect(result.statusCode).toBe(201);
     const create = transactions()[1];
     expect(create).toHaveLength(32);
-    expect(create.every((item) => item.Put?.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
-    expect(create.reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100);
+    const shards = create;
+    expect(shards.every((item) => item.Put?.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+    expect(shards.reduce((sum, item) => sum + (item.Put!.Item!.headroomCents as number), 0)).toBe(100);
   });
 
   it('waits while another writer settles the shards (the lease on the row it read) before it charges, and settles nothing itself', async () => {
@@ -600,7 +630,7 @@ describe('POST /messages', () => {
     });
     expect(failed[1].Update).toMatchObject({
       Key: shardKey(3),
-      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+      ExpressionAttributeValues: { ':add_headroomCents': 1, ':add_spendCents': -1 },
     });
     expect(JSON.stringify(transactions())).not.toContain('CONSENT#+14155550101","sk":"CONSENT"},"UpdateExpression');
   });
@@ -635,7 +665,7 @@ describe('POST /messages', () => {
     });
     expect(failed[1].Update).toMatchObject({
       Key: shardKey(3),
-      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+      ExpressionAttributeValues: { ':add_headroomCents': 1, ':add_spendCents': -1 },
     });
   });
 
@@ -654,7 +684,7 @@ describe('POST /messages', () => {
     });
     expect(failed[1].Update).toMatchObject({
       Key: shardKey(3),
-      ExpressionAttributeValues: { ':cost': 1, ':minusCost': -1 },
+      ExpressionAttributeValues: { ':add_headroomCents': 1, ':add_spendCents': -1 },
     });
   });
 

@@ -5,6 +5,7 @@ import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { tenantKey, toItem as tenantItem, type Tenant } from '../../lambdas/contexts/tenants/tenants';
 import { readAttemptState, readAttemptStates } from '../../lambdas/contexts/webhooks/internal/attempt-state';
 import { endpointKey, toItem as endpointItem, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
+import { DEFAULT_QUIET_HOURS } from '../../lambdas/contexts/tenants/quiet-hours-policy';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());
@@ -30,6 +31,7 @@ const tenant = {
   id: tenantId,
   name: 'Acme',
   slug: 'acme',
+  quietHours: DEFAULT_QUIET_HOURS,
   plan: 'pro',
   smsNumber: null,
   numbers: [],

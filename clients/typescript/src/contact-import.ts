@@ -51,6 +51,8 @@ export class ContactImportError extends Error {
     readonly results: ContactImportResult[],
     readonly status?: number,
     readonly code?: string,
+    /** Source positions still answered `unavailable` after every attempt (nothing was written for them). */
+    readonly unavailable: number[] = [],
   ) {
     super(message);
     this.name = 'ContactImportError';
@@ -115,7 +117,8 @@ type Pending = { sourceIndex: number; contact: ImportContact; tries: number };
  * when the key's minute is spent (`RateLimit-Remaining: 0`) the next request waits for its reset.
  * Contacts answered `unavailable` go into a later request. Resolves with one answer per contact in
  * source order; rejects with `ContactImportError` (which says where to resume) when a batch keeps
- * failing or the API refuses the key.
+ * failing or the API refuses the key, and when contacts are still `unavailable` after `maxAttempts`
+ * (`unavailable` names their source positions; the other answers are in `results`).
  */
 export async function importContacts(
   client: Client<paths>,
@@ -141,8 +144,8 @@ export async function importContacts(
     while (answers.has(at) && answers.get(at)!.status !== 'unavailable') at += 1;
     return at;
   };
-  const fail = (message: string, status?: number, code?: string) =>
-    new ContactImportError(message, nextIndex(), answered(), status, code);
+  const fail = (message: string, status?: number, code?: string, unavailable?: number[]) =>
+    new ContactImportError(message, nextIndex(), answered(), status, code, unavailable);
 
   /** Sends one batch until it is answered; returns its items' answers. */
   async function send(batch: Pending[]): Promise<ContactImportResult[]> {
@@ -189,6 +192,8 @@ export async function importContacts(
   async function run(batch: Pending[]): Promise<void> {
     const results = await send(batch);
     const finished: ContactImportResult[] = [];
+    // The service was busy for some: give it a moment before they go again.
+    if (results.some((result) => result.status === 'unavailable')) waitBeforeNext = Math.max(waitBeforeNext, 1);
     results.forEach((result, i) => {
       const item = batch[i];
       const answer = { ...result, index: item.sourceIndex };
@@ -220,5 +225,15 @@ export async function importContacts(
     retryLater = [];
     for (let at = 0; at < again.length; at += size) await run(again.slice(at, at + size));
   }
+  const stillUnavailable = answered()
+    .filter((answer) => answer.status === 'unavailable')
+    .map((answer) => answer.index);
+  if (stillUnavailable.length > 0)
+    throw fail(
+      `${stillUnavailable.length} contact(s) stayed unavailable after ${maxAttempts} attempts, nothing written for them: source positions ${stillUnavailable.join(', ')}`,
+      undefined,
+      'temporarily_unavailable',
+      stillUnavailable,
+    );
   return { results: answered(), counts, requests };
 }

@@ -59,7 +59,7 @@ export interface paths {
          * The key's organization, identity, scopes and rate limit
          * @description Needs a valid key; no scope.
          *
-         *     Who the key is: its organization, the key itself (name, visible prefix, expiry), the scopes it holds (`permissions`) and its rate limit. Needs a valid key and no scope: use it to tell a missing scope (403 `insufficient_scope` elsewhere) from a missing feature.
+         *     Who the key is: its organization, the key itself (name, visible prefix, expiry), the scopes it holds (`permissions`), its rate limit and the organization's quiet-hours policy (`quietHours`). Needs a valid key and no scope: use it to tell a missing scope (403 `insufficient_scope` elsewhere) from a missing feature.
          */
         get: operations["getMe"];
         put?: never;
@@ -523,13 +523,14 @@ export interface components {
          *     - `unsupported_media_type` (415): the body is not `application/json`
          *     - `idempotency_mismatch` (422): the Idempotency-Key was already used with a different body
          *     - `carrier_rejected` (422): the carrier refused the text for good (e.g. an invalid number): the message is `failed` and nothing is billed
+         *     - `quiet_hours` (422): the organization's quiet-hours policy is `refuse` and it is outside the recipient's window in the recipient's local time (docs/api.md, "Quiet hours"): `allowedAt` is the next instant the window opens for that number
          *     - `rate_limited` (429): too many requests: wait `Retry-After` seconds
          *     - `internal` (500): an unexpected error; the message carries the request id
          *     - `carrier_unavailable` (502): the carrier certainly did not take the text: nothing is billed and sending again with a new Idempotency-Key is safe (when it may have taken it, the answer is 201 `queued` instead)
          *     - `temporarily_unavailable` (503): the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "not_scheduled" | "number_taken" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "not_scheduled" | "number_taken" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "quiet_hours" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
         Error: {
             /** @description Human-readable message; names the failing field on validation errors */
             error: string;
@@ -550,6 +551,11 @@ export interface components {
             carrierCode?: number | null;
             /** @description `not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`) */
             status?: string;
+            /**
+             * Format: date-time
+             * @description `quiet_hours`: the next instant the recipient's window opens (UTC), when the text may be sent
+             */
+            allowedAt?: string;
         };
         Tenant: {
             /** Format: uuid */
@@ -568,6 +574,24 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        /** @description Whether texts are held to their recipient's local hours (docs/api.md, "Quiet hours"); set by the operator */
+        QuietHours: {
+            /**
+             * @description `off` (the default): texts go at any hour; `refuse`: a text outside its recipient's window is 422 `quiet_hours` with `allowedAt`; `defer`: it is scheduled for `allowedAt`
+             * @enum {string}
+             */
+            mode: "off" | "refuse" | "defer";
+            /**
+             * @description `all` texts, or only those a request marks `"category": "marketing"`
+             * @enum {string}
+             */
+            appliesTo: "all" | "marketing";
+            /** @description The organization's own window, local to the recipient, inside 08:00-21:00: it narrows the federal and state windows, never widens them */
+            window: {
+                start: string;
+                end: string;
+            };
+        };
         Me: {
             tenant: components["schemas"]["Tenant"] | null;
             apiKey: components["schemas"]["ApiKeyInfo"] | null;
@@ -575,6 +599,7 @@ export interface components {
             rateLimit: {
                 requestsPerMinute: number;
             };
+            quietHours: components["schemas"]["QuietHours"];
         };
         Call: {
             /** Format: uuid */

@@ -1,3 +1,4 @@
+import { runWithDeadline } from '../../shared/deadline';
 import { TemporarilyUnavailableError } from '../../shared/errors';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
@@ -48,6 +49,22 @@ const ITEMS_IN_FLIGHT = 4;
  */
 const PASSES = 2;
 const PASS_PAUSE_MS = 1000;
+
+/**
+ * An item is started only while this much time is left before the batch's deadline (one item takes
+ * tens of milliseconds on AWS; the SDK makes no retry past the deadline, shared/deadline.ts).
+ */
+const ITEM_START_RESERVE_MS = 1000;
+
+/** An item the batch had no time left for: nothing written, for the client to send again. */
+const notReached = (index: number, item: ContactBatchItemInput): ContactBatchResult => ({
+  index,
+  status: 'unavailable',
+  contactId: null,
+  externalId: item.externalId ?? null,
+  error: `contacts[${index}]: not reached before the request's time ran out; nothing was written for it, send it again`,
+  code: 'temporarily_unavailable',
+});
 
 type Decided = { status: Exclude<ContactBatchStatus, 'conflict' | 'invalid' | 'unavailable'>; contactId: string };
 
@@ -218,8 +235,15 @@ async function createTheNew(
   return pending.filter(({ index }) => !results.has(index));
 }
 
-/** The answers of a batch, one per entry in request order. */
-export async function upsertContacts(tenantId: string, entries: readonly BatchEntry[]): Promise<ContactBatchResult[]> {
+/**
+ * The answers of a batch, one per entry in request order. `deadline` (epoch ms) is when the answer must leave: no
+ * item starts, and no SDK retry is made, past it; the items left are answered `unavailable`, nothing written for them.
+ */
+export async function upsertContacts(
+  tenantId: string,
+  entries: readonly BatchEntry[],
+  deadline = Infinity,
+): Promise<ContactBatchResult[]> {
   const results = new Map<number, ContactBatchResult>();
   const repeats = repeated(entries);
   let pending: Pending[] = [];
@@ -229,12 +253,22 @@ export async function upsertContacts(tenantId: string, entries: readonly BatchEn
       results.set(entry.index, invalid(entry.index, repeats.get(entry.index)!, entry.item.externalId ?? null));
     else pending.push(entry);
   }
-  if (pending.length > 0) pending = await createTheNew(tenantId, pending, results);
-  for (let pass = 0; pass < PASSES && pending.length > 0; pass += 1) {
-    if (pass > 0) await new Promise((resolve) => setTimeout(resolve, PASS_PAUSE_MS * (0.5 + Math.random() / 2)));
-    const answers = await inOrder(pending, ITEMS_IN_FLIGHT, ({ index, item }) => upsertOne(tenantId, index, item));
-    for (const answer of answers) results.set(answer.index, answer);
-    pending = pending.filter((_, i) => answers[i].status === 'unavailable');
-  }
+  const timeFor = (ms: number) => Date.now() + ms < deadline;
+  await runWithDeadline(deadline, async () => {
+    if (pending.length > 0 && timeFor(ITEM_START_RESERVE_MS)) pending = await createTheNew(tenantId, pending, results);
+    for (let pass = 0; pass < PASSES && pending.length > 0; pass += 1) {
+      if (pass > 0) {
+        const pause = PASS_PAUSE_MS * (0.5 + Math.random() / 2);
+        if (!timeFor(pause + ITEM_START_RESERVE_MS)) break;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+      const answers = await inOrder(pending, ITEMS_IN_FLIGHT, ({ index, item }) =>
+        timeFor(ITEM_START_RESERVE_MS) ? upsertOne(tenantId, index, item) : Promise.resolve(notReached(index, item)),
+      );
+      for (const answer of answers) results.set(answer.index, answer);
+      pending = pending.filter((_, i) => answers[i].status === 'unavailable');
+    }
+  });
+  for (const { index, item } of pending) if (!results.has(index)) results.set(index, notReached(index, item));
   return entries.map((entry) => results.get(entry.index)!);
 }

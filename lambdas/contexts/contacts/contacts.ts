@@ -1,10 +1,9 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
 import {
   CONDITION,
-  failedCondition,
   isConditionalCheckFailed,
   nowIso,
   transactWrite,
@@ -12,6 +11,7 @@ import {
   type TransactItem,
 } from '../../shared/table/dynamo';
 import { PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
@@ -19,7 +19,14 @@ import { CHANGED_AT } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression, type Condition } from '../../shared/table/update-expression';
 import { consentAttributes, ledgerSnapshot } from '../consent/ledger';
-import { claimMove, claimRelease, externalIdMove, otherHolder, readNumberClaim } from './contact-claims';
+import {
+  claimMove,
+  claimRelease,
+  externalIdMove,
+  otherHolder,
+  readExternalIdClaim,
+  readNumberClaim,
+} from './contact-claims';
 import { changeIndexKeys, changesPage } from './contact-changes';
 import { insertNewContact, insertWithClaims } from './contact-inserts';
 import {
@@ -47,19 +54,27 @@ import type { Contact, CreateContactInput, DeletedContact, ListContactsInput, Up
  * written by contact-inserts.ts, a batch by contact-batch.ts.
  */
 
-/** GET /contacts/{id}: the contact with its number's consent, in one read. */
+/**
+ * GET /contacts/{id}: the contact with its number's consent, in one read. Strongly consistent: a contact created by an
+ * answered request is found at once (an eventually consistent read may miss the last second's writes).
+ */
 export async function getContact(tenantId: string, contactId: string): Promise<Contact> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId) }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }),
+  );
   if (!Item) throw new NotFoundError('Contact');
   return fromItem(Item);
 }
 
 type ContactRow = { contact: Contact; indexed: IndexedEntries; row: Item };
 
-/** The stored row and the search entries it is filed under, for writes that change them. */
-async function readContactRow(tenantId: string, contactId: string, consistent = false): Promise<ContactRow> {
+/**
+ * The stored row and the search entries it is filed under, for writes that change them. Strongly consistent: a PATCH or
+ * DELETE right after the create finds the contact, and its write is conditioned on what it read.
+ */
+async function readContactRow(tenantId: string, contactId: string): Promise<ContactRow> {
   const { Item } = await dynamo.send(
-    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: consistent }),
+    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }),
   );
   if (!Item) throw new NotFoundError('Contact');
   const contact = fromItem(Item);
@@ -120,6 +135,9 @@ const externalIdAsRead = (externalId: string | null) =>
         values: { ':externalIdAsRead': externalId },
       };
 
+/** The parts of an adoption's transaction, by name. */
+type AdoptionPart = 'numberClaim' | 'contact' | 'externalIdRelease' | 'externalIdClaim' | 'searchRows';
+
 /**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
  * named. The claim flips to named in the same transaction, guarded on still being unnamed, so
@@ -137,7 +155,7 @@ export async function adoptRound(
   const number = input.phoneNumber;
   let current: ContactRow;
   try {
-    current = await readContactRow(tenantId, contactId, true);
+    current = await readContactRow(tenantId, contactId);
   } catch (err) {
     if (err instanceof NotFoundError) return LOST_RACE; // deleted since the claim was read: decide again
     throw err;
@@ -162,15 +180,15 @@ export async function adoptRound(
   });
   const externalIdWrites = externalIdMoves
     ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null)
-    : [];
+    : {};
   const asRead = externalIdAsRead(current.contact.externalId);
   const contactUpdate = contactWrite(named, search, {
     expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
     names: { '#wasAutoCreated': 'isAutoCreated', ...search.guard.names, ...asRead.names },
     values: { ':wasAuto': true, ...search.guard.values, ...asRead.values },
   });
-  const reasons = await transactWrite([
-    {
+  const refusal = await new NamedTransaction<AdoptionPart>()
+    .add('numberClaim', {
       Update: {
         TableName: TABLE_NAME,
         Key: numberClaimKey(tenantId, number),
@@ -179,18 +197,15 @@ export async function adoptRound(
         ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
-    },
-    { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } },
-    ...externalIdWrites,
-    ...search.writes,
-  ]);
-  if (reasons) {
-    const claim = failedCondition(reasons, 0);
+    })
+    .add('contact', { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } })
+    .addAll(externalIdWrites)
+    .add('searchRows', ...search.writes)
+    .write();
+  if (refusal) {
+    const claim = refusal.failed('numberClaim');
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
-    const externalIdHolder =
-      externalIdWrites.length > 0
-        ? otherHolder(failedCondition(reasons, 1 + externalIdWrites.length), contactId)
-        : undefined;
+    const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
     if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
     // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
     return LOST_RACE;
@@ -271,24 +286,24 @@ export async function listContacts(tenantId: string, input: ListContactsInput): 
 }
 
 /**
- * GET /contacts?externalId=: one Query of the contact's entry in the `externalIds` index (whole rows are projected).
+ * GET /contacts?externalId=: the external id's claim row read by its key, then the contact it names, both strongly
+ * consistent, so a contact created by an answered request is found at once (the `externalIds` index may lag a write).
  */
 async function contactByExternalId(
   tenantId: string,
   externalId: string,
   includeAutoCreated: boolean,
 ): Promise<ContactPage> {
-  const { Items = [] } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      IndexName: GSIS.externalIds.indexName,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSIS.externalIds.partitionKey },
-      ExpressionAttributeValues: { ':pk': externalIdClaimKey(tenantId, externalId).pk },
-    }),
-  );
-  const contacts = Items.map(fromItem).filter((contact) => includeAutoCreated || !contact.isAutoCreated);
-  return { items: contacts, nextCursor: null };
+  const contactId = await readExternalIdClaim(tenantId, externalId);
+  const contact = contactId === undefined ? undefined : await getContact(tenantId, contactId).catch(notFoundAsNone);
+  const shown = contact && (includeAutoCreated || !contact.isAutoCreated) && contact.externalId === externalId;
+  return { items: shown ? [contact] : [], nextCursor: null };
+}
+
+/** A contact deleted between its claim's read and its own: none. */
+function notFoundAsNone(err: unknown): undefined {
+  if (err instanceof NotFoundError) return undefined;
+  throw err;
 }
 
 /** Contacts by id, in one BatchGetItem per 100: those deleted meanwhile are missing. */
@@ -395,6 +410,16 @@ async function updateInPlace(
   }
 }
 
+/** The parts of an update's transaction, by name. */
+type UpdatePart =
+  | 'contact'
+  | 'numberRelease'
+  | 'numberClaim'
+  | 'externalIdRelease'
+  | 'externalIdClaim'
+  | 'searchRows'
+  | 'consentUnchanged';
+
 /**
  * One round of an update: read the contact, write what the patch changes conditioned on what was
  * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
@@ -409,7 +434,7 @@ export async function updateRound(
 ): Promise<RoundResult<Updated>> {
   let read: ContactRow;
   try {
-    read = await readContactRow(tenantId, contactId, options.expect !== undefined);
+    read = await readContactRow(tenantId, contactId);
   } catch (err) {
     if (err instanceof NotFoundError && options.expect) return LOST_RACE;
     throw err;
@@ -479,29 +504,26 @@ export async function updateRound(
       ),
     },
   };
-  const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
+  const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : {};
   const externalIdWrites = externalIdMoves
     ? externalIdMove(tenantId, contactId, current.externalId, next.externalId)
-    : [];
-  const reasons = await transactWrite([
-    contactUpdate,
-    ...claimMoves,
-    ...externalIdWrites,
-    ...search.writes,
-    ...(ledger ? [ledger.unchanged] : []),
-  ]);
+    : {};
+  const refusal = await new NamedTransaction<UpdatePart>()
+    .add('contact', contactUpdate)
+    .addAll(claimMoves)
+    .addAll(externalIdWrites)
+    .add('searchRows', ...search.writes)
+    .add('consentUnchanged', ledger?.unchanged)
+    .write();
   // The row as this write left it: its conditions held the number, the named flag and the search
   // fields as read. A read after it could show a later writer's row instead (an adoption that
   // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
-  if (!reasons) return { contact: next, changed: true };
+  if (!refusal) return { contact: next, changed: true };
   // Held by another contact: 409 naming it. Held by this very contact: a concurrent PATCH moved it
   // there first; the next round sees no move. Otherwise the contact changed under us: decide afresh.
-  const numberHolder = numberMoves ? otherHolder(failedCondition(reasons, claimMoves.length), contactId) : undefined;
+  const numberHolder = otherHolder(refusal.failed('numberClaim'), contactId);
   if (numberHolder) throw new ContactConflictError(numberHolder);
-  const externalIdHolder =
-    externalIdWrites.length > 0 && next.externalId !== null
-      ? otherHolder(failedCondition(reasons, claimMoves.length + externalIdWrites.length), contactId)
-      : undefined;
+  const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
   if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
   return LOST_RACE;
 }

@@ -1,6 +1,7 @@
 import { apiKeyOfAuthorizationHeader } from './api-key-format';
 import { findApiKeyByHash, hashApiKey, isExpired } from './api-keys';
 import { UnauthorizedError } from './errors';
+import { DEFAULT_QUIET_HOURS, type OrganizationQuietHours, quietHoursOf } from './quiet-hours-policy';
 import { effectiveScopes, planHasApiAccess, type Scope } from './scopes';
 import { getTenant } from './tenants';
 
@@ -9,6 +10,8 @@ export type Principal = {
   tenant: { id: string; name: string; slug: string; plan: string };
   apiKey: { id: string; name: string; prefix: string; expiresAt: string | null; createdAt: string };
   scopes: Scope[];
+  /** The organization's quiet-hours policy, as the decision read it (shown by GET /me). */
+  quietHours: OrganizationQuietHours;
 };
 
 export type AuthDecision =
@@ -48,6 +51,7 @@ export async function authorizeAuthorizationHeader(
         createdAt: record.createdAt,
       },
       scopes: record.scopes,
+      quietHours: tenant.quietHours,
     },
   };
 }
@@ -70,6 +74,7 @@ export function principalToContext(principal: Principal): AuthorizerContext {
     keyExpiresAt: principal.apiKey.expiresAt ?? '',
     keyCreatedAt: principal.apiKey.createdAt,
     scopes: principal.scopes.join(' '),
+    quietHours: JSON.stringify(principal.quietHours),
   };
 }
 
@@ -90,6 +95,7 @@ export function principalFromContext(context: Record<string, unknown> | null | u
       createdAt: value('keyCreatedAt'),
     },
     scopes: effectiveScopes(value('scopes').split(' ')),
+    quietHours: quietHoursOfContext(context?.quietHours),
   };
   if (!principal.tenant.id) throw new UnauthorizedError();
   // The authorizer's cached decision may outlive the key's expiry; the handler has the last word.
@@ -99,4 +105,14 @@ export function principalFromContext(context: Record<string, unknown> | null | u
   // that change either flush the stage's authorizer cache instead (local/admin/authorizer-cache.ts).
   if (isExpired(principal.apiKey.expiresAt, now)) throw new UnauthorizedError();
   return principal;
+}
+
+/** A decision cached before the policy existed carries none: the policy is then off, as it was. */
+function quietHoursOfContext(encoded: unknown): OrganizationQuietHours {
+  if (typeof encoded !== 'string') return DEFAULT_QUIET_HOURS;
+  try {
+    return quietHoursOf({ quietHours: JSON.parse(encoded) as unknown });
+  } catch {
+    return DEFAULT_QUIET_HOURS;
+  }
 }

@@ -1,22 +1,21 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import {
-  cancellationReasons,
-  CONDITION,
-  failedCondition,
-  nowIso,
-  num,
-  str,
-  type Item,
-  type TransactItem,
-} from '../../shared/table/dynamo';
+import { CONDITION, nowIso, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { NumberTakenError } from './errors';
+import {
+  DEFAULT_QUIET_HOURS,
+  type OrganizationQuietHours,
+  parseQuietHoursWindow,
+  QUIET_HOURS_WINDOW_RULE,
+  quietHoursOf,
+} from './quiet-hours-policy';
 import type { Plan } from './scopes';
 import { DEFAULT_SMS_RATE_CENTS, isSmsRateCents, SMS_RATE_CENTS_RULE } from './sms-rate';
 
@@ -35,6 +34,8 @@ export type Tenant = {
   spendingLimitCents: number | null;
   /** What one segment of a text costs the organization (./sms-rate.ts). */
   smsRateCents: number;
+  /** Whether texts wait for (or are refused outside) their recipient's local hours (./quiet-hours-policy.ts). */
+  quietHours: OrganizationQuietHours;
   approvedHosts: string[];
   createdAt: string;
   updatedAt: string;
@@ -49,6 +50,8 @@ export type TenantInput = {
   billingStatus?: BillingStatus;
   spendingLimitCents?: number | null;
   smsRateCents?: number;
+  /** Any part left out keeps its current value (off, all texts, 08:00-21:00 for a new organization). */
+  quietHours?: Partial<OrganizationQuietHours>;
 };
 
 export type TenantUpdate = Partial<Omit<TenantInput, 'numbers'>> & { addNumbers?: string[]; approveHosts?: string[] };
@@ -91,6 +94,7 @@ export function fromItem(item: Item): Tenant {
     billingStatus: item.billingStatus as BillingStatus,
     spendingLimitCents: num(item.spendingLimitCents),
     smsRateCents: item.smsRateCents as number,
+    quietHours: quietHoursOf(item),
     approvedHosts: (item.approvedHosts as string[] | undefined) ?? [],
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
@@ -101,6 +105,13 @@ export function fromItem(item: Item): Tenant {
 function checkedSmsRate(smsRateCents: number): number {
   if (!isSmsRateCents(smsRateCents)) throw new ValidationError(`smsRateCents: ${SMS_RATE_CENTS_RULE}`);
   return smsRateCents;
+}
+
+/** The operator's quiet hours, refused unless the window is one (the CLI checks it first, with the same rule). */
+function checkedQuietHours(policy: OrganizationQuietHours): OrganizationQuietHours {
+  if (!parseQuietHoursWindow(`${policy.window.start}-${policy.window.end}`))
+    throw new ValidationError(`quietHours.window: ${QUIET_HOURS_WINDOW_RULE}`);
+  return policy;
 }
 
 export async function createTenant(input: TenantInput, now = new Date()): Promise<Tenant> {
@@ -116,6 +127,7 @@ export async function createTenant(input: TenantInput, now = new Date()): Promis
     billingStatus: input.billingStatus ?? 'active',
     spendingLimitCents: input.spendingLimitCents ?? null,
     smsRateCents: checkedSmsRate(input.smsRateCents ?? DEFAULT_SMS_RATE_CENTS),
+    quietHours: checkedQuietHours({ ...DEFAULT_QUIET_HOURS, ...input.quietHours }),
     approvedHosts: [],
     createdAt: at,
     updatedAt: at,
@@ -149,11 +161,9 @@ export async function listTenants(): Promise<Tenant[]> {
   return items.map(fromItem);
 }
 
-/** Applies an operator's change (the portal's job) in one conditional update. */
-export async function updateTenant(tenantId: string, change: TenantUpdate, now = new Date()): Promise<Tenant> {
-  const current = await getTenant(tenantId);
-  if (!current) throw new NotFoundError('Tenant');
-  const next: Tenant = {
+/** The organization as an operator's change leaves it (nothing written yet). */
+function changedTenant(current: Tenant, change: TenantUpdate, now: Date): Tenant {
+  return {
     ...current,
     ...(change.name !== undefined && { name: change.name }),
     ...(change.slug !== undefined && { slug: change.slug }),
@@ -162,52 +172,66 @@ export async function updateTenant(tenantId: string, change: TenantUpdate, now =
     ...(change.billingStatus !== undefined && { billingStatus: change.billingStatus }),
     ...(change.spendingLimitCents !== undefined && { spendingLimitCents: change.spendingLimitCents }),
     ...(change.smsRateCents !== undefined && { smsRateCents: checkedSmsRate(change.smsRateCents) }),
+    quietHours: checkedQuietHours({ ...current.quietHours, ...change.quietHours }),
     numbers: [
       ...new Set([...current.numbers, ...(change.addNumbers ?? []), ...(change.smsNumber ? [change.smsNumber] : [])]),
     ],
     approvedHosts: [...new Set([...current.approvedHosts, ...(change.approveHosts ?? []).map((h) => h.toLowerCase())])],
     updatedAt: nowIso(now),
   };
-  // Spend is changed only by sends (on its shards: texting/spend.ts); everything else is the
-  // operator's. Guarding on updatedAt makes a concurrent operator change fail loudly instead of
-  // being silently overwritten. A change of the limit raises its version, which is how the spend
-  // shards learn they must be settled again (texting/spend.ts).
-  // A new rate prices the texts sent from then on; a text keeps the cost it was charged (its refund too).
-  const fields = [
-    'name',
-    'slug',
-    'plan',
-    'smsNumber',
-    'billingStatus',
-    'spendingLimitCents',
-    'smsRateCents',
-    'numbers',
-    'approvedHosts',
-    'updatedAt',
-  ] as const;
+}
+
+// Spend is changed only by sends (on its shards: texting/spend.ts); everything else is the
+// operator's. A new rate prices the texts sent from then on; a text keeps the cost it was charged (its refund too).
+const OPERATOR_FIELDS = [
+  'name',
+  'slug',
+  'plan',
+  'smsNumber',
+  'billingStatus',
+  'spendingLimitCents',
+  'smsRateCents',
+  'quietHours',
+  'numbers',
+  'approvedHosts',
+  'updatedAt',
+] as const;
+
+/**
+ * The update of the organization row from `current` to `next`. Guarding on updatedAt makes a concurrent operator
+ * change fail loudly instead of being silently overwritten. A change of the limit raises its version, which is how
+ * the spend shards learn they must be settled again (texting/spend.ts).
+ */
+function tenantRowUpdate(current: Tenant, next: Tenant): TransactItem {
+  const fields = OPERATOR_FIELDS;
   const limitChanges = next.spendingLimitCents !== current.spendingLimitCents;
-  try {
-    await writeWithNumbers(
-      {
-        Update: {
-          TableName: TABLE_NAME,
-          Key: tenantKey(tenantId),
-          UpdateExpression:
-            `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}` + (limitChanges ? ' ADD #limitVersion :one' : ''),
-          ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
-          ExpressionAttributeNames: {
-            ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
-            ...(limitChanges && { '#limitVersion': LIMIT_VERSION_ATTRIBUTE }),
-          },
-          ExpressionAttributeValues: {
-            ...(limitChanges && { ':one': 1 }),
-            ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
-            ':previousUpdatedAt': current.updatedAt,
-          },
-        },
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: tenantKey(current.id),
+      UpdateExpression:
+        `SET ${fields.map((f) => `#${f} = :${f}`).join(', ')}` + (limitChanges ? ' ADD #limitVersion :one' : ''),
+      ConditionExpression: `${CONDITION.rowExists} AND #updatedAt = :previousUpdatedAt`,
+      ExpressionAttributeNames: {
+        ...Object.fromEntries(fields.map((f) => [`#${f}`, f])),
+        ...(limitChanges && { '#limitVersion': LIMIT_VERSION_ATTRIBUTE }),
       },
-      next,
-    );
+      ExpressionAttributeValues: {
+        ...(limitChanges && { ':one': 1 }),
+        ...Object.fromEntries(fields.map((f) => [`:${f}`, next[f]])),
+        ':previousUpdatedAt': current.updatedAt,
+      },
+    },
+  };
+}
+
+/** Applies an operator's change (the portal's job) in one conditional update. */
+export async function updateTenant(tenantId: string, change: TenantUpdate, now = new Date()): Promise<Tenant> {
+  const current = await getTenant(tenantId);
+  if (!current) throw new NotFoundError('Tenant');
+  const next = changedTenant(current, change, now);
+  try {
+    await writeWithNumbers(tenantRowUpdate(current, next), next);
   } catch (err) {
     if (err instanceof TenantRowConflict)
       throw new Error('The organization changed concurrently; try again', { cause: err });
@@ -246,21 +270,22 @@ async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Prom
     throw new ValidationError('numbers: each must be an E.164 phone number such as +14155550123');
   if (tenant.numbers.length > MAX_NUMBERS)
     throw new ValidationError(`numbers: at most ${MAX_NUMBERS} per organization`);
-  const owners: TransactItem[] = tenant.numbers.map((number) => ({
-    Put: {
-      TableName: TABLE_NAME,
-      Item: { ...numberOwnerKey(number), type: 'numberOwner', tenantId: tenant.id, number },
-      ConditionExpression: 'attribute_not_exists(pk) OR tenantId = :tenantId',
-      ExpressionAttributeValues: { ':tenantId': tenant.id },
-    },
-  }));
-  try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: [tenantWrite, ...owners] }));
-  } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (failedCondition(reasons, 0)) throw new TenantRowConflict('tenant row condition failed', { cause: err });
-    const taken = tenant.numbers.findIndex((_, i) => failedCondition(reasons, i + 1));
-    if (taken !== -1) throw new NumberTakenError(tenant.numbers[taken]);
-    throw err;
+  // One name per number, so a refusal names the number another organization holds.
+  const transaction = new NamedTransaction<'tenant' | `number ${string}`>().add('tenant', tenantWrite);
+  for (const number of tenant.numbers) {
+    transaction.add(`number ${number}`, {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...numberOwnerKey(number), type: 'numberOwner', tenantId: tenant.id, number },
+        ConditionExpression: 'attribute_not_exists(pk) OR tenantId = :tenantId',
+        ExpressionAttributeValues: { ':tenantId': tenant.id },
+      },
+    });
   }
+  const refusal = await transaction.write();
+  if (!refusal) return;
+  if (refusal.failed('tenant')) throw new TenantRowConflict('tenant row condition failed', { cause: refusal.error });
+  const taken = tenant.numbers.find((number) => refusal.failed(`number ${number}`));
+  if (taken !== undefined) throw new NumberTakenError(taken);
+  throw refusal.error;
 }

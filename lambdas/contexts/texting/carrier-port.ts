@@ -13,6 +13,12 @@ export type OutboundText = {
 
 export type CarrierReceipt = { messageSid: string };
 
+/**
+ * How long a carrier's send may take, connect to last byte (Twilio's bound: carrier/internal/twilio.ts).
+ * A send starts it only with this much of its function's time left and a margin (./sending.ts).
+ */
+export const CARRIER_SEND_TIMEOUT_MS = 5_000;
+
 export interface Carrier {
   readonly name: 'twilio' | 'loopback';
   send(text: OutboundText): Promise<CarrierReceipt>;

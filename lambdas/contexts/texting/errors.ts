@@ -24,6 +24,21 @@ export class RecipientOptedOutError extends DomainError {
   }
 }
 
+/**
+ * Quiet hours (the organization's policy `refuse`): the recipient's local time is outside its window
+ * (./quiet-hours.ts). `allowedAt` is the next instant the window opens for that number.
+ */
+export class QuietHoursError extends DomainError {
+  constructor(readonly allowedAt: Date) {
+    super(
+      422,
+      'quiet_hours',
+      `It is outside the recipient's allowed hours (quiet hours); the next allowed time is ${allowedAt.toISOString()}`,
+      { allowedAt: allowedAt.toISOString() },
+    );
+  }
+}
+
 export class BillingBlockedError extends DomainError {
   constructor() {
     super(402, 'billing_blocked', "The organization's billing status does not allow sending");
@@ -75,5 +90,22 @@ export class CarrierRejectedError extends DomainError {
 export class NotScheduledError extends DomainError {
   constructor(messageId: string, status: string) {
     super(409, 'not_scheduled', `The message is ${status}, no longer scheduled`, { messageId, status });
+  }
+}
+
+/**
+ * Too little of the function's time is left to finish the carrier's send: nothing is charged or
+ * stored and the carrier is not called, so the same request again is safe (503, Retry-After).
+ */
+export class CarrierTimeShortError extends DomainError {
+  /** `remainingMs`: what was left of the function, for the log (never the client's answer). */
+  constructor(readonly remainingMs: number) {
+    super(
+      503,
+      'temporarily_unavailable',
+      'The service could not send this text in time; nothing was changed, retry after 1 second',
+      {},
+      { 'Retry-After': '1' },
+    );
   }
 }

@@ -1,7 +1,6 @@
 import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { TemporarilyUnavailableError } from '../../shared/errors';
-import { isContention } from '../../shared/table/contention';
-import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
+import { contentionBackoffMs, isContention } from '../../shared/table/contention';
 import { recordConsentChange } from '../contacts/consent-copies';
 import { CarrierError, type Carrier, type CarrierErrorDetails } from './carrier-port';
 import { recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
@@ -84,11 +83,10 @@ async function refused(message: Message, failure: CarrierErrorDetails): Promise<
 }
 
 /**
- * Rounds of recording a carrier's opt-out while the number's rows stay busy (contention that
- * outlasted the client's retries, a holder that kept moving): more than for anything else, since
- * every send until it is recorded would reach the carrier.
+ * Attempts at recording a carrier's opt-out while the number's rows stay busy (contention that outlasted the client's
+ * own retries): more than for anything else, since every send until it lands would reach the carrier.
  */
-const OPT_OUT_ROUNDS = { what: 'record a carrier opt-out', rounds: 5 };
+const OPT_OUT_ATTEMPTS = 5;
 
 async function recordCarrierOptOut(message: Message, providerCode: number | undefined): Promise<void> {
   const change = {
@@ -98,20 +96,25 @@ async function recordCarrierOptOut(message: Message, providerCode: number | unde
     note: `Carrier refused a send (error ${providerCode})`,
   };
   try {
-    await optimisticRounds(OPT_OUT_ROUNDS, async (round) => {
-      try {
-        return await recordConsentChange(message.tenantId, message.toNumber, change);
-      } catch (err) {
-        if (!isContention(err) && !(err instanceof TemporarilyUnavailableError)) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 40 * 2 ** round));
-        return LOST_RACE;
-      }
-    });
+    await retryWhileBusy(OPT_OUT_ATTEMPTS, () => recordConsentChange(message.tenantId, message.toNumber, change));
     // An opt-out cancels what is scheduled to the number at once (the firing would cancel each at its time anyway).
     await cancelScheduledTextsTo(message.tenantId, message.toNumber, 'opted_out');
   } catch (err) {
     // The text is failed and refunded either way; the next send to the number meets the carrier's refusal again.
     logger.error('Could not record a carrier opt-out', { messageId: message.id, error: (err as Error).message });
+  }
+}
+
+/** Calls `call` until it answers, up to `attempts` times while the table is busy (contention, a 503), backing off. */
+async function retryWhileBusy<T>(attempts: number, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (err) {
+      const busy = isContention(err) || err instanceof TemporarilyUnavailableError;
+      if (!busy || attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 2 * contentionBackoffMs(attempt)));
+    }
   }
 }
 

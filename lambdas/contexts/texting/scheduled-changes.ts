@@ -1,6 +1,7 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, logger, TABLE_NAME } from '../../shared/aws';
-import { failedCondition, isConditionalCheckFailed, transactWrite, type Item } from '../../shared/table/dynamo';
+import { isConditionalCheckFailed, type Item } from '../../shared/table/dynamo';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { CHANGED_AT } from '../../shared/table/row-types';
@@ -41,8 +42,8 @@ export async function cancelScheduledText(tenantId: string, messageId: string, r
     const row = await getMessageItem(tenantId, messageId);
     const message = fromItem(row);
     if (message.status !== 'scheduled') throw new NotScheduledError(messageId, message.status);
-    const reasons = await transactWrite([
-      {
+    const refusal = await new NamedTransaction<'message' | 'refund' | 'scheduledTo'>()
+      .add('message', {
         Update: {
           TableName: TABLE_NAME,
           Key: keyOf(row),
@@ -54,11 +55,12 @@ export async function cancelScheduledText(tenantId: string, messageId: string, r
             STILL_SCHEDULED,
           ),
         },
-      },
-      ...refundOfScheduled(tenantId, row),
-      scheduledToDelete(tenantId, message.toNumber, messageId),
-    ]);
-    if (reasons) return failedCondition(reasons, 0) ? LOST_RACE : unexpected('cancel', messageId, reasons);
+      })
+      .add('refund', ...refundOfScheduled(tenantId, row))
+      .add('scheduledTo', scheduledToDelete(tenantId, message.toNumber, messageId))
+      .write();
+    if (refusal?.failed('message')) return LOST_RACE;
+    if (refusal) throw new Error(`cancel: message ${messageId} was refused (${refusal.codes})`);
     await followInThread(message, 'canceled');
     return { ...message, status: 'canceled', cancelReason: reason };
   });
@@ -153,8 +155,4 @@ export async function followInThread(message: Message, status: string): Promise<
   } catch (err) {
     if (!isConditionalCheckFailed(err)) logger.warn('Could not update a thread', { error: (err as Error).message });
   }
-}
-
-function unexpected(what: string, messageId: string, reasons: { code: string }[]): never {
-  throw new Error(`${what}: message ${messageId} was refused (${reasons.map((r) => r.code).join(', ')})`);
 }

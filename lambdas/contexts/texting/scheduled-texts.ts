@@ -1,7 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, logger, metrics, MetricUnit, TABLE_NAME } from '../../shared/aws';
 import { DomainError } from '../../shared/errors';
-import { failedCondition, transactWrite, type Item } from '../../shared/table/dynamo';
+import type { Item } from '../../shared/table/dynamo';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression } from '../../shared/table/update-expression';
@@ -159,15 +160,15 @@ export async function fireOne(
   if (policyOf(await readOrganizationRow(tenantId)).billingStatus !== 'active') {
     return cancelAtItsTime(tenantId, messageId, 'billing');
   }
-  const reasons = await transactWrite([
-    queueWrite(row, message, now),
-    notOptedOutCheck(tenantId, message.toNumber),
-    scheduledToDelete(tenantId, message.toNumber, messageId),
-  ]);
-  if (reasons) {
-    if (failedCondition(reasons, 0)) return { kind: 'skipped' }; // fired, canceled or moved meanwhile
-    if (failedCondition(reasons, 1)) return cancelAtItsTime(tenantId, messageId, 'opted_out');
-    throw new Error(`fireOne: message ${messageId} was refused (${reasons.map((r) => r.code).join(', ')})`);
+  const refusal = await new NamedTransaction<'message' | 'consent' | 'scheduledTo'>()
+    .add('message', queueWrite(row, message, now))
+    .add('consent', notOptedOutCheck(tenantId, message.toNumber))
+    .add('scheduledTo', scheduledToDelete(tenantId, message.toNumber, messageId))
+    .write();
+  if (refusal) {
+    if (refusal.failed('message')) return { kind: 'skipped' }; // fired, canceled or moved meanwhile
+    if (refusal.failed('consent')) return cancelAtItsTime(tenantId, messageId, 'opted_out');
+    throw new Error(`fireOne: message ${messageId} was refused (${refusal.codes})`);
   }
   const queued: Message = { ...message, status: 'queued' };
   await followInThread(queued, 'queued');

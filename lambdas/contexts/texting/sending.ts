@@ -1,19 +1,26 @@
 import { metrics, MetricUnit } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { failedCondition, type Item } from '../../shared/table/dynamo';
+import type { Item } from '../../shared/table/dynamo';
 import { LOST_RACE } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
-import { policyOf, readOrganizationRow, type BillingPolicy } from '../tenants/billing-policy';
+import { readOrganizationRow } from '../tenants/billing-policy';
 import { fromItem as tenantFromItem } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
-import type { Carrier } from './carrier-port';
+import { CARRIER_SEND_TIMEOUT_MS, type Carrier } from './carrier-port';
 import { failureOf } from './delivery-status';
 import { scheduledToPut } from './due-list';
-import { CarrierRejectedError, CarrierUnavailableError, NoSmsNumberError, RecipientOptedOutError } from './errors';
+import {
+  CarrierRejectedError,
+  CarrierTimeShortError,
+  CarrierUnavailableError,
+  NoSmsNumberError,
+  RecipientOptedOutError,
+} from './errors';
 import { handOver } from './hand-over';
 import { fromItem, getMessageItem, storeMessage } from './messages';
 import { chargeWithin, type ChargeAttempt } from './spend';
+import { spendPolicyOf, type SpendPolicy } from './spend-lease';
 import type { Message, SendMessageInput } from './schemas';
 import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 import { scheduledInstantOf } from './send-time';
@@ -28,7 +35,24 @@ import { scheduledInstantOf } from './send-time';
  *     201, unknown 201 still queued, refused 422/409, not sent 502).
  * Never log a body.
  */
-export type SendOptions = { idempotencyKey?: string; now?: Date };
+export type SendOptions = {
+  idempotencyKey?: string;
+  now?: Date;
+  /** What is left of the function's time (its Lambda context's); without it, no deadline is kept. */
+  remainingMs?: () => number;
+};
+
+/**
+ * Time a send needs after this check: the reads and the charging transaction before the carrier,
+ * the carrier's bounded call, and the write of its outcome after. A send with less left answers 503
+ * before it charges anything, rather than be cut off mid-call with its outcome unknown.
+ */
+export const SEND_TIME_NEEDED_MS = CARRIER_SEND_TIMEOUT_MS + 2_000;
+
+function keepTimeForCarrier(remainingMs: (() => number) | undefined): void {
+  const left = remainingMs?.();
+  if (left !== undefined && left < SEND_TIME_NEEDED_MS) throw new CarrierTimeShortError(left);
+}
 export type SendResult = { message: Message; replayed: boolean };
 
 const REPLAYED = { [IDEMPOTENT_REPLAYED_HEADER]: 'true' };
@@ -39,6 +63,7 @@ export async function sendMessage(
   carrier: Carrier,
   options: SendOptions = {},
 ): Promise<SendResult> {
+  keepTimeForCarrier(options.remainingMs);
   const now = options.now ?? new Date();
   const { idempotencyKey } = options;
   const requestHash = requestHashOf(input);
@@ -52,7 +77,7 @@ export async function sendMessage(
   const sendAt = input.sendAt === undefined ? undefined : scheduledInstantOf(input.sendAt, now);
   const { message, segments, costCents } = newOutboundText(tenantId, tenantRow, input, now, sendAt);
   const key = idempotencyKey ? { idempotencyKey, requestHash } : undefined;
-  const earlier = await storeCharged(message, { segments, costCents }, policyOf(tenantRow), key, now);
+  const earlier = await storeCharged(message, { segments, costCents }, spendPolicyOf(tenantRow), key, now);
   if (earlier) return replay(tenantId, earlier, requestHash);
   if (message.status === 'scheduled') {
     metrics.addMetric('TextsScheduled', MetricUnit.Count, 1);
@@ -103,31 +128,30 @@ function newOutboundText(
 async function storeCharged(
   message: Message,
   cost: { segments: number; costCents: number },
-  policy: BillingPolicy,
+  policy: SpendPolicy,
   key: { idempotencyKey: string; requestHash: string } | undefined,
   now: Date,
 ): Promise<SendKey | undefined> {
   const { tenantId } = message;
   return chargeWithin(tenantId, policy, cost.costCents, async (charge): Promise<ChargeAttempt<SendKey | undefined>> => {
-    const alongside = [
-      notOptedOutCheck(tenantId, message.toNumber),
-      charge.item,
-      ...(key
-        ? [sendKeyPut(tenantId, key.idempotencyKey, { messageId: message.id, requestHash: key.requestHash }, now)]
-        : []),
-      ...(message.status === 'scheduled' ? [scheduledToPut(message)] : []),
-    ];
+    const alongside = {
+      consent: notOptedOutCheck(tenantId, message.toNumber),
+      charge: charge.item,
+      sendKey: key
+        ? sendKeyPut(tenantId, key.idempotencyKey, { messageId: message.id, requestHash: key.requestHash }, now)
+        : undefined,
+      scheduledTo: message.status === 'scheduled' ? scheduledToPut(message) : undefined,
+    };
     const stored = await storeMessage(message, { charge: { ...cost, spendShard: charge.shard }, alongside });
     if (stored.stored) return { charged: undefined };
     if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
-    const [consent, charged, keyRow] = stored.refused;
-    const keyTaken = key ? failedCondition([keyRow], 0) : undefined;
+    const keyTaken = stored.refused.failed('sendKey');
     const concurrentRetry = sendKeyOf(keyTaken?.item, now);
     if (concurrentRetry) return { charged: concurrentRetry }; // a concurrent retry won the key
-    if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
+    if (stored.refused.failed('consent')) throw new RecipientOptedOutError();
     // The key's row changed between our condition and its answer (expired and taken over): look again.
     if (keyTaken) return LOST_RACE;
-    return { chargeRefused: failedCondition([charged], 0)?.item };
+    return { chargeRefused: stored.refused.failed('charge')?.item };
   });
 }
 

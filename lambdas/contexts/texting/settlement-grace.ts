@@ -5,3 +5,6 @@
  * first. No imports, so that the CDK app and the local runtime's option parser can read it.
  */
 export const SETTLEMENT_GRACE_MS = 60 * 60 * 1000;
+
+/** The count of texts the sweep could not settle and skipped (the stack alarms on it). */
+export const SETTLEMENT_FAILED_METRIC = 'TextsSettlementFailed';

@@ -12,5 +12,6 @@ export const handler = apiHandler(getMeRoute, async ({ principal }) => ({
     apiKey: principal.apiKey,
     permissions: principal.scopes,
     rateLimit: { requestsPerMinute },
+    quietHours: principal.quietHours,
   },
 }));

@@ -12,9 +12,10 @@ const carrier = createCarrier();
  * The Idempotency-Key is kept by the send itself, in the transaction that charges the text
  * (lambdas/contexts/texting/send-keys.ts), not by the HTTP wrapper: a key is one text.
  */
-export const handler = apiHandler(sendMessageRoute, async ({ principal, body, headers }) => {
+export const handler = apiHandler(sendMessageRoute, async ({ principal, body, headers, remainingMs }) => {
   const { message, replayed } = await sendMessage(principal.tenant.id, body, carrier, {
     idempotencyKey: idempotencyKeyOf(headers),
+    remainingMs,
   });
   return { statusCode: 201, body: { message }, ...(replayed && { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } }) };
 });

@@ -13,13 +13,18 @@ const entryOf = (raw: unknown, index: number): BatchEntry => {
     : { index, invalid: validationMessageAt(parsed.error, `contacts[${index}]`) };
 };
 
-/** 200 with one result per item, in request order. */
-export const handler = apiHandler(upsertContactsRoute, async ({ principal, body, headers }) =>
+/** Time kept after the last item for recording the answer under its Idempotency-Key and sending it. */
+const ANSWER_MARGIN_MS = 2000;
+
+/** 200 with one result per item, in request order; items not reached in time are `unavailable`. */
+export const handler = apiHandler(upsertContactsRoute, async ({ principal, body, headers, deadline }) =>
   withIdempotency(
     { tenantId: principal.tenant.id, operation: upsertContactsRoute.operationId, headers, request: body },
     async () => ({
       statusCode: 200,
-      body: { results: await upsertContacts(principal.tenant.id, body.contacts.map(entryOf)) },
+      body: {
+        results: await upsertContacts(principal.tenant.id, body.contacts.map(entryOf), deadline - ANSWER_MARGIN_MS),
+      },
     }),
   ),
 );

@@ -4,6 +4,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod/mini';
+import { answerDeadline } from '../../shared/deadline';
 import { principalFromContext, type Principal } from '../../contexts/tenants/auth';
 import { InsufficientScopeError, RateLimitedError } from '../../contexts/tenants/errors';
 import { consumeKeyBudget } from '../../contexts/tenants/rate-limit';
@@ -27,8 +28,15 @@ export type ApiRequest<R extends RouteSpec> = {
   body: Out<R['body']>;
   headers: Record<string, string | undefined>;
   requestId: string;
+  /**
+   * When the answer must have left (epoch ms): API Gateway's 29 s from when it took the request, or the Lambda's own
+   * timeout, whichever is sooner (shared/deadline.ts).
+   */
+  deadline: number;
   /** `{base_url}` as this caller reached it (./served-url.ts). */
   baseUrl: string;
+  /** What is left of the function's time (the Lambda context's), for work that must finish within it. */
+  remainingMs: () => number;
 };
 
 type ApiContext = Context & {
@@ -192,7 +200,9 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
       body: input.body as Out<R['body']>,
       headers: event.headers ?? {},
       requestId: context.awsRequestId,
+      deadline: answerDeadline(event.requestContext?.requestTimeEpoch, context.getRemainingTimeInMillis?.(), 0),
       baseUrl: apiBaseUrlOf(event),
+      remainingMs: () => context.getRemainingTimeInMillis(),
     });
   }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 }

@@ -46,5 +46,8 @@ export const ErrorSchema = z
       description:
         '`not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`)',
     }),
+    allowedAt: z.optional(z.iso.datetime()).register(z.globalRegistry, {
+      description: "`quiet_hours`: the next instant the recipient's window opens (UTC), when the text may be sent",
+    }),
   })
   .register(z.globalRegistry, { id: 'Error' });

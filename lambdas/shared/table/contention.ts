@@ -1,6 +1,9 @@
+import { msLeft } from '../deadline';
+
 /**
- * DynamoDB's contention answers, and the one retry policy for them. No imports: the SDK client
- * (shared/aws.ts), the error mapper and the tests read it alike.
+ * DynamoDB's contention answers, and the one retry policy for them. One import (the request's
+ * deadline, which no retry outlasts): the SDK client (shared/aws.ts), the error mapper and the
+ * tests read it alike.
  *
  * DynamoDB refuses work it cannot do right now in four ways, none of which changed anything:
  * - a throttle (`ThrottlingException`, `ProvisionedThroughputExceededException`,
@@ -90,9 +93,13 @@ export class ContentionRetryStrategy {
     const cost =
       (info.error as { name?: string } | undefined)?.name === 'TimeoutError' ? QUOTA.timeoutCost : QUOTA.retryCost;
     const retries = token.getRetryCount() + 1;
-    if (!retryable || retries >= this.maxAttempts || this.capacity < cost) throw new Error('No retry token available');
+    const delay = this.backoff(retries);
+    // A retry that would start past the request's deadline (../deadline.ts) is not made: the caller answers in time.
+    const late = msLeft() <= delay;
+    if (!retryable || late || retries >= this.maxAttempts || this.capacity < cost)
+      throw new Error('No retry token available');
     this.capacity -= cost;
-    return new RetryToken(retries, this.backoff(retries), cost);
+    return new RetryToken(retries, delay, cost);
   }
 
   recordSuccess(token: RetryToken): void {

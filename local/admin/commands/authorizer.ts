@@ -1,4 +1,4 @@
-import { flushAuthorizerCache } from '../authorizer-cache';
+import { flushAfter } from '../authorizer-cache';
 import { defineCommand } from '../registry';
 
 /**
@@ -15,5 +15,5 @@ export const authorizerFlush = defineCommand({
   usage: '',
   options: {},
   parse: () => undefined,
-  run: async (_args, context) => ({ authorizerCache: await flushAuthorizerCache(context) }),
+  run: async (_args, context) => flushAfter('Nothing was changed', context, {}),
 });

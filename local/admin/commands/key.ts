@@ -90,21 +90,20 @@ export const keyRotate = defineCommand({
     const { rotateApiKey, publicApiKey, operatorApiKeyView } =
       await import('../../../lambdas/contexts/tenants/api-keys');
     const { key, apiKey, replaced } = await rotateApiKey(keyId, { graceSeconds, expiresAt });
+    const stack = appliedTarget()?.stack;
     // A decision cached before the rotation carries no expiry; flushed, the old key's next one
     // carries the end of the grace period, which the handlers enforce to the second.
-    const authorizerCache = await flushAfter(
+    return flushAfter(
       `API key ${keyId} was rotated to ${apiKey.id} (the new key is not shown again: rotate ${apiKey.id} if it is ` +
         `lost)`,
       context,
+      {
+        key,
+        apiKey: publicApiKey(apiKey),
+        replaced: operatorApiKeyView(replaced, new Date()),
+        ...(stack && { baseUrl: stack.apiBaseUrl }),
+      },
     );
-    const stack = appliedTarget()?.stack;
-    return {
-      key,
-      apiKey: publicApiKey(apiKey),
-      replaced: operatorApiKeyView(replaced, new Date()),
-      authorizerCache,
-      ...(stack && { baseUrl: stack.apiBaseUrl }),
-    };
   },
 });
 
@@ -120,7 +119,8 @@ export const keyRevoke = defineCommand({
   run: async (keyId, context) => {
     const { revokeApiKey, publicApiKey } = await import('../../../lambdas/contexts/tenants/api-keys');
     const record = await revokeApiKey(keyId);
-    const authorizerCache = await flushAfter(`API key ${keyId} is revoked in the table`, context);
-    return { apiKey: { ...publicApiKey(record), revokedAt: record.revokedAt }, authorizerCache };
+    return flushAfter(`API key ${keyId} is revoked in the table`, context, {
+      apiKey: { ...publicApiKey(record), revokedAt: record.revokedAt },
+    });
   },
 });

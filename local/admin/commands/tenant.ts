@@ -6,6 +6,7 @@ import { option, parseOptions, uuidPositional } from '../options';
 import { defineCommand, type OptionSpecs } from '../registry';
 import { describeKeysOf } from './key';
 import { DEFAULT_SMS_RATE_CENTS } from '../../../lambdas/contexts/tenants/sms-rate';
+import type { OrganizationQuietHours } from '../../../lambdas/contexts/tenants/quiet-hours-policy';
 
 /** `tenant create` and `tenant update`: what the portal's organization settings do. */
 const SHARED_OPTIONS = {
@@ -15,6 +16,9 @@ const SHARED_OPTIONS = {
   'billing-status': { type: 'string' },
   'spending-limit-cents': { type: 'string' },
   'sms-rate-cents': { type: 'string' },
+  'quiet-hours': { type: 'string' },
+  'quiet-hours-applies-to': { type: 'string' },
+  'quiet-hours-window': { type: 'string' },
   // The organization's voice numbers: carrier callbacks find the organization by them.
   number: { type: 'string', multiple: true },
 } as const satisfies OptionSpecs;
@@ -26,12 +30,32 @@ const sharedFields = {
   'billing-status': option.billingStatus.optional(),
   'spending-limit-cents': option.wholeNumber.optional(),
   'sms-rate-cents': option.smsRateCents.optional(),
+  'quiet-hours': option.quietHours.optional(),
+  'quiet-hours-applies-to': option.quietHoursAppliesTo.optional(),
+  'quiet-hours-window': option.quietHoursWindow.optional(),
   number: z.array(option.e164).optional(),
 };
 
+type SharedValues = {
+  'quiet-hours'?: OrganizationQuietHours['mode'];
+  'quiet-hours-applies-to'?: OrganizationQuietHours['appliesTo'];
+  'quiet-hours-window'?: OrganizationQuietHours['window'];
+};
+
+/** The parts of the quiet-hours policy the options name (undefined when none: the policy is left as it is). */
+function quietHoursOf(o: SharedValues): Partial<OrganizationQuietHours> | undefined {
+  const policy = {
+    ...(o['quiet-hours'] && { mode: o['quiet-hours'] }),
+    ...(o['quiet-hours-applies-to'] && { appliesTo: o['quiet-hours-applies-to'] }),
+    ...(o['quiet-hours-window'] && { window: o['quiet-hours-window'] }),
+  };
+  return Object.keys(policy).length > 0 ? policy : undefined;
+}
+
 const SHARED_USAGE =
   '[--slug <s>] [--plan starter|pro|business] [--sms-number <e164>] [--billing-status active|past_due|suspended] ' +
-  '[--spending-limit-cents <n>] [--sms-rate-cents <n>] [--number <e164>]...';
+  '[--spending-limit-cents <n>] [--sms-rate-cents <n>] [--quiet-hours off|refuse|defer] ' +
+  '[--quiet-hours-applies-to all|marketing] [--quiet-hours-window HH:MM-HH:MM] [--number <e164>]...';
 
 export const tenantCreate = defineCommand({
   words: ['tenant', 'create'],
@@ -48,6 +72,7 @@ export const tenantCreate = defineCommand({
       billingStatus: o['billing-status'],
       spendingLimitCents: o['spending-limit-cents'],
       smsRateCents: o['sms-rate-cents'],
+      quietHours: quietHoursOf(o),
       // The SMS number is one of the numbers either way (createTenant adds it).
       numbers: o.number,
     };
@@ -65,8 +90,8 @@ export const tenantCreate = defineCommand({
 export const tenantUpdate = defineCommand({
   words: ['tenant', 'update'],
   summary:
-    'Change an organization; --number (adds a number) and --approve-host may be repeated; a new plan, name or slug ' +
-    'flushes the authorizer cache',
+    'Change an organization; --number (adds a number) and --approve-host may be repeated; a new plan, name, slug or ' +
+    'quiet-hours option flushes the authorizer cache',
   usage: `[--name <s>] ${SHARED_USAGE} [--no-sms-number] [--approve-host <host>]...`,
   positionals: ['tenantId'],
   options: {
@@ -96,6 +121,7 @@ export const tenantUpdate = defineCommand({
       billingStatus: o['billing-status'],
       spendingLimitCents: o['spending-limit-cents'],
       smsRateCents: o['sms-rate-cents'],
+      quietHours: quietHoursOf(o),
       approveHosts: o['approve-host'],
       addNumbers: o.number,
     };
@@ -107,13 +133,19 @@ export const tenantUpdate = defineCommand({
     const { updateTenant } = await import('../../../lambdas/contexts/tenants/tenants');
     const { settleSpend } = await import('../../../lambdas/contexts/texting/spend');
     const tenant = await updateTenant(tenantId, change);
-    // A new limit is split over the spend shards now, by this one writer, rather than by the
-    // organization's next sends (which would, should this command stop before it).
-    if (change.spendingLimitCents !== undefined) await settleSpend(tenantId);
-    // The authorizer's cached decisions carry the plan (API access), name and slug of the
+    // The authorizer's cached decisions carry the plan (API access), name, slug and quiet hours (GET /me) of the
     // organization: a change of one of them applies from the next request on, not after the TTL.
-    if (change.plan === undefined && change.name === undefined && change.slug === undefined) return { tenant };
-    return { tenant, authorizerCache: await flushAfter(`Organization ${tenantId} is changed in the table`, context) };
+    const flushes = [change.plan, change.name, change.slug, change.quietHours].some((value) => value !== undefined);
+    let flushed: object | undefined;
+    try {
+      // A new limit is split over the spend shards now, by this one writer, rather than by the
+      // organization's next sends (which would, should this command stop before it).
+      if (change.spendingLimitCents !== undefined) await settleSpend(tenantId);
+    } finally {
+      // Whatever the settlement did: a plan change left unflushed would keep admitting the old access.
+      if (flushes) flushed = await flushAfter(`Organization ${tenantId} is changed in the table`, context, { tenant });
+    }
+    return flushed ?? { tenant };
   },
 });
 

@@ -1,4 +1,10 @@
-import { CarrierError, type Carrier, type CarrierReceipt, type OutboundText } from '../../texting/carrier-port';
+import {
+  CARRIER_SEND_TIMEOUT_MS,
+  CarrierError,
+  type Carrier,
+  type CarrierReceipt,
+  type OutboundText,
+} from '../../texting/carrier-port';
 import type { DeliveryStatus } from '../../texting/delivery-status';
 import { withConnectionOverrides } from '../callback-protection';
 import { twilioErrorMessage } from './twilio-errors';
@@ -31,7 +37,7 @@ export type TwilioConfig = TwilioCredentialsConfig & {
  * table writes before and after it) and so inside API Gateway's 29 s. A send that hits it is an
  * unknown outcome, never a failure (../../texting/carrier-port.ts).
  */
-export const TWILIO_SEND_TIMEOUT_MS = 5_000;
+export const TWILIO_SEND_TIMEOUT_MS = CARRIER_SEND_TIMEOUT_MS;
 
 /** The query parameter of the StatusCallback URL that names our message. */
 export const MESSAGE_ID_PARAM = 'messageId';

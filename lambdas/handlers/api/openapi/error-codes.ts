@@ -102,6 +102,16 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
       carrierCode: 21211,
     },
   },
+  quiet_hours: {
+    meaning:
+      "the organization's quiet-hours policy is `refuse` and it is outside the recipient's window in the recipient's " +
+      'local time (docs/api.md, "Quiet hours"): `allowedAt` is the next instant the window opens for that number',
+    example: {
+      error:
+        "It is outside the recipient's allowed hours (quiet hours); the next allowed time is 2026-03-09T12:00:00.000Z",
+      allowedAt: '2026-03-09T12:00:00.000Z',
+    },
+  },
   rate_limited: {
     meaning: 'too many requests: wait `Retry-After` seconds',
     example: { error: 'Rate limit exceeded; retry after 42 seconds' },

@@ -128,6 +128,7 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
           },
           permissions: ['calls.view.team', 'contacts.view', 'contacts.manage', 'sms.view', 'sms.send'],
           rateLimit: { requestsPerMinute: 120 },
+          quietHours: { mode: 'refuse', appliesTo: 'marketing', window: { start: '09:00', end: '20:00' } },
         },
       },
     },

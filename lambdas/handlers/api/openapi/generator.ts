@@ -12,7 +12,7 @@ import {
   ContactSchema,
   DeletedContactSchema,
 } from '../../../contexts/contacts/schemas';
-import { ApiKeyInfoSchema, MeSchema, TenantSchema } from '../../../contexts/tenants/schemas';
+import { ApiKeyInfoSchema, MeSchema, QuietHoursSchema, TenantSchema } from '../../../contexts/tenants/schemas';
 import { SendMessageBody } from '../../../contexts/texting/requests/send-message';
 import { RescheduleMessageBody } from '../../../contexts/texting/requests/change-message';
 import {
@@ -53,6 +53,7 @@ const COMPONENTS: z.ZodMiniType[] = [
   ErrorSchema,
   TenantSchema,
   ApiKeyInfoSchema,
+  QuietHoursSchema,
   MeSchema,
   CallSchema,
   ContactSchema,

