@@ -243,10 +243,10 @@ describe('delivery status', () => {
     Update: {
       TableName: process.env.TABLE_NAME,
       Key: { pk: `${pk}#SPEND#${shard}`, sk: 'SPEND' },
-      UpdateExpression: 'ADD #spend :minusCost, #headroom :cost',
+      UpdateExpression: 'ADD #spendCents :add_spendCents, #headroomCents :add_headroomCents',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#spend': 'spendCents', '#headroom': 'headroomCents' },
-      ExpressionAttributeValues: { ':cost': 3, ':minusCost': -3 },
+      ExpressionAttributeNames: { '#spendCents': 'spendCents', '#headroomCents': 'headroomCents' },
+      ExpressionAttributeValues: { ':add_headroomCents': 3, ':add_spendCents': -3 },
     },
   });
 
