@@ -70,3 +70,10 @@ export class CarrierRejectedError extends DomainError {
     );
   }
 }
+
+/** A cancel or a reschedule of a text that is no longer scheduled (sent, failed, or already canceled). */
+export class NotScheduledError extends DomainError {
+  constructor(messageId: string, status: string) {
+    super(409, 'not_scheduled', `The message is ${status}, no longer scheduled`, { messageId, status });
+  }
+}
