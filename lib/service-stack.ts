@@ -14,17 +14,20 @@ import { Carrier, CARRIER_SENDER_FUNCTION_OPTIONS } from './constructs/carrier';
 import { FunctionFactory, REPO_ROOT } from './constructs/function-factory';
 import { Observability } from './constructs/observability';
 import { METRIC_NAMESPACE, PublicApi } from './constructs/public-api';
+import { ScheduledTexts } from './constructs/scheduled-texts';
 import { ServiceTable } from './constructs/table';
 import { TextSettlement } from './constructs/text-settlement';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
 import {
   CARRIER_CALLBACK_TABLE_ACCESS,
+  SCHEDULED_TEXTS_TABLE_ACCESS,
   TEXT_SETTLEMENT_TABLE_ACCESS,
   WEBHOOK_ROUTER_TABLE_ACCESS,
   WEBHOOK_SENDER_TABLE_ACCESS,
 } from './table-access';
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
 import { ENDPOINTS_DISABLED_METRIC } from '../lambdas/contexts/webhooks/health-metrics';
+import { LATE_AFTER_SECONDS, SCHEDULED_TEXT_LATENESS_METRIC } from '../lambdas/handlers/scheduled/firing-metrics';
 import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
 import { REFERENCE_PAGE_FILE } from '../lambdas/handlers/api/openapi/reference-page-file';
 
@@ -77,6 +80,7 @@ export class ServiceStack extends Stack {
   readonly observability: Observability;
   readonly carrier: Carrier;
   readonly textSettlement: TextSettlement;
+  readonly scheduledTexts: ScheduledTexts;
   readonly webhooks?: WebhookPipeline;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
@@ -144,6 +148,13 @@ export class ServiceStack extends Stack {
       entry: 'lambdas/handlers/scheduled/settle-texts.ts',
       tableAccess: TEXT_SETTLEMENT_TABLE_ACCESS,
     });
+    this.scheduledTexts = new ScheduledTexts(this, 'ScheduledTexts', {
+      table: this.table,
+      functions: this.functions,
+      entry: 'lambdas/handlers/scheduled/fire-scheduled-texts.ts',
+      tableAccess: SCHEDULED_TEXTS_TABLE_ACCESS,
+      carrier: this.carrier,
+    });
 
     this.observability = new Observability(this, 'Observability', {
       stage: config.stage,
@@ -159,6 +170,18 @@ export class ServiceStack extends Stack {
       this.observability.monitorFunction(operationId, fn);
     }
     this.observability.monitorFunction('SettleTexts', this.textSettlement.sweeper);
+    this.observability.monitorFunction('FireScheduledTexts', this.scheduledTexts.firer);
+    // The spec's promise: a scheduled text goes out within a minute after its time.
+    this.observability.monitorBusinessMaximum('ScheduledTextsLate', {
+      namespace: `${METRIC_NAMESPACE}/${config.stage}`,
+      metricName: SCHEDULED_TEXT_LATENESS_METRIC,
+      service: SERVICE_NAME,
+      threshold: LATE_AFTER_SECONDS,
+      description:
+        'A scheduled text went out more than a minute after its sendAt: a minute held more texts than one run ' +
+        'fires, the carrier slowed the runs down, or runs failed (FireScheduledTexts errors and throttles; ' +
+        'docs/capacity.md, "Scheduled texts")',
+    });
 
     const webhookSources = props.webhooks ?? WEBHOOK_SOURCES;
     if (webhookSources) {

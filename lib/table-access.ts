@@ -216,3 +216,23 @@ export const TEXT_SETTLEMENT_TABLE_ACCESS: TableAccess = {
   actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
   indexes: ['gsi2'],
 };
+
+/**
+ * The firing of scheduled texts (`scheduled-texts.fireDueTexts`, every minute): Query on gsi2 (the due list, `DUE#<shard>`),
+ * then per due text what a send does to it: GetItem (the message, the organization row), one transaction that
+ * checks the number's consent (ConditionCheckItem), moves the message from `scheduled` to `queued` (UpdateItem) and
+ * deletes the number's row of scheduled texts (DeleteItem); then the sid (UpdateItem + PutItem of the sid row), or a
+ * failure and its refund (UpdateItem); a carrier opt-out updates the ledger and the holder's copy (UpdateItem,
+ * ConditionCheckItem on the claim).
+ */
+export const SCHEDULED_TEXTS_TABLE_ACCESS: TableAccess = {
+  actions: [
+    'dynamodb:Query',
+    'dynamodb:GetItem',
+    'dynamodb:ConditionCheckItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:PutItem',
+    'dynamodb:DeleteItem',
+  ],
+  indexes: ['gsi2'],
+};
