@@ -243,11 +243,27 @@ describe('the carrier side', () => {
       },
       twilioVoiceRecording: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
       twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+      // A STOP or the carrier's opt-out cancels the number's scheduled texts: Query its rows, DeleteItem each.
       twilioSmsInbound: {
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:ConditionCheckItem',
+          'dynamodb:Query',
+          'dynamodb:DeleteItem',
+        ],
       },
+      // A STOP or the carrier's opt-out cancels the number's scheduled texts: Query its rows, DeleteItem each.
       twilioSmsStatus: {
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:ConditionCheckItem',
+          'dynamodb:Query',
+          'dynamodb:DeleteItem',
+        ],
       },
     });
   });
