@@ -36,7 +36,8 @@
  * --directory-only (section 12 alone: its result replaces the `directory` entry of bench/results.json and
  * leaves every other section's as recorded; always also bench/out/directory-only.json; a full run runs it
  * last, in a child with a DynamoDB Local of its own), --skip-directory,
- * --directory-import 10000, --directory-sizes 1000,100000.
+ * --directory-import 10000, --directory-sizes 1000,100000, --scheduled-only (section 13 alone, written to
+ * bench/out/scheduled-only.json; --scheduled-texts <n>, default 10,000), --skip-scheduled.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
@@ -60,6 +61,7 @@ const QUICK = args.has('--quick');
 const RESULTS_FILE = QUICK ? join(OUT_DIR, 'results-quick.json') : join(BENCH_DIR, 'results.json');
 const SCALE_ONLY_FILE = join(OUT_DIR, 'scale-only.json');
 const DIRECTORY_ONLY_FILE = join(OUT_DIR, 'directory-only.json');
+const SCHEDULED_ONLY_FILE = join(OUT_DIR, 'scheduled-only.json');
 
 const SETTINGS = {
   initRounds: QUICK ? 3 : 15,
@@ -85,6 +87,12 @@ const SETTINGS = {
     standsFor: 500,
     drainMs: 120_000,
     parts: QUICK ? 300 : 1000,
+  },
+  scheduled: {
+    texts: Number(optionValue('--scheduled-texts') ?? (QUICK ? 1000 : 10_000)),
+    organizations: 10,
+    concurrency: 16,
+    carrierMs: 200,
   },
   compression: QUICK
     ? { requests: 200, concurrency: 8, warmup: 20, chunks: 2 }
@@ -121,9 +129,15 @@ async function main(): Promise<void> {
   let bundles: Awaited<ReturnType<typeof import('./support/bundles').measureInit>> = [];
   let built: Awaited<ReturnType<typeof import('./support/bundles').buildBundles>> = [];
   const alone =
-    ['--webhooks-only', '--faults-only', '--scale-only', '--contention-only', '--events-only', '--directory-only'].some(
-      (option) => args.has(option),
-    ) || optionValue('--only') !== undefined;
+    [
+      '--webhooks-only',
+      '--faults-only',
+      '--scale-only',
+      '--contention-only',
+      '--events-only',
+      '--directory-only',
+      '--scheduled-only',
+    ].some((option) => args.has(option)) || optionValue('--only') !== undefined;
   if (!args.has('--skip-bundles') && !alone) {
     phase("1. Bundles: building every Lambda with the stack's esbuild options");
     const { buildBundles, measureInit } = await import('./support/bundles');
@@ -173,6 +187,16 @@ async function main(): Promise<void> {
       await writeFile(
         SCALE_ONLY_FILE,
         `${JSON.stringify({ ...results, scale, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
+      return;
+    }
+
+    // Section 13 too: its scheduling and firing run in this process, on the engine.
+    if (args.has('--scheduled-only')) {
+      const scheduled = await measureScheduledPhase(ddb.endpoint);
+      await writeFile(
+        SCHEDULED_ONLY_FILE,
+        `${JSON.stringify({ ...results, scheduled, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
       );
       return;
     }
@@ -353,6 +377,9 @@ async function main(): Promise<void> {
 
     // ---------- 12. the directory ----------
     if (!args.has('--skip-directory')) results.directory = await measureDirectoryInChild();
+
+    // ---------- 13. scheduled texts ----------
+    if (!args.has('--skip-scheduled')) results.scheduled = await measureScheduledInChild();
     loads.end = load();
     results.durationS = Math.round((performance.now() - t0) / 1000);
 
@@ -1166,6 +1193,39 @@ const measureDirectoryInChild = () =>
     String(SETTINGS.directory.importContacts),
     '--directory-sizes',
     SETTINGS.directory.syncSizes.join(','),
+  ]);
+
+/**
+ * Section 13: the firing's rounds and the scheduling, in this process, with the shared client on a limits engine in
+ * front of DynamoDB Local (./support/scheduled-bench.ts).
+ */
+async function measureScheduledPhase(dynamodbEndpoint: string) {
+  const { texts, organizations, carrierMs } = SETTINGS.scheduled;
+  log(
+    `\n13. Scheduled texts: ${texts} for one instant, ${organizations} organizations, fired in runs a minute apart ` +
+      `(the carrier answers in ${carrierMs} ms), on the limits engine`,
+  );
+  const { startLimitsProxy } = await import('../local/dynamodb-limits/limits-proxy');
+  const engine = await startLimitsProxy({ upstream: dynamodbEndpoint, sharedDb: true });
+  process.env.DYNAMODB_ENDPOINT = engine.endpoint;
+  try {
+    const [{ measureScheduled, scheduledReport }, { limitsMetersAt }] = await Promise.all([
+      import('./support/scheduled-bench'),
+      import('./support/limits-meters'),
+    ]);
+    const scheduled = await measureScheduled(limitsMetersAt(engine.endpoint), SETTINGS.scheduled, (line) => log(line));
+    log(scheduledReport(scheduled));
+    return scheduled;
+  } finally {
+    await engine.stop();
+  }
+}
+
+const measureScheduledInChild = () =>
+  sectionInChild('scheduled texts', 'scheduled', SCHEDULED_ONLY_FILE, [
+    '--scheduled-only',
+    '--scheduled-texts',
+    String(SETTINGS.scheduled.texts),
   ]);
 
 main().then(

@@ -14,11 +14,13 @@ import { Carrier, CARRIER_SENDER_FUNCTION_OPTIONS } from './constructs/carrier';
 import { FunctionFactory, REPO_ROOT } from './constructs/function-factory';
 import { Observability } from './constructs/observability';
 import { METRIC_NAMESPACE, PublicApi } from './constructs/public-api';
+import { ScheduledTexts } from './constructs/scheduled-texts';
 import { ServiceTable } from './constructs/table';
 import { TextSettlement } from './constructs/text-settlement';
 import { WebhookPipeline } from './constructs/webhook-pipeline';
 import {
   CARRIER_CALLBACK_TABLE_ACCESS,
+  SCHEDULED_TEXTS_TABLE_ACCESS,
   TEXT_SETTLEMENT_TABLE_ACCESS,
   WEBHOOK_ROUTER_TABLE_ACCESS,
   WEBHOOK_SENDER_TABLE_ACCESS,
@@ -26,6 +28,7 @@ import {
 import { ROUTER_FILTER_PATTERNS } from '../lambdas/contexts/webhooks/filter-criteria';
 import { ENDPOINTS_DISABLED_METRIC } from '../lambdas/contexts/webhooks/health-metrics';
 import { SETTLEMENT_FAILED_METRIC } from '../lambdas/contexts/texting/settlement-grace';
+import { LATE_AFTER_SECONDS, SCHEDULED_TEXT_LATENESS_METRIC } from '../lambdas/handlers/scheduled/firing-metrics';
 import { writeReferencePage } from '../lambdas/handlers/api/openapi/reference-page';
 import { REFERENCE_PAGE_FILE } from '../lambdas/handlers/api/openapi/reference-page-file';
 
@@ -78,6 +81,7 @@ export class ServiceStack extends Stack {
   readonly observability: Observability;
   readonly carrier: Carrier;
   readonly textSettlement: TextSettlement;
+  readonly scheduledTexts: ScheduledTexts;
   readonly webhooks?: WebhookPipeline;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
@@ -99,6 +103,13 @@ export class ServiceStack extends Stack {
       functions: this.functions,
       entry: 'lambdas/handlers/scheduled/settle-texts.ts',
       tableAccess: TEXT_SETTLEMENT_TABLE_ACCESS,
+    });
+    this.scheduledTexts = new ScheduledTexts(this, 'ScheduledTexts', {
+      table: this.table,
+      functions: this.functions,
+      entry: 'lambdas/handlers/scheduled/fire-scheduled-texts.ts',
+      tableAccess: SCHEDULED_TEXTS_TABLE_ACCESS,
+      carrier: this.carrier,
     });
 
     this.observability = new Observability(this, 'Observability', {
@@ -192,6 +203,22 @@ export class ServiceStack extends Stack {
       description:
         'The settlement sweep could not fail and refund a text whose carrier outcome stayed unknown and skipped it ' +
         '(the SettleTexts log names the organization, the message and the error); each run tries it again',
+    });
+    this.monitorScheduledTexts();
+  }
+
+  /** The function that fires scheduled texts, and the spec's promise: each goes out within a minute after its time. */
+  private monitorScheduledTexts(): void {
+    this.observability.monitorFunction('FireScheduledTexts', this.scheduledTexts.firer);
+    this.observability.monitorBusinessMaximum('ScheduledTextsLate', {
+      namespace: `${METRIC_NAMESPACE}/${this.config.stage}`,
+      metricName: SCHEDULED_TEXT_LATENESS_METRIC,
+      service: SERVICE_NAME,
+      threshold: LATE_AFTER_SECONDS,
+      description:
+        'A scheduled text went out more than a minute after its sendAt: a minute held more texts than one run ' +
+        'fires, the carrier slowed the runs down, or runs failed (FireScheduledTexts errors and throttles; ' +
+        'docs/capacity.md, "Scheduled texts")',
     });
   }
 

@@ -109,7 +109,9 @@ export const ROUTE_TABLE_ACCESS = {
    * organization row (UpdateItem, taken and given back; GetItem while another holds it) and one
    * transaction over the shards (UpdateItem, PutItem for missing ones). A carrier opt-out updates the ledger and the
    * holder's copy (UpdateItem,
-   * ConditionCheckItem on the number's claim).
+   * ConditionCheckItem on the number's claim), then cancels the texts scheduled to the number (Query of its
+   * rows, a transaction each: UpdateItem of the message and the refund, DeleteItem of the number's row). A
+   * scheduled text (`sendAt`) also puts its number's row (PutItem) in the send transaction.
    */
   sendMessage: {
     actions: [
@@ -118,8 +120,17 @@ export const ROUTE_TABLE_ACCESS = {
       'dynamodb:ConditionCheckItem',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
+      'dynamodb:Query',
+      'dynamodb:DeleteItem',
     ],
   },
+  /** `scheduled-changes.rescheduleMessage`: GetItem (the message), one conditional UpdateItem (time and due list). */
+  rescheduleMessage: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+  /**
+   * `scheduled-changes.cancelScheduledText`: GetItem (the message), one transaction of UpdateItems
+   * (message, refund on its spend shard) and DeleteItem (the number's row), then the thread's UpdateItem.
+   */
+  cancelMessage: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
 } satisfies Record<RouteId, TableAccess>;
 
 /**
@@ -190,10 +201,19 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
    * `receiving.receiveInboundMessage`: the sender's contact, claim and search entries (a transaction of PutItems),
    * the message with its sid row (PutItem x2), its thread (GetItem, then UpdateItem) and a consent
    * keyword's ledger row and holder's copy (UpdateItem, ConditionCheckItem on the claim) in one
-   * transaction, and GetItem of the first copy on a carrier retry.
+   * transaction, and GetItem of the first copy on a carrier retry. An opt-out keyword cancels the texts
+   * scheduled to the number (`scheduled-changes.cancelScheduledTextsTo`: GetItem of the ledger, Query of the
+   * number's rows, per text GetItem and a transaction of UpdateItems and a DeleteItem).
    */
   twilioSmsInbound: {
-    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:Query',
+      'dynamodb:DeleteItem',
+    ],
   },
   /**
    * `delivery-status.updateMessageStatus`: GetItem (sid row, message), then one transaction of
@@ -201,9 +221,17 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
    * with the sid row's PutItem when the callback is the first to name the sid; an opt-out code
    * updates the ledger and the holder's copy (UpdateItem, ConditionCheckItem on the claim). A text
    * charged before spend shards existed reads the organization row (GetItem) and may make them (UpdateItem, PutItem).
+   * An opt-out code cancels the texts scheduled to the number (Query of its rows, UpdateItem, DeleteItem).
    */
   twilioSmsStatus: {
-    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:Query',
+      'dynamodb:DeleteItem',
+    ],
   },
 } satisfies Record<CarrierRouteId, TableAccess>;
 
@@ -214,5 +242,26 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
  */
 export const TEXT_SETTLEMENT_TABLE_ACCESS: TableAccess = {
   actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+  indexes: ['gsi2'],
+};
+
+/**
+ * The firing of scheduled texts (`scheduled-texts.fireDueTexts`): Query on gsi2 (the due list), then
+ * per text GetItem (message, organization), one transaction (UpdateItem of the message,
+ * ConditionCheckItem of the number's consent, DeleteItem of the number's row) and the send's
+ * writes (`hand-over.handOver`: sid PutItem and UpdateItem, or a failure's UpdateItems; a carrier
+ * opt-out's ledger writes and cancels: Query of the number's rows); a text canceled at its time
+ * is a transaction of UpdateItems and a DeleteItem. A refund to a shard made before spend shards
+ * existed may make them (PutItem).
+ */
+export const SCHEDULED_TEXTS_TABLE_ACCESS: TableAccess = {
+  actions: [
+    'dynamodb:Query',
+    'dynamodb:GetItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:PutItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:ConditionCheckItem',
+  ],
   indexes: ['gsi2'],
 };

@@ -31,6 +31,10 @@ export type RuntimeOptions = {
   allowHttpWebhooks: boolean;
   /** How long a text's carrier outcome may stay unknown before the sweep fails and refunds it. */
   textGraceMs: number;
+  /** How often the firing of scheduled texts runs. */
+  scheduledTextsEveryMs: number;
+  /** Tests only: the firing's clock runs this far ahead of the real one. */
+  scheduledTextsLeadMs: number;
   /** The token carrier callbacks are signed with; undefined: TWILIO_AUTH_TOKEN, else LOCAL_TWILIO_AUTH_TOKEN. */
   twilioAuthToken: string | undefined;
   /** The API root as the carrier calls it (signatures cover it); undefined: http://127.0.0.1:<port>. */
@@ -97,6 +101,10 @@ Texts:
                                  callback) before the settlement sweep fails and refunds it (default
                                  ${SETTLEMENT_GRACE_MS}, one hour, as in AWS); the sweep runs every minute or
                                  every quarter of this, whichever is shorter
+  --scheduled-texts-every-ms <n> How often scheduled texts that fell due are sent (default 10000; each
+                                 goes out within a minute after its sendAt as long as this is under 60000)
+  --scheduled-texts-lead-ms <n>  Tests only: fire scheduled texts this much before their sendAt
+                                 (default 0), so a test need not wait for a text scheduled a minute ahead
 
 DynamoDB limits (docs/local-engine.md):
   --dynamodb-limits              Put the limits-faithful engine in front of DynamoDB Local: conflicting
@@ -143,6 +151,8 @@ const OPTIONS = {
   'webhook-timeout-ms': { type: 'string' },
   'allow-http-webhooks': { type: 'boolean' },
   'text-grace-ms': { type: 'string' },
+  'scheduled-texts-every-ms': { type: 'string' },
+  'scheduled-texts-lead-ms': { type: 'string' },
   'twilio-auth-token': { type: 'string' },
   'public-url': { type: 'string' },
   'log-level': { type: 'string' },
@@ -324,6 +334,8 @@ export function parseRuntimeArgs(argv: string[]): { help: true } | { help: false
       webhookTimeoutMs: positiveMs(values, 'webhook-timeout-ms', DEFAULT_ATTEMPT_TIMEOUT_MS),
       allowHttpWebhooks: values['allow-http-webhooks'] ?? false,
       textGraceMs: positiveMs(values, 'text-grace-ms', SETTLEMENT_GRACE_MS),
+      scheduledTextsEveryMs: positiveMs(values, 'scheduled-texts-every-ms', 10_000),
+      scheduledTextsLeadMs: wholeNumberOption(values, 'scheduled-texts-lead-ms', 0, MAX_WEBHOOK_MS),
       twilioAuthToken: values['twilio-auth-token'],
       publicUrl: values['public-url'] === undefined ? undefined : parsePublicUrl(values['public-url']),
       logLevel: parseLogLevel(values['log-level']),

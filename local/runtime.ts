@@ -296,6 +296,9 @@ export async function startRuntime(
   cleanup.push((await startWebhooks(options, endpoint, stateDir)).stop);
   const { startTextSettlement } = await import('./text-settlement');
   cleanup.push((await startTextSettlement(options.textGraceMs, out.error)).stop);
+  const { startScheduledTexts } = await import('./scheduled-texts');
+  const firing = { everyMs: options.scheduledTextsEveryMs, leadMs: options.scheduledTextsLeadMs };
+  cleanup.push((await startScheduledTexts(firing, out.error)).stop);
 
   await writeRuntimeInfo(stateDir, {
     pid: process.pid,

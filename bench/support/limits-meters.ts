@@ -20,7 +20,8 @@ export type LimitsMeters = {
   reset: () => Promise<void>;
 };
 
-function limitsMeters(endpoint: string): LimitsMeters {
+/** The meters of an engine at `endpoint`. */
+export function limitsMetersAt(endpoint: string): LimitsMeters {
   return {
     endpoint,
     stats: async () => {
@@ -52,7 +53,7 @@ export async function startRuntimeOnEngine(
     const runtime = await startRuntimeProcess(proxy.endpoint, [], runtimeArgs, env);
     return {
       ...runtime,
-      limits: limitsMeters(proxy.endpoint),
+      limits: limitsMetersAt(proxy.endpoint),
       async stop() {
         await runtime.stop();
         await proxy.stop();

@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   no_sms_number: 409,
   recipient_opted_out: 409,
   idempotency_conflict: 409,
+  /** A cancel or reschedule of a text that is no longer scheduled. */
+  not_scheduled: 409,
   /** The operator CLI's, when a number is registered to two organizations; no API route answers it. */
   number_taken: 409,
   payload_too_large: 413,

@@ -153,6 +153,27 @@ export class Observability extends Construct {
     return this.addAlarm(name, count, { description: metric.description, threshold: 1 });
   }
 
+  /**
+   * A business measurement the functions emit (their namespace and `service` dimension): alarms when its largest
+   * value in 5 minutes reaches `threshold`, and the dashboard graphs it.
+   */
+  monitorBusinessMaximum(
+    name: string,
+    metric: { namespace: string; metricName: string; service: string; description: string; threshold: number },
+  ): cloudwatch.Alarm {
+    const maximum = new cloudwatch.Metric({
+      namespace: metric.namespace,
+      metricName: metric.metricName,
+      dimensionsMap: { service: metric.service },
+      statistic: 'Maximum',
+      period: PERIOD,
+    });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: `${name} (Maximum)`, left: [maximum.with({ label: name })], width: 8 }),
+    );
+    return this.addAlarm(name, maximum, { description: metric.description, threshold: metric.threshold });
+  }
+
   /** An alarm that notifies the topic when it fires and when it recovers. */
   addAlarm(
     id: string,

@@ -299,6 +299,24 @@ describe('the typed client, operation by operation', () => {
     expect(conversation.data?.messages.map((message) => message.id)).toEqual([sent.data!.message.id]);
   });
 
+  it('schedules a text, moves it and cancels it (its cost back), and answers 409 to a second cancel', async () => {
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    const inTwoHours = new Date(Date.now() + 7_200_000).toISOString();
+    const scheduled = await api.client.POST('/messages', {
+      body: { to: ADA, body: 'Reminder: your table for two is at 7 pm.', sendAt: inAnHour },
+    });
+    const id = { params: { path: { counterpart: scheduled.data!.message.id } } };
+    const moved = await api.client.PATCH('/messages/{counterpart}', { ...id, body: { sendAt: inTwoHours } });
+    const canceled = await api.client.POST('/messages/{counterpart}/cancel', id);
+    const again = await api.client.POST('/messages/{counterpart}/cancel', id);
+
+    expect(scheduled.data?.message).toMatchObject({ status: 'scheduled', sendAt: inAnHour });
+    expect(moved.data?.message).toMatchObject({ status: 'scheduled', sendAt: inTwoHours });
+    expect(canceled.data?.message).toMatchObject({ status: 'canceled', cancelReason: 'api' });
+    expect(again.response.status).toBe(409);
+    expect(again.error?.code).toBe('not_scheduled');
+  });
+
   it('answers 403 insufficient_scope to a key without the scope and 401 to an unknown key', async () => {
     const forbidden = await readOnly.client.POST('/contacts', {
       body: { displayName: 'Nobody', phoneNumber: '+14155550199' },

@@ -71,13 +71,17 @@ describe('the carrier side', () => {
       const spec = [...specs.values()].find((s) => s.entry === route.handler);
       expect(spec).toMatchObject({ preload: [TWILIO_SECRET_PRELOAD] });
     }
-    // POST /messages reads the secret too; no other route does.
+    // POST /messages and the firing of scheduled texts read the secret too; no other function does.
     const withPreload = [...specs.values()]
       .filter((s) => s.preload?.length)
       .map((s) => s.entry)
       .sort();
     expect(withPreload).toEqual(
-      [...CARRIER_ROUTES.map((r) => r.handler), ROUTES.find((r) => r.operationId === 'sendMessage')!.handler].sort(),
+      [
+        ...CARRIER_ROUTES.map((r) => r.handler),
+        ROUTES.find((r) => r.operationId === 'sendMessage')!.handler,
+        'lambdas/handlers/scheduled/fire-scheduled-texts.ts',
+      ].sort(),
     );
     create.mockRestore();
   });
@@ -187,10 +191,14 @@ describe('the carrier side', () => {
     expect(template.toJSON().Outputs.TwilioSecretArn.Value).toBe(IMPORTED_SECRET_ARN);
   });
 
-  it('lets exactly the callbacks and POST /messages read the secret, with GetSecretValue on that secret only', () => {
+  it('lets exactly the callbacks, POST /messages and the firing of scheduled texts read the secret, with GetSecretValue on that secret only', () => {
     const { stack, template } = synth();
     const secret = { Ref: logicalIdOf(stack, stack.carrier.secret as never) };
-    const readers = new Set([...Object.values(stack.carrier.callbackFunctions), stack.api.routeFunctions.sendMessage]);
+    const readers = new Set([
+      ...Object.values(stack.carrier.callbackFunctions),
+      stack.api.routeFunctions.sendMessage,
+      stack.scheduledTexts.firer,
+    ]);
 
     for (const fn of stack.functions.functions) {
       const statements = secretStatements(statementsOfFunction(template, logicalIdOf(stack, fn)));
@@ -235,11 +243,27 @@ describe('the carrier side', () => {
       },
       twilioVoiceRecording: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
       twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+      // A STOP or the carrier's opt-out cancels the number's scheduled texts: Query its rows, DeleteItem each.
       twilioSmsInbound: {
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:ConditionCheckItem',
+          'dynamodb:Query',
+          'dynamodb:DeleteItem',
+        ],
       },
+      // A STOP or the carrier's opt-out cancels the number's scheduled texts: Query its rows, DeleteItem each.
       twilioSmsStatus: {
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:ConditionCheckItem',
+          'dynamodb:Query',
+          'dynamodb:DeleteItem',
+        ],
       },
     });
   });

@@ -64,7 +64,7 @@ describe('the function factory', () => {
     });
   });
 
-  it('reserves concurrency for the authorizer and each carrier callback, and for no other function', () => {
+  it('reserves concurrency for the authorizer, each carrier callback and the firing of scheduled texts, and for no other function', () => {
     const { stack, template } = synth();
     // Configured with no reservation (the same synth as the environment test below).
     const unreserved = synth(TUNED).template;
@@ -79,10 +79,13 @@ describe('the function factory', () => {
     expect(reserved).toEqual({
       [logicalIdOf(stack, stack.api.authorizerFunction)]: 100,
       ...Object.fromEntries(Object.values(stack.carrier.callbackFunctions).map((fn) => [logicalIdOf(stack, fn), 20])),
+      // One run at a time, whatever the configuration (lib/constructs/scheduled-texts.ts).
+      [logicalIdOf(stack, stack.scheduledTexts.firer)]: 1,
     });
     expect(Object.keys(stack.carrier.callbackFunctions)).toHaveLength(5);
-    for (const fn of Object.values(unreserved.findResources('AWS::Lambda::Function')))
-      expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const firerId = logicalIdOf(stack, stack.scheduledTexts.firer);
+    for (const [id, fn] of Object.entries(unreserved.findResources('AWS::Lambda::Function')))
+      expect(fn.Properties.ReservedConcurrentExecutions).toBe(id === firerId ? 1 : undefined);
   });
 
   it('configures every function through its environment', () => {

@@ -170,8 +170,11 @@ describe('least-privilege IAM', () => {
       [
         'dynamodb:BatchGetItem',
         'dynamodb:ConditionCheckItem',
+        // A carrier opt-out cancels the number's scheduled texts: its rows (Query) and each one's row (DeleteItem).
+        'dynamodb:DeleteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
+        'dynamodb:Query',
         'dynamodb:UpdateItem',
       ],
       {},

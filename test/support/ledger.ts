@@ -8,7 +8,8 @@ import { spendOf } from '../../lambdas/contexts/texting/spend';
 /**
  * The money of one organization, read from the table rather than from what the code under test
  * returns: what it was charged (`spendCents`) and what its texts cost, counting every outbound
- * text that did not fail (a failed text is refunded). Every send, failure, callback and sweep must
+ * text that did not fail and was not canceled (a failed or canceled text is refunded; a scheduled one is
+ * reserved, so it counts). Every send, failure, callback and sweep must
  * leave the two equal: `expect(ledger.spendCents).toBe(ledger.owedCents)`.
  */
 export type MoneyLedger = { spendCents: number; owedCents: number };
@@ -52,7 +53,7 @@ export async function messageRowsOf(tenantId: string): Promise<Row[]> {
 
 export async function moneyLedgerOf(tenantId: string): Promise<MoneyLedger> {
   const owedCents = (await messageRowsOf(tenantId))
-    .filter((row) => row.direction === 'outbound' && row.status !== 'failed')
+    .filter((row) => row.direction === 'outbound' && row.status !== 'failed' && row.status !== 'canceled')
     .reduce((sum, row) => sum + costCentsOfItem(row), 0);
   return { spendCents: await spendOf(tenantId), owedCents };
 }

@@ -20,6 +20,8 @@ describe('npm start options', () => {
         webhookTimeoutMs: 10_000,
         allowHttpWebhooks: false,
         textGraceMs: 3_600_000,
+        scheduledTextsEveryMs: 10_000,
+        scheduledTextsLeadMs: 0,
         twilioAuthToken: undefined,
         publicUrl: undefined,
         logLevel: 'error',
@@ -74,6 +76,10 @@ describe('npm start options', () => {
       '0',
       '--partition-read-units',
       '30',
+      '--scheduled-texts-every-ms',
+      '500',
+      '--scheduled-texts-lead-ms',
+      '70000',
     ]);
 
     expect(parsed).toEqual({
@@ -91,6 +97,8 @@ describe('npm start options', () => {
         webhookTimeoutMs: 500,
         allowHttpWebhooks: true,
         textGraceMs: 2000,
+        scheduledTextsEveryMs: 500,
+        scheduledTextsLeadMs: 70_000,
         twilioAuthToken: 'a-token',
         // As written, without the trailing slash: the carrier signs the URL it was configured with.
         publicUrl: 'https://abc.tunnel.example',

@@ -39,6 +39,7 @@ describe('the webhooks section of the OpenAPI document', () => {
       'contact.created',
       'contact.deleted',
       'contact.updated',
+      'message.canceled',
       'message.delivered',
       'message.failed',
       'sms.received',

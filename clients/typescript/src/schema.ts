@@ -245,6 +245,34 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Move a scheduled text to another time
+         * @description Requires scope `sms.send`.
+         *
+         *     The path segment holds the message `id` (it is named `counterpart` because `GET /messages/{counterpart}` shares it). A `scheduled` text gets the new `sendAt` (same bounds as `POST /messages`: 400 naming `sendAt` otherwise) and is sent within a minute after it. Once it is sent (or being sent), failed or canceled: 409 `not_scheduled`. An unknown id: 404.
+         */
+        patch: operations["rescheduleMessage"];
+        trace?: never;
+    };
+    "/messages/{counterpart}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled text (its cost is given back)
+         * @description Requires scope `sms.send`.
+         *
+         *     The path segment holds the message `id` (it is named `counterpart` because `GET /messages/{counterpart}` shares it). A `scheduled` text becomes `canceled` (`cancelReason` `api`), its reserved cost is refunded in the same write and it is never sent; the `message.canceled` event follows. Once it is sent (or being sent), failed or already canceled: 409 `not_scheduled` with its `status`. An unknown id: 404.
+         */
+        post: operations["cancelMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -344,6 +372,26 @@ export interface webhooks {
          * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
          */
         post: operations["webhookMessageFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A scheduled text was canceled before it went out, and its cost refunded: it is never sent. Sent once per text, to endpoints subscribed to it
+         * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
+         */
+        post: operations["webhookMessageCanceled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -469,6 +517,7 @@ export interface components {
          *     - `no_sms_number` (409): the organization has no SMS-capable number to send from
          *     - `recipient_opted_out` (409): the recipient replied STOP (or the carrier reported the opt-out): the number is not texted until it replies START; `messageId` names the failed, unbilled message when the carrier reported the opt-out on this very send
          *     - `idempotency_conflict` (409): a request with the same Idempotency-Key is still running; retry it later with the same key
+         *     - `not_scheduled` (409): the text is no longer scheduled: it was sent (or is being sent), failed, or was canceled
          *     - `number_taken` (409): the number already belongs to another organization (operator CLI only)
          *     - `payload_too_large` (413): the body is larger than 64 KiB
          *     - `unsupported_media_type` (415): the body is not `application/json`
@@ -481,7 +530,7 @@ export interface components {
          *     - `temporarily_unavailable` (503): the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "number_taken" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "quiet_hours" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "not_scheduled" | "number_taken" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "quiet_hours" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
         Error: {
             /** @description Human-readable message; names the failing field on validation errors */
             error: string;
@@ -495,11 +544,13 @@ export interface components {
             contactId?: string;
             /**
              * Format: uuid
-             * @description POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the carrier)
+             * @description POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the carrier); `not_scheduled`: the message named
              */
             messageId?: string;
             /** @description `carrier_rejected`: the carrier's error code, when it gave one */
             carrierCode?: number | null;
+            /** @description `not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`) */
+            status?: string;
             /**
              * Format: date-time
              * @description `quiet_hours`: the next instant the recipient's window opens (UTC), when the text may be sent
@@ -712,10 +763,10 @@ export interface components {
             counterpartNumber: string;
             body: string;
             /**
-             * @description Outbound: `queued` (charged; with the carrier, or its answer still pending), then `sent`, `delivered` or `failed`, never backwards. A `failed` text is not billed (its charge is refunded). A text whose carrier outcome is still unknown one hour after it was queued is failed and refunded. Inbound: `received`.
+             * @description Outbound: `scheduled` (charged, waiting for its `sendAt`; `canceled` if canceled before, and refunded), then `queued` (charged; with the carrier, or its answer still pending), then `sent`, `delivered` or `failed`, never backwards. A `failed` text is not billed (its charge is refunded). A text whose carrier outcome is still unknown one hour after it was queued is failed and refunded. Inbound: `received`.
              * @enum {string}
              */
-            status: "queued" | "sent" | "delivered" | "failed" | "received";
+            status: "scheduled" | "queued" | "sent" | "delivered" | "failed" | "canceled" | "received";
             /** @description The telephony provider's message identifier; empty while a new outbound message waits for the carrier's answer */
             messageSid: string;
             /** @description The sender, outbound only; null when sent through the API */
@@ -723,6 +774,21 @@ export interface components {
             isRead: boolean;
             /** Format: date-time */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description A scheduled text only: when it goes out (it is sent within a minute after this time, never before). Absent on texts sent at once.
+             */
+            sendAt?: string;
+            /**
+             * @description The `category` the send request gave, if any (quiet hours may apply to `marketing` only).
+             * @enum {string}
+             */
+            category?: "marketing" | "transactional";
+            /**
+             * @description A `canceled` text only: `api` (POST /messages/{id}/cancel), `opted_out` (its recipient opted out before its time) or `billing` (billing was blocked at its time).
+             * @enum {string}
+             */
+            cancelReason?: "api" | "opted_out" | "billing";
         };
         Thread: {
             /** @description External number, E.164; used as `{counterpart}` in paths */
@@ -752,6 +818,23 @@ export interface components {
         SendMessageRequest: {
             to: string;
             body: string;
+            /**
+             * Format: date-time
+             * @description Send later: a date-time with its offset, at least 60 seconds and at most 90 days ahead. The text is charged now (402 now), stored `scheduled`, and sent within a minute after this time.
+             */
+            sendAt?: string;
+            /**
+             * @description What the text is; quiet hours may apply to `marketing` texts only (the organization's policy).
+             * @enum {string}
+             */
+            category?: "marketing" | "transactional";
+        };
+        RescheduleMessageRequest: {
+            /**
+             * Format: date-time
+             * @description The new time: a date-time with its offset, at least 60 seconds and at most 90 days ahead
+             */
+            sendAt: string;
         };
         /** @description A call ended: it reached completed, failed, no-answer, busy or canceled */
         WebhookEventCallCompleted: {
@@ -896,6 +979,42 @@ export interface components {
                 /** @description True when the text had been charged and the charge was refunded (in the same write that failed it): a failed text is never billed */
                 refunded: boolean;
                 /** @description What was refunded, in cents (0 when nothing was charged) */
+                refundedCents: number;
+                message: components["schemas"]["Message"];
+            };
+        };
+        /** @description A scheduled text was canceled before it went out, and its cost refunded: it is never sent. Sent once per text, to endpoints subscribed to it */
+        WebhookEventMessageCanceled: {
+            /**
+             * Format: uuid
+             * @description Event id; the same on every delivery and retry of this event
+             */
+            id: string;
+            /** @constant */
+            type: "message.canceled";
+            /**
+             * Format: date-time
+             * @description When the change that raised the event happened, to the millisecond (the time of the write that made it)
+             */
+            createdAt: string;
+            /** @description The resource's sequence number at this change: it grows with every change of the resource the event is about (`data.call`, `data.message`, `data.voicemail`, `data.contact`, the number of `consent.changed`), so of two events about one resource the one with the higher number is the newer. Numbers may skip. 0 on `webhook.test` (about no resource) */
+            sequence: number;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description The text this event is about (`message.id`)
+                 */
+                messageId: string;
+                /** @description The number the text was sent to: its conversation, `GET /messages/{counterpart}` */
+                counterpartNumber: string;
+                /** @constant */
+                status: "canceled";
+                /**
+                 * @description `api`: canceled by `POST /messages/{id}/cancel`; `opted_out`: its recipient opted out before its time (a STOP, the carrier, or the consent API); `billing`: the organization could not be billed at its time. Clients must tolerate reasons added later
+                 * @enum {string}
+                 */
+                reason: "api" | "opted_out" | "billing";
+                /** @description Its reserved cost, given back in the write that canceled it, in cents */
                 refundedCents: number;
                 message: components["schemas"]["Message"];
             };
@@ -3845,6 +3964,520 @@ export interface operations {
             };
         };
     };
+    rescheduleMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message's `id` (this path segment is named `counterpart` because `GET /messages/{counterpart}` shares it; here it holds a message id) */
+                counterpart: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RescheduleMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The text at its new time */
+            200: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEnvelope"];
+                };
+            };
+            /**
+             * @description Bad request:
+             *     - `validation_failed`: a parameter, header or body field failed validation; `error` names it
+             */
+            400: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "validation_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized:
+             *     - `unauthorized`: the API key is missing, malformed, unknown, revoked or expired (header `WWW-Authenticate: Bearer`)
+             */
+            401: {
+                headers: {
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden:
+             *     - `api_access_disabled`: the organization's plan does not include API access
+             *     - `insufficient_scope`: the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)
+             */
+            403: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "api_access_disabled" | "insufficient_scope";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found:
+             *     - `not_found`: no such row in this organization (or no such endpoint)
+             */
+            404: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict:
+             *     - `not_scheduled`: the text is no longer scheduled: it was sent (or is being sent), failed, or was canceled
+             */
+            409: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "not_scheduled";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Payload too large:
+             *     - `payload_too_large`: the body is larger than 64 KiB
+             */
+            413: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unsupported media type:
+             *     - `unsupported_media_type`: the body is not `application/json`
+             */
+            415: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: too many requests: wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error:
+             *     - `internal`: an unexpected error; the message carries the request id
+             */
+            500: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message's `id` (this path segment is named `counterpart` because `GET /messages/{counterpart}` shares it; here it holds a message id) */
+                counterpart: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Canceled and refunded; it is never sent */
+            200: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEnvelope"];
+                };
+            };
+            /**
+             * @description Bad request:
+             *     - `validation_failed`: a parameter, header or body field failed validation; `error` names it
+             */
+            400: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "validation_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized:
+             *     - `unauthorized`: the API key is missing, malformed, unknown, revoked or expired (header `WWW-Authenticate: Bearer`)
+             */
+            401: {
+                headers: {
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden:
+             *     - `api_access_disabled`: the organization's plan does not include API access
+             *     - `insufficient_scope`: the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)
+             */
+            403: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "api_access_disabled" | "insufficient_scope";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not found:
+             *     - `not_found`: no such row in this organization (or no such endpoint)
+             */
+            404: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict:
+             *     - `not_scheduled`: the text is no longer scheduled: it was sent (or is being sent), failed, or was canceled
+             */
+            409: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "not_scheduled";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: too many requests: wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error:
+             *     - `internal`: an unexpected error; the message carries the request id
+             */
+            500: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     webhookCallCompleted: {
         parameters: {
             query?: never;
@@ -4118,6 +4751,63 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventMessageFailed"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery will not be retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMessageCanceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type, e.g. `call.completed` */
+                "X-Service-Event": string;
+                /** @description Milliseconds since the Unix epoch, fresh per attempt; treat as an opaque string */
+                "X-Service-Timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of `X-Service-Timestamp + "." + rawBody`, keyed with the endpoint secret string as issued */
+                "X-Service-Signature": string;
+                /** @description The delivery id, the same on every retry: use it as an idempotency key */
+                "X-Service-Delivery": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Event (identical value)
+                 */
+                "X-Legacy-Event": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Timestamp (identical value)
+                 */
+                "X-Legacy-Timestamp": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Signature (identical value)
+                 */
+                "X-Legacy-Signature": string;
+                /**
+                 * @deprecated
+                 * @description Deprecated name of X-Service-Delivery (identical value)
+                 */
+                "X-Legacy-Delivery": string;
+                /** @description Standard Webhooks: the delivery id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: seconds since the Unix epoch */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.rawBody` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventMessageCanceled"];
             };
         };
         responses: {

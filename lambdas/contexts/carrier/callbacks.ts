@@ -9,6 +9,7 @@ import {
   type VoicemailParties,
 } from '../calls/voicemails';
 import { recordConsentChange } from '../contacts/consent-copies';
+import { cancelScheduledTextsTo } from '../texting/scheduled-changes';
 import { recordMessageSid, updateMessageStatus } from '../texting/delivery-status';
 import { receiveInboundMessage } from '../texting/receiving';
 import {
@@ -174,6 +175,8 @@ export const smsStatusCallback: CallbackKind<SmsStatusParams> = {
         at: receivedAt,
         note: `Carrier refused a send (error ${p.errorCode})`,
       });
+      // An opt-out cancels what is scheduled to the number at once, whoever reports it.
+      await cancelScheduledTextsTo(tenantId, p.to, 'opted_out');
     }
     // Our id from the URL finds the message even when the send's answer (the sid) was lost.
     const ref = p.messageId ? { messageId: p.messageId, messageSid: p.messageSid } : { messageSid: p.messageSid };

@@ -86,6 +86,13 @@ export class CarrierRejectedError extends DomainError {
   }
 }
 
+/** A cancel or a reschedule of a text that is no longer scheduled (sent, failed, or already canceled). */
+export class NotScheduledError extends DomainError {
+  constructor(messageId: string, status: string) {
+    super(409, 'not_scheduled', `The message is ${status}, no longer scheduled`, { messageId, status });
+  }
+}
+
 /**
  * Too little of the function's time is left to finish the carrier's send: nothing is charged or
  * stored and the carrier is not called, so the same request again is safe (503, Retry-After).

@@ -9,7 +9,9 @@ import { FIRST_ROW_SEQUENCE } from '../../shared/table/row-sequence';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { GSIS } from '../../shared/table/table-schema';
 import { NamedTransaction, type NamedItems, type Refusal } from '../../shared/table/named-transaction';
-import type { ListMessagesInput, Message, MessageStatus } from './schemas';
+import { dueIndexKeys } from './due-list';
+import type { MessageCategory } from './message-categories';
+import type { CancelReason, ListMessagesInput, Message, MessageStatus } from './schemas';
 import { threadWriteFor } from './threads';
 
 /**
@@ -54,11 +56,14 @@ export const unsettledPk = (shard: number): string => `${PREFIX.unsettled}${shar
  * creation time, so the sweep finds the old ones without reading anything else
  * (./settlement.ts). Written with the message, so even a send that crashed is found.
  */
-function unsettledIndexKeys(message: Message): Item {
+export function unsettledIndexKeys(
+  message: Pick<Message, 'id' | 'tenantId' | 'createdAt'>,
+  at = message.createdAt,
+): Item {
   const shard = parseInt(message.id.slice(-2), 16) % UNSETTLED_SHARDS;
   return {
     [GSIS.gsi2.partitionKey]: unsettledPk(shard),
-    [GSIS.gsi2.sortKey]: `${message.createdAt}#${message.tenantId}#${message.id}`,
+    [GSIS.gsi2.sortKey]: `${at}#${message.tenantId}#${message.id}`,
   };
 }
 
@@ -71,6 +76,8 @@ export function toItem(message: Message, charge?: MessageCharge): Item {
     [GSIS.gsi1.partitionKey]: conversationPk(message.tenantId, message.counterpartNumber),
     [GSIS.gsi1.sortKey]: `${PREFIX.message}${message.id}`,
     ...(isUnsettled(message) && unsettledIndexKeys(message)),
+    // A scheduled text waits in the due list instead (./due-list.ts); it enters the worklist when it fires.
+    ...(message.status === 'scheduled' && message.sendAt && dueIndexKeys(message, message.sendAt)),
     type: ROW_TYPES.message,
     ...message,
     ...charge,
@@ -99,6 +106,10 @@ export function fromItem(item: Item): Message {
     agentId: str(item.agentId),
     isRead: item.isRead === true,
     createdAt: item.createdAt as string,
+    // Only on the texts they concern, so every other message reads exactly as before.
+    ...(typeof item.sendAt === 'string' && { sendAt: item.sendAt }),
+    ...(typeof item.category === 'string' && { category: item.category as MessageCategory }),
+    ...(typeof item.cancelReason === 'string' && { cancelReason: item.cancelReason as CancelReason }),
   };
 }
 

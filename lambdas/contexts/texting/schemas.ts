@@ -4,6 +4,7 @@ import { nextCursorField } from '../../shared/schemas/next-cursor';
 import type { ListMessagesQuery } from './requests/list-messages';
 import type { ListThreadsQuery } from './requests/list-threads';
 import type { SendMessageBody } from './requests/send-message';
+import { MESSAGE_CATEGORIES } from './message-categories';
 
 /**
  * The shapes of texts: threads and messages (responses), and the input types of the request
@@ -14,7 +15,10 @@ const dateTime = z.iso.datetime({ offset: true });
 const uuid = z.uuid();
 
 export const MESSAGE_DIRECTIONS = ['inbound', 'outbound'] as const;
-export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'failed', 'received'] as const;
+export const MESSAGE_STATUSES = ['scheduled', 'queued', 'sent', 'delivered', 'failed', 'canceled', 'received'] as const;
+/** Why a scheduled text was canceled: by the API, its recipient opted out, or billing was blocked at its time. */
+export const CANCEL_REASONS = ['api', 'opted_out', 'billing'] as const;
+export type CancelReason = (typeof CANCEL_REASONS)[number];
 export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
@@ -31,7 +35,8 @@ export const MessageSchema = z
     body: z.string(),
     status: z.enum(MESSAGE_STATUSES).register(z.globalRegistry, {
       description:
-        'Outbound: `queued` (charged; with the carrier, or its answer still pending), then `sent`, `delivered` or ' +
+        'Outbound: `scheduled` (charged, waiting for its `sendAt`; `canceled` if canceled before, and refunded), ' +
+        'then `queued` (charged; with the carrier, or its answer still pending), then `sent`, `delivered` or ' +
         '`failed`, never backwards. ' +
         'A `failed` text is not billed (its charge is refunded). A text whose carrier outcome is still unknown one ' +
         'hour after it was queued ' +
@@ -47,6 +52,19 @@ export const MessageSchema = z
       .register(z.globalRegistry, { description: 'The sender, outbound only; null when sent through the API' }),
     isRead: z.boolean(),
     createdAt: dateTime,
+    sendAt: z.optional(dateTime).register(z.globalRegistry, {
+      description:
+        'A scheduled text only: when it goes out (it is sent within a minute after this time, never before). ' +
+        'Absent on texts sent at once.',
+    }),
+    category: z.optional(z.enum(MESSAGE_CATEGORIES)).register(z.globalRegistry, {
+      description: 'The `category` the send request gave, if any (quiet hours may apply to `marketing` only).',
+    }),
+    cancelReason: z.optional(z.enum(CANCEL_REASONS)).register(z.globalRegistry, {
+      description:
+        'A `canceled` text only: `api` (POST /messages/{id}/cancel), `opted_out` (its recipient opted out before ' +
+        'its time) or `billing` (billing was blocked at its time).',
+    }),
   })
   .register(z.globalRegistry, { id: 'Message' });
 

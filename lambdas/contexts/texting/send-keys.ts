@@ -28,9 +28,12 @@ export const sendKeyKey = (tenantId: string, idempotencyKey: string) => ({
   sk: `${PREFIX.sendKey}${hashOf(idempotencyKey)}`,
 });
 
-/** The request a key was first used with, compared on a retry (the same body twice hashes alike). */
+/**
+ * The request a key was first used with, compared on a retry (the same body twice hashes alike);
+ * `sendAt` and `category` count only when given, so a send without them hashes as it always did.
+ */
 export const requestHashOf = (input: SendMessageInput): string =>
-  hashOf(JSON.stringify({ to: input.to, body: input.body }));
+  hashOf(JSON.stringify({ to: input.to, body: input.body, sendAt: input.sendAt, category: input.category }));
 
 export function sendKeyPut(tenantId: string, idempotencyKey: string, key: SendKey, now: Date): TransactItem {
   return {

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
 import { CallSchema } from '../calls/schemas';
 import { CONSENT_STATUSES, ContactSchema, DeletedContactSchema } from '../contacts/schemas';
-import { FAILURE_REASONS, MessageSchema } from '../texting/schemas';
+import { CANCEL_REASONS, FAILURE_REASONS, MessageSchema } from '../texting/schemas';
 import { TEST_EVENT_TYPE } from './event-types';
 
 /**
@@ -151,6 +151,30 @@ export const MessageFailedEventSchema = envelope(
     'endpoints subscribed to it',
 });
 
+export const MessageCanceledEventSchema = envelope(
+  'message.canceled',
+  z.object({
+    messageId: finalStatusFields.messageId,
+    counterpartNumber: finalStatusFields.counterpartNumber,
+    status: z.literal('canceled'),
+    reason: z.enum(CANCEL_REASONS).register(z.globalRegistry, {
+      description:
+        '`api`: canceled by `POST /messages/{id}/cancel`; `opted_out`: its recipient opted out before its time (a ' +
+        'STOP, the carrier, or the consent API); `billing`: the organization could not be billed at its time. ' +
+        'Clients must tolerate reasons added later',
+    }),
+    refundedCents: z.int().check(z.gte(0)).register(z.globalRegistry, {
+      description: 'Its reserved cost, given back in the write that canceled it, in cents',
+    }),
+    message: WebhookMessageSchema,
+  }),
+).register(z.globalRegistry, {
+  id: 'WebhookEventMessageCanceled',
+  description:
+    'A scheduled text was canceled before it went out, and its cost refunded: it is never sent. Sent once per ' +
+    'text, to endpoints subscribed to it',
+});
+
 export const ContactCreatedEventSchema = envelope('contact.created', z.object({ contact: ContactSchema })).register(
   z.globalRegistry,
   {
@@ -223,6 +247,7 @@ export const EVENT_SCHEMAS = {
   'voicemail.received': VoicemailReceivedEventSchema,
   'message.delivered': MessageDeliveredEventSchema,
   'message.failed': MessageFailedEventSchema,
+  'message.canceled': MessageCanceledEventSchema,
   'contact.created': ContactCreatedEventSchema,
   'contact.updated': ContactUpdatedEventSchema,
   'contact.deleted': ContactDeletedEventSchema,
@@ -235,6 +260,7 @@ export type SmsReceivedEvent = z.infer<typeof SmsReceivedEventSchema>;
 export type VoicemailReceivedEvent = z.infer<typeof VoicemailReceivedEventSchema>;
 export type MessageDeliveredEvent = z.infer<typeof MessageDeliveredEventSchema>;
 export type MessageFailedEvent = z.infer<typeof MessageFailedEventSchema>;
+export type MessageCanceledEvent = z.infer<typeof MessageCanceledEventSchema>;
 export type TestEvent = z.infer<typeof TestEventSchema>;
 export type WebhookConsent = z.infer<typeof WebhookConsentSchema>;
 export type WebhookMessage = z.infer<typeof WebhookMessageSchema>;

@@ -9,6 +9,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'sms.received',
   'message.delivered',
   'message.failed',
+  'message.canceled',
   'contact.created',
   'contact.updated',
   'contact.deleted',
@@ -33,6 +34,9 @@ export const DEFAULT_EVENT_TYPES = [
  * imports, because the CDK app reads it for the router's filter.
  */
 export const FINAL_MESSAGE_STATUSES = ['delivered', 'failed'] as const;
+
+/** The status of a scheduled text canceled before it went out (message.canceled); it never changes again either. */
+export const CANCELED_MESSAGE_STATUS = 'canceled';
 
 /** Sent only when an operator asks (`webhook test`); never derived from data. */
 export const TEST_EVENT_TYPE = 'webhook.test';

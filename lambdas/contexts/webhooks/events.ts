@@ -7,9 +7,9 @@ import { fromItem as callFromItem } from '../calls/calls';
 import { fromItem as consentFromItem } from '../consent/ledger';
 import { fromItem as contactFromItem } from '../contacts/contact-rows';
 import { outcomeFactsOf } from '../texting/outcome-facts';
-import { fromItem as messageFromItem } from '../texting/messages';
+import { costCentsOfItem, fromItem as messageFromItem } from '../texting/messages';
 import type { WebhookConsent, WebhookVoicemail } from './event-schemas';
-import { FINAL_MESSAGE_STATUSES, type WebhookEventType } from './event-types';
+import { CANCELED_MESSAGE_STATUS, FINAL_MESSAGE_STATUSES, type WebhookEventType } from './event-types';
 import { derivedUuid } from './internal/derived-ids';
 import type { StreamChange } from './stream-change';
 
@@ -59,6 +59,22 @@ function finalStatusEvent(newImage: Item): { type: WebhookEventType; data: Recor
       carrierErrorMessage: facts.carrierMessage,
       refunded: facts.refundedCents > 0,
       refundedCents: facts.refundedCents,
+      message,
+    },
+  };
+}
+
+/** message.canceled: its reason and the reserved cost given back in the same write. */
+function canceledEvent(newImage: Item): { type: WebhookEventType; data: Record<string, unknown> } {
+  const message = messageFromItem(newImage);
+  return {
+    type: 'message.canceled',
+    data: {
+      messageId: message.id,
+      counterpartNumber: message.counterpartNumber,
+      status: 'canceled',
+      reason: message.cancelReason ?? 'api',
+      refundedCents: costCentsOfItem(newImage),
       message,
     },
   };
@@ -129,6 +145,15 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
         !isFinalMessageStatus(oldImage?.status)
       ) {
         return finalStatusEvent(newImage);
+      }
+      // A scheduled text canceled: the one write that moves it from `scheduled` to `canceled`.
+      if (
+        eventName === 'MODIFY' &&
+        newImage.direction === 'outbound' &&
+        newImage.status === CANCELED_MESSAGE_STATUS &&
+        oldImage?.status !== CANCELED_MESSAGE_STATUS
+      ) {
+        return canceledEvent(newImage);
       }
       return undefined;
     case ROW_TYPES.voicemail:

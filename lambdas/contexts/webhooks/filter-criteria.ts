@@ -1,6 +1,6 @@
 import { ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
-import { FINAL_MESSAGE_STATUSES } from './event-types';
+import { CANCELED_MESSAGE_STATUS, FINAL_MESSAGE_STATUSES } from './event-types';
 
 /**
  * Lambda event-source filter patterns for the router: only the row changes that can raise an
@@ -20,14 +20,15 @@ export const ROUTER_FILTER_PATTERNS: Record<string, unknown>[] = [
     dynamodb: { NewImage: { type: { S: [ROW_TYPES.message] }, direction: { S: ['inbound'] } } },
   },
   {
-    // message.delivered, message.failed: an outbound text changed while in a final status (the
-    // derivation keeps only the change into it; later edits of a settled text, such as a late sid, are no event).
+    // message.delivered, message.failed, message.canceled: an outbound text changed while in a final status or
+    // canceled (the derivation keeps only the change into it; later edits of a settled text, such as a late sid,
+    // are no event). One pattern for the three: Lambda takes at most five per event source mapping.
     eventName: ['MODIFY'],
     dynamodb: {
       NewImage: {
         type: { S: [ROW_TYPES.message] },
         direction: { S: ['outbound'] },
-        status: { S: [...FINAL_MESSAGE_STATUSES] },
+        status: { S: [...FINAL_MESSAGE_STATUSES, CANCELED_MESSAGE_STATUS] },
       },
     },
   },

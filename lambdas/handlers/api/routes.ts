@@ -11,6 +11,8 @@ import { listContactsRoute } from './operations/list-contacts';
 import { listMessagesRoute } from './operations/list-messages';
 import { listThreadsRoute } from './operations/list-threads';
 import { sendMessageRoute } from './operations/send-message';
+import { cancelMessageRoute } from './operations/cancel-message';
+import { rescheduleMessageRoute } from './operations/reschedule-message';
 import { updateContactRoute } from './operations/update-contact';
 import { upsertContactsRoute } from './operations/upsert-contacts';
 
@@ -37,6 +39,8 @@ export const routes = {
   listThreads: listThreadsRoute,
   sendMessage: sendMessageRoute,
   listMessages: listMessagesRoute,
+  rescheduleMessage: rescheduleMessageRoute,
+  cancelMessage: cancelMessageRoute,
 } satisfies Record<string, RouteSpec>;
 
 export type RouteId = keyof typeof routes;

@@ -37,11 +37,15 @@ export const ErrorSchema = z
     messageId: z.optional(uuid).register(z.globalRegistry, {
       description:
         'POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the ' +
-        'carrier)',
+        'carrier); `not_scheduled`: the message named',
     }),
     carrierCode: z
       .optional(z.nullable(z.int()))
       .register(z.globalRegistry, { description: "`carrier_rejected`: the carrier's error code, when it gave one" }),
+    status: z.optional(z.string()).register(z.globalRegistry, {
+      description:
+        '`not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`)',
+    }),
     allowedAt: z.optional(z.iso.datetime()).register(z.globalRegistry, {
       description: "`quiet_hours`: the next instant the recipient's window opens (UTC), when the text may be sent",
     }),

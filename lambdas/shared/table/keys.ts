@@ -60,6 +60,16 @@ export const PREFIX = {
    * find the organization of a row. Removed the moment the outcome is known.
    */
   unsettled: 'UNSETTLED#',
+  /**
+   * Scheduled texts by their time (gsi2 on the message row, sharded, sorted by `sendAt`): the firing's due list
+   * across organizations (texting/due-list.ts). Removed when the text fires or is canceled.
+   */
+  due: 'DUE#',
+  /**
+   * A number's scheduled texts (`T#<tenant>#SCHEDULED#<e164>` / `MSG#<id>`), one row each while it is scheduled,
+   * so a STOP finds them all in one strongly consistent Query (texting/due-list.ts).
+   */
+  scheduledTo: 'SCHEDULED#',
   /** Idempotency-Key records (Powertools rows under the tenant). */
   idempotency: 'IDEMPOTENCY',
   webhookEndpoint: 'WEBHOOK#',

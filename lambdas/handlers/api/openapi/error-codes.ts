@@ -69,6 +69,14 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     meaning: 'a request with the same Idempotency-Key is still running; retry it later with the same key',
     example: { error: 'A request with this Idempotency-Key is still being processed; retry later' },
   },
+  not_scheduled: {
+    meaning: 'the text is no longer scheduled: it was sent (or is being sent), failed, or was canceled',
+    example: {
+      error: 'The message is canceled, no longer scheduled',
+      messageId: '0193b3c0-5c1a-7d2e-9f00-4a5b6c7d8e9f',
+      status: 'canceled',
+    },
+  },
   number_taken: {
     meaning: 'the number already belongs to another organization (operator CLI only)',
     example: { error: 'The number +14155550100 already belongs to another organization', number: '+14155550100' },

@@ -79,6 +79,17 @@ const outbound = {
   createdAt: '2026-11-20T16:15:00.250Z',
 };
 
+/** A reminder scheduled for the next morning: charged now, sent within a minute after `sendAt`. */
+const scheduled = {
+  ...outbound,
+  id: '0193a4c0-9f1e-7b2c-8d3e-4f5a6b7c8d9e',
+  body: 'Reminder: your table for two is booked for 19:30 tonight.',
+  status: 'scheduled',
+  messageSid: '',
+  sendAt: '2026-11-21T15:00:00.000Z',
+  category: 'transactional',
+};
+
 const inbound = {
   ...outbound,
   id: INBOUND_ID,
@@ -229,8 +240,31 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
     },
   },
   sendMessage: {
-    request: { text: { summary: 'A text to one number', value: { to: ADA, body: outbound.body } } },
+    request: {
+      text: { summary: 'A text to one number', value: { to: ADA, body: outbound.body } },
+      scheduled: {
+        summary: 'A text sent later',
+        value: { to: ADA, body: scheduled.body, sendAt: '2026-11-21T16:00:00+01:00', category: 'transactional' },
+      },
+    },
     responses: { 201: { summary: 'Charged and with the carrier; follow its status', value: { message: outbound } } },
+  },
+  rescheduleMessage: {
+    request: { later: { summary: 'An hour later', value: { sendAt: '2026-11-21T17:00:00+01:00' } } },
+    responses: {
+      200: {
+        summary: 'The text at its new time',
+        value: { message: { ...scheduled, sendAt: '2026-11-21T16:00:00.000Z' } },
+      },
+    },
+  },
+  cancelMessage: {
+    responses: {
+      200: {
+        summary: 'Canceled and refunded; it is never sent',
+        value: { message: { ...scheduled, status: 'canceled', cancelReason: 'api' } },
+      },
+    },
   },
   listMessages: {
     responses: {
@@ -307,6 +341,14 @@ export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown
     refunded: true,
     refundedCents: 1,
     message: undelivered,
+  }),
+  'message.canceled': event('message.canceled', '0193a4c2-0b1c-7d2e-8f3a-4b5c6d7e8f90', '2026-11-20T18:02:10.120Z', 2, {
+    messageId: scheduled.id,
+    counterpartNumber: ADA,
+    status: 'canceled',
+    reason: 'opted_out',
+    refundedCents: 1,
+    message: { ...scheduled, status: 'canceled', cancelReason: 'opted_out' },
   }),
   'contact.created': event('contact.created', '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9e', contact.createdAt, 1, {
     contact,

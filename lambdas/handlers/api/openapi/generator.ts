@@ -14,6 +14,7 @@ import {
 } from '../../../contexts/contacts/schemas';
 import { ApiKeyInfoSchema, MeSchema, QuietHoursSchema, TenantSchema } from '../../../contexts/tenants/schemas';
 import { SendMessageBody } from '../../../contexts/texting/requests/send-message';
+import { RescheduleMessageBody } from '../../../contexts/texting/requests/change-message';
 import {
   MessageEnvelopeSchema,
   MessageListSchema,
@@ -74,6 +75,7 @@ const COMPONENTS: z.ZodMiniType[] = [
   MessageListSchema,
   MessageEnvelopeSchema,
   SendMessageBody,
+  RescheduleMessageBody,
   ...Object.values(EVENT_SCHEMAS),
 ];
 
@@ -84,6 +86,7 @@ const REQUEST_COMPONENTS = new Set([
   'ContactBatchItem',
   'UpsertContactsRequest',
   'SendMessageRequest',
+  'RescheduleMessageRequest',
 ]);
 
 function stripClosedObjects(schema: unknown): unknown {
