@@ -62,7 +62,14 @@ describe('the Lambda authorizer', () => {
     const allowed = everyKeyedRoute
       .filter(({ arn }) => policyAllows(result, arn))
       .map(({ route }) => route.operationId);
-    expect(allowed.sort()).toEqual(['getContact', 'getMe', 'listContacts', 'sendMessage']);
+    expect(allowed.sort()).toEqual([
+      'cancelMessage',
+      'getContact',
+      'getMe',
+      'listContacts',
+      'rescheduleMessage',
+      'sendMessage',
+    ]);
     expect(result.policyDocument.Statement).toEqual([
       {
         Action: 'execute-api:Invoke',

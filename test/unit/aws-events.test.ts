@@ -107,6 +107,7 @@ function awsEvent(
 const contactId = '0199a000-0000-7000-8000-0000000000c1';
 const callId = '0199a000-0000-7000-8000-0000000000d1';
 const counterpart = '%2B14155550123';
+const messageId = '0199a000-0000-7000-8000-0000000000e1';
 
 /** Each route on an empty organization: what a request that AWS delivers must answer. */
 const CASES: Record<string, { rawParameters?: Record<string, string>; body?: unknown; status: number }> = {
@@ -124,6 +125,13 @@ const CASES: Record<string, { rawParameters?: Record<string, string>; body?: unk
   listThreads: { status: 200 },
   sendMessage: { body: { to: '+14155550123', body: 'Hello' }, status: 409 },
   listMessages: { rawParameters: { counterpart }, status: 200 },
+  // The segment holds a message id for these two: none exists on an empty organization.
+  cancelMessage: { rawParameters: { counterpart: messageId }, status: 404 },
+  rescheduleMessage: {
+    rawParameters: { counterpart: messageId },
+    body: { sendAt: new Date(Date.now() + 3_600_000).toISOString() },
+    status: 404,
+  },
 };
 
 describe('every route on the events AWS documents', () => {

@@ -129,6 +129,7 @@ describe('eventResource', () => {
       'call.completed': 'call',
       'voicemail.received': 'voicemail',
       'sms.received': 'message',
+      'message.canceled': 'message',
       'message.delivered': 'message',
       'message.failed': 'message',
       'contact.created': 'contact',
