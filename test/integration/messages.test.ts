@@ -4,6 +4,7 @@ import { retryWhileBusy } from '../support/busy-retry';
 import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
 import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
+import { rendezvous } from '../support/request-rendezvous';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import {
   CarrierError,
@@ -678,12 +679,25 @@ describe('carrier outcomes', () => {
       minutes(1),
     );
     const meters = await markRaceMeters();
+    // The sweeps read their shards in parallel, so left alone one may settle the text before the other
+    // reaches it: the first settling transaction waits until the second has set off, and they meet.
+    const settles = (input: string) => input.includes('TransactItems') && input.includes('carrier_outcome_unknown');
+    let firstSettleSeen = false;
+    const meeting = rendezvous(dynamo, {
+      held: (input) => settles(input) && (firstSettleSeen = true),
+      until: (input) => firstSettleSeen && settles(input),
+    });
+    meeting.arm();
+    try {
+      await Promise.all([
+        settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }),
+        settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }),
+      ]);
+    } finally {
+      meeting.remove();
+    }
 
-    await Promise.all([
-      settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }),
-      settleUnknownOutcomes({ now: minutes(20), graceMs: GRACE_MS }),
-    ]);
-
+    expect(meeting.met()).toBe(true);
     expect((await getMessage(tenantId, message.id)).status).toBe('failed');
     expect(await moneyLedgerOf(tenantId)).toEqual({ spendCents: 0, owedCents: 0 });
     await expectTransactionsMet(meters);
