@@ -110,6 +110,7 @@ describe('the examples of the OpenAPI document', () => {
       'contact.created',
       'contact.deleted',
       'contact.updated',
+      'message.canceled',
       'message.delivered',
       'message.failed',
       'sms.received',
