@@ -37,6 +37,9 @@ export type MonitorFunctionOptions = {
  * Alarms, the topic they notify and the dashboard. Other parts register what they want watched
  * (`monitorFunction`, `monitorDeadLetterQueue`), so a new pipeline gets alarms by one call.
  */
+/** A metric the functions emit through Powertools: their namespace, name and `service` dimension. */
+type BusinessMetric = { namespace: string; metricName: string; service: string; description: string };
+
 export class Observability extends Construct {
   readonly alarmTopic: sns.Topic;
   readonly dashboard: cloudwatch.Dashboard;
@@ -136,42 +139,35 @@ export class Observability extends Construct {
    * A business metric the functions count (Powertools' embedded metric format: their namespace and
    * the `service` dimension): one occurrence in 5 minutes alarms, and the dashboard graphs it.
    */
-  monitorBusinessCount(
-    name: string,
-    metric: { namespace: string; metricName: string; service: string; description: string },
-  ): cloudwatch.Alarm {
-    const count = new cloudwatch.Metric({
-      namespace: metric.namespace,
-      metricName: metric.metricName,
-      dimensionsMap: { service: metric.service },
-      statistic: 'Sum',
-      period: PERIOD,
-    });
-    this.dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: `${name} (Sum)`, left: [count.with({ label: name })], width: 8 }),
-    );
-    return this.addAlarm(name, count, { description: metric.description, threshold: 1 });
+  monitorBusinessCount(name: string, metric: BusinessMetric): cloudwatch.Alarm {
+    return this.monitorBusinessMetric(name, metric, 'Sum', 1);
   }
 
   /**
    * A business measurement the functions emit (their namespace and `service` dimension): alarms when its largest
    * value in 5 minutes reaches `threshold`, and the dashboard graphs it.
    */
-  monitorBusinessMaximum(
+  monitorBusinessMaximum(name: string, metric: BusinessMetric & { threshold: number }): cloudwatch.Alarm {
+    return this.monitorBusinessMetric(name, metric, 'Maximum', metric.threshold);
+  }
+
+  private monitorBusinessMetric(
     name: string,
-    metric: { namespace: string; metricName: string; service: string; description: string; threshold: number },
+    metric: BusinessMetric,
+    statistic: 'Sum' | 'Maximum',
+    threshold: number,
   ): cloudwatch.Alarm {
-    const maximum = new cloudwatch.Metric({
+    const measured = new cloudwatch.Metric({
       namespace: metric.namespace,
       metricName: metric.metricName,
       dimensionsMap: { service: metric.service },
-      statistic: 'Maximum',
+      statistic,
       period: PERIOD,
     });
     this.dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: `${name} (Maximum)`, left: [maximum.with({ label: name })], width: 8 }),
+      new cloudwatch.GraphWidget({ title: `${name} (${statistic})`, left: [measured.with({ label: name })], width: 8 }),
     );
-    return this.addAlarm(name, maximum, { description: metric.description, threshold: metric.threshold });
+    return this.addAlarm(name, measured, { description: metric.description, threshold });
   }
 
   /** An alarm that notifies the topic when it fires and when it recovers. */
