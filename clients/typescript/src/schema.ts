@@ -217,7 +217,7 @@ export interface paths {
          * Send a text as the organization from its SMS number (billed at the organization's rate)
          * @description Requires scope `sms.send`.
          *
-         *     The consent check, the charge and the stored `queued` message are one transaction, so a number that replied STOP is never texted and nothing is charged twice. The answer then depends on the carrier: accepted, 201 with its `messageSid`; no definite answer in time (a timeout, a reset, a carrier 5xx), 201 with the message still `queued` and charged: the text may be on its way, and the carrier's status callback settles it (a text still unsettled one hour later is marked `failed` and refunded). Never retry a 201 `queued` with a new Idempotency-Key: follow the message (GET /messages/{counterpart}, or the webhooks). A definite refusal is 422 `carrier_rejected` (failed, not billed); a carrier that certainly never got the text is 502 `carrier_unavailable` (failed, not billed). A text that fails later is refunded too: you pay for texts that did not fail.
+         *     The consent check, the charge and the stored `queued` message are one transaction, so a number that replied STOP is never texted and nothing is charged twice. The answer then depends on the carrier: accepted, 201 with its `messageSid`; no definite answer in time (a timeout, a reset, a carrier 5xx), 201 with the message still `queued` and charged: the text may be on its way, and the carrier's status callback settles it (a text still unsettled one hour later is marked `failed` and refunded). Never retry a 201 `queued` with a new Idempotency-Key: follow the message (GET /messages/{counterpart}, or the webhooks). A definite refusal is 422 `carrier_rejected` (failed, not billed); a carrier that certainly never got the text is 502 `carrier_unavailable` (failed, not billed). A text that fails later is refunded too: you pay for texts that did not fail. Quiet hours (the organization's policy, `quietHours` of `GET /me`, off by default): a text that would land outside its recipient's local window, now or at its `sendAt`, is refused with 422 `quiet_hours` and `allowedAt` (policy `refuse`: nothing charged or stored, and the Idempotency-Key is not kept, so a retry is judged again) or scheduled for `allowedAt` (policy `defer`: 201 `scheduled` with that `sendAt`, which may be under a minute away).
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -249,7 +249,7 @@ export interface paths {
          * Move a scheduled text to another time
          * @description Requires scope `sms.send`.
          *
-         *     The path segment holds the message `id` (it is named `counterpart` because `GET /messages/{counterpart}` shares it). A `scheduled` text gets the new `sendAt` (same bounds as `POST /messages`: 400 naming `sendAt` otherwise) and is sent within a minute after it. Once it is sent (or being sent), failed or canceled: 409 `not_scheduled`. An unknown id: 404.
+         *     The path segment holds the message `id` (it is named `counterpart` because `GET /messages/{counterpart}` shares it). A `scheduled` text gets the new `sendAt` (same bounds as `POST /messages`: 400 naming `sendAt` otherwise) and is sent within a minute after it. Quiet hours hold the new time as they hold a send's: outside the recipient's window, 422 `quiet_hours` with `allowedAt` (policy `refuse`: the text keeps its time) or the text moved to `allowedAt` (policy `defer`: 200 with that `sendAt`). Once it is sent (or being sent), failed or canceled: 409 `not_scheduled`. An unknown id: 404.
          */
         patch: operations["rescheduleMessage"];
         trace?: never;
@@ -820,7 +820,7 @@ export interface components {
             body: string;
             /**
              * Format: date-time
-             * @description Send later: a date-time with its offset, at least 60 seconds and at most 90 days ahead. The text is charged now (402 now), stored `scheduled`, and sent within a minute after this time.
+             * @description Send later: a date-time with its offset, at least 60 seconds and at most 90 days ahead. The text is charged now (402 now), stored `scheduled`, and sent within a minute after this time. Quiet hours hold it as they hold a text sent now (422 `quiet_hours`, or moved to the window's opening).
              */
             sendAt?: string;
             /**
@@ -3650,6 +3650,7 @@ export interface operations {
             /**
              * @description Unprocessable:
              *     - `carrier_rejected`: the carrier refused the text for good (e.g. an invalid number): the message is `failed` and nothing is billed
+             *     - `quiet_hours`: the organization's quiet-hours policy is `refuse` and it is outside the recipient's window in the recipient's local time (docs/api.md, "Quiet hours"): `allowedAt` is the next instant the window opens for that number
              *     - `idempotency_mismatch`: the Idempotency-Key was already used with a different body
              */
             422: {
@@ -3669,7 +3670,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        code?: "carrier_rejected" | "idempotency_mismatch";
+                        code?: "carrier_rejected" | "quiet_hours" | "idempotency_mismatch";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -4164,6 +4165,31 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unprocessable:
+             *     - `quiet_hours`: the organization's quiet-hours policy is `refuse` and it is outside the recipient's window in the recipient's local time (docs/api.md, "Quiet hours"): `allowedAt` is the next instant the window opens for that number
+             */
+            422: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "quiet_hours";
                     } & components["schemas"]["Error"];
                 };
             };

@@ -7,8 +7,11 @@ import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression } from '../../shared/table/update-expression';
+import { readOrganizationRow } from '../tenants/billing-policy';
+import { quietHoursOf } from '../tenants/quiet-hours-policy';
 import { dueIndexKeys, scheduledToDelete, scheduledToPk } from './due-list';
 import { NotScheduledError } from './errors';
+import { instantUnderQuietHours } from './quiet-hours-rule';
 import { scheduledInstantOf } from './send-time';
 import { costCentsOfItem, fromItem, getMessageItem, keyOf, spendShardOfItem } from './messages';
 import type { CancelReason, Message } from './schemas';
@@ -99,14 +102,31 @@ export async function cancelScheduledTextsTo(tenantId: string, number: string, r
   return canceled;
 }
 
-/** PATCH /messages/{id}: a new `sendAt` from a request, within the bounds of scheduling (400 naming it otherwise). */
+/**
+ * PATCH /messages/{id}: a new `sendAt` from a request, within the bounds of scheduling (400 naming it otherwise),
+ * then held to quiet hours as a send's is (./quiet-hours-rule.ts): 422 `quiet_hours` under `refuse`, moved to
+ * the window's opening under `defer`. 409 once the text fired or was canceled.
+ */
 export async function rescheduleMessage(
   tenantId: string,
   messageId: string,
   sendAt: string,
   now = new Date(),
 ): Promise<Message> {
-  return rescheduleText(tenantId, messageId, scheduledInstantOf(sendAt, now));
+  const requested = scheduledInstantOf(sendAt, now);
+  // Both strongly consistent: the policy as it stands now, the text as it stands now.
+  const [row, organizationRow] = await Promise.all([
+    getMessageItem(tenantId, messageId),
+    readOrganizationRow(tenantId),
+  ]);
+  const message = fromItem(row);
+  if (message.status !== 'scheduled') throw new NotScheduledError(messageId, message.status);
+  const text = { to: message.toNumber, category: message.category };
+  return rescheduleText(
+    tenantId,
+    messageId,
+    await instantUnderQuietHours(text, requested, quietHoursOf(organizationRow)),
+  );
 }
 
 /**
@@ -119,25 +139,34 @@ export async function rescheduleText(tenantId: string, messageId: string, sendAt
     const message = fromItem(row);
     if (message.status !== 'scheduled') throw new NotScheduledError(messageId, message.status);
     const at = sendAt.toISOString();
-    try {
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: TABLE_NAME,
-          Key: keyOf(row),
-          ...updateExpression(withRowSequenceBump({ set: { sendAt: at, ...dueIndexKeys(message, at) } }), {
-            ...STILL_SCHEDULED,
-            expression: `${STILL_SCHEDULED.expression} AND #sendAt = :wasSendAt`,
-            names: { ...STILL_SCHEDULED.names, '#sendAt': 'sendAt' },
-            values: { ...STILL_SCHEDULED.values, ':wasSendAt': message.sendAt },
-          }),
-        }),
-      );
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) return LOST_RACE;
-      throw err;
-    }
-    return { ...message, sendAt: at };
+    return (await moveScheduled(row, message, sendAt)) ? { ...message, sendAt: at } : LOST_RACE;
   });
+}
+
+/**
+ * One write moving a text, as read, to `sendAt` with its due-list entry; its reserved charge stays. False when
+ * the row changed since it was read (fired, canceled or moved meanwhile).
+ */
+export async function moveScheduled(row: Item, message: Message, sendAt: Date): Promise<boolean> {
+  const at = sendAt.toISOString();
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keyOf(row),
+        ...updateExpression(withRowSequenceBump({ set: { sendAt: at, ...dueIndexKeys(message, at) } }), {
+          ...STILL_SCHEDULED,
+          expression: `${STILL_SCHEDULED.expression} AND #sendAt = :wasSendAt`,
+          names: { ...STILL_SCHEDULED.names, '#sendAt': 'sendAt' },
+          values: { ...STILL_SCHEDULED.values, ':wasSendAt': message.sendAt },
+        }),
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return false;
+    throw err;
+  }
 }
 
 /** The refund of a scheduled text's reserved charge, to the shard it was taken from. */

@@ -8,11 +8,13 @@ import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression } from '../../shared/table/update-expression';
 import { notOptedOutCheck } from '../consent/ledger';
 import { policyOf, readOrganizationRow } from '../tenants/billing-policy';
+import { quietHoursOf } from '../tenants/quiet-hours-policy';
 import type { Carrier } from './carrier-port';
 import { DUE_SHARDS, dueCutoff, duePk, scheduledToDelete } from './due-list';
 import { handOver } from './hand-over';
 import { fromItem, getMessageItem, keyOf, unsettledIndexKeys } from './messages';
-import { cancelScheduledText, followInThread } from './scheduled-changes';
+import { heldUntil } from './quiet-hours-rule';
+import { cancelScheduledText, followInThread, moveScheduled } from './scheduled-changes';
 import type { Message } from './schemas';
 
 /**
@@ -28,9 +30,11 @@ import type { Message } from './schemas';
  *   (a slow run and the next one) and a crashed run is simply continued by the next.
  * - At its time a text is judged again: a number that opted out meanwhile -> `canceled`
  *   (`opted_out`), refunded, never texted; an organization whose billing is blocked -> `canceled`
- *   (`billing`), refunded. Otherwise the carrier's outcome is handled as a send's
- *   (./hand-over.ts): accepted, unknown (stays queued; the settlement sweep settles it), refused or
- *   not sent (failed and refunded). A refusal is counted as sent (it reached the carrier), not thrown.
+ *   (`billing`), refunded; a recipient whose quiet-hours window is closed at `now` under the
+ *   policy then in force (changed since, or the window ended before the firing) -> moved to the
+ *   window's next opening, its charge still reserved, whatever the mode (it was accepted already).
+ *   Otherwise the carrier's outcome is handled as a send's (./hand-over.ts): accepted, unknown
+ *   (stays queued; the settlement sweep settles it), refused or not sent (failed and refunded). A refusal is counted as sent (it reached the carrier), not thrown.
  * - `deadline` (epoch ms): no new text is started after it; what is left stays due for the next run
  *   (set it some seconds before the Lambda's timeout). `concurrency` texts are handled at once
  *   (default: one per shard). Throws only when the table fails on the due list itself; a text
@@ -55,6 +59,8 @@ export type FireResult = {
   sent: number;
   /** Texts canceled at their time (opted out, billing blocked). */
   canceled: number;
+  /** Texts whose recipient's window was closed at their time (quiet hours): moved to its next opening. */
+  deferred: number;
   /** Entries another run or a cancel had already taken, or moved later meanwhile. */
   skipped: number;
   /** Texts whose handling failed (the table); they stay due. */
@@ -63,11 +69,11 @@ export type FireResult = {
   maxLateMs: number;
 };
 
-type Outcome = { kind: 'sent'; lateMs: number } | { kind: 'canceled' | 'skipped' };
+type Outcome = { kind: 'sent'; lateMs: number } | { kind: 'canceled' | 'deferred' | 'skipped' };
 
 export async function fireDueTexts(options: FireOptions): Promise<FireResult> {
   const now = options.now ?? new Date();
-  const result: FireResult = { examined: 0, sent: 0, canceled: 0, skipped: 0, errors: 0, maxLateMs: 0 };
+  const result: FireResult = { examined: 0, sent: 0, canceled: 0, deferred: 0, skipped: 0, errors: 0, maxLateMs: 0 };
   const shards = Array.from({ length: DUE_SHARDS }, (_, shard) => shard);
   const workers = Math.max(1, Math.min(options.concurrency ?? DUE_SHARDS, DUE_SHARDS));
   const startedAt = Date.now();
@@ -82,9 +88,10 @@ export async function fireDueTexts(options: FireOptions): Promise<FireResult> {
       }
     }),
   );
-  if (result.sent + result.canceled > 0) {
+  if (result.sent + result.canceled + result.deferred > 0) {
     metrics.addMetric('ScheduledTextsFired', MetricUnit.Count, result.sent);
     metrics.addMetric('ScheduledTextsCanceledAtTheirTime', MetricUnit.Count, result.canceled);
+    metrics.addMetric('ScheduledTextsDeferredForQuietHours', MetricUnit.Count, result.deferred);
     metrics.addMetric('ScheduledTextsMaxLateMs', MetricUnit.Milliseconds, result.maxLateMs);
   }
   return result;
@@ -143,7 +150,7 @@ async function fireOneCounted(
 }
 
 /**
- * One due text: judged again at its time (billing, consent), then moved `scheduled -> queued` in
+ * One due text: judged again at its time (billing, quiet hours, consent), then moved `scheduled -> queued` in
  * one transaction with the consent check (the guard: only the run whose write commits hands it
  * over), then handed to the carrier exactly as a send is.
  */
@@ -157,9 +164,12 @@ export async function fireOne(
   const row = await getMessageItem(tenantId, messageId);
   const message = fromItem(row);
   if (message.status !== 'scheduled' || !message.sendAt || new Date(message.sendAt) > now) return { kind: 'skipped' };
-  if (policyOf(await readOrganizationRow(tenantId)).billingStatus !== 'active') {
-    return cancelAtItsTime(tenantId, messageId, 'billing');
-  }
+  const organizationRow = await readOrganizationRow(tenantId);
+  if (policyOf(organizationRow).billingStatus !== 'active') return cancelAtItsTime(tenantId, messageId, 'billing');
+  // Judged at the run's clock (its `now` plus the time it has taken), the instant the text would go.
+  const text = { to: message.toNumber, category: message.category };
+  const allowedAt = await heldUntil(text, new Date(now.getTime() + elapsed()), quietHoursOf(organizationRow));
+  if (allowedAt) return (await moveScheduled(row, message, allowedAt)) ? { kind: 'deferred' } : { kind: 'skipped' };
   const refusal = await new NamedTransaction<'message' | 'consent' | 'scheduledTo'>()
     .add('message', queueWrite(row, message, now))
     .add('consent', notOptedOutCheck(tenantId, message.toNumber))

@@ -5,6 +5,7 @@ import type { Item } from '../../shared/table/dynamo';
 import { LOST_RACE } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
 import { readOrganizationRow } from '../tenants/billing-policy';
+import { quietHoursOf } from '../tenants/quiet-hours-policy';
 import { fromItem as tenantFromItem } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
 import { CARRIER_SEND_TIMEOUT_MS, type Carrier } from './carrier-port';
@@ -18,6 +19,8 @@ import {
   RecipientOptedOutError,
 } from './errors';
 import { handOver } from './hand-over';
+import type { QuietHoursPolicy } from './quiet-hours';
+import { instantUnderQuietHours } from './quiet-hours-rule';
 import { fromItem, getMessageItem, storeMessage } from './messages';
 import { chargeWithin, type ChargeAttempt } from './spend';
 import { spendPolicyOf, type SpendPolicy } from './spend-lease';
@@ -26,11 +29,12 @@ import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from 
 import { scheduledInstantOf } from './send-time';
 
 /**
- * POST /messages, designed like a payment: SMS number (409) -> one transaction that checks the
- * number's consent (409), charges the organization (402), stores the message and its thread and
- * claims the Idempotency-Key -> then either
- *   - with `sendAt`: the text is stored `scheduled` (its cost reserved, so the 402 comes now) and
- *     waits in the due list (./due-list.ts) until ./scheduled-texts.ts fires it; 201 at once;
+ * POST /messages, designed like a payment: quiet hours (422, or a later `sendAt`) -> SMS number
+ * (409) -> one transaction that checks the number's consent (409), charges the organization (402),
+ * stores the message and its thread and claims the Idempotency-Key -> then either
+ *   - with `sendAt` (asked for, or quiet hours' `defer`): the text is stored `scheduled` (its cost
+ *     reserved, so the 402 comes now) and waits in the due list (./due-list.ts) until
+ *     ./scheduled-texts.ts fires it; 201 at once;
  *   - at once: stored `queued`, then the carrier, at most once per key (./hand-over.ts: accepted
  *     201, unknown 201 still queued, refused 422/409, not sent 502).
  * Never log a body.
@@ -65,25 +69,39 @@ export async function sendMessage(
 ): Promise<SendResult> {
   keepTimeForCarrier(options.remainingMs);
   const now = options.now ?? new Date();
-  const { idempotencyKey } = options;
   const requestHash = requestHashOf(input);
-  if (idempotencyKey) {
-    const earlier = await findSendKey(tenantId, idempotencyKey, now);
-    if (earlier) return replay(tenantId, earlier, requestHash);
-  }
-
-  // Strongly consistent: a billing block or a lowered limit bites from the first send after it.
-  const tenantRow = await readOrganizationRow(tenantId);
-  const sendAt = input.sendAt === undefined ? undefined : scheduledInstantOf(input.sendAt, now);
-  const { message, segments, costCents } = newOutboundText(tenantId, tenantRow, input, now, sendAt);
-  const key = idempotencyKey ? { idempotencyKey, requestHash } : undefined;
-  const earlier = await storeCharged(message, { segments, costCents }, spendPolicyOf(tenantRow), key, now);
+  const key = options.idempotencyKey ? { idempotencyKey: options.idempotencyKey, requestHash } : undefined;
+  const earlier = key && (await findSendKey(tenantId, key.idempotencyKey, now));
   if (earlier) return replay(tenantId, earlier, requestHash);
+
+  // Strongly consistent: a billing block, a lowered limit or a new quiet-hours policy bites from the next send.
+  const tenantRow = await readOrganizationRow(tenantId);
+  const sendAt = await sendTimeOf(input, quietHoursOf(tenantRow), now);
+  const { message, segments, costCents } = newOutboundText(tenantId, tenantRow, input, now, sendAt);
+  const retried = await storeCharged(message, { segments, costCents }, spendPolicyOf(tenantRow), key, now);
+  if (retried) return replay(tenantId, retried, requestHash);
+  return sendNowOrLater(message, segments, carrier);
+}
+
+/**
+ * When the text goes: undefined for now, else its `sendAt`. A requested `sendAt` keeps the bounds of scheduling
+ * (400 naming it); then quiet hours (./quiet-hours-rule.ts) refuse the time (422, nothing charged or stored, so a
+ * retry with the same Idempotency-Key is judged again) or move it to the window's opening. That opening is the
+ * policy's time, not the request's: it may be under a minute away (the next firing sends it) and needs no bound.
+ */
+async function sendTimeOf(input: SendMessageInput, policy: QuietHoursPolicy, now: Date): Promise<Date | undefined> {
+  const requested = input.sendAt === undefined ? undefined : scheduledInstantOf(input.sendAt, now);
+  const at = requested ?? now;
+  const allowed = await instantUnderQuietHours(input, at, policy);
+  return allowed.getTime() === at.getTime() ? requested : allowed;
+}
+
+/** A scheduled text waits for the firing (./scheduled-texts.ts); any other goes to the carrier now. */
+async function sendNowOrLater(message: Message, segments: number, carrier: Carrier): Promise<SendResult> {
   if (message.status === 'scheduled') {
     metrics.addMetric('TextsScheduled', MetricUnit.Count, 1);
     return { message, replayed: false };
   }
-
   const handedOver = await handOver(message, carrier);
   metrics.addMetric('TextsSent', MetricUnit.Count, 1);
   metrics.addMetric('TextSegmentsBilled', MetricUnit.Count, segments);

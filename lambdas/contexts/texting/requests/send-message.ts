@@ -14,7 +14,8 @@ export const SendMessageBody = z
       z.iso.datetime({ offset: true }).register(z.globalRegistry, {
         description:
           'Send later: a date-time with its offset, at least 60 seconds and at most 90 days ahead. The text is ' +
-          'charged now (402 now), stored `scheduled`, and sent within a minute after this time.',
+          'charged now (402 now), stored `scheduled`, and sent within a minute after this time. Quiet hours hold ' +
+          "it as they hold a text sent now (422 `quiet_hours`, or moved to the window's opening).",
       }),
     ),
     category: z.optional(

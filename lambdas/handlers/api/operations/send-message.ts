@@ -19,6 +19,7 @@ export const sendMessageRoute = {
     'recipient_opted_out',
     'carrier_rejected',
     'carrier_unavailable',
+    'quiet_hours',
   ],
   idempotent: true,
   description:
@@ -35,7 +36,11 @@ export const sendMessageRoute = {
     'the webhooks). A definite refusal is 422 `carrier_rejected` (failed, not billed); a carrier that certainly ' +
     'never got the ' +
     'text is 502 `carrier_unavailable` (failed, not billed). A text that fails later is refunded too: you pay for ' +
-    'texts that did not fail.',
+    "texts that did not fail. Quiet hours (the organization's policy, `quietHours` of `GET /me`, off by default): " +
+    "a text that would land outside its recipient's local window, now or at its `sendAt`, is refused with 422 " +
+    '`quiet_hours` and `allowedAt` (policy `refuse`: nothing charged or stored, and the Idempotency-Key is not ' +
+    'kept, so a retry is judged again) or scheduled for `allowedAt` (policy `defer`: 201 `scheduled` with that ' +
+    '`sendAt`, which may be under a minute away).',
   idempotencyRules:
     'A unique key per intended text (e.g. a UUID), strongly recommended. The key is claimed in the same transaction ' +
     'that charges ' +
