@@ -1,3 +1,4 @@
+import { TZDate } from '@date-fns/tz';
 import type { ApiResult } from './support/api';
 import { useLocalRuntime } from './support/e2e';
 import { receiveTexts, type SeedText } from './support/texts';
@@ -525,6 +526,57 @@ describe('POST /messages', () => {
     expectError(refused, 422, 'carrier_rejected');
     expect(accepted.status).toBe(201);
     expectError(overLimit, 402, 'spending_limit_reached');
+  });
+});
+
+/**
+ * Numbers whose zone (Google's prefix data) is one zone under the federal window alone, around the globe: at any
+ * instant one of them is at night and one in the day, at least five minutes from either edge of its window.
+ */
+const AROUND_THE_GLOBE = [
+  { number: '+18085550100', zone: 'Pacific/Honolulu' },
+  { number: '+12125550100', zone: 'America/New_York' },
+  { number: '+442079460000', zone: 'Europe/London' },
+  { number: '+81312345678', zone: 'Asia/Tokyo' },
+  { number: '+61291234567', zone: 'Australia/Sydney' },
+];
+
+/** By the real clock: a number where it is night (with its next 8:00 local) and one where it is day. */
+function recipientsByTheClock(now: Date) {
+  const places = AROUND_THE_GLOBE.map((place) => {
+    const local = new TZDate(now.getTime(), place.zone);
+    const minute = local.getHours() * 60 + local.getMinutes();
+    const day = local.getDate() + (local.getHours() >= 8 ? 1 : 0);
+    const next8am = new Date(new TZDate(local.getFullYear(), local.getMonth(), day, 8, 0, 0, place.zone).getTime());
+    return { ...place, minute, next8am };
+  });
+  const night = places.find((place) => place.minute >= 21 * 60 + 5 || place.minute < 7 * 60 + 55);
+  const day = places.find((place) => place.minute >= 8 * 60 + 5 && place.minute < 20 * 60 + 55);
+  if (!night || !day) throw new Error(`No number at night and one in the day at ${now.toISOString()}`);
+  return { night, day };
+}
+
+describe('quiet hours', () => {
+  it("after tenant update --quiet-hours refuse, answers 422 quiet_hours with allowedAt at the recipient's next 8:00 where it is night, 201 where it is day", async () => {
+    // Prepare: an organization of its own, its policy set by the operator.
+    const admin = e2e.runtime.admin;
+    const { tenant } = await admin('tenant', 'create', '--name', 'Quiet Org', '--sms-number', '+15005550104');
+    const { key } = await admin('key', 'create', '--tenant', tenant.id, '--scopes', 'sms.view,sms.send');
+    await admin('tenant', 'update', tenant.id, '--quiet-hours', 'refuse');
+    const { night, day } = recipientsByTheClock(new Date());
+
+    // Act
+    const refused = await send(night.number, 'Good night', key);
+    const accepted = await send(day.number, 'Good day', key);
+
+    // Assess
+    expectError(refused, 422, 'quiet_hours');
+    expect(refused.body.allowedAt).toBe(night.next8am.toISOString());
+    expect(accepted.status).toBe(201);
+    expect(accepted.body.message).toMatchObject({
+      toNumber: day.number,
+      status: expect.stringMatching(OUTBOUND_STATUS),
+    });
   });
 });
 
