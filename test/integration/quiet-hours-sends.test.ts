@@ -104,11 +104,13 @@ describe('a send under quiet hours', () => {
     const tenantId = await newOrg({ mode: 'defer' });
     const carrier = acceptingCarrier();
     // Act
-    const night = await sendMessage(tenantId, text(NEW_YORK), carrier, { now: wednesday(22, 30) });
+    const night = await sendMessage(tenantId, text(NEW_YORK), carrier, { now: wednesday(22, 30), idempotencyKey: 'k' });
+    const retry = await sendMessage(tenantId, text(NEW_YORK), carrier, { now: wednesday(22, 31), idempotencyKey: 'k' });
     const dawn = await sendMessage(tenantId, text(NEW_YORK), carrier, { now: local(NY, 2027, 1, 14, 7, 59, 30) });
     const day = await sendMessage(tenantId, text(NEW_YORK), carrier, { now: wednesday(12) });
     // Assess
     expect(night.message).toMatchObject({ status: 'scheduled', sendAt: THURSDAY_8AM_NY.toISOString() });
+    expect(retry).toEqual({ message: night.message, replayed: true });
     expect(dawn.message).toMatchObject({ status: 'scheduled', sendAt: THURSDAY_8AM_NY.toISOString() });
     expect(day.message.status).toBe('queued');
     expect(day.message.sendAt).toBeUndefined();
