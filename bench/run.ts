@@ -32,7 +32,8 @@
  * 1000,10000,100000), --skip-scale, --contention-only (section 8 alone, written to
  * bench/out/contention-only.json), --skip-contention, --events-only (section 10 alone, written to
  * bench/out/events-only.json; --events-rate <n> offered, default 500, --events-seconds <n>, default 20),
- * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20),
+ * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20), --only models
+ * (section 14: the model and race tests at the bench's sizes, bench/out/models.json),
  * --directory-only (section 12 alone: its result replaces the `directory` entry of bench/results.json and
  * leaves every other section's as recorded; always also bench/out/directory-only.json; a full run runs it
  * last, in a child with a DynamoDB Local of its own), --skip-directory,
@@ -167,6 +168,19 @@ async function main(): Promise<void> {
     return;
   }
 
+  // ---------- 14. models and races at the bench's sizes (Jest starts its own engines) ----------
+  if (optionValue('--only') === 'models') {
+    phase('14. Model and race tests at the bench sizes');
+    const { measureModels } = await import('./support/model-bench');
+    const models = await measureModels();
+    await writeFile(
+      join(OUT_DIR, 'models.json'),
+      `${JSON.stringify({ ...results, models, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+    );
+    if (models.files.some((file) => !file.passed)) process.exitCode = 1;
+    return;
+  }
+
   // ---------- DynamoDB Local, data, runtime ----------
   phase('Starting DynamoDB Local and seeding');
   const { startDynamoDbLocal, localDynamoClient } = await import('../local/dynamodb-local');
@@ -242,7 +256,8 @@ async function main(): Promise<void> {
       );
       return;
     }
-    if (optionValue('--only') !== undefined) throw new Error(`--only: unknown section ${optionValue('--only')} (soak)`);
+    if (optionValue('--only') !== undefined)
+      throw new Error(`--only: unknown section ${optionValue('--only')} (soak, models)`);
     if (args.has('--events-only')) {
       const events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
       await writeFile(

@@ -10,8 +10,9 @@ import { queueFile } from '../../local/queue-file';
  * The local delivery queue outlives the runtime, as SQS outlives a Lambda: a delivery waiting for
  * its retry when `npm start` stops is retried after the next start on the same state directory,
  * as the attempt it was. The first wait (10 s) is longer than a stop takes, so the retry cannot
- * happen before the restart. Each start is `npm start` on kept data (its own DynamoDB Local on
- * <state-dir>/data), so the two runtimes have different endpoints and the CLI runs as a process.
+ * happen before the restart. Both starts run on this file's database of the run's DynamoDB Local, which outlives
+ * them as the runtime's own on <state-dir>/data does (runtime.test.ts proves that one keeps its data): what this
+ * file proves is the queue file's.
  */
 const ARGS = ['--allow-http-webhooks', '--webhook-backoff-ms', '10000', '--webhook-timeout-ms', '2000'];
 const TEST_TIMEOUT_MS = 300_000;
@@ -39,13 +40,13 @@ afterAll(async () => {
 }, 60_000);
 
 const start = async () => {
-  const runtime = await startLocalRuntime({ inMemory: false, stateDir, args: ARGS });
+  const runtime = await startLocalRuntime({ stateDir, args: ARGS });
   runtimes.push(runtime);
   return runtime;
 };
 
 const deliveriesOf = async (runtime: LocalRuntimeHandle, endpointId: string): Promise<DeliveryView[]> =>
-  (await runtime.adminProcess('webhook', 'deliveries', endpointId)).deliveries;
+  (await runtime.admin('webhook', 'deliveries', endpointId)).deliveries;
 
 it(
   'retries a delivery that was waiting when the runtime stopped, after the next start, as attempt 2 of the same ' +
@@ -54,8 +55,8 @@ it(
     // Prepare: attempt 1 fails, attempt 2 is queued for 10 s later
     const first = await start();
     const tenantId = first.info.demoTenantId!;
-    await first.adminProcess('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
-    const { endpoint } = await first.adminProcess(
+    await first.admin('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
+    const { endpoint } = await first.admin(
       'webhook',
       'add',
       '--tenant',
@@ -66,16 +67,7 @@ it(
       'call.completed',
     );
     receiver.script('/restart', ['fail'], 'ok');
-    await first.adminProcess(
-      'simulate',
-      'call',
-      '--tenant',
-      tenantId,
-      '--direction',
-      'inbound',
-      '--from',
-      '+14155550401',
-    );
+    await first.admin('simulate', 'call', '--tenant', tenantId, '--direction', 'inbound', '--from', '+14155550401');
     await pollUntil(
       'attempt 1',
       () => receiver.received().filter((r) => r.path === '/restart'),

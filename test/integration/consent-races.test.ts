@@ -18,6 +18,7 @@ import {
 } from '../../lambdas/contexts/contacts/contacts';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
+import { suiteSize } from '../support/suite-sizes';
 
 /**
  * A contact carries a copy of its number's consent (contacts/consent-copies.ts), so a page of
@@ -27,7 +28,8 @@ import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving'
  * its copy is its number's ledger row, as the API shows it (GET /contacts/{id} and the list).
  * This file runs on DynamoDB Local and on the limits-faithful engine (conflicts, holds, throttles).
  */
-const ROUNDS = 8;
+/** 4 rounds per scenario in `npm test`, many in the bench (CONSENT_RACE_ROUNDS). */
+const ROUNDS = suiteSize('CONSENT_RACE_ROUNDS', 4);
 jest.setTimeout(120_000);
 let serial = 0;
 const freshNumber = () => `+1415666${String((serial += 1)).padStart(4, '0')}`;

@@ -1,4 +1,5 @@
 import { createTestTable } from '../support/table';
+import { suiteSize } from '../support/suite-sizes';
 import { contactRowsOf, numberClaimRowsOf } from '../support/directory-rows';
 import { NotFoundError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
@@ -13,7 +14,7 @@ import { batchGetItems } from '../../lambdas/shared/table/batch-get';
 import { dynamo } from '../../lambdas/shared/aws';
 
 /**
- * Races on one number. Each scenario runs 10 rounds on each engine (DynamoDB Local, where writes
+ * Races on one number. Each scenario runs its rounds (5 in `npm test`, many in the bench: CONTACT_RACE_ROUNDS) on each engine (DynamoDB Local, where writes
  * are serialized, and the limits engine, where colliding transactions are cancelled and retried),
  * each round in a fresh organization, so the whole directory can be checked after every round: whatever the
  * interleaving, a number has at
@@ -22,7 +23,7 @@ import { dynamo } from '../../lambdas/shared/aws';
  * promises: success, a 409 naming a contact that held the number, or (for PATCH/DELETE of a
  * deleted contact) 404; never an unexplained error (a 503 for contention is sent again, as a client does).
  */
-const ROUNDS = 10;
+const ROUNDS = suiteSize('CONTACT_RACE_ROUNDS', 5);
 
 /**
  * The operations as a client calls them: on DynamoDB's limits (the limits engine) a write that kept

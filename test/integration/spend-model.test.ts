@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { createTestTable } from '../support/table';
+import { suiteSize } from '../support/suite-sizes';
 import type { Carrier } from '../../lambdas/contexts/texting/carrier-port';
 import { updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { BillingBlockedError, SpendingLimitReachedError } from '../../lambdas/contexts/texting/errors';
@@ -21,12 +22,13 @@ import { createTenant, updateTenant, type BillingStatus } from '../../lambdas/co
  * - nothing answered anything but 201 or 402 (no 5xx, whatever ran concurrently).
  *
  * A fresh seed every run, printed: a failure is replayed with `SPEND_MODEL_SEED=<seed>`. `npm test` makes a few
- * runs (`SPEND_MODEL_RUNS`, default 4: the suite's time is budgeted); the bench makes many more.
+ * runs (`SPEND_MODEL_RUNS`, default 4: the suite's time is budgeted); the bench makes many more
+ * (`npm run bench -- --only models`).
  */
 jest.setTimeout(300_000);
 beforeAll(createTestTable);
 
-const RUNS = Number(process.env.SPEND_MODEL_RUNS ?? 4);
+const RUNS = suiteSize('SPEND_MODEL_RUNS', 4);
 const SEED = Number(process.env.SPEND_MODEL_SEED ?? Math.floor(Math.random() * 2 ** 31));
 // Printed whatever the outcome, so a failure seen in a log can be replayed.
 console.info(`spend model: ${RUNS} runs, SPEND_MODEL_SEED=${SEED}`);

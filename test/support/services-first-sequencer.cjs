@@ -9,7 +9,14 @@ const Sequencer = require('@jest/test-sequencer').default;
 /** Project display names, the slowest files first (by the per-file times of a full run on 2 cores). */
 const KIND_ORDER = ['integration-limits', 'e2e', 'infra', 'integration', 'unit'];
 
+/**
+ * Files that start before every kind: the real `cdk synth` (esbuild for every function) is the longest single file
+ * and mostly works in its own processes, so it runs beside the others from the start rather than as the tail.
+ */
+const FIRST = ['test/infra/synth.test.ts'];
+
 const rankOf = (test) => {
+  if (FIRST.some((file) => test.path.endsWith(file))) return -1;
   const name = test.context.config.displayName?.name;
   const rank = KIND_ORDER.indexOf(name);
   return rank === -1 ? KIND_ORDER.length : rank;
