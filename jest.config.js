@@ -25,6 +25,7 @@ const ON_LIMITS_ENGINE = [
   'test/integration/messages.test.ts',
   'test/integration/messages-idempotency.test.ts',
   'test/integration/spend-model.test.ts',
+  'test/integration/texting-law-model.test.ts',
   'test/integration/spend-changes.test.ts',
   'test/integration/texting-faults.test.ts',
   'test/integration/send-path-throttles.test.ts',

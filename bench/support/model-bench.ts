@@ -15,6 +15,7 @@ export const BENCH_SIZES: ModelBenchSizes = {
   CONSENT_RACE_ROUNDS: 20,
   SPEND_MODEL_RUNS: 40,
   TEXTING_FAULTS_SENDS: 520,
+  TEXTING_MODEL_RUNS: 30,
 };
 
 const FILES = [
@@ -22,6 +23,7 @@ const FILES = [
   'test/integration/consent-races.test.ts',
   'test/integration/spend-model.test.ts',
   'test/integration/texting-faults.test.ts',
+  'test/integration/texting-law-model.test.ts',
 ];
 
 export type ModelBenchResult = {

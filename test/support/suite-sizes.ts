@@ -18,5 +18,6 @@ export const SUITE_SIZE_VARIABLES = [
   'CONSENT_RACE_ROUNDS',
   'SPEND_MODEL_RUNS',
   'TEXTING_FAULTS_SENDS',
+  'TEXTING_MODEL_RUNS',
 ] as const;
 export type SuiteSizeVariable = (typeof SUITE_SIZE_VARIABLES)[number];
