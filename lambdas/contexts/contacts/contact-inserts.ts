@@ -4,7 +4,13 @@ import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { ledgerSnapshot, ledgerSnapshots, type LedgerSnapshot } from '../consent/ledger';
 import { readExternalIdClaim, readNumberClaim } from './contact-claims';
-import { manualContact, rowsOfNewContact, withConsentFields, type NumberClaim } from './contact-rows';
+import {
+  manualContact,
+  rowsOfNewContact,
+  withConsentFields,
+  type NumberClaim,
+  type RequestOrigin,
+} from './contact-rows';
 import type { Contact, CreateContactInput } from './schemas';
 
 /**
@@ -27,9 +33,10 @@ const CONSENT_COPY_ROUNDS = { what: "insertWithClaims: the number's consent kept
 function newContactItems(
   draft: Contact,
   snapshot: LedgerSnapshot,
+  origin: RequestOrigin,
 ): { contact: Contact; items: TransactItem[]; at: { externalIdClaim?: number; ledger: number } } {
   const contact: Contact = { ...draft, ...withConsentFields(snapshot.consent) };
-  const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact);
+  const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact, origin);
   const claimPut = (Item: Item): TransactItem => ({
     Put: {
       TableName: TABLE_NAME,
@@ -56,11 +63,12 @@ function newContactItems(
  * copied from the ledger (checked unchanged in the same transaction); on a lost race returns the
  * claims that won. Returns the contact as written.
  */
-export async function insertWithClaims(draft: Contact): Promise<Inserted> {
+export async function insertWithClaims(draft: Contact, origin: RequestOrigin = null): Promise<Inserted> {
   return optimisticRounds(CONSENT_COPY_ROUNDS, async () => {
     const { contact, items, at } = newContactItems(
       draft,
       await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string),
+      origin,
     );
     let reasons: Awaited<ReturnType<typeof transactWrite>>;
     try {
@@ -116,6 +124,7 @@ export async function insertNewContacts(
   tenantId: string,
   inputs: readonly CreateContactInput[],
   now: Date,
+  origin: RequestOrigin = null,
 ): Promise<{ created: Contact[]; refused: CreateContactInput[] }> {
   const snapshots = await ledgerSnapshots(
     tenantId,
@@ -123,7 +132,11 @@ export async function insertNewContacts(
   );
   const groups: { inputs: CreateContactInput[]; contacts: Contact[]; items: TransactItem[] }[] = [];
   for (const input of inputs) {
-    const { contact, items } = newContactItems(manualContact(tenantId, input, now), snapshots.get(input.phoneNumber)!);
+    const { contact, items } = newContactItems(
+      manualContact(tenantId, input, now),
+      snapshots.get(input.phoneNumber)!,
+      origin,
+    );
     let group = groups[groups.length - 1];
     if (!group || group.items.length + items.length > MAX_TRANSACTION_ITEMS)
       groups.push((group = { inputs: [], contacts: [], items: [] }));
@@ -154,5 +167,9 @@ export async function insertNewContacts(
 }
 
 /** A contact as POST /contacts (or a batch) writes it for a number nobody holds. */
-export const insertNewContact = (tenantId: string, input: CreateContactInput, now: Date): Promise<Inserted> =>
-  insertWithClaims(manualContact(tenantId, input, now));
+export const insertNewContact = (
+  tenantId: string,
+  input: CreateContactInput,
+  now: Date,
+  origin: RequestOrigin = null,
+): Promise<Inserted> => insertWithClaims(manualContact(tenantId, input, now), origin);

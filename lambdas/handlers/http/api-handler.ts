@@ -12,6 +12,7 @@ import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { rateLimitPerKey } from '../../shared/config';
 import { DomainError, NotFoundError } from '../../shared/errors';
 import { toErrorResponse } from './error-mapper';
+import { idempotencyKeyOf } from './idempotency';
 import { toProxyResult, type ApiResponse } from './responses';
 import type { RouteSpec } from './route-spec';
 import { apiBaseUrlOf } from './served-url';
@@ -26,6 +27,7 @@ export type ApiRequest<R extends RouteSpec> = {
   path: Out<R['path_params']>;
   body: Out<R['body']>;
   headers: Record<string, string | undefined>;
+  /** API Gateway's id of the request (its x-amzn-RequestId response header). */
   requestId: string;
   /** `{base_url}` as this caller reached it (./served-url.ts). */
   baseUrl: string;
@@ -191,8 +193,17 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
       path: input.path as Out<R['path_params']>,
       body: input.body as Out<R['body']>,
       headers: event.headers ?? {},
-      requestId: context.awsRequestId,
+      requestId: event.requestContext?.requestId ?? context.awsRequestId,
       baseUrl: apiBaseUrlOf(event),
     });
   }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 }
+
+/**
+ * The request a write comes from, as the rows it changes record it for their events: API Gateway's request id and
+ * the Idempotency-Key header (null when none was sent; 400 when malformed).
+ */
+export const requestOriginOf = (request: { requestId: string; headers: Record<string, string | undefined> }) => ({
+  id: request.requestId,
+  idempotencyKey: idempotencyKeyOf(request.headers) ?? null,
+});
