@@ -5,7 +5,7 @@ import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { DomainError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { tenantPk } from '../../lambdas/shared/table/keys';
-import { failedCondition, transactWrite } from '../../lambdas/shared/table/dynamo';
+import { NamedTransaction } from '../../lambdas/shared/table/named-transaction';
 import { consentOf, ledgerSnapshot } from '../../lambdas/contexts/consent/ledger';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import {
@@ -155,12 +155,12 @@ describe("a contact's copy of its number's consent under races", () => {
     const { unchanged } = await ledgerSnapshot(tenantId, n);
     // Act: a STOP with the same carrier time replaces it before the copy commits
     await recordConsentChange(tenantId, n, stop(at));
-    const reasons = await transactWrite([
-      { Put: { TableName: TABLE_NAME, Item: { pk: tenantPk(tenantId), sk: `PROBE#${n}` } } },
-      unchanged,
-    ]);
+    const refusal = await new NamedTransaction()
+      .add('probe', { Put: { TableName: TABLE_NAME, Item: { pk: tenantPk(tenantId), sk: `PROBE#${n}` } } })
+      .add('consentUnchanged', unchanged)
+      .write();
     // Assess
     expect((await consentOf(tenantId, n)).status).toBe('opted_out');
-    expect(failedCondition(reasons, 1)).toBeDefined();
+    expect(refusal?.failed('consentUnchanged')).toBeDefined();
   });
 });

@@ -12,6 +12,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { recordMessageSid, updateMessageStatus } from '../../lambdas/contexts/texting/delivery-status';
 import { storeMessage, toItem } from '../../lambdas/contexts/texting/messages';
 import type { Message } from '../../lambdas/contexts/texting/schemas';
+import type { Refusal } from '../../lambdas/shared/table/named-transaction';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());
@@ -159,7 +160,7 @@ describe('storing a message with writes that must agree with it', () => {
     // Act
     const result = await storeMessage(queued, {
       charge: { segments: 1, costCents: 1, spendShard: 7 },
-      alongside: [check, charge],
+      alongside: { check, charge },
     });
     // Assess
     expect(result).toEqual({ stored: true });
@@ -177,7 +178,7 @@ describe('storing a message with writes that must agree with it', () => {
     expect(items).toHaveLength(4); // no sid yet: no sid claim
   });
 
-  it('writes nothing and hands back the reasons of those writes, in order, when one fails its condition', async () => {
+  it('writes nothing and hands back the refusal, read by the names given, when one fails its condition', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
     ddb
@@ -191,12 +192,13 @@ describe('storing a message with writes that must agree with it', () => {
         ),
       );
     // Act
-    const result = await storeMessage(queued, { alongside: [check, charge] });
+    const result = await storeMessage(queued, { alongside: { check, charge } });
     // Assess: the caller decides (the send reads which check refused); not retried here
-    expect(result).toEqual({
-      stored: false,
-      refused: [{ code: 'None' }, { code: 'ConditionalCheckFailed', item: { spendCents: 100 } }],
-    });
+    expect(result).toMatchObject({ stored: false });
+    const { refused } = result as { refused: Refusal<'check' | 'charge'> };
+    expect(refused.failed('charge')).toEqual({ item: { spendCents: 100 } });
+    expect(refused.failed('check')).toBeUndefined();
+    expect(refused.failedNames).toEqual(['charge']);
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   });
 });

@@ -1,22 +1,15 @@
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import {
-  cancellationReasons,
-  CONDITION,
-  failedCondition,
-  isConditionalCheckFailed,
-  num,
-  str,
-  type Item,
-} from '../../shared/table/dynamo';
+import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE, withRowSequenceBump } from '../../shared/table/row-sequence';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import {
   attributeOfItem,
   updateExpression,
@@ -332,46 +325,39 @@ async function insertCall(
       providerCallSid,
     }).filter(([, v]) => v !== null),
   );
-  try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: { ...callSidKey(tenantId, providerCallSid), type: 'callSid', callId: call.id },
-              ConditionExpression: CONDITION.rowIsNew,
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: { ...callSidOwnerKey(providerCallSid), type: 'callSidOwner', tenantId },
-              ConditionExpression: `${CONDITION.rowIsNew} OR tenantId = :tenantId`,
-              ExpressionAttributeValues: { ':tenantId': tenantId },
-            },
-          },
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: { ...callItem, ...FIRST_ROW_SEQUENCE },
-              ConditionExpression: CONDITION.rowIsNew,
-            },
-          },
-        ],
-      }),
-    );
-    return { kind: 'created', callId: call.id };
-  } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (!reasons) throw err;
-    const existing = failedCondition(reasons, 0)?.item;
-    if (existing) return { kind: 'exists', callId: existing.callId as string };
-    if (failedCondition(reasons, 1))
-      throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', { cause: err });
-    throw err;
-  }
+  const refusal = await new NamedTransaction<'callSid' | 'sidOwner' | 'call'>()
+    .add('callSid', {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...callSidKey(tenantId, providerCallSid), type: 'callSid', callId: call.id },
+        ConditionExpression: CONDITION.rowIsNew,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    })
+    .add('sidOwner', {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...callSidOwnerKey(providerCallSid), type: 'callSidOwner', tenantId },
+        ConditionExpression: `${CONDITION.rowIsNew} OR tenantId = :tenantId`,
+        ExpressionAttributeValues: { ':tenantId': tenantId },
+      },
+    })
+    .add('call', {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...callItem, ...FIRST_ROW_SEQUENCE },
+        ConditionExpression: CONDITION.rowIsNew,
+      },
+    })
+    .write();
+  if (!refusal) return { kind: 'created', callId: call.id };
+  const existing = refusal.failed('callSid')?.item;
+  if (existing) return { kind: 'exists', callId: existing.callId as string };
+  if (refusal.failed('sidOwner'))
+    throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', {
+      cause: refusal.error,
+    });
+  throw refusal.error;
 }
 
 /** Each fact is its own conditional update: a failed condition means "already known or newer". */

@@ -1,14 +1,8 @@
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import {
-  CONDITION,
-  failedCondition,
-  str,
-  transactWrite,
-  type CancellationReason,
-  type TransactItem,
-} from '../../shared/table/dynamo';
+import { CONDITION, str, type TransactItem } from '../../shared/table/dynamo';
+import { NamedTransaction, type NamedItems, type Refusal } from '../../shared/table/named-transaction';
 import { ROW_SEQUENCE, rowSequenceOf } from '../../shared/table/row-sequence';
 import { CHANGE_REQUEST } from '../../shared/table/row-types';
 import { updateExpression } from '../../shared/table/update-expression';
@@ -28,28 +22,31 @@ import { contactKey, numberClaimKey } from './contact-rows';
  * claim and the transaction checks the claim still names it (or that nobody holds the number), so
  * a change racing a number moving between contacts (a renumber, a delete, a create) either lands
  * before the move, whose own write then copies the new value, or fails and is written again with
- * the new holder. The ledger's condition (a later change on record) comes first: index 0.
+ * the new holder. The ledger's condition (a later change on record) is `consentLedger`.
  */
+
+/** The parts of a consent change's transaction: the ledger, the holder's copy, the check on who holds the number. */
+export type ConsentChangePart = 'consentLedger' | 'consentCopy' | 'numberHolder';
 
 export async function consentChangeWrites(
   tenantId: string,
   number: string,
   change: ConsentChange,
-): Promise<TransactItem[]> {
+): Promise<NamedItems<ConsentChangePart>> {
   const { Item: claim } = await dynamo.send(
     new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }),
   );
   if (!claim) {
-    return [
-      consentChangeUpdate(tenantId, number, change),
-      {
+    return {
+      consentLedger: consentChangeUpdate(tenantId, number, change),
+      numberHolder: {
         ConditionCheck: {
           TableName: TABLE_NAME,
           Key: numberClaimKey(tenantId, number),
           ConditionExpression: CONDITION.rowIsNew,
         },
       },
-    ];
+    };
   }
   const holderId = claim.contactId as string;
   // The holder as it stands, so the event can name its external id and the version the copy gives it.
@@ -58,10 +55,10 @@ export async function consentChangeWrites(
   );
   const version = rowSequenceOf(row) + 1;
   const holder = { contactId: holderId, externalId: str(row?.externalId), version };
-  return [
-    consentChangeUpdate(tenantId, number, change, new Date(), holder),
-    consentCopyUpdate(tenantId, holderId, number, consentOfChange(change), version),
-    {
+  return {
+    consentLedger: consentChangeUpdate(tenantId, number, change, new Date(), holder),
+    consentCopy: consentCopyUpdate(tenantId, holderId, number, consentOfChange(change), version),
+    numberHolder: {
       ConditionCheck: {
         TableName: TABLE_NAME,
         Key: numberClaimKey(tenantId, number),
@@ -69,7 +66,7 @@ export async function consentChangeWrites(
         ExpressionAttributeValues: { ':holder': holderId },
       },
     },
-  ];
+  };
 }
 
 /**
@@ -111,8 +108,8 @@ function consentCopyUpdate(
 }
 
 /** True when the ledger refused the change for a later one on record (the rest of the reasons are a moved holder). */
-export const consentChangeIsStale = (reasons: CancellationReason[]): boolean =>
-  failedCondition(reasons, 0) !== undefined;
+export const consentChangeIsStale = <N extends string>(refusal: Refusal<N | ConsentChangePart>): boolean =>
+  refusal.failed('consentLedger') !== undefined;
 
 /** Rounds of reading the holder again when the number moved between the read and the write. */
 const HOLDER_ROUNDS = { what: 'record a consent change: the number kept moving between contacts', rounds: 4 };
@@ -123,8 +120,10 @@ const HOLDER_ROUNDS = { what: 'record a consent change: the number kept moving b
  */
 export async function recordConsentChange(tenantId: string, number: string, change: ConsentChange): Promise<boolean> {
   return optimisticRounds(HOLDER_ROUNDS, async () => {
-    const reasons = await transactWrite(await consentChangeWrites(tenantId, number, change));
-    if (!reasons) return true;
-    return consentChangeIsStale(reasons) ? false : LOST_RACE;
+    const refusal = await new NamedTransaction<ConsentChangePart>()
+      .addAll(await consentChangeWrites(tenantId, number, change))
+      .write();
+    if (!refusal) return true;
+    return consentChangeIsStale(refusal) ? false : LOST_RACE;
   });
 }

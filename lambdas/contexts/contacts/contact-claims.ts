@@ -1,7 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { batchGetItems } from '../../shared/table/batch-get';
-import { CONDITION, type failedCondition, type TransactItem } from '../../shared/table/dynamo';
+import { CONDITION, type TransactItem } from '../../shared/table/dynamo';
+import type { FailedItem, NamedItems } from '../../shared/table/named-transaction';
 import { claimItem, externalIdClaimItem, externalIdClaimKey, numberClaimKey, type NumberClaim } from './contact-rows';
 import type { Contact } from './schemas';
 
@@ -57,22 +58,21 @@ export function externalIdMove(
   contactId: string,
   from: string | null,
   to: string | null,
-): TransactItem[] {
-  return [
-    ...(from !== null ? [claimRelease(externalIdClaimKey(tenantId, from), contactId)] : []),
-    ...(to !== null
-      ? [
-          {
+): NamedItems<'externalIdRelease' | 'externalIdClaim'> {
+  return {
+    externalIdRelease: from !== null ? claimRelease(externalIdClaimKey(tenantId, from), contactId) : undefined,
+    externalIdClaim:
+      to !== null
+        ? {
             Put: {
               TableName: TABLE_NAME,
               Item: externalIdClaimItem(tenantId, to, contactId),
               ConditionExpression: CONDITION.rowIsNew,
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
             },
-          },
-        ]
-      : []),
-  ];
+          }
+        : undefined,
+  };
 }
 
 /** Frees a claim (a number's or an external id's), if it still names the contact. */
@@ -86,16 +86,23 @@ export const claimRelease = (key: { pk: string; sk: string }, contactId: string)
 });
 
 /** The contact a claim write found in the way (it asked for ALL_OLD), unless it is `contactId` itself. */
-export function otherHolder(reasons: ReturnType<typeof failedCondition>, contactId: string): string | undefined {
-  const holder = reasons?.item?.contactId;
+export function otherHolder(failed: FailedItem | undefined, contactId: string): string | undefined {
+  const holder = failed?.item?.contactId;
   return typeof holder === 'string' && holder !== contactId ? holder : undefined;
 }
 
 /** A renumber's claim writes: free the old number (if it still names this contact), take the new one. */
-export function claimMove(tenantId: string, contactId: string, current: Contact, newNumber: string): TransactItem[] {
-  return [
-    ...(current.normalizedNumber ? [claimRelease(numberClaimKey(tenantId, current.normalizedNumber), contactId)] : []),
-    {
+export function claimMove(
+  tenantId: string,
+  contactId: string,
+  current: Contact,
+  newNumber: string,
+): NamedItems<'numberRelease' | 'numberClaim'> {
+  return {
+    numberRelease: current.normalizedNumber
+      ? claimRelease(numberClaimKey(tenantId, current.normalizedNumber), contactId)
+      : undefined,
+    numberClaim: {
       Put: {
         TableName: TABLE_NAME,
         Item: claimItem(tenantId, newNumber, { contactId, named: !current.isAutoCreated }),
@@ -103,5 +110,5 @@ export function claimMove(tenantId: string, contactId: string, current: Contact,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
       },
     },
-  ];
+  };
 }

@@ -1,5 +1,6 @@
 import { TABLE_NAME } from '../../shared/aws';
-import { CONDITION, failedCondition, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { CONDITION, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
+import { NamedTransaction, type Refusal } from '../../shared/table/named-transaction';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { ledgerSnapshot, ledgerSnapshots, type LedgerSnapshot } from '../consent/ledger';
@@ -25,16 +26,19 @@ export type Inserted =
 /** Rounds of copying a number's consent again when it changed between the read and the write. */
 const CONSENT_COPY_ROUNDS = { what: "insertWithClaims: the number's consent kept changing", rounds: 4 };
 
+/** The parts of a new contact's transaction, by name. */
+type NewContactPart = 'numberClaim' | 'externalIdClaim' | 'row' | 'consentUnchanged' | 'searchRows';
+
 /**
  * A new contact's share of a transaction: its claims (each asking for the holder when taken), the
  * row with its number's consent copied, the ledger's check that the copy is still true, its
- * search entries. `at`: where each of the conditional items sits in the list.
+ * search entries.
  */
 function newContactItems(
   draft: Contact,
   snapshot: LedgerSnapshot,
   origin: RequestOrigin,
-): { contact: Contact; items: TransactItem[]; at: { externalIdClaim?: number; ledger: number } } {
+): { contact: Contact; transaction: NamedTransaction<NewContactPart> } {
   const contact: Contact = { ...draft, ...withConsentFields(snapshot.consent) };
   const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact, origin);
   const claimPut = (Item: Item): TransactItem => ({
@@ -47,14 +51,12 @@ function newContactItems(
   });
   return {
     contact,
-    items: [
-      claimPut(claim),
-      ...(externalIdClaim ? [claimPut(externalIdClaim)] : []),
-      { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } },
-      snapshot.unchanged,
-      ...entries,
-    ],
-    at: { ...(externalIdClaim && { externalIdClaim: 1 }), ledger: externalIdClaim ? 3 : 2 },
+    transaction: new NamedTransaction<NewContactPart>()
+      .add('numberClaim', claimPut(claim))
+      .add('externalIdClaim', externalIdClaim && claimPut(externalIdClaim))
+      .add('row', { Put: { TableName: TABLE_NAME, Item: row, ConditionExpression: CONDITION.rowIsNew } })
+      .add('consentUnchanged', snapshot.unchanged)
+      .add('searchRows', ...entries),
   };
 }
 
@@ -65,14 +67,14 @@ function newContactItems(
  */
 export async function insertWithClaims(draft: Contact, origin: RequestOrigin = null): Promise<Inserted> {
   return optimisticRounds(CONSENT_COPY_ROUNDS, async () => {
-    const { contact, items, at } = newContactItems(
+    const { contact, transaction } = newContactItems(
       draft,
       await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string),
       origin,
     );
-    let reasons: Awaited<ReturnType<typeof transactWrite>>;
+    let refusal: Refusal<NewContactPart> | undefined;
     try {
-      reasons = await transactWrite(items);
+      refusal = await transaction.write();
     } catch (err) {
       // Writers of one new number (or external id) collide until one of them commits; the claims
       // then answer the others as their conditions would have. Only while nobody holds either is
@@ -89,10 +91,9 @@ export async function insertWithClaims(draft: Contact, origin: RequestOrigin = n
         ...(externalIdHolder && { externalIdHolder }),
       };
     }
-    if (!reasons) return { ok: true as const, contact };
-    const numberTaken = failedCondition(reasons, 0)?.item;
-    const externalIdTaken =
-      at.externalIdClaim !== undefined ? failedCondition(reasons, at.externalIdClaim)?.item : undefined;
+    if (!refusal) return { ok: true as const, contact };
+    const numberTaken = refusal.failed('numberClaim')?.item;
+    const externalIdTaken = refusal.failed('externalIdClaim')?.item;
     if (numberTaken || externalIdTaken) {
       return {
         ok: false as const,
@@ -103,8 +104,8 @@ export async function insertWithClaims(draft: Contact, origin: RequestOrigin = n
       };
     }
     // The number's consent changed between the read and the write: copy it again.
-    if (failedCondition(reasons, at.ledger)) return LOST_RACE;
-    throw new Error(`insertWithClaims: contact ${contact.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
+    if (refusal.failed('consentUnchanged')) return LOST_RACE;
+    throw new Error(`insertWithClaims: contact ${contact.id} was refused (${refusal.codes})`);
   });
 }
 
@@ -132,11 +133,12 @@ export async function insertNewContacts(
   );
   const groups: { inputs: CreateContactInput[]; contacts: Contact[]; items: TransactItem[] }[] = [];
   for (const input of inputs) {
-    const { contact, items } = newContactItems(
+    const { contact, transaction } = newContactItems(
       manualContact(tenantId, input, now),
       snapshots.get(input.phoneNumber)!,
       origin,
     );
+    const { items } = transaction;
     let group = groups[groups.length - 1];
     if (!group || group.items.length + items.length > MAX_TRANSACTION_ITEMS)
       groups.push((group = { inputs: [], contacts: [], items: [] }));

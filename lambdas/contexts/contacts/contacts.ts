@@ -4,7 +4,6 @@ import { NotFoundError } from '../../shared/errors';
 import { batchGetItems } from '../../shared/table/batch-get';
 import {
   CONDITION,
-  failedCondition,
   isConditionalCheckFailed,
   nowIso,
   transactWrite,
@@ -12,6 +11,7 @@ import {
   type TransactItem,
 } from '../../shared/table/dynamo';
 import { PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
@@ -143,6 +143,9 @@ const externalIdAsRead = (externalId: string | null) =>
         values: { ':externalIdAsRead': externalId },
       };
 
+/** The parts of an adoption's transaction, by name. */
+type AdoptionPart = 'numberClaim' | 'contact' | 'externalIdRelease' | 'externalIdClaim' | 'searchRows';
+
 /**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
  * named. The claim flips to named in the same transaction, guarded on still being unnamed, so
@@ -165,21 +168,17 @@ export async function adoptRound(
     if (err instanceof NotFoundError) return LOST_RACE; // deleted since the claim was read: decide again
     throw err;
   }
-  const { items, externalIdWrites } = adoptionItems(
+  const refusal = await adoptionTransaction(
     tenantId,
     current,
     input,
     stampAfter(now, current.contact.updatedAt),
     origin,
-  );
-  const reasons = await transactWrite(items);
-  if (reasons) {
-    const claim = failedCondition(reasons, 0);
+  ).write();
+  if (refusal) {
+    const claim = refusal.failed('numberClaim');
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
-    const externalIdHolder =
-      externalIdWrites.length > 0
-        ? otherHolder(failedCondition(reasons, 1 + externalIdWrites.length), contactId)
-        : undefined;
+    const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
     if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
     // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
     return LOST_RACE;
@@ -195,13 +194,13 @@ export async function adoptRound(
 }
 
 /** An adoption's transaction: the claim flipped to named, the row named, its external id's claims, its search rows. */
-function adoptionItems(
+function adoptionTransaction(
   tenantId: string,
   current: ContactRow,
   input: CreateContactInput,
   stamp: Date,
   origin: RequestOrigin,
-): { items: TransactItem[]; externalIdWrites: TransactItem[] } {
+): NamedTransaction<AdoptionPart> {
   const contactId = current.contact.id;
   const externalIdMoves = input.externalId !== undefined && input.externalId !== current.contact.externalId;
   const named: Written = {
@@ -222,7 +221,7 @@ function adoptionItems(
   });
   const externalIdWrites = externalIdMoves
     ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null)
-    : [];
+    : {};
   const asRead = andCondition(externalIdAsRead(current.contact.externalId), updatedBefore(stamp));
   const contactUpdate = contactWrite(
     named,
@@ -234,20 +233,20 @@ function adoptionItems(
     },
     customFieldsWrite(current.row, input.customFields),
   );
-  const claimNamed: TransactItem = {
-    Update: {
-      TableName: TABLE_NAME,
-      Key: numberClaimKey(tenantId, input.phoneNumber),
-      UpdateExpression: 'SET named = :true',
-      ConditionExpression: 'contactId = :contactId AND named = :false',
-      ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    },
-  };
-  const row: TransactItem = {
-    Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate },
-  };
-  return { items: [claimNamed, row, ...externalIdWrites, ...search.writes], externalIdWrites };
+  return new NamedTransaction<AdoptionPart>()
+    .add('numberClaim', {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: numberClaimKey(tenantId, input.phoneNumber),
+        UpdateExpression: 'SET named = :true',
+        ConditionExpression: 'contactId = :contactId AND named = :false',
+        ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    })
+    .add('contact', { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } })
+    .addAll(externalIdWrites)
+    .add('searchRows', ...search.writes);
 }
 
 /** Rounds of a create: each round lost means another writer changed a claim in between. */
@@ -531,6 +530,16 @@ async function readForUpdate(
   }
 }
 
+/** The parts of an update's transaction, by name. */
+type UpdatePart =
+  | 'contact'
+  | 'numberRelease'
+  | 'numberClaim'
+  | 'externalIdRelease'
+  | 'externalIdClaim'
+  | 'searchRows'
+  | 'consentUnchanged';
+
 /**
  * One round of an update: read the contact, write what the patch changes conditioned on what was
  * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
@@ -586,28 +595,26 @@ async function updateWithMoves(tenantId: string, read: ContactRow, plan: UpdateP
       ),
     },
   };
-  const claimMoves = plan.numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : [];
+  const claimMoves = plan.numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : {};
   const externalIdWrites = plan.externalIdMoves
     ? externalIdMove(tenantId, contactId, current.externalId, next.externalId)
-    : [];
-  const reasons = await transactWrite([
-    contactUpdate,
-    ...claimMoves,
-    ...externalIdWrites,
-    ...search.writes,
-    ...(plan.ledger ? [plan.ledger.unchanged] : []),
-  ]);
-  if (!reasons) return { contact: next, changed: true };
+    : {};
+  const refusal = await new NamedTransaction<UpdatePart>()
+    .add('contact', contactUpdate)
+    .addAll(claimMoves)
+    .addAll(externalIdWrites)
+    .add('searchRows', ...search.writes)
+    .add('consentUnchanged', plan.ledger?.unchanged)
+    .write();
+  // The row as this write left it: its conditions held the number, the named flag and the search
+  // fields as read. A read after it could show a later writer's row instead (an adoption that
+  // replaced the fields this PATCH just wrote), which is not this PATCH's answer.
+  if (!refusal) return { contact: next, changed: true };
   // Held by another contact: 409 naming it. Held by this very contact: a concurrent PATCH moved it
   // there first; the next round sees no move. Otherwise the contact changed under us: decide afresh.
-  const numberHolder = plan.numberMoves
-    ? otherHolder(failedCondition(reasons, claimMoves.length), contactId)
-    : undefined;
+  const numberHolder = otherHolder(refusal.failed('numberClaim'), contactId);
   if (numberHolder) throw new ContactConflictError(numberHolder);
-  const externalIdHolder =
-    externalIdWrites.length > 0 && next.externalId !== null
-      ? otherHolder(failedCondition(reasons, claimMoves.length + externalIdWrites.length), contactId)
-      : undefined;
+  const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
   if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
   return LOST_RACE;
 }

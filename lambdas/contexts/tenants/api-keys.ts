@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { cancellationReasons, CONDITION, failedCondition, nowIso, str, type Item } from '../../shared/table/dynamo';
+import { CONDITION, nowIso, str, type Item } from '../../shared/table/dynamo';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { findByIdIndex } from '../../shared/table/id-index';
 import { API_KEY_SK, PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { queryAll } from '../../shared/table/query-all';
@@ -180,29 +181,24 @@ export async function rotateApiKey(
     uuidv7(now),
     now,
   );
-  try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew } },
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: { pk: found.pk, sk: found.sk },
-              UpdateExpression: 'SET expiresAt = :expiresAt, replacedBy = :newId',
-              // A concurrent rotation or revocation wins; this one changes nothing.
-              ConditionExpression: `${CONDITION.rowExists} AND revokedAt = :null AND replacedBy = :null`,
-              ExpressionAttributeValues: { ':expiresAt': oldExpiresAt, ':newId': apiKey.id, ':null': null },
-            },
-          },
-        ],
-      }),
-    );
-  } catch (err) {
-    if (failedCondition(cancellationReasons(err), 1))
-      throw new ValidationError(`API key ${keyId} was revoked or rotated meanwhile; list the keys and try again`);
-    throw err;
-  }
+  const refusal = await new NamedTransaction<'newKey' | 'oldKey'>()
+    .add('newKey', {
+      Put: { TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew },
+    })
+    .add('oldKey', {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: { pk: found.pk, sk: found.sk },
+        UpdateExpression: 'SET expiresAt = :expiresAt, replacedBy = :newId',
+        // A concurrent rotation or revocation wins; this one changes nothing.
+        ConditionExpression: `${CONDITION.rowExists} AND revokedAt = :null AND replacedBy = :null`,
+        ExpressionAttributeValues: { ':expiresAt': oldExpiresAt, ':newId': apiKey.id, ':null': null },
+      },
+    })
+    .write();
+  if (refusal?.failed('oldKey'))
+    throw new ValidationError(`API key ${keyId} was revoked or rotated meanwhile; list the keys and try again`);
+  if (refusal) throw refusal.error;
   return { key, apiKey, replaced: { ...old, expiresAt: oldExpiresAt, replacedBy: apiKey.id } };
 }
 

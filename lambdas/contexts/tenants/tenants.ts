@@ -1,19 +1,11 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import {
-  cancellationReasons,
-  CONDITION,
-  failedCondition,
-  nowIso,
-  num,
-  str,
-  type Item,
-  type TransactItem,
-} from '../../shared/table/dynamo';
+import { CONDITION, nowIso, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
+import { NamedTransaction } from '../../shared/table/named-transaction';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { NumberTakenError } from './errors';
@@ -246,21 +238,22 @@ async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Prom
     throw new ValidationError('numbers: each must be an E.164 phone number such as +14155550123');
   if (tenant.numbers.length > MAX_NUMBERS)
     throw new ValidationError(`numbers: at most ${MAX_NUMBERS} per organization`);
-  const owners: TransactItem[] = tenant.numbers.map((number) => ({
-    Put: {
-      TableName: TABLE_NAME,
-      Item: { ...numberOwnerKey(number), type: 'numberOwner', tenantId: tenant.id, number },
-      ConditionExpression: 'attribute_not_exists(pk) OR tenantId = :tenantId',
-      ExpressionAttributeValues: { ':tenantId': tenant.id },
-    },
-  }));
-  try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: [tenantWrite, ...owners] }));
-  } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (failedCondition(reasons, 0)) throw new TenantRowConflict('tenant row condition failed', { cause: err });
-    const taken = tenant.numbers.findIndex((_, i) => failedCondition(reasons, i + 1));
-    if (taken !== -1) throw new NumberTakenError(tenant.numbers[taken]);
-    throw err;
+  // One name per number, so a refusal names the number another organization holds.
+  const transaction = new NamedTransaction<'tenant' | `number ${string}`>().add('tenant', tenantWrite);
+  for (const number of tenant.numbers) {
+    transaction.add(`number ${number}`, {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...numberOwnerKey(number), type: 'numberOwner', tenantId: tenant.id, number },
+        ConditionExpression: 'attribute_not_exists(pk) OR tenantId = :tenantId',
+        ExpressionAttributeValues: { ':tenantId': tenant.id },
+      },
+    });
   }
+  const refusal = await transaction.write();
+  if (!refusal) return;
+  if (refusal.failed('tenant')) throw new TenantRowConflict('tenant row condition failed', { cause: refusal.error });
+  const taken = tenant.numbers.find((number) => refusal.failed(`number ${number}`));
+  if (taken !== undefined) throw new NumberTakenError(taken);
+  throw refusal.error;
 }

@@ -1,17 +1,9 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import {
-  CONDITION,
-  failedCondition,
-  isConditionalCheckFailed,
-  num,
-  str,
-  transactWrite,
-  type Item,
-  type TransactItem,
-} from '../../shared/table/dynamo';
+import { CONDITION, isConditionalCheckFailed, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { CHANGED_AT } from '../../shared/table/row-types';
+import { NamedTransaction, type NamedItems } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { updateExpression } from '../../shared/table/update-expression';
@@ -67,6 +59,9 @@ export type StatusChangeOptions = {
 
 /** Removed when a text's outcome is known: its entry in the settlement sweep's worklist. */
 const UNSETTLED_INDEX = [GSIS.gsi2.partitionKey, GSIS.gsi2.sortKey];
+
+/** The parts of a status change's transaction, by name. */
+type StatusPart = 'message' | 'refund' | 'messageSid' | 'threadStatus';
 
 /** Rounds of deciding a change afresh when the row moved under it (another callback, the send's answer). */
 const SID_ROUNDS = { what: 'record a message sid', rounds: 4 };
@@ -186,29 +181,25 @@ export async function updateMessageStatus(
         }),
       },
     };
-    const items: TransactItem[] = [
-      messageUpdate,
-      ...(failing ? refundOf(tenantId, row) : []),
-      ...(recordSid ? [sidPut(message, callbackSid)] : []),
-    ];
+    const parts: NamedItems<StatusPart> = {
+      message: messageUpdate,
+      refund: failing ? refundOf(tenantId, row) : [],
+      messageSid: recordSid ? sidPut(message, callbackSid) : undefined,
+    };
     const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
     // With the thread's lastStatus first; when the message is no longer the thread's newest, without.
-    const reasons = await transactWrite([
-      ...items,
-      threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status),
-    ]);
-    if (!reasons) return { message: changed, changed: true };
-    if (failedCondition(reasons, 0)) return LOST_RACE; // moved meanwhile: read again and decide afresh
-    if (!failedCondition(reasons, items.length))
-      throw new Error(
-        `updateMessageStatus: could not change message ${messageId} (${reasons.map((r) => r.code).join(', ')})`,
-      );
-    const withoutThread = await transactWrite(items);
+    const refusal = await new NamedTransaction<StatusPart>()
+      .addAll(parts)
+      .add('threadStatus', threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status))
+      .write();
+    if (!refusal) return { message: changed, changed: true };
+    if (refusal.failed('message')) return LOST_RACE; // moved meanwhile: read again and decide afresh
+    if (!refusal.failed('threadStatus'))
+      throw new Error(`updateMessageStatus: could not change message ${messageId} (${refusal.codes})`);
+    const withoutThread = await new NamedTransaction<StatusPart>().addAll(parts).write();
     if (!withoutThread) return { message: changed, changed: true };
-    if (failedCondition(withoutThread, 0)) return LOST_RACE;
-    throw new Error(
-      `updateMessageStatus: could not change message ${messageId} (${withoutThread.map((r) => r.code).join(', ')})`,
-    );
+    if (withoutThread.failed('message')) return LOST_RACE;
+    throw new Error(`updateMessageStatus: could not change message ${messageId} (${withoutThread.codes})`);
   });
 }
 

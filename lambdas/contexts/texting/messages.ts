@@ -1,22 +1,14 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
-import {
-  CONDITION,
-  failedCondition,
-  num,
-  str,
-  transactWrite,
-  type CancellationReason,
-  type Item,
-  type TransactItem,
-} from '../../shared/table/dynamo';
+import { CONDITION, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { ownPartitionKey, PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE } from '../../shared/table/row-sequence';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { GSIS } from '../../shared/table/table-schema';
+import { NamedTransaction, type NamedItems, type Refusal } from '../../shared/table/named-transaction';
 import type { ListMessagesInput, Message, MessageStatus } from './schemas';
 import { threadWriteFor } from './threads';
 
@@ -117,22 +109,23 @@ export const sidItem = (message: Pick<Message, 'tenantId' | 'id' | 'counterpartN
   counterpartNumber: message.counterpartNumber,
 });
 
-export type TransactItems = TransactItem[];
+/** The parts a message's own transaction writes; the names of `alongside` differ from these. */
+export type StoredPart = 'message' | 'messageSid' | 'thread';
 
-export type StoreResult =
+export type StoreResult<A extends string = never> =
   | { stored: true }
   | { stored: false; duplicateOf: string }
-  /** An item of `alongside` failed its condition: the reasons of those items, in their order. */
-  | { stored: false; refused: CancellationReason[] };
+  /** An item of `alongside` failed its condition: read the refusal by the names `alongside` gave. */
+  | { stored: false; refused: Refusal<A | StoredPart> };
 
-export type StoreOptions = {
+export type StoreOptions<A extends string = never> = {
   charge?: MessageCharge;
   /**
    * Writes and checks that must agree with the message, in the same transaction: the consent
    * check, the charge and the Idempotency-Key row of a send; the consent change of an inbound
    * keyword. When one fails its condition nothing is written and the caller decides.
    */
-  alongside?: TransactItems;
+  alongside?: NamedItems<A>;
 };
 
 /**
@@ -147,46 +140,46 @@ const STORE_ROUNDS = { what: 'store a message: its thread kept moving on', round
  * also claims its carrier sid in the same transaction, so a carrier retry of the same text is
  * stored once.
  */
-export async function storeMessage(message: Message, options: StoreOptions = {}): Promise<StoreResult> {
-  const alongside = options.alongside ?? [];
-  const withSid = message.messageSid !== '';
-  const own: TransactItems = [
-    // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT), and the row's first
-    // sequence number.
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: { ...toItem(message, options.charge), [CHANGED_AT]: Date.now(), ...FIRST_ROW_SEQUENCE },
-        ConditionExpression: CONDITION.rowIsNew,
-      },
+export async function storeMessage<A extends string = never>(
+  message: Message,
+  options: StoreOptions<A> = {},
+): Promise<StoreResult<A>> {
+  const alongside: NamedItems<A> = options.alongside ?? {};
+  // An inbound insert is the sms.received event: its time, to the millisecond (CHANGED_AT), and the row's first
+  // sequence number.
+  const messagePut: TransactItem = {
+    Put: {
+      TableName: TABLE_NAME,
+      Item: { ...toItem(message, options.charge), [CHANGED_AT]: Date.now(), ...FIRST_ROW_SEQUENCE },
+      ConditionExpression: CONDITION.rowIsNew,
     },
-    ...(withSid
-      ? [
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: sidItem(message, message.messageSid),
-              ConditionExpression: CONDITION.rowIsNew,
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-            },
+  };
+  const sidPut: TransactItem | undefined =
+    message.messageSid !== ''
+      ? {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: sidItem(message, message.messageSid),
+            ConditionExpression: CONDITION.rowIsNew,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
           },
-        ]
-      : []),
-  ];
-  const sidIndex = alongside.length + 1;
-  const threadIndex = alongside.length + own.length;
-  return optimisticRounds(STORE_ROUNDS, async (round): Promise<RoundResult<StoreResult>> => {
-    const thread = await threadWriteFor(message, round > 0);
-    const reasons: CancellationReason[] | undefined = await transactWrite([...alongside, ...own, thread]);
-    if (!reasons) return { stored: true };
-    const sidTaken = withSid ? failedCondition(reasons, sidIndex) : undefined;
+        }
+      : undefined;
+  return optimisticRounds(STORE_ROUNDS, async (round): Promise<RoundResult<StoreResult<A>>> => {
+    const refusal = await new NamedTransaction<A | StoredPart>()
+      .addAll(alongside)
+      .add('message', messagePut)
+      .add('messageSid', sidPut)
+      .add('thread', await threadWriteFor(message, round > 0))
+      .write();
+    if (!refusal) return { stored: true };
+    const sidTaken = refusal.failed('messageSid');
     if (sidTaken?.item) return { stored: false, duplicateOf: sidTaken.item.messageId as string };
-    if (reasons.slice(0, alongside.length).some((r) => r.code === 'ConditionalCheckFailed')) {
-      return { stored: false, refused: reasons.slice(0, alongside.length) };
-    }
+    if ((Object.keys(alongside) as A[]).some((name) => refusal.failed(name)))
+      return { stored: false, refused: refusal };
     // The thread moved on since it was read (a newer message, a new row): read it again.
-    if (failedCondition(reasons, threadIndex)) return LOST_RACE;
-    throw new Error(`storeMessage: message ${message.id} was refused (${reasons.map((r) => r.code).join(', ')})`);
+    if (refusal.failed('thread')) return LOST_RACE;
+    throw new Error(`storeMessage: message ${message.id} was refused (${refusal.codes})`);
   });
 }
 

@@ -1,7 +1,6 @@
 import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, TemporarilyUnavailableError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { failedCondition } from '../../shared/table/dynamo';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
@@ -78,25 +77,26 @@ export async function sendMessage(
     policyOf(tenantRow),
     costCents,
     async (charge): Promise<ChargeAttempt<SendKey | undefined>> => {
-      const alongside = [
-        notOptedOutCheck(tenantId, input.to),
-        charge.item,
-        ...(idempotencyKey ? [sendKeyPut(tenantId, idempotencyKey, { messageId: message.id, requestHash }, now)] : []),
-      ];
+      const alongside = {
+        consent: notOptedOutCheck(tenantId, input.to),
+        charge: charge.item,
+        sendKey: idempotencyKey
+          ? sendKeyPut(tenantId, idempotencyKey, { messageId: message.id, requestHash }, now)
+          : undefined,
+      };
       const stored = await storeMessage(message, {
         charge: { segments, costCents, spendShard: charge.shard },
         alongside,
       });
       if (stored.stored) return { charged: undefined };
       if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
-      const [consent, charged, key] = stored.refused;
-      const keyTaken = key ? failedCondition([key], 0) : undefined;
+      const keyTaken = stored.refused.failed('sendKey');
       const concurrentRetry = sendKeyOf(keyTaken?.item, now);
       if (concurrentRetry) return { charged: concurrentRetry }; // a concurrent retry won the key
-      if (failedCondition([consent], 0)) throw new RecipientOptedOutError();
+      if (stored.refused.failed('consent')) throw new RecipientOptedOutError();
       // The key's row changed between our condition and its answer (expired and taken over): look again.
       if (keyTaken) return LOST_RACE;
-      return { chargeRefused: failedCondition([charged], 0)?.item };
+      return { chargeRefused: stored.refused.failed('charge')?.item };
     },
   );
   if (earlier) return replay(tenantId, earlier, requestHash);
