@@ -376,6 +376,7 @@ describe('what a page of the feed costs', () => {
         consentNote: null,
         externalId: `e-${i}`,
         customFields: { i: String(i) },
+        version: 1,
       };
       return toItem(contact);
     });

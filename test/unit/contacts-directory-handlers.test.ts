@@ -126,7 +126,12 @@ describe('GET /contacts, the new parameters', () => {
 
     // Assess
     expect(result.statusCode).toBe(200);
-    expect(bodyOf(result)).toEqual({ contacts: [], nextCursor: null, deletedContacts: [] });
+    expect(bodyOf(result)).toEqual({
+      contacts: [],
+      nextCursor: null,
+      deletedContacts: [],
+      nextUpdatedSince: expect.any(String),
+    });
     expect(ddb).toHaveReceivedCommandTimes(QueryCommand, 1);
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'changes',

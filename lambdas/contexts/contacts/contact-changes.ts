@@ -1,10 +1,12 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
+import { uuidv7, uuidv7LowerBound, uuidv7Time } from '../../shared/ids';
 import type { Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { fittingPage } from '../../shared/table/paging';
+import { rowSequenceOf } from '../../shared/table/row-sequence';
 import { ROW_TYPES } from '../../shared/table/row-types';
+import { ResyncRequiredError } from './errors';
 import { GSIS } from '../../shared/table/table-schema';
 import type { Contact, DeletedContact } from './schemas';
 
@@ -31,6 +33,40 @@ export const TOMBSTONE_SK = 'TOMBSTONE';
 /** Tombstones are kept this long (the table's TTL removes them, within about two days after). */
 export const TOMBSTONE_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
+/**
+ * The longest a write of the feed can take to become visible after the time it carries (docs/decisions.md, "A feed
+ * that never lies"): a write takes its time before it commits, and commits before its function's timeout ends it
+ * (60 s for the longest writers of contacts and consent: the text settlement; the API's functions stop at 10 s, or
+ * 28 s for a batch); then the `changes` index follows the table, within about a second on AWS. Two minutes covers
+ * both with room to spare; a watermark this far behind the server's clock only costs a walk re-reading two minutes.
+ */
+export const VISIBILITY_BOUND_MS = 2 * 60 * 1000;
+
+/**
+ * A feed cursor: the change id of the last entry read, and the watermark of the walk's first page (`.<epoch ms>`), so
+ * every page of one walk carries the same `nextUpdatedSince`: one taken later would skip a change written just
+ * before an earlier page and visible only after it.
+ */
+export const feedCursor = (change: string, watermarkMs: number): string => `${change}.${watermarkMs}`;
+
+function parseCursor(cursor: string | undefined): { change?: string; watermarkMs?: number } {
+  if (cursor === undefined) return {};
+  const [change, watermark] = cursor.split('.');
+  return { change, ...(watermark !== undefined && { watermarkMs: Number(watermark) }) };
+}
+
+/**
+ * 410 `resync_required` when a walk that asks for deletions starts (or goes on) before the oldest time whose
+ * deletions are all kept: the tombstones are judged by their own time, so the answer does not depend on when the
+ * table's TTL removes them.
+ */
+function checkRetention(input: ChangesInput, change: string | undefined, now: Date): void {
+  if (!input.includeDeleted) return;
+  const oldestMs = now.getTime() - TOMBSTONE_RETENTION_SECONDS * 1000;
+  const startMs = Math.max(Date.parse(input.updatedSince), change !== undefined ? uuidv7Time(change) : -Infinity);
+  if (startMs < oldestMs) throw new ResyncRequiredError(new Date(oldestMs).toISOString());
+}
+
 export type ChangesInput = {
   updatedSince: string;
   cursor?: string;
@@ -39,11 +75,19 @@ export type ChangesInput = {
   includeAutoCreated: boolean;
 };
 
-export type ChangesPage = { contacts: Contact[]; deletedContacts: DeletedContact[]; nextCursor: string | null };
+export type ChangesPage = {
+  contacts: Contact[];
+  deletedContacts: DeletedContact[];
+  nextCursor: string | null;
+  nextUpdatedSince: string;
+};
 
 const deletedContactOf = (item: Item): DeletedContact => ({
   id: item.id as string,
   deletedAt: item.deletedAt as string,
+  externalId: typeof item.externalId === 'string' ? item.externalId : null,
+  phoneNumber: typeof item.phoneNumber === 'string' ? item.phoneNumber : null,
+  version: rowSequenceOf(item) || 1,
 });
 
 /**
@@ -58,10 +102,15 @@ export async function changesPage(
   tenantId: string,
   input: ChangesInput,
   contactOf: (item: Item) => Contact,
+  now = new Date(),
 ): Promise<ChangesPage> {
+  const cursor = parseCursor(input.cursor);
+  checkRetention(input, cursor.change, now);
+  const watermarkMs = Math.min(cursor.watermarkMs ?? Infinity, now.getTime() - VISIBILITY_BOUND_MS);
   const since = uuidv7LowerBound(Date.parse(input.updatedSince));
-  // Both are positions in the index: the later one wins (an old cursor never reaches before `updatedSince`).
-  const after = input.cursor !== undefined && input.cursor > since ? input.cursor : since;
+  // Both are positions in the index: the later one wins (an old cursor never reaches before `updatedSince`), and
+  // neither is older than the retention when deletions are asked for, so no tombstone past it is served.
+  const after = cursor.change !== undefined && cursor.change > since ? cursor.change : since;
   const filters: string[] = [];
   if (!input.includeDeleted) filters.push('#type = :contact');
   if (!input.includeAutoCreated) filters.push('(#type = :tombstone OR #isAutoCreated = :false)');
@@ -93,7 +142,7 @@ export async function changesPage(
     deleted: item.type === ROW_TYPES.contactTombstone ? deletedContactOf(item) : undefined,
   }));
   const kept = fittingPage(entries, input.limit);
-  const nextCursor =
+  const nextChange =
     kept.length < entries.length
       ? kept[kept.length - 1].change
       : LastEvaluatedKey
@@ -102,6 +151,7 @@ export async function changesPage(
   return {
     contacts: kept.flatMap((entry) => (entry.contact ? [entry.contact] : [])),
     deletedContacts: kept.flatMap((entry) => (entry.deleted ? [entry.deleted] : [])),
-    nextCursor,
+    nextCursor: nextChange === null ? null : feedCursor(nextChange, watermarkMs),
+    nextUpdatedSince: new Date(watermarkMs).toISOString(),
   };
 }

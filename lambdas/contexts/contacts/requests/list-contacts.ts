@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import '../../../shared/schemas/zod-english';
-import { cursorParam, limitParam } from '../../../shared/schemas/paging';
+import { limitParam } from '../../../shared/schemas/paging';
 import { externalId } from './contact-fields';
 
 const trueOrFalse = z.optional(z.enum(['true', 'false']));
@@ -8,7 +8,18 @@ const trueOrFalse = z.optional(z.enum(['true', 'false']));
 export const ListContactsQuery = z
   .strictObject({
     limit: limitParam,
-    cursor: cursorParam,
+    cursor: z
+      .optional(
+        z
+          .string()
+          .check(
+            z.regex(
+              /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.\d{1,15})?$/i,
+              'must be the nextCursor of the previous page',
+            ),
+          ),
+      )
+      .register(z.globalRegistry, { description: 'The nextCursor of the previous page' }),
     search: z.optional(z.string().check(z.minLength(1), z.maxLength(200))).register(z.globalRegistry, {
       description:
         'Contacts matching every word of the query, newest first, paged like the list. A word matches the start of a ' +
@@ -43,8 +54,8 @@ export const ListContactsQuery = z
         "number's consent), " +
         'oldest change first, in pages of `limit` with `cursor`. A contact changed again while you page moves to the ' +
         'end and appears ' +
-        'again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Not combined with ' +
-        '`search`.',
+        'again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Every page carries ' +
+        '`nextUpdatedSince`, the `updatedSince` of your next walk. Not combined with `search`.',
     }),
     includeDeleted: z
       .pipe(
@@ -54,8 +65,8 @@ export const ListContactsQuery = z
       .register(z.globalRegistry, {
         description:
           'With `updatedSince`: also the contacts deleted since then, in `deletedContacts` (default false). A ' +
-          'deleted contact is kept ' +
-          'there for 30 days.',
+          'deleted contact is kept there for 30 days: an `updatedSince` (or a cursor) older than that is 410 ' +
+          '`resync_required` naming `oldestUpdatedSince`.',
       }),
   })
   .check(
@@ -71,6 +82,9 @@ export const ListContactsQuery = z
         return refuse('search', 'cannot be combined with updatedSince');
       if (query.includeDeleted && query.updatedSince === undefined)
         return refuse('includeDeleted', 'applies only with updatedSince');
+      // A cursor of the feed of changes (it carries its walk's watermark) is no position in the list.
+      if (query.cursor?.includes('.') && query.updatedSince === undefined)
+        return refuse('cursor', 'is a cursor of the feed of changes: send it with updatedSince');
       return undefined;
     }),
   );
