@@ -7,6 +7,7 @@ import { fittingPage } from '../../shared/table/paging';
 import { rowSequenceOf } from '../../shared/table/row-sequence';
 import { ROW_TYPES } from '../../shared/table/row-types';
 import { ResyncRequiredError } from './errors';
+import { decodeFeedCursor, encodeFeedCursor } from './feed-cursor';
 import { GSIS } from '../../shared/table/table-schema';
 import type { Contact, DeletedContact } from './schemas';
 
@@ -43,27 +44,14 @@ export const TOMBSTONE_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 export const VISIBILITY_BOUND_MS = 2 * 60 * 1000;
 
 /**
- * A feed cursor: the change id of the last entry read, and the watermark of the walk's first page (`.<epoch ms>`), so
- * every page of one walk carries the same `nextUpdatedSince`: one taken later would skip a change written just
- * before an earlier page and visible only after it.
- */
-export const feedCursor = (change: string, watermarkMs: number): string => `${change}.${watermarkMs}`;
-
-function parseCursor(cursor: string | undefined): { change?: string; watermarkMs?: number } {
-  if (cursor === undefined) return {};
-  const [change, watermark] = cursor.split('.');
-  return { change, ...(watermark !== undefined && { watermarkMs: Number(watermark) }) };
-}
-
-/**
  * 410 `resync_required` when a walk that asks for deletions starts (or goes on) before the oldest time whose
  * deletions are all kept: the tombstones are judged by their own time, so the answer does not depend on when the
  * table's TTL removes them.
  */
-function checkRetention(input: ChangesInput, change: string | undefined, now: Date): void {
+function checkRetention(input: ChangesInput, after: string | undefined, now: Date): void {
   if (!input.includeDeleted) return;
   const oldestMs = now.getTime() - TOMBSTONE_RETENTION_SECONDS * 1000;
-  const startMs = Math.max(Date.parse(input.updatedSince), change !== undefined ? uuidv7Time(change) : -Infinity);
+  const startMs = Math.max(Date.parse(input.updatedSince), after !== undefined ? uuidv7Time(after) : -Infinity);
   if (startMs < oldestMs) throw new ResyncRequiredError(new Date(oldestMs).toISOString());
 }
 
@@ -104,13 +92,12 @@ export async function changesPage(
   contactOf: (item: Item) => Contact,
   now = new Date(),
 ): Promise<ChangesPage> {
-  const cursor = parseCursor(input.cursor);
-  checkRetention(input, cursor.change, now);
-  const watermarkMs = Math.min(cursor.watermarkMs ?? Infinity, now.getTime() - VISIBILITY_BOUND_MS);
+  const cursor = decodeFeedCursor(input.cursor);
+  checkRetention(input, cursor.after, now);
   const since = uuidv7LowerBound(Date.parse(input.updatedSince));
   // Both are positions in the index: the later one wins (an old cursor never reaches before `updatedSince`), and
   // neither is older than the retention when deletions are asked for, so no tombstone past it is served.
-  const after = cursor.change !== undefined && cursor.change > since ? cursor.change : since;
+  const after = cursor.after !== undefined && cursor.after > since ? cursor.after : since;
   const filters: string[] = [];
   if (!input.includeDeleted) filters.push('#type = :contact');
   if (!input.includeAutoCreated) filters.push('(#type = :tombstone OR #isAutoCreated = :false)');
@@ -151,7 +138,27 @@ export async function changesPage(
   return {
     contacts: kept.flatMap((entry) => (entry.contact ? [entry.contact] : [])),
     deletedContacts: kept.flatMap((entry) => (entry.deleted ? [entry.deleted] : [])),
-    nextCursor: nextChange === null ? null : feedCursor(nextChange, watermarkMs),
-    nextUpdatedSince: new Date(watermarkMs).toISOString(),
+    ...walkOn(nextChange, cursor.watermarkMs, now),
+  };
+}
+
+/**
+ * Where a walk goes on, and from when a new walk loses nothing. An entry is settled once the visibility bound has
+ * passed since its time: every change before it is visible. A page that ends on settled entries lost nothing, so a new
+ * walk may start at its last entry's time. A page that ends on a younger entry may have passed a change still on
+ * its way (its time is behind, its entry not yet in the index): from then on the walk carries a watermark behind
+ * every such change (its cursors are UUIDv8, ./feed-cursor.ts), and `nextUpdatedSince` never passes it. The last
+ * page answers the server's clock less the bound, or the watermark when older.
+ */
+function walkOn(nextChange: string | null, carriedMs: number | undefined, now: Date) {
+  const settledMs = now.getTime() - VISIBILITY_BOUND_MS;
+  if (nextChange === null) {
+    return { nextCursor: null, nextUpdatedSince: new Date(Math.min(carriedMs ?? Infinity, settledMs)).toISOString() };
+  }
+  const positionMs = uuidv7Time(nextChange);
+  const watermarkMs = carriedMs ?? (positionMs > settledMs ? settledMs : undefined);
+  return {
+    nextCursor: encodeFeedCursor(nextChange, watermarkMs),
+    nextUpdatedSince: new Date(Math.min(watermarkMs ?? Infinity, positionMs)).toISOString(),
   };
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import '../../../shared/schemas/zod-english';
-import { limitParam } from '../../../shared/schemas/paging';
+import { cursorParam, limitParam } from '../../../shared/schemas/paging';
 import { externalId } from './contact-fields';
 
 const trueOrFalse = z.optional(z.enum(['true', 'false']));
@@ -8,18 +8,7 @@ const trueOrFalse = z.optional(z.enum(['true', 'false']));
 export const ListContactsQuery = z
   .strictObject({
     limit: limitParam,
-    cursor: z
-      .optional(
-        z
-          .string()
-          .check(
-            z.regex(
-              /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.\d{1,15})?$/i,
-              'must be the nextCursor of the previous page',
-            ),
-          ),
-      )
-      .register(z.globalRegistry, { description: 'The nextCursor of the previous page' }),
+    cursor: cursorParam,
     search: z.optional(z.string().check(z.minLength(1), z.maxLength(200))).register(z.globalRegistry, {
       description:
         'Contacts matching every word of the query, newest first, paged like the list. A word matches the start of a ' +
@@ -82,9 +71,6 @@ export const ListContactsQuery = z
         return refuse('search', 'cannot be combined with updatedSince');
       if (query.includeDeleted && query.updatedSince === undefined)
         return refuse('includeDeleted', 'applies only with updatedSince');
-      // A cursor of the feed of changes (it carries its walk's watermark) is no position in the list.
-      if (query.cursor?.includes('.') && query.updatedSince === undefined)
-        return refuse('cursor', 'is a cursor of the feed of changes: send it with updatedSince');
       return undefined;
     }),
   );
