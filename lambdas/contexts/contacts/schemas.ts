@@ -100,9 +100,11 @@ export const ContactListSchema = z
     }),
     nextUpdatedSince: z.optional(dateTime.clone()).register(z.globalRegistry, {
       description:
-        'Only with `updatedSince`: the `updatedSince` of your next walk, computed by the server (the time this walk ' +
-        'began, less the longest time a write can take to become visible). Every page of one walk carries the same ' +
-        'value; a walk started from it sees every change this walk may have missed. Never ahead of the `Date` header',
+        'Only with `updatedSince`: where a new walk starts and loses nothing this walk has not returned, computed by ' +
+        'the server from its clock (never ahead of the `Date` header). On the last page (`nextCursor` null) it is the ' +
+        "`updatedSince` of your next walk: the server's time less the longest a write takes to become visible (two " +
+        'minutes), or earlier when this walk passed a change still on its way; on a page with a `nextCursor`, where ' +
+        'to start again if you stop there',
     }),
   })
   .register(z.globalRegistry, { id: 'ContactList' });
