@@ -415,7 +415,15 @@ export type UpdateOptions = {
 export type Updated = { contact: Contact; changed: boolean };
 
 /** Rounds of a PATCH: each lost round means another writer changed the contact in between. */
-const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 4 };
+/**
+ * Every writer of a contact's fields takes a time after the one it read and commits only if no later time committed
+ * meanwhile, so concurrent writers of one contact (of different custom fields, say) each lose a round to those that
+ * committed first: 8 rounds, each after a short random pause (`afterLostRace`), let 16 at once all commit.
+ */
+const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 8 };
+
+/** A pause of 0 to 10 ms, so writers that lost to each other read again apart rather than together. */
+const afterLostRace = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
 
 /** PATCH /contacts/{id}: only the given fields change; a new number or external id moves its claim atomically. */
 export async function updateContact(
@@ -525,8 +533,9 @@ async function updateInPlace(key: Key, plan: UpdatePlan, condition: Condition): 
     );
     return { contact: fromItem(Attributes as Item), changed: true };
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return LOST_RACE;
-    throw err;
+    if (!isConditionalCheckFailed(err)) throw err;
+    await afterLostRace();
+    return LOST_RACE;
   }
 }
 
