@@ -238,6 +238,7 @@ function newContact(tenantId: string, number: string, name: string): Contact {
     consentNote: null,
     externalId: null,
     customFields: null,
+    version: 1,
   };
 }
 

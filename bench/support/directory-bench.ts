@@ -230,7 +230,7 @@ export async function measureConcurrentBatches(
  * units as AWS computes them, items examined included), counting each page.
  */
 export async function measureSync(sizes: number[], log: (line: string) => void): Promise<SyncPageCost[]> {
-  const [{ meterDynamoReads }, { putInBatches, numberFor }, { listContacts }, { toItem }, { uuidv7 }] =
+  const [{ meterDynamoReads }, { putInBatches, numberFor }, { listContacts }, { toItem, customFieldsOf }, { uuidv7 }] =
     await Promise.all([
       import('../../test/support/read-meter'),
       import('../../test/support/scale-seed'),
@@ -267,7 +267,8 @@ export async function measureSync(sizes: number[], log: (line: string) => void):
           consentAt: null,
           consentNote: null,
           externalId: contact.externalId ?? null,
-          customFields: contact.customFields ?? null,
+          customFields: customFieldsOf(contact.customFields),
+          version: 1,
         });
       });
       await putInBatches(rows);

@@ -28,6 +28,8 @@ export const ERROR_STATUS = {
   not_scheduled: 409,
   /** The operator CLI's, when a number is registered to two organizations; no API route answers it. */
   number_taken: 409,
+  /** The feed of changes: deletions asked for from before the tombstones' retention (a full resync is needed). */
+  resync_required: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_mismatch: 422,

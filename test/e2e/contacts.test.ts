@@ -7,7 +7,7 @@ import { unknownId, useLocalRuntime } from './support/e2e';
 /** The contact directory: GET/POST /contacts and GET/PATCH/DELETE /contacts/{id}. */
 const e2e = useLocalRuntime();
 
-type Contact = { id: string; phoneNumber: string; displayName: string; [field: string]: unknown };
+type Contact = { id: string; phoneNumber: string; displayName: string; version: number; [field: string]: unknown };
 
 let demoKey: string;
 /** The auto-created contact of a number an inbound call came from. */
@@ -99,6 +99,8 @@ describe('POST /contacts', () => {
         // Added within v1 (issue 32): present, null when not given.
         externalId: null,
         customFields: null,
+        // Added within v1 (issue 38): grows with every change of the contact.
+        version: 1,
       },
     });
   });
@@ -171,7 +173,7 @@ describe('GET /contacts/{id}', () => {
 });
 
 describe('PATCH /contacts/{id}', () => {
-  it('sets, replaces and clears an external id and custom fields; 409 names the holder of an id; 400 names a bad field', async () => {
+  it('sets and clears an external id, merges custom fields key by key; 409 names the holder of an id; 400 names a bad field', async () => {
     const holder = await create({ externalId: 'e2e-held' });
     const contact = await create();
 
@@ -179,13 +181,15 @@ describe('PATCH /contacts/{id}', () => {
       externalId: 'e2e-own',
       customFields: { tier: 'gold', region: 'west' },
     });
-    const replaced = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { tier: 'silver' } });
+    const merged = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { tier: 'silver' } });
+    const removed = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { region: null } });
     const taken = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: 'e2e-held' });
     const badKey = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { customFields: { 'no spaces': 'x' } });
-    const cleared = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: null, customFields: {} });
+    const cleared = await e2e.api.patch(`/contacts/${contact.id}`, demoKey, { externalId: null, customFields: null });
 
     expect(set.body.contact).toMatchObject({ externalId: 'e2e-own', customFields: { tier: 'gold', region: 'west' } });
-    expect(replaced.body.contact.customFields).toEqual({ tier: 'silver' });
+    expect(merged.body.contact.customFields).toEqual({ tier: 'silver', region: 'west' });
+    expect(removed.body.contact.customFields).toEqual({ tier: 'silver' });
     expect(taken.status).toBe(409);
     expect(taken.body).toMatchObject({ code: 'contact_conflict', contactId: holder.id });
     expect400Naming(badKey, 'body.customFields.no spaces');
@@ -200,7 +204,13 @@ describe('PATCH /contacts/{id}', () => {
     const read = await e2e.api.get(`/contacts/${contact.id}`, demoKey);
 
     expect(response.status).toBe(200);
-    expect(response.body.contact).toEqual({ ...contact, company: 'New Co', tag: null, updatedAt: expect.any(String) });
+    expect(response.body.contact).toEqual({
+      ...contact,
+      company: 'New Co',
+      tag: null,
+      updatedAt: expect.any(String),
+      version: contact.version + 1,
+    });
     expect(read.body.contact).toEqual(response.body.contact);
   });
 

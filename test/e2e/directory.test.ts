@@ -25,7 +25,16 @@ type Event = {
   id: string;
   type: string;
   sequence: number;
-  data: { contact?: { id: string }; consent?: { number: string } };
+  data: {
+    contact?: { id: string; version?: number; externalId?: string | null; phoneNumber?: string | null };
+    consent?: { number: string };
+    previousAttributes?: Record<string, unknown>;
+    contactId?: string | null;
+    externalId?: string | null;
+    previousStatus?: string;
+    version?: number | null;
+  };
+  request?: { id: string; idempotencyKey: string | null } | null;
 };
 const eventOf = (request: Received) => JSON.parse(request.body) as Event;
 
@@ -151,8 +160,42 @@ describe('POST /contacts/batch over HTTP', () => {
       nextCursor: null,
     });
     expect(feed.body.contacts.map((c: { id: string }) => c.id)).toEqual([one]);
-    expect(feed.body.deletedContacts).toEqual([{ id: two, deletedAt: expect.any(String) }]);
+    expect(feed.body.deletedContacts).toEqual([
+      { id: two, deletedAt: expect.any(String), externalId: 'feed-2', phoneNumber: expect.any(String), version: 2 },
+    ]);
     expect([refused.status, refused.body.error]).toEqual([400, 'includeDeleted: applies only with updatedSince']);
+  });
+
+  it('says when the feed cannot answer (410 at 31 days), and hands on a watermark a next walk starts from', async () => {
+    // Prepare
+    const daysAgo = (days: number) => encodeURIComponent(new Date(Date.now() - days * 24 * 3600 * 1000).toISOString());
+    const { body } = await batch([{ displayName: 'Mirrored', phoneNumber: newNumber(), externalId: 'mirror-1' }]);
+    const mirrored = body.results[0].contactId as string;
+
+    // Act: walks from 31 and 29 days back; a change after the second; a walk from its nextUpdatedSince
+    const at31 = await e2e.api.get(`/contacts?updatedSince=${daysAgo(31)}&includeDeleted=true`, key);
+    const at29 = await e2e.api.get(`/contacts?updatedSince=${daysAgo(29)}&includeDeleted=true&limit=100`, key);
+    // The mark a full resync takes before its walk (docs/api.md): an empty last page, the server's watermark.
+    const mark = await e2e.api.get('/contacts?updatedSince=2100-01-01T00:00:00Z&limit=1', key);
+    await e2e.api.patch(`/contacts/${mirrored}`, key, { tag: 'after the walk' });
+    const next = await e2e.api.get(
+      `/contacts?updatedSince=${encodeURIComponent(at29.body.nextUpdatedSince)}&includeDeleted=true&limit=100`,
+      key,
+    );
+
+    // Assess
+    expect(at31.status).toBe(410);
+    expect(at31.body).toMatchObject({ code: 'resync_required', oldestUpdatedSince: expect.any(String) });
+    expect(Date.parse(at31.body.oldestUpdatedSince)).toBeGreaterThan(Date.now() - 30 * 24 * 3600 * 1000 - 60_000);
+    expect(at29.status).toBe(200);
+    expect(at29.body.nextCursor).toBeNull();
+    expect(mark.body).toMatchObject({ contacts: [], nextCursor: null });
+    expect(Date.parse(mark.body.nextUpdatedSince)).toBeGreaterThanOrEqual(Date.parse(at29.body.nextUpdatedSince));
+    for (const page of [at29, next, mark]) {
+      // The server's Date header has whole seconds: the watermark is at or before it.
+      expect(Date.parse(page.body.nextUpdatedSince)).toBeLessThanOrEqual(Date.parse(page.headers.get('date')!));
+    }
+    expect(next.body.contacts).toContainEqual(expect.objectContaining({ id: mirrored, tag: 'after the walk' }));
   });
 });
 
@@ -164,6 +207,12 @@ describe('contact.* and consent.changed at a receiver', () => {
       numbers.map((phoneNumber, i) => ({ displayName: `Evented ${i}`, phoneNumber, externalId: `ev-${i}` })),
     );
     const [a, b, c] = body.results.map((r: { contactId: string }) => r.contactId);
+    // A CRM's rename of the first contact, with its own Idempotency-Key: the STOPs come after it.
+    const renamed = await e2e.api.request('PATCH', `/contacts/${a}`, {
+      key,
+      json: { displayName: 'Renamed 0' },
+      headers: { 'Idempotency-Key': 'crm-write-a' },
+    });
     await e2e.api.patch(`/contacts/${b}`, key, { notes: 'called back' });
     await e2e.api.delete(`/contacts/${c}`, key);
     await receiveTexts(e2e.runtime.info, tenantId, [
@@ -182,6 +231,7 @@ describe('contact.* and consent.changed at a receiver', () => {
       (eventOf(r).data.contact?.id ?? eventOf(r).data.consent?.number) === id;
     const expected = [
       ...[a, b, c].map((id) => ['contact.created', id]),
+      ['contact.updated', a],
       ['contact.updated', b],
       ['contact.deleted', c],
     ] as const;
@@ -206,8 +256,26 @@ describe('contact.* and consent.changed at a receiver', () => {
     expect(stops.map((r) => eventOf(r).type)).toEqual(['consent.changed', 'consent.changed']);
     expect(stops[1].body).toContain('"status":"opted_out"');
     expect(eventOf(stops[1]).sequence).toBeGreaterThan(eventOf(stops[0]).sequence);
-    // The STOPs changed the contact's copy of its consent, which is no contact.updated.
-    expect(delivered.filter((r) => eventOf(r).type === 'contact.updated' && about(a)(r))).toHaveLength(0);
+    // The STOPs changed the contact's copy of its consent, which is no contact.updated: the rename is the only one.
+    const updatedA = delivered.filter((r) => eventOf(r).type === 'contact.updated' && about(a)(r)).map(eventOf);
+    expect(updatedA).toHaveLength(1);
+    // It says what changed, and which request changed it (its id is the PATCH's x-amzn-RequestId).
+    expect(updatedA[0].data.previousAttributes).toEqual({ displayName: 'Evented 0' });
+    expect(updatedA[0].request).toEqual({ id: renamed.headers.get('x-amzn-requestid'), idempotencyKey: 'crm-write-a' });
+    expect(updatedA[0].data.contact!.version).toBe(renamed.body.contact.version);
+    // Each STOP names the contact holding the number, its external id, what the consent was, and a version above the
+    // rename's, so a receiver orders it against contact.* events; the carrier made it, so no request.
+    expect(stops.map(eventOf).map(({ data, request }) => ({ ...data, consent: undefined, request }))).toEqual([
+      { contactId: a, externalId: 'ev-0', previousStatus: 'unknown', version: expect.any(Number), request: null },
+      { contactId: a, externalId: 'ev-0', previousStatus: 'opted_out', version: expect.any(Number), request: null },
+    ]);
+    expect(eventOf(stops[0]).data.version).toBeGreaterThan(renamed.body.contact.version);
+    expect(eventOf(stops[1]).data.version).toBeGreaterThan(eventOf(stops[0]).data.version!);
+    // The deletion says what a mirror finds its record by.
+    const deleted = delivered
+      .map(eventOf)
+      .find((event) => event.type === 'contact.deleted' && event.data.contact!.id === c);
+    expect(deleted!.data.contact).toMatchObject({ externalId: 'ev-2', phoneNumber: numbers[2] });
     for (const request of delivered) {
       expect(verifyDelivery(request.headers, request.body, directorySecret)).toEqual({ ok: true });
       checkEvent(eventOf(request).type, eventOf(request));

@@ -327,3 +327,29 @@ describe('races on one number', () => {
     });
   });
 });
+
+describe('concurrent writers of one contact (issue 38, parts 3 and 5)', () => {
+  it('16 PATCHes of distinct custom fields at once: all succeed with 16 versions, and the contact keeps every field', async () => {
+    // Prepare: a contact without custom fields (the first writer creates the map, the others merge into it).
+    const tenantId = uuidv7();
+    const { contact } = await contacts.createContact(tenantId, { displayName: 'Ada', phoneNumber: freshNumber() });
+    const keys = Array.from({ length: 16 }, (_, i) => `field_${i}`);
+
+    // Act: one PATCH per key, all at once, none sent again (each must succeed by itself).
+    const answers = await Promise.all(
+      keys.map((key) => contacts.updateContact(tenantId, contact.id, { customFields: { [key]: key.toUpperCase() } })),
+    );
+
+    // Assess: 16 distinct versions and times that only grow with them; the contact holds all 16 fields,
+    // a version at least 16 above the create's, and an updatedAt no older than any answer.
+    expect(new Set(answers.map((answer) => answer.version)).size).toBe(16);
+    const byVersion = [...answers].sort((a, b) => a.version - b.version);
+    for (let i = 1; i < byVersion.length; i += 1)
+      expect(Date.parse(byVersion[i].updatedAt)).toBeGreaterThan(Date.parse(byVersion[i - 1].updatedAt));
+    const stored = await contacts.getContact(tenantId, contact.id);
+    expect(stored.customFields).toEqual(Object.fromEntries(keys.map((key) => [key, key.toUpperCase()])));
+    expect(stored.version).toBeGreaterThanOrEqual(contact.version + 16);
+    for (const answer of answers)
+      expect(Date.parse(stored.updatedAt)).toBeGreaterThanOrEqual(Date.parse(answer.updatedAt));
+  });
+});

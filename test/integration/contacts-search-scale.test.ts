@@ -59,6 +59,7 @@ function contactRows(tenantId: string, i: number): Record<string, unknown>[] {
     consentNote: null,
     externalId: null,
     customFields: null,
+    version: 1,
   };
   const entries = insertIndex(tenantId, contact.id, contact).writes.map(
     (write) => write.Put!.Item as Record<string, unknown>,

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { createTestTable } from '../support/table';
 import { contactRowsOf } from '../support/directory-rows';
 import { meterDynamoReads, type ReadMeter } from '../support/read-meter';
@@ -223,7 +224,9 @@ describe('the feed of changes (updatedSince)', () => {
     expect(page.items[1]).toMatchObject({ consentStatus: 'opted_out' });
     expect(page.nextCursor).toBeNull();
     expect(page.deletedContacts).toBeUndefined();
-    expect(withDeleted.deletedContacts).toEqual([{ id: gone.id, deletedAt: expect.any(String) }]);
+    expect(withDeleted.deletedContacts).toEqual([
+      { id: gone.id, deletedAt: expect.any(String), externalId: null, phoneNumber: gone.phoneNumber, version: 2 },
+    ]);
     expect(withDeleted.items).toEqual(page.items);
     expect(namedOnly.items.map((c) => c.id)).toEqual([a.id, b.id]);
     expect(page.items.map((c) => c.id)).not.toContain(before.id);
@@ -283,7 +286,8 @@ describe('the feed of changes (updatedSince)', () => {
       }
     };
 
-    // The syncer: pages of 5, each walk from the previous walk's start less a margin (the documented recipe).
+    // The syncer: pages of 5, each walk from the `nextUpdatedSince` of the previous walk's last page (the documented
+    // recipe).
     const mirror = new Map<string, Contact>();
     const tombstones = new Set<string>();
     const apply = (contacts: Contact[], deleted: DeletedContact[] = []) => {
@@ -296,6 +300,7 @@ describe('the feed of changes (updatedSince)', () => {
         tombstones.add(id);
       }
     };
+    let nextUpdatedSince = '';
     const walk = async (since: string): Promise<Set<string>> => {
       const returned = new Set<string>();
       let cursor: string | undefined;
@@ -305,6 +310,8 @@ describe('the feed of changes (updatedSince)', () => {
         expect(page.items.length + (page.deletedContacts?.length ?? 0)).toBeLessThanOrEqual(5);
         page.items.forEach((c) => returned.add(c.id));
         apply(page.items, page.deletedContacts);
+        expect(Date.parse(page.nextUpdatedSince!)).toBeLessThanOrEqual(Date.now());
+        nextUpdatedSince = page.nextUpdatedSince!;
         if (page.nextCursor) {
           expect(page.nextCursor > lastChange).toBe(true);
           lastChange = page.nextCursor;
@@ -313,13 +320,10 @@ describe('the feed of changes (updatedSince)', () => {
       } while (cursor);
       return returned;
     };
-    const MARGIN_MS = 60_000;
-
     // Act: walks while four writers run, then one after they stop
     const writers = Promise.all([0, 1, 2, 3].map(writer));
     let since = start;
     for (let round = 0; round < 4; round += 1) {
-      const walkStartedAt = new Date();
       const before = new Map((await contactRowsOf(tenantId)).map((row) => [row.id as string, row.sequence as number]));
       const returned = await walk(since);
       const after = new Map((await contactRowsOf(tenantId)).map((row) => [row.id as string, row.sequence as number]));
@@ -327,7 +331,7 @@ describe('the feed of changes (updatedSince)', () => {
       for (const [id, sequence] of before) {
         if (after.get(id) === sequence) expect(returned.has(id) ? id : `${id} missed`).toBe(id);
       }
-      since = new Date(Math.max(Date.parse(start), walkStartedAt.getTime() - MARGIN_MS)).toISOString();
+      since = nextUpdatedSince;
     }
     writing = false;
     await writers;
@@ -339,6 +343,105 @@ describe('the feed of changes (updatedSince)', () => {
     for (const row of directory)
       expect(mirror.get(row.id as string)).toEqual(await getContact(tenantId, row.id as string));
     for (const id of tombstones) expect(directory.some((row) => row.id === id)).toBe(false);
+  });
+});
+
+describe('a feed a mirror can trust (issue 38, parts 1 and 2)', () => {
+  const DAY = 24 * 3600 * 1000;
+  const isUuid = (value: string) => z.uuid().safeParse(value).success;
+
+  it('answers 410 resync_required to a walk for deletions from before the 30 days tombstones are kept, judging them by their own time', async () => {
+    // Prepare: two deletions, 28 and 30.5 days ago (the older tombstone still stored: no TTL has removed it)
+    const tenantId = uuidv7();
+    const now = Date.now();
+    const recent = (
+      await createContact(tenantId, { displayName: 'Recent', phoneNumber: freshNumber(), externalId: 'gone-28' })
+    ).contact;
+    const old = (await createContact(tenantId, { displayName: 'Old', phoneNumber: freshNumber() })).contact;
+    await deleteContact(tenantId, recent.id, null, new Date(now - 28 * DAY));
+    await deleteContact(tenantId, old.id, null, new Date(now - 30.5 * DAY));
+
+    // Act
+    const at31 = await changesSince(tenantId, new Date(now - 31 * DAY).toISOString(), { includeDeleted: true }).catch(
+      (err: unknown) => err,
+    );
+    const at29 = await changesSince(tenantId, new Date(now - 29 * DAY).toISOString(), { includeDeleted: true });
+    const contactsOnly = await changesSince(tenantId, new Date(now - 31 * DAY).toISOString());
+
+    // Assess: 410 naming the oldest time it answers; 200 at 29 days with the tombstone and what finds its record
+    expect(at31).toMatchObject({ status: 410, code: 'resync_required' });
+    const oldest = Date.parse((at31 as { details: { oldestUpdatedSince: string } }).details.oldestUpdatedSince);
+    expect(oldest).toBeGreaterThanOrEqual(now - 30 * DAY);
+    expect(oldest).toBeLessThanOrEqual(Date.now() - 30 * DAY);
+    expect(at29.deletedContacts).toEqual([
+      {
+        id: recent.id,
+        deletedAt: new Date(now - 28 * DAY).toISOString(),
+        externalId: 'gone-28',
+        phoneNumber: recent.phoneNumber,
+        version: 2,
+      },
+    ]);
+    // Without deletions asked for, nothing is missing: the walk answers as it always did.
+    expect(contactsOnly.items).toEqual([]);
+  });
+
+  it("carries the walk's watermark in its uuid cursors: a change that became visible behind the walk is in the next walk from nextUpdatedSince", async () => {
+    // Prepare: a contact last changed long ago, three new ones; a walk reads the first
+    const tenantId = uuidv7();
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const slow = (
+      await createContact(
+        tenantId,
+        { displayName: 'Slow', phoneNumber: freshNumber() },
+        new Date(Date.now() - 3_600_000),
+      )
+    ).contact;
+    const fresh: Contact[] = [];
+    for (let i = 0; i < 3; i += 1)
+      fresh.push((await createContact(tenantId, { displayName: `Fresh ${i}`, phoneNumber: freshNumber() })).contact);
+    const first = await changesSince(tenantId, since, { limit: 1 });
+    // A write that took its time before the first page's last entry and became visible only after that page.
+    await updateContact(tenantId, slow.id, { notes: 'late' }, new Date(Date.parse(fresh[0].updatedAt) - 5));
+
+    // Act: the rest of the walk, five minutes later (the server's clock as the page is read), then a new walk
+    const later = new Date(Date.now() + 5 * 60_000);
+    const pages = [first];
+    while (pages[pages.length - 1].nextCursor) {
+      const cursor = pages[pages.length - 1].nextCursor!;
+      pages.push(
+        await listContacts(tenantId, { limit: 1, includeAutoCreated: true, updatedSince: since, cursor }, later),
+      );
+    }
+    const last = pages[pages.length - 1];
+    const next = await changesSince(tenantId, last.nextUpdatedSince!);
+
+    // Assess: every cursor a uuid; this walk passed the late change, the next one sees it
+    const cursors = pages.flatMap((page) => (page.nextCursor ? [page.nextCursor] : []));
+    expect(cursors.every(isUuid)).toBe(true);
+    expect(pages.flatMap((page) => page.items.map((c) => c.id))).toEqual(fresh.map((c) => c.id));
+    expect(Date.parse(last.nextUpdatedSince!)).toBeLessThanOrEqual(Date.parse(fresh[0].updatedAt) - 5);
+    expect(next.items.map((c) => c.id)).toContain(slow.id);
+  });
+
+  it('on a page whose entries are all settled, hands on the change id and a nextUpdatedSince a new walk can resume from', async () => {
+    // Prepare: four changes, read as if ten minutes had passed (every entry older than the visibility bound)
+    const tenantId = uuidv7();
+    const since = new Date(Date.now() - 1000).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i += 1)
+      ids.push((await createContact(tenantId, { displayName: `Settled ${i}`, phoneNumber: freshNumber() })).contact.id);
+    const asOf = new Date(Date.now() + 10 * 60_000);
+
+    // Act: a first page of two, then a new walk from its nextUpdatedSince (its cursor dropped)
+    const page = await listContacts(tenantId, { limit: 2, includeAutoCreated: true, updatedSince: since }, asOf);
+    const resumed = await changesSince(tenantId, page.nextUpdatedSince!);
+
+    // Assess: a UUIDv7 cursor (the change id), a watermark no later than the page's last entry, nothing lost
+    expect(page.items.map((c) => c.id)).toEqual(ids.slice(0, 2));
+    expect(page.nextCursor![14]).toBe('7');
+    expect(Date.parse(page.nextUpdatedSince!)).toBeLessThanOrEqual(Date.parse(page.items[1].updatedAt));
+    expect(resumed.items.map((c) => c.id)).toEqual(expect.arrayContaining(ids.slice(2)));
   });
 });
 
@@ -376,6 +479,7 @@ describe('what a page of the feed costs', () => {
         consentNote: null,
         externalId: `e-${i}`,
         customFields: { i: String(i) },
+        version: 1,
       };
       return toItem(contact);
     });

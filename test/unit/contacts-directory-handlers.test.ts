@@ -10,8 +10,11 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { handler as upsertContacts } from '../../lambdas/handlers/api/upsert-contacts';
 import { handler as listContacts } from '../../lambdas/handlers/api/list-contacts';
+import { handler as updateContact } from '../../lambdas/handlers/api/update-contact';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 import { externalIdClaimKey } from '../../lambdas/contexts/contacts/contact-rows';
+import { uuidv7LowerBound } from '../../lambdas/shared/ids';
+import { ContactBatchItem } from '../../lambdas/contexts/contacts/requests/upsert-contacts';
 
 /**
  * The batch and the directory's new list parameters at the edge (issue 32), against a mocked
@@ -121,17 +124,25 @@ describe('GET /contacts, the new parameters', () => {
     listContacts(apiEvent({ resource: '/api/v1/contacts', query, principal }), lambdaContext);
 
   it('reads a page of the feed of changes with one Query of limit + 1 entries of the changes index, from updatedSince', async () => {
+    // Prepare: a time inside the 30 days deletions are kept, whenever the test runs
+    const since = Date.now() - 3 * 24 * 3600 * 1000;
+
     // Act
-    const result = await list({ updatedSince: '2026-11-01T00:00:00Z', limit: '20', includeDeleted: 'true' });
+    const result = await list({ updatedSince: new Date(since).toISOString(), limit: '20', includeDeleted: 'true' });
 
     // Assess
     expect(result.statusCode).toBe(200);
-    expect(bodyOf(result)).toEqual({ contacts: [], nextCursor: null, deletedContacts: [] });
+    expect(bodyOf(result)).toEqual({
+      contacts: [],
+      nextCursor: null,
+      deletedContacts: [],
+      nextUpdatedSince: expect.any(String),
+    });
     expect(ddb).toHaveReceivedCommandTimes(QueryCommand, 1);
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'changes',
       KeyConditionExpression: '#pk = :pk AND #change > :after',
-      ExpressionAttributeValues: { ':pk': `T#${tenant}#CONTACT_CHANGES`, ':after': '01a19467-e800' },
+      ExpressionAttributeValues: { ':pk': `T#${tenant}#CONTACT_CHANGES`, ':after': uuidv7LowerBound(since) },
       ScanIndexForward: true,
       Limit: 21,
     });
@@ -161,5 +172,67 @@ describe('GET /contacts, the new parameters', () => {
 
     expect([result.statusCode, bodyOf(result).error]).toEqual([400, error]);
     expect(ddb).toHaveReceivedCommandTimes(QueryCommand, 0);
+  });
+});
+
+describe('a customFields key JavaScript cannot hold (issue 38, part 9)', () => {
+  // The raw JSON: an object literal in code would set a prototype rather than a key named __proto__.
+  const body = '{"customFields":{"__proto__":"x","stage":"lead"}}';
+
+  it('is refused by PATCH with 400 naming it, and nothing is written', async () => {
+    // Act
+    const result = await updateContact(
+      apiEvent({
+        method: 'PATCH',
+        resource: '/api/v1/contacts/{id}',
+        pathParameters: { id: '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9d' },
+        body,
+        headers: jsonHeaders,
+        principal,
+      }),
+      lambdaContext,
+    );
+
+    // Assess
+    expect([result.statusCode, bodyOf(result).error]).toEqual([
+      400,
+      'body: the key "__proto__" is reserved (at any depth)',
+    ]);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+  });
+
+  it('is refused by the batch with 400 naming it, never an item stored without it', async () => {
+    // Act
+    const result = await upsertContacts(
+      apiEvent({
+        method: 'POST',
+        resource: '/api/v1/contacts/batch',
+        body: `{"contacts":[{"displayName":"Ada","phoneNumber":"+14155550100",${body.slice(1, -1)}}]}`,
+        headers: jsonHeaders,
+        principal,
+      }),
+      lambdaContext,
+    );
+
+    // Assess
+    expect([result.statusCode, bodyOf(result).error]).toEqual([
+      400,
+      'body: the key "__proto__" is reserved (at any depth)',
+    ]);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+  });
+
+  it('is refused by the item schema too, for a caller that parsed the JSON itself', () => {
+    // Act
+    const parsed = ContactBatchItem.safeParse(
+      JSON.parse(`{"displayName":"Ada","phoneNumber":"+14155550100",${body.slice(1, -1)}}`),
+    );
+
+    // Assess
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]).toMatchObject({
+      path: ['customFields', '__proto__'],
+      message: 'is a reserved key',
+    });
   });
 });

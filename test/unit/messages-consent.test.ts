@@ -85,8 +85,9 @@ describe('the consent ledger', () => {
     UpdateExpression:
       'SET #type = :set_type, #tenantId = :set_tenantId, #number = :set_number, #consentStatus = :set_consentStatus, ' +
       '#consentSource = :set_consentSource, ' +
-      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #changedAt = :set_changedAt ADD #sequence ' +
-      ':add_sequence',
+      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #changedAt = :set_changedAt ' +
+      // Nobody holds the number: the row names no contact (consent.changed's contactId is null).
+      'REMOVE #holderContactId, #holderExternalId, #holderVersion ADD #sequence :add_sequence',
     // The later change wins: a keyword the carrier retried late never overrides a newer one.
     ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
     ExpressionAttributeNames: {
@@ -98,6 +99,9 @@ describe('the consent ledger', () => {
       '#consentAt': 'consentAt',
       '#consentNote': 'consentNote',
       '#changedAt': 'changedAt',
+      '#holderContactId': 'holderContactId',
+      '#holderExternalId': 'holderExternalId',
+      '#holderVersion': 'holderVersion',
       '#sequence': 'sequence',
       '#at': 'consentAt',
     },
@@ -122,7 +126,9 @@ describe('the consent ledger', () => {
     // Prepare
     ddb
       .on(GetCommand, { Key: claimKey('+14155550100') })
-      .resolves({ Item: { ...claimKey('+14155550100'), contactId: holder } });
+      .resolves({ Item: { ...claimKey('+14155550100'), contactId: holder } })
+      .on(GetCommand, { Key: { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' } })
+      .resolves({ Item: { id: holder, externalId: 'crm-9', sequence: 4 } });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
     const recorded = await recordConsentChange(tenantId, '+14155550100', change);
@@ -130,18 +136,24 @@ describe('the consent ledger', () => {
     expect(recorded).toBe(true);
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: claimKey('+14155550100'), ConsistentRead: true });
     const [ledger, copy, claim] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(ledger).toEqual({ Update: ledgerUpdate('+14155550100') });
+    // The ledger names the holder, its external id and the version its copy gives it (consent.changed says them).
+    expect(ledger.Update!.ExpressionAttributeValues).toMatchObject({
+      ':set_holderContactId': holder,
+      ':set_holderExternalId': 'crm-9',
+      ':set_holderVersion': 5,
+    });
     expect(copy.Update).toMatchObject({
       Key: { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' },
-      ConditionExpression: 'attribute_exists(pk) AND #holdsNumber = :heldNumber',
+      ConditionExpression: 'attribute_exists(pk) AND #holdsNumber = :heldNumber AND #versionAsRead = :versionAsRead',
       ExpressionAttributeValues: {
         ':set_consentStatus': 'opted_out',
         ':set_consentSource': 'sms_keyword',
         ':set_consentAt': '2026-10-01T10:00:00.000Z',
         ':set_consentNote': 'Replied STOP',
         ':heldNumber': '+14155550100',
-        // The contact shows the change: its sequence moves, and it goes to the end of the feed of changes.
-        ':add_sequence': 1,
+        // The contact shows the change: its version moves from the one read, and it goes to the end of the feed.
+        ':set_sequence': 5,
+        ':versionAsRead': 4,
         ':set_changespk': `T#${tenantId}#CONTACT_CHANGES`,
         ':set_changessk': expect.any(String),
       },
@@ -182,6 +194,8 @@ describe('the consent ledger', () => {
   it('writes the change again for the new holder when the number moved between the read and the write', async () => {
     // Prepare
     ddb
+      .on(GetCommand)
+      .resolves({ Item: { sequence: 1 } })
       .on(GetCommand, { Key: claimKey('+14155550100') })
       .resolvesOnce({ Item: { contactId: holder } })
       .resolves({ Item: { contactId: 'new-holder' } });

@@ -69,7 +69,8 @@ const largestContact: Contact = {
       `k${i}`,
       '"'.repeat(CUSTOM_FIELD_LIMITS.maxValueLength - 2),
     ]),
-  ),
+  ), // A version past any a contact reaches: the longest number JSON spells here.
+  version: Number.MAX_SAFE_INTEGER,
 };
 const largestMessage: Message = {
   id: ID,

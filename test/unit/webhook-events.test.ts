@@ -401,6 +401,7 @@ describe('contact.created, contact.updated and contact.deleted', () => {
       consentNote: null,
       externalId: 'crm-1',
       customFields: { tier: 'gold' },
+      version: 1,
     }),
     sequence,
     changedAt,

@@ -125,7 +125,7 @@ export interface paths {
          * The organization's shared directory, newest first
          * @description Requires scope `contacts.view`.
          *
-         *     The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call history. `externalId` finds the contact holding your id. `updatedSince` turns the list into the feed of changes since a time, oldest change first, for keeping a copy of the directory in step (with `includeDeleted=true`, deletions too): start the next walk at the time the previous one started, minus a minute. Every page is one read of an index, whatever the size of the directory.
+         *     The shared directory, newest first, in pages of `limit` (default 50) with `cursor`. `search` matches display name, company or number; `includeAutoCreated=false` leaves out the contacts the system created from call history. `externalId` finds the contact holding your id. `updatedSince` turns the list into the feed of changes since a time, oldest change first, for keeping a copy of the directory in step (with `includeDeleted=true`, deletions too): start the next walk at the `nextUpdatedSince` the pages of the previous one carry. With `includeDeleted=true`, a walk from before the 30 days deletions are kept is 410 `resync_required`. Every page is one read of an index, whatever the size of the directory.
          */
         get: operations["listContacts"];
         put?: never;
@@ -448,7 +448,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A contact was deleted: its id and when. Sent to endpoints subscribed to it
+         * A contact was deleted: its id, when, and the external id and number it had. Sent to endpoints subscribed to it
          * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
          */
         post: operations["webhookContactDeleted"];
@@ -519,6 +519,7 @@ export interface components {
          *     - `idempotency_conflict` (409): a request with the same Idempotency-Key is still running; retry it later with the same key
          *     - `not_scheduled` (409): the text is no longer scheduled: it was sent (or is being sent), failed, or was canceled
          *     - `number_taken` (409): the number already belongs to another organization (operator CLI only)
+         *     - `resync_required` (410): the feed of changes cannot answer deletions from before the tombstones' 30 days: walk the whole directory again; `oldestUpdatedSince` is the oldest `updatedSince` it answers with `includeDeleted=true`
          *     - `payload_too_large` (413): the body is larger than 64 KiB
          *     - `unsupported_media_type` (415): the body is not `application/json`
          *     - `idempotency_mismatch` (422): the Idempotency-Key was already used with a different body
@@ -530,7 +531,7 @@ export interface components {
          *     - `temporarily_unavailable` (503): the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "not_scheduled" | "number_taken" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "quiet_hours" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "not_scheduled" | "number_taken" | "resync_required" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "quiet_hours" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
         Error: {
             /** @description Human-readable message; names the failing field on validation errors */
             error: string;
@@ -547,6 +548,11 @@ export interface components {
              * @description POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the carrier); `not_scheduled`: the message named
              */
             messageId?: string;
+            /**
+             * Format: date-time
+             * @description `resync_required`: the oldest `updatedSince` the feed of changes answers with `includeDeleted=true` now
+             */
+            oldestUpdatedSince?: string;
             /** @description `carrier_rejected`: the carrier's error code, when it gave one */
             carrierCode?: number | null;
             /** @description `not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`) */
@@ -652,6 +658,8 @@ export interface components {
             customFields: {
                 [key: string]: string;
             } | null;
+            /** @description Grows with every change of the contact or of its number's consent (numbers may skip): of two copies of a contact, from the API, the feed or an event, the one with the higher version is the newer. Events about the contact carry it too (`data.contact.version`, `consent.changed`'s `data.version`) */
+            version: number;
         };
         DeletedContact: {
             /**
@@ -664,6 +672,12 @@ export interface components {
              * @description When it was deleted
              */
             deletedAt: string;
+            /** @description The external id it had (your record to remove), null when it had none */
+            externalId: string | null;
+            /** @description The number it had; null only for a deletion recorded before this field existed */
+            phoneNumber: string | null;
+            /** @description Above every version the contact had: the deletion is its last change */
+            version: number;
         };
         CallList: {
             calls: components["schemas"]["Call"][];
@@ -679,6 +693,11 @@ export interface components {
             nextCursor: string | null;
             /** @description Only with `updatedSince` and `includeDeleted=true`: the contacts deleted in the part of the feed this page covers, oldest first. Each deleted contact appears once; tombstones are kept 30 days. */
             deletedContacts?: components["schemas"]["DeletedContact"][];
+            /**
+             * Format: date-time
+             * @description Only with `updatedSince`: where a new walk starts and loses nothing this walk has not returned, computed by the server from its clock (never ahead of the `Date` header). On the last page (`nextCursor` null) it is the `updatedSince` of your next walk: the server's time less the longest a write takes to become visible (two minutes), or earlier when this walk passed a change still on its way; on a page with a `nextCursor`, where to start again if you stop there
+             */
+            nextUpdatedSince?: string;
         };
         ContactEnvelope: {
             contact: components["schemas"]["Contact"];
@@ -695,9 +714,9 @@ export interface components {
             notes?: string | null;
             /** @description Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared exactly. Unique within the organization: another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET /contacts?externalId=` finds the contact. */
             externalId?: string | null;
-            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters. The object given replaces the stored one as a whole; `null` removes them all. */
+            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters, `__proto__` refused; the limits hold for the contact's fields after the change too. The keys given are set one by one (a key given `null` is removed) and the others are kept, so two writers of different keys both win; `customFields: null` removes them all. */
             customFields?: {
-                [key: string]: string;
+                [key: string]: string | null;
             } | null;
         };
         UpdateContactRequest: {
@@ -708,9 +727,9 @@ export interface components {
             notes?: string | null;
             /** @description Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared exactly. Unique within the organization: another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET /contacts?externalId=` finds the contact. */
             externalId?: string | null;
-            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters. The object given replaces the stored one as a whole; `null` removes them all. */
+            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters, `__proto__` refused; the limits hold for the contact's fields after the change too. The keys given are set one by one (a key given `null` is removed) and the others are kept, so two writers of different keys both win; `customFields: null` removes them all. */
             customFields?: {
-                [key: string]: string;
+                [key: string]: string | null;
             } | null;
         };
         ContactBatchItem: {
@@ -721,9 +740,9 @@ export interface components {
             notes?: string | null;
             /** @description Your own id for the contact (a CRM record's id), 1 to 255 characters without control characters, compared exactly. Unique within the organization: another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET /contacts?externalId=` finds the contact. */
             externalId?: string | null;
-            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters. The object given replaces the stored one as a whole; `null` removes them all. */
+            /** @description Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, digits, `_`, `-` or `.` (not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line breaks; keys and values together up to 2,000 characters, `__proto__` refused; the limits hold for the contact's fields after the change too. The keys given are set one by one (a key given `null` is removed) and the others are kept, so two writers of different keys both win; `customFields: null` removes them all. */
             customFields?: {
-                [key: string]: string;
+                [key: string]: string | null;
             } | null;
         };
         UpsertContactsRequest: {
@@ -1038,6 +1057,13 @@ export interface components {
             data: {
                 contact: components["schemas"]["Contact"];
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The contact as it now stands. A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it */
         WebhookEventContactUpdated: {
@@ -1057,9 +1083,20 @@ export interface components {
             sequence: number;
             data: {
                 contact: components["schemas"]["Contact"];
+                /** @description The fields this change gave another value, each with its value before (`updatedAt` and `version` aside); for `customFields`, the keys changed, each with its value before (null: the key was absent) */
+                previousAttributes: {
+                    [key: string]: unknown;
+                };
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
-        /** @description A contact was deleted: its id and when. Sent to endpoints subscribed to it */
+        /** @description A contact was deleted: its id, when, and the external id and number it had. Sent to endpoints subscribed to it */
         WebhookEventContactDeleted: {
             /**
              * Format: uuid
@@ -1078,6 +1115,13 @@ export interface components {
             data: {
                 contact: components["schemas"]["DeletedContact"];
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number shows it as `consentStatus`. Sent to endpoints subscribed to it */
         WebhookEventConsentChanged: {
@@ -1114,7 +1158,25 @@ export interface components {
                     /** @description Human-readable, e.g. `Replied STOP` */
                     note: string | null;
                 };
+                /**
+                 * @description The number's consent before this change (`unknown` when none was recorded)
+                 * @enum {string}
+                 */
+                previousStatus: "unknown" | "opted_in" | "opted_out";
+                /** @description The contact holding the number when the change was recorded; null when none did */
+                contactId: string | null;
+                /** @description That contact's external id, null when it has none */
+                externalId: string | null;
+                /** @description That contact's `version` with this change (its copy of the consent counts as a change of the contact), so it orders against `contact.*` events and the API; null when no contact held the number */
+                version: number | null;
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description Sent only when an operator tests an endpoint; acknowledge it like any other event */
         WebhookEventTest: {
@@ -1803,9 +1865,9 @@ export interface operations {
                 includeAutoCreated?: "true" | "false";
                 /** @description The contact holding this external id (compared exactly), as a page of at most one contact; an empty page when none does. Not combined with `search`, `updatedSince` or `cursor`. */
                 externalId?: string;
-                /** @description Changes since a time (ISO 8601): every contact changed at or after it (its fields, its number, or its number's consent), oldest change first, in pages of `limit` with `cursor`. A contact changed again while you page moves to the end and appears again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Not combined with `search`. */
+                /** @description Changes since a time (ISO 8601): every contact changed at or after it (its fields, its number, or its number's consent), oldest change first, in pages of `limit` with `cursor`. A contact changed again while you page moves to the end and appears again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Every page carries `nextUpdatedSince`, the `updatedSince` of your next walk. Not combined with `search`. */
                 updatedSince?: string;
-                /** @description With `updatedSince`: also the contacts deleted since then, in `deletedContacts` (default false). A deleted contact is kept there for 30 days. */
+                /** @description With `updatedSince`: also the contacts deleted since then, in `deletedContacts` (default false). A deleted contact is kept there for 30 days: an `updatedSince` (or a cursor) older than that is 410 `resync_required` naming `oldestUpdatedSince`. */
                 includeDeleted?: "true" | "false";
             };
             header?: never;
@@ -1814,7 +1876,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page with more to come */
+            /** @description A page of the feed of changes with more to come (`updatedSince`) */
             200: {
                 headers: {
                     /** @description Requests allowed per key and minute */
@@ -1898,6 +1960,31 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "api_access_disabled" | "insufficient_scope";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Error:
+             *     - `resync_required`: the feed of changes cannot answer deletions from before the tombstones' 30 days: walk the whole directory again; `oldestUpdatedSince` is the oldest `updatedSince` it answers with `includeDeleted=true`
+             */
+            410: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "resync_required";
                     } & components["schemas"]["Error"];
                 };
             };

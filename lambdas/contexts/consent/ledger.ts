@@ -63,12 +63,35 @@ const NOT_OPTED_OUT = 'attribute_not_exists(#status) OR #status <> :optedOut';
  * message). Fails its condition when a later change is on record: the caller drops this item
  * and writes the rest (`consentChangeIsStale`).
  */
+/**
+ * The contact holding the number when a change is recorded, as consent.changed names it: written on the ledger row
+ * with the change (removed when nobody holds the number), with the version the holder's copy of the change gives it.
+ */
+export type ConsentHolder = { contactId: string; externalId: string | null; version: number };
+
+export const HOLDER_ATTRIBUTES = {
+  contactId: 'holderContactId',
+  externalId: 'holderExternalId',
+  version: 'holderVersion',
+} as const;
+
+const holderParts = (holder: ConsentHolder | undefined) => {
+  const { contactId, externalId, version } = HOLDER_ATTRIBUTES;
+  if (!holder) return { set: {}, remove: [contactId, externalId, version] };
+  return {
+    set: { [contactId]: holder.contactId, [version]: holder.version, [externalId]: holder.externalId ?? undefined },
+    remove: holder.externalId === null ? [externalId] : [],
+  };
+};
+
 export function consentChangeUpdate(
   tenantId: string,
   number: string,
   change: ConsentChange,
   now = new Date(),
+  holder?: ConsentHolder,
 ): TransactItem {
+  const holding = holderParts(holder);
   return {
     Update: {
       TableName: TABLE_NAME,
@@ -86,7 +109,9 @@ export function consentChangeUpdate(
             consentAt: change.at.toISOString(),
             consentNote: change.note,
             [CHANGED_AT]: now.getTime(),
+            ...holding.set,
           },
+          remove: holding.remove,
         }),
         { expression: LATER_THAN_RECORDED, names: { '#at': 'consentAt' }, values: { ':at': change.at.toISOString() } },
       ),

@@ -1,9 +1,10 @@
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
-import { CONDITION, type TransactItem } from '../../shared/table/dynamo';
+import { CONDITION, str, type TransactItem } from '../../shared/table/dynamo';
 import { NamedTransaction, type NamedItems, type Refusal } from '../../shared/table/named-transaction';
-import { withRowSequenceBump } from '../../shared/table/row-sequence';
+import { ROW_SEQUENCE, rowSequenceOf } from '../../shared/table/row-sequence';
+import { CHANGE_REQUEST } from '../../shared/table/row-types';
 import { updateExpression } from '../../shared/table/update-expression';
 import {
   consentAttributes,
@@ -35,10 +36,9 @@ export async function consentChangeWrites(
   const { Item: claim } = await dynamo.send(
     new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }),
   );
-  const ledger = consentChangeUpdate(tenantId, number, change);
   if (!claim) {
     return {
-      consentLedger: ledger,
+      consentLedger: consentChangeUpdate(tenantId, number, change),
       numberHolder: {
         ConditionCheck: {
           TableName: TABLE_NAME,
@@ -48,15 +48,22 @@ export async function consentChangeWrites(
       },
     };
   }
+  const holderId = claim.contactId as string;
+  // The holder as it stands, so the event can name its external id and the version the copy gives it.
+  const { Item: row } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, holderId), ConsistentRead: true }),
+  );
+  const version = rowSequenceOf(row) + 1;
+  const holder = { contactId: holderId, externalId: str(row?.externalId), version };
   return {
-    consentLedger: ledger,
-    consentCopy: consentCopyUpdate(tenantId, claim.contactId as string, number, consentOfChange(change)),
+    consentLedger: consentChangeUpdate(tenantId, number, change, new Date(), holder),
+    consentCopy: consentCopyUpdate(tenantId, holderId, number, consentOfChange(change), version),
     numberHolder: {
       ConditionCheck: {
         TableName: TABLE_NAME,
         Key: numberClaimKey(tenantId, number),
         ConditionExpression: 'contactId = :holder',
-        ExpressionAttributeValues: { ':holder': claim.contactId },
+        ExpressionAttributeValues: { ':holder': holderId },
       },
     },
   };
@@ -64,21 +71,36 @@ export async function consentChangeWrites(
 
 /**
  * A consent's copy on the contact holding its number: the four attributes, guarded on the row
- * still holding it. The contact shows the change, so its sequence number moves and it goes to the
- * end of the feed of changes (`updatedSince`); it raises no contact.updated (no CHANGED_AT): the
- * change is the number's, announced once as consent.changed.
+ * still holding it and still at the version read, which the copy moves to `version` (a write of the contact
+ * in between cancels the change, which reads the holder again). The contact shows the change, so it goes to
+ * the end of the feed of changes (`updatedSince`); it raises no contact.updated (no CHANGED_AT): the
+ * change is the number's, announced once as consent.changed, which names the contact and this version.
+ * The carrier made it, so the row names no request.
  */
-function consentCopyUpdate(tenantId: string, contactId: string, number: string, consent: Consent): TransactItem {
+function consentCopyUpdate(
+  tenantId: string,
+  contactId: string,
+  number: string,
+  consent: Consent,
+  version: number,
+): TransactItem {
+  const set = {
+    ...consentAttributes(consent),
+    ...changeIndexKeys(tenantId, new Date()),
+    [ROW_SEQUENCE]: version,
+  };
   return {
     Update: {
       TableName: TABLE_NAME,
       Key: contactKey(tenantId, contactId),
       ...updateExpression(
-        withRowSequenceBump({ set: { ...consentAttributes(consent), ...changeIndexKeys(tenantId, new Date()) } }),
+        { set, remove: [CHANGE_REQUEST.id, CHANGE_REQUEST.idempotencyKey] },
         {
-          expression: `${CONDITION.rowExists} AND #holdsNumber = :heldNumber`,
-          names: { '#holdsNumber': 'normalizedNumber' },
-          values: { ':heldNumber': number },
+          expression: `${CONDITION.rowExists} AND #holdsNumber = :heldNumber AND ${
+            version > 1 ? '#versionAsRead = :versionAsRead' : 'attribute_not_exists(#versionAsRead)'
+          }`,
+          names: { '#holdsNumber': 'normalizedNumber', '#versionAsRead': ROW_SEQUENCE },
+          values: { ':heldNumber': number, ...(version > 1 && { ':versionAsRead': version - 1 }) },
         },
       ),
     },

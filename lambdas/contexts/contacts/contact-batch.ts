@@ -1,10 +1,11 @@
 import { runWithDeadline } from '../../shared/deadline';
-import { TemporarilyUnavailableError } from '../../shared/errors';
+import { TemporarilyUnavailableError, ValidationError } from '../../shared/errors';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { claimsOf, readExternalIdClaim, readNumberClaim } from './contact-claims';
 import { insertNewContact, insertNewContacts } from './contact-inserts';
 import { adoptRound, updateRound, type Updated } from './contacts';
+import type { RequestOrigin } from './contact-rows';
 import { ContactConflictError } from './errors';
 import type { ContactBatchItemInput, ContactBatchResult, ContactBatchStatus } from './schemas';
 
@@ -74,7 +75,12 @@ const fromUpdate = (updated: RoundResult<Updated>): RoundResult<Decided> =>
     : { status: updated.changed ? 'updated' : 'unchanged', contactId: updated.contact.id };
 
 /** One round of one item: read its claims, decide how it is matched, write. */
-async function upsertRound(tenantId: string, item: ContactBatchItemInput, now: Date): Promise<RoundResult<Decided>> {
+async function upsertRound(
+  tenantId: string,
+  item: ContactBatchItemInput,
+  now: Date,
+  origin: RequestOrigin,
+): Promise<RoundResult<Decided>> {
   const externalId = item.externalId ?? undefined;
   const [byExternalId, byNumber] = await Promise.all([
     externalId !== undefined ? readExternalIdClaim(tenantId, externalId) : undefined,
@@ -85,11 +91,12 @@ async function upsertRound(tenantId: string, item: ContactBatchItemInput, now: D
       await updateRound(tenantId, byExternalId, item, now, {
         expect: (contact) => contact.externalId === externalId,
         skipUnchanged: true,
+        origin,
       }),
     );
   }
   if (byNumber && !byNumber.named) {
-    const adopted = await adoptRound(tenantId, byNumber.contactId, item, now);
+    const adopted = await adoptRound(tenantId, byNumber.contactId, item, now, origin);
     return adopted === LOST_RACE ? LOST_RACE : { status: 'adopted', contactId: adopted.id };
   }
   if (byNumber) {
@@ -100,19 +107,28 @@ async function upsertRound(tenantId: string, item: ContactBatchItemInput, now: D
         throw new ContactConflictError(contact.id);
       return true;
     };
-    return fromUpdate(await updateRound(tenantId, byNumber.contactId, item, now, { expect, skipUnchanged: true }));
+    return fromUpdate(
+      await updateRound(tenantId, byNumber.contactId, item, now, { expect, skipUnchanged: true, origin }),
+    );
   }
-  const inserted = await insertNewContact(tenantId, item, now);
+  const inserted = await insertNewContact(tenantId, item, now, origin);
   // A claim taken since it was read: the item now matches that contact; decide again.
   return inserted.ok ? { status: 'created', contactId: inserted.contact.id } : LOST_RACE;
 }
 
-async function upsertOne(tenantId: string, index: number, item: ContactBatchItemInput): Promise<ContactBatchResult> {
+async function upsertOne(
+  tenantId: string,
+  index: number,
+  item: ContactBatchItemInput,
+  origin: RequestOrigin,
+): Promise<ContactBatchResult> {
   const answer = { index, externalId: item.externalId ?? null };
   try {
-    const decided = await optimisticRounds(ITEM_ROUNDS, () => upsertRound(tenantId, item, new Date()));
+    const decided = await optimisticRounds(ITEM_ROUNDS, () => upsertRound(tenantId, item, new Date(), origin));
     return { ...answer, ...decided, error: null, code: null };
   } catch (err) {
+    // The item's custom fields merged with the contact's would break a limit: nothing was written for it.
+    if (err instanceof ValidationError) return invalid(index, `contacts[${index}].${err.message}`, answer.externalId);
     if (err instanceof ContactConflictError) {
       const holder = err.details.contactId as string;
       return {
@@ -198,6 +214,7 @@ async function createTheNew(
   tenantId: string,
   pending: readonly Pending[],
   results: Map<number, ContactBatchResult>,
+  origin: RequestOrigin,
 ): Promise<Pending[]> {
   const { numberClaims, externalIdClaims } = await claimsOf(
     tenantId,
@@ -213,6 +230,7 @@ async function createTheNew(
       tenantId,
       fresh.map(({ item }) => item),
       new Date(),
+      origin,
     );
   } catch (err) {
     if (!(err instanceof TemporarilyUnavailableError || isContention(err))) throw err;
@@ -238,11 +256,13 @@ async function createTheNew(
 /**
  * The answers of a batch, one per entry in request order. `deadline` (epoch ms) is when the answer must leave: no
  * item starts, and no SDK retry is made, past it; the items left are answered `unavailable`, nothing written for them.
+ * `origin` is the API request the batch comes from, named by the events of its writes.
  */
 export async function upsertContacts(
   tenantId: string,
   entries: readonly BatchEntry[],
   deadline = Infinity,
+  origin: RequestOrigin = null,
 ): Promise<ContactBatchResult[]> {
   const results = new Map<number, ContactBatchResult>();
   const repeats = repeated(entries);
@@ -255,7 +275,8 @@ export async function upsertContacts(
   }
   const timeFor = (ms: number) => Date.now() + ms < deadline;
   await runWithDeadline(deadline, async () => {
-    if (pending.length > 0 && timeFor(ITEM_START_RESERVE_MS)) pending = await createTheNew(tenantId, pending, results);
+    if (pending.length > 0 && timeFor(ITEM_START_RESERVE_MS))
+      pending = await createTheNew(tenantId, pending, results, origin);
     for (let pass = 0; pass < PASSES && pending.length > 0; pass += 1) {
       if (pass > 0) {
         const pause = PASS_PAUSE_MS * (0.5 + Math.random() / 2);
@@ -263,7 +284,9 @@ export async function upsertContacts(
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
       const answers = await inOrder(pending, ITEMS_IN_FLIGHT, ({ index, item }) =>
-        timeFor(ITEM_START_RESERVE_MS) ? upsertOne(tenantId, index, item) : Promise.resolve(notReached(index, item)),
+        timeFor(ITEM_START_RESERVE_MS)
+          ? upsertOne(tenantId, index, item, origin)
+          : Promise.resolve(notReached(index, item)),
       );
       for (const answer of answers) results.set(answer.index, answer);
       pending = pending.filter((_, i) => answers[i].status === 'unavailable');

@@ -5,7 +5,13 @@ import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { ledgerSnapshot, ledgerSnapshots, type LedgerSnapshot } from '../consent/ledger';
 import { readExternalIdClaim, readNumberClaim } from './contact-claims';
-import { manualContact, rowsOfNewContact, withConsentFields, type NumberClaim } from './contact-rows';
+import {
+  manualContact,
+  rowsOfNewContact,
+  withConsentFields,
+  type NumberClaim,
+  type RequestOrigin,
+} from './contact-rows';
 import type { Contact, CreateContactInput } from './schemas';
 
 /**
@@ -31,9 +37,10 @@ type NewContactPart = 'numberClaim' | 'externalIdClaim' | 'row' | 'consentUnchan
 function newContactItems(
   draft: Contact,
   snapshot: LedgerSnapshot,
+  origin: RequestOrigin,
 ): { contact: Contact; transaction: NamedTransaction<NewContactPart> } {
   const contact: Contact = { ...draft, ...withConsentFields(snapshot.consent) };
-  const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact);
+  const { claim, externalIdClaim, row, entries } = rowsOfNewContact(contact, origin);
   const claimPut = (Item: Item): TransactItem => ({
     Put: {
       TableName: TABLE_NAME,
@@ -58,11 +65,12 @@ function newContactItems(
  * copied from the ledger (checked unchanged in the same transaction); on a lost race returns the
  * claims that won. Returns the contact as written.
  */
-export async function insertWithClaims(draft: Contact): Promise<Inserted> {
+export async function insertWithClaims(draft: Contact, origin: RequestOrigin = null): Promise<Inserted> {
   return optimisticRounds(CONSENT_COPY_ROUNDS, async () => {
     const { contact, transaction } = newContactItems(
       draft,
       await ledgerSnapshot(draft.tenantId, draft.normalizedNumber as string),
+      origin,
     );
     let refusal: Refusal<NewContactPart> | undefined;
     try {
@@ -117,6 +125,7 @@ export async function insertNewContacts(
   tenantId: string,
   inputs: readonly CreateContactInput[],
   now: Date,
+  origin: RequestOrigin = null,
 ): Promise<{ created: Contact[]; refused: CreateContactInput[] }> {
   const snapshots = await ledgerSnapshots(
     tenantId,
@@ -127,6 +136,7 @@ export async function insertNewContacts(
     const { contact, transaction } = newContactItems(
       manualContact(tenantId, input, now),
       snapshots.get(input.phoneNumber)!,
+      origin,
     );
     const { items } = transaction;
     let group = groups[groups.length - 1];
@@ -159,5 +169,9 @@ export async function insertNewContacts(
 }
 
 /** A contact as POST /contacts (or a batch) writes it for a number nobody holds. */
-export const insertNewContact = (tenantId: string, input: CreateContactInput, now: Date): Promise<Inserted> =>
-  insertWithClaims(manualContact(tenantId, input, now));
+export const insertNewContact = (
+  tenantId: string,
+  input: CreateContactInput,
+  now: Date,
+  origin: RequestOrigin = null,
+): Promise<Inserted> => insertWithClaims(manualContact(tenantId, input, now), origin);

@@ -1,8 +1,8 @@
 import { uuidv7 } from '../../shared/ids';
 import { nowIso, str, type Item } from '../../shared/table/dynamo';
 import { ENTITY_SK, ownPartitionKey, PREFIX, tenantScopedPk } from '../../shared/table/keys';
-import { FIRST_ROW_SEQUENCE, ROW_SEQUENCE } from '../../shared/table/row-sequence';
-import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { FIRST_ROW_SEQUENCE, ROW_SEQUENCE, rowSequenceOf } from '../../shared/table/row-sequence';
+import { CHANGE_REQUEST, CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
 import { consentAttributes, type Consent } from '../consent/ledger';
 import { changeIndexKeys, TOMBSTONE_RETENTION_SECONDS, TOMBSTONE_SK } from './contact-changes';
@@ -63,9 +63,30 @@ export const externalIdIndexKeys = (tenantId: string, externalId: string) => ({
   [GSIS.externalIds.sortKey]: ENTITY_SK.contact,
 });
 
-/** Custom fields as stored: an empty object is none at all. */
-export const customFieldsOf = (value: unknown): Record<string, string> | null =>
-  value && typeof value === 'object' && Object.keys(value).length > 0 ? (value as Record<string, string>) : null;
+/** Custom fields as stored: an empty object is none at all; a key given `null` (removed) is none. */
+export function customFieldsOf(value: unknown): Record<string, string> | null {
+  if (!value || typeof value !== 'object') return null;
+  const fields = Object.entries(value).filter(([, v]) => typeof v === 'string');
+  return fields.length > 0 ? (Object.fromEntries(fields) as Record<string, string>) : null;
+}
+
+/**
+ * Keys and values of a contact's custom fields together, in characters: stored beside them (`customFieldsLength`)
+ * and moved by each write by what it changes, so a condition can hold the documented total against any number of
+ * concurrent writers of different keys (contacts.ts, `customFieldsWrite`).
+ */
+export const CUSTOM_FIELDS_LENGTH = 'customFieldsLength';
+export const customFieldsLength = (fields: Record<string, string> | null): number =>
+  Object.entries(fields ?? {}).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
+
+/** The API request a write comes from; null for the carrier's and the system's writes. */
+export type RequestOrigin = { id: string; idempotencyKey: string | null } | null;
+
+/** The attributes that name the request of a row's latest change (`undefined` where there is none). */
+export const originAttributes = (origin: RequestOrigin): Record<string, string | undefined> => ({
+  [CHANGE_REQUEST.id]: origin?.id,
+  [CHANGE_REQUEST.idempotencyKey]: origin?.idempotencyKey ?? undefined,
+});
 
 /**
  * A contact row carries the consent of its number: a copy of the number's ledger row
@@ -75,8 +96,8 @@ export const customFieldsOf = (value: unknown): Record<string, string> | null =>
  * the contact's delete and renumber. So a contact is one read and a page of contacts one Query.
  * `externalId` and `customFields` are stored only when set (null reads as absent).
  */
-export function toItem(contact: Contact): Item {
-  const { externalId, customFields, ...fields } = contact;
+export function toItem(contact: Contact, origin: RequestOrigin = null): Item {
+  const { externalId, customFields, version: _version, ...fields } = contact;
   const changedAt = new Date(contact.updatedAt);
   return {
     ...contactKey(contact.tenantId, contact.id),
@@ -88,8 +109,9 @@ export function toItem(contact: Contact): Item {
     type: ROW_TYPES.contact,
     ...fields,
     ...(externalId !== null && { externalId }),
-    ...(customFieldsOf(customFields) && { customFields }),
+    ...(customFieldsOf(customFields) && { customFields, [CUSTOM_FIELDS_LENGTH]: customFieldsLength(customFields) }),
     ...FIRST_ROW_SEQUENCE,
+    ...Object.fromEntries(Object.entries(originAttributes(origin)).filter(([, v]) => v !== undefined)),
     [CHANGED_AT]: changedAt.getTime(),
     [SEARCH_INDEX_ATTRIBUTE]: insertIndex(contact.tenantId, contact.id, contact).fingerprint,
   };
@@ -121,6 +143,7 @@ export function fromItem(item: Item): Contact {
     consentNote: str(item.consentNote),
     externalId: str(item.externalId),
     customFields: customFieldsOf(item.customFields),
+    version: rowSequenceOf(item) || 1,
   };
 }
 
@@ -147,6 +170,7 @@ export function newContact(
     consentNote: null,
     externalId: null,
     customFields: null,
+    version: 1,
     ...fields,
   };
 }
@@ -169,7 +193,7 @@ export const manualContact = (tenantId: string, input: CreateContactInput, now: 
   );
 
 /** The rows a new contact is stored as: its claims, the contact, its search entries. */
-export function rowsOfNewContact(contact: Contact) {
+export function rowsOfNewContact(contact: Contact, origin: RequestOrigin = null) {
   return {
     claim: claimItem(contact.tenantId, contact.normalizedNumber as string, {
       contactId: contact.id,
@@ -177,7 +201,7 @@ export function rowsOfNewContact(contact: Contact) {
     }),
     externalIdClaim:
       contact.externalId !== null ? externalIdClaimItem(contact.tenantId, contact.externalId, contact.id) : undefined,
-    row: toItem(contact),
+    row: toItem(contact, origin),
     entries: insertIndex(contact.tenantId, contact.id, contact).writes,
   };
 }
@@ -196,8 +220,17 @@ export function newContactRows(tenantId: string, input: CreateContactInput, now 
   ];
 }
 
-/** What a deleted contact leaves in the feed of changes: its id, when it went, kept 30 days. */
-export function tombstoneItem(tenantId: string, contactId: string, sequence: number, now: Date): Item {
+/**
+ * What a deleted contact leaves in the feed of changes, kept 30 days: its id, when it went, and what a mirror finds
+ * its record by (the external id and the number it had); the request that deleted it, for contact.deleted.
+ */
+export function tombstoneItem(
+  contact: Pick<Contact, 'tenantId' | 'id' | 'externalId' | 'normalizedNumber'>,
+  sequence: number,
+  now: Date,
+  origin: RequestOrigin = null,
+): Item {
+  const { tenantId, id: contactId } = contact;
   return {
     ...tombstoneKey(tenantId, contactId),
     ...changeIndexKeys(tenantId, now),
@@ -205,6 +238,9 @@ export function tombstoneItem(tenantId: string, contactId: string, sequence: num
     id: contactId,
     tenantId,
     deletedAt: nowIso(now),
+    ...(contact.externalId !== null && { externalId: contact.externalId }),
+    ...(contact.normalizedNumber !== null && { phoneNumber: contact.normalizedNumber }),
+    ...Object.fromEntries(Object.entries(originAttributes(origin)).filter(([, v]) => v !== undefined)),
     [ROW_SEQUENCE]: sequence,
     [CHANGED_AT]: now.getTime(),
     [TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + TOMBSTONE_RETENTION_SECONDS,

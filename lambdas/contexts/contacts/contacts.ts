@@ -18,7 +18,7 @@ import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/t
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression, type Condition } from '../../shared/table/update-expression';
-import { consentAttributes, ledgerSnapshot } from '../consent/ledger';
+import { consentAttributes, ledgerSnapshot, type LedgerSnapshot } from '../consent/ledger';
 import {
   claimMove,
   claimRelease,
@@ -31,17 +31,19 @@ import { changeIndexKeys, changesPage } from './contact-changes';
 import { insertNewContact, insertWithClaims } from './contact-inserts';
 import {
   contactKey,
-  customFieldsOf,
   externalIdClaimKey,
   externalIdIndexKeys,
   fromItem,
   namedIndexKeys,
   newContact,
   numberClaimKey,
+  originAttributes,
   tombstoneItem,
   withConsentFields,
   type NumberClaim,
+  type RequestOrigin,
 } from './contact-rows';
+import { customFieldsWrite, type CustomFieldsWrite } from './custom-field-writes';
 import { searchPage } from './contact-search';
 import { ContactConflictError } from './errors';
 import { indexedEntriesOf, reindex, SEARCH_INDEX_ATTRIBUTE, type IndexedEntries, type Reindex } from './search-rows';
@@ -87,17 +89,24 @@ type Written = Record<string, unknown>;
 
 /**
  * A write of a contact's attributes (those REMOVE marks are removed), its sequence number bumped,
- * `searchIndex` set when its entries change, guarded by `condition`.
+ * `searchIndex` set when its entries change, its custom fields merged key by key, guarded by
+ * `condition` (and by what the custom fields' write needs).
  */
-function contactWrite(fields: Written, search: Reindex, condition: Condition) {
+function contactWrite(fields: Written, search: Reindex, condition: Condition, custom: CustomFieldsWrite = NO_FIELDS) {
   const all: Written = { ...fields, [SEARCH_INDEX_ATTRIBUTE]: search.changed ? search.fingerprint : undefined };
   const entries = Object.entries(all).filter(([, v]) => v !== undefined);
   const parts = {
-    set: Object.fromEntries(entries.filter(([, v]) => v !== REMOVE)),
-    remove: entries.filter(([, v]) => v === REMOVE).map(([k]) => k),
+    ...custom.parts,
+    set: { ...Object.fromEntries(entries.filter(([, v]) => v !== REMOVE)), ...custom.parts.set },
+    remove: [...entries.filter(([, v]) => v === REMOVE).map(([k]) => k), ...(custom.parts.remove ?? [])],
   };
-  return updateExpression(withRowSequenceBump(parts), condition);
+  return updateExpression(
+    withRowSequenceBump(parts),
+    custom.condition ? andCondition(condition, custom.condition) : condition,
+  );
 }
+
+const NO_FIELDS: CustomFieldsWrite = { parts: {}, merged: null };
 
 /** The attributes of an external id given to a write: set with its index entry, or removed with it. */
 function externalIdAttributes(tenantId: string, externalId: string | null | undefined): Written {
@@ -107,18 +116,32 @@ function externalIdAttributes(tenantId: string, externalId: string | null | unde
   return { externalId, ...externalIdIndexKeys(tenantId, externalId) };
 }
 
-const customFieldsAttribute = (customFields: Record<string, string> | null | undefined): Written =>
-  customFields === undefined ? {} : { customFields: customFieldsOf(customFields) ?? REMOVE };
-
 /**
  * What every write of a contact's own fields adds: when it happened (the contact.* event's time,
- * CHANGED_AT) and its new place at the end of the feed of changes. The row's sequence number is
- * bumped by the write itself (`withRowSequenceBump`).
+ * CHANGED_AT), its new place at the end of the feed of changes, and the request it comes from (removed
+ * when none: the row names its latest change's). The row's sequence number is bumped by the write
+ * itself (`withRowSequenceBump`).
  */
-const changeStamp = (tenantId: string, now: Date): Written => ({
+const changeStamp = (tenantId: string, now: Date, origin: RequestOrigin): Written => ({
   updatedAt: nowIso(now),
   [CHANGED_AT]: now.getTime(),
   ...changeIndexKeys(tenantId, now),
+  ...Object.fromEntries(Object.entries(originAttributes(origin)).map(([k, v]) => [k, v ?? REMOVE])),
+});
+
+/**
+ * The time of a write of a contact read with `updatedAt`: the clock, but always after what was read, so
+ * `updatedAt` only grows and every write of the contact's fields has a CHANGED_AT of its own. Writes are
+ * guarded on it (`notAfter`): one that a later stamp overtook meanwhile takes a new time.
+ */
+const stampAfter = (clock: Date, updatedAt: string): Date =>
+  new Date(Math.max(clock.getTime(), Date.parse(updatedAt) + 1));
+
+/** The condition that the row's `updatedAt` is still before `stamp`. */
+const updatedBefore = (stamp: Date): Condition => ({
+  expression: '#updatedAtBefore < :updatedAtBefore',
+  names: { '#updatedAtBefore': 'updatedAt' },
+  values: { ':updatedAtBefore': nowIso(stamp) },
 });
 
 /** The condition that a row still holds the external id it was read with. */
@@ -151,8 +174,8 @@ export async function adoptRound(
   contactId: string,
   input: CreateContactInput,
   now: Date,
+  origin: RequestOrigin = null,
 ): Promise<RoundResult<Contact>> {
-  const number = input.phoneNumber;
   let current: ContactRow;
   try {
     current = await readContactRow(tenantId, contactId);
@@ -160,48 +183,13 @@ export async function adoptRound(
     if (err instanceof NotFoundError) return LOST_RACE; // deleted since the claim was read: decide again
     throw err;
   }
-  const externalIdMoves = input.externalId !== undefined && input.externalId !== current.contact.externalId;
-  const named: Written = {
-    displayName: input.displayName,
-    phoneNumber: input.phoneNumber,
-    company: input.company ?? null,
-    tag: input.tag ?? null,
-    notes: input.notes ?? null,
-    isAutoCreated: false,
-    ...namedIndexKeys(tenantId, contactId),
-    ...externalIdAttributes(tenantId, externalIdMoves ? input.externalId : undefined),
-    ...customFieldsAttribute(input.customFields),
-    ...changeStamp(tenantId, now),
-  };
-  const search = reindex(tenantId, contactId, current.indexed, {
-    displayName: input.displayName,
-    company: input.company ?? null,
-    normalizedNumber: current.contact.normalizedNumber,
-  });
-  const externalIdWrites = externalIdMoves
-    ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null)
-    : {};
-  const asRead = externalIdAsRead(current.contact.externalId);
-  const contactUpdate = contactWrite(named, search, {
-    expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
-    names: { '#wasAutoCreated': 'isAutoCreated', ...search.guard.names, ...asRead.names },
-    values: { ':wasAuto': true, ...search.guard.values, ...asRead.values },
-  });
-  const refusal = await new NamedTransaction<AdoptionPart>()
-    .add('numberClaim', {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: numberClaimKey(tenantId, number),
-        UpdateExpression: 'SET named = :true',
-        ConditionExpression: 'contactId = :contactId AND named = :false',
-        ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    })
-    .add('contact', { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } })
-    .addAll(externalIdWrites)
-    .add('searchRows', ...search.writes)
-    .write();
+  const refusal = await adoptionTransaction(
+    tenantId,
+    current,
+    input,
+    stampAfter(now, current.contact.updatedAt),
+    origin,
+  ).write();
   if (refusal) {
     const claim = refusal.failed('numberClaim');
     if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
@@ -220,6 +208,62 @@ export async function adoptRound(
   return fromItem(Item);
 }
 
+/** An adoption's transaction: the claim flipped to named, the row named, its external id's claims, its search rows. */
+function adoptionTransaction(
+  tenantId: string,
+  current: ContactRow,
+  input: CreateContactInput,
+  stamp: Date,
+  origin: RequestOrigin,
+): NamedTransaction<AdoptionPart> {
+  const contactId = current.contact.id;
+  const externalIdMoves = input.externalId !== undefined && input.externalId !== current.contact.externalId;
+  const named: Written = {
+    displayName: input.displayName,
+    phoneNumber: input.phoneNumber,
+    company: input.company ?? null,
+    tag: input.tag ?? null,
+    notes: input.notes ?? null,
+    isAutoCreated: false,
+    ...namedIndexKeys(tenantId, contactId),
+    ...externalIdAttributes(tenantId, externalIdMoves ? input.externalId : undefined),
+    ...changeStamp(tenantId, stamp, origin),
+  };
+  const search = reindex(tenantId, contactId, current.indexed, {
+    displayName: input.displayName,
+    company: input.company ?? null,
+    normalizedNumber: current.contact.normalizedNumber,
+  });
+  const externalIdWrites = externalIdMoves
+    ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null)
+    : {};
+  const asRead = andCondition(externalIdAsRead(current.contact.externalId), updatedBefore(stamp));
+  const contactUpdate = contactWrite(
+    named,
+    search,
+    {
+      expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
+      names: { '#wasAutoCreated': 'isAutoCreated', ...search.guard.names, ...asRead.names },
+      values: { ':wasAuto': true, ...search.guard.values, ...asRead.values },
+    },
+    customFieldsWrite(current.row, input.customFields),
+  );
+  return new NamedTransaction<AdoptionPart>()
+    .add('numberClaim', {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: numberClaimKey(tenantId, input.phoneNumber),
+        UpdateExpression: 'SET named = :true',
+        ConditionExpression: 'contactId = :contactId AND named = :false',
+        ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    })
+    .add('contact', { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } })
+    .addAll(externalIdWrites)
+    .add('searchRows', ...search.writes);
+}
+
 /** Rounds of a create: each round lost means another writer changed a claim in between. */
 const CREATE_ROUNDS = { what: 'createContact: the number kept changing hands', rounds: 4 };
 
@@ -228,13 +272,14 @@ export async function createContact(
   tenantId: string,
   input: CreateContactInput,
   now = new Date(),
+  origin: RequestOrigin = null,
 ): Promise<{ contact: Contact; adopted: boolean }> {
   return optimisticRounds(CREATE_ROUNDS, async () => {
-    const inserted = await insertNewContact(tenantId, input, now);
+    const inserted = await insertNewContact(tenantId, input, now, origin);
     if (inserted.ok) return { contact: inserted.contact, adopted: false };
     if (inserted.numberHolder) {
       if (inserted.numberHolder.named) throw new ContactConflictError(inserted.numberHolder.contactId);
-      const adopted = await adoptRound(tenantId, inserted.numberHolder.contactId, input, now);
+      const adopted = await adoptRound(tenantId, inserted.numberHolder.contactId, input, now, origin);
       return adopted === LOST_RACE ? LOST_RACE : { contact: adopted, adopted: true };
     }
     throw new ContactConflictError(inserted.externalIdHolder as string, 'externalId');
@@ -264,19 +309,21 @@ export async function ensureContactForNumber(
   return inserted.ok ? inserted.contact.id : (inserted.numberHolder as NumberClaim).contactId;
 }
 
-export type ContactPage = Page<Contact> & { deletedContacts?: DeletedContact[] };
+export type ContactPage = Page<Contact> & { deletedContacts?: DeletedContact[]; nextUpdatedSince?: string };
 
-export async function listContacts(tenantId: string, input: ListContactsInput): Promise<ContactPage> {
+export async function listContacts(tenantId: string, input: ListContactsInput, now = new Date()): Promise<ContactPage> {
   if (input.externalId !== undefined) return contactByExternalId(tenantId, input.externalId, input.includeAutoCreated);
   if (input.updatedSince !== undefined) {
     const page = await changesPage(
       tenantId,
       { ...input, updatedSince: input.updatedSince, includeDeleted: input.includeDeleted === true },
       fromItem,
+      now,
     );
     return {
       items: page.contacts,
       nextCursor: page.nextCursor,
+      nextUpdatedSince: page.nextUpdatedSince,
       ...(input.includeDeleted && { deletedContacts: page.deletedContacts }),
     };
   }
@@ -342,14 +389,16 @@ async function listContactRows(tenantId: string, input: ListContactsInput): Prom
 const touchesSearch = (patch: UpdateContactInput): boolean =>
   patch.displayName !== undefined || patch.company !== undefined || patch.phoneNumber !== undefined;
 
-const sameCustomFields = (a: Record<string, string> | null, b: Record<string, string> | null): boolean =>
-  JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
+/** Whether custom fields given change the stored ones (`null`: all removed; an object: its keys merged). */
+const customFieldsChange = (stored: Record<string, string> | null, given: Record<string, string | null> | null) =>
+  given === null ? stored !== null : Object.entries(given).some(([key, value]) => (stored?.[key] ?? null) !== value);
 
 /** True when the patch gives some field a value the contact does not have (the batch's `unchanged` is its opposite). */
 export function patchChanges(current: Contact, patch: UpdateContactInput): boolean {
   return Object.entries(patch).some(([field, value]) => {
     if (value === undefined) return false;
-    if (field === 'customFields') return !sameCustomFields(current.customFields, customFieldsOf(value));
+    if (field === 'customFields')
+      return customFieldsChange(current.customFields, value as Record<string, string | null> | null);
     return current[field as keyof Contact] !== value;
   });
 }
@@ -359,21 +408,33 @@ export type UpdateOptions = {
   expect?: (current: Contact) => boolean;
   /** Write nothing when every given field already has its value (the batch's `unchanged`). */
   skipUnchanged?: boolean;
+  /** The API request the update comes from, named by its event. */
+  origin?: RequestOrigin;
 };
 
 export type Updated = { contact: Contact; changed: boolean };
 
 /** Rounds of a PATCH: each lost round means another writer changed the contact in between. */
-const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 4 };
+/**
+ * Every writer of a contact's fields takes a time after the one it read and commits only if no later time committed
+ * meanwhile, so concurrent writers of one contact (of different custom fields, say) each lose a round to those that
+ * committed first: 8 rounds, each after a short random pause (`afterLostRace`), let 16 at once all commit.
+ */
+const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 8 };
+
+/** A pause of 0 to 10 ms, so writers that lost to each other read again apart rather than together. */
+const afterLostRace = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
 
 /** PATCH /contacts/{id}: only the given fields change; a new number or external id moves its claim atomically. */
 export async function updateContact(
   tenantId: string,
   contactId: string,
   patch: UpdateContactInput,
-  now = new Date(),
+  now?: Date,
+  origin: RequestOrigin = null,
 ): Promise<Contact> {
-  return (await optimisticRounds(UPDATE_ROUNDS, () => updateRound(tenantId, contactId, patch, now))).contact;
+  const round = () => updateRound(tenantId, contactId, patch, now ?? new Date(), { origin });
+  return (await optimisticRounds(UPDATE_ROUNDS, round)).contact;
 }
 
 /** Both conditions. */
@@ -383,29 +444,112 @@ const andCondition = (a: Condition, b: Condition): Condition => ({
   values: { ...a.values, ...b.values },
 });
 
+/** An update as one round decided it: the row's new attributes and custom fields, and what moves. */
+type UpdatePlan = {
+  next: Contact;
+  written: Written;
+  custom: CustomFieldsWrite;
+  search: Reindex;
+  stamp: Date;
+  numberMoves: boolean;
+  externalIdMoves: boolean;
+  searchChanges: boolean;
+  ledger?: LedgerSnapshot;
+};
+
+/** What an update writes over the row read: only the fields the patch names, and custom fields merged by key. */
+async function planUpdate(
+  tenantId: string,
+  read: ContactRow,
+  patch: UpdateContactInput,
+  stamp: Date,
+  origin: RequestOrigin,
+): Promise<UpdatePlan> {
+  const { contact: current, indexed } = read;
+  const custom = customFieldsWrite(read.row, patch.customFields);
+  const next: Contact = {
+    ...current,
+    ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
+    customFields: patch.customFields === undefined ? current.customFields : custom.merged,
+    updatedAt: nowIso(stamp),
+    version: current.version + 1,
+  };
+  if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
+  const search = reindex(tenantId, current.id, indexed, next);
+  const numberMoves = current.normalizedNumber !== next.normalizedNumber;
+  const externalIdMoves = current.externalId !== next.externalId;
+  // A new number brings its own consent: the ledger's row, copied and checked unchanged.
+  const ledger = numberMoves ? await ledgerSnapshot(tenantId, next.normalizedNumber as string) : undefined;
+  if (ledger) Object.assign(next, withConsentFields(ledger.consent));
+  // Only the fields this PATCH writes: a value derived from the rest of `current` would
+  // overwrite what a concurrent writer (an adoption, another PATCH) just set.
+  const written: Written = {
+    displayName: patch.displayName,
+    phoneNumber: patch.phoneNumber,
+    normalizedNumber: patch.phoneNumber,
+    company: patch.company,
+    tag: patch.tag,
+    notes: patch.notes,
+    ...externalIdAttributes(tenantId, externalIdMoves ? next.externalId : undefined),
+    ...changeStamp(tenantId, stamp, origin),
+    ...(ledger && consentAttributes(ledger.consent)),
+  };
+  const searchChanges = touchesSearch(patch) && search.changed;
+  return { next, written, custom, search, stamp, numberMoves, externalIdMoves, searchChanges, ledger };
+}
+
+/** The condition that the row still holds the number and the external id it was read with. */
+const stillAsRead = (current: Contact): Condition =>
+  andCondition(
+    {
+      expression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber`,
+      names: { '#currentNumberAttr': 'normalizedNumber' },
+      values: { ':currentNumber': current.normalizedNumber },
+    },
+    externalIdAsRead(current.externalId),
+  );
+
 /**
- * An update that moves no claim and no search entry: one conditional write of the contact row.
- * LOST_RACE when `condition` no longer holds (deleted, renumbered or re-identified meanwhile).
+ * An update that moves no claim and no search entry: one conditional write of the contact row, guarded
+ * on `updatedAt` still being before its stamp, so concurrent writers of one contact (of different custom
+ * fields, say) each commit with a version and a time of their own. LOST_RACE when `condition` no longer
+ * holds (deleted, renumbered or re-identified meanwhile, or overtaken).
  */
-async function updateInPlace(
-  key: Key,
-  written: Written,
-  search: Reindex,
-  condition: Condition,
-): Promise<RoundResult<Updated>> {
+async function updateInPlace(key: Key, plan: UpdatePlan, condition: Condition): Promise<RoundResult<Updated>> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: key,
-        ...contactWrite(written, { ...search, changed: false }, condition),
-        // The row as this write left it: `next` comes from an older read and would hide a concurrent adoption.
+        ...contactWrite(
+          plan.written,
+          { ...plan.search, changed: false },
+          andCondition(condition, updatedBefore(plan.stamp)),
+          plan.custom,
+        ),
+        // The row as this write left it: `next` comes from an older read and would hide a concurrent writer's keys.
         ReturnValues: 'ALL_NEW',
       }),
     );
     return { contact: fromItem(Attributes as Item), changed: true };
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return LOST_RACE;
+    if (!isConditionalCheckFailed(err)) throw err;
+    await afterLostRace();
+    return LOST_RACE;
+  }
+}
+
+/** Reads the contact an update round changes; LOST_RACE when a batch's match is gone. */
+async function readForUpdate(
+  tenantId: string,
+  contactId: string,
+  options: UpdateOptions,
+): Promise<RoundResult<ContactRow>> {
+  try {
+    // Strongly consistent: the conditions below compare with what was read, and a replica's older row fails them.
+    return await readContactRow(tenantId, contactId);
+  } catch (err) {
+    if (err instanceof NotFoundError && options.expect) return LOST_RACE;
     throw err;
   }
 }
@@ -423,7 +567,8 @@ type UpdatePart =
 /**
  * One round of an update: read the contact, write what the patch changes conditioned on what was
  * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
- * one matched); ContactConflictError when another contact holds the new number or external id.
+ * one matched); ContactConflictError when another contact holds the new number or external id;
+ * ValidationError when the merged custom fields break a limit.
  */
 export async function updateRound(
   tenantId: string,
@@ -432,80 +577,50 @@ export async function updateRound(
   now: Date,
   options: UpdateOptions = {},
 ): Promise<RoundResult<Updated>> {
-  let read: ContactRow;
-  try {
-    read = await readContactRow(tenantId, contactId);
-  } catch (err) {
-    if (err instanceof NotFoundError && options.expect) return LOST_RACE;
-    throw err;
-  }
-  const { contact: current, indexed } = read;
+  const read = await readForUpdate(tenantId, contactId, options);
+  if (read === LOST_RACE) return LOST_RACE;
+  const current = read.contact;
   if (options.expect && !options.expect(current)) return LOST_RACE;
   if (options.skipUnchanged && !patchChanges(current, patch)) return { contact: current, changed: false };
-  const next: Contact = {
-    ...current,
-    ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
-    ...(patch.customFields !== undefined && { customFields: customFieldsOf(patch.customFields) }),
-    updatedAt: nowIso(now),
-  };
-  if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
-  const search = reindex(tenantId, contactId, indexed, next);
-  const searchChanges = touchesSearch(patch) && search.changed;
-  // Only the fields this PATCH writes: a value derived from the rest of `current` would
-  // overwrite what a concurrent writer (an adoption, another PATCH) just set.
-  const numberMoves = current.normalizedNumber !== next.normalizedNumber;
-  const externalIdMoves = current.externalId !== next.externalId;
-  // A new number brings its own consent: the ledger's row, copied and checked unchanged.
-  const ledger = numberMoves ? await ledgerSnapshot(tenantId, next.normalizedNumber as string) : undefined;
-  if (ledger) Object.assign(next, withConsentFields(ledger.consent));
-  const written: Written = {
-    displayName: patch.displayName,
-    phoneNumber: patch.phoneNumber,
-    normalizedNumber: patch.phoneNumber,
-    company: patch.company,
-    tag: patch.tag,
-    notes: patch.notes,
-    ...externalIdAttributes(tenantId, externalIdMoves ? next.externalId : undefined),
-    ...customFieldsAttribute(patch.customFields),
-    ...changeStamp(tenantId, now),
-    ...(ledger && consentAttributes(ledger.consent)),
-  };
-  const asRead = externalIdAsRead(current.externalId);
-  const stillAsRead = {
-    expression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND ${asRead.expression}`,
-    names: { '#currentNumberAttr': 'normalizedNumber', ...asRead.names },
-    values: { ':currentNumber': current.normalizedNumber, ...asRead.values },
-  };
-  if (!numberMoves && !searchChanges && !externalIdMoves) {
+  const plan = await planUpdate(tenantId, read, patch, stampAfter(now, current.updatedAt), options.origin ?? null);
+  if (!plan.numberMoves && !plan.searchChanges && !plan.externalIdMoves) {
     // A PATCH of a searched field that leaves the entries as they are still needs them as read:
     // a rename committed since would otherwise keep entries this write no longer matches.
+    const asRead = stillAsRead(current);
     return updateInPlace(
       contactKey(tenantId, contactId),
-      written,
-      search,
-      touchesSearch(patch) ? andCondition(stillAsRead, search.guard) : stillAsRead,
+      plan,
+      touchesSearch(patch) ? andCondition(asRead, plan.search.guard) : asRead,
     );
   }
+  return updateWithMoves(tenantId, read, plan);
+}
+
+/**
+ * An update that moves the number's claim, the external id's or search entries: one transaction, the row
+ * guarded on its sequence as read, so the answer (`next`) is exactly the row it leaves.
+ */
+async function updateWithMoves(tenantId: string, read: ContactRow, plan: UpdatePlan): Promise<RoundResult<Updated>> {
+  const { contact: current } = read;
+  const contactId = current.id;
+  const { next, search } = plan;
+  const asRead = andCondition(stillAsRead(current), sequenceAsRead(read.row));
   const contactUpdate: TransactItem = {
     Update: {
       TableName: TABLE_NAME,
       Key: contactKey(tenantId, contactId),
-      // Also still auto-created or named as read: a new claim copies that flag, and an
-      // adoption committed since the read must not leave a claim saying "unnamed". And still
-      // filed under the search entries read, which this write replaces.
+      // Also still auto-created or named as read: a new claim copies that flag. And still filed under the
+      // search entries read, which this write replaces.
       ...contactWrite(
-        written,
-        { ...search, changed: searchChanges },
-        {
-          expression: `${stillAsRead.expression} AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
-          names: { ...stillAsRead.names, '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
-          values: { ...stillAsRead.values, ':wasAuto': current.isAutoCreated, ...search.guard.values },
-        },
+        plan.written,
+        { ...search, changed: plan.searchChanges },
+        andCondition(asRead, search.guard),
+        plan.custom,
       ),
     },
   };
-  const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : {};
-  const externalIdWrites = externalIdMoves
+  const claimMoves = plan.numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : {};
+  const externalIdWrites = plan.externalIdMoves
     ? externalIdMove(tenantId, contactId, current.externalId, next.externalId)
     : {};
   const refusal = await new NamedTransaction<UpdatePart>()
@@ -513,7 +628,7 @@ export async function updateRound(
     .addAll(claimMoves)
     .addAll(externalIdWrites)
     .add('searchRows', ...search.writes)
-    .add('consentUnchanged', ledger?.unchanged)
+    .add('consentUnchanged', plan.ledger?.unchanged)
     .write();
   // The row as this write left it: its conditions held the number, the named flag and the search
   // fields as read. A read after it could show a later writer's row instead (an adoption that
@@ -528,6 +643,18 @@ export async function updateRound(
   return LOST_RACE;
 }
 
+/** The condition that a row's sequence number is still the one read (no write of it since). */
+function sequenceAsRead(row: Item): Condition {
+  const sequence = rowSequenceOf(row);
+  return sequence > 0
+    ? {
+        expression: '#sequenceAsRead = :sequenceAsRead',
+        names: { '#sequenceAsRead': ROW_SEQUENCE },
+        values: { ':sequenceAsRead': sequence },
+      }
+    : { expression: 'attribute_not_exists(#sequenceAsRead)', names: { '#sequenceAsRead': ROW_SEQUENCE } };
+}
+
 const DELETE_ROUNDS = { what: 'deleteContact: the contact kept changing', rounds: 4 };
 
 /**
@@ -535,7 +662,12 @@ const DELETE_ROUNDS = { what: 'deleteContact: the contact kept changing', rounds
  * and the external id are free again, and its tombstone takes its place in the feed of changes
  * (with the sequence number after the contact's last: the delete is its newest change).
  */
-export async function deleteContact(tenantId: string, contactId: string): Promise<void> {
+export async function deleteContact(
+  tenantId: string,
+  contactId: string,
+  origin: RequestOrigin = null,
+  now?: Date,
+): Promise<void> {
   await optimisticRounds(DELETE_ROUNDS, async () => {
     const { contact: current, indexed, row } = await readContactRow(tenantId, contactId);
     const search = reindex(tenantId, contactId, indexed, { displayName: '', company: null, normalizedNumber: null });
@@ -566,7 +698,7 @@ export async function deleteContact(tenantId: string, contactId: string): Promis
       {
         Put: {
           TableName: TABLE_NAME,
-          Item: tombstoneItem(tenantId, contactId, sequence + 1, new Date()),
+          Item: tombstoneItem(current, sequence + 1, now ?? new Date(), origin),
           ConditionExpression: CONDITION.rowIsNew,
         },
       },

@@ -23,3 +23,18 @@ export class ContactConflictError extends DomainError {
     );
   }
 }
+
+/**
+ * 410: the feed of changes cannot answer a walk that asks for deletions from before the tombstones' retention; the
+ * client walks the whole directory again (docs/api.md, "Changes since a time").
+ */
+export class ResyncRequiredError extends DomainError {
+  constructor(oldestUpdatedSince: string) {
+    super(
+      410,
+      'resync_required',
+      `updatedSince: deletions are kept 30 days; the oldest updatedSince with includeDeleted=true is ${oldestUpdatedSince}: walk the whole directory again`,
+      { oldestUpdatedSince },
+    );
+  }
+}

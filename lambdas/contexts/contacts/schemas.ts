@@ -1,6 +1,5 @@
 import * as z from 'zod/mini';
 import '../../shared/schemas/zod-english';
-import { nextCursorField } from '../../shared/schemas/next-cursor';
 import type { CreateContactBody } from './requests/create-contact';
 import type { ListContactsQuery } from './requests/list-contacts';
 import type { UpdateContactBody } from './requests/update-contact';
@@ -52,6 +51,15 @@ export const ContactSchema = z
     customFields: z.nullable(z.record(z.string(), z.string())).register(z.globalRegistry, {
       description: 'Your own properties of the contact, a flat object of strings; null when none were given',
     }),
+    version: z
+      .int()
+      .check(z.gte(1))
+      .register(z.globalRegistry, {
+        description:
+          "Grows with every change of the contact or of its number's consent (numbers may skip): of two copies of " +
+          'a contact, from the API, the feed or an event, the one with the higher version is the newer. Events about ' +
+          "the contact carry it too (`data.contact.version`, `consent.changed`'s `data.version`)",
+      }),
   })
   .register(z.globalRegistry, { id: 'Contact' });
 
@@ -63,18 +71,40 @@ export const DeletedContactSchema = z
   .object({
     id: uuid.clone().register(z.globalRegistry, { description: 'The id the contact had' }),
     deletedAt: dateTime.clone().register(z.globalRegistry, { description: 'When it was deleted' }),
+    externalId: z.nullable(z.string()).register(z.globalRegistry, {
+      description: 'The external id it had (your record to remove), null when it had none',
+    }),
+    phoneNumber: z.nullable(z.string()).register(z.globalRegistry, {
+      description: 'The number it had; null only for a deletion recorded before this field existed',
+    }),
+    version: z.int().check(z.gte(1)).register(z.globalRegistry, {
+      description: 'Above every version the contact had: the deletion is its last change',
+    }),
   })
   .register(z.globalRegistry, { id: 'DeletedContact' });
 
 export const ContactListSchema = z
   .object({
     contacts: z.array(ContactSchema),
-    nextCursor: nextCursorField,
+    // The feed's cursors carry their walk's watermark after the position (`<uuid>.<epoch ms>`).
+    nextCursor: z
+      .nullable(
+        z.string().check(z.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.\d{1,15})?$/i)),
+      )
+      .register(z.globalRegistry, { description: 'Pass as `cursor` to get the next page; null on the last page' }),
     deletedContacts: z.optional(z.array(DeletedContactSchema)).register(z.globalRegistry, {
       description:
         'Only with `updatedSince` and `includeDeleted=true`: the contacts deleted in the part of the feed this page ' +
         'covers, ' +
         'oldest first. Each deleted contact appears once; tombstones are kept 30 days.',
+    }),
+    nextUpdatedSince: z.optional(dateTime.clone()).register(z.globalRegistry, {
+      description:
+        'Only with `updatedSince`: where a new walk starts and loses nothing this walk has not returned, computed by ' +
+        'the server from its clock (never ahead of the `Date` header). On the last page (`nextCursor` null) it is the ' +
+        "`updatedSince` of your next walk: the server's time less the longest a write takes to become visible (two " +
+        'minutes), or earlier when this walk passed a change still on its way; on a page with a `nextCursor`, where ' +
+        'to start again if you stop there',
     }),
   })
   .register(z.globalRegistry, { id: 'ContactList' });

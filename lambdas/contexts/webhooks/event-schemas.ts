@@ -32,6 +32,24 @@ export const WebhookVoicemailSchema = z.object({
   createdAt: dateTime,
 });
 
+/** The API request a contact or consent event's change came from (`request` of the directory's events). */
+export const WebhookRequestSchema = z
+  .nullable(
+    z.object({
+      id: z.string().register(z.globalRegistry, {
+        description: 'The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error)',
+      }),
+      idempotencyKey: z
+        .nullable(z.string())
+        .register(z.globalRegistry, { description: 'The Idempotency-Key header the request carried, if any' }),
+    }),
+  )
+  .register(z.globalRegistry, {
+    description:
+      'The API request whose change raised the event, so a client can recognise the echo of its own write; null ' +
+      "for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call)",
+  });
+
 // `uuid` and `dateTime` are shared: their descriptions go on clones.
 const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.object({
@@ -57,6 +75,10 @@ const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =
       }),
     data,
   });
+
+/** The envelope of the directory's events: also the request that made the change. */
+const directoryEnvelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
+  z.extend(envelope(type, data), { request: WebhookRequestSchema });
 
 export const CallCompletedEventSchema = envelope('call.completed', z.object({ call: CallSchema })).register(
   z.globalRegistry,
@@ -175,33 +197,41 @@ export const MessageCanceledEventSchema = envelope(
     'text, to endpoints subscribed to it',
 });
 
-export const ContactCreatedEventSchema = envelope('contact.created', z.object({ contact: ContactSchema })).register(
-  z.globalRegistry,
-  {
-    id: 'WebhookEventContactCreated',
-    description:
-      'A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system ' +
-      'for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it',
-  },
-);
+export const ContactCreatedEventSchema = directoryEnvelope(
+  'contact.created',
+  z.object({ contact: ContactSchema }),
+).register(z.globalRegistry, {
+  id: 'WebhookEventContactCreated',
+  description:
+    'A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system ' +
+    'for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it',
+});
 
-export const ContactUpdatedEventSchema = envelope('contact.updated', z.object({ contact: ContactSchema })).register(
-  z.globalRegistry,
-  {
-    id: 'WebhookEventContactUpdated',
-    description:
-      'A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The ' +
-      'contact as it now stands. ' +
-      "A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it",
-  },
-);
+export const ContactUpdatedEventSchema = directoryEnvelope(
+  'contact.updated',
+  z.object({
+    contact: ContactSchema,
+    previousAttributes: z.record(z.string(), z.unknown()).register(z.globalRegistry, {
+      description:
+        'The fields this change gave another value, each with its value before (`updatedAt` and `version` aside); ' +
+        'for `customFields`, the keys changed, each with its value before (null: the key was absent)',
+    }),
+  }),
+).register(z.globalRegistry, {
+  id: 'WebhookEventContactUpdated',
+  description:
+    'A contact changed: its fields, its number, its external id or custom fields, or it was adopted (named). The ' +
+    'contact as it now stands. ' +
+    "A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it",
+});
 
-export const ContactDeletedEventSchema = envelope(
+export const ContactDeletedEventSchema = directoryEnvelope(
   'contact.deleted',
   z.object({ contact: DeletedContactSchema }),
 ).register(z.globalRegistry, {
   id: 'WebhookEventContactDeleted',
-  description: 'A contact was deleted: its id and when. Sent to endpoints subscribed to it',
+  description:
+    'A contact was deleted: its id, when, and the external id and number it had. Sent to endpoints subscribed to it',
 });
 
 export const WebhookConsentSchema = z.object({
@@ -225,9 +255,25 @@ export const WebhookConsentSchema = z.object({
   note: z.nullable(z.string()).register(z.globalRegistry, { description: 'Human-readable, e.g. `Replied STOP`' }),
 });
 
-export const ConsentChangedEventSchema = envelope(
+export const ConsentChangedEventSchema = directoryEnvelope(
   'consent.changed',
-  z.object({ consent: WebhookConsentSchema }),
+  z.object({
+    consent: WebhookConsentSchema,
+    previousStatus: z.enum(CONSENT_STATUSES).register(z.globalRegistry, {
+      description: "The number's consent before this change (`unknown` when none was recorded)",
+    }),
+    contactId: z.nullable(uuid.clone()).register(z.globalRegistry, {
+      description: 'The contact holding the number when the change was recorded; null when none did',
+    }),
+    externalId: z
+      .nullable(z.string())
+      .register(z.globalRegistry, { description: "That contact's external id, null when it has none" }),
+    version: z.nullable(z.int()).register(z.globalRegistry, {
+      description:
+        "That contact's `version` with this change (its copy of the consent counts as a change of the contact), so " +
+        'it orders against `contact.*` events and the API; null when no contact held the number',
+    }),
+  }),
 ).register(z.globalRegistry, {
   id: 'WebhookEventConsentChanged',
   description:

@@ -1,10 +1,10 @@
 import { num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX } from '../../shared/table/keys';
 import { rowSequenceOf } from '../../shared/table/row-sequence';
-import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGE_REQUEST, CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
-import { fromItem as consentFromItem } from '../consent/ledger';
+import { fromItem as consentFromItem, HOLDER_ATTRIBUTES } from '../consent/ledger';
 import { fromItem as contactFromItem } from '../contacts/contact-rows';
 import { outcomeFactsOf } from '../texting/outcome-facts';
 import { costCentsOfItem, fromItem as messageFromItem } from '../texting/messages';
@@ -115,14 +115,120 @@ function consentOfRow(item: Item): WebhookConsent {
 }
 
 /**
+ * The API request a row's change came from, as the write recorded it beside the change (contacts/contact-rows.ts);
+ * null for the carrier's and the system's changes.
+ */
+function requestOf(item: Item): { id: string; idempotencyKey: string | null } | null {
+  const id = item[CHANGE_REQUEST.id];
+  if (typeof id !== 'string') return null;
+  return { id, idempotencyKey: str(item[CHANGE_REQUEST.idempotencyKey]) };
+}
+
+/** Fields every change of a contact's own fields moves: an event says them in `contact`, not as changes. */
+const BOOKKEEPING = new Set(['updatedAt', 'version']);
+
+/**
+ * contact.updated's `previousAttributes`: each field the change gave another value, with its value before; for
+ * custom fields, each key changed with its value before (null: the key was absent).
+ */
+function previousAttributesOf(oldImage: Item | undefined, newImage: Item): Record<string, unknown> {
+  if (!oldImage) return {};
+  const before = contactFromItem(oldImage) as Record<string, unknown>;
+  const after = contactFromItem(newImage) as Record<string, unknown>;
+  const previous: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(before)) {
+    if (BOOKKEEPING.has(field) || field === 'customFields') continue;
+    if (value !== after[field]) previous[field] = value;
+  }
+  const [was, now] = [
+    (before.customFields ?? {}) as Record<string, string>,
+    (after.customFields ?? {}) as Record<string, string>,
+  ];
+  const changedKeys = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter((key) => was[key] !== now[key]);
+  if (changedKeys.length > 0)
+    previous.customFields = Object.fromEntries(changedKeys.map((key) => [key, was[key] ?? null]));
+  return previous;
+}
+
+/** consent.changed: the number's new consent, what it was, and the contact holding the number when it changed. */
+function consentChangedData(newImage: Item, oldImage: Item | undefined): Record<string, unknown> {
+  const holder = typeof newImage[HOLDER_ATTRIBUTES.contactId] === 'string';
+  return {
+    consent: consentOfRow(newImage),
+    previousStatus: (oldImage?.consentStatus as string | undefined) ?? 'unknown',
+    contactId: holder ? newImage[HOLDER_ATTRIBUTES.contactId] : null,
+    externalId: holder ? str(newImage[HOLDER_ATTRIBUTES.externalId]) : null,
+    version: holder ? num(newImage[HOLDER_ATTRIBUTES.version]) : null,
+  };
+}
+
+/** contact.deleted: what the tombstone keeps of the contact. */
+const deletedContactOf = (item: Item) => ({
+  id: item.id as string,
+  deletedAt: item.deletedAt as string,
+  externalId: str(item.externalId),
+  phoneNumber: str(item.phoneNumber),
+  version: rowSequenceOf(item) || 1,
+});
+
+/**
  * A ledger change records a new decision (a status or a time); a replay of the same one writes the same row again and
  * is no event.
  */
 const consentChanged = (newImage: Item, oldImage: Item | undefined): boolean =>
   newImage.consentStatus !== oldImage?.consentStatus || newImage.consentAt !== oldImage?.consentAt;
 
+type Classified = {
+  type: WebhookEventType;
+  data: Record<string, unknown>;
+  /** The event's `request` (contact and consent events): the API request that made the change, or null. */
+  request?: ReturnType<typeof requestOf>;
+};
+
 /** The event type and `data` of a change, or undefined when the change is no event. */
-function classify(change: StreamChange): { type: WebhookEventType; data: Record<string, unknown> } | undefined {
+function classify(change: StreamChange): Classified | undefined {
+  const { newImage, eventName } = change;
+  if (!newImage || eventName === 'REMOVE') return undefined;
+  switch (newImage.type) {
+    case ROW_TYPES.contact:
+    case ROW_TYPES.contactTombstone:
+    case ROW_TYPES.consent: {
+      const directory = classifyDirectory(change);
+      return directory && { ...directory, request: requestOf(newImage) };
+    }
+    default:
+      return classifyActivity(change);
+  }
+}
+
+/** contact.* and consent.changed. */
+function classifyDirectory(change: StreamChange): Classified | undefined {
+  const { oldImage, eventName } = change;
+  const newImage = change.newImage as Item;
+  switch (newImage.type) {
+    case ROW_TYPES.contact:
+      if (eventName === 'INSERT') return { type: 'contact.created', data: { contact: contactFromItem(newImage) } };
+      // A write of the contact's own fields stamps CHANGED_AT; a copy of its number's consent does not (consent.changed
+      // says it).
+      if (newImage[CHANGED_AT] !== oldImage?.[CHANGED_AT])
+        return {
+          type: 'contact.updated',
+          data: { contact: contactFromItem(newImage), previousAttributes: previousAttributesOf(oldImage, newImage) },
+        };
+      return undefined;
+    case ROW_TYPES.contactTombstone:
+      return eventName === 'INSERT'
+        ? { type: 'contact.deleted', data: { contact: deletedContactOf(newImage) } }
+        : undefined;
+    default:
+      return consentChanged(newImage, oldImage)
+        ? { type: 'consent.changed', data: consentChangedData(newImage, oldImage) }
+        : undefined;
+  }
+}
+
+/** Calls, texts and voicemails. */
+function classifyActivity(change: StreamChange): Classified | undefined {
   const { newImage, oldImage, eventName } = change;
   if (!newImage || eventName === 'REMOVE') return undefined;
   switch (newImage.type) {
@@ -161,24 +267,6 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
         return { type: 'voicemail.received', data: { voicemail: voicemailFromItem(newImage) } };
       }
       return undefined;
-    case ROW_TYPES.contact:
-      if (eventName === 'INSERT') return { type: 'contact.created', data: { contact: contactFromItem(newImage) } };
-      // A write of the contact's own fields stamps CHANGED_AT; a copy of its number's consent does not (consent.changed
-      // says it).
-      if (newImage[CHANGED_AT] !== oldImage?.[CHANGED_AT])
-        return { type: 'contact.updated', data: { contact: contactFromItem(newImage) } };
-      return undefined;
-    case ROW_TYPES.contactTombstone:
-      if (eventName === 'INSERT')
-        return {
-          type: 'contact.deleted',
-          data: { contact: { id: newImage.id as string, deletedAt: newImage.deletedAt as string } },
-        };
-      return undefined;
-    case ROW_TYPES.consent:
-      if (consentChanged(newImage, oldImage))
-        return { type: 'consent.changed', data: { consent: consentOfRow(newImage) } };
-      return undefined;
     default:
       return undefined;
   }
@@ -209,6 +297,7 @@ export function deriveEvent(change: StreamChange): DerivedEvent | undefined {
     createdAt,
     sequence: rowSequenceOf(change.newImage),
     data: classified.data,
+    ...(classified.request !== undefined && { request: classified.request }),
   });
   return { id, tenantId, type: classified.type, createdAt, body };
 }

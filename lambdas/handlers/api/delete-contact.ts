@@ -1,8 +1,8 @@
 import { deleteContact } from '../../contexts/contacts/contacts';
-import { apiHandler } from '../http/api-handler';
+import { apiHandler, requestOriginOf } from '../http/api-handler';
 import { deleteContactRoute } from './operations/delete-contact';
 
-export const handler = apiHandler(deleteContactRoute, async ({ principal, path }) => {
-  await deleteContact(principal.tenant.id, path.id);
+export const handler = apiHandler(deleteContactRoute, async (request) => {
+  await deleteContact(request.principal.tenant.id, request.path.id, requestOriginOf(request));
   return { statusCode: 204 };
 });

@@ -9,6 +9,7 @@ export const handler = apiHandler(listContactsRoute, async ({ principal, query }
     body: {
       contacts: page.items,
       nextCursor: page.nextCursor,
+      ...(page.nextUpdatedSince !== undefined && { nextUpdatedSince: page.nextUpdatedSince }),
       ...(page.deletedContacts && { deletedContacts: page.deletedContacts }),
     },
   };

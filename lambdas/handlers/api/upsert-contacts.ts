@@ -1,6 +1,6 @@
 import { upsertContacts, type BatchEntry } from '../../contexts/contacts/contact-batch';
 import { ContactBatchItem } from '../../contexts/contacts/requests/upsert-contacts';
-import { apiHandler } from '../http/api-handler';
+import { apiHandler, requestOriginOf } from '../http/api-handler';
 import { withIdempotency } from '../http/idempotency';
 import { validationMessageAt } from '../http/validation';
 import { upsertContactsRoute } from './operations/upsert-contacts';
@@ -17,13 +17,18 @@ const entryOf = (raw: unknown, index: number): BatchEntry => {
 const ANSWER_MARGIN_MS = 2000;
 
 /** 200 with one result per item, in request order; items not reached in time are `unavailable`. */
-export const handler = apiHandler(upsertContactsRoute, async ({ principal, body, headers, deadline }) =>
+export const handler = apiHandler(upsertContactsRoute, async ({ principal, body, headers, requestId, deadline }) =>
   withIdempotency(
     { tenantId: principal.tenant.id, operation: upsertContactsRoute.operationId, headers, request: body },
     async () => ({
       statusCode: 200,
       body: {
-        results: await upsertContacts(principal.tenant.id, body.contacts.map(entryOf), deadline - ANSWER_MARGIN_MS),
+        results: await upsertContacts(
+          principal.tenant.id,
+          body.contacts.map(entryOf),
+          deadline - ANSWER_MARGIN_MS,
+          requestOriginOf({ requestId, headers }),
+        ),
       },
     }),
   ),

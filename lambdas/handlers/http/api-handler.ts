@@ -13,6 +13,7 @@ import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { rateLimitPerKey } from '../../shared/config';
 import { DomainError, NotFoundError } from '../../shared/errors';
 import { toErrorResponse } from './error-mapper';
+import { idempotencyKeyOf } from './idempotency';
 import { toProxyResult, type ApiResponse } from './responses';
 import type { RouteSpec } from './route-spec';
 import { apiBaseUrlOf } from './served-url';
@@ -27,6 +28,7 @@ export type ApiRequest<R extends RouteSpec> = {
   path: Out<R['path_params']>;
   body: Out<R['body']>;
   headers: Record<string, string | undefined>;
+  /** API Gateway's id of the request (its x-amzn-RequestId response header). */
   requestId: string;
   /**
    * When the answer must have left (epoch ms): API Gateway's 29 s from when it took the request, or the Lambda's own
@@ -199,10 +201,19 @@ export function apiHandler<R extends RouteSpec>(route: R, fn: (request: ApiReque
       path: input.path as Out<R['path_params']>,
       body: input.body as Out<R['body']>,
       headers: event.headers ?? {},
-      requestId: context.awsRequestId,
+      requestId: event.requestContext?.requestId ?? context.awsRequestId,
       deadline: answerDeadline(event.requestContext?.requestTimeEpoch, context.getRemainingTimeInMillis?.(), 0),
       baseUrl: apiBaseUrlOf(event),
       remainingMs: () => context.getRemainingTimeInMillis(),
     });
   }) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 }
+
+/**
+ * The request a write comes from, as the rows it changes record it for their events: API Gateway's request id and
+ * the Idempotency-Key header (null when none was sent; 400 when malformed).
+ */
+export const requestOriginOf = (request: { requestId: string; headers: Record<string, string | undefined> }) => ({
+  id: request.requestId,
+  idempotencyKey: idempotencyKeyOf(request.headers) ?? null,
+});

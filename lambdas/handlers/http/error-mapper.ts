@@ -3,7 +3,7 @@ import { DomainError, TemporarilyUnavailableError } from '../../shared/errors';
 import { isContention } from '../../shared/table/contention';
 import type { ApiResponse } from './responses';
 
-type HttpErrorLike = { statusCode?: number; expose?: boolean; message?: string };
+type HttpErrorLike = { statusCode?: number; expose?: boolean; message?: string; cause?: { data?: unknown } };
 
 /**
  * The one place errors become HTTP. Domain errors carry their status and code; the JSON body
@@ -38,6 +38,12 @@ function errorResponse(thrown: unknown, requestId: string | undefined): ApiRespo
         body: { error: 'Content-Type must be application/json', code: 'unsupported_media_type' },
       };
     }
+    // A key a JavaScript object cannot hold as its own (`__proto__`): refused by name, never dropped without a word.
+    if (http.message === 'Forbidden key in JSON body' && typeof http.cause?.data === 'string')
+      return {
+        statusCode: 400,
+        body: { error: `body: the key "${http.cause.data}" is reserved (at any depth)`, code: 'validation_failed' },
+      };
     return { statusCode: 400, body: { error: 'body: must be a valid JSON object', code: 'validation_failed' } };
   }
   logger.error('Unhandled error', { requestId, error: err as Error });

@@ -39,6 +39,10 @@ export const ErrorSchema = z
         'POST /messages: the message the refusal concerns (`carrier_rejected`; `recipient_opted_out` reported by the ' +
         'carrier); `not_scheduled`: the message named',
     }),
+    oldestUpdatedSince: z.optional(z.iso.datetime({ offset: true })).register(z.globalRegistry, {
+      description:
+        '`resync_required`: the oldest `updatedSince` the feed of changes answers with `includeDeleted=true` now',
+    }),
     carrierCode: z
       .optional(z.nullable(z.int()))
       .register(z.globalRegistry, { description: "`carrier_rejected`: the carrier's error code, when it gave one" }),

@@ -23,3 +23,10 @@ export const ROW_TYPES = {
  * whole minutes in DynamoDB Local), too coarse to order two events of one second.
  */
 export const CHANGED_AT = 'changedAt';
+
+/**
+ * The API request that made a row's latest change, written with the change (absent when the carrier or the system made
+ * it): API Gateway's request id and the request's Idempotency-Key. Events name it as `request`, so a receiver can
+ * drop the echo of its own write.
+ */
+export const CHANGE_REQUEST = { id: 'changeRequestId', idempotencyKey: 'changeIdempotencyKey' } as const;

@@ -18,6 +18,11 @@ export type UpdateParts = {
   setIfAbsent?: Record<string, unknown>;
   add?: Record<string, number>;
   remove?: readonly string[];
+  /**
+   * Keys of one map attribute set (`SET #map.#key = ...`) or removed (`REMOVE #map.#key`) one by one, so writers of
+   * different keys never overwrite each other. The map itself must exist, and must not be in `set` or `remove`.
+   */
+  mapKeys?: { attribute: string; set: Record<string, unknown>; remove: readonly string[] };
 };
 
 /** A condition in DynamoDB's terms, with its own placeholders. */
@@ -46,7 +51,11 @@ export function updateExpression(parts: UpdateParts, condition?: Condition): Upd
   const attributes = [...set, ...setIfAbsent, ...add].map(([name]) => name).concat(remove);
   if (new Set(attributes).size !== attributes.length)
     throw new Error(`updateExpression: an attribute appears twice (${attributes.join(', ')})`);
-  if (attributes.length === 0) throw new Error('updateExpression: nothing to update');
+  const keys = mapKeyClauses(parts.mapKeys);
+  if (parts.mapKeys && attributes.includes(parts.mapKeys.attribute))
+    throw new Error(`updateExpression: ${parts.mapKeys.attribute} is written whole and by key`);
+  if (attributes.length === 0 && keys.set.length + keys.remove.length === 0)
+    throw new Error('updateExpression: nothing to update');
 
   const setClauses = [
     ...set.map(
@@ -54,14 +63,16 @@ export function updateExpression(parts: UpdateParts, condition?: Condition): Upd
         `#${token(name)} = ${value instanceof AttributeOfItem ? `#${token(value.attribute)}` : `:set_${token(name)}`}`,
     ),
     ...setIfAbsent.map(([name]) => `#${token(name)} = if_not_exists(#${token(name)}, :keep_${token(name)})`),
+    ...keys.set,
   ];
+  const removeClauses = [...remove.map((name) => `#${token(name)}`), ...keys.remove];
   const clauses = [
     setClauses.length > 0 ? `SET ${setClauses.join(', ')}` : '',
-    remove.length > 0 ? `REMOVE ${remove.map((name) => `#${token(name)}`).join(', ')}` : '',
+    removeClauses.length > 0 ? `REMOVE ${removeClauses.join(', ')}` : '',
     add.length > 0 ? `ADD ${add.map(([name]) => `#${token(name)} :add_${token(name)}`).join(', ')}` : '',
   ].filter((clause) => clause !== '');
   const names = merged(
-    Object.fromEntries([...attributes, ...copied].map((name) => [`#${token(name)}`, name])),
+    { ...Object.fromEntries([...attributes, ...copied].map((name) => [`#${token(name)}`, name])), ...keys.names },
     condition?.names,
   );
   const values = merged(
@@ -71,6 +82,7 @@ export function updateExpression(parts: UpdateParts, condition?: Condition): Upd
         .map(([name, value]) => [`:set_${token(name)}`, value]),
       ...setIfAbsent.map(([name, value]) => [`:keep_${token(name)}`, value]),
       ...add.map(([name, value]) => [`:add_${token(name)}`, value]),
+      ...Object.entries(keys.values),
     ]),
     condition?.values,
   );
@@ -89,4 +101,23 @@ function merged<T>(own: Record<string, T>, theirs: Record<string, T> = {}): Reco
       throw new Error(`updateExpression: ${placeholder} means two things`);
   }
   return { ...own, ...theirs };
+}
+
+/** The clauses of `mapKeys`: keys get numbered placeholders (`#map_k0`), since a key may hold any character. */
+function mapKeyClauses(mapKeys: UpdateParts['mapKeys']) {
+  if (!mapKeys) return { set: [], remove: [], names: {}, values: {} };
+  const map = `#${token(mapKeys.attribute)}`;
+  const names: Record<string, string> = { [map]: mapKeys.attribute };
+  const values: Record<string, unknown> = {};
+  const pathOf = (key: string, i: number) => {
+    names[`${map}_k${i}`] = key;
+    return `${map}.${map}_k${i}`;
+  };
+  const setKeys = Object.entries(mapKeys.set);
+  const set = setKeys.map(([key, value], i) => {
+    values[`:${token(mapKeys.attribute)}_k${i}`] = value;
+    return `${pathOf(key, i)} = :${token(mapKeys.attribute)}_k${i}`;
+  });
+  const remove = mapKeys.remove.map((key, i) => pathOf(key, setKeys.length + i));
+  return { set, remove, names, values };
 }

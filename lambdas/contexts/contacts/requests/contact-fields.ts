@@ -30,8 +30,22 @@ function hasControlCharacters(text: string, lineBreaks: boolean): boolean {
   return false;
 }
 
-const customFieldsChecked = z.record(z.string(), z.string()).check(
-  z.superRefine((fields, ctx) => {
+/**
+ * Keys a JavaScript object cannot hold as its own: a parser that assigned them would change the object's prototype and
+ * drop the field without a word, so they are refused by name before any parsing.
+ */
+const RESERVED_KEYS = new Set(['__proto__']);
+
+const reservedKeyOf = (input: unknown): string | undefined =>
+  input && typeof input === 'object' ? Object.keys(input).find((key) => RESERVED_KEYS.has(key)) : undefined;
+
+/** A value of `null` removes the key (on an update); the limits count the values given. */
+const customFieldsChecked = z.record(z.string(), z.nullable(z.string())).check(
+  z.superRefine((given, ctx) => {
+    const fields = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null)) as Record<
+      string,
+      string
+    >;
     const entries = Object.entries(fields);
     if (entries.length > CUSTOM_FIELD_LIMITS.maxFields) {
       ctx.addIssue({
@@ -102,13 +116,35 @@ export const contactFields = {
       'another contact holding it is 409 `contact_conflict` naming that contact. `null` removes it. `GET ' +
       '/contacts?externalId=` finds the contact.',
   }),
-  customFields: z.optional(z.nullable(customFieldsChecked)).register(z.globalRegistry, {
-    description:
-      'Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, ' +
-      'digits, `_`, `-` or `.` ' +
-      '(not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line ' +
-      'breaks; keys and ' +
-      'values together up to 2,000 characters. The object ' +
-      'given replaces the stored one as a whole; `null` removes them all.',
-  }),
+  customFields: z
+    .optional(
+      z.nullable(
+        z.pipe(
+          z.unknown().check(
+            z.superRefine((input, ctx) => {
+              const reserved = reservedKeyOf(input);
+              if (reserved !== undefined)
+                ctx.addIssue({
+                  code: 'custom',
+                  path: [reserved],
+                  message: 'is a reserved key',
+                  input,
+                  continue: false,
+                });
+            }),
+          ),
+          customFieldsChecked,
+        ),
+      ),
+    )
+    .register(z.globalRegistry, {
+      description:
+        'Your own properties of the contact: a flat object of strings. At most 50 fields; keys 1 to 64 letters, ' +
+        'digits, `_`, `-` or `.` ' +
+        '(not starting with `-` or `.`); values up to 500 characters, without control characters but tab and line ' +
+        'breaks; keys and ' +
+        "values together up to 2,000 characters, `__proto__` refused; the limits hold for the contact's fields after " +
+        'the change too. The keys given are set one by one (a key given `null` is removed) and the others are kept, ' +
+        'so two writers of different keys both win; `customFields: null` removes them all.',
+    }),
 };

@@ -43,8 +43,8 @@ export const ListContactsQuery = z
         "number's consent), " +
         'oldest change first, in pages of `limit` with `cursor`. A contact changed again while you page moves to the ' +
         'end and appears ' +
-        'again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Not combined with ' +
-        '`search`.',
+        'again. A page may hold fewer than `limit` contacts while `nextCursor` is not null. Every page carries ' +
+        '`nextUpdatedSince`, the `updatedSince` of your next walk. Not combined with `search`.',
     }),
     includeDeleted: z
       .pipe(
@@ -54,8 +54,8 @@ export const ListContactsQuery = z
       .register(z.globalRegistry, {
         description:
           'With `updatedSince`: also the contacts deleted since then, in `deletedContacts` (default false). A ' +
-          'deleted contact is kept ' +
-          'there for 30 days.',
+          'deleted contact is kept there for 30 days: an `updatedSince` (or a cursor) older than that is 410 ' +
+          '`resync_required` naming `oldestUpdatedSince`.',
       }),
   })
   .check(

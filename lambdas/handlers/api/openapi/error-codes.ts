@@ -81,6 +81,17 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     meaning: 'the number already belongs to another organization (operator CLI only)',
     example: { error: 'The number +14155550100 already belongs to another organization', number: '+14155550100' },
   },
+  resync_required: {
+    meaning:
+      "the feed of changes cannot answer deletions from before the tombstones' 30 days: walk the whole directory " +
+      'again; `oldestUpdatedSince` is the oldest `updatedSince` it answers with `includeDeleted=true`',
+    example: {
+      error:
+        'updatedSince: deletions are kept 30 days; the oldest updatedSince with includeDeleted=true is ' +
+        '2026-10-29T14:21:08.000Z: walk the whole directory again',
+      oldestUpdatedSince: '2026-10-29T14:21:08.000Z',
+    },
+  },
   payload_too_large: {
     meaning: 'the body is larger than 64 KiB',
     example: { error: 'body: must be at most 65536 bytes' },

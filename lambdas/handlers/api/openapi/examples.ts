@@ -52,6 +52,7 @@ const contact = {
   consentNote: null,
   externalId: 'hs-4829301',
   customFields: { lifecycleStage: 'customer', owner: 'grace@example.com' },
+  version: 1,
 };
 
 const adoptedContact = {
@@ -136,7 +137,16 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
   listCalls: { responses: { 200: { summary: 'The last page of calls', value: { calls: [call], nextCursor: null } } } },
   getCall: { responses: { 200: { summary: 'A completed inbound call', value: { call } } } },
   listContacts: {
-    responses: { 200: { summary: 'A page with more to come', value: { contacts: [contact], nextCursor: CONTACT_ID } } },
+    responses: {
+      200: {
+        summary: 'A page of the feed of changes with more to come (`updatedSince`)',
+        value: {
+          contacts: [contact],
+          nextCursor: `0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9d.1763913000000`,
+          nextUpdatedSince: '2026-11-23T15:50:00.000Z',
+        },
+      },
+    },
   },
   upsertContacts: {
     request: {
@@ -213,7 +223,7 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
     responses: {
       200: {
         summary: 'The contact as it now stands',
-        value: { contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z' } },
+        value: { contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z', version: 2 } },
       },
     },
   },
@@ -284,6 +294,9 @@ const event = (type: string, id: string, createdAt: string, sequence: number, da
   data,
 });
 
+/** The request of the directory's events: a CRM's PATCH, with its Idempotency-Key. */
+const crmRequest = { id: '8d7c6b5a-4f3e-4d2c-9b1a-0f9e8d7c6b5a', idempotencyKey: 'crm-sync-4829301-7' };
+
 /** A second text to Ada, which her carrier could not deliver. */
 const undelivered = {
   ...outbound,
@@ -350,24 +363,45 @@ export const WEBHOOK_EXAMPLES: Record<WebhookEventType | 'webhook.test', unknown
     refundedCents: 1,
     message: { ...scheduled, status: 'canceled', cancelReason: 'opted_out' },
   }),
-  'contact.created': event('contact.created', '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9e', contact.createdAt, 1, {
-    contact,
-  }),
-  'contact.updated': event('contact.updated', '0193a9d8-1b2c-7d3e-8f40-5a6b7c8d9e0f', '2026-11-21T08:00:00.000Z', 2, {
-    contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z' },
-  }),
-  'contact.deleted': event('contact.deleted', '0193aa02-4c5d-7e6f-8a70-8b9c0d1e2f3a', '2026-11-21T09:30:00.000Z', 3, {
-    contact: { id: CONTACT_ID, deletedAt: '2026-11-21T09:30:00.000Z' },
-  }),
-  'consent.changed': event('consent.changed', '0193a4c4-3b2a-7c1d-8e0f-1a2b3c4d5e6f', '2026-11-20T16:25:03.118Z', 1, {
-    consent: {
-      number: ADA,
-      status: 'opted_out',
-      source: 'sms_keyword',
-      at: '2026-11-20T16:25:03.117Z',
-      note: 'Replied STOP',
-    },
-  }),
+  'contact.created': {
+    ...event('contact.created', '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9e', contact.createdAt, 1, { contact }),
+    request: { id: '5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c', idempotencyKey: null },
+  },
+  'contact.updated': {
+    ...event('contact.updated', '0193a9d8-1b2c-7d3e-8f40-5a6b7c8d9e0f', '2026-11-21T08:00:00.000Z', 3, {
+      contact: { ...contact, tag: 'vip', notes: null, updatedAt: '2026-11-21T08:00:00.000Z', version: 3 },
+      previousAttributes: { tag: 'customer', notes: 'Prefers texts before 6 pm' },
+    }),
+    request: crmRequest,
+  },
+  'contact.deleted': {
+    ...event('contact.deleted', '0193aa02-4c5d-7e6f-8a70-8b9c0d1e2f3a', '2026-11-21T09:30:00.000Z', 4, {
+      contact: {
+        id: CONTACT_ID,
+        deletedAt: '2026-11-21T09:30:00.000Z',
+        externalId: contact.externalId,
+        phoneNumber: ADA,
+        version: 4,
+      },
+    }),
+    request: { id: '2b1a0f9e-8d7c-4b6a-8f4e-3d2c1b0a9f8e', idempotencyKey: null },
+  },
+  'consent.changed': {
+    ...event('consent.changed', '0193a4c4-3b2a-7c1d-8e0f-1a2b3c4d5e6f', '2026-11-20T16:25:03.118Z', 1, {
+      consent: {
+        number: ADA,
+        status: 'opted_out',
+        source: 'sms_keyword',
+        at: '2026-11-20T16:25:03.117Z',
+        note: 'Replied STOP',
+      },
+      previousStatus: 'unknown',
+      contactId: CONTACT_ID,
+      externalId: contact.externalId,
+      version: 2,
+    }),
+    request: null,
+  },
   'webhook.test': event('webhook.test', '0193a4d0-0001-7002-8003-000400050006', '2026-11-20T17:00:00.000Z', 0, {
     endpointId: '0193a4cf-1111-7222-8333-444455556666',
   }),
