@@ -131,6 +131,31 @@ export const ROUTE_TABLE_ACCESS = {
    * (message, refund on its spend shard) and DeleteItem (the number's row), then the thread's UpdateItem.
    */
   cancelMessage: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  /**
+   * `consent/history.readConsentRecord`: the number's ledger row (GetItem) and a page of its history (Query), both in
+   * the number's own ledger partition, and nothing else.
+   */
+  getConsent: {
+    actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+    partitionKeyPatterns: [tenantScopedPk('*', PREFIX.consent.slice(0, -1), '*')],
+  },
+  /**
+   * `consent-records.recordConsent`: the number's claim (GetItem), one transaction of the ledger row and the holder's
+   * copy (UpdateItem), the history row (PutItem) and the check on the claim (ConditionCheckItem); on an opt-out the
+   * texts scheduled to the number are canceled (GetItem of the ledger, Query of the number's rows, per text GetItem
+   * and a transaction of UpdateItems and a DeleteItem); then the answer (GetItem, Query of the history). The
+   * Idempotency-Key records as for `createContact`.
+   */
+  recordConsent: {
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:Query',
+    ],
+  },
 } satisfies Record<RouteId, TableAccess>;
 
 /**

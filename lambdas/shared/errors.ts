@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   idempotency_conflict: 409,
   /** A cancel or reschedule of a text that is no longer scheduled. */
   not_scheduled: 409,
+  /** A consent change older than the number's latest one on record (POST /consent). */
+  consent_superseded: 409,
   /** The operator CLI's, when a number is registered to two organizations; no API route answers it. */
   number_taken: 409,
   /** The feed of changes: deletions asked for from before the tombstones' retention (a full resync is needed). */

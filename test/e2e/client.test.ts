@@ -317,6 +317,41 @@ describe('the typed client, operation by operation', () => {
     expect(again.error?.code).toBe('not_scheduled');
   });
 
+  it('recordConsent and getConsent: an opt-out by email refuses the next text, an opt-in needs evidence and reopens sending', async () => {
+    const number = '+14155550144';
+    const optedOut = await api.client.POST('/consent', {
+      body: { phoneNumber: number, status: 'opted_out', source: 'email' },
+    });
+    const refused = await api.client.POST('/messages', { body: { to: number, body: 'Our spring offers' } });
+    const noEvidence = await api.client.POST('/consent', {
+      body: { phoneNumber: number, status: 'opted_in', source: 'web_form' },
+    });
+    const optedIn = await api.client.POST('/consent', {
+      body: {
+        phoneNumber: number,
+        status: 'opted_in',
+        source: 'web_form',
+        evidence: {
+          statement: 'I agree to receive offers by text from the restaurant. Reply STOP to end.',
+          where: 'https://example.com/newsletter',
+          collectedAt: new Date(Date.now() + 1000).toISOString(),
+          reference: 'form-submission-8812',
+        },
+      },
+      params: { header: { 'Idempotency-Key': 'newsletter-8812' } },
+    });
+    const sent = await api.client.POST('/messages', { body: { to: number, body: 'Welcome to our offers' } });
+    const shown = await api.client.GET('/consent', { params: { query: { phoneNumber: number } } });
+
+    expect(optedOut.data?.consent).toMatchObject({ status: 'opted_out', source: 'email' });
+    expect(refused.error?.code).toBe('recipient_opted_out');
+    expect(noEvidence.response.status).toBe(400);
+    expect(noEvidence.error?.error).toMatch(/^body\.evidence: /);
+    expect(optedIn.data?.consent).toMatchObject({ status: 'opted_in', source: 'web_form' });
+    expect(sent.response.status).toBe(201);
+    expect(shown.data?.consent.history.map((change) => change.source)).toEqual(['web_form', 'email']);
+  });
+
   it('answers 403 insufficient_scope to a key without the scope and 401 to an unknown key', async () => {
     const forbidden = await readOnly.client.POST('/contacts', {
       body: { displayName: 'Nobody', phoneNumber: '+14155550199' },

@@ -289,6 +289,64 @@ describe('contact.* and consent.changed at a receiver', () => {
   }, 120_000);
 });
 
+describe('consent gathered anywhere, over HTTP', () => {
+  it('an opt-out by email refuses the next send (409), an opt-in needs evidence (400) and reopens sending; both reach a receiver as consent.changed with their source', async () => {
+    // Prepare: an organization of its own with an SMS number, a receiver of its consent events, a key
+    const admin = e2e.runtime.admin;
+    const { tenant } = await admin('tenant', 'create', '--name', 'Consent Org', '--sms-number', '+15005550241');
+    await admin('tenant', 'update', tenant.id, '--approve-host', '127.0.0.1');
+    const [endpoint, { key: consentKey }] = await Promise.all([
+      admin('webhook', 'add', '--tenant', tenant.id, '--url', receiver.url('/consent'), '--events', 'consent.changed'),
+      admin('key', 'create', '--tenant', tenant.id),
+    ]);
+    const number = newNumber();
+    const record = (json: unknown, headers: Record<string, string> = {}) =>
+      e2e.api.request('POST', '/consent', { key: consentKey, json, headers });
+    const send = () => e2e.api.post('/messages', consentKey, { to: number, body: 'Your order shipped' });
+    const evidence = {
+      statement: 'I agree to receive order updates by text. Reply STOP to end.',
+      where: 'https://example.com/checkout',
+      collectedAt: new Date(Date.now() + 1000).toISOString(),
+    };
+    const optIn = { phoneNumber: number, status: 'opted_in', source: 'web_form', evidence };
+
+    // Act
+    const optedOut = await record({ phoneNumber: number, status: 'opted_out', source: 'email' });
+    const refused = await send();
+    const withoutEvidence = await record({ phoneNumber: number, status: 'opted_in', source: 'web_form' });
+    const optedIn = await record(optIn, { 'Idempotency-Key': `consent-${number}` });
+    const replayed = await record(optIn, { 'Idempotency-Key': `consent-${number}` });
+    const sent = await send();
+    const shown = await e2e.api.get(`/consent?phoneNumber=${encodeURIComponent(number)}`, consentKey);
+
+    // Assess
+    expect([optedOut.status, optedOut.body.consent.status]).toEqual([200, 'opted_out']);
+    expect([refused.status, refused.body.code]).toEqual([409, 'recipient_opted_out']);
+    expect(withoutEvidence.status).toBe(400);
+    expect(withoutEvidence.body.error).toMatch(/^body\.evidence: /);
+    expect([optedIn.status, optedIn.body.consent.status]).toEqual([200, 'opted_in']);
+    expect([replayed.headers.get('Idempotent-Replayed'), replayed.body]).toEqual(['true', optedIn.body]);
+    expect(sent.status).toBe(201);
+    expect(shown.body.consent).toMatchObject({
+      status: 'opted_in',
+      source: 'web_form',
+      evidence: { ...evidence, collectedAt: expect.any(String) },
+    });
+    expect(shown.body.consent.history.map((h: { source: string }) => h.source)).toEqual(['web_form', 'email']);
+    const atReceiver = () => receiver.received().filter((r) => r.path === '/consent');
+    await pollUntil('both consent events', atReceiver, (found) => found.length >= 2, 60_000);
+    const events = atReceiver().map(eventOf) as unknown as { type: string; data: { consent: { source: string } } }[];
+    expect(events.map((e) => [e.type, e.data.consent.source]).sort()).toEqual([
+      ['consent.changed', 'email'],
+      ['consent.changed', 'web_form'],
+    ]);
+    for (const request of atReceiver()) {
+      expect(verifyDelivery(request.headers, request.body, endpoint.secret)).toEqual({ ok: true });
+      checkEvent(eventOf(request).type, eventOf(request));
+    }
+  }, 120_000);
+});
+
 describe('the typed client imports', () => {
   const people = (count: number, from: number): ImportContact[] =>
     Array.from({ length: count }, (_, i) => ({

@@ -97,6 +97,20 @@ describe('the public API', () => {
     expect(method!.AuthorizerId).toBeUndefined();
   });
 
+  it('serves POST and GET /consent through two functions of their own, both behind the authorizer', () => {
+    const { stack, template } = synth();
+
+    const methods = methodsByRoute(template);
+    const post = methods.get(`POST ${API_PREFIX}/consent`);
+    const get = methods.get(`GET ${API_PREFIX}/consent`);
+    const [recordFn, readFn] = [stack.api.routeFunctions.recordConsent, stack.api.routeFunctions.getConsent];
+
+    expect(recordFn).not.toBe(readFn);
+    expect(JSON.stringify(post!.Integration)).toContain(`"${logicalIdOf(stack, recordFn)}","Arn"`);
+    expect(JSON.stringify(get!.Integration)).toContain(`"${logicalIdOf(stack, readFn)}","Arn"`);
+    for (const method of [post, get]) expect(method).toMatchObject({ AuthorizationType: 'CUSTOM' });
+  });
+
   it('answers 405 with Allow for a method a path does not have, from a mock integration', () => {
     const { template } = synth();
 

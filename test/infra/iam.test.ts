@@ -97,11 +97,29 @@ describe('least-privilege IAM', () => {
   it('lets every keyed route count its request in the rate-limit window rows, and only there', () => {
     for (const route of ROUTES.filter((r) => r.auth === 'apiKey')) {
       const { conditioned } = accessOf(route.operationId as RouteId);
+      // A route confined to partitions of its own (GET /consent) has that statement too: tested below.
+      const others = conditioned.filter((s) => JSON.stringify(s.Condition) !== JSON.stringify(RATE_LIMIT_ROWS));
 
-      expect(conditioned).toEqual([
+      expect(conditioned.filter((s) => !others.includes(s))).toEqual([
         expect.objectContaining({ Action: 'dynamodb:UpdateItem', Condition: RATE_LIMIT_ROWS }),
       ]);
+      expect(others.flatMap(actionsOf).filter((a) => WRITE_ACTIONS.includes(a as never))).toEqual([]);
     }
+  });
+
+  it("lets GET /consent read the numbers' ledger partitions (a row and a page of history) and nothing else", () => {
+    const { onTable, onIndexes, conditioned } = accessOf('getConsent');
+
+    expect({ onTable, onIndexes }).toEqual({ onTable: [], onIndexes: {} });
+    expect(conditioned).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: ['dynamodb:GetItem', 'dynamodb:Query'],
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#CONSENT#*'] } },
+        }),
+      ]),
+    );
+    expect(conditioned).toHaveLength(2);
   });
 
   it('gives read routes no write action outside the rate-limit rows', () => {
@@ -171,6 +189,19 @@ describe('least-privilege IAM', () => {
         'dynamodb:BatchGetItem',
         'dynamodb:ConditionCheckItem',
         // A carrier opt-out cancels the number's scheduled texts: its rows (Query) and each one's row (DeleteItem).
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ],
+      {},
+    ],
+    [
+      'recordConsent',
+      [
+        'dynamodb:ConditionCheckItem',
+        // An opt-out cancels the number's scheduled texts: its rows (Query) and each one's row (DeleteItem).
         'dynamodb:DeleteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',

@@ -67,6 +67,7 @@ describe('the Lambda authorizer', () => {
       'getContact',
       'getMe',
       'listContacts',
+      'recordConsent',
       'rescheduleMessage',
       'sendMessage',
     ]);

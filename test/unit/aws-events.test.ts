@@ -132,6 +132,9 @@ const CASES: Record<string, { rawParameters?: Record<string, string>; body?: unk
     body: { sendAt: new Date(Date.now() + 3_600_000).toISOString() },
     status: 404,
   },
+  // AWS's GET example has no query string: refused, naming the number it needs.
+  getConsent: { status: 400 },
+  recordConsent: { body: { phoneNumber: '+14155550123', status: 'opted_out', source: 'email' }, status: 200 },
 };
 
 describe('every route on the events AWS documents', () => {

@@ -85,7 +85,8 @@ describe('the consent ledger', () => {
     UpdateExpression:
       'SET #type = :set_type, #tenantId = :set_tenantId, #number = :set_number, #consentStatus = :set_consentStatus, ' +
       '#consentSource = :set_consentSource, ' +
-      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #changedAt = :set_changedAt ' +
+      '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #consentEvidence = :set_consentEvidence, ' +
+      '#changedAt = :set_changedAt ' +
       // Nobody holds the number: the row names no contact (consent.changed's contactId is null).
       'REMOVE #holderContactId, #holderExternalId, #holderVersion ADD #sequence :add_sequence',
     // The later change wins: a keyword the carrier retried late never overrides a newer one.
@@ -98,6 +99,7 @@ describe('the consent ledger', () => {
       '#consentSource': 'consentSource',
       '#consentAt': 'consentAt',
       '#consentNote': 'consentNote',
+      '#consentEvidence': 'consentEvidence',
       '#changedAt': 'changedAt',
       '#holderContactId': 'holderContactId',
       '#holderExternalId': 'holderExternalId',
@@ -113,6 +115,8 @@ describe('the consent ledger', () => {
       ':set_consentSource': 'sms_keyword',
       ':set_consentAt': '2026-10-01T10:00:00.000Z',
       ':set_consentNote': 'Replied STOP',
+      // A keyword has no evidence: the one of an earlier change recorded through the API goes.
+      ':set_consentEvidence': null,
       ':set_changedAt': expect.any(Number),
       ':add_sequence': 1,
       ':at': '2026-10-01T10:00:00.000Z',
@@ -135,12 +139,22 @@ describe('the consent ledger', () => {
     // Assess
     expect(recorded).toBe(true);
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: claimKey('+14155550100'), ConsistentRead: true });
-    const [ledger, copy, claim] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    const [ledger, history, copy, claim] = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     // The ledger names the holder, its external id and the version its copy gives it (consent.changed says them).
     expect(ledger.Update!.ExpressionAttributeValues).toMatchObject({
       ':set_holderContactId': holder,
       ':set_holderExternalId': 'crm-9',
       ':set_holderVersion': 5,
+    });
+    // The change's row of the number's history, in the ledger row's partition.
+    expect(history.Put).toMatchObject({
+      Item: {
+        pk: ledgerKey('+14155550100').pk,
+        sk: 'HISTORY#2026-10-01T10:00:00.000Z#opted_out#sms_keyword',
+        status: 'opted_out',
+        source: 'sms_keyword',
+        evidence: null,
+      },
     });
     expect(copy.Update).toMatchObject({
       Key: { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' },
@@ -173,8 +187,8 @@ describe('the consent ledger', () => {
     await recordConsentChange(tenantId, '+14155550100', change);
     // Assess
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(items).toHaveLength(2);
-    expect(items[1].ConditionCheck).toMatchObject({
+    expect(items).toHaveLength(3);
+    expect(items[2].ConditionCheck).toMatchObject({
       Key: claimKey('+14155550100'),
       ConditionExpression: 'attribute_not_exists(pk)',
     });
@@ -201,7 +215,7 @@ describe('the consent ledger', () => {
       .resolves({ Item: { contactId: 'new-holder' } });
     ddb
       .on(TransactWriteCommand)
-      .rejectsOnce(cancelled('None', 'ConditionalCheckFailed', 'ConditionalCheckFailed'))
+      .rejectsOnce(cancelled('None', 'None', 'ConditionalCheckFailed', 'ConditionalCheckFailed'))
       .resolves({});
     // Act
     const recorded = await recordConsentChange(tenantId, '+14155550100', change);
@@ -209,7 +223,7 @@ describe('the consent ledger', () => {
     expect(recorded).toBe(true);
     const copies = ddb
       .commandCalls(TransactWriteCommand)
-      .map((call) => call.args[0].input.TransactItems![1].Update!.Key);
+      .map((call) => call.args[0].input.TransactItems![2].Update!.Key);
     expect(copies).toEqual([
       { pk: `T#${tenantId}#CONTACT#${holder}`, sk: 'CONTACT' },
       { pk: `T#${tenantId}#CONTACT#new-holder`, sk: 'CONTACT' },

@@ -276,6 +276,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One number's messaging consent: its status, source, evidence and latest changes
+         * @description Requires scope `sms.view`.
+         *
+         *     Whoever recorded it: a STOP or START reply (`sms_keyword`), the carrier (`carrier_opt_out`) or `POST /consent`. `history` holds the latest changes, newest first (at most 20). A number never seen answers 200 with `status` `unknown` (texts to it are sent), `source`, `evidence` and `updatedAt` null and an empty `history`.
+         */
+        get: operations["getConsent"];
+        put?: never;
+        /**
+         * Record an opt-out or an opt-in the person gave you by email, a web form, a call or in person
+         * @description Requires scope `sms.send`.
+         *
+         *     The change binds from the next send: after an opt-out, `POST /messages` to the number answers 409 `recipient_opted_out` (as after a STOP) and every text scheduled to it is canceled at once (`cancelReason` `opted_out`, refunded, `message.canceled`). An opt-in needs `evidence` (400 naming it otherwise) and reopens sending. Each change raises `consent.changed` with its `source` and joins the number's history. The change takes the evidence's `collectedAt` as its time (the request's when there is none): the latest decision wins, so a change older than the one on record is refused 409 `consent_superseded` and nothing is written. The same change sent again (same time, status and source) is harmless. The answer is the number's consent as it now stands, as `GET /consent` shows it. Evidence is stored as given and never logged.
+         */
+        post: operations["recordConsent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "call.completed": {
@@ -468,7 +496,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number shows it as `consentStatus`. Sent to endpoints subscribed to it
+         * A number's messaging consent was recorded: a STOP, a START, a carrier's opt-out or a change through `POST /consent`, once per change (its evidence is not in the event: `GET /consent` shows it). The contact holding the number shows it as `consentStatus`. Sent to endpoints subscribed to it
          * @description Delivered as an HTTPS POST to each endpoint subscribed to the event, at least once. Answer with any 2xx within 10 seconds; anything else, a redirect (not followed) or no answer is retried with backoff (1, 2, 4, 8, 16, 32, 60 minutes: 8 attempts); a 429 or 503 with `Retry-After` waits at least that long (at most 60 minutes). A 410 disables the endpoint at once, and so do 5 days in which every attempt failed. Events may arrive out of order: of two events about one resource, the higher `sequence` is the newer. Verify the signature over the raw body and refuse timestamps five minutes or more away from your clock.
          */
         post: operations["webhookConsentChanged"];
@@ -515,9 +543,10 @@ export interface components {
          *     - `method_not_allowed` (405): the path exists, but not with this method
          *     - `contact_conflict` (409): another contact already has this phone number; `contactId` names it
          *     - `no_sms_number` (409): the organization has no SMS-capable number to send from
-         *     - `recipient_opted_out` (409): the recipient replied STOP (or the carrier reported the opt-out): the number is not texted until it replies START; `messageId` names the failed, unbilled message when the carrier reported the opt-out on this very send
+         *     - `recipient_opted_out` (409): the recipient opted out (a STOP reply, the carrier, or an opt-out recorded through `POST /consent`): the number is not texted until it replies START or an opt-in with evidence is recorded; `messageId` names the failed, unbilled message when the carrier reported the opt-out on this very send
          *     - `idempotency_conflict` (409): a request with the same Idempotency-Key is still running; retry it later with the same key
          *     - `not_scheduled` (409): the text is no longer scheduled: it was sent (or is being sent), failed, or was canceled
+         *     - `consent_superseded` (409): a later change of the number's consent is on record (the evidence's `collectedAt` is older): the person's later decision stands and nothing was changed; `status` and `updatedAt` say what is on record
          *     - `number_taken` (409): the number already belongs to another organization (operator CLI only)
          *     - `resync_required` (410): the feed of changes cannot answer deletions from before the tombstones' 30 days: walk the whole directory again; `oldestUpdatedSince` is the oldest `updatedSince` it answers with `includeDeleted=true`
          *     - `payload_too_large` (413): the body is larger than 64 KiB
@@ -531,7 +560,7 @@ export interface components {
          *     - `temporarily_unavailable` (503): the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "not_scheduled" | "number_taken" | "resync_required" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "quiet_hours" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "billing_blocked" | "spending_limit_reached" | "insufficient_scope" | "api_access_disabled" | "request_refused" | "not_found" | "method_not_allowed" | "contact_conflict" | "no_sms_number" | "recipient_opted_out" | "idempotency_conflict" | "not_scheduled" | "consent_superseded" | "number_taken" | "resync_required" | "payload_too_large" | "unsupported_media_type" | "idempotency_mismatch" | "carrier_rejected" | "quiet_hours" | "rate_limited" | "internal" | "carrier_unavailable" | "temporarily_unavailable";
         Error: {
             /** @description Human-readable message; names the failing field on validation errors */
             error: string;
@@ -555,13 +584,15 @@ export interface components {
             oldestUpdatedSince?: string;
             /** @description `carrier_rejected`: the carrier's error code, when it gave one */
             carrierCode?: number | null;
-            /** @description `not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`) */
+            /** @description `not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`); `consent_superseded`: the number's consent on record (`opted_in`, `opted_out`) */
             status?: string;
             /**
              * Format: date-time
              * @description `quiet_hours`: the next instant the recipient's window opens (UTC), when the text may be sent
              */
             allowedAt?: string;
+            /** @description `consent_superseded`: the time of the change on record, later than the one refused */
+            updatedAt?: string | null;
         };
         Tenant: {
             /** Format: uuid */
@@ -855,6 +886,71 @@ export interface components {
              */
             sendAt: string;
         };
+        /** @description What the person agreed to (or asked, for an opt-out), where and when, as `POST /consent` recorded it */
+        ConsentEvidence: {
+            statement: string;
+            where: string;
+            /** Format: date-time */
+            collectedAt: string;
+            reference?: string;
+        };
+        ConsentHistoryEntry: {
+            /** @enum {string} */
+            status: "opted_in" | "opted_out";
+            /** @description `sms_keyword` (the number texted STOP, START...), `carrier_opt_out` (the carrier refused a text: the recipient opted out with it), or the `source` given to `POST /consent` (`email`, `web_form`, `call`, `in_person`, `other`) */
+            source: string;
+            /** @description Human-readable, e.g. `Replied STOP` */
+            note: string | null;
+            evidence: components["schemas"]["ConsentEvidence"] | null;
+            /**
+             * Format: date-time
+             * @description The change's time: the carrier's for a keyword, the evidence's `collectedAt` for the API
+             */
+            at: string;
+        };
+        ConsentRecord: {
+            phoneNumber: string;
+            /**
+             * @description `opted_out`: texts to the number are refused (409 `recipient_opted_out`) and none scheduled is sent; `opted_in` or `unknown` (nothing ever recorded): texts are sent
+             * @enum {string}
+             */
+            status: "unknown" | "opted_in" | "opted_out";
+            source: string | null;
+            note: string | null;
+            /** @description The current status's evidence; null for a keyword, a carrier's opt-out or an opt-out without one */
+            evidence: components["schemas"]["ConsentEvidence"] | null;
+            /** @description The time of the change the status comes from; null when nothing was ever recorded */
+            updatedAt: string | null;
+            /** @description The latest changes, newest first, at most 20 */
+            history: components["schemas"]["ConsentHistoryEntry"][];
+        };
+        ConsentEnvelope: {
+            consent: components["schemas"]["ConsentRecord"];
+        };
+        RecordConsentRequest: {
+            phoneNumber: string;
+            /** @enum {string} */
+            status: "opted_out" | "opted_in";
+            /**
+             * @description How the person told you. `sms_keyword` and `carrier_opt_out` are recorded by the service itself and not accepted here.
+             * @enum {string}
+             */
+            source: "email" | "web_form" | "call" | "in_person" | "other";
+            /** @description What the person agreed to (or asked), where and when: required for an opt-in (400 naming it otherwise), optional for an opt-out. Stored with the change and shown by `GET /consent`; never logged, never in an event. */
+            evidence?: {
+                /** @description What the person agreed to (the wording of the form, the script, the consent text), or for an opt-out what they asked */
+                statement: string;
+                /** @description Where they gave it: the page URL of the form, the mailbox, the phone line, the shop */
+                where: string;
+                /**
+                 * Format: date-time
+                 * @description When they gave it (ISO 8601 with offset). It is the time of the change, so a change older than the one on record is refused 409 `consent_superseded`; at most 5 minutes ahead of the clock of the service.
+                 */
+                collectedAt: string;
+                /** @description Your own id of the record: an email Message-ID, a form submission id, a call recording id */
+                reference?: string;
+            };
+        };
         /** @description A call ended: it reached completed, failed, no-answer, busy or canceled */
         WebhookEventCallCompleted: {
             /**
@@ -1123,7 +1219,7 @@ export interface components {
                 idempotencyKey: string | null;
             } | null;
         };
-        /** @description A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact holding the number shows it as `consentStatus`. Sent to endpoints subscribed to it */
+        /** @description A number's messaging consent was recorded: a STOP, a START, a carrier's opt-out or a change through `POST /consent`, once per change (its evidence is not in the event: `GET /consent` shows it). The contact holding the number shows it as `consentStatus`. Sent to endpoints subscribed to it */
         WebhookEventConsentChanged: {
             /**
              * Format: uuid
@@ -1144,15 +1240,15 @@ export interface components {
                     /** @description The number (E.164) whose consent changed, whichever contact holds it */
                     number: string;
                     /**
-                     * @description `opted_out` (a STOP, or the carrier refused a text because the recipient opted out) or `opted_in` (a START)
+                     * @description `opted_out` (a STOP, the carrier refused a text because the recipient opted out, or an opt-out recorded through `POST /consent`) or `opted_in` (a START, or an opt-in recorded through `POST /consent`)
                      * @enum {string}
                      */
                     status: "opted_in" | "opted_out";
-                    /** @description What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an opt-out); others may be added */
+                    /** @description What recorded it: `sms_keyword` (the number texted a keyword), `carrier_opt_out` (the carrier reported an opt-out), or the `source` given to `POST /consent`: `email`, `web_form`, `call`, `in_person` or `other`. Others may be added */
                     source: string;
                     /**
                      * Format: date-time
-                     * @description The carrier's time of the change: the contact's `consentAt`
+                     * @description The time of the change: the carrier's for a keyword, the evidence's `collectedAt` (or the request's) for `POST /consent`; the contact's `consentAt`
                      */
                     at: string;
                     /** @description Human-readable, e.g. `Replied STOP` */
@@ -3660,7 +3756,7 @@ export interface operations {
             /**
              * @description Conflict:
              *     - `no_sms_number`: the organization has no SMS-capable number to send from
-             *     - `recipient_opted_out`: the recipient replied STOP (or the carrier reported the opt-out): the number is not texted until it replies START; `messageId` names the failed, unbilled message when the carrier reported the opt-out on this very send
+             *     - `recipient_opted_out`: the recipient opted out (a STOP reply, the carrier, or an opt-out recorded through `POST /consent`): the number is not texted until it replies START or an opt-in with evidence is recorded; `messageId` names the failed, unbilled message when the carrier reported the opt-out on this very send
              *     - `idempotency_conflict`: a request with the same Idempotency-Key is still running; retry it later with the same key
              */
             409: {
@@ -4507,6 +4603,471 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         code?: "not_scheduled";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: too many requests: wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error:
+             *     - `internal`: an unexpected error; the message carries the request id
+             */
+            500: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConsent: {
+        parameters: {
+            query: {
+                /** @description The number, E.164 (`+` sent as %2B) */
+                phoneNumber: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Opted out by email after a STOP and a START */
+            200: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentEnvelope"];
+                };
+            };
+            /**
+             * @description Bad request:
+             *     - `validation_failed`: a parameter, header or body field failed validation; `error` names it
+             */
+            400: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "validation_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized:
+             *     - `unauthorized`: the API key is missing, malformed, unknown, revoked or expired (header `WWW-Authenticate: Bearer`)
+             */
+            401: {
+                headers: {
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden:
+             *     - `api_access_disabled`: the organization's plan does not include API access
+             *     - `insufficient_scope`: the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)
+             */
+            403: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "api_access_disabled" | "insufficient_scope";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: too many requests: wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error:
+             *     - `internal`: an unexpected error; the message carries the request id
+             */
+            500: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recordConsent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a UUID). A retry with the same key and body returns the first successful response (header `Idempotent-Replayed: true`) without doing anything again; the same key with another body is 422, and while the first request still runs 409. Keys are kept 24 hours per organization; a failed request does not keep its key. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordConsentRequest"];
+            };
+        };
+        responses: {
+            /** @description The number now opted out; its scheduled texts were canceled */
+            200: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentEnvelope"];
+                };
+            };
+            /**
+             * @description Bad request:
+             *     - `validation_failed`: a parameter, header or body field failed validation; `error` names it
+             */
+            400: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "validation_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized:
+             *     - `unauthorized`: the API key is missing, malformed, unknown, revoked or expired (header `WWW-Authenticate: Bearer`)
+             */
+            401: {
+                headers: {
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden:
+             *     - `api_access_disabled`: the organization's plan does not include API access
+             *     - `insufficient_scope`: the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)
+             */
+            403: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "api_access_disabled" | "insufficient_scope";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict:
+             *     - `consent_superseded`: a later change of the number's consent is on record (the evidence's `collectedAt` is older): the person's later decision stands and nothing was changed; `status` and `updatedAt` say what is on record
+             *     - `idempotency_conflict`: a request with the same Idempotency-Key is still running; retry it later with the same key
+             */
+            409: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "consent_superseded" | "idempotency_conflict";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Payload too large:
+             *     - `payload_too_large`: the body is larger than 64 KiB
+             */
+            413: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unsupported media type:
+             *     - `unsupported_media_type`: the body is not `application/json`
+             */
+            415: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unprocessable:
+             *     - `idempotency_mismatch`: the Idempotency-Key was already used with a different body
+             */
+            422: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "idempotency_mismatch";
                     } & components["schemas"]["Error"];
                 };
             };

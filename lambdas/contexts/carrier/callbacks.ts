@@ -23,6 +23,7 @@ import { deliveryStatusOfTwilio, isOptedOutCode } from './internal/twilio';
 import { twilioErrorMessage } from './internal/twilio-errors';
 import { callChangeOfLeg, eventTime, rootCallSidOf, voiceClues } from './internal/voice-legs';
 import type { Organization, OrganizationClues } from './organization';
+import { CARRIER_OPT_OUT_SOURCE } from '../consent/sources';
 
 /**
  * Each callback kind: its fields, where its organization is found, and what it changes. The
@@ -171,7 +172,7 @@ export const smsStatusCallback: CallbackKind<SmsStatusParams> = {
       // The carrier refused the text because the recipient opted out (a STOP we never received).
       await recordConsentChange(tenantId, p.to, {
         status: 'opted_out',
-        source: 'carrier_opt_out',
+        source: CARRIER_OPT_OUT_SOURCE,
         at: receivedAt,
         note: `Carrier refused a send (error ${p.errorCode})`,
       });

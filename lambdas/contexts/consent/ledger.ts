@@ -25,7 +25,10 @@ export type ConsentStatus = 'unknown' | 'opted_in' | 'opted_out';
 
 export type Consent = {
   status: ConsentStatus;
-  /** What set it: `sms_keyword` (the number texted a keyword), `carrier_opt_out` (the carrier refused a send). */
+  /**
+   * What set it: `sms_keyword` (the number texted a keyword), `carrier_opt_out` (the carrier refused a send), or
+   * one of the API's sources (./sources.ts).
+   */
   source: string | null;
   /** The carrier's time of the change (ISO 8601, milliseconds). */
   at: string | null;
@@ -33,7 +36,21 @@ export type Consent = {
   note: string | null;
 };
 
-export type ConsentChange = { status: Exclude<ConsentStatus, 'unknown'>; source: string; at: Date; note: string };
+/**
+ * What a person agreed to (or, for an opt-out, asked for), where and when: the proof an integrator
+ * records with `POST /consent`. Kept on the ledger row with the change it proves and in its history;
+ * never copied onto contacts, never in an event, never logged.
+ */
+export type ConsentEvidence = { statement: string; where: string; collectedAt: string; reference?: string };
+
+export type ConsentChange = {
+  status: Exclude<ConsentStatus, 'unknown'>;
+  source: string;
+  at: Date;
+  note: string;
+  /** Only changes recorded through the API carry it (required there for an opt-in). */
+  evidence?: ConsentEvidence;
+};
 
 export const NO_CONSENT_RECORDED: Consent = { status: 'unknown', source: null, at: null, note: null };
 
@@ -108,6 +125,8 @@ export function consentChangeUpdate(
             consentSource: change.source,
             consentAt: change.at.toISOString(),
             consentNote: change.note,
+            // A later keyword or carrier opt-out has none: the evidence shown is always the current change's.
+            consentEvidence: change.evidence ?? null,
             [CHANGED_AT]: now.getTime(),
             ...holding.set,
           },

@@ -13,6 +13,7 @@ import {
   type Consent,
   type ConsentChange,
 } from '../consent/ledger';
+import { consentHistoryPut } from '../consent/history';
 import { changeIndexKeys } from './contact-changes';
 import { contactKey, numberClaimKey } from './contact-rows';
 
@@ -22,11 +23,15 @@ import { contactKey, numberClaimKey } from './contact-rows';
  * claim and the transaction checks the claim still names it (or that nobody holds the number), so
  * a change racing a number moving between contacts (a renumber, a delete, a create) either lands
  * before the move, whose own write then copies the new value, or fails and is written again with
- * the new holder. The ledger's condition (a later change on record) is `consentLedger`.
+ * the new holder. The ledger's condition (a later change on record) is `consentLedger`; the change's
+ * row of the number's history (consent/history.ts) rides along.
  */
 
-/** The parts of a consent change's transaction: the ledger, the holder's copy, the check on who holds the number. */
-export type ConsentChangePart = 'consentLedger' | 'consentCopy' | 'numberHolder';
+/**
+ * The parts of a consent change's transaction: the ledger, its history row, the holder's copy, the check on who holds
+ * the number.
+ */
+export type ConsentChangePart = 'consentLedger' | 'consentHistory' | 'consentCopy' | 'numberHolder';
 
 export async function consentChangeWrites(
   tenantId: string,
@@ -36,9 +41,11 @@ export async function consentChangeWrites(
   const { Item: claim } = await dynamo.send(
     new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }),
   );
+  const history = consentHistoryPut(tenantId, number, change);
   if (!claim) {
     return {
       consentLedger: consentChangeUpdate(tenantId, number, change),
+      consentHistory: history,
       numberHolder: {
         ConditionCheck: {
           TableName: TABLE_NAME,
@@ -57,6 +64,7 @@ export async function consentChangeWrites(
   const holder = { contactId: holderId, externalId: str(row?.externalId), version };
   return {
     consentLedger: consentChangeUpdate(tenantId, number, change, new Date(), holder),
+    consentHistory: history,
     consentCopy: consentCopyUpdate(tenantId, holderId, number, consentOfChange(change), version),
     numberHolder: {
       ConditionCheck: {

@@ -1,4 +1,5 @@
 import type { ConsentChange } from '../consent/ledger';
+import { KEYWORD_SOURCE } from '../consent/sources';
 
 /**
  * Consent keywords in inbound texts: the carrier-standard sets (CTIA; Twilio's default opt-out
@@ -9,8 +10,6 @@ import type { ConsentChange } from '../consent/ledger';
  */
 const OPT_OUT = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'REVOKE', 'OPTOUT']);
 const OPT_IN = new Set(['START', 'UNSTOP', 'YES']);
-
-export const CONSENT_SOURCE_KEYWORD = 'sms_keyword';
 
 export type ConsentKeyword = { keyword: string; status: ConsentChange['status'] };
 
@@ -34,7 +33,7 @@ export function consentKeywordOf(body: string, optOutType?: string): ConsentKeyw
 /** The ledger change a keyword makes, at the carrier's time of the text. */
 export const consentChangeOf = (keyword: ConsentKeyword, at: Date): ConsentChange => ({
   status: keyword.status,
-  source: CONSENT_SOURCE_KEYWORD,
+  source: KEYWORD_SOURCE,
   at,
   note: `Replied ${keyword.keyword}`,
 });

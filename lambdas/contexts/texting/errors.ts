@@ -17,7 +17,7 @@ export class RecipientOptedOutError extends DomainError {
     super(
       409,
       'recipient_opted_out',
-      'The recipient has opted out of text messages (replied STOP)',
+      'The recipient has opted out of text messages',
       messageId ? { messageId } : {},
       headers,
     );

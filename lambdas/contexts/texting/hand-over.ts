@@ -6,6 +6,7 @@ import { recordMessageSid, updateMessageStatus, type StatusChangeOptions } from 
 import { CarrierRejectedError, CarrierUnavailableError, RecipientOptedOutError } from './errors';
 import { cancelScheduledTextsTo } from './scheduled-changes';
 import type { Message } from './schemas';
+import { CARRIER_OPT_OUT_SOURCE } from '../consent/sources';
 
 /**
  * The carrier's turn, once per stored `queued` text: a send at once (./sending.ts) and a scheduled
@@ -90,7 +91,7 @@ const OPT_OUT_ATTEMPTS = 5;
 async function recordCarrierOptOut(message: Message, providerCode: number | undefined): Promise<void> {
   const change = {
     status: 'opted_out' as const,
-    source: 'carrier_opt_out',
+    source: CARRIER_OPT_OUT_SOURCE,
     at: new Date(),
     note: `Carrier refused a send (error ${providerCode})`,
   };

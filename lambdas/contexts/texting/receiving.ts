@@ -2,12 +2,12 @@ import { ValidationError } from '../../shared/errors';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { uuidv7 } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import { consentOf, type ConsentChange } from '../consent/ledger';
+import type { ConsentChange } from '../consent/ledger';
 import { consentChangeIsStale, consentChangeWrites } from '../contacts/consent-copies';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { consentChangeOf, consentKeywordOf, type ConsentKeyword } from './consent-keywords';
 import { getMessage, storeMessage, type StoreResult } from './messages';
-import { cancelScheduledTextsTo } from './scheduled-changes';
+import { cancelScheduledWhileOptedOut } from './scheduled-changes';
 import type { Message } from './schemas';
 
 /**
@@ -66,20 +66,11 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
     ? await storeWithConsentChange(received, consentChangeOf(consent, text.receivedAt))
     : await storeMessage(received);
   if ('refused' in stored) throw new Error(`receiveInboundMessage: could not store message ${received.id}`);
-  // A carrier retry of a STOP cancels again: the first delivery may have stopped half way.
-  if (consent?.status === 'opted_out') await cancelScheduledOnOptOut(tenantId, text.from);
+  // A STOP cancels what is scheduled to the number at once; a carrier retry of it cancels again (the first
+  // delivery may have stopped half way).
+  if (consent?.status === 'opted_out') await cancelScheduledWhileOptedOut(tenantId, text.from);
   if (stored.stored) return { message: received, duplicate: false, contactId, consent };
   return { message: await getMessage(tenantId, stored.duplicateOf), duplicate: true, contactId, consent };
-}
-
-/**
- * A STOP cancels every text scheduled to the number at once, while the ledger says opted out (a
- * STOP older than a START on record is history and cancels nothing).
- */
-async function cancelScheduledOnOptOut(tenantId: string, number: string): Promise<void> {
-  if ((await consentOf(tenantId, number)).status === 'opted_out') {
-    await cancelScheduledTextsTo(tenantId, number, 'opted_out');
-  }
 }
 
 /**

@@ -7,6 +7,7 @@ import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression } from '../../shared/table/update-expression';
+import { consentOf } from '../consent/ledger';
 import { readOrganizationRow } from '../tenants/billing-policy';
 import { quietHoursOf } from '../tenants/quiet-hours-policy';
 import { dueIndexKeys, scheduledToDelete, scheduledToPk } from './due-list';
@@ -100,6 +101,16 @@ export async function cancelScheduledTextsTo(tenantId: string, number: string, r
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return canceled;
+}
+
+/**
+ * An opt-out's cancel: every text scheduled to the number, while the ledger says opted out (an opt-out
+ * older than an opt-in on record is history and cancels nothing). Whoever recorded it calls this after
+ * the change committed: a STOP, the carrier's opt-out, `POST /consent`.
+ */
+export async function cancelScheduledWhileOptedOut(tenantId: string, number: string): Promise<number> {
+  if ((await consentOf(tenantId, number)).status !== 'opted_out') return 0;
+  return cancelScheduledTextsTo(tenantId, number, 'opted_out');
 }
 
 /**

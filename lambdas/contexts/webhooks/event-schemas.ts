@@ -242,16 +242,20 @@ export const WebhookConsentSchema = z.object({
     .enum(CONSENT_STATUSES.filter((status) => status !== 'unknown') as ['opted_in', 'opted_out'])
     .register(z.globalRegistry, {
       description:
-        '`opted_out` (a STOP, or the carrier refused a text because the recipient opted out) or `opted_in` (a START)',
+        '`opted_out` (a STOP, the carrier refused a text because the recipient opted out, or an opt-out recorded ' +
+        'through `POST /consent`) or `opted_in` (a START, or an opt-in recorded through `POST /consent`)',
     }),
   source: z.string().register(z.globalRegistry, {
     description:
-      'What recorded it: `sms_keyword` (the number texted a keyword) or `carrier_opt_out` (the carrier reported an ' +
-      'opt-out); others may be added',
+      'What recorded it: `sms_keyword` (the number texted a keyword), `carrier_opt_out` (the carrier reported an ' +
+      'opt-out), or the `source` given to `POST /consent`: `email`, `web_form`, `call`, `in_person` or `other`. ' +
+      'Others may be added',
   }),
-  at: dateTime
-    .clone()
-    .register(z.globalRegistry, { description: "The carrier's time of the change: the contact's `consentAt`" }),
+  at: dateTime.clone().register(z.globalRegistry, {
+    description:
+      "The time of the change: the carrier's for a keyword, the evidence's `collectedAt` (or the request's) for " +
+      "`POST /consent`; the contact's `consentAt`",
+  }),
   note: z.nullable(z.string()).register(z.globalRegistry, { description: 'Human-readable, e.g. `Replied STOP`' }),
 });
 
@@ -277,7 +281,8 @@ export const ConsentChangedEventSchema = directoryEnvelope(
 ).register(z.globalRegistry, {
   id: 'WebhookEventConsentChanged',
   description:
-    "A number's messaging consent was recorded: a STOP, a START or a carrier's opt-out, once per change. The contact " +
+    "A number's messaging consent was recorded: a STOP, a START, a carrier's opt-out or a change through `POST " +
+    '/consent`, once per change (its evidence is not in the event: `GET /consent` shows it). The contact ' +
     'holding the number ' +
     'shows it as `consentStatus`. Sent to endpoints subscribed to it',
 });

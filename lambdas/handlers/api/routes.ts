@@ -15,6 +15,8 @@ import { cancelMessageRoute } from './operations/cancel-message';
 import { rescheduleMessageRoute } from './operations/reschedule-message';
 import { updateContactRoute } from './operations/update-contact';
 import { upsertContactsRoute } from './operations/upsert-contacts';
+import { getConsentRoute } from './operations/get-consent';
+import { recordConsentRoute } from './operations/record-consent';
 
 /**
  * The route manifest: the one list of the API's operations. The CDK API construct creates a
@@ -41,6 +43,8 @@ export const routes = {
   listMessages: listMessagesRoute,
   rescheduleMessage: rescheduleMessageRoute,
   cancelMessage: cancelMessageRoute,
+  getConsent: getConsentRoute,
+  recordConsent: recordConsentRoute,
 } satisfies Record<string, RouteSpec>;
 
 export type RouteId = keyof typeof routes;

@@ -48,10 +48,14 @@ export const ErrorSchema = z
       .register(z.globalRegistry, { description: "`carrier_rejected`: the carrier's error code, when it gave one" }),
     status: z.optional(z.string()).register(z.globalRegistry, {
       description:
-        '`not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`)',
+        '`not_scheduled`: the status the text is in now (`queued`, `sent`, `delivered`, `failed`, `canceled`); ' +
+        "`consent_superseded`: the number's consent on record (`opted_in`, `opted_out`)",
     }),
     allowedAt: z.optional(z.iso.datetime()).register(z.globalRegistry, {
       description: "`quiet_hours`: the next instant the recipient's window opens (UTC), when the text may be sent",
+    }),
+    updatedAt: z.optional(z.nullable(z.iso.datetime())).register(z.globalRegistry, {
+      description: '`consent_superseded`: the time of the change on record, later than the one refused',
     }),
   })
   .register(z.globalRegistry, { id: 'Error' });

@@ -11,7 +11,7 @@ import type { ErrorCode } from '../../shared/errors';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** The resource an operation belongs to: its OpenAPI tag (the reference page's chapter, a generated client's group). */
-export type ApiTag = 'Identity' | 'Calls' | 'Contacts' | 'Messages' | 'Reference';
+export type ApiTag = 'Identity' | 'Calls' | 'Contacts' | 'Messages' | 'Consent' | 'Reference';
 
 export type RouteSpec = {
   operationId: string;
@@ -77,6 +77,7 @@ export type ResponseComponent =
   | 'ContactBatch'
   | 'ThreadList'
   | 'MessageList'
-  | 'MessageEnvelope';
+  | 'MessageEnvelope'
+  | 'ConsentEnvelope';
 
 export const API_PREFIX = '/api/v1';

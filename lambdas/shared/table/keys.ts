@@ -50,6 +50,11 @@ export const PREFIX = {
    * `CONSENT`).
    */
   consent: 'CONSENT#',
+  /**
+   * A number's consent history, in its ledger row's partition (`T#<tenant>#CONSENT#<e164>` /
+   * `HISTORY#<at>#<status>#<source>`): one row per change the ledger took, newest last (consent/history.ts).
+   */
+  consentHistory: 'HISTORY#',
   /** The organization's spend, split over shards that each hold a slice of its limit (texting/spend.ts). */
   spendShard: 'SPEND#',
   /** POST /messages Idempotency-Key rows, written in the send transaction (texting/send-keys.ts). */

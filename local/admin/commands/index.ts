@@ -1,6 +1,7 @@
 import { CARRIER_COMMANDS } from '../carrier-commands';
 import type { AdminCommand } from '../registry';
 import { authorizerFlush } from './authorizer';
+import { consentSet, consentShow } from './consent';
 import { keyCreate, keyList, keyRevoke, keyRotate } from './key';
 import { tenantCreate, tenantList, tenantShow, tenantUpdate } from './tenant';
 import { WEBHOOK_COMMANDS } from './webhook';
@@ -16,6 +17,8 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   keyRotate,
   keyRevoke,
   authorizerFlush,
+  consentSet,
+  consentShow,
   ...WEBHOOK_COMMANDS,
   ...CARRIER_COMMANDS,
 ];

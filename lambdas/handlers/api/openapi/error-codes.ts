@@ -60,10 +60,10 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   },
   recipient_opted_out: {
     meaning:
-      'the recipient replied STOP (or the carrier reported the opt-out): the number is not texted until it replies ' +
-      'START; ' +
+      'the recipient opted out (a STOP reply, the carrier, or an opt-out recorded through `POST /consent`): the ' +
+      'number is not texted until it replies START or an opt-in with evidence is recorded; ' +
       '`messageId` names the failed, unbilled message when the carrier reported the opt-out on this very send',
-    example: { error: 'The recipient has opted out of text messages (replied STOP)' },
+    example: { error: 'The recipient has opted out of text messages' },
   },
   idempotency_conflict: {
     meaning: 'a request with the same Idempotency-Key is still running; retry it later with the same key',
@@ -75,6 +75,16 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
       error: 'The message is canceled, no longer scheduled',
       messageId: '0193b3c0-5c1a-7d2e-9f00-4a5b6c7d8e9f',
       status: 'canceled',
+    },
+  },
+  consent_superseded: {
+    meaning:
+      "a later change of the number's consent is on record (the evidence's `collectedAt` is older): the person's " +
+      'later decision stands and nothing was changed; `status` and `updatedAt` say what is on record',
+    example: {
+      error: 'A later change is on record for this number (opted_out at 2026-11-20T16:25:03.117Z); nothing was changed',
+      status: 'opted_out',
+      updatedAt: '2026-11-20T16:25:03.117Z',
     },
   },
   number_taken: {

@@ -104,6 +104,43 @@ const inbound = {
   createdAt: '2026-11-20T16:21:47.900Z',
 };
 
+/** Ada's consent: a STOP, a START, then an opt-out by email recorded through POST /consent. */
+const stopReply = {
+  status: 'opted_out',
+  source: 'sms_keyword',
+  note: 'Replied STOP',
+  evidence: null,
+  at: '2026-11-20T16:25:03.117Z',
+};
+const startReply = {
+  status: 'opted_in',
+  source: 'sms_keyword',
+  note: 'Replied START',
+  evidence: null,
+  at: '2026-11-20T18:40:12.004Z',
+};
+const emailEvidence = {
+  statement: 'Please stop texting me.',
+  where: 'support@example.com',
+  collectedAt: '2026-11-21T10:02:00.000Z',
+  reference: '<CAF3x9q@mail.example.com>',
+};
+const optOutByEmail = {
+  status: 'opted_out',
+  source: 'email',
+  note: 'Opted out by email',
+  evidence: emailEvidence,
+  at: emailEvidence.collectedAt,
+};
+const adaConsent = {
+  phoneNumber: ADA,
+  status: 'opted_out',
+  source: 'email',
+  note: 'Opted out by email',
+  evidence: emailEvidence,
+  updatedAt: emailEvidence.collectedAt,
+};
+
 type OperationExamples = {
   /** Request body examples, by name. */
   request?: Record<string, { summary: string; value: unknown }>;
@@ -273,6 +310,51 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
       200: {
         summary: 'Canceled and refunded; it is never sent',
         value: { message: { ...scheduled, status: 'canceled', cancelReason: 'api' } },
+      },
+    },
+  },
+  getConsent: {
+    responses: {
+      200: {
+        summary: 'Opted out by email after a STOP and a START',
+        value: { consent: { ...adaConsent, history: [optOutByEmail, startReply, stopReply] } },
+      },
+    },
+  },
+  recordConsent: {
+    request: {
+      optOut: {
+        summary: 'An opt-out received by email',
+        value: {
+          phoneNumber: ADA,
+          status: 'opted_out',
+          source: 'email',
+          evidence: {
+            statement: 'Please stop texting me.',
+            where: 'support@example.com',
+            collectedAt: '2026-11-21T10:02:00Z',
+            reference: '<CAF3x9q@mail.example.com>',
+          },
+        },
+      },
+      optIn: {
+        summary: 'An opt-in through a web form',
+        value: {
+          phoneNumber: ADA,
+          status: 'opted_in',
+          source: 'web_form',
+          evidence: {
+            statement: 'I agree to receive appointment reminders by text from Analytical Engines. Reply STOP to end.',
+            where: 'https://example.com/reminders',
+            collectedAt: '2026-11-21T10:30:00+01:00',
+          },
+        },
+      },
+    },
+    responses: {
+      200: {
+        summary: 'The number now opted out; its scheduled texts were canceled',
+        value: { consent: { ...adaConsent, history: [optOutByEmail, startReply, stopReply] } },
       },
     },
   },

@@ -23,6 +23,13 @@ import {
   ThreadSchema,
 } from '../../../contexts/texting/schemas';
 import { EVENT_SCHEMAS } from '../../../contexts/webhooks/event-schemas';
+import { RecordConsentBody } from '../../../contexts/consent/requests/record-consent';
+import {
+  ConsentEnvelopeSchema,
+  ConsentEvidenceSchema,
+  ConsentHistoryEntrySchema,
+  ConsentRecordSchema,
+} from '../../../contexts/consent/schemas';
 import { ErrorCodeSchema, ErrorSchema } from '../../http/error-schema';
 import type { ErrorCode } from '../../../shared/errors';
 import { API_PREFIX, type ApiTag, type ResponseComponent, type RouteSpec } from '../../http/route-spec';
@@ -76,6 +83,11 @@ const COMPONENTS: z.ZodMiniType[] = [
   MessageEnvelopeSchema,
   SendMessageBody,
   RescheduleMessageBody,
+  ConsentEvidenceSchema,
+  ConsentHistoryEntrySchema,
+  ConsentRecordSchema,
+  ConsentEnvelopeSchema,
+  RecordConsentBody,
   ...Object.values(EVENT_SCHEMAS),
 ];
 
@@ -87,6 +99,7 @@ const REQUEST_COMPONENTS = new Set([
   'UpsertContactsRequest',
   'SendMessageRequest',
   'RescheduleMessageRequest',
+  'RecordConsentRequest',
 ]);
 
 function stripClosedObjects(schema: unknown): unknown {
@@ -312,6 +325,12 @@ const TAGS: { name: ApiTag | 'Webhooks'; description: string }[] = [
   {
     name: 'Messages',
     description: 'Text conversations, one per external number, and sending texts as the organization.',
+  },
+  {
+    name: 'Consent',
+    description:
+      "Each number's messaging consent for the organization: opt-outs and opt-ins gathered anywhere (an email, a " +
+      'web form, a call), with their evidence and history, beside the STOP and START replies the service records.',
   },
   {
     name: 'Webhooks',
