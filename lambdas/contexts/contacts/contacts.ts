@@ -11,14 +11,14 @@ import {
   type TransactItem,
 } from '../../shared/table/dynamo';
 import { PREFIX, tenantScopedPk, type Key } from '../../shared/table/keys';
-import { NamedTransaction } from '../../shared/table/named-transaction';
+import { NamedTransaction, type Refusal } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { queryPage, type Page } from '../../shared/table/paging';
 import { ROW_SEQUENCE, rowSequenceOf, withRowSequenceBump } from '../../shared/table/row-sequence';
 import { CHANGED_AT } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression, type Condition } from '../../shared/table/update-expression';
-import { consentAttributes, ledgerSnapshot } from '../consent/ledger';
+import { consentAttributes, ledgerSnapshot, type LedgerSnapshot } from '../consent/ledger';
 import {
   claimMove,
   claimRelease,
@@ -139,6 +139,23 @@ const externalIdAsRead = (externalId: string | null) =>
 type AdoptionPart = 'numberClaim' | 'contact' | 'externalIdRelease' | 'externalIdClaim' | 'searchRows';
 
 /**
+ * The contact's row for a round; LOST_RACE when it is gone and `goneIsLostRace` (a claim or a match
+ * named it, and it was deleted since: the caller decides again rather than answering 404).
+ */
+async function readRowForRound(
+  tenantId: string,
+  contactId: string,
+  goneIsLostRace: boolean,
+): Promise<RoundResult<ContactRow>> {
+  try {
+    return await readContactRow(tenantId, contactId);
+  } catch (err) {
+    if (err instanceof NotFoundError && goneIsLostRace) return LOST_RACE;
+    throw err;
+  }
+}
+
+/**
  * Adoption (POST /contacts rule 1): the auto-created row keeps its id and source and becomes
  * named. The claim flips to named in the same transaction, guarded on still being unnamed, so
  * of two concurrent adopters exactly one wins and the other sees a named contact (409). The new
@@ -152,16 +169,22 @@ export async function adoptRound(
   input: CreateContactInput,
   now: Date,
 ): Promise<RoundResult<Contact>> {
-  const number = input.phoneNumber;
-  let current: ContactRow;
-  try {
-    current = await readContactRow(tenantId, contactId);
-  } catch (err) {
-    if (err instanceof NotFoundError) return LOST_RACE; // deleted since the claim was read: decide again
-    throw err;
-  }
-  const externalIdMoves = input.externalId !== undefined && input.externalId !== current.contact.externalId;
-  const named: Written = {
+  const current = await readRowForRound(tenantId, contactId, true);
+  if (current === LOST_RACE) return LOST_RACE;
+  const refusal = await adoptionTransaction(tenantId, contactId, input, current, now).write();
+  if (refusal) return adoptionRefused(refusal, contactId);
+  return readAdopted(tenantId, contactId);
+}
+
+/** The fields an adoption writes: the input's, the named indexes, and the external id only when it moves. */
+function adoptedAttributes(
+  tenantId: string,
+  contactId: string,
+  input: CreateContactInput,
+  externalIdMoves: boolean,
+  now: Date,
+): Written {
+  return {
     displayName: input.displayName,
     phoneNumber: input.phoneNumber,
     company: input.company ?? null,
@@ -173,6 +196,20 @@ export async function adoptRound(
     ...customFieldsAttribute(input.customFields),
     ...changeStamp(tenantId, now),
   };
+}
+
+/**
+ * The adoption's one transaction: the claim flipped to named, the row written (still auto-created,
+ * still filed and identified as read), the external id's claim moved, the search rows replaced.
+ */
+function adoptionTransaction(
+  tenantId: string,
+  contactId: string,
+  input: CreateContactInput,
+  current: ContactRow,
+  now: Date,
+): NamedTransaction<AdoptionPart> {
+  const externalIdMoves = input.externalId !== undefined && input.externalId !== current.contact.externalId;
   const search = reindex(tenantId, contactId, current.indexed, {
     displayName: input.displayName,
     company: input.company ?? null,
@@ -182,16 +219,16 @@ export async function adoptRound(
     ? externalIdMove(tenantId, contactId, current.contact.externalId, input.externalId ?? null)
     : {};
   const asRead = externalIdAsRead(current.contact.externalId);
-  const contactUpdate = contactWrite(named, search, {
+  const contactUpdate = contactWrite(adoptedAttributes(tenantId, contactId, input, externalIdMoves, now), search, {
     expression: `${CONDITION.rowExists} AND #wasAutoCreated = :wasAuto AND ${search.guard.expression} AND ${asRead.expression}`,
     names: { '#wasAutoCreated': 'isAutoCreated', ...search.guard.names, ...asRead.names },
     values: { ':wasAuto': true, ...search.guard.values, ...asRead.values },
   });
-  const refusal = await new NamedTransaction<AdoptionPart>()
+  return new NamedTransaction<AdoptionPart>()
     .add('numberClaim', {
       Update: {
         TableName: TABLE_NAME,
-        Key: numberClaimKey(tenantId, number),
+        Key: numberClaimKey(tenantId, input.phoneNumber),
         UpdateExpression: 'SET named = :true',
         ConditionExpression: 'contactId = :contactId AND named = :false',
         ExpressionAttributeValues: { ':contactId': contactId, ':true': true, ':false': false },
@@ -200,22 +237,31 @@ export async function adoptRound(
     })
     .add('contact', { Update: { TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ...contactUpdate } })
     .addAll(externalIdWrites)
-    .add('searchRows', ...search.writes)
-    .write();
-  if (refusal) {
-    const claim = refusal.failed('numberClaim');
-    if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
-    const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
-    if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
-    // The claim moved, or the row changed since it was read (renamed, adopted, deleted): decide again.
-    return LOST_RACE;
-  }
-  // Strongly consistent, so the answer is the adopted row, not the auto-created one a replica still has.
+    .add('searchRows', ...search.writes);
+}
+
+/**
+ * A refused adoption: 409 when another adopter named the contact first or another contact holds the
+ * external id; otherwise the claim moved or the row changed since it was read (renamed, adopted,
+ * deleted), and the caller decides again.
+ */
+function adoptionRefused(refusal: Refusal<AdoptionPart>, contactId: string): typeof LOST_RACE {
+  const claim = refusal.failed('numberClaim');
+  if (claim?.item?.named === true) throw new ContactConflictError(claim.item.contactId as string);
+  const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
+  if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
+  return LOST_RACE;
+}
+
+/**
+ * The adopted contact as answered. Strongly consistent, so the answer is the adopted row, not the
+ * auto-created one a replica still has. Deleted right after the adoption: the number is free (or
+ * someone else's), so the caller decides again rather than answering 404.
+ */
+async function readAdopted(tenantId: string, contactId: string): Promise<RoundResult<Contact>> {
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: TABLE_NAME, Key: contactKey(tenantId, contactId), ConsistentRead: true }),
   );
-  // Deleted right after the adoption: the number is free (or someone else's), so the caller decides again rather than
-  // answering 404.
   if (!Item) return LOST_RACE;
   return fromItem(Item);
 }
@@ -420,6 +466,22 @@ type UpdatePart =
   | 'searchRows'
   | 'consentUnchanged';
 
+/** What a round of an update decided to write, from the row it read. */
+type UpdatePlan = {
+  current: Contact;
+  /** The contact as the write leaves it: the round's answer. */
+  next: Contact;
+  search: Reindex;
+  written: Written;
+  /** The row still holds the number and the external id read. */
+  stillAsRead: Condition;
+  /** The new number's consent, copied, with the check that the ledger is unchanged when the write commits. */
+  ledger: LedgerSnapshot | undefined;
+  numberMoves: boolean;
+  externalIdMoves: boolean;
+  searchChanges: boolean;
+};
+
 /**
  * One round of an update: read the contact, write what the patch changes conditioned on what was
  * read. LOST_RACE when the contact changed in between (or, with `expect`, is gone or no longer the
@@ -432,16 +494,27 @@ export async function updateRound(
   now: Date,
   options: UpdateOptions = {},
 ): Promise<RoundResult<Updated>> {
-  let read: ContactRow;
-  try {
-    read = await readContactRow(tenantId, contactId);
-  } catch (err) {
-    if (err instanceof NotFoundError && options.expect) return LOST_RACE;
-    throw err;
-  }
-  const { contact: current, indexed } = read;
+  const read = await readRowForRound(tenantId, contactId, Boolean(options.expect));
+  if (read === LOST_RACE) return LOST_RACE;
+  const current = read.contact;
   if (options.expect && !options.expect(current)) return LOST_RACE;
   if (options.skipUnchanged && !patchChanges(current, patch)) return { contact: current, changed: false };
+  const plan = await planUpdate(tenantId, contactId, read, patch, now);
+  if (!plan.numberMoves && !plan.searchChanges && !plan.externalIdMoves) {
+    // A PATCH of a searched field that leaves the entries as they are still needs them as read:
+    // a rename committed since would otherwise keep entries this write no longer matches.
+    return updateInPlace(
+      contactKey(tenantId, contactId),
+      plan.written,
+      plan.search,
+      touchesSearch(patch) ? andCondition(plan.stillAsRead, plan.search.guard) : plan.stillAsRead,
+    );
+  }
+  return updateWithMoves(tenantId, contactId, plan);
+}
+
+/** The contact as the patch leaves it (before a new number's consent is copied onto it). */
+function patchedContact(current: Contact, patch: UpdateContactInput, now: Date): Contact {
   const next: Contact = {
     ...current,
     ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -449,67 +522,86 @@ export async function updateRound(
     updatedAt: nowIso(now),
   };
   if (patch.phoneNumber !== undefined) next.normalizedNumber = patch.phoneNumber;
+  return next;
+}
+
+/**
+ * What the round writes, decided from the row read; reads the new number's consent ledger when
+ * the number moves (a new number brings its own consent: the ledger's row, copied and checked unchanged).
+ */
+async function planUpdate(
+  tenantId: string,
+  contactId: string,
+  read: ContactRow,
+  patch: UpdateContactInput,
+  now: Date,
+): Promise<UpdatePlan> {
+  const { contact: current, indexed } = read;
+  const next = patchedContact(current, patch, now);
   const search = reindex(tenantId, contactId, indexed, next);
-  const searchChanges = touchesSearch(patch) && search.changed;
-  // Only the fields this PATCH writes: a value derived from the rest of `current` would
-  // overwrite what a concurrent writer (an adoption, another PATCH) just set.
   const numberMoves = current.normalizedNumber !== next.normalizedNumber;
   const externalIdMoves = current.externalId !== next.externalId;
-  // A new number brings its own consent: the ledger's row, copied and checked unchanged.
   const ledger = numberMoves ? await ledgerSnapshot(tenantId, next.normalizedNumber as string) : undefined;
   if (ledger) Object.assign(next, withConsentFields(ledger.consent));
-  const written: Written = {
+  return {
+    current,
+    next,
+    search,
+    written: patchAttributes(tenantId, patch, { next, externalIdMoves, ledger }, now),
+    stillAsRead: stillAsReadCondition(current),
+    ledger,
+    numberMoves,
+    externalIdMoves,
+    searchChanges: touchesSearch(patch) && search.changed,
+  };
+}
+
+/**
+ * Only the fields this PATCH writes: a value derived from the rest of the row read would
+ * overwrite what a concurrent writer (an adoption, another PATCH) just set.
+ */
+function patchAttributes(
+  tenantId: string,
+  patch: UpdateContactInput,
+  moves: { next: Contact; externalIdMoves: boolean; ledger: LedgerSnapshot | undefined },
+  now: Date,
+): Written {
+  return {
     displayName: patch.displayName,
     phoneNumber: patch.phoneNumber,
     normalizedNumber: patch.phoneNumber,
     company: patch.company,
     tag: patch.tag,
     notes: patch.notes,
-    ...externalIdAttributes(tenantId, externalIdMoves ? next.externalId : undefined),
+    ...externalIdAttributes(tenantId, moves.externalIdMoves ? moves.next.externalId : undefined),
     ...customFieldsAttribute(patch.customFields),
     ...changeStamp(tenantId, now),
-    ...(ledger && consentAttributes(ledger.consent)),
+    ...(moves.ledger && consentAttributes(moves.ledger.consent)),
   };
+}
+
+/** The row exists and still holds the number and the external id it was read with. */
+function stillAsReadCondition(current: Contact): Condition {
   const asRead = externalIdAsRead(current.externalId);
-  const stillAsRead = {
+  return {
     expression: `${CONDITION.rowExists} AND #currentNumberAttr = :currentNumber AND ${asRead.expression}`,
     names: { '#currentNumberAttr': 'normalizedNumber', ...asRead.names },
     values: { ':currentNumber': current.normalizedNumber, ...asRead.values },
   };
-  if (!numberMoves && !searchChanges && !externalIdMoves) {
-    // A PATCH of a searched field that leaves the entries as they are still needs them as read:
-    // a rename committed since would otherwise keep entries this write no longer matches.
-    return updateInPlace(
-      contactKey(tenantId, contactId),
-      written,
-      search,
-      touchesSearch(patch) ? andCondition(stillAsRead, search.guard) : stillAsRead,
-    );
-  }
-  const contactUpdate: TransactItem = {
-    Update: {
-      TableName: TABLE_NAME,
-      Key: contactKey(tenantId, contactId),
-      // Also still auto-created or named as read: a new claim copies that flag, and an
-      // adoption committed since the read must not leave a claim saying "unnamed". And still
-      // filed under the search entries read, which this write replaces.
-      ...contactWrite(
-        written,
-        { ...search, changed: searchChanges },
-        {
-          expression: `${stillAsRead.expression} AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
-          names: { ...stillAsRead.names, '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
-          values: { ...stillAsRead.values, ':wasAuto': current.isAutoCreated, ...search.guard.values },
-        },
-      ),
-    },
-  };
-  const claimMoves = numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : {};
-  const externalIdWrites = externalIdMoves
+}
+
+/**
+ * An update that moves a claim or search entries: the row, the number's and the external id's
+ * claims, the search rows and the consent check in one transaction, so they all agree or none is written.
+ */
+async function updateWithMoves(tenantId: string, contactId: string, plan: UpdatePlan): Promise<RoundResult<Updated>> {
+  const { current, next, search, ledger } = plan;
+  const claimMoves = plan.numberMoves ? claimMove(tenantId, contactId, current, next.normalizedNumber as string) : {};
+  const externalIdWrites = plan.externalIdMoves
     ? externalIdMove(tenantId, contactId, current.externalId, next.externalId)
     : {};
   const refusal = await new NamedTransaction<UpdatePart>()
-    .add('contact', contactUpdate)
+    .add('contact', movingContactUpdate(tenantId, contactId, plan))
     .addAll(claimMoves)
     .addAll(externalIdWrites)
     .add('searchRows', ...search.writes)
@@ -526,6 +618,29 @@ export async function updateRound(
   const externalIdHolder = otherHolder(refusal.failed('externalIdClaim'), contactId);
   if (externalIdHolder) throw new ContactConflictError(externalIdHolder, 'externalId');
   return LOST_RACE;
+}
+
+/** The contact row's write in an update that moves claims or search entries. */
+function movingContactUpdate(tenantId: string, contactId: string, plan: UpdatePlan): TransactItem {
+  const { current, search, stillAsRead } = plan;
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: contactKey(tenantId, contactId),
+      // Also still auto-created or named as read: a new claim copies that flag, and an
+      // adoption committed since the read must not leave a claim saying "unnamed". And still
+      // filed under the search entries read, which this write replaces.
+      ...contactWrite(
+        plan.written,
+        { ...search, changed: plan.searchChanges },
+        {
+          expression: `${stillAsRead.expression} AND #isAutoCreatedAttr = :wasAuto AND ${search.guard.expression}`,
+          names: { ...stillAsRead.names, '#isAutoCreatedAttr': 'isAutoCreated', ...search.guard.names },
+          values: { ...stillAsRead.values, ':wasAuto': current.isAutoCreated, ...search.guard.values },
+        },
+      ),
+    },
+  };
 }
 
 const DELETE_ROUNDS = { what: 'deleteContact: the contact kept changing', rounds: 4 };
