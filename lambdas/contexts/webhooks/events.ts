@@ -121,8 +121,40 @@ function consentOfRow(item: Item): WebhookConsent {
 const consentChanged = (newImage: Item, oldImage: Item | undefined): boolean =>
   newImage.consentStatus !== oldImage?.consentStatus || newImage.consentAt !== oldImage?.consentAt;
 
+type Classified = { type: WebhookEventType; data: Record<string, unknown> } | undefined;
+
+/**
+ * A text's event: an inbound text arriving, an outbound text reaching its final status, or a
+ * scheduled text canceled.
+ */
+function messageEvent(newImage: Item, oldImage: Item | undefined, eventName: StreamChange['eventName']): Classified {
+  if (eventName === 'INSERT' && newImage.direction === 'inbound') {
+    return { type: 'sms.received', data: { message: messageFromItem(newImage) } };
+  }
+  // Read from the row's attributes, never its key: the key's layout is the texting context's to change.
+  // Only a change of a stored text: a text is stored queued, so its final status is always a change.
+  if (
+    eventName === 'MODIFY' &&
+    newImage.direction === 'outbound' &&
+    isFinalMessageStatus(newImage.status) &&
+    !isFinalMessageStatus(oldImage?.status)
+  ) {
+    return finalStatusEvent(newImage);
+  }
+  // A scheduled text canceled: the one write that moves it from `scheduled` to `canceled`.
+  if (
+    eventName === 'MODIFY' &&
+    newImage.direction === 'outbound' &&
+    newImage.status === CANCELED_MESSAGE_STATUS &&
+    oldImage?.status !== CANCELED_MESSAGE_STATUS
+  ) {
+    return canceledEvent(newImage);
+  }
+  return undefined;
+}
+
 /** The event type and `data` of a change, or undefined when the change is no event. */
-function classify(change: StreamChange): { type: WebhookEventType; data: Record<string, unknown> } | undefined {
+function classify(change: StreamChange): Classified {
   const { newImage, oldImage, eventName } = change;
   if (!newImage || eventName === 'REMOVE') return undefined;
   switch (newImage.type) {
@@ -133,29 +165,7 @@ function classify(change: StreamChange): { type: WebhookEventType; data: Record<
       }
       return undefined;
     case ROW_TYPES.message:
-      if (eventName === 'INSERT' && newImage.direction === 'inbound') {
-        return { type: 'sms.received', data: { message: messageFromItem(newImage) } };
-      }
-      // Read from the row's attributes, never its key: the key's layout is the texting context's to change.
-      // Only a change of a stored text: a text is stored queued, so its final status is always a change.
-      if (
-        eventName === 'MODIFY' &&
-        newImage.direction === 'outbound' &&
-        isFinalMessageStatus(newImage.status) &&
-        !isFinalMessageStatus(oldImage?.status)
-      ) {
-        return finalStatusEvent(newImage);
-      }
-      // A scheduled text canceled: the one write that moves it from `scheduled` to `canceled`.
-      if (
-        eventName === 'MODIFY' &&
-        newImage.direction === 'outbound' &&
-        newImage.status === CANCELED_MESSAGE_STATUS &&
-        oldImage?.status !== CANCELED_MESSAGE_STATUS
-      ) {
-        return canceledEvent(newImage);
-      }
-      return undefined;
+      return messageEvent(newImage, oldImage, eventName);
     case ROW_TYPES.voicemail:
       if (newImage.recordingReady === true && (eventName === 'INSERT' || oldImage?.recordingReady !== true)) {
         return { type: 'voicemail.received', data: { voicemail: voicemailFromItem(newImage) } };
