@@ -297,34 +297,7 @@ async function insertCall(
   change: CallLegChange,
   contactId: string | null,
 ): Promise<Inserted> {
-  const { classification: c } = change;
-  const status = change.progress ?? 'queued';
-  // The earliest instant this callback knows of (a child's `completed` implies its earlier answer).
-  const startedAt = change.answeredAt && change.answeredAt < change.at ? change.answeredAt : change.at;
-  const call: Call = {
-    id: uuidv7(startedAt),
-    direction: c.direction,
-    fromNumber: c.fromNumber,
-    toNumber: c.toNumber,
-    status,
-    startedAt: startedAt.toISOString(),
-    answeredAt: null,
-    endedAt: null,
-    durationSec: null,
-    isInternal: c.isInternal,
-    agentId: null,
-    contactId,
-  };
-  // Unknown facts are absent rather than null, so "not yet known" is `attribute_not_exists`.
-  const callItem = Object.fromEntries(
-    Object.entries({
-      ...toItem(tenantId, call),
-      statusRank: callStatusRank(status),
-      classRank: c.rank,
-      outcomeLeg: c.outcomeLeg,
-      providerCallSid,
-    }).filter(([, v]) => v !== null),
-  );
+  const call = firstCallOf(change, contactId);
   const refusal = await new NamedTransaction<'callSid' | 'sidOwner' | 'call'>()
     .add('callSid', {
       Put: {
@@ -345,7 +318,7 @@ async function insertCall(
     .add('call', {
       Put: {
         TableName: TABLE_NAME,
-        Item: { ...callItem, ...FIRST_ROW_SEQUENCE },
+        Item: { ...firstCallItem(tenantId, providerCallSid, call, change), ...FIRST_ROW_SEQUENCE },
         ConditionExpression: CONDITION.rowIsNew,
       },
     })
@@ -358,6 +331,43 @@ async function insertCall(
       cause: refusal.error,
     });
   throw refusal.error;
+}
+
+/** The call as its first callback knows it; the later facts (answer, end, duration) come by applyLegChange. */
+function firstCallOf(change: CallLegChange, contactId: string | null): Call {
+  const { classification: c } = change;
+  // The earliest instant this callback knows of (a child's `completed` implies its earlier answer).
+  const startedAt = change.answeredAt && change.answeredAt < change.at ? change.answeredAt : change.at;
+  return {
+    id: uuidv7(startedAt),
+    direction: c.direction,
+    fromNumber: c.fromNumber,
+    toNumber: c.toNumber,
+    status: change.progress ?? 'queued',
+    startedAt: startedAt.toISOString(),
+    answeredAt: null,
+    endedAt: null,
+    durationSec: null,
+    isInternal: c.isInternal,
+    agentId: null,
+    contactId,
+  };
+}
+
+/**
+ * The new call's row with the ranks later callbacks compare against. Unknown facts are absent
+ * rather than null, so "not yet known" is `attribute_not_exists`.
+ */
+function firstCallItem(tenantId: string, providerCallSid: string, call: Call, change: CallLegChange): Item {
+  return Object.fromEntries(
+    Object.entries({
+      ...toItem(tenantId, call),
+      statusRank: callStatusRank(call.status),
+      classRank: change.classification.rank,
+      outcomeLeg: change.classification.outcomeLeg,
+      providerCallSid,
+    }).filter(([, v]) => v !== null),
+  );
 }
 
 /** Each fact is its own conditional update: a failed condition means "already known or newer". */

@@ -142,65 +142,109 @@ export async function updateMessageStatus(
   ref: MessageRef,
   status: DeliveryStatus,
   options: StatusChangeOptions = {},
-): Promise<{ message: Message; changed: boolean }> {
+): Promise<StatusAnswer> {
   const messageId = await messageIdOf(tenantId, ref);
   const callbackSid = 'messageSid' in ref ? ref.messageSid : undefined;
-  return optimisticRounds(STATUS_ROUNDS, async (): Promise<RoundResult<{ message: Message; changed: boolean }>> => {
-    const row = await getMessageItem(tenantId, messageId);
-    const message = fromItem(row);
-    const recordSid = callbackSid !== undefined && message.direction === 'outbound' && message.messageSid === '';
-    const previous = MAY_FOLLOW[status];
-    const moves =
-      previous.includes(message.status) && !(options.onlyIfUnsettled && row[GSIS.gsi2.partitionKey] === undefined);
-    if (!moves) {
-      if (recordSid && !options.onlyIfUnsettled) await recordMessageSid(tenantId, messageId, callbackSid);
-      return { message: recordSid ? { ...message, messageSid: callbackSid } : message, changed: false };
-    }
+  return optimisticRounds(STATUS_ROUNDS, () => statusRound(tenantId, messageId, { status, callbackSid, options }));
+}
 
-    const failing = status === 'failed';
-    // The final status is the message.delivered or message.failed event: its time (CHANGED_AT), the
-    // carrier's report time and the row's sequence number go in the same write (shared/table/row-sequence.ts).
-    const attributes = {
-      status,
-      [CHANGED_AT]: Date.now(),
-      messageSid: recordSid ? callbackSid : undefined,
-      failureReason: failing ? (options.failureReason ?? 'carrier_failed') : undefined,
-      carrierCode: failing ? options.carrierCode : undefined,
-      [CARRIER_MESSAGE]: failing ? options.carrierMessage : undefined,
-      [CARRIER_REPORTED_AT]: status === 'sent' ? undefined : options.reportedAt?.getTime(),
-    };
-    const messageUpdate: TransactItem = {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: keyOf(row),
-        ...updateExpression(withRowSequenceBump({ set: attributes, remove: UNSETTLED_INDEX }), {
-          expression:
-            `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` +
-            (options.onlyIfUnsettled ? ` AND attribute_exists(#${GSIS.gsi2.partitionKey})` : ''),
-          values: Object.fromEntries(previous.map((from, i) => [`:from${i}`, from])),
-        }),
-      },
-    };
-    const parts: NamedItems<StatusPart> = {
-      message: messageUpdate,
-      refund: failing ? refundOf(tenantId, row) : [],
-      messageSid: recordSid ? sidPut(message, callbackSid) : undefined,
-    };
-    const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
-    // With the thread's lastStatus first; when the message is no longer the thread's newest, without.
-    const refusal = await new NamedTransaction<StatusPart>()
-      .addAll(parts)
-      .add('threadStatus', threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status))
-      .write();
-    if (!refusal) return { message: changed, changed: true };
-    if (refusal.failed('message')) return LOST_RACE; // moved meanwhile: read again and decide afresh
-    if (!refusal.failed('threadStatus'))
-      throw new Error(`updateMessageStatus: could not change message ${messageId} (${refusal.codes})`);
-    const withoutThread = await new NamedTransaction<StatusPart>().addAll(parts).write();
-    if (!withoutThread) return { message: changed, changed: true };
-    if (withoutThread.failed('message')) return LOST_RACE;
-    throw new Error(`updateMessageStatus: could not change message ${messageId} (${withoutThread.codes})`);
-  });
+type StatusAnswer = { message: Message; changed: boolean };
+
+/** A change asked for: the status, the sid a callback named (if it did), and how. */
+type StatusChange = { status: DeliveryStatus; callbackSid: string | undefined; options: StatusChangeOptions };
+
+/**
+ * One round: read the row, decide whether the status moves from what was read, and write the move
+ * (with its refund and its sid) conditioned on that status. LOST_RACE when the row moved meanwhile.
+ */
+async function statusRound(
+  tenantId: string,
+  messageId: string,
+  change: StatusChange,
+): Promise<RoundResult<StatusAnswer>> {
+  const { status, callbackSid, options } = change;
+  const row = await getMessageItem(tenantId, messageId);
+  const message = fromItem(row);
+  const recordSid = callbackSid !== undefined && message.direction === 'outbound' && message.messageSid === '';
+  const moves =
+    MAY_FOLLOW[status].includes(message.status) &&
+    !(options.onlyIfUnsettled && row[GSIS.gsi2.partitionKey] === undefined);
+  if (!moves) {
+    if (recordSid && !options.onlyIfUnsettled) await recordMessageSid(tenantId, messageId, callbackSid);
+    return { message: recordSid ? { ...message, messageSid: callbackSid } : message, changed: false };
+  }
+  const sid = recordSid ? callbackSid : undefined;
+  const parts = statusChangeParts(tenantId, row, message, change, sid);
+  const changed: Message = { ...message, status, ...(recordSid && { messageSid: callbackSid }) };
+  return writeStatusChange(tenantId, messageId, message, { status, parts, changed });
+}
+
+/**
+ * The writes of a move: the message row (guarded on the statuses it may follow, and for the sweep
+ * on being unsettled), a failed text's refund, and the callback's sid row when it is recorded now.
+ */
+function statusChangeParts(
+  tenantId: string,
+  row: Item,
+  message: Message,
+  { status, options }: StatusChange,
+  sid: string | undefined,
+): NamedItems<StatusPart> {
+  const previous = MAY_FOLLOW[status];
+  const failing = status === 'failed';
+  // The final status is the message.delivered or message.failed event: its time (CHANGED_AT), the
+  // carrier's report time and the row's sequence number go in the same write (shared/table/row-sequence.ts).
+  const attributes = {
+    status,
+    [CHANGED_AT]: Date.now(),
+    messageSid: sid,
+    failureReason: failing ? (options.failureReason ?? 'carrier_failed') : undefined,
+    carrierCode: failing ? options.carrierCode : undefined,
+    [CARRIER_MESSAGE]: failing ? options.carrierMessage : undefined,
+    [CARRIER_REPORTED_AT]: status === 'sent' ? undefined : options.reportedAt?.getTime(),
+  };
+  const messageUpdate: TransactItem = {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: keyOf(row),
+      ...updateExpression(withRowSequenceBump({ set: attributes, remove: UNSETTLED_INDEX }), {
+        expression:
+          `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` +
+          (options.onlyIfUnsettled ? ` AND attribute_exists(#${GSIS.gsi2.partitionKey})` : ''),
+        values: Object.fromEntries(previous.map((from, i) => [`:from${i}`, from])),
+      }),
+    },
+  };
+  return {
+    message: messageUpdate,
+    refund: failing ? refundOf(tenantId, row) : [],
+    messageSid: sid !== undefined ? sidPut(message, sid) : undefined,
+  };
+}
+
+/**
+ * The move's transaction, with the thread's lastStatus first; when the message is no longer the
+ * thread's newest (that condition alone failed), again without it.
+ */
+async function writeStatusChange(
+  tenantId: string,
+  messageId: string,
+  message: Message,
+  move: { status: DeliveryStatus; parts: NamedItems<StatusPart>; changed: Message },
+): Promise<RoundResult<StatusAnswer>> {
+  const { status, parts, changed } = move;
+  const refusal = await new NamedTransaction<StatusPart>()
+    .addAll(parts)
+    .add('threadStatus', threadStatusUpdate(tenantId, message.counterpartNumber, messageId, status))
+    .write();
+  if (!refusal) return { message: changed, changed: true };
+  if (refusal.failed('message')) return LOST_RACE; // moved meanwhile: read again and decide afresh
+  if (!refusal.failed('threadStatus'))
+    throw new Error(`updateMessageStatus: could not change message ${messageId} (${refusal.codes})`);
+  const withoutThread = await new NamedTransaction<StatusPart>().addAll(parts).write();
+  if (!withoutThread) return { message: changed, changed: true };
+  if (withoutThread.failed('message')) return LOST_RACE;
+  throw new Error(`updateMessageStatus: could not change message ${messageId} (${withoutThread.codes})`);
 }
 
 /** Why a failed row failed (undefined for rows failed before reasons were kept), and the carrier's code. */

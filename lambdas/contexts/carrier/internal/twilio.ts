@@ -125,54 +125,9 @@ export class TwilioCarrier implements Carrier {
     if (this.#statusCallbackUrl)
       form.set('StatusCallback', statusCallbackUrlFor(this.#statusCallbackUrl, text.messageId));
     const endpoint = await this.#endpoint();
-    let response: Response;
-    try {
-      response = await fetch(endpoint.url, {
-        method: 'POST',
-        headers: {
-          Authorization: endpoint.authorization,
-          'Content-Type': 'application/x-www-form-urlencoded',
-          Accept: 'application/json',
-        },
-        body: form.toString(),
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (err) {
-      const timedOut = (err as Error)?.name === 'TimeoutError';
-      const code = networkCodeOf(err);
-      if (!timedOut && code && NEVER_CONNECTED.has(code)) {
-        throw new CarrierError(`Twilio could not be reached (${code})`, { kind: 'not_sent' }, { cause: err });
-      }
-      throw new CarrierError(
-        timedOut ? 'Twilio did not answer in time' : `Twilio's answer was lost (${code ?? 'network error'})`,
-        { kind: 'unknown' },
-        { cause: err },
-      );
-    }
-    // A body that cannot be read (reset mid-answer, timeout) leaves an accepted text unknown.
-    let payload: (TwilioMessage & TwilioErrorBody) | undefined;
-    try {
-      payload = (await response.json()) as TwilioMessage & TwilioErrorBody;
-    } catch {
-      payload = undefined;
-    }
-    if (!response.ok) {
-      const providerCode = typeof payload?.code === 'number' ? payload.code : undefined;
-      const status = response.status;
-      const kind = status >= 500 ? 'unknown' : NOT_SENT_STATUSES.has(status) ? 'not_sent' : 'refused';
-      throw new CarrierError(
-        `Twilio ${kind === 'refused' ? 'refused' : 'did not take'} the message: HTTP ` +
-          `${status}${providerCode ? `, error ${providerCode}` : ''}`,
-        {
-          kind,
-          httpStatus: status,
-          providerCode,
-          providerMessage: twilioErrorMessage(providerCode, payload?.message),
-          ...(providerCode === TWILIO_OPTED_OUT_CODE && { recipientOptedOut: true }),
-        },
-      );
-    }
+    const response = await postMessage(endpoint, form, this.#timeoutMs);
+    const payload = await payloadOf(response);
+    if (!response.ok) throw refusalOf(response.status, payload);
     if (typeof payload?.sid !== 'string' || payload.sid === '') {
       throw new CarrierError('Twilio answered without a readable message sid', {
         kind: 'unknown',
@@ -181,6 +136,63 @@ export class TwilioCarrier implements Carrier {
     }
     return { messageSid: payload.sid };
   }
+}
+
+/**
+ * The Messages POST. A network failure is a CarrierError: `not_sent` when the request provably
+ * never reached Twilio, else `unknown` (a timeout or a lost answer may follow an accepted text).
+ */
+async function postMessage(endpoint: Endpoint, form: URLSearchParams, timeoutMs: number): Promise<Response> {
+  try {
+    return await fetch(endpoint.url, {
+      method: 'POST',
+      headers: {
+        Authorization: endpoint.authorization,
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Accept: 'application/json',
+      },
+      body: form.toString(),
+      redirect: 'error',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    const timedOut = (err as Error)?.name === 'TimeoutError';
+    const code = networkCodeOf(err);
+    if (!timedOut && code && NEVER_CONNECTED.has(code)) {
+      throw new CarrierError(`Twilio could not be reached (${code})`, { kind: 'not_sent' }, { cause: err });
+    }
+    throw new CarrierError(
+      timedOut ? 'Twilio did not answer in time' : `Twilio's answer was lost (${code ?? 'network error'})`,
+      { kind: 'unknown' },
+      { cause: err },
+    );
+  }
+}
+
+/** The answer's JSON; undefined when the body cannot be read (reset mid-answer, timeout): an accepted text stays unknown. */
+async function payloadOf(response: Response): Promise<(TwilioMessage & TwilioErrorBody) | undefined> {
+  try {
+    return (await response.json()) as TwilioMessage & TwilioErrorBody;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An HTTP error answer as the carrier port's outcome: 5xx unknown, 401/403/429 not sent, the rest refused. */
+function refusalOf(status: number, payload: TwilioErrorBody | undefined): CarrierError {
+  const providerCode = typeof payload?.code === 'number' ? payload.code : undefined;
+  const kind = status >= 500 ? 'unknown' : NOT_SENT_STATUSES.has(status) ? 'not_sent' : 'refused';
+  return new CarrierError(
+    `Twilio ${kind === 'refused' ? 'refused' : 'did not take'} the message: HTTP ` +
+      `${status}${providerCode ? `, error ${providerCode}` : ''}`,
+    {
+      kind,
+      httpStatus: status,
+      providerCode,
+      providerMessage: twilioErrorMessage(providerCode, payload?.message),
+      ...(providerCode === TWILIO_OPTED_OUT_CODE && { recipientOptedOut: true }),
+    },
+  );
 }
 
 /** Whether a status callback's `ErrorCode` says the recipient opted out. */

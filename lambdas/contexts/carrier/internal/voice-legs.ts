@@ -83,67 +83,101 @@ const SOFTPHONE_PARENT = 1;
 const CHILD = 2;
 const PSTN_PARENT = 3;
 
+/** What a leg's callback says before the leg's place (child, softphone, API, PSTN) decides what counts. */
+type LegFacts = {
+  status: string;
+  at: Date;
+  from: Party;
+  to: Party;
+  terminal: boolean;
+  /** A status that moves the call along, when this leg speaks for it. */
+  progressed: string | undefined;
+  durationSec: number | null;
+  /** What every leg's change carries. */
+  base: { at: Date; externalNumbers: string[] };
+};
+
+function legFactsOf(p: VoiceStatusParams, orgNumbers: ReadonlySet<string>, receivedAt: Date): LegFacts {
+  const status = normalizeCallStatus(p.CallStatus);
+  const at = eventTime(p.Timestamp, receivedAt);
+  const from = partyOf(p.From, orgNumbers);
+  const to = partyOf(p.To, orgNumbers);
+  const externalNumbers = [from, to].filter((party) => party.kind === 'external').map((party) => party.raw);
+  return {
+    status,
+    at,
+    from,
+    to,
+    terminal: isTerminalCallStatus(status),
+    progressed: status === 'ringing' || status === 'in-progress' ? status : undefined,
+    durationSec: p.CallDuration ?? null,
+    base: { at, externalNumbers },
+  };
+}
+
 /** One voice status callback in the call's terms. */
 export function callChangeOfLeg(
   p: VoiceStatusParams,
   orgNumbers: ReadonlySet<string>,
   receivedAt: Date,
 ): CallLegChange {
-  const status = normalizeCallStatus(p.CallStatus);
-  const at = eventTime(p.Timestamp, receivedAt);
-  const from = partyOf(p.From, orgNumbers);
-  const to = partyOf(p.To, orgNumbers);
-  const terminal = isTerminalCallStatus(status);
-  const progressed = status === 'ringing' || status === 'in-progress' ? status : undefined;
-  const durationSec = p.CallDuration ?? null;
-  const externalNumbers = [from, to].filter((party) => party.kind === 'external').map((party) => party.raw);
-  const base = { at, externalNumbers };
+  const leg = legFactsOf(p, orgNumbers, receivedAt);
+  if (isChildLeg(p)) return childLegChange(leg);
+  const clickToCall = p.Direction === 'outbound-api' && leg.to.kind === 'client';
+  if (leg.from.kind === 'client' || clickToCall) return softphoneParentChange(leg);
+  if (p.Direction === 'outbound-api') return apiParentChange(leg);
+  return pstnParentChange(leg);
+}
 
-  if (isChildLeg(p)) {
-    const c =
-      to.kind === 'client' && from.kind === 'client'
-        ? classification(CHILD, 'outbound', from, to, 'child') // softphone to softphone
-        : to.kind === 'client' && from.kind === 'external'
-          ? classification(CHILD, 'inbound', from, to, 'parent') // an agent rung for a PSTN caller
-          : to.kind === 'external' && from.kind !== 'external'
-            ? classification(CHILD, 'outbound', from, to, 'child') // dialled out with the organization's caller id
-            : classification(GUESS, from.kind === 'external' ? 'inbound' : 'outbound', from, to, 'parent');
-    const answeredAt = answeredAtOf(status, at, durationSec);
-    return {
-      ...base,
-      classification: c,
-      progress: progressed,
-      answeredAt,
-      agentId: answeredAt !== undefined && to.kind === 'client' ? agentIdOf(to.raw) : undefined,
-      end: terminal ? { status, durationSec, endedAt: at, onlyIfOutcomeLeg: 'child' } : undefined,
-    };
-  }
+/** A child leg: an agent rung, a number dialled, a softphone called; it ends the call only where it carries the outcome. */
+function childLegChange({ status, at, from, to, terminal, progressed, durationSec, base }: LegFacts): CallLegChange {
+  const c =
+    to.kind === 'client' && from.kind === 'client'
+      ? classification(CHILD, 'outbound', from, to, 'child') // softphone to softphone
+      : to.kind === 'client' && from.kind === 'external'
+        ? classification(CHILD, 'inbound', from, to, 'parent') // an agent rung for a PSTN caller
+        : to.kind === 'external' && from.kind !== 'external'
+          ? classification(CHILD, 'outbound', from, to, 'child') // dialled out with the organization's caller id
+          : classification(GUESS, from.kind === 'external' ? 'inbound' : 'outbound', from, to, 'parent');
+  const answeredAt = answeredAtOf(status, at, durationSec);
+  return {
+    ...base,
+    classification: c,
+    progress: progressed,
+    answeredAt,
+    agentId: answeredAt !== undefined && to.kind === 'client' ? agentIdOf(to.raw) : undefined,
+    end: terminal ? { status, durationSec, endedAt: at, onlyIfOutcomeLeg: 'child' } : undefined,
+  };
+}
 
-  const clickToCall = p.Direction === 'outbound-api' && to.kind === 'client';
-  if (from.kind === 'client' || clickToCall) {
-    // The organization's own person is on this leg: its ringing and answering are not the
-    // call's; the dialled child carries the outcome, and this leg's end only closes a call the
-    // child never ended.
-    return {
-      ...base,
-      classification: classification(SOFTPHONE_PARENT, 'outbound', from, to, 'child'),
-      // The person who placed an external call, or the agent a click-to-call rings first; between
-      // two softphones it is the one who answers (the child), not the caller.
-      agentId: from.kind !== 'client' ? agentIdOf(to.raw) : to.kind !== 'client' ? agentIdOf(from.raw) : undefined,
-      end: terminal ? endOf(status, durationSec, at) : undefined,
-    };
-  }
+/**
+ * The organization's own person is on this leg: its ringing and answering are not the call's; the
+ * dialled child carries the outcome, and this leg's end only closes a call the child never ended.
+ */
+function softphoneParentChange({ status, at, from, to, terminal, durationSec, base }: LegFacts): CallLegChange {
+  return {
+    ...base,
+    classification: classification(SOFTPHONE_PARENT, 'outbound', from, to, 'child'),
+    // The person who placed an external call, or the agent a click-to-call rings first; between
+    // two softphones it is the one who answers (the child), not the caller.
+    agentId: from.kind !== 'client' ? agentIdOf(to.raw) : to.kind !== 'client' ? agentIdOf(from.raw) : undefined,
+    end: terminal ? endOf(status, durationSec, at) : undefined,
+  };
+}
 
-  if (p.Direction === 'outbound-api') {
-    // Placed through the REST API to a number: like a dialled child, `completed` means answered.
-    return {
-      ...base,
-      classification: classification(PSTN_PARENT, 'outbound', from, to, 'parent'),
-      progress: progressed,
-      answeredAt: answeredAtOf(status, at, durationSec),
-      end: terminal ? { status, durationSec, endedAt: at } : undefined,
-    };
-  }
+/** Placed through the REST API to a number: like a dialled child, `completed` means answered. */
+function apiParentChange({ status, at, from, to, terminal, progressed, durationSec, base }: LegFacts): CallLegChange {
+  return {
+    ...base,
+    classification: classification(PSTN_PARENT, 'outbound', from, to, 'parent'),
+    progress: progressed,
+    answeredAt: answeredAtOf(status, at, durationSec),
+    end: terminal ? { status, durationSec, endedAt: at } : undefined,
+  };
+}
+
+/** A PSTN caller's leg: the call's own, answered when it goes in-progress. */
+function pstnParentChange({ status, at, from, to, terminal, progressed, durationSec, base }: LegFacts): CallLegChange {
   return {
     ...base,
     classification: classification(PSTN_PARENT, 'inbound', from, to, 'parent'),
