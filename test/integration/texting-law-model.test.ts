@@ -14,13 +14,15 @@ import { nextAllowedInstant, quietHoursApply, type QuietHoursPolicy } from '../.
 import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
 import { cancelScheduledText, rescheduleMessage } from '../../lambdas/contexts/texting/scheduled-changes';
 import { fireDueTexts } from '../../lambdas/contexts/texting/scheduled-texts';
+import { recordConsent } from '../../lambdas/contexts/texting/consent-records';
 import { sendMessage } from '../../lambdas/contexts/texting/sending';
 import { settleSpend, spendOf } from '../../lambdas/contexts/texting/spend';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 
 /**
  * The law of texts as a model-based test (fast-check), on the limits-faithful engine: random sequences of sends
- * (at once or scheduled, marketing or not), cancels, reschedules, STOP and START replies, a STOP racing the firing,
+ * (at once or scheduled, marketing or not), cancels, reschedules, STOP and START replies, opt-outs and opt-ins
+ * through the consent API, a STOP racing the firing,
  * and the clock moving on with the firing run at each move, under a random quiet-hours policy. After every step,
  * against a model that predicts every answer:
  * - no text was handed to the carrier for a number opted out at that moment, nor outside its recipient's window
@@ -260,6 +262,46 @@ class Keyword extends Step {
 /** What the runs exercised, printed at the end: a model run that never defers or races proves little. */
 const tally = { steps: 0, handed: 0, scheduled: 0, refused: 0, deferredAtTheirTime: 0, raced: 0 };
 
+/**
+ * Consent gathered elsewhere (`POST /consent`): an opt-out by email, or an opt-in on a web form with its evidence,
+ * a minute after the last step. An opt-out cancels the number's scheduled texts, as a STOP does.
+ */
+class ConsentApi extends Step {
+  constructor(
+    readonly recipient: number,
+    readonly status: 'opted_out' | 'opted_in',
+  ) {
+    super();
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    model.now += MINUTE;
+    real.clock.now = model.now;
+    const phoneNumber = RECIPIENTS[this.recipient];
+    const at = new Date(model.now);
+    const answer = await recordConsent(
+      real.tenantId,
+      this.status === 'opted_out'
+        ? { phoneNumber, status: 'opted_out', source: 'email' }
+        : {
+            phoneNumber,
+            status: 'opted_in',
+            source: 'web_form',
+            evidence: { statement: 'Texts about my orders', where: 'checkout form', collectedAt: at.toISOString() },
+          },
+      at,
+    );
+    expect(answer).toMatchObject({ status: this.status });
+    if (this.status === 'opted_in') model.optedOut.delete(phoneNumber);
+    else {
+      model.optedOut.add(phoneNumber);
+      cancelToNumber(model, phoneNumber);
+    }
+  }
+  toString(): string {
+    return `consent(${this.recipient}, ${this.status})`;
+  }
+}
+
 /** The texts due at `now`, as the firing must treat them: sent when the window is open, else moved to its opening. */
 async function fireInModel(model: Model): Promise<void> {
   for (const text of model.texts) {
@@ -375,6 +417,9 @@ const commands = [
   fc.tuple(recipientArb, fc.constantFrom<'STOP' | 'START'>('STOP', 'START')).map(([r, k]) => new Keyword(r, k)),
   fc.constantFrom(1, 30, 120, 480, 900).map((minutes) => new Advance(minutes)),
   fc.constantFrom(1, 30, 120, 480, 900).map((minutes) => new Advance(minutes)),
+  fc
+    .tuple(recipientArb, fc.constantFrom<'opted_out' | 'opted_in'>('opted_out', 'opted_in'))
+    .map(([r, status]) => new ConsentApi(r, status)),
   fc.tuple(fc.nat(), fc.constantFrom(1, 120)).map(([pick, minutes]) => new StopDuringFiring(pick, minutes)),
 ];
 
