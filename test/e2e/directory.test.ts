@@ -1,5 +1,5 @@
 import { createClient, ContactImportError, verifyDelivery, type ImportContact } from '../../clients/typescript/src';
-import { useLocalRuntime } from './support/e2e';
+import { unknownId, useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';
 import { startReceiver, type Received, type Receiver } from './support/receiver';
 import { receiveTexts } from './support/texts';
@@ -154,6 +154,58 @@ describe('POST /contacts/batch over HTTP', () => {
     expect(feed.body.deletedContacts).toEqual([{ id: two, deletedAt: expect.any(String) }]);
     expect([refused.status, refused.body.error]).toEqual([400, 'includeDeleted: applies only with updatedSince']);
   });
+});
+
+const batchDelete = (contacts: unknown[], headers: Record<string, string> = {}) =>
+  e2e.api.request('POST', '/contacts/batch/delete', { key, json: { contacts }, headers });
+
+describe('POST /contacts/batch/delete over HTTP (issue 38, part 8)', () => {
+  it('deletes by id and by external id (deleted three times, not_found once), replays under its key, leaves a tombstone and sends a contact.deleted each', async () => {
+    // Prepare
+    const since = new Date(Date.now() - 1).toISOString();
+    const { body } = await batch(
+      ['gone-1', 'gone-2', 'gone-3'].map((externalId) => ({
+        displayName: externalId,
+        phoneNumber: newNumber(),
+        externalId,
+      })),
+    );
+    const [a, b, c] = body.results.map((r: { contactId: string }) => r.contactId);
+    const items = [{ id: a }, { externalId: 'gone-2' }, { externalId: 'gone-3' }, { id: unknownId() }];
+
+    // Act
+    const first = await batchDelete(items, { 'Idempotency-Key': 'cleanup-run-1' });
+    const replay = await batchDelete(items, { 'Idempotency-Key': 'cleanup-run-1' });
+    const tooMany = await batchDelete(Array.from({ length: 101 }, () => ({ id: a })));
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(first.body.results.map((r: { status: string; contactId: string }) => [r.status, r.contactId])).toEqual([
+      ['deleted', a],
+      ['deleted', b],
+      ['deleted', c],
+      ['not_found', items[3].id],
+    ]);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect([tooMany.status, tooMany.body.error]).toEqual([
+      400,
+      'body.contacts: Too big: expected array to have <=100 items',
+    ]);
+    const feed = await e2e.api.get(`/contacts?updatedSince=${encodeURIComponent(since)}&includeDeleted=true`, key);
+    expect(feed.body.deletedContacts.map((gone: { id: string }) => gone.id).sort()).toEqual([a, b, c].sort());
+    const deletedEvents = () =>
+      receiver
+        .received()
+        .filter((r) => r.path === '/directory' && eventOf(r).type === 'contact.deleted')
+        .filter((r) => [a, b, c].includes(eventOf(r).data.contact!.id));
+    await pollUntil('a contact.deleted of each', deletedEvents, (found) => found.length >= 3, 60_000);
+    expect(
+      deletedEvents()
+        .map((r) => eventOf(r).data.contact!.id)
+        .sort(),
+    ).toEqual([a, b, c].sort());
+  }, 90_000);
 });
 
 describe('contact.* and consent.changed at a receiver', () => {
