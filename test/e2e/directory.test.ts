@@ -1,4 +1,7 @@
 import { createClient, ContactImportError, verifyDelivery, type ImportContact } from '../../clients/typescript/src';
+import type { OpenApiDocument } from '../../local/openapi-validator';
+import type { ApiResult } from './support/api';
+import { contractSuite } from './support/contract';
 import { unknownId, useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';
 import { startReceiver, type Received, type Receiver } from './support/receiver';
@@ -16,6 +19,8 @@ const e2e = useLocalRuntime({ args: ['--allow-http-webhooks', '--webhook-backoff
 
 const ORG_NUMBER = '+15005550240';
 let key: string;
+/** A key of its own for the contract suite, so its requests leave the others' rate limit alone. */
+let contractKey: string;
 let tenantId: string;
 let receiver: Receiver;
 let checkEvent: (type: string, body: unknown) => void;
@@ -39,7 +44,7 @@ beforeAll(async () => {
   const { tenant } = await admin('tenant', 'create', '--name', 'CRM Sync Org', '--number', ORG_NUMBER);
   tenantId = tenant.id;
   await admin('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
-  const [created, , minted] = await Promise.all([
+  const [created, , minted, mintedForContract] = await Promise.all([
     admin(
       'webhook',
       'add',
@@ -53,9 +58,11 @@ beforeAll(async () => {
     // Registered without events: the contract's three, never a contact or consent event.
     admin('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/defaults')),
     admin('key', 'create', '--tenant', tenantId),
+    admin('key', 'create', '--tenant', tenantId),
   ]);
   directorySecret = created.secret;
   key = minted.key;
+  contractKey = mintedForContract.key;
 }, 120_000);
 
 afterAll(() => receiver?.close());
@@ -206,6 +213,33 @@ describe('POST /contacts/batch/delete over HTTP (issue 38, part 8)', () => {
         .sort(),
     ).toEqual([a, b, c].sort());
   }, 90_000);
+});
+
+describe('a contract suite generated from the served OpenAPI document (issue 38, part 10)', () => {
+  it.each([['/contacts/batch'], ['/contacts/batch/delete']])(
+    'POST %s: every generated request is answered as the document says, with a status and a body it lists',
+    async (path) => {
+      // Prepare: the document as the runtime serves it
+      const document = (await (await fetch(`${e2e.runtime.baseUrl}/openapi.json`)).json()) as OpenApiDocument;
+      const cases = contractSuite(document, 'POST', path);
+
+      // Act: one at a time; the client checks each answer's status and body against the document (support/api.ts)
+      const answers: ApiResult[] = [];
+      for (const c of cases) answers.push(await e2e.api.request('POST', path, { key: contractKey, json: c.body }));
+
+      // Assess: a request the document's schema accepts succeeds, one it refuses is a 400; an item the item schema
+      // refuses is answered `invalid` at its index, as the document's result says
+      const outcome = (status: number) => (status >= 200 && status < 300 ? 'success' : status);
+      expect(cases.map((c, i) => [c.name, outcome(answers[i].status)])).toEqual(
+        cases.map((c) => [c.name, c.accepted ? 'success' : 400]),
+      );
+      const items = cases.flatMap((c, i) =>
+        c.item?.refused ? [[c.name, answers[i].body.results[c.item.index].status]] : [],
+      );
+      expect(items.length).toBeGreaterThan(0);
+      expect(items).toEqual(items.map(([name]) => [name, 'invalid']));
+    },
+  );
 });
 
 describe('contact.* and consent.changed at a receiver', () => {

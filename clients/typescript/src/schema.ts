@@ -749,14 +749,14 @@ export interface components {
             } | null;
         };
         UpsertContactsRequest: {
-            /** @description 1 to 100 contacts, each created or updated by its `externalId` when it has one, else by its number. Each is validated on its own: a bad one is answered `invalid` and does not stop the others. */
-            contacts: components["schemas"]["ContactBatchItem"][];
+            /** @description 1 to 100 contacts, each created or updated by its `externalId` when it has one, else by its number. Each is judged on its own against `ContactBatchItem`: a bad one (a field missing, of the wrong type or out of its limits, an unknown field) is answered `invalid` in `results` and does not stop the others. */
+            contacts: (components["schemas"]["ContactBatchItem"] | unknown)[];
         };
         ContactBatchResult: {
             /** @description The item's position in the request's `contacts` (0-based) */
             index: number;
             /**
-             * @description `created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. `adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact already had every field given: nothing was written. `conflict`: another contact holds the number or the external id (`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the field); nothing was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: send it again. Clients must tolerate statuses added later.
+             * @description `created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. `adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact already had every field given: nothing was written. `conflict`: another contact holds the number or the external id (`contactId` names it); nothing was written. `invalid`: the item is not a `ContactBatchItem` (a field missing, of the wrong type or out of its limits, an unknown field), or repeats the number or external id of an earlier item; `error` names the field; nothing was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: send it again. Clients must tolerate statuses added later.
              * @enum {string}
              */
             status: "created" | "updated" | "adopted" | "unchanged" | "conflict" | "invalid" | "unavailable";
