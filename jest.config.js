@@ -35,7 +35,11 @@ const ON_LIMITS_ENGINE = [
   'test/integration/contacts.test.ts',
   'test/integration/contacts-batch-limits.test.ts',
 ];
-const ON_BOTH_ENGINES = ['test/integration/contacts-races.test.ts', 'test/integration/consent-races.test.ts'];
+const ON_BOTH_ENGINES = [
+  'test/integration/contacts-races.test.ts',
+  'test/integration/consent-races.test.ts',
+  'test/integration/contacts-batch-delete.test.ts',
+];
 
 // Tests that wait on DynamoDB Local, the engine, runtimes and HTTP get a minute before Jest calls
 // them hung, not Jest's 5 s (test/support/slow-test-timeout.ts; Jest reads a timeout from its

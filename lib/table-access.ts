@@ -93,6 +93,20 @@ export const ROUTE_TABLE_ACCESS = {
    */
   deleteContact: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'] },
   /**
+   * `contact-batch-delete.deleteContacts`: the external ids' claims (BatchGetItem, GetItem when one moved), then each
+   * contact as `deleteContact` deletes it; the Idempotency-Key records as for `createContact` (Put, Get, Update,
+   * Delete).
+   */
+  deleteContacts: {
+    actions: [
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+    ],
+  },
+  /**
    * `threads.listThreads`: one page of the organization's threads on gsi2 (by last activity, keys only), then the
    * threads by key.
    */

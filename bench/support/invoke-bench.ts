@@ -174,6 +174,21 @@ async function eventsFor(
     );
     return made.map(({ contact }) => eventFor(route, authorizer, `/contacts/${contact.id}`, { id: contact.id }));
   }
+  if (route.operationId === 'deleteContacts') {
+    // Ten contacts an event, made beforehand through the domain module, deleted by external id.
+    const made = await inPool(count * 10, 8, (i) =>
+      createContact(fixture.tenantId, {
+        displayName: `Doomed ${i}`,
+        phoneNumber: e164('625', i),
+        externalId: `doomed-${i}`,
+      }),
+    );
+    return Array.from({ length: count }, (_, i) =>
+      eventFor(route, authorizer, route.path, null, {
+        contacts: made.slice(i * 10, i * 10 + 10).map(({ contact }) => ({ externalId: contact.externalId })),
+      }),
+    );
+  }
   return Promise.all(Array.from({ length: count }, (_, i) => ev(i)));
 }
 

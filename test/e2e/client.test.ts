@@ -259,6 +259,20 @@ describe('the typed client, operation by operation', () => {
     });
   });
 
+  it('deleteContacts: by id and by external id, each answered in order', async () => {
+    const charles = await api.client.GET('/contacts', { params: { query: { externalId: 'hs-1001' } } });
+    const deleted = await api.client.POST('/contacts/batch/delete', {
+      body: { contacts: [{ id: charles.data!.contacts[0].id }, { externalId: 'hs-1004' }, { externalId: 'hs-1099' }] },
+      params: { header: { 'Idempotency-Key': 'crm-cleanup-2026-11-30' } },
+    });
+
+    expect(deleted.data?.results.map((result) => [result.status, result.code])).toEqual([
+      ['deleted', null],
+      ['deleted', null],
+      ['not_found', 'not_found'],
+    ]);
+  });
+
   it('listCalls and getCall', async () => {
     const list = await api.client.GET('/calls', { params: { query: { direction: 'inbound', limit: pageSize(10) } } });
     const call = list.data!.calls[0];

@@ -1,5 +1,8 @@
 import { createClient, ContactImportError, verifyDelivery, type ImportContact } from '../../clients/typescript/src';
-import { useLocalRuntime } from './support/e2e';
+import type { OpenApiDocument } from '../../local/openapi-validator';
+import type { ApiResult } from './support/api';
+import { contractSuite } from './support/contract';
+import { unknownId, useLocalRuntime } from './support/e2e';
 import { pollUntil } from './support/poll';
 import { startReceiver, type Received, type Receiver } from './support/receiver';
 import { receiveTexts } from './support/texts';
@@ -16,6 +19,8 @@ const e2e = useLocalRuntime({ args: ['--allow-http-webhooks', '--webhook-backoff
 
 const ORG_NUMBER = '+15005550240';
 let key: string;
+/** A key of its own for the contract suite, so its requests leave the others' rate limit alone. */
+let contractKey: string;
 let tenantId: string;
 let receiver: Receiver;
 let checkEvent: (type: string, body: unknown) => void;
@@ -48,7 +53,7 @@ beforeAll(async () => {
   const { tenant } = await admin('tenant', 'create', '--name', 'CRM Sync Org', '--number', ORG_NUMBER);
   tenantId = tenant.id;
   await admin('tenant', 'update', tenantId, '--approve-host', '127.0.0.1');
-  const [created, , minted] = await Promise.all([
+  const [created, , minted, mintedForContract] = await Promise.all([
     admin(
       'webhook',
       'add',
@@ -62,9 +67,11 @@ beforeAll(async () => {
     // Registered without events: the contract's three, never a contact or consent event.
     admin('webhook', 'add', '--tenant', tenantId, '--url', receiver.url('/defaults')),
     admin('key', 'create', '--tenant', tenantId),
+    admin('key', 'create', '--tenant', tenantId),
   ]);
   directorySecret = created.secret;
   key = minted.key;
+  contractKey = mintedForContract.key;
 }, 120_000);
 
 afterAll(() => receiver?.close());
@@ -197,6 +204,85 @@ describe('POST /contacts/batch over HTTP', () => {
     }
     expect(next.body.contacts).toContainEqual(expect.objectContaining({ id: mirrored, tag: 'after the walk' }));
   });
+});
+
+const batchDelete = (contacts: unknown[], headers: Record<string, string> = {}) =>
+  e2e.api.request('POST', '/contacts/batch/delete', { key, json: { contacts }, headers });
+
+describe('POST /contacts/batch/delete over HTTP (issue 38, part 8)', () => {
+  it('deletes by id and by external id (deleted three times, not_found once), replays under its key, leaves a tombstone and sends a contact.deleted each', async () => {
+    // Prepare
+    const since = new Date(Date.now() - 1).toISOString();
+    const { body } = await batch(
+      ['gone-1', 'gone-2', 'gone-3'].map((externalId) => ({
+        displayName: externalId,
+        phoneNumber: newNumber(),
+        externalId,
+      })),
+    );
+    const [a, b, c] = body.results.map((r: { contactId: string }) => r.contactId);
+    const items = [{ id: a }, { externalId: 'gone-2' }, { externalId: 'gone-3' }, { id: unknownId() }];
+
+    // Act
+    const first = await batchDelete(items, { 'Idempotency-Key': 'cleanup-run-1' });
+    const replay = await batchDelete(items, { 'Idempotency-Key': 'cleanup-run-1' });
+    const tooMany = await batchDelete(Array.from({ length: 101 }, () => ({ id: a })));
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(first.body.results.map((r: { status: string; contactId: string }) => [r.status, r.contactId])).toEqual([
+      ['deleted', a],
+      ['deleted', b],
+      ['deleted', c],
+      ['not_found', items[3].id],
+    ]);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect([tooMany.status, tooMany.body.error]).toEqual([
+      400,
+      'body.contacts: Too big: expected array to have <=100 items',
+    ]);
+    const feed = await e2e.api.get(`/contacts?updatedSince=${encodeURIComponent(since)}&includeDeleted=true`, key);
+    expect(feed.body.deletedContacts.map((gone: { id: string }) => gone.id).sort()).toEqual([a, b, c].sort());
+    const deletedEvents = () =>
+      receiver
+        .received()
+        .filter((r) => r.path === '/directory' && eventOf(r).type === 'contact.deleted')
+        .filter((r) => [a, b, c].includes(eventOf(r).data.contact!.id));
+    await pollUntil('a contact.deleted of each', deletedEvents, (found) => found.length >= 3, 60_000);
+    expect(
+      deletedEvents()
+        .map((r) => eventOf(r).data.contact!.id)
+        .sort(),
+    ).toEqual([a, b, c].sort());
+  }, 90_000);
+});
+
+describe('a contract suite generated from the served OpenAPI document (issue 38, part 10)', () => {
+  it.each([['/contacts/batch'], ['/contacts/batch/delete']])(
+    'POST %s: every generated request is answered as the document says, with a status and a body it lists',
+    async (path) => {
+      // Prepare: the document as the runtime serves it
+      const document = (await (await fetch(`${e2e.runtime.baseUrl}/openapi.json`)).json()) as OpenApiDocument;
+      const cases = contractSuite(document, 'POST', path);
+
+      // Act: one at a time; the client checks each answer's status and body against the document (support/api.ts)
+      const answers: ApiResult[] = [];
+      for (const c of cases) answers.push(await e2e.api.request('POST', path, { key: contractKey, json: c.body }));
+
+      // Assess: a request the document's schema accepts succeeds, one it refuses is a 400; an item the item schema
+      // refuses is answered `invalid` at its index, as the document's result says
+      const outcome = (status: number) => (status >= 200 && status < 300 ? 'success' : status);
+      expect(cases.map((c, i) => [c.name, outcome(answers[i].status)])).toEqual(
+        cases.map((c) => [c.name, c.accepted ? 'success' : 400]),
+      );
+      const items = cases.flatMap((c, i) =>
+        c.item?.refused ? [[c.name, answers[i].body.results[c.item.index].status]] : [],
+      );
+      expect(items.length).toBeGreaterThan(0);
+      expect(items).toEqual(items.map(([name]) => [name, 'invalid']));
+    },
+  );
 });
 
 describe('contact.* and consent.changed at a receiver', () => {

@@ -47,17 +47,18 @@ describe('the function factory', () => {
     }
   });
 
-  it('gives API handlers and carrier callbacks 256 MB and 10 s, POST /contacts/batch 28 s, and the authorizer 3 s', () => {
+  it('gives API handlers and carrier callbacks 256 MB and 10 s, the two contact batches 28 s, and the authorizer 3 s', () => {
     const { stack, template } = synth();
 
     const byId = template.toJSON().Resources as Record<string, { Properties: FunctionProps }>;
 
-    const { upsertContacts, ...others } = stack.api.routeFunctions;
+    const { upsertContacts, deleteContacts, ...others } = stack.api.routeFunctions;
     for (const fn of [...Object.values(others), ...Object.values(stack.carrier.callbackFunctions)]) {
       expect(byId[logicalIdOf(stack, fn)].Properties).toMatchObject({ MemorySize: 256, Timeout: 10 });
     }
     // A batch of 100 contacts: inside API Gateway's 29 s, and the Idempotency-Key's in-progress lock (60 s).
-    expect(byId[logicalIdOf(stack, upsertContacts)].Properties).toMatchObject({ MemorySize: 256, Timeout: 28 });
+    for (const batch of [upsertContacts, deleteContacts])
+      expect(byId[logicalIdOf(stack, batch)].Properties).toMatchObject({ MemorySize: 256, Timeout: 28 });
     expect(byId[logicalIdOf(stack, stack.api.authorizerFunction)].Properties).toMatchObject({
       MemorySize: 256,
       Timeout: 3,

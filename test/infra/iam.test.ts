@@ -172,6 +172,11 @@ describe('least-privilege IAM', () => {
     ],
     ['deleteContact', ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'], {}],
     [
+      'deleteContacts',
+      ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      {},
+    ],
+    [
       'upsertContacts',
       [
         'dynamodb:BatchGetItem',

@@ -122,6 +122,7 @@ const CASES: Record<string, { rawParameters?: Record<string, string>; body?: unk
   updateContact: { rawParameters: { id: contactId }, body: { tag: 'vip' }, status: 404 },
   deleteContact: { rawParameters: { id: contactId }, status: 404 },
   upsertContacts: { body: { contacts: [{ displayName: 'Ada', phoneNumber: '+14155550100' }] }, status: 200 },
+  deleteContacts: { body: { contacts: [{ id: contactId }, { externalId: 'crm-1' }] }, status: 200 },
   listThreads: { status: 200 },
   sendMessage: { body: { to: '+14155550123', body: 'Hello' }, status: 409 },
   listMessages: { rawParameters: { counterpart }, status: 200 },

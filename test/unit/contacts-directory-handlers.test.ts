@@ -11,6 +11,7 @@ import {
 import { handler as upsertContacts } from '../../lambdas/handlers/api/upsert-contacts';
 import { handler as listContacts } from '../../lambdas/handlers/api/list-contacts';
 import { handler as updateContact } from '../../lambdas/handlers/api/update-contact';
+import { handler as deleteContacts } from '../../lambdas/handlers/api/delete-contacts';
 import { aPrincipal, apiEvent, bodyOf, jsonHeaders, lambdaContext } from '../support/api-event';
 import { externalIdClaimKey } from '../../lambdas/contexts/contacts/contact-rows';
 import { uuidv7LowerBound } from '../../lambdas/shared/ids';
@@ -115,6 +116,70 @@ describe('POST /contacts/batch', () => {
     ]);
 
     expect(result.statusCode).toBe(413);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+  });
+});
+
+describe('POST /contacts/batch/delete', () => {
+  const batchDelete = (body: unknown) =>
+    deleteContacts(
+      apiEvent({
+        method: 'POST',
+        resource: '/api/v1/contacts/batch/delete',
+        body: JSON.stringify(body),
+        headers: jsonHeaders,
+        principal,
+      }),
+      lambdaContext,
+    );
+
+  it('answers each malformed item invalid at its index naming its field, and runs the others', async () => {
+    // Prepare: no contact has the well-formed id (the mocked table finds nothing)
+    const id = '0193a4b2-7c1e-7a3f-9b2d-4e5f6a7b8c9d';
+
+    // Act
+    const result = await batchDelete({
+      contacts: [
+        {},
+        { id, externalId: 'crm-1' },
+        { id: 'not-an-id' },
+        { externalId: 'crm-2', displayName: 'Ada' },
+        'crm-3',
+        { externalId: '' },
+        { id },
+      ],
+    });
+
+    // Assess
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result).results.map((r: { status: string; error: string | null }) => [r.status, r.error])).toEqual([
+      ['invalid', 'contacts[0].id: is required (or externalId)'],
+      ['invalid', 'contacts[1].externalId: cannot be combined with id'],
+      ['invalid', 'contacts[2].id: Invalid UUID'],
+      ['invalid', 'contacts[3].displayName: unknown field'],
+      ['invalid', 'contacts[4]: Invalid input: expected object, received string'],
+      ['invalid', 'contacts[5].externalId: Too small: expected string to have >=1 characters'],
+      ['not_found', 'contacts[6].id: no contact has this id'],
+    ]);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
+    expect(rateLimitCounts()).toBe(1);
+  });
+
+  it.each([
+    ['no contacts', { contacts: [] }, 'body.contacts: Too small: expected array to have >=1 items'],
+    [
+      '101 contacts',
+      { contacts: Array.from({ length: 101 }, () => ({})) },
+      'body.contacts: Too big: expected array to have <=100 items',
+    ],
+    ['not a list', { contacts: { id: 'x' } }, 'body.contacts: Invalid input: expected array, received object'],
+    ['no list at all', {}, 'body.contacts: is required'],
+    ['an unknown field', { contacts: [{}], ids: [] }, 'body.ids: unknown field'],
+  ])('refuses %s with 400 naming the field, deleting nothing', async (_case, body, error) => {
+    const result = await batchDelete(body);
+
+    expect([result.statusCode, bodyOf(result).error]).toEqual([400, error]);
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 0);
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 0);
   });
 });

@@ -198,6 +198,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts/batch/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete up to 100 contacts in one request, each by its id or its external id
+         * @description Requires scope `contacts.manage`.
+         *
+         *     Up to 100 contacts, each named by `id` or by `externalId` (exactly one), each deleted on its own as `DELETE /contacts/{id}` deletes it (its number and external id are freed, its tombstone joins the feed of changes and `contact.deleted` is sent), and answered in `results`, one per item in request order (`index`): `deleted`, `not_found`, `invalid` (naming `contacts[<index>].<field>`; the others still run) or `unavailable` (nothing deleted for it: send it again). Items naming the same contact (twice by id or by external id, or once by each) delete it once: the first answers for it and the later ones are `not_found`, naming it. The request counts once against the rate limit. With an `Idempotency-Key`, a retry answers exactly what the first request did.
+         */
+        post: operations["deleteContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/messages": {
         parameters: {
             query?: never;
@@ -777,14 +799,14 @@ export interface components {
             } | null;
         };
         UpsertContactsRequest: {
-            /** @description 1 to 100 contacts, each created or updated by its `externalId` when it has one, else by its number. Each is validated on its own: a bad one is answered `invalid` and does not stop the others. */
-            contacts: components["schemas"]["ContactBatchItem"][];
+            /** @description 1 to 100 contacts, each created or updated by its `externalId` when it has one, else by its number. Each is judged on its own against `ContactBatchItem`: a bad one (a field missing, of the wrong type or out of its limits, an unknown field) is answered `invalid` in `results` and does not stop the others. */
+            contacts: (components["schemas"]["ContactBatchItem"] | unknown)[];
         };
         ContactBatchResult: {
             /** @description The item's position in the request's `contacts` (0-based) */
             index: number;
             /**
-             * @description `created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. `adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact already had every field given: nothing was written. `conflict`: another contact holds the number or the external id (`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the field); nothing was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: send it again. Clients must tolerate statuses added later.
+             * @description `created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. `adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact already had every field given: nothing was written. `conflict`: another contact holds the number or the external id (`contactId` names it); nothing was written. `invalid`: the item is not a `ContactBatchItem` (a field missing, of the wrong type or out of its limits, an unknown field), or repeats the number or external id of an earlier item; `error` names the field; nothing was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: send it again. Clients must tolerate statuses added later.
              * @enum {string}
              */
             status: "created" | "updated" | "adopted" | "unchanged" | "conflict" | "invalid" | "unavailable";
@@ -799,6 +821,41 @@ export interface components {
         };
         ContactBatch: {
             results: components["schemas"]["ContactBatchResult"][];
+        };
+        /** @description A contact to delete, named by its `id` or by its `externalId`: exactly one of the two. */
+        ContactDeleteItem: {
+            /**
+             * Format: uuid
+             * @description The contact's id
+             */
+            id: string;
+        } | {
+            /** @description Your own id of the contact (compared exactly) */
+            externalId: string;
+        };
+        DeleteContactsRequest: {
+            /** @description 1 to 100 contacts to delete, each named by `id` or `externalId` (`ContactDeleteItem`). Each is judged on its own: a bad one is answered `invalid` and does not stop the others. */
+            contacts: (components["schemas"]["ContactDeleteItem"] | unknown)[];
+        };
+        ContactDeleteResult: {
+            /** @description The item's position in the request's `contacts` (0-based) */
+            index: number;
+            /**
+             * @description `deleted`: the contact is gone, its tombstone is in the feed of changes and `contact.deleted` is sent. `not_found`: no contact had the `id` or held the `externalId` when the item ran, or an earlier item of the batch named the same contact (that item answers for it; `error` names it). `invalid`: the item is not a `ContactDeleteItem` (neither or both of `id` and `externalId`, a malformed value, an unknown field); `error` names the field; nothing was deleted. `unavailable`: the organization's data was too busy, or the request's time ran out, before this item; nothing was deleted for it: send it again. Clients must tolerate statuses added later.
+             * @enum {string}
+             */
+            status: "deleted" | "not_found" | "invalid" | "unavailable";
+            /** @description The contact the item named: its `id`, or the contact found holding its `externalId`. Null for `invalid`, and for an `externalId` no contact held */
+            contactId: string | null;
+            /** @description The item's `externalId`, when it named the contact by one */
+            externalId: string | null;
+            /** @description For `not_found`, `invalid` and `unavailable`: what is wrong, naming the field as `contacts[<index>].<field>` */
+            error: string | null;
+            /** @description For `not_found`, `invalid` and `unavailable`: the error code a single request would have answered */
+            code: ("not_found" | "validation_failed" | "temporarily_unavailable") | null;
+        };
+        ContactDeleteBatch: {
+            results: components["schemas"]["ContactDeleteResult"][];
         };
         Message: {
             /** Format: uuid */
@@ -3191,6 +3248,290 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContactBatch"];
+                };
+            };
+            /**
+             * @description Bad request:
+             *     - `validation_failed`: a parameter, header or body field failed validation; `error` names it
+             */
+            400: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "validation_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized:
+             *     - `unauthorized`: the API key is missing, malformed, unknown, revoked or expired (header `WWW-Authenticate: Bearer`)
+             */
+            401: {
+                headers: {
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden:
+             *     - `api_access_disabled`: the organization's plan does not include API access
+             *     - `insufficient_scope`: the key lacks the scope the operation requires (`error` names it; `GET /me` lists the scopes the key holds)
+             */
+            403: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "api_access_disabled" | "insufficient_scope";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Conflict:
+             *     - `idempotency_conflict`: a request with the same Idempotency-Key is still running; retry it later with the same key
+             */
+            409: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "idempotency_conflict";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Payload too large:
+             *     - `payload_too_large`: the body is larger than 64 KiB
+             */
+            413: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unsupported media type:
+             *     - `unsupported_media_type`: the body is not `application/json`
+             */
+            415: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unprocessable:
+             *     - `idempotency_mismatch`: the Idempotency-Key was already used with a different body
+             */
+            422: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "idempotency_mismatch";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too many requests:
+             *     - `rate_limited`: too many requests: wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Internal error:
+             *     - `internal`: an unexpected error; the message carries the request id
+             */
+            500: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "internal";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Service unavailable:
+             *     - `temporarily_unavailable`: the organization's data is too busy right now (DynamoDB throttled or other writes held the same rows, and the service's own retries did not outlast it): nothing was changed; send the same request again after `Retry-After` seconds (with the same Idempotency-Key, if any)
+             */
+            503: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        code?: "temporarily_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteContacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a UUID). A retry with the same key and body returns the first successful response (header `Idempotent-Replayed: true`) without doing anything again; the same key with another body is 422, and while the first request still runs 409. Keys are kept 24 hours per organization; a failed request does not keep its key. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteContactsRequest"];
+            };
+        };
+        responses: {
+            /** @description One answer per item, in request order */
+            200: {
+                headers: {
+                    /** @description Requests allowed per key and minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    /** @description IETF draft form, e.g. `"default";q=120;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft form, e.g. `"default";r=119;t=42` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactDeleteBatch"];
                 };
             };
             /**

@@ -2,6 +2,7 @@ import { runWithDeadline } from '../../shared/deadline';
 import { TemporarilyUnavailableError, ValidationError } from '../../shared/errors';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
+import { answerInPasses, ITEM_START_RESERVE_MS, timeLeftFor } from './batch-items';
 import { claimsOf, readExternalIdClaim, readNumberClaim } from './contact-claims';
 import { insertNewContact, insertNewContacts } from './contact-inserts';
 import { adoptRound, updateRound, type Updated } from './contacts';
@@ -35,27 +36,6 @@ export type BatchEntry = { index: number; item: ContactBatchItemInput } | { inde
 
 /** Rounds of one item: each lost round means another writer changed its contact or a claim meanwhile. */
 const ITEM_ROUNDS = { what: "upsertContacts: an item's contact kept changing", rounds: 4 };
-
-/**
- * Items written at once. Each is one transaction after two reads; on AWS about 20-50 ms, so a batch
- * of 100 takes about a second, well inside API Gateway's 29 s, and an organization's writes stay
- * within what its busiest index partitions take (docs/capacity.md).
- */
-const ITEMS_IN_FLIGHT = 4;
-
-/**
- * Passes over the items that DynamoDB refused for contention after the client's own retries (a
- * throttled partition): the second waits a moment first. What is still refused then is answered
- * `unavailable` (nothing written for it), for the client to send again.
- */
-const PASSES = 2;
-const PASS_PAUSE_MS = 1000;
-
-/**
- * An item is started only while this much time is left before the batch's deadline (one item takes
- * tens of milliseconds on AWS; the SDK makes no retry past the deadline, shared/deadline.ts).
- */
-const ITEM_START_RESERVE_MS = 1000;
 
 /** An item the batch had no time left for: nothing written, for the client to send again. */
 const notReached = (index: number, item: ContactBatchItemInput): ContactBatchResult => ({
@@ -189,20 +169,6 @@ const invalid = (index: number, error: string, externalId: string | null = null)
   code: 'validation_failed',
 });
 
-/** Runs `work` over `items`, at most `inFlight` at a time, answers in the items' order. */
-async function inOrder<T, R>(items: readonly T[], inFlight: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const at = next++;
-      results[at] = await work(items[at]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, items.length) }, worker));
-  return results;
-}
-
 type Pending = { index: number; item: ContactBatchItemInput };
 
 /**
@@ -273,25 +239,16 @@ export async function upsertContacts(
       results.set(entry.index, invalid(entry.index, repeats.get(entry.index)!, entry.item.externalId ?? null));
     else pending.push(entry);
   }
-  const timeFor = (ms: number) => Date.now() + ms < deadline;
   await runWithDeadline(deadline, async () => {
-    if (pending.length > 0 && timeFor(ITEM_START_RESERVE_MS))
+    if (pending.length > 0 && timeLeftFor(deadline, ITEM_START_RESERVE_MS))
       pending = await createTheNew(tenantId, pending, results, origin);
-    for (let pass = 0; pass < PASSES && pending.length > 0; pass += 1) {
-      if (pass > 0) {
-        const pause = PASS_PAUSE_MS * (0.5 + Math.random() / 2);
-        if (!timeFor(pause + ITEM_START_RESERVE_MS)) break;
-        await new Promise((resolve) => setTimeout(resolve, pause));
-      }
-      const answers = await inOrder(pending, ITEMS_IN_FLIGHT, ({ index, item }) =>
-        timeFor(ITEM_START_RESERVE_MS)
-          ? upsertOne(tenantId, index, item, origin)
-          : Promise.resolve(notReached(index, item)),
-      );
-      for (const answer of answers) results.set(answer.index, answer);
-      pending = pending.filter((_, i) => answers[i].status === 'unavailable');
-    }
+    const answers = await answerInPasses(
+      pending,
+      deadline,
+      ({ index, item }) => upsertOne(tenantId, index, item, origin),
+      ({ index, item }) => notReached(index, item),
+    );
+    for (const [index, answer] of answers) results.set(index, answer);
   });
-  for (const { index, item } of pending) if (!results.has(index)) results.set(index, notReached(index, item));
   return entries.map((entry) => results.get(entry.index)!);
 }

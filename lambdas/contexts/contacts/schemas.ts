@@ -3,6 +3,7 @@ import '../../shared/schemas/zod-english';
 import type { CreateContactBody } from './requests/create-contact';
 import type { ListContactsQuery } from './requests/list-contacts';
 import type { UpdateContactBody } from './requests/update-contact';
+import type { ContactDeleteItem } from './requests/delete-contacts';
 import type { ContactBatchItem } from './requests/upsert-contacts';
 
 /**
@@ -141,8 +142,9 @@ export const ContactBatchResultSchema = z
         'matched contact ' +
         'already had every field given: nothing was written. `conflict`: another contact holds the number or the ' +
         'external id ' +
-        '(`contactId` names it); nothing was written. `invalid`: the item failed validation (`error` names the ' +
-        'field); nothing ' +
+        '(`contactId` names it); nothing was written. `invalid`: the item is not a `ContactBatchItem` (a field ' +
+        'missing, of the wrong type or out of its limits, an unknown field), or repeats the number or external id ' +
+        'of an earlier item; `error` names the field; nothing ' +
         "was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was " +
         'written for it: ' +
         'send it again. Clients must tolerate statuses added later.',
@@ -171,10 +173,55 @@ export const ContactBatchSchema = z
   .object({ results: z.array(ContactBatchResultSchema) })
   .register(z.globalRegistry, { id: 'ContactBatch' });
 
+export const CONTACT_DELETE_STATUSES = ['deleted', 'not_found', 'invalid', 'unavailable'] as const;
+export type ContactDeleteStatus = (typeof CONTACT_DELETE_STATUSES)[number];
+
+/** The answer for one item of `POST /contacts/batch/delete`, at its position in the request. */
+export const ContactDeleteResultSchema = z
+  .object({
+    index: z
+      .int()
+      .check(z.gte(0))
+      .register(z.globalRegistry, { description: "The item's position in the request's `contacts` (0-based)" }),
+    status: z.enum(CONTACT_DELETE_STATUSES).register(z.globalRegistry, {
+      description:
+        '`deleted`: the contact is gone, its tombstone is in the feed of changes and `contact.deleted` is sent. ' +
+        '`not_found`: no contact had the `id` or held the `externalId` when the item ran, or an earlier item of ' +
+        'the batch named the same contact (that item answers for it; `error` names it). `invalid`: the item is not ' +
+        'a `ContactDeleteItem` (neither or both of `id` and `externalId`, a malformed value, an unknown field); ' +
+        "`error` names the field; nothing was deleted. `unavailable`: the organization's data was too busy, or the " +
+        "request's time ran out, before this item; nothing was deleted for it: send it again. Clients must " +
+        'tolerate statuses added later.',
+    }),
+    contactId: z.nullable(uuid.clone()).register(z.globalRegistry, {
+      description:
+        'The contact the item named: its `id`, or the contact found holding its `externalId`. Null for `invalid`, ' +
+        'and for an `externalId` no contact held',
+    }),
+    externalId: z
+      .nullable(z.string())
+      .register(z.globalRegistry, { description: "The item's `externalId`, when it named the contact by one" }),
+    error: z.nullable(z.string()).register(z.globalRegistry, {
+      description:
+        'For `not_found`, `invalid` and `unavailable`: what is wrong, naming the field as ' +
+        '`contacts[<index>].<field>`',
+    }),
+    code: z.nullable(z.enum(['not_found', 'validation_failed', 'temporarily_unavailable'])).register(z.globalRegistry, {
+      description: 'For `not_found`, `invalid` and `unavailable`: the error code a single request would have answered',
+    }),
+  })
+  .register(z.globalRegistry, { id: 'ContactDeleteResult' });
+
+export const ContactDeleteBatchSchema = z
+  .object({ results: z.array(ContactDeleteResultSchema) })
+  .register(z.globalRegistry, { id: 'ContactDeleteBatch' });
+
 export type Contact = z.infer<typeof ContactSchema>;
 export type DeletedContact = z.infer<typeof DeletedContactSchema>;
 export type ContactBatchResult = z.infer<typeof ContactBatchResultSchema>;
 export type ContactBatchItemInput = z.infer<typeof ContactBatchItem>;
+export type ContactDeleteResult = z.infer<typeof ContactDeleteResultSchema>;
+export type ContactDeleteItemInput = z.infer<typeof ContactDeleteItem>;
 export type CreateContactInput = z.infer<typeof CreateContactBody>;
 export type UpdateContactInput = z.infer<typeof UpdateContactBody>;
 /** The list's parameters as the domain takes them: `includeDeleted` defaults to false. */

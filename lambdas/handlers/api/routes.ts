@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route-spec';
 import { createContactRoute } from './operations/create-contact';
 import { deleteContactRoute } from './operations/delete-contact';
+import { deleteContactsRoute } from './operations/delete-contacts';
 import { getApiReferenceRoute } from './operations/get-api-reference';
 import { getCallRoute } from './operations/get-call';
 import { getContactRoute } from './operations/get-contact';
@@ -38,6 +39,7 @@ export const routes = {
   updateContact: updateContactRoute,
   deleteContact: deleteContactRoute,
   upsertContacts: upsertContactsRoute,
+  deleteContacts: deleteContactsRoute,
   listThreads: listThreadsRoute,
   sendMessage: sendMessageRoute,
   listMessages: listMessagesRoute,

@@ -75,6 +75,7 @@ export type ResponseComponent =
   | 'ContactEnvelope'
   | 'ContactCreated'
   | 'ContactBatch'
+  | 'ContactDeleteBatch'
   | 'ThreadList'
   | 'MessageList'
   | 'MessageEnvelope'

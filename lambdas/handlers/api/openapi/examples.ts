@@ -231,6 +231,55 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
       },
     },
   },
+  deleteContacts: {
+    request: {
+      cleanup: {
+        summary: 'Records a CRM removed, by id and by its own id (the third names no contact)',
+        value: {
+          contacts: [
+            { id: CONTACT_ID },
+            { externalId: 'hs-4829302' },
+            { externalId: 'hs-0000000' },
+            { id: CONTACT_ID, externalId: 'hs-4829301' },
+          ],
+        },
+      },
+    },
+    responses: {
+      200: {
+        summary: 'One answer per item, in request order',
+        value: {
+          results: [
+            { index: 0, status: 'deleted', contactId: CONTACT_ID, externalId: null, error: null, code: null },
+            {
+              index: 1,
+              status: 'deleted',
+              contactId: '0193a4d2-5e6f-7a8b-9c0d-1e2f3a4b5c6d',
+              externalId: 'hs-4829302',
+              error: null,
+              code: null,
+            },
+            {
+              index: 2,
+              status: 'not_found',
+              contactId: null,
+              externalId: 'hs-0000000',
+              error: 'contacts[2].externalId: no contact holds this external id',
+              code: 'not_found',
+            },
+            {
+              index: 3,
+              status: 'invalid',
+              contactId: null,
+              externalId: null,
+              error: 'contacts[3].externalId: cannot be combined with id',
+              code: 'validation_failed',
+            },
+          ],
+        },
+      },
+    },
+  },
   createContact: {
     request: {
       named: {

@@ -2,11 +2,14 @@ import * as z from 'zod/mini';
 import { CallEnvelopeSchema, CallListSchema, CallSchema } from '../../../contexts/calls/schemas';
 import { CreateContactBody } from '../../../contexts/contacts/requests/create-contact';
 import { UpdateContactBody } from '../../../contexts/contacts/requests/update-contact';
+import { ContactDeleteItem, DeleteContactsBody } from '../../../contexts/contacts/requests/delete-contacts';
 import { ContactBatchItem, UpsertContactsBody } from '../../../contexts/contacts/requests/upsert-contacts';
 import {
   ContactBatchResultSchema,
   ContactBatchSchema,
   ContactCreatedSchema,
+  ContactDeleteBatchSchema,
+  ContactDeleteResultSchema,
   ContactEnvelopeSchema,
   ContactListSchema,
   ContactSchema,
@@ -76,6 +79,10 @@ const COMPONENTS: z.ZodMiniType[] = [
   UpsertContactsBody,
   ContactBatchResultSchema,
   ContactBatchSchema,
+  ContactDeleteItem,
+  DeleteContactsBody,
+  ContactDeleteResultSchema,
+  ContactDeleteBatchSchema,
   MessageSchema,
   ThreadSchema,
   ThreadListSchema,
@@ -97,6 +104,8 @@ const REQUEST_COMPONENTS = new Set([
   'UpdateContactRequest',
   'ContactBatchItem',
   'UpsertContactsRequest',
+  'ContactDeleteItem',
+  'DeleteContactsRequest',
   'SendMessageRequest',
   'RescheduleMessageRequest',
   'RecordConsentRequest',
@@ -406,7 +415,7 @@ const INTRODUCTION = [
     'retries for about a second itself; if that is not enough it answers 503 `temporarily_unavailable` with ' +
     '`Retry-After`. ' +
     'Nothing was changed: send the same request again (with the same `Idempotency-Key`, if it had one).',
-  '## Idempotency\n`POST /contacts`, `POST /contacts/batch` and `POST /messages` accept an `Idempotency-Key` header: ' +
+  '## Idempotency\n`POST /contacts`, `POST /contacts/batch`, `POST /contacts/batch/delete` and `POST /messages` accept an `Idempotency-Key` header: ' +
     'a retry with the same key ' +
     'and body answers what the first request did and does nothing again. Send every text with one.',
   '## Versioning\nThis is v1, under `/api/v1`. Within v1 fields, optional parameters, endpoints, event types and ' +
