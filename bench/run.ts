@@ -37,7 +37,7 @@
  * --directory-only (section 12 alone: its result replaces the `directory` entry of bench/results.json and
  * leaves every other section's as recorded; always also bench/out/directory-only.json; a full run runs it
  * last, in a child with a DynamoDB Local of its own), --skip-directory,
- * --directory-import 10000, --directory-sizes 1000,100000, --scheduled-only (section 13 alone, written to
+ * --directory-import 10000, --directory-sizes 1000,100000, --directory-batches 16 (the batches sent at once), --scheduled-only (section 13 alone, written to
  * bench/out/scheduled-only.json; --scheduled-texts <n>, default 10,000), --skip-scheduled.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -80,7 +80,7 @@ const SETTINGS = {
   directory: {
     importContacts: Number(optionValue('--directory-import') ?? (QUICK ? 1000 : 10_000)),
     syncSizes: (optionValue('--directory-sizes') ?? (QUICK ? '1000' : '1000,100000')).split(',').map(Number),
-    concurrentBatches: QUICK ? 4 : 16,
+    concurrentBatches: Number(optionValue('--directory-batches') ?? (QUICK ? 4 : 16)),
   },
   events: {
     rate: optionValue('--events-rate') === undefined ? undefined : Number(optionValue('--events-rate')),
@@ -1044,10 +1044,14 @@ async function measureDirectoryPhase(endpoint: string) {
   const runtime = await startRuntimeOnEngine(endpoint);
   let imported: Awaited<ReturnType<typeof bench.measureImport>>;
   let concurrent: Awaited<ReturnType<typeof bench.measureConcurrentBatches>>;
+  let updates: Awaited<ReturnType<typeof bench.measureConcurrentUpdates>>;
   try {
     imported = await bench.measureImport(runtime, importContacts, (line) => log(line));
     log(`  ${SETTINGS.directory.concurrentBatches} batches of 100 new contacts from one organization at once`);
     concurrent = await bench.measureConcurrentBatches(runtime, SETTINGS.directory.concurrentBatches, 100);
+    log(`  ${SETTINGS.directory.concurrentBatches} batches of 100 updates from one organization at once`);
+    updates = await bench.measureConcurrentUpdates(runtime, SETTINGS.directory.concurrentBatches, 100);
+    log(`  ${JSON.stringify(updates)}`);
   } finally {
     await runtime.stop();
   }
@@ -1137,7 +1141,7 @@ async function measureDirectoryPhase(endpoint: string) {
       ]),
     ]),
   );
-  return { import: imported, concurrent, sync };
+  return { import: imported, concurrent, updates, sync };
 }
 
 async function measureScalePhase(dynamodbEndpoint: string) {

@@ -62,7 +62,12 @@ export type ConcurrentBatches = {
   results: Record<string, number>;
 } & RunOutcome;
 
-export type DirectoryResult = { import: DirectoryImport; concurrent: ConcurrentBatches; sync: SyncPageCost[] };
+export type DirectoryResult = {
+  import: DirectoryImport;
+  concurrent: ConcurrentBatches;
+  updates?: ConcurrentUpdates;
+  sync: SyncPageCost[];
+};
 
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Katherine', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret'];
 const LAST_NAMES = [
@@ -313,4 +318,80 @@ export async function measureSync(sizes: number[], log: (line: string) => void):
     });
   }
   return results;
+}
+
+/** `batches` requests of `size` updates of existing contacts, from one organization, sent at once (issue 38 part 6). */
+export type ConcurrentUpdates = {
+  batches: number;
+  size: number;
+  statuses: Record<string, number>;
+  /** Item results of the burst itself, by status; `unavailable` ones are sent again after it. */
+  results: Record<string, number>;
+  /** The slowest answer of the burst: API Gateway cuts at 29 s, so 29.5 s is the ceiling. */
+  maxBatchMs: number;
+  /** Rounds of sending the `unavailable` items again until none was left (0: none was). */
+  retryRounds: number;
+  /** Contacts whose row shows the update after the retries: the target is every one. */
+  applied: number;
+  serverErrors: number;
+};
+
+/**
+ * The burst the deadline exists for: `batches` concurrent batches of `size` updates (each contact's name and a
+ * custom field), on contacts made beforehand (not measured), over HTTP to `runtime` on the limits engine. Items a
+ * batch had no time for answer `unavailable` (nothing written) and are sent again, as the import client does.
+ */
+export async function measureConcurrentUpdates(
+  runtime: RuntimeProcess & { limits: LimitsMeters },
+  batches: number,
+  size: number,
+): Promise<ConcurrentUpdates> {
+  const tenant = await createTenant({ name: 'Directory bench, updates at once', plan: 'pro' });
+  const { key } = await createApiKey({ tenantId: tenant.id, name: 'crm sync', scopes: [...SCOPES] });
+  const post = async (contacts: ImportContact[]) => {
+    const started = performance.now();
+    const response = await fetch(`${runtime.baseUrl}/contacts/batch`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ contacts }),
+    });
+    const body = (await response.json()) as { results?: { status: string }[] };
+    return { status: response.status, ms: performance.now() - started, results: body.results ?? [] };
+  };
+  const made = (b: number) => Array.from({ length: size }, (_, i) => crmContact(3_000_000 + b * size + i));
+  for (let b = 0; b < batches; b += 1) await post(made(b));
+  const updated = (contact: ImportContact): ImportContact => ({
+    ...contact,
+    displayName: `${contact.displayName} (updated)`,
+    customFields: { ...contact.customFields, lifecycleStage: 'renewal' },
+  });
+  await runtime.limits.reset();
+  const burst = await Promise.all(Array.from({ length: batches }, (_, b) => post(made(b).map(updated))));
+  const statuses: Record<string, number> = {};
+  const results: Record<string, number> = {};
+  let left: ImportContact[] = [];
+  burst.forEach(({ status, results: items }, b) => {
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    items.forEach((item, i) => {
+      results[item.status] = (results[item.status] ?? 0) + 1;
+      if (item.status === 'unavailable') left.push(updated(made(b)[i]));
+    });
+  });
+  let retryRounds = 0;
+  while (left.length > 0 && retryRounds < 10) {
+    retryRounds += 1;
+    const again = await post(left.slice(0, 100));
+    left = [...left.slice(100), ...left.slice(0, 100).filter((_, i) => again.results[i]?.status === 'unavailable')];
+  }
+  const rows = await contactRowsOf(tenant.id);
+  return {
+    batches,
+    size,
+    statuses,
+    results,
+    maxBatchMs: Math.round(Math.max(...burst.map((b) => b.ms))),
+    retryRounds,
+    applied: rows.filter((row) => String(row.displayName).endsWith('(updated)')).length,
+    serverErrors: burst.filter((b) => b.status >= 500).length,
+  };
 }

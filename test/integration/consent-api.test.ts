@@ -92,7 +92,8 @@ describe('consent recorded through the API', () => {
     const afterOptOut = await recordConsent(tenantId, optOut(number));
     const optedOutRow = await ledgerRow(tenantId, number);
     const refused = await text(tenantId, number).catch((err: unknown) => err);
-    const afterOptIn = await recordConsent(tenantId, optIn(number, new Date(Date.now() - 1000)));
+    // Collected now: an opt-in collected before the opt-out would be history (409 consent_superseded)
+    const afterOptIn = await recordConsent(tenantId, optIn(number, new Date()));
     const optedInRow = await ledgerRow(tenantId, number);
     const reopened = await text(tenantId, number);
     // Assess

@@ -75,18 +75,20 @@ const freshNumber = () => `+1646${String(2_000_000 + (serial += 1)).padStart(7, 
 
 /** Batches sent at once: enough that they meet on the organization's shared keys (search prefixes, list partitions). */
 const BATCHES = 4;
-const CONTACTS = BATCHES * 100;
+/** Half a full batch each: the units per contact hold at any size; the bench's section 12 sends 16 of 100. */
+const BATCH_SIZE = 50;
+const CONTACTS = BATCHES * BATCH_SIZE;
 
-describe(`${BATCHES} batches of 100 new contacts from one organization at once`, () => {
+describe(`${BATCHES} batches of ${BATCH_SIZE} new contacts from one organization at once`, () => {
   it('creates every contact once, answers no error, and puts at most 2 write units per contact on any partition-key value', async () => {
     // Prepare: contacts of one area code (their number prefixes share search partitions, as a CRM's do)
     const tenantId = m.uuidv7();
     const batches = Array.from({ length: BATCHES }, (_, b) =>
       entries(
-        Array.from({ length: 100 }, (_, i) => ({
+        Array.from({ length: BATCH_SIZE }, (_, i) => ({
           displayName: 'X',
-          phoneNumber: `+1${300_000 + b * 100 + i}`,
-          externalId: `imp-${b * 100 + i}`,
+          phoneNumber: `+1${300_000 + b * BATCH_SIZE + i}`,
+          externalId: `imp-${b * BATCH_SIZE + i}`,
         })),
       ),
     );

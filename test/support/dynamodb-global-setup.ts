@@ -1,4 +1,4 @@
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
+import { SHORT_RUN_JVM_OPTIONS, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import { startLimitsProxy, type LimitsProxy } from '../../local/dynamodb-limits/limits-proxy';
 
 /** What the integration run started, for the teardown (globalSetup and globalTeardown share this process). */
@@ -13,13 +13,14 @@ const started = globalThis as { __integrationEngines?: IntegrationEngines };
  * start and its warm-up per file cost more CPU than anything else in the e2e project did.
  * In front of it, one limits-faithful engine (docs/local-engine.md) for the files that run on it
  * (`DYNAMODB_LIMITS_ENDPOINT`; on-limits-engine.ts switches a file over). Every project of the
- * run that needs it (integration, integration-limits, e2e) calls this: the first starts, the others reuse.
+ * run that needs it (integration, integration-limits, e2e) calls this: the first starts, the others reuse. The JVM
+ * runs with the client compiler alone (SHORT_RUN_JVM_OPTIONS): a run of minutes never pays back the optimizer's CPU.
  */
 export default async function globalSetup(): Promise<void> {
   // globalSetup runs outside the per-file setupFiles; see quiet-sdk.ts for why this warning is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   if (!started.__integrationEngines) {
-    const dynamoDbLocal = await startDynamoDbLocal({ sharedDb: false });
+    const dynamoDbLocal = await startDynamoDbLocal({ sharedDb: false, jvmOptions: SHORT_RUN_JVM_OPTIONS });
     const limits = await startLimitsProxy({ upstream: dynamoDbLocal.endpoint, sharedDb: false });
     started.__integrationEngines = { dynamoDbLocal, limits };
     const stopOnSignal = () => void Promise.all([limits.stop(), dynamoDbLocal.stop()]).finally(() => process.exit(130));
