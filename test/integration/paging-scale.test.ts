@@ -12,7 +12,7 @@ import { ensureDemoOrganization } from '../../local/demo';
  * counted at the DynamoDB client (ScannedCount), so a filter or a loop over the partition shows.
  */
 const SMALL = { threads: 200, conversation: 200 };
-const LARGE = { threads: 2_000, conversation: 1_000 };
+const LARGE = { threads: 1_000, conversation: 600 };
 const LIMIT = 50;
 const CONVERSATION_WITH = '+14155550199';
 

@@ -4,7 +4,7 @@ import { markRaceMeters, type RaceCounts } from '../support/engine-meters';
 import { runTextingFaults, type FaultRunFigures } from '../support/texting-fault-run';
 
 /**
- * Texts under faults (docs/decisions.md, "Texts under faults"): 260 sends (520 in the
+ * Texts under faults (docs/decisions.md, "Texts under faults"): 200 sends (520 in the
  * bench: TEXTING_FAULTS_SENDS) with retries against a
  * fake Twilio that answers late, resets, answers 5xx and 429 and calls back early, late, twice
  * and out of order, with DynamoDB throttling, transaction conflicts and lost answers injected.
@@ -17,7 +17,7 @@ beforeAll(async () => {
   await createTestTable();
   const meters = await markRaceMeters();
   // Act (once for the whole file: every assertion below reads the same run)
-  figures = await runTextingFaults({ sends: suiteSize('TEXTING_FAULTS_SENDS', 260), seed: 14 });
+  figures = await runTextingFaults({ sends: suiteSize('TEXTING_FAULTS_SENDS', 200), seed: 14 });
   races = await meters.since();
 }, 240_000);
 

@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from '../../local/dynamodb-local';
+import { freePort, SHORT_RUN_JVM_OPTIONS } from '../../local/dynamodb-local';
 import type { RuntimeInfo } from '../../local/runtime-file';
 import { runAdminInProcess, type AdminResult } from './in-process-admin';
 
@@ -132,7 +132,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const [command, argv] = tsxNode('bin/local.ts', args);
   const child = spawn(command, argv, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...options.env },
+    // A runtime that starts its own DynamoDB Local (`inMemory: false`) gives it the suite's short-run JVM options.
+    env: { JDK_JAVA_OPTIONS: SHORT_RUN_JVM_OPTIONS, ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
