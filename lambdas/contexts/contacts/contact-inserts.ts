@@ -1,9 +1,11 @@
 import { TABLE_NAME } from '../../shared/aws';
+import { msLeft } from '../../shared/deadline';
 import { CONDITION, transactWrite, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { NamedTransaction, type Refusal } from '../../shared/table/named-transaction';
 import { isContention } from '../../shared/table/contention';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { ledgerSnapshot, ledgerSnapshots, type LedgerSnapshot } from '../consent/ledger';
+import { ITEM_START_RESERVE_MS } from './batch-items';
 import { readExternalIdClaim, readNumberClaim } from './contact-claims';
 import {
   manualContact,
@@ -153,6 +155,12 @@ export async function insertNewContacts(
   const writer = async () => {
     while (next < groups.length) {
       const group = groups[next++];
+      // Past the request's deadline no group starts: its contacts are left to the caller, which answers them
+      // `unavailable` (a burst of batches at once could otherwise run past API Gateway's 29 s: a 504, no report).
+      if (msLeft() < ITEM_START_RESERVE_MS) {
+        refused.push(...group.inputs);
+        continue;
+      }
       const written = await transactWrite(group.items).then(
         (reasons) => reasons === undefined,
         (err: unknown) => {
