@@ -7,18 +7,28 @@ import { uuidv7 } from '../../lambdas/shared/ids';
 import { tenantPk } from '../../lambdas/shared/table/keys';
 import { NamedTransaction } from '../../lambdas/shared/table/named-transaction';
 import { consentOf, ledgerSnapshot } from '../../lambdas/contexts/consent/ledger';
-import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
-import {
-  createContact,
-  deleteContact,
-  ensureContactForNumber,
-  getContact,
-  listContacts,
-  updateContact,
-} from '../../lambdas/contexts/contacts/contacts';
+import * as consentCopies from '../../lambdas/contexts/contacts/consent-copies';
+import * as contacts from '../../lambdas/contexts/contacts/contacts';
+import { getContact, listContacts } from '../../lambdas/contexts/contacts/contacts';
 import { createTenant } from '../../lambdas/contexts/tenants/tenants';
-import { receiveInboundMessage } from '../../lambdas/contexts/texting/receiving';
+import * as receiving from '../../lambdas/contexts/texting/receiving';
+import { retryWhileBusy } from '../support/busy-retry';
 import { suiteSize } from '../support/suite-sizes';
+
+/**
+ * The writes as their callers make them: on DynamoDB's limits (the limits engine) a write whose transaction kept
+ * colliding is answered busy (503) having written nothing, and the client, or Twilio for a callback, sends it again.
+ */
+const busyRetried =
+  <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+  (...args: A): Promise<R> =>
+    retryWhileBusy(() => write(...args));
+const recordConsentChange = busyRetried(consentCopies.recordConsentChange);
+const createContact = busyRetried(contacts.createContact);
+const deleteContact = busyRetried(contacts.deleteContact);
+const ensureContactForNumber = busyRetried(contacts.ensureContactForNumber);
+const updateContact = busyRetried(contacts.updateContact);
+const receiveInboundMessage = busyRetried(receiving.receiveInboundMessage);
 
 /**
  * A contact carries a copy of its number's consent (contacts/consent-copies.ts), so a page of
