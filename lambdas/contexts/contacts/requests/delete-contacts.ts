@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import '../../../shared/schemas/zod-english';
 import { externalId } from './contact-fields';
-import { MAX_BATCH_CONTACTS } from './upsert-contacts';
+import { itemJudgedAlone, MAX_BATCH_CONTACTS } from './upsert-contacts';
 
 /**
  * One contact of `POST /contacts/batch/delete`: named by its `id` or by its `externalId`, exactly
@@ -59,19 +59,7 @@ export const ContactDeleteItem = z
 export const DeleteContactsBody = z
   .strictObject({
     contacts: z
-      .array(
-        z.unknown().register(z.globalRegistry, {
-          documentedAs: {
-            anyOf: [
-              { $ref: '#/components/schemas/ContactDeleteItem' },
-              {
-                description:
-                  'Any other value is taken too, and answered `invalid` at its index (`error` names the field)',
-              },
-            ],
-          },
-        }),
-      )
+      .array(itemJudgedAlone('ContactDeleteItem'))
       .check(z.minLength(1), z.maxLength(MAX_BATCH_CONTACTS))
       .register(z.globalRegistry, {
         description:

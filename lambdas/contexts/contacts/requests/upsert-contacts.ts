@@ -2,6 +2,20 @@ import * as z from 'zod/mini';
 import '../../../shared/schemas/zod-english';
 import { contactFields } from './contact-fields';
 
+/**
+ * An item of a batch as the document describes it: any value is taken, and one that is not a `component` is
+ * answered `invalid` at its index, never a 400 for the batch (so a contract generated from the document agrees).
+ */
+export const itemJudgedAlone = (component: string) =>
+  z.unknown().register(z.globalRegistry, {
+    documentedAs: {
+      anyOf: [
+        { $ref: `#/components/schemas/${component}` },
+        { description: 'Any other value is taken too, and answered `invalid` at its index (`error` names the field)' },
+      ],
+    },
+  });
+
 /** A batch holds at most this many contacts: a transaction's 100 items are per contact, so no bound from there. */
 export const MAX_BATCH_CONTACTS = 100;
 
@@ -15,21 +29,7 @@ export const ContactBatchItem = z.strictObject(contactFields).register(z.globalR
 export const UpsertContactsBody = z
   .strictObject({
     contacts: z
-      .array(
-        // The document says what the service judges: any item is taken, and one that is not a `ContactBatchItem` is
-        // answered `invalid` at its index, never a 400 for the batch (a contract generated from the document agrees).
-        z.unknown().register(z.globalRegistry, {
-          documentedAs: {
-            anyOf: [
-              { $ref: '#/components/schemas/ContactBatchItem' },
-              {
-                description:
-                  'Any other value is taken too, and answered `invalid` at its index (`error` names the field)',
-              },
-            ],
-          },
-        }),
-      )
+      .array(itemJudgedAlone('ContactBatchItem'))
       .check(z.minLength(1), z.maxLength(MAX_BATCH_CONTACTS))
       .register(z.globalRegistry, {
         description:
