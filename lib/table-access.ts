@@ -237,12 +237,12 @@ export const CARRIER_CALLBACK_TABLE_ACCESS = {
   /** `callbacks.transcriptionCallback`: as the recording, storing the transcript instead. */
   twilioVoiceTranscription: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
   /**
-   * `receiving.receiveInboundMessage`: the sender's contact, claim and search entries (a transaction of PutItems),
-   * the message with its sid row (PutItem x2), its thread (GetItem, then UpdateItem) and a consent
-   * keyword's ledger row and holder's copy (UpdateItem, ConditionCheckItem on the claim) in one
-   * transaction, and GetItem of the first copy on a carrier retry. An opt-out keyword cancels the texts
+   * `receiving.receiveInboundMessage`: first the message with its sid row (PutItem x2), its thread (GetItem, then
+   * UpdateItem) and a consent keyword's ledger row and holder's copy (UpdateItem, ConditionCheckItem on the claim)
+   * in one transaction, and GetItem of the first copy on a carrier retry; an opt-out keyword cancels the texts
    * scheduled to the number (`scheduled-changes.cancelScheduledTextsTo`: GetItem of the ledger, Query of the
-   * number's rows, per text GetItem and a transaction of UpdateItems and a DeleteItem).
+   * number's rows, per text GetItem and a transaction of UpdateItems and a DeleteItem); then the sender's contact,
+   * claim and search entries (a transaction of PutItems).
    */
   twilioSmsInbound: {
     actions: [

@@ -39,14 +39,14 @@ export type InboundResult = {
 /**
  * An inbound text: stored as `received` and unread with its thread, the sender gets a contact,
  * and a body that is a consent keyword (STOP, START...) sets the number's consent in the ledger
- * in the same transaction as the message: there is never a stored STOP whose opt-out is missing.
+ * in the same transaction as the message, before anything else: there is never a stored STOP whose
+ * opt-out is missing, and a contact store that fails on every retry cannot keep an opt-out out.
  * Idempotent per carrier sid, so the carrier's retries and the CLI can call it freely; a keyword
  * older than the ledger's latest change is stored as a message and changes no consent.
  */
 export async function receiveInboundMessage(tenantId: string, text: InboundText): Promise<InboundResult> {
   if (!isE164(text.from)) throw new ValidationError('from: must be an E.164 phone number');
   if (!text.messageSid) throw new ValidationError('messageSid: is required');
-  const contactId = await ensureContactForNumber(tenantId, text.from, 'auto_inbound', text.receivedAt);
   const received: Message = {
     id: uuidv7(text.receivedAt),
     tenantId,
@@ -62,6 +62,8 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
     createdAt: text.receivedAt.toISOString(),
   };
   const consent = consentKeywordOf(text.body, text.optOutType);
+  // The message and its consent change first: the opt-out lands even if the contact below cannot be made
+  // (a contact made later copies the ledger as it then stands).
   const stored = consent
     ? await storeWithConsentChange(received, consentChangeOf(consent, text.receivedAt))
     : await storeMessage(received);
@@ -69,6 +71,8 @@ export async function receiveInboundMessage(tenantId: string, text: InboundText)
   // A STOP cancels what is scheduled to the number at once; a carrier retry of it cancels again (the first
   // delivery may have stopped half way).
   if (consent?.status === 'opted_out') await cancelScheduledWhileOptedOut(tenantId, text.from);
+  // Also on a duplicate: the carrier's retry of a text whose contact could not be made makes it now.
+  const contactId = await ensureContactForNumber(tenantId, text.from, 'auto_inbound', text.receivedAt);
   if (stored.stored) return { message: received, duplicate: false, contactId, consent };
   return { message: await getMessage(tenantId, stored.duplicateOf), duplicate: true, contactId, consent };
 }
