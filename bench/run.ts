@@ -32,7 +32,8 @@
  * 1000,10000,100000), --skip-scale, --contention-only (section 8 alone, written to
  * bench/out/contention-only.json), --skip-contention, --events-only (section 10 alone, written to
  * bench/out/events-only.json; --events-rate <n> offered, default 500, --events-seconds <n>, default 20),
- * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20), --only models
+ * --skip-events, --only soak (section 11, written to bench/out/soak.json; --minutes <n>, default 20), --only outage
+ * (section 15, an outage's backlog settled, written to bench/out/outage.json; --outage-texts <n>, default 2,000), --only models
  * (section 14: the model and race tests at the bench's sizes, bench/out/models.json),
  * --directory-only (section 12 alone: its result replaces the `directory` entry of bench/results.json and
  * leaves every other section's as recorded; always also bench/out/directory-only.json; a full run runs it
@@ -256,8 +257,18 @@ async function main(): Promise<void> {
       );
       return;
     }
+    if (optionValue('--only') === 'outage') {
+      phase("15. An outage's backlog settled by the local runtime's sweep");
+      const outage = await measureOutage(ddb.endpoint);
+      await writeFile(
+        join(OUT_DIR, 'outage.json'),
+        `${JSON.stringify({ ...results, outage, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
+      if (outage.notRefunded > 0 || !outage.spend.equal) process.exitCode = 1;
+      return;
+    }
     if (optionValue('--only') !== undefined)
-      throw new Error(`--only: unknown section ${optionValue('--only')} (soak, models)`);
+      throw new Error(`--only: unknown section ${optionValue('--only')} (soak, models, outage)`);
     if (args.has('--events-only')) {
       const events = await measureEventsPhase(ddb.endpoint, ddb.pid, bare.client);
       await writeFile(
@@ -940,6 +951,43 @@ async function measureEventsPhase(
     ]),
   );
   return { ...result, parts };
+}
+
+/**
+ * Section 15: an outage's backlog (./support/outage-bench.ts), `--outage-texts` texts (default 2,000) whose carrier
+ * answered 500, settled by the local runtime's sweep after a 4-minute grace while sends go on.
+ */
+async function measureOutage(endpoint: string) {
+  const texts = Number(optionValue('--outage-texts') ?? 2_000);
+  if (!(Number.isInteger(texts) && texts > 0)) throw new Error('--outage-texts: must be a positive whole number');
+  const options = {
+    texts,
+    graceMs: 240_000,
+    organizations: 10,
+    concurrency: 16,
+    sendsPerSecond: 4,
+    settleTimeoutMs: 300_000,
+  };
+  log(`\n15. Outage: ${texts} texts answered 500 by the carrier, grace 4 min, then 4 sends a second`);
+  const [{ runOutage }, { table }] = await Promise.all([import('./support/outage-bench'), import('./support/stats')]);
+  const outage = await runOutage(endpoint, options, log);
+  const { refundAfterGraceS: r, sendsDuringSweep: s } = outage;
+  log(
+    table([
+      ['texts', 'refunded', 'after grace p50 s', 'max s', 'last after last grace s', 'spend = not refunded', 'sends'],
+      [
+        outage.texts,
+        outage.refunded,
+        r.p50,
+        r.max,
+        outage.lastRefundAfterLastGraceS,
+        `${outage.spend.cents} = ${outage.spend.centsOfTextsNotRefunded}: ${outage.spend.equal ? 'yes' : 'NO'}`,
+        `${JSON.stringify(s.answers)}, ${s.withSid} with a sid, p50 ${s.latencyMs.p50} ms, max ${s.latencyMs.max} ms`,
+      ],
+    ]),
+  );
+  log(`  sweep runs (s after the first grace end: refunds over s): ${JSON.stringify(outage.sweepRuns)}`);
+  return outage;
 }
 
 /** Section 11: the soak (./support/soak-bench.ts), `--minutes` long (default 20). */
