@@ -259,7 +259,7 @@ async function main(): Promise<void> {
     }
     if (optionValue('--only') === 'outage') {
       phase("15. An outage's backlog settled by the local runtime's sweep");
-      const outage = await measureOutage(ddb.endpoint);
+      const outage = await measureOutage(ddb.endpoint, ddb.pid);
       await writeFile(
         join(OUT_DIR, 'outage.json'),
         `${JSON.stringify({ ...results, outage, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
@@ -957,7 +957,7 @@ async function measureEventsPhase(
  * Section 15: an outage's backlog (./support/outage-bench.ts), `--outage-texts` texts (default 2,000) whose carrier
  * answered 500, settled by the local runtime's sweep after a 4-minute grace while sends go on.
  */
-async function measureOutage(endpoint: string) {
+async function measureOutage(endpoint: string, enginePid: number | undefined) {
   const texts = Number(optionValue('--outage-texts') ?? 2_000);
   if (!(Number.isInteger(texts) && texts > 0)) throw new Error('--outage-texts: must be a positive whole number');
   const options = {
@@ -970,7 +970,7 @@ async function measureOutage(endpoint: string) {
   };
   log(`\n15. Outage: ${texts} texts answered 500 by the carrier, grace 4 min, then 4 sends a second`);
   const [{ runOutage }, { table }] = await Promise.all([import('./support/outage-bench'), import('./support/stats')]);
-  const outage = await runOutage(endpoint, options, log);
+  const outage = await runOutage({ endpoint, pid: enginePid }, options, log);
   const { refundAfterGraceS: r, sendsDuringSweep: s } = outage;
   log(
     table([
@@ -987,6 +987,7 @@ async function measureOutage(endpoint: string) {
     ]),
   );
   log(`  sweep runs (s after the first grace end: refunds over s): ${JSON.stringify(outage.sweepRuns)}`);
+  log(`  CPU (runtime and DynamoDB Local) in ms: ${JSON.stringify(outage.cpuMs)}`);
   return outage;
 }
 

@@ -18,6 +18,7 @@ import { spendOf } from '../../lambdas/contexts/texting/spend';
 import { httpClient, inPool, type HttpClient } from './load';
 import { startRuntimeProcess, type RuntimeProcess } from './runtime-process';
 import { distribution, round, type Distribution } from './stats';
+import { processCpuMs } from './webhook-bench';
 
 /**
  * 15. An outage's backlog settled (issue 39): the local runtime (`npm start`'s code, its settlement sweep on its
@@ -54,6 +55,11 @@ export type OutageResult = {
   /** The refunds as the sweep's runs made them: seconds after the first grace end, and how many. */
   sweepRuns: { atS: number; refunds: number; spanS: number }[];
   spend: { cents: number; centsOfTextsNotRefunded: number; equal: boolean };
+  /**
+   * CPU of the runtime and DynamoDB Local together (Linux /proc): per outage send, and per refund over the sweep's
+   * window with the steady sends' share taken out at the outage's cost per send (an estimate, as the two paths differ).
+   */
+  cpuMs: { perOutageSend: number; perRefund: number } | null;
   /** Sends while the sweep worked (carrier back): answers, and their latency. */
   sendsDuringSweep: { answers: Record<string, number>; withSid: number; latencyMs: Distribution };
 };
@@ -253,31 +259,52 @@ function startOutageRuntime(endpoint: string, carrierUrl: string, graceMs: numbe
 }
 
 export async function runOutage(
-  endpoint: string,
+  engine: { endpoint: string; pid: number | undefined },
   options: OutageOptions,
   log: (line: string) => void,
 ): Promise<OutageResult> {
   const orgs = await organizations(options.organizations);
   const carrier = outageCarrier();
-  const runtime = await startOutageRuntime(endpoint, await carrier.start(), options.graceMs);
+  const runtime = await startOutageRuntime(engine.endpoint, await carrier.start(), options.graceMs);
   const client = httpClient(runtime.baseUrl, options.concurrency);
+  const cpu = () => cpuMsOf([runtime.pid, engine.pid]);
   try {
+    const cpuAt = [cpu()];
     const down = await outage(client, orgs, options, log);
     carrier.state.down = false; // the carrier is back: every later send must answer 201 with a sid
+    cpuAt.push(cpu());
     const graceEnds = down.sent.map((s) => Date.parse(s.createdAt) + options.graceMs);
     const window = { firstGraceEnd: Math.min(...graceEnds), lastGraceEnd: Math.max(...graceEnds) };
     const lastCreatedAt = down.sent.map((s) => s.createdAt).sort()[down.sent.length - 1]!;
     const sends = steadySends(client, orgs, options.sendsPerSecond, (a) => explainAnswer(runtime, a, log));
     await untilSettled(lastCreatedAt, window.lastGraceEnd + options.settleTimeoutMs, log);
     await sends.stop();
+    cpuAt.push(cpu());
     const later = sends.answers.flatMap((a) => (a.sent ? [a.sent] : []));
     const assessed = await assess(down.sent, later, orgs, options.graceMs);
-    return resultOf(options, down, sends.answers, assessed, window);
+    const result = resultOf(options, down, sends.answers, assessed, window);
+    return { ...result, cpuMs: cpuShares(cpuAt, down.answers.length, sends.answers.length, result.refunded) };
   } finally {
     client.close();
     await runtime.stop();
     await carrier.stop();
   }
+}
+
+/** CPU ms of processes (Linux /proc), summed; null where it cannot be read. */
+function cpuMsOf(pids: (number | undefined)[]): number | null {
+  const each = pids.map(processCpuMs);
+  return each.some((ms) => ms === null) ? null : (each as number[]).reduce((a, b) => a + b, 0);
+}
+
+function cpuShares(at: (number | null)[], outageSends: number, laterSends: number, refunds: number) {
+  const [start, back, end] = at;
+  if (start == null || back == null || end == null || refunds === 0) return null;
+  const perOutageSend = (back - start) / outageSends;
+  return {
+    perOutageSend: round(perOutageSend, 1),
+    perRefund: round((end - back - laterSends * perOutageSend) / refunds, 1),
+  };
 }
 
 function resultOf(
@@ -286,7 +313,7 @@ function resultOf(
   later: Answer[],
   { refunded, spend }: Awaited<ReturnType<typeof assess>>,
   { firstGraceEnd, lastGraceEnd }: { firstGraceEnd: number; lastGraceEnd: number },
-): OutageResult {
+): Omit<OutageResult, 'cpuMs'> {
   const during = later.filter((a) => a.at >= firstGraceEnd);
   return {
     texts: options.texts,
