@@ -106,7 +106,7 @@ async function organizations(count: number): Promise<Org[]> {
   });
 }
 
-type Answer = { status: number; sent?: Sent; sid?: string; at: number; ms: number; requestId?: string };
+type Answer = { status: number; sent?: Sent; sid?: string; at: number; ms: number; requestId?: string; code?: string };
 
 async function post(client: HttpClient, org: Org, to: string, body: string): Promise<Answer> {
   const started = Date.now();
@@ -115,13 +115,23 @@ async function post(client: HttpClient, org: Org, to: string, body: string): Pro
     .catch(() => ({ status: 0, body: '' }));
   const at = Date.now();
   if (response.status !== 201) {
-    const requestId = (JSON.parse(response.body || '{}') as { requestId?: string }).requestId;
-    return { status: response.status, at, ms: at - started, requestId };
+    const { requestId, code } = parsedError(response.body);
+    return { status: response.status, at, ms: at - started, requestId, code };
   }
   const message = (JSON.parse(response.body) as { message: { id: string; createdAt: string; messageSid?: string } })
     .message;
   const sent = { tenantId: org.id, id: message.id, createdAt: message.createdAt };
   return { status: 201, sent, sid: message.messageSid || undefined, at, ms: at - started };
+}
+
+/** An error answer's request id and code (API Gateway's own answers carry a message instead). */
+function parsedError(body: string): { requestId?: string; code?: string } {
+  try {
+    const parsed = JSON.parse(body) as { requestId?: string; code?: string; message?: string };
+    return { requestId: parsed.requestId, code: parsed.code ?? parsed.message };
+  } catch {
+    return {};
+  }
 }
 
 const countBy = (answers: Answer[]) =>
@@ -183,13 +193,14 @@ function steadySends(client: HttpClient, orgs: Org[], perSecond: number, explain
 }
 
 /** The outage: every send answered 500 by the carrier; the texts that answered 201 (queued, charged). */
-async function outage(client: HttpClient, orgs: Org[], options: OutageOptions, log: (line: string) => void) {
+async function outage(client: HttpClient, orgs: Org[], options: OutageOptions, explain: (a: Answer) => void) {
   const started = Date.now();
-  const answers = await inPool(options.texts, options.concurrency, (i) =>
-    post(client, orgs[i % orgs.length]!, recipient('737', i), `During the outage ${i}`),
-  );
+  const answers = await inPool(options.texts, options.concurrency, async (i) => {
+    const answer = await post(client, orgs[i % orgs.length]!, recipient('737', i), `During the outage ${i}`);
+    if (answer.status !== 201) explain(answer);
+    return answer;
+  });
   const seconds = round((Date.now() - started) / 1000, 1);
-  log(`  outage: ${options.texts} sends in ${seconds} s, answers ${JSON.stringify(countBy(answers))}`);
   return { answers, seconds, sent: answers.flatMap((a) => (a.sent ? [a.sent] : [])) };
 }
 
@@ -238,12 +249,13 @@ async function assess(outageTexts: Sent[], later: Sent[], orgs: Org[], graceMs: 
 
 /** What the runtime logged at warning or error level for an answer other than 201 (never a body: ids and errors). */
 function explainAnswer(runtime: RuntimeProcess, answer: Answer, log: (line: string) => void): void {
-  if (!answer.requestId) return log(`  a send answered ${answer.status} without a request id`);
+  const what = `a send answered ${answer.status} (${answer.code ?? 'no code'}) after ${answer.ms} ms`;
+  if (!answer.requestId) return log(`  ${what}, without a request id`);
   void runtime
     .linesUntil(answer.requestId)
     .then((lines) => lines.filter((line) => line.includes(answer.requestId!) || /"level":"(ERROR|WARN)"/.test(line)))
-    .then((lines) => log(`  a send answered ${answer.status}; the runtime logged:\n    ${lines.join('\n    ')}`))
-    .catch((err: Error) => log(`  a send answered ${answer.status} (${answer.requestId}): ${err.message}`));
+    .then((lines) => log(`  ${what}; the runtime logged:\n    ${lines.join('\n    ')}`))
+    .catch((err: Error) => log(`  ${what} (${answer.requestId}): ${err.message}`));
 }
 
 /** The local runtime as `npm start` runs it, its carrier Twilio's API at `carrierUrl`, its grace `graceMs`. */
@@ -270,13 +282,15 @@ export async function runOutage(
   const cpu = () => cpuMsOf([runtime.pid, engine.pid]);
   try {
     const cpuAt = [cpu()];
-    const down = await outage(client, orgs, options, log);
+    const explain = (a: Answer) => explainAnswer(runtime, a, log);
+    const down = await outage(client, orgs, options, explain);
+    log(`  outage: ${options.texts} sends in ${down.seconds} s, answers ${JSON.stringify(countBy(down.answers))}`);
     carrier.state.down = false; // the carrier is back: every later send must answer 201 with a sid
     cpuAt.push(cpu());
     const graceEnds = down.sent.map((s) => Date.parse(s.createdAt) + options.graceMs);
     const window = { firstGraceEnd: Math.min(...graceEnds), lastGraceEnd: Math.max(...graceEnds) };
     const lastCreatedAt = down.sent.map((s) => s.createdAt).sort()[down.sent.length - 1]!;
-    const sends = steadySends(client, orgs, options.sendsPerSecond, (a) => explainAnswer(runtime, a, log));
+    const sends = steadySends(client, orgs, options.sendsPerSecond, explain);
     await untilSettled(lastCreatedAt, window.lastGraceEnd + options.settleTimeoutMs, log);
     await sends.stop();
     cpuAt.push(cpu());
