@@ -11,6 +11,7 @@ import { createTenant } from '../../lambdas/contexts/tenants/tenants';
 import {
   costCentsOfItem,
   getMessageItem,
+  listMessages,
   UNSETTLED_SHARDS,
   unsettledPk,
 } from '../../lambdas/contexts/texting/messages';
@@ -59,7 +60,7 @@ export type OutageResult = {
    * CPU of the runtime and DynamoDB Local together (Linux /proc): per outage send, and per refund over the sweep's
    * window with the steady sends' share taken out at the outage's cost per send (an estimate, as the two paths differ).
    */
-  cpuMs: { perOutageSend: number; perRefund: number } | null;
+  cpuMs: { perOutageSend: number; perRefund: number | null } | null;
   /** Sends while the sweep worked (carrier back): answers, and their latency. */
   sendsDuringSweep: { answers: Record<string, number>; withSid: number; latencyMs: Distribution };
 };
@@ -106,7 +107,17 @@ async function organizations(count: number): Promise<Org[]> {
   });
 }
 
-type Answer = { status: number; sent?: Sent; sid?: string; at: number; ms: number; requestId?: string; code?: string };
+type Answer = {
+  status: number;
+  /** The text, from a 201's body; for any other answer, its organization and number, to look it up later. */
+  sent?: Sent;
+  asked: { tenantId: string; to: string };
+  sid?: string;
+  at: number;
+  ms: number;
+  requestId?: string;
+  code?: string;
+};
 
 async function post(client: HttpClient, org: Org, to: string, body: string): Promise<Answer> {
   const started = Date.now();
@@ -116,12 +127,27 @@ async function post(client: HttpClient, org: Org, to: string, body: string): Pro
   const at = Date.now();
   if (response.status !== 201) {
     const { requestId, code } = parsedError(response.body);
-    return { status: response.status, at, ms: at - started, requestId, code };
+    return { status: response.status, asked: { tenantId: org.id, to }, at, ms: at - started, requestId, code };
   }
   const message = (JSON.parse(response.body) as { message: { id: string; createdAt: string; messageSid?: string } })
     .message;
   const sent = { tenantId: org.id, id: message.id, createdAt: message.createdAt };
-  return { status: 201, sent, sid: message.messageSid || undefined, at, ms: at - started };
+  const asked = { tenantId: org.id, to };
+  return { status: 201, sent, asked, sid: message.messageSid || undefined, at, ms: at - started };
+}
+
+/**
+ * The texts the answers stand for: a 201's from its body; a send that answered otherwise (a 504 from the local
+ * gateway while the send went on) found by its number, which no other send used.
+ */
+async function textsOf(answers: Answer[]): Promise<Sent[]> {
+  const found = await inPool(answers.length, 8, async (i) => {
+    const { sent, asked } = answers[i]!;
+    if (sent) return [sent];
+    const { items } = await listMessages(asked.tenantId, asked.to, { limit: 5 });
+    return items.map((m) => ({ tenantId: asked.tenantId, id: m.id, createdAt: m.createdAt }));
+  });
+  return found.flat();
 }
 
 /** An error answer's request id and code (API Gateway's own answers carry a message instead). */
@@ -201,7 +227,7 @@ async function outage(client: HttpClient, orgs: Org[], options: OutageOptions, e
     return answer;
   });
   const seconds = round((Date.now() - started) / 1000, 1);
-  return { answers, seconds, sent: answers.flatMap((a) => (a.sent ? [a.sent] : [])) };
+  return { answers, seconds, sent: await textsOf(answers) };
 }
 
 /** Waits until no outage text is left in the worklist, or the timeout; logs the count as it falls. */
@@ -294,7 +320,7 @@ export async function runOutage(
     await untilSettled(lastCreatedAt, window.lastGraceEnd + options.settleTimeoutMs, log);
     await sends.stop();
     cpuAt.push(cpu());
-    const later = sends.answers.flatMap((a) => (a.sent ? [a.sent] : []));
+    const later = await textsOf(sends.answers);
     const assessed = await assess(down.sent, later, orgs, options.graceMs);
     const result = resultOf(options, down, sends.answers, assessed, window);
     return { ...result, cpuMs: cpuShares(cpuAt, down.answers.length, sends.answers.length, result.refunded) };
@@ -315,10 +341,9 @@ function cpuShares(at: (number | null)[], outageSends: number, laterSends: numbe
   const [start, back, end] = at;
   if (start == null || back == null || end == null || refunds === 0) return null;
   const perOutageSend = (back - start) / outageSends;
-  return {
-    perOutageSend: round(perOutageSend, 1),
-    perRefund: round((end - back - laterSends * perOutageSend) / refunds, 1),
-  };
+  const perRefund = (end - back - laterSends * perOutageSend) / refunds;
+  // Negative when the later sends cost more than the outage's did (a loaded machine): no estimate then.
+  return { perOutageSend: round(perOutageSend, 1), perRefund: perRefund > 0 ? round(perRefund, 1) : null };
 }
 
 function resultOf(
