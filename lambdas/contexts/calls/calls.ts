@@ -495,7 +495,7 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
 }
 
 /** Rounds of ending a call whose answer may land between the "answered" and the "not answered" write. */
-const END_ROUNDS = { what: 'end a call', rounds: 2 };
+const END_ROUNDS = { what: 'end a call', rounds: 2, site: 'calls.end' };
 
 /** True when written; false when the condition said the row already knows as much or more. */
 async function updateIf(key: ReturnType<typeof callKey>, parts: UpdateParts, condition: Condition): Promise<boolean> {
