@@ -998,7 +998,13 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
   log(
     table([
       ['site', 'rounds lost', 'per 1,000 requests', 'engine refusals', 'conditions refused most'],
-      ...soak.roundsLost.map((r) => [r.site, r.lost, r.perThousand, r.refused, r.conditions.join('; ') || '-']),
+      ...soak.roundsLost.map((r) => [
+        r.site,
+        r.lost,
+        r.perThousand,
+        r.refused,
+        r.conditions.slice(0, 3).join('; ') || '-',
+      ]),
     ]),
   );
   log(

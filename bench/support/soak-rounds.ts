@@ -15,7 +15,7 @@ export type SiteRounds = {
   perThousand: number;
   /** Requests the engine refused under this site (any path starting with it). */
   refused: number;
-  /** The conditions refused most under this site, with counts, most first (at most three). */
+  /** The conditions refused under this site, with counts, most first (the report prints the first three). */
   conditions: string[];
 };
 
@@ -46,7 +46,6 @@ export function roundsLostPerSite(
     row.perThousand = requests > 0 ? Math.round((row.lost / requests) * 10_000) / 10 : 0;
     row.conditions = [...(conditionsOf.get(row.site) ?? new Map()).entries()]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 3)
       .map(([condition, count]) => `${condition} x${count}`);
   }
   return [...sites.values()].sort((a, b) => b.lost + b.refused - (a.lost + a.refused));
