@@ -21,6 +21,7 @@ import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
 import type { Call, ListCallsInput } from './schemas';
+import { roundLost } from '../../shared/table/rounds-lost';
 
 /**
  * Calls. Read-only through the API; written by `recordCall` (a whole call at once: the operator's
@@ -311,7 +312,7 @@ async function insertCall(
   contactId: string | null,
 ): Promise<Inserted> {
   const call = firstCallOf(change, contactId);
-  const refusal = await new NamedTransaction<'callSid' | 'sidOwner' | 'call'>()
+  const refusal = await new NamedTransaction<'callSid' | 'sidOwner' | 'call'>('calls.insert')
     .add('callSid', {
       Put: {
         TableName: TABLE_NAME,
@@ -338,7 +339,10 @@ async function insertCall(
     .write();
   if (!refusal) return { kind: 'created', callId: call.id };
   const existing = refusal.failed('callSid')?.item;
-  if (existing) return { kind: 'exists', callId: existing.callId as string };
+  if (existing) {
+    roundLost('calls.insert'); // another first callback of the call made it
+    return { kind: 'exists', callId: existing.callId as string };
+  }
   if (refusal.failed('sidOwner'))
     throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', {
       cause: refusal.error,
