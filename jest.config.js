@@ -34,6 +34,7 @@ const ON_LIMITS_ENGINE = [
   'test/integration/carrier-voice.test.ts',
   'test/integration/contacts.test.ts',
   'test/integration/contacts-batch-limits.test.ts',
+  'test/integration/engine-refusals.test.ts',
 ];
 const ON_BOTH_ENGINES = [
   'test/integration/contacts-races.test.ts',

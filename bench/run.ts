@@ -1043,6 +1043,19 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
       ],
     ]),
   );
+  log('  rounds lost per site (the runtime counted; the engine refused, with the conditions refused most):');
+  log(
+    table([
+      ['site', 'rounds lost', 'per 1,000 requests', 'engine refusals', 'conditions refused most'],
+      ...soak.roundsLost.map((r) => [
+        r.site,
+        r.lost,
+        r.perThousand,
+        r.refused,
+        r.conditions.slice(0, 3).join('; ') || '-',
+      ]),
+    ]),
+  );
   log(
     `  answers: ${Object.entries(soak.answers)
       .map(

@@ -26,6 +26,7 @@ import {
 } from './soak-checks';
 import { seededRandom } from '../../test/support/seeded-random';
 import { startSoakReceiver } from './soak-receiver';
+import { roundsLostPerSite, type SiteRounds } from './soak-rounds';
 import { round } from './stats';
 
 /**
@@ -66,6 +67,8 @@ export type SoakResult = {
   stops: number;
   memory: MemoryTrend;
   engine: { throttles: number; conflicts: number };
+  /** Rounds lost per site (./soak-rounds.ts): the runtime's counts beside the engine's refusals. */
+  roundsLost: SiteRounds[];
   checks: Record<string, boolean>;
 };
 
@@ -367,7 +370,7 @@ export async function runSoak(
     // An organization's first text makes its spend shards: done before the load, as long before any busy hour.
     await Promise.all(orgs.map((org) => sendText(org, org.customers[0])));
     await sleep(3_000);
-    await runtime.limits.reset();
+    await Promise.all([runtime.limits.reset(), runtime.reset()]);
     log(`  ${orgs.length} organizations ready; ${options.clients} clients for ${options.minutes} min`);
 
     const started = Date.now();
@@ -435,7 +438,7 @@ export async function runSoak(
       await Promise.all(orgs.map(async (org) => [org.index, await spendOf(org.tenantId)] as const)),
     );
     const texts = checkTexts(rows, sends, stops, spends, (t) => orgOf.get(t));
-    const engine = await runtime.limits.stats();
+    const [engine, counted] = await Promise.all([runtime.limits.stats(), runtime.stats()]);
     const trend = memoryTrend(memory, Math.min(120_000, (durationS * 1000) / 4));
     const result: SoakResult = {
       options,
@@ -451,6 +454,7 @@ export async function runSoak(
       stops: stops.length,
       memory: trend,
       engine: { throttles: engine.throttles.total, conflicts: engine.conflicts.total },
+      roundsLost: roundsLostPerSite(counted.roundsLost, engine.refusals, requests),
       checks: {},
     };
     result.checks = {

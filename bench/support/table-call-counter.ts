@@ -25,6 +25,8 @@ export type CounterStats = CallTally & {
   heapUsedBytes: number;
   /** Peak resident set size of the process since it started (getrusage). */
   maxRssBytes: number;
+  /** Optimistic rounds and conditional writes lost, by site (lambdas/shared/table/rounds-lost.ts). */
+  roundsLost: Record<string, number>;
 };
 
 type CapacityEntry = { CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number };

@@ -4,6 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { localEngineClientConfig, tableConfig } from './config';
 import { ContentionRetryStrategy } from './table/contention';
+import { currentSite, SITE_HEADER } from './table/round-site';
 
 /**
  * The process-wide SDK clients and logger, created once at module scope so every invocation of a
@@ -24,6 +25,20 @@ export const dynamo = DynamoDBDocumentClient.from(
   }),
   { marshallOptions: { removeUndefinedValues: true } },
 );
+
+// Locally, each request names the site of the round or conditional write it belongs to, so the limits engine's
+// meters say whose condition failed (./table/round-site.ts). Never sent to AWS.
+if (endpoint) {
+  dynamo.middlewareStack.add(
+    (next) => (args) => {
+      const site = currentSite();
+      const request = args.request as { headers?: Record<string, string> };
+      if (site && request.headers) request.headers[SITE_HEADER] = site;
+      return next(args);
+    },
+    { step: 'build', name: 'roundSiteHeader' },
+  );
+}
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'cct-service' });
 

@@ -10,6 +10,7 @@ import { Engine, type CallerRequest, type EngineAnswer, type EngineSettings } fr
 import { batchGetItem, getItem, transactGet } from './key-reads';
 import type { LimitsStats } from './meters';
 import { pageRead } from './page-reads';
+import { refusedConditions, siteOf } from './refusals';
 import { laggingRead, recordingWrites } from './lagging-reads';
 import { standardWrite } from './standard-writes';
 import { transactWrite } from './transact-write';
@@ -239,6 +240,8 @@ async function serveOperation(
   const written = await recordingWrites(engine, caller, () => handler(engine, caller));
   const answer = await laggingRead(engine, caller, written);
   engine.meters.request(caller.database, operation, answer.status, answer.error, answer.lines);
+  const refused = await refusedConditions(engine, caller, answer);
+  if (refused.length > 0) engine.meters.refused(caller.database, siteOf(caller), operation, refused);
   if (answer.raw) return send(response, answer.raw.status, passedHeaders(answer.raw.headers), answer.raw.body);
   sendJson(response, answer.status, finalJson(answer, input.ReturnConsumedCapacity), requestId);
 }

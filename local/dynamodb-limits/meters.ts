@@ -4,6 +4,15 @@ import type { ThrottlingReason } from './wire-errors';
 /** Units and counts for one partition-key value or one item. */
 export type KeyMeter = Units & { reads: number; writes: number };
 
+/** One refused condition (./refusals.ts): the reason's code, and the shape of the key it was refused on. */
+export type RefusedCondition = { reason: string; key: string };
+
+/**
+ * A site's refused requests (./refusals.ts): how many, and per condition (`<operation> <reason> <key shape>`, one
+ * count per cancellation reason) how many times it failed.
+ */
+export type SiteRefusals = { requests: number; conditions: Record<string, number> };
+
 export type OperationMeter = Units & { requests: number; errors: Record<string, number> };
 
 /** One request as the engine charged it (the newest `recentRequests` are kept). */
@@ -30,6 +39,11 @@ export type LimitsStats = {
   conflicts: { total: number; byOperation: Record<string, number> };
   /** Requests (or, in a batch, items) refused for a throughput budget, by operation and by reason. */
   throttles: { total: number; byOperation: Record<string, number>; byReason: Record<string, number> };
+  /**
+   * Requests refused for a condition or a held item (a transaction's throttled items too), by the site they named (`-`: none): a failed
+   * condition, a transaction's cancellation reasons, a standard write's conflict.
+   */
+  refusals: { total: number; bySite: Record<string, SiteRefusals> };
   recentRequests: RequestRecord[];
   /** Key meters not kept because `maxTrackedKeys` was reached (their units still count in the totals). */
   untrackedKeys: number;
@@ -46,6 +60,7 @@ function emptyStats(): LimitsStats {
     items: {},
     conflicts: { total: 0, byOperation: {} },
     throttles: { total: 0, byOperation: {}, byReason: {} },
+    refusals: { total: 0, bySite: {} },
     recentRequests: [],
     untrackedKeys: 0,
   };
@@ -129,6 +144,13 @@ class MeterSet {
     for (const reason of new Set(reasons.map((r) => r.reason))) increment(this.stats.throttles.byReason, reason, count);
   }
 
+  refused(site: string, operation: string, conditions: RefusedCondition[]): void {
+    this.stats.refusals.total += 1;
+    const meter = (this.stats.refusals.bySite[site] ??= { requests: 0, conditions: {} });
+    meter.requests += 1;
+    for (const { reason, key } of conditions) increment(meter.conditions, `${operation} ${reason} ${key}`);
+  }
+
   snapshot(): LimitsStats {
     return structuredClone(this.stats);
   }
@@ -170,6 +192,11 @@ export class Meters {
 
   throttle(database: string, operation: string, reasons: ThrottlingReason[], count = 1): void {
     for (const set of this.setsOf(database)) set.throttle(operation, reasons, count);
+  }
+
+  /** A request refused at `site` for `conditions` (./refusals.ts). */
+  refused(database: string, site: string, operation: string, conditions: RefusedCondition[]): void {
+    for (const set of this.setsOf(database)) set.refused(site, operation, conditions);
   }
 
   /** Everything counted, or (with `database`) what that database's requests counted: empty for one that made none. */

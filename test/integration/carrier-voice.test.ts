@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createTestTable } from '../support/table';
-import { expectTransactionsMet, markRaceMeters } from '../support/engine-meters';
+import { engineStats, expectTransactionsMet, markRaceMeters, onLimitsEngine } from '../support/engine-meters';
 import { lambdaContext } from '../support/api-event';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
@@ -260,6 +260,37 @@ describe('leg mapping', () => {
       durationSec: 91,
       agentId: AGENT,
     });
+  });
+});
+
+describe('callbacks in order', () => {
+  /** Writes of a call row or a voicemail the engine refused for their condition, whatever site named them. */
+  const refusedCallWrites = async () =>
+    Object.values((await engineStats()).refusals.bySite)
+      .flatMap((site) => Object.entries(site.conditions))
+      .filter(([condition]) => condition.endsWith('T#* CALL#*') || condition.endsWith('T#* VOICEMAIL#*'))
+      .reduce((sum, [, count]) => sum + count, 0);
+
+  it('write only what each adds: no write of the call row is refused for a fact it holds, nor a voicemail it lacks', async () => {
+    // Prepare
+    const parent = nextSid();
+    const child = nextSid();
+    const caller = nextCaller();
+    const agentLeg = (e: LegEvent) => dialLeg({ ...e, parentCallSid: parent, from: caller, to: `client:${AGENT}` });
+    const pstn = (e: LegEvent) => pstnInboundLeg({ ...e, from: caller, to: ORG });
+    const before = onLimitsEngine() ? await refusedCallWrites() : 0;
+    // Act
+    await postAll([
+      pstn(ev(parent, 'ringing', 0, 0)),
+      agentLeg(ev(child, 'ringing', 1, 0)),
+      pstn(ev(parent, 'in-progress', 5, 1)),
+      agentLeg(ev(child, 'in-progress', 5, 1)),
+      agentLeg(ev(child, 'completed', 35, 2, 30)),
+      pstn(ev(parent, 'completed', 36, 2, 36)),
+    ]);
+    // Assess
+    expect(await callOf(parent)).toMatchObject({ status: 'completed', answeredAt: iso(5), agentId: AGENT });
+    if (onLimitsEngine()) expect((await refusedCallWrites()) - before).toBe(0);
   });
 });
 

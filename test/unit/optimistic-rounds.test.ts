@@ -1,7 +1,7 @@
 import { TemporarilyUnavailableError } from '../../lambdas/shared/errors';
 import { LOST_RACE, optimisticRounds } from '../../lambdas/shared/table/optimistic-rounds';
 
-const BOUND = { what: 'test write', rounds: 3 };
+const BOUND = { what: 'test write', rounds: 3, site: 'test.write' };
 
 describe('optimisticRounds', () => {
   it('answers the first round that does not lose its race, after reading again for each that did', async () => {

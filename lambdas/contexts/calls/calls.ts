@@ -10,6 +10,7 @@ import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
 import { FIRST_ROW_SEQUENCE, withRowSequenceBump } from '../../shared/table/row-sequence';
 import { LOST_RACE, optimisticRounds } from '../../shared/table/optimistic-rounds';
 import { NamedTransaction } from '../../shared/table/named-transaction';
+import { atSite } from '../../shared/table/round-site';
 import {
   attributeOfItem,
   updateExpression,
@@ -20,6 +21,7 @@ import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
 import type { Call, ListCallsInput } from './schemas';
+import { roundLost } from '../../shared/table/rounds-lost';
 
 /**
  * Calls. Read-only through the API; written by `recordCall` (a whole call at once: the operator's
@@ -254,9 +256,9 @@ export type UpsertedCall = { callId: string; created: boolean };
 /**
  * Applies one leg's callback to the call of `providerCallSid` (the parent leg's sid), creating
  * the call on the first callback of any of its legs. Every write is conditional on the row's own
- * state (ranks, earliest times) rather than on something read before (the one read is the sid
- * row, which never changes), so callbacks arriving twice, out of order or concurrently converge
- * on the same row and never move it backwards.
+ * state (ranks, earliest times) rather than on something read before (the call row is read only to
+ * leave out the writes it would refuse: applyLegChange), so callbacks arriving twice, out of order or
+ * concurrently converge on the same row and never move it backwards.
  */
 export async function upsertCallByProviderSid(
   tenantId: string,
@@ -264,6 +266,18 @@ export async function upsertCallByProviderSid(
   change: CallLegChange,
 ): Promise<UpsertedCall> {
   const contactId = await ensureContactsOf(tenantId, change);
+  return atSite(LEG_SITE, () => applyCallback(tenantId, providerCallSid, change, contactId));
+}
+
+/** Where a callback's conditional writes of its call are made (shared/table/round-site.ts). */
+const LEG_SITE = 'calls.leg';
+
+async function applyCallback(
+  tenantId: string,
+  providerCallSid: string,
+  change: CallLegChange,
+  contactId: string | null,
+): Promise<UpsertedCall> {
   const known = await findCallIdByProviderSid(tenantId, providerCallSid);
   if (known) {
     await applyLegChange(tenantId, known, change, contactId, false);
@@ -298,7 +312,7 @@ async function insertCall(
   contactId: string | null,
 ): Promise<Inserted> {
   const call = firstCallOf(change, contactId);
-  const refusal = await new NamedTransaction<'callSid' | 'sidOwner' | 'call'>()
+  const refusal = await new NamedTransaction<'callSid' | 'sidOwner' | 'call'>('calls.insert')
     .add('callSid', {
       Put: {
         TableName: TABLE_NAME,
@@ -325,7 +339,10 @@ async function insertCall(
     .write();
   if (!refusal) return { kind: 'created', callId: call.id };
   const existing = refusal.failed('callSid')?.item;
-  if (existing) return { kind: 'exists', callId: existing.callId as string };
+  if (existing) {
+    roundLost('calls.insert'); // another first callback of the call made it
+    return { kind: 'exists', callId: existing.callId as string };
+  }
   if (refusal.failed('sidOwner'))
     throw new Error('upsertCallByProviderSid: this provider call belongs to another organization', {
       cause: refusal.error,
@@ -370,7 +387,13 @@ function firstCallItem(tenantId: string, providerCallSid: string, call: Call, ch
   );
 }
 
-/** Each fact is its own conditional update: a failed condition means "already known or newer". */
+/**
+ * Each fact is its own conditional update: a failed condition means "already known or newer". A known call's row is
+ * read first (strongly consistent, one read) and a fact the row already refuses is not written: each condition, once
+ * false, stays false (ranks only rise, the earliest times only fall, a terminal status is final), so the write would
+ * be refused, at a write's price and a trip, as surely as it is skipped. A callback in order (most are) writes only
+ * what it adds; the conditions still guard the writes that go, against a concurrent callback.
+ */
 async function applyLegChange(
   tenantId: string,
   callId: string,
@@ -379,34 +402,40 @@ async function applyLegChange(
   fresh: boolean,
 ): Promise<void> {
   const key = callKey(tenantId, callId);
+  const row = fresh ? undefined : await readCallRow(key);
+  // True unless the row as read refuses the fact's condition (a missing row refuses every one).
+  const mayWrite = (passes: (row: Item) => boolean) => fresh || (row !== undefined && passes(row));
   if (!fresh) {
-    const classified = classificationUpdate(tenantId, change.classification, contactId);
-    await updateIf(key, classified, {
-      expression: '#classRank < :rank',
-      values: { ':rank': change.classification.rank },
-    });
-    if (change.progress) {
-      const rank = callStatusRank(change.progress);
+    const { rank } = change.classification;
+    if (mayWrite((r) => below(r.classRank, rank))) {
+      const classified = classificationUpdate(tenantId, change.classification, contactId);
+      await updateIf(key, classified, { expression: '#classRank < :rank', values: { ':rank': rank } });
+    }
+    const progressRank = change.progress ? callStatusRank(change.progress) : undefined;
+    if (change.progress && progressRank !== undefined && mayWrite((r) => below(r.statusRank, progressRank))) {
       await updateIf(
         key,
-        { set: { status: change.progress, statusRank: rank } },
-        { expression: '#statusRank < :rank', values: { ':rank': rank } },
+        { set: { status: change.progress, statusRank: progressRank } },
+        { expression: '#statusRank < :rank', values: { ':rank': progressRank } },
       );
     }
   }
   if (change.answeredAt) {
     const at = change.answeredAt.toISOString();
-    const answered = await updateIf(
-      key,
-      { set: { answeredAt: at } },
-      {
-        expression: `${CONDITION.rowExists} AND (attribute_not_exists(#answeredAt) OR #answeredAt > :at)`,
-        values: { ':at': at },
-      },
-    );
+    const answered =
+      mayWrite((r) => earlier(r, 'answeredAt', at)) &&
+      (await updateIfReturning(
+        key,
+        { set: { answeredAt: at } },
+        {
+          expression: `${CONDITION.rowExists} AND (attribute_not_exists(#answeredAt) OR #answeredAt > :at)`,
+          values: { ':at': at },
+        },
+      ));
     // The call had ended as unanswered before this (concurrent) proof of an answer arrived: the
-    // row takes the status the provider reported. Terminal to terminal, so no second event.
-    if (answered) {
+    // row takes the status the provider reported. Terminal to terminal, so no second event. Only
+    // then: once the answer is written, no unanswered ending can land (its condition needs none).
+    if (answered && 'statusIfAnswered' in answered) {
       await updateIf(
         key,
         { set: { status: attributeOfItem('statusIfAnswered') }, remove: ['statusIfAnswered'] },
@@ -416,17 +445,37 @@ async function applyLegChange(
   }
   if (change.agentId) {
     const at = (change.answeredAt ?? change.at).toISOString();
-    await updateIf(
-      key,
-      { set: { agentId: change.agentId, agentAt: at } },
-      {
-        expression: `${CONDITION.rowExists} AND (attribute_not_exists(#agentAt) OR #agentAt > :at)`,
-        values: { ':at': at },
-      },
-    );
+    if (mayWrite((r) => earlier(r, 'agentAt', at)))
+      await updateIf(
+        key,
+        { set: { agentId: change.agentId, agentAt: at } },
+        {
+          expression: `${CONDITION.rowExists} AND (attribute_not_exists(#agentAt) OR #agentAt > :at)`,
+          values: { ':at': at },
+        },
+      );
   }
-  if (change.end) await endCall(key, change.end);
+  const end = change.end;
+  if (end && mayWrite((r) => below(r.statusRank, TERMINAL_RANK) && outcomeLegMatches(r, end)))
+    await endCall(key, end, row);
 }
+
+/** A known call's row, strongly consistent (the facts skipped are judged on it). */
+async function readCallRow(key: ReturnType<typeof callKey>): Promise<Item | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }));
+  return Item;
+}
+
+/** `#outcomeLeg = :outcomeLeg` when the end names its leg, as DynamoDB reads it. */
+const outcomeLegMatches = (row: Item, end: NonNullable<CallLegChange['end']>): boolean =>
+  !end.onlyIfOutcomeLeg || row.outcomeLeg === end.onlyIfOutcomeLeg;
+
+/** `#rank < :rank` as DynamoDB reads it: false when the attribute is missing or not a number. */
+const below = (value: unknown, rank: number): boolean => typeof value === 'number' && value < rank;
+
+/** `attribute_not_exists(#name) OR #name > :at` as DynamoDB reads it. */
+const earlier = (row: Item, name: string, at: string): boolean =>
+  !(name in row) || (typeof row[name] === 'string' && (row[name] as string) > at);
 
 function classificationUpdate(tenantId: string, c: CallClassification, contactId: string | null): UpdateParts {
   return {
@@ -448,7 +497,11 @@ function classificationUpdate(tenantId: string, c: CallClassification, contactId
  * The terminal status lands once (`statusRank < terminal`), which is what makes the webhook
  * router emit `call.completed` exactly once. "Answered or not" is decided by the row itself.
  */
-async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLegChange['end']>): Promise<void> {
+async function endCall(
+  key: ReturnType<typeof callKey>,
+  end: NonNullable<CallLegChange['end']>,
+  row?: Item,
+): Promise<void> {
   const at = end.endedAt.toISOString();
   const write = (status: string, answered?: boolean) =>
     updateIf(
@@ -486,31 +539,46 @@ async function endCall(key: ReturnType<typeof callKey>, end: NonNullable<CallLeg
     return;
   }
   // Both writes refused: the row already knows its end (a repeated callback), or an answer landed
-  // between the two, which one more round decides. Refused twice, it is the former.
+  // between the two, which one more round decides. Refused twice, it is the former. The one the row
+  // as read says will pass goes first (the two conditions exclude each other).
+  const answeredFirst = row === undefined || 'answeredAt' in row;
+  const asAnswered = () => write(end.status, true);
+  const asUnanswered = () => write(unanswered, false);
   await optimisticRounds(END_ROUNDS, async (round) =>
-    (await write(end.status, true)) || (await write(unanswered, false)) || round === END_ROUNDS.rounds - 1
+    (answeredFirst ? (await asAnswered()) || (await asUnanswered()) : (await asUnanswered()) || (await asAnswered())) ||
+    round === END_ROUNDS.rounds - 1
       ? true
       : LOST_RACE,
   );
 }
 
 /** Rounds of ending a call whose answer may land between the "answered" and the "not answered" write. */
-const END_ROUNDS = { what: 'end a call', rounds: 2 };
+const END_ROUNDS = { what: 'end a call', rounds: 2, site: 'calls.end' };
 
 /** True when written; false when the condition said the row already knows as much or more. */
 async function updateIf(key: ReturnType<typeof callKey>, parts: UpdateParts, condition: Condition): Promise<boolean> {
+  return (await updateIfReturning(key, parts, condition)) !== undefined;
+}
+
+/** The row as the write left it; undefined when the condition said the row already knows as much or more. */
+async function updateIfReturning(
+  key: ReturnType<typeof callKey>,
+  parts: UpdateParts,
+  condition: Condition,
+): Promise<Item | undefined> {
   try {
     // Every fact a call row learns may show in its call.completed event: each write counts in its sequence number.
-    await dynamo.send(
+    const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: key,
         ...updateExpression(withRowSequenceBump(parts), condition),
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    return Attributes ?? {};
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return false;
+    if (isConditionalCheckFailed(err)) return undefined;
     throw err;
   }
 }

@@ -140,6 +140,17 @@ export async function attachCallToVoicemail(
   providerCallSid: string,
   parties: VoicemailParties,
 ): Promise<void> {
+  // Most calls have no voicemail: a strongly consistent read finds that for a read's price, where the conditional
+  // write alone would be refused at a write's. A voicemail written after this read looks for the call itself.
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: TABLE_NAME,
+      Key: voicemailKey(tenantId, providerCallSid),
+      ConsistentRead: true,
+      ProjectionExpression: 'pk',
+    }),
+  );
+  if (!Item) return;
   const fields = partyFields(parties);
   const expression = upsertExpression(fields.set, fields.keep, { expression: CONDITION.rowExists });
   try {

@@ -120,7 +120,11 @@ export const consentChangeIsStale = <N extends string>(refusal: Refusal<N | Cons
   refusal.failed('consentLedger') !== undefined;
 
 /** Rounds of reading the holder again when the number moved between the read and the write. */
-const HOLDER_ROUNDS = { what: 'record a consent change: the number kept moving between contacts', rounds: 4 };
+const HOLDER_ROUNDS = {
+  what: 'record a consent change: the number kept moving between contacts',
+  rounds: 4,
+  site: 'contacts.consentCopy',
+};
 
 /**
  * Records a change on its own (a carrier's opt-out code), with the holder's

@@ -24,7 +24,11 @@ export type DeleteEntry = { index: number; item: ContactDeleteItemInput } | { in
 type Target = { index: number; item: ContactDeleteItemInput; contactId: string | undefined };
 
 /** Rounds of an item by external id: each lost round means its contact was deleted and another took the id. */
-const EXTERNAL_ID_ROUNDS = { what: "deleteContacts: an item's external id kept moving", rounds: 3 };
+const EXTERNAL_ID_ROUNDS = {
+  what: "deleteContacts: an item's external id kept moving",
+  rounds: 3,
+  site: 'contacts.batchDelete',
+};
 
 const fieldOf = (item: ContactDeleteItemInput) => (item.id !== undefined ? 'id' : 'externalId');
 

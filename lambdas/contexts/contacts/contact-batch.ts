@@ -35,7 +35,11 @@ import type { ContactBatchItemInput, ContactBatchResult, ContactBatchStatus } fr
 export type BatchEntry = { index: number; item: ContactBatchItemInput } | { index: number; invalid: string };
 
 /** Rounds of one item: each lost round means another writer changed its contact or a claim meanwhile. */
-const ITEM_ROUNDS = { what: "upsertContacts: an item's contact kept changing", rounds: 4 };
+const ITEM_ROUNDS = {
+  what: "upsertContacts: an item's contact kept changing",
+  rounds: 4,
+  site: 'contacts.batchUpsert',
+};
 
 /** An item the batch had no time left for: nothing written, for the client to send again. */
 const notReached = (index: number, item: ContactBatchItemInput): ContactBatchResult => ({

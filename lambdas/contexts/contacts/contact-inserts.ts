@@ -26,7 +26,11 @@ export type Inserted =
   { ok: true; contact: Contact } | { ok: false; numberHolder?: NumberClaim; externalIdHolder?: string };
 
 /** Rounds of copying a number's consent again when it changed between the read and the write. */
-const CONSENT_COPY_ROUNDS = { what: "insertWithClaims: the number's consent kept changing", rounds: 4 };
+const CONSENT_COPY_ROUNDS = {
+  what: "insertWithClaims: the number's consent kept changing",
+  rounds: 4,
+  site: 'contacts.insert',
+};
 
 /** The parts of a new contact's transaction, by name. */
 type NewContactPart = 'numberClaim' | 'externalIdClaim' | 'row' | 'consentUnchanged' | 'searchRows';

@@ -265,7 +265,7 @@ function adoptionTransaction(
 }
 
 /** Rounds of a create: each round lost means another writer changed a claim in between. */
-const CREATE_ROUNDS = { what: 'createContact: the number kept changing hands', rounds: 4 };
+const CREATE_ROUNDS = { what: 'createContact: the number kept changing hands', rounds: 4, site: 'contacts.create' };
 
 /** POST /contacts: create (201), adopt the auto-created row (200), or 409 naming the holder. */
 export async function createContact(
@@ -420,7 +420,7 @@ export type Updated = { contact: Contact; changed: boolean };
  * meanwhile, so concurrent writers of one contact (of different custom fields, say) each lose a round to those that
  * committed first: 8 rounds, each after a short random pause (`afterLostRace`), let 16 at once all commit.
  */
-const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 8 };
+const UPDATE_ROUNDS = { what: 'updateContact: the contact kept changing', rounds: 8, site: 'contacts.update' };
 
 /** A pause of 0 to 10 ms, so writers that lost to each other read again apart rather than together. */
 const afterLostRace = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
@@ -655,7 +655,7 @@ function sequenceAsRead(row: Item): Condition {
     : { expression: 'attribute_not_exists(#sequenceAsRead)', names: { '#sequenceAsRead': ROW_SEQUENCE } };
 }
 
-const DELETE_ROUNDS = { what: 'deleteContact: the contact kept changing', rounds: 4 };
+const DELETE_ROUNDS = { what: 'deleteContact: the contact kept changing', rounds: 4, site: 'contacts.delete' };
 
 /**
  * DELETE /contacts/{id}: the contact, its claims and its search rows go together, so the number

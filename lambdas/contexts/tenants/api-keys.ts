@@ -11,6 +11,7 @@ import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { API_KEY_MARKER } from './api-key-format';
 import { effectiveScopes, SCOPES, type Scope } from './scopes';
+import { roundLost } from '../../shared/table/rounds-lost';
 
 /** How many leading characters of a key are kept and shown (`prefix` in GET /me). */
 const VISIBLE_PREFIX_LENGTH = 12;
@@ -181,7 +182,7 @@ export async function rotateApiKey(
     uuidv7(now),
     now,
   );
-  const refusal = await new NamedTransaction<'newKey' | 'oldKey'>()
+  const refusal = await new NamedTransaction<'newKey' | 'oldKey'>(ROTATE_SITE)
     .add('newKey', {
       Put: { TableName: TABLE_NAME, Item: toItem(apiKey, hash), ConditionExpression: CONDITION.rowIsNew },
     })
@@ -196,8 +197,10 @@ export async function rotateApiKey(
       },
     })
     .write();
-  if (refusal?.failed('oldKey'))
+  if (refusal?.failed('oldKey')) {
+    roundLost(ROTATE_SITE);
     throw new ValidationError(`API key ${keyId} was revoked or rotated meanwhile; list the keys and try again`);
+  }
   if (refusal) throw refusal.error;
   return { key, apiKey, replaced: { ...old, expiresAt: oldExpiresAt, replacedBy: apiKey.id } };
 }
@@ -233,3 +236,6 @@ export const operatorApiKeyView = (record: ApiKeyRecord, now: Date) => ({
   revokedAt: record.revokedAt,
   replacedBy: record.replacedBy,
 });
+
+/** Where a key is rotated: lost to a concurrent rotation or revocation (shared/table/rounds-lost.ts). */
+const ROTATE_SITE = 'keys.rotate';

@@ -18,6 +18,7 @@ import {
 } from './quiet-hours-policy';
 import type { Plan } from './scopes';
 import { DEFAULT_SMS_RATE_CENTS, isSmsRateCents, SMS_RATE_CENTS_RULE } from './sms-rate';
+import { roundLost } from '../../shared/table/rounds-lost';
 
 export const BILLING_STATUSES = ['active', 'past_due', 'suspended'] as const;
 export type BillingStatus = (typeof BILLING_STATUSES)[number];
@@ -271,7 +272,7 @@ async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Prom
   if (tenant.numbers.length > MAX_NUMBERS)
     throw new ValidationError(`numbers: at most ${MAX_NUMBERS} per organization`);
   // One name per number, so a refusal names the number another organization holds.
-  const transaction = new NamedTransaction<'tenant' | `number ${string}`>().add('tenant', tenantWrite);
+  const transaction = new NamedTransaction<'tenant' | `number ${string}`>(TENANT_SITE).add('tenant', tenantWrite);
   for (const number of tenant.numbers) {
     transaction.add(`number ${number}`, {
       Put: {
@@ -284,8 +285,14 @@ async function writeWithNumbers(tenantWrite: TransactItem, tenant: Tenant): Prom
   }
   const refusal = await transaction.write();
   if (!refusal) return;
-  if (refusal.failed('tenant')) throw new TenantRowConflict('tenant row condition failed', { cause: refusal.error });
+  if (refusal.failed('tenant')) {
+    roundLost(TENANT_SITE); // the row changed since it was read: answered as a conflict, to try again
+    throw new TenantRowConflict('tenant row condition failed', { cause: refusal.error });
+  }
   const taken = tenant.numbers.find((number) => refusal.failed(`number ${number}`));
   if (taken !== undefined) throw new NumberTakenError(taken);
   throw refusal.error;
 }
+
+/** Where an organization row is written with its numbers (shared/table/rounds-lost.ts). */
+const TENANT_SITE = 'tenants.write';

@@ -64,8 +64,8 @@ const UNSETTLED_INDEX = [GSIS.gsi2.partitionKey, GSIS.gsi2.sortKey];
 type StatusPart = 'message' | 'refund' | 'messageSid' | 'threadStatus';
 
 /** Rounds of deciding a change afresh when the row moved under it (another callback, the send's answer). */
-const SID_ROUNDS = { what: 'record a message sid', rounds: 4 };
-const STATUS_ROUNDS = { what: 'change a message status', rounds: 4 };
+const SID_ROUNDS = { what: 'record a message sid', rounds: 4, site: 'texting.sid' };
+const STATUS_ROUNDS = { what: 'change a message status', rounds: 4, site: 'texting.status' };
 
 /** The sid lookup row of a message: harmless when it already names this message. */
 function sidPut(message: Message, messageSid: string): TransactItem {

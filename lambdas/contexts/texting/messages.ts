@@ -144,7 +144,7 @@ export type StoreOptions<A extends string = never> = {
  * on between the read and the write: each lost round means another text landed, so a busy
  * conversation needs as many as it has texts in flight.
  */
-const STORE_ROUNDS = { what: 'store a message: its thread kept moving on', rounds: 8 };
+const STORE_ROUNDS = { what: 'store a message: its thread kept moving on', rounds: 8, site: 'texting.store' };
 
 /**
  * Writes a new message and its thread in one transaction, with `alongside`; an inbound message

@@ -94,4 +94,8 @@ async function storeWithConsentChange(received: Message, change: ConsentChange):
 }
 
 /** Rounds of writing a keyword's consent change again for the number's new holder. */
-const KEYWORD_ROUNDS = { what: 'store a keyword: its number kept moving between contacts', rounds: 4 };
+const KEYWORD_ROUNDS = {
+  what: 'store a keyword: its number kept moving between contacts',
+  rounds: 4,
+  site: 'texting.keyword',
+};

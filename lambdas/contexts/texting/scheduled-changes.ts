@@ -27,7 +27,7 @@ import { threadStatusUpdate } from './threads';
  */
 
 /** Rounds of deciding again when the row moved between the read and the write (a reschedule, the firing). */
-const CHANGE_ROUNDS = { what: 'change a scheduled text', rounds: 4 };
+const CHANGE_ROUNDS = { what: 'change a scheduled text', rounds: 4, site: 'texting.scheduledChange' };
 
 const UNDUE = [GSIS.gsi2.partitionKey, GSIS.gsi2.sortKey];
 const STILL_SCHEDULED = {

@@ -16,6 +16,7 @@ import { fromItem, getMessageItem, keyOf, unsettledIndexKeys } from './messages'
 import { heldUntil } from './quiet-hours-rule';
 import { cancelScheduledText, followInThread, moveScheduled } from './scheduled-changes';
 import type { Message } from './schemas';
+import { roundLost } from '../../shared/table/rounds-lost';
 
 /**
  * The firing of scheduled texts: `fireDueTexts` is one run, called every minute (a Lambda on an
@@ -170,13 +171,16 @@ export async function fireOne(
   const text = { to: message.toNumber, category: message.category };
   const allowedAt = await heldUntil(text, new Date(now.getTime() + elapsed()), quietHoursOf(organizationRow));
   if (allowedAt) return (await moveScheduled(row, message, allowedAt)) ? { kind: 'deferred' } : { kind: 'skipped' };
-  const refusal = await new NamedTransaction<'message' | 'consent' | 'scheduledTo'>()
+  const refusal = await new NamedTransaction<'message' | 'consent' | 'scheduledTo'>(FIRE_SITE)
     .add('message', queueWrite(row, message, now))
     .add('consent', notOptedOutCheck(tenantId, message.toNumber))
     .add('scheduledTo', scheduledToDelete(tenantId, message.toNumber, messageId))
     .write();
   if (refusal) {
-    if (refusal.failed('message')) return { kind: 'skipped' }; // fired, canceled or moved meanwhile
+    if (refusal.failed('message')) {
+      roundLost(FIRE_SITE);
+      return { kind: 'skipped' }; // fired, canceled or moved meanwhile
+    }
     if (refusal.failed('consent')) return cancelAtItsTime(tenantId, messageId, 'opted_out');
     throw new Error(`fireOne: message ${messageId} was refused (${refusal.codes})`);
   }
@@ -191,6 +195,9 @@ export async function fireOne(
   // Late by the run's clock: `now` plus the time this run has taken so far.
   return { kind: 'sent', lateMs: Math.max(0, now.getTime() + elapsed() - new Date(message.sendAt).getTime()) };
 }
+
+/** Where a scheduled text is fired (shared/table/rounds-lost.ts): lost to a cancel or a move meanwhile. */
+const FIRE_SITE = 'texting.fire';
 
 /**
  * `scheduled -> queued`, guarded on the row as read (still scheduled, same time): it leaves the due

@@ -4,6 +4,8 @@ import { CONDITION, isConditionalCheckFailed, num, type Item } from '../../share
 import { updateExpression, type Condition } from '../../shared/table/update-expression';
 import { policyOf, readOrganizationRow, type BillingPolicy } from '../tenants/billing-policy';
 import { tenantKey } from '../tenants/tenants';
+import { atSite } from '../../shared/table/round-site';
+import { roundLost } from '../../shared/table/rounds-lost';
 
 /**
  * The settlement lease: one writer at a time rewrites an organization's spend shards (./spend.ts). It lives on the
@@ -16,6 +18,8 @@ const FENCE = 'spendSettlementFence';
 
 /** Far longer than a settlement takes (a read and one transaction); a holder that dies blocks no one for longer. */
 export const LEASE_MS = 3_000;
+/** Where the lease is claimed (shared/table/rounds-lost.ts). */
+const LEASE_SITE = 'spend.lease';
 /** How often a send waiting out a settlement reads the organization row again (on average). */
 const POLL_MS = 40;
 
@@ -61,10 +65,13 @@ export class SettlementLease {
       LEASE_IS_FREE(nowMs),
     );
     try {
-      const { Attributes } = await this.update({ ...claim, ReturnValues: 'UPDATED_NEW' });
+      const { Attributes } = await atSite(LEASE_SITE, () => this.update({ ...claim, ReturnValues: 'UPDATED_NEW' }));
       return { holder, untilMs, fence: num(Attributes?.[FENCE]) ?? 0 };
     } catch (err) {
-      if (isConditionalCheckFailed(err)) return undefined;
+      if (isConditionalCheckFailed(err)) {
+        roundLost(LEASE_SITE); // another writer holds it: the caller waits it out
+        return undefined;
+      }
       throw err;
     }
   }

@@ -81,9 +81,9 @@ export type Charge = { item: TransactItem; shard: number };
 export type ChargeAttempt<T> = { charged: T } | { chargeRefused: Item | undefined } | typeof LOST_RACE;
 
 /** Each refused round moves to a shard that can pay, waits for a settlement, or ends in a 402. */
-const CHARGE_ROUNDS = { what: 'charge a text to the spend shards', rounds: 16 };
+const CHARGE_ROUNDS = { what: 'charge a text to the spend shards', rounds: 16, site: 'spend.charge' };
 /** Rounds of a settlement whose shards or limit changed between its read and its write. */
-const SETTLE_ROUNDS = { what: 'settle the spend shards', rounds: 8 };
+const SETTLE_ROUNDS = { what: 'settle the spend shards', rounds: 8, site: 'spend.settle' };
 /** How long the operator's settlement waits for other writers before it gives up loudly. */
 export const SETTLE_BOUND_MS = 3 * LEASE_MS;
 

@@ -12,6 +12,7 @@ import { DEFAULT_EVENT_TYPES, isWebhookEventType, WEBHOOK_EVENT_TYPES, type Webh
 import { ENDPOINTS_DISABLED_METRIC } from './health-metrics';
 import { generateSecret } from './internal/signing';
 import { checkTargetUrl, type TargetOptions } from './internal/ssrf';
+import { atSite } from '../../shared/table/round-site';
 
 /**
  * Webhook endpoints: where an organization receives events, which events, and the secret that
@@ -303,16 +304,18 @@ async function updateEndpointRow(
   names?: Record<string, string>,
 ): Promise<Item | undefined> {
   try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: endpointKey(endpoint.tenantId, endpoint.id),
-        UpdateExpression: updateExpression,
-        ConditionExpression: [CONDITION.rowExists, condition].filter(Boolean).join(' AND '),
-        ExpressionAttributeValues: values,
-        ...(names && { ExpressionAttributeNames: names }),
-        ReturnValues: 'ALL_NEW',
-      }),
+    const { Attributes } = await atSite('webhooks.endpoint', () =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: endpointKey(endpoint.tenantId, endpoint.id),
+          UpdateExpression: updateExpression,
+          ConditionExpression: [CONDITION.rowExists, condition].filter(Boolean).join(' AND '),
+          ExpressionAttributeValues: values,
+          ...(names && { ExpressionAttributeNames: names }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
     );
     return Attributes as Item;
   } catch (err) {

@@ -3,6 +3,7 @@ import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/l
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo } from '../aws';
 import { isContention } from './contention';
+import { atSite } from './round-site';
 
 /** One item of a TransactWriteItems request (a Put, Update, Delete or ConditionCheck); dynamo.ts re-exports it. */
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -66,6 +67,12 @@ export class NamedTransaction<N extends string = string> {
   private readonly named: { name: N; items: TransactItem[] }[] = [];
 
   /**
+   * `site` names where the transaction is written (./round-site.ts), for the engine's meters; without it, the
+   * site of the round under way. Its caller counts a refusal it reads as a lost race (./rounds-lost.ts).
+   */
+  constructor(private readonly site?: string) {}
+
+  /**
    * Adds items under `name` (several when nobody asks which of them failed, such as a group of search rows;
    * none when an optional write is left out). A name is added once: two parts must not share a blame.
    */
@@ -95,7 +102,8 @@ export class NamedTransaction<N extends string = string> {
    */
   async write(): Promise<Refusal<N> | undefined> {
     try {
-      await dynamo.send(new TransactWriteCommand({ TransactItems: this.items }));
+      const command = new TransactWriteCommand({ TransactItems: this.items });
+      await (this.site ? atSite(this.site, () => dynamo.send(command)) : dynamo.send(command));
       return undefined;
     } catch (err) {
       const refusal = this.refusalOf(err);

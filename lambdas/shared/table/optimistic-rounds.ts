@@ -1,4 +1,6 @@
 import { TemporarilyUnavailableError } from '../errors';
+import { atSite } from './round-site';
+import { roundLost } from './rounds-lost';
 
 /**
  * The one way a write path runs an optimistic round: read, decide, write conditionally; when the
@@ -20,16 +22,23 @@ import { TemporarilyUnavailableError } from '../errors';
 export const LOST_RACE: unique symbol = Symbol('lost race');
 export type RoundResult<T> = T | typeof LOST_RACE;
 
-/** A bound on rounds, named for the log line a 503 leaves: what kept changing under the writer. */
-export type RoundBound = { readonly what: string; readonly rounds: number };
+/**
+ * A bound on rounds, named for the log line a 503 leaves (`what` kept changing under the writer) and for the
+ * metric of rounds lost (`site`, a short constant such as `contacts.update`: ./rounds-lost.ts).
+ */
+export type RoundBound = { readonly what: string; readonly rounds: number; readonly site: string };
 
-export async function optimisticRounds<T>(
+/** Runs the rounds under the bound's site (./round-site.ts), counting each lost one there. */
+export function optimisticRounds<T>(
   bound: RoundBound,
   round: (roundNumber: number) => Promise<RoundResult<T>>,
 ): Promise<T> {
-  for (let roundNumber = 0; roundNumber < bound.rounds; roundNumber += 1) {
-    const result = await round(roundNumber);
-    if (result !== LOST_RACE) return result;
-  }
-  throw new TemporarilyUnavailableError(`${bound.what}: lost the race ${bound.rounds} times`);
+  return atSite(bound.site, async () => {
+    for (let roundNumber = 0; roundNumber < bound.rounds; roundNumber += 1) {
+      const result = await round(roundNumber);
+      if (result !== LOST_RACE) return result;
+      roundLost(bound.site);
+    }
+    throw new TemporarilyUnavailableError(`${bound.what}: lost the race ${bound.rounds} times`);
+  });
 }
