@@ -191,7 +191,7 @@ function contactsNamedBy(item: ContactBatchItemInput, claims: Claims): [NamingFi
  * request order: the later is `conflict` naming the contact, nothing written for it, and the earlier runs as if alone.
  * One answer, whatever the interleaving of the writes.
  */
-function overlaps(pending: readonly Pending[], claims: Claims): Map<number, ContactBatchResult> {
+export function overlaps(pending: readonly Pending[], claims: Claims): Map<number, ContactBatchResult> {
   const refused = new Map<number, ContactBatchResult>();
   const namedBy = new Map<string, number>();
   for (const { index, item } of pending) {
