@@ -47,6 +47,8 @@ let delivery: Received;
 let secret: string;
 /** The message.delivered and message.failed deliveries of the texts sent below (docs/api.md shows them). */
 let textOutcomes: Received[] = [];
+/** The request the carrier refused at once, as the client sent it: its message.failed names it. */
+let refusedSend: { requestId: string | null; idempotencyKey: string } | undefined;
 
 /** Seven operator commands, at most three in a row: each is a process of its own, slow on a busy machine. */
 const SETUP_TIMEOUT_MS = 240_000;
@@ -291,7 +293,11 @@ describe('the typed client, operation by operation', () => {
       params: { header: { 'Idempotency-Key': 'booking-2931-confirmation' } },
     });
     const optedOut = await api.client.POST('/messages', { body: { to: OPTED_OUT, body: 'Hello again' } });
-    const refused = await api.client.POST('/messages', { body: { to: REFUSED, body: 'Your table is ready' } });
+    const refused = await api.client.POST('/messages', {
+      body: { to: REFUSED, body: 'Your table is ready' },
+      params: { header: { 'Idempotency-Key': 'booking-4711-ready' } },
+    });
+    refusedSend = { requestId: refused.response.headers.get('x-amzn-requestid'), idempotencyKey: 'booking-4711-ready' };
     const unpaid = await pastDue.client.POST('/messages', { body: { to: ADA, body: 'Hello' } });
     const threads = await api.client.GET('/messages');
     const conversation = await api.client.GET('/messages/{counterpart}', { params: { path: { counterpart: ADA } } });
@@ -428,6 +434,12 @@ describe('webhook verification: the client package and the code of docs/api.md o
       if (event.type === 'message.failed')
         expect(event.data).toMatchObject({ reason: 'carrier_rejected', carrierErrorCode: 21211, refunded: true });
     }
+    // The refusal was the POST's own answer: its event names that request, with the Idempotency-Key the client sent;
+    // the delivery was the carrier's callback, so it names none.
+    const failed = events.find((event) => event.type === 'message.failed')!;
+    expect(refusedSend?.requestId).toEqual(expect.any(String));
+    expect(failed.request).toEqual({ id: refusedSend!.requestId, idempotencyKey: 'booking-4711-ready' });
+    expect(events.find((event) => event.type === 'message.delivered')!.request).toBeNull();
   });
 
   it('Webhook.verify returns the typed event from the Standard Webhooks headers and from the service headers alone', () => {

@@ -2,7 +2,12 @@ import type { LimitsProxy } from '../../local/dynamodb-limits/limits-proxy';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
 import type { BatchEntry } from '../../lambdas/contexts/contacts/contact-batch';
 import type { ContactBatchResult } from '../../lambdas/contexts/contacts/schemas';
-import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from '../support/batch-races';
+import {
+  indirectOverlapRound,
+  oneNumberTwoRecordsRace,
+  sameExternalIdRace,
+  type BatchRaceDeps,
+} from '../support/batch-races';
 
 /**
  * POST /contacts/batch on DynamoDB's limits (issue 32), on a limits-faithful engine of this file's
@@ -194,5 +199,9 @@ describe('races of batches', () => {
 
   it('a number claimed by two writers with different external ids: one contact holds it, the other is a conflict naming it, no stray claim', async () => {
     expect(await racedRounds(5, 20, () => oneNumberTwoRecordsRace(deps()))).toBe(5);
+  });
+
+  it('a batch whose items overlap through a contact (one moves it off a number another names) answers the same every time', async () => {
+    for (let round = 0; round < 8; round += 1) await indirectOverlapRound(deps());
   });
 });

@@ -16,7 +16,12 @@ import {
 } from '../../lambdas/contexts/contacts/contacts';
 import { readExternalIdClaim, readNumberClaim } from '../../lambdas/contexts/contacts/contact-claims';
 import { toItem } from '../../lambdas/contexts/contacts/contact-rows';
-import { oneNumberTwoRecordsRace, sameExternalIdRace, type BatchRaceDeps } from '../support/batch-races';
+import {
+  oneNumberTwoRecordsRace,
+  indirectOverlapRound,
+  sameExternalIdRace,
+  type BatchRaceDeps,
+} from '../support/batch-races';
 import type { Contact, ContactBatchItemInput, DeletedContact } from '../../lambdas/contexts/contacts/schemas';
 
 /**
@@ -184,6 +189,10 @@ describe('races of batches, on DynamoDB Local (the limits engine runs them too, 
 
   it('a number claimed by two writers with different external ids: one contact holds it, the other is a conflict naming it', async () => {
     for (let round = 0; round < 5; round += 1) await oneNumberTwoRecordsRace(deps());
+  });
+
+  it('a batch whose items overlap through a contact (one moves it off a number another names) answers the same every time', async () => {
+    for (let round = 0; round < 8; round += 1) await indirectOverlapRound(deps());
   });
 });
 

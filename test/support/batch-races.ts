@@ -72,3 +72,54 @@ export async function oneNumberTwoRecordsRace(deps: BatchRaceDeps): Promise<void
     [holder, winner.externalId],
   ]);
 }
+
+/**
+ * One batch with indirect overlaps (issue 38, part 9), in a fresh organization holding contacts X (`crm-x` at number A)
+ * and Z (`crm-z` at C): item 0 moves X from A to B; item 1 moves Z onto A, the number item 0 frees (it names X by
+ * that number); item 2 names Z by its number C; item 3 is new. Items run several at once, so their writes interleave
+ * differently from round to round; the answers and the directory must be the same every time: items are judged in
+ * request order, item 1 is `conflict` naming X (nothing written for it), item 2 (which names no contact an item still
+ * standing names) updates Z, item 3 is created.
+ */
+export async function indirectOverlapRound(deps: BatchRaceDeps): Promise<void> {
+  // Prepare
+  const tenantId = deps.newTenantId();
+  const [a, b, c, d] = [deps.freshNumber(), deps.freshNumber(), deps.freshNumber(), deps.freshNumber()];
+  const [x, z] = await deps.upsertContacts(
+    tenantId,
+    entries([
+      { displayName: 'X', phoneNumber: a, externalId: 'crm-x' },
+      { displayName: 'Z', phoneNumber: c, externalId: 'crm-z' },
+    ]),
+  );
+
+  // Act
+  const answers = await deps.upsertContacts(
+    tenantId,
+    entries([
+      { displayName: 'X moved', phoneNumber: b, externalId: 'crm-x' },
+      { displayName: 'Z moved', phoneNumber: a, externalId: 'crm-z' },
+      { displayName: 'Z renamed', phoneNumber: c },
+      { displayName: 'New', phoneNumber: d },
+    ]),
+  );
+
+  // Assess
+  expect(answers.map((answer) => [answer.status, answer.contactId])).toEqual([
+    ['updated', x.contactId],
+    ['conflict', x.contactId],
+    ['updated', z.contactId],
+    ['created', expect.any(String)],
+  ]);
+  expect(answers[1]).toMatchObject({
+    code: 'contact_conflict',
+    error: expect.stringContaining('contacts[1].phoneNumber: names contact'),
+  });
+  const rows = new Map((await deps.contactRowsOf(tenantId)).map((row) => [row.id, row]));
+  expect(rows.get(x.contactId)).toMatchObject({ displayName: 'X moved', normalizedNumber: b, externalId: 'crm-x' });
+  expect(rows.get(z.contactId)).toMatchObject({ displayName: 'Z renamed', normalizedNumber: c, externalId: 'crm-z' });
+  expect(rows.size).toBe(3);
+  expect(await deps.readNumberClaim(tenantId, a)).toBeUndefined();
+  expect((await deps.readNumberClaim(tenantId, b))?.contactId).toBe(x.contactId);
+  expect((await deps.readNumberClaim(tenantId, d))?.contactId).toBe(answers[3].contactId);
+}

@@ -87,8 +87,10 @@ describe('the consent ledger', () => {
       '#consentSource = :set_consentSource, ' +
       '#consentAt = :set_consentAt, #consentNote = :set_consentNote, #consentEvidence = :set_consentEvidence, ' +
       '#changedAt = :set_changedAt ' +
-      // Nobody holds the number: the row names no contact (consent.changed's contactId is null).
-      'REMOVE #holderContactId, #holderExternalId, #holderVersion ADD #sequence :add_sequence',
+      // Nobody holds the number: the row names no contact (consent.changed's contactId is null); a keyword is no
+      // API request, so the row names none either (consent.changed's request is null).
+      'REMOVE #holderContactId, #holderExternalId, #holderVersion, #changeRequestId, #changeIdempotencyKey ' +
+      'ADD #sequence :add_sequence',
     // The later change wins: a keyword the carrier retried late never overrides a newer one.
     ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
     ExpressionAttributeNames: {
@@ -104,6 +106,8 @@ describe('the consent ledger', () => {
       '#holderContactId': 'holderContactId',
       '#holderExternalId': 'holderExternalId',
       '#holderVersion': 'holderVersion',
+      '#changeRequestId': 'changeRequestId',
+      '#changeIdempotencyKey': 'changeIdempotencyKey',
       '#sequence': 'sequence',
       '#at': 'consentAt',
     },

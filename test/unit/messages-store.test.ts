@@ -264,14 +264,18 @@ describe('delivery status', () => {
       Key: messageKey(message.id),
       // A known outcome leaves the unsettled worklist; the change's time and the row's sequence number go with it (the
       // event's).
+      // A carrier's callback is no API request: the row names none (message.delivered's request is null).
       UpdateExpression:
-        'SET #status = :set_status, #changedAt = :set_changedAt REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
+        'SET #status = :set_status, #changedAt = :set_changedAt REMOVE #gsi2pk, #gsi2sk, #changeRequestId, ' +
+        '#changeIdempotencyKey ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
       ExpressionAttributeNames: {
         '#status': 'status',
         '#changedAt': 'changedAt',
         '#gsi2pk': 'gsi2pk',
         '#gsi2sk': 'gsi2sk',
+        '#changeRequestId': 'changeRequestId',
+        '#changeIdempotencyKey': 'changeIdempotencyKey',
         '#sequence': 'sequence',
       },
       ExpressionAttributeValues: {
@@ -317,7 +321,7 @@ describe('delivery status', () => {
       UpdateExpression:
         'SET #status = :set_status, #changedAt = :set_changedAt, #failureReason = :set_failureReason, #carrierCode = ' +
         ':set_carrierCode, #carrierMessage = :set_carrierMessage, #carrierReportedAt = :set_carrierReportedAt REMOVE ' +
-        '#gsi2pk, #gsi2sk ADD #sequence :add_sequence',
+        '#gsi2pk, #gsi2sk, #changeRequestId, #changeIdempotencyKey ADD #sequence :add_sequence',
       ConditionExpression: '#status IN (:from0, :from1)',
       ExpressionAttributeNames: expect.objectContaining({
         '#carrierMessage': 'carrierMessage',
@@ -429,8 +433,8 @@ describe('delivery status', () => {
     expect(result).toMatchObject({ changed: true, message: { status: 'sent', messageSid: 'SMfromcallback' } });
     const [messageUpdate, sidRow] = itemsOf(0);
     expect(messageUpdate.Update!.UpdateExpression).toBe(
-      'SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ' +
-        'ADD #sequence :add_sequence',
+      'SET #status = :set_status, #changedAt = :set_changedAt, #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk, ' +
+        '#changeRequestId, #changeIdempotencyKey ADD #sequence :add_sequence',
     );
     expect(messageUpdate.Update!.ExpressionAttributeValues).toMatchObject({ ':set_messageSid': 'SMfromcallback' });
     expect(sidRow.Put).toMatchObject({

@@ -4,6 +4,7 @@ import { toItem as callToItem } from '../../lambdas/contexts/calls/calls';
 import { fromItem as messageFromItem } from '../../lambdas/contexts/texting/messages';
 import { fromItem as contactFromItem, toItem as toContactItem } from '../../lambdas/contexts/contacts/contact-rows';
 import type { Item } from '../../lambdas/shared/table/dynamo';
+import { changeRequestParts } from '../../lambdas/shared/table/row-types';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import type { Call } from '../../lambdas/contexts/calls/schemas';
 import { enqueueRequestOf } from '../../lambdas/contexts/webhooks/deliveries';
@@ -91,6 +92,7 @@ describe('call.completed', () => {
       createdAt: event.createdAt,
       sequence: 0,
       data: { call: call('completed') },
+      request: null,
     });
     expect(EVENT_SCHEMAS['call.completed'].safeParse(body).success).toBe(true);
   });
@@ -520,6 +522,105 @@ describe('consent.changed', () => {
   it('is not raised when the same change is written again (a carrier retry of one opt-out)', () => {
     const row = ledgerRow('opted_out', '2026-11-21T10:00:00.000Z', 1);
     expect(deriveEvent(change('MODIFY', { ...row, sequence: 2 }, row))).toBeUndefined();
+  });
+});
+
+describe('request: the API request an event names', () => {
+  const crm = { changeRequestId: 'c0ffee00-1111-4222-8333-444455556666', changeIdempotencyKey: 'crm-42' };
+  const outbound = (status: string, fields: Item = {}): Item => ({
+    ...message('outbound'),
+    status,
+    costCents: 1,
+    segments: 1,
+    ...fields,
+  });
+  const bodyOf = (newImage: Item, oldImage?: Item) =>
+    JSON.parse(deriveEvent(change(oldImage ? 'MODIFY' : 'INSERT', newImage, oldImage))!.body);
+
+  it.each([
+    ['call.completed', callToItem(tenantId, call('completed')), undefined],
+    ['voicemail.received', voicemail(true), undefined],
+    ['sms.received', message('inbound'), undefined],
+    ['message.delivered (a carrier callback)', outbound('delivered'), outbound('sent')],
+    [
+      'message.failed (the settlement sweep)',
+      outbound('failed', { failureReason: 'carrier_outcome_unknown' }),
+      outbound('queued'),
+    ],
+    [
+      'message.canceled (the firing met a billing block)',
+      outbound('canceled', { cancelReason: 'billing' }),
+      outbound('scheduled'),
+    ],
+  ])('is null on %s, a change no API request made', (_name, newImage, oldImage) => {
+    // Act
+    const body = bodyOf(newImage as Item, oldImage);
+
+    // Assess
+    expect(body).toHaveProperty('request', null);
+    expect(EVENT_SCHEMAS[body.type as keyof typeof EVENT_SCHEMAS].safeParse(body).success).toBe(true);
+  });
+
+  it.each([
+    [
+      'message.failed (the send the carrier refused at once)',
+      outbound('failed', { failureReason: 'carrier_rejected', ...crm }),
+      outbound('queued'),
+    ],
+    [
+      'message.canceled (POST /messages/{id}/cancel)',
+      outbound('canceled', { cancelReason: 'api', ...crm }),
+      outbound('scheduled'),
+    ],
+    [
+      'consent.changed (POST /consent)',
+      {
+        pk: `T#${tenantId}#CONSENT#+14155550100`,
+        sk: 'CONSENT',
+        type: 'consent',
+        tenantId,
+        number: '+14155550100',
+        consentStatus: 'opted_out',
+        consentSource: 'email',
+        consentAt: '2026-11-21T10:00:00.000Z',
+        consentNote: 'Opted out by email',
+        ...crm,
+      },
+      undefined,
+    ],
+  ])('names the request the write recorded on %s: its id and Idempotency-Key', (_name, newImage, oldImage) => {
+    // Act
+    const body = bodyOf(newImage as Item, oldImage);
+
+    // Assess
+    expect(body.request).toEqual({ id: crm.changeRequestId, idempotencyKey: 'crm-42' });
+    expect(EVENT_SCHEMAS[body.type as keyof typeof EVENT_SCHEMAS].safeParse(body).success).toBe(true);
+  });
+
+  it('gives a null idempotencyKey to a request that sent none', () => {
+    // Act
+    const body = bodyOf(
+      outbound('canceled', { cancelReason: 'api', changeRequestId: crm.changeRequestId }),
+      outbound('scheduled'),
+    );
+
+    // Assess
+    expect(body.request).toEqual({ id: crm.changeRequestId, idempotencyKey: null });
+  });
+});
+
+describe('changeRequestParts: how a write names its request', () => {
+  it('sets both attributes for a request with a key, removes the key for one without, removes both for none', () => {
+    expect(changeRequestParts({ id: 'r-1', idempotencyKey: 'k-1' })).toEqual({
+      set: { changeRequestId: 'r-1', changeIdempotencyKey: 'k-1' },
+      remove: [],
+    });
+    expect(changeRequestParts({ id: 'r-1', idempotencyKey: null })).toEqual({
+      set: { changeRequestId: 'r-1' },
+      remove: ['changeIdempotencyKey'],
+    });
+    expect(changeRequestParts(null)).toEqual({ set: {}, remove: ['changeRequestId', 'changeIdempotencyKey'] });
+    expect(changeRequestParts(undefined)).toEqual(changeRequestParts(null));
   });
 });
 

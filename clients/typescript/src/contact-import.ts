@@ -1,4 +1,5 @@
 import type { Client } from 'openapi-fetch';
+import { sendInBatches, type BatchOptions, type BatchProgress, type BatchReport } from './batches';
 import type { components, paths } from './schema';
 
 type Schemas = components['schemas'];
@@ -8,36 +9,10 @@ export type ImportContact = Schemas['ContactBatchItem'];
 export type ContactImportResult = Schemas['ContactBatchResult'];
 export type ContactImportStatus = ContactImportResult['status'];
 
-export type ContactImportProgress = {
-  /** Contacts of the source answered so far (every status). */
-  done: number;
-  /** Answers so far by status. */
-  counts: Partial<Record<ContactImportStatus, number>>;
-  /** Requests sent so far (retries included). */
-  requests: number;
-  /** The answers of the batch just finished. */
-  batch: ContactImportResult[];
-};
-
-export type ContactImportOptions = {
-  /** Called after every batch. */
-  onProgress?: (progress: ContactImportProgress) => void;
-  /** Contacts per request, 1 to 100 (default 100: one request counts once against the key's 120 a minute). */
-  batchSize?: number;
-  /** Skip this many contacts of the source: resume where a failed import stopped (`ContactImportError.nextIndex`). */
-  startAt?: number;
-  /** Times one batch is sent before the import gives up (default 8); answers `unavailable` are sent again up to this many times too. */
-  maxAttempts?: number;
-  /** Stops the import between requests (the promise rejects with the signal's reason). */
-  signal?: AbortSignal;
-};
-
-export type ContactImportReport = {
-  /** One answer per contact of the source from `startAt`, in source order. */
-  results: ContactImportResult[];
-  counts: Partial<Record<ContactImportStatus, number>>;
-  requests: number;
-};
+export type ContactImportProgress = BatchProgress<ContactImportResult>;
+/** `startAt` resumes where a failed import stopped (`ContactImportError.nextIndex`). */
+export type ContactImportOptions = BatchOptions<ContactImportResult>;
+export type ContactImportReport = BatchReport<ContactImportResult>;
 
 /**
  * An import that stopped: `results` has every answer before `nextIndex`, the position in the
@@ -59,181 +34,25 @@ export class ContactImportError extends Error {
   }
 }
 
-const MAX_BATCH = 100;
-/** Waits when the API gives no Retry-After: 1, 2, 4... seconds, at most 30. */
-const backoffSeconds = (attempt: number) => Math.min(30, 2 ** (attempt - 1));
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
-  });
-
-/** Seconds to wait from a Retry-After header (seconds or an HTTP date), or undefined. */
-function retryAfterSeconds(headers: Headers, now = Date.now()): number | undefined {
-  const value = headers.get('Retry-After');
-  if (value === null) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
-}
-
-/** Before the next request: the key's window is spent, so wait for its reset rather than meet a 429. */
-function windowWaitSeconds(headers: Headers): number {
-  const remaining = Number(headers.get('RateLimit-Remaining'));
-  const reset = Number(headers.get('RateLimit-Reset'));
-  return headers.has('RateLimit-Remaining') && remaining <= 0 && Number.isFinite(reset) ? reset : 0;
-}
-
-async function* batchesOf<T>(
-  source: Iterable<T> | AsyncIterable<T>,
-  size: number,
-  skip: number,
-): AsyncGenerator<{ start: number; items: T[] }> {
-  let index = 0;
-  let batch: T[] = [];
-  let start = skip;
-  for await (const item of source as AsyncIterable<T>) {
-    if (index++ < skip) continue;
-    batch.push(item);
-    if (batch.length === size) {
-      yield { start, items: batch };
-      start += batch.length;
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield { start, items: batch };
-}
-
-type Pending = { sourceIndex: number; contact: ImportContact; tries: number };
-
 /**
  * `client.contacts.import(source, options)`: sends the contacts of an array, any iterable or an
- * async iterable (a Node stream in object mode) to `POST /contacts/batch`, 100 to a request. Each
- * request carries an Idempotency-Key, so a request whose answer was lost (a network error, a 5xx)
- * is sent again as it was and answered as the first time; a 429 or 503 waits its `Retry-After`;
- * when the key's minute is spent (`RateLimit-Remaining: 0`) the next request waits for its reset.
- * Contacts answered `unavailable` go into a later request. Resolves with one answer per contact in
- * source order; rejects with `ContactImportError` (which says where to resume) when a batch keeps
- * failing or the API refuses the key, and when contacts are still `unavailable` after `maxAttempts`
- * (`unavailable` names their source positions; the other answers are in `results`).
+ * async iterable (a Node stream in object mode) to `POST /contacts/batch`, 100 to a request, as
+ * ./batches.ts sends any batch (Idempotency-Keys, `Retry-After`, the key's minute, `unavailable`
+ * contacts sent again). Resolves with one answer per contact in source order; rejects with
+ * `ContactImportError` (which says where to resume) when a batch keeps failing or the API refuses
+ * the key, and when contacts are still `unavailable` after `maxAttempts` (`unavailable` names their
+ * source positions; the other answers are in `results`).
  */
-export async function importContacts(
+export function importContacts(
   client: Client<paths>,
   source: Iterable<ImportContact> | AsyncIterable<ImportContact>,
   options: ContactImportOptions = {},
 ): Promise<ContactImportReport> {
-  const size = Math.max(1, Math.min(MAX_BATCH, options.batchSize ?? MAX_BATCH));
-  const maxAttempts = options.maxAttempts ?? 8;
-  const startAt = options.startAt ?? 0;
-  const answers = new Map<number, ContactImportResult>();
-  const counts: Partial<Record<ContactImportStatus, number>> = {};
-  let requests = 0;
-  let waitBeforeNext = 0;
-  let retryLater: Pending[] = [];
-
-  const answered = () =>
-    Array.from({ length: answers.size }, (_, i) => answers.get(startAt + i)).filter(
-      (a): a is ContactImportResult => a !== undefined,
-    );
-  /** The first source position without its final answer: where a resumed import starts. */
-  const nextIndex = () => {
-    let at = startAt;
-    while (answers.has(at) && answers.get(at)!.status !== 'unavailable') at += 1;
-    return at;
-  };
-  const fail = (message: string, status?: number, code?: string, unavailable?: number[]) =>
-    new ContactImportError(message, nextIndex(), answered(), status, code, unavailable);
-
-  /** Sends one batch until it is answered; returns its items' answers. */
-  async function send(batch: Pending[]): Promise<ContactImportResult[]> {
-    const key = globalThis.crypto.randomUUID();
-    for (let attempt = 1; ; attempt += 1) {
-      if (waitBeforeNext > 0) await sleep(waitBeforeNext * 1000, options.signal);
-      waitBeforeNext = 0;
-      options.signal?.throwIfAborted();
-      requests += 1;
-      let outcome;
-      try {
-        outcome = await client.POST('/contacts/batch', {
-          body: { contacts: batch.map((item) => item.contact) },
-          params: { header: { 'Idempotency-Key': key } },
-          signal: options.signal,
-        });
-      } catch (err) {
-        if (options.signal?.aborted) throw err;
-        // No answer (the network): the same request again, with the same key, answers as the first would have.
-        if (attempt >= maxAttempts)
-          throw fail(
-            `the batch from source position ${batch[0].sourceIndex} got no answer ${attempt} times: ${String(err)}`,
-          );
-        waitBeforeNext = backoffSeconds(attempt);
-        continue;
-      }
-      const { data, error, response } = outcome;
-      if (data) {
-        waitBeforeNext = windowWaitSeconds(response.headers);
-        return data.results;
-      }
-      const retryable = response.status === 429 || response.status >= 500 || error?.code === 'idempotency_conflict';
-      if (!retryable || attempt >= maxAttempts) {
-        throw fail(
-          `the batch from source position ${batch[0].sourceIndex} was refused: ${response.status} ${error?.error ?? ''}`.trim(),
-          response.status,
-          error?.code,
-        );
-      }
-      waitBeforeNext = retryAfterSeconds(response.headers) ?? backoffSeconds(attempt);
-    }
-  }
-
-  async function run(batch: Pending[]): Promise<void> {
-    const results = await send(batch);
-    const finished: ContactImportResult[] = [];
-    // The service was busy for some: give it a moment before they go again.
-    if (results.some((result) => result.status === 'unavailable')) waitBeforeNext = Math.max(waitBeforeNext, 1);
-    results.forEach((result, i) => {
-      const item = batch[i];
-      const answer = { ...result, index: item.sourceIndex };
-      answers.set(item.sourceIndex, answer);
-      if (answer.status === 'unavailable' && item.tries + 1 < maxAttempts)
-        retryLater.push({ ...item, tries: item.tries + 1 });
-      else {
-        counts[answer.status] = (counts[answer.status] ?? 0) + 1;
-        finished.push(answer);
-      }
-    });
-    options.onProgress?.({
-      done: Object.values(counts).reduce((a, b) => a + (b ?? 0), 0),
-      counts: { ...counts },
-      requests,
-      batch: finished,
-    });
-  }
-
-  for await (const { start, items } of batchesOf(source, size, startAt)) {
-    // Contacts to send again go first, so they are answered before the source runs far ahead.
-    const again = retryLater.splice(0, size);
-    const fresh = items.map((contact, i) => ({ sourceIndex: start + i, contact, tries: 0 }));
-    await run([...again, ...fresh.slice(0, size - again.length)]);
-    if (fresh.length > size - again.length) await run(fresh.slice(size - again.length));
-  }
-  while (retryLater.length > 0) {
-    const again = retryLater;
-    retryLater = [];
-    for (let at = 0; at < again.length; at += size) await run(again.slice(at, at + size));
-  }
-  const stillUnavailable = answered()
-    .filter((answer) => answer.status === 'unavailable')
-    .map((answer) => answer.index);
-  if (stillUnavailable.length > 0)
-    throw fail(
-      `${stillUnavailable.length} contact(s) stayed unavailable after ${maxAttempts} attempts, nothing written for them: source positions ${stillUnavailable.join(', ')}`,
-      undefined,
-      'temporarily_unavailable',
-      stillUnavailable,
-    );
-  return { results: answered(), counts, requests };
+  return sendInBatches<ImportContact, ContactImportResult>(
+    (contacts, key, signal) =>
+      client.POST('/contacts/batch', { body: { contacts }, params: { header: { 'Idempotency-Key': key } }, signal }),
+    source,
+    options,
+    (...args) => new ContactImportError(...args),
+  );
 }

@@ -5,6 +5,12 @@ import {
   type ContactImportReport,
   type ImportContact,
 } from './contact-import';
+import {
+  deleteContacts,
+  type ContactDeleteOptions,
+  type ContactDeleteReport,
+  type DeleteContact,
+} from './contact-delete';
 import type { components, paths } from './schema';
 
 /**
@@ -28,6 +34,15 @@ export type ApiClient = Client<paths> & {
       source: Iterable<ImportContact> | AsyncIterable<ImportContact>,
       options?: ContactImportOptions,
     ): Promise<ContactImportReport>;
+    /**
+     * Deletes contacts named by `{ id }` or `{ externalId }` in batches of 100 (`POST
+     * /contacts/batch/delete`), as `import` sends its batches, answering every contact of the
+     * source in order (./contact-delete.ts).
+     */
+    deleteMany(
+      source: Iterable<DeleteContact> | AsyncIterable<DeleteContact>,
+      options?: ContactDeleteOptions,
+    ): Promise<ContactDeleteReport>;
   };
 };
 
@@ -50,6 +65,10 @@ export function createClient({ apiKey, ...options }: ApiClientOptions): ApiClien
     contacts: {
       import: (source: Iterable<ImportContact> | AsyncIterable<ImportContact>, importOptions?: ContactImportOptions) =>
         importContacts(client, source, importOptions),
+      deleteMany: (
+        source: Iterable<DeleteContact> | AsyncIterable<DeleteContact>,
+        deleteOptions?: ContactDeleteOptions,
+      ) => deleteContacts(client, source, deleteOptions),
     },
   });
 }
@@ -65,4 +84,6 @@ export type DeletedContact = Schemas['DeletedContact'];
 
 export type { components, operations, paths, webhooks } from './schema';
 export * from './webhooks';
+export * from './batches';
 export * from './contact-import';
+export * from './contact-delete';

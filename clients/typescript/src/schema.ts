@@ -806,7 +806,7 @@ export interface components {
             /** @description The item's position in the request's `contacts` (0-based) */
             index: number;
             /**
-             * @description `created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. `adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact already had every field given: nothing was written. `conflict`: another contact holds the number or the external id (`contactId` names it); nothing was written. `invalid`: the item is not a `ContactBatchItem` (a field missing, of the wrong type or out of its limits, an unknown field), or repeats the number or external id of an earlier item; `error` names the field; nothing was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: send it again. Clients must tolerate statuses added later.
+             * @description `created`: a new contact. `updated`: the contact matched (by `externalId`, else by number) took the fields given. `adopted`: the auto-created contact of the number was named, as `POST /contacts` does. `unchanged`: the matched contact already had every field given: nothing was written. `conflict`: another contact holds the number or the external id (`contactId` names it), or an earlier item of the batch names the contact the number or external id names (a batch changes each contact once, judged in request order); nothing was written. `invalid`: the item is not a `ContactBatchItem` (a field missing, of the wrong type or out of its limits, an unknown field), or repeats the number or external id of an earlier item; `error` names the field; nothing was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was written for it: send it again. Clients must tolerate statuses added later.
              * @enum {string}
              */
             status: "created" | "updated" | "adopted" | "unchanged" | "conflict" | "invalid" | "unavailable";
@@ -1027,6 +1027,13 @@ export interface components {
             data: {
                 call: components["schemas"]["Call"];
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A text message arrived on one of the organization's numbers */
         WebhookEventSmsReceived: {
@@ -1047,6 +1054,13 @@ export interface components {
             data: {
                 message: components["schemas"]["Message"];
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A caller left a message and the recording is ready; the transcript is included when it has already arrived */
         WebhookEventVoicemailReceived: {
@@ -1079,6 +1093,13 @@ export interface components {
                     createdAt: string;
                 };
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A text the organization sent reached the recipient (the carrier reported it delivered). Sent once per text, to endpoints subscribed to it */
         WebhookEventMessageDelivered: {
@@ -1110,6 +1131,13 @@ export interface components {
                 status: "delivered";
                 message: components["schemas"]["Message"];
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A text the organization sent failed, whatever the cause; its charge is refunded. Sent once per text, to endpoints subscribed to it */
         WebhookEventMessageFailed: {
@@ -1154,6 +1182,13 @@ export interface components {
                 refundedCents: number;
                 message: components["schemas"]["Message"];
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A scheduled text was canceled before it went out, and its cost refunded: it is never sent. Sent once per text, to endpoints subscribed to it */
         WebhookEventMessageCanceled: {
@@ -1190,6 +1225,13 @@ export interface components {
                 refundedCents: number;
                 message: components["schemas"]["Message"];
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
         /** @description A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it */
         WebhookEventContactCreated: {
@@ -1210,7 +1252,7 @@ export interface components {
             data: {
                 contact: components["schemas"]["Contact"];
             };
-            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
             request: {
                 /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
                 id: string;
@@ -1241,7 +1283,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
             request: {
                 /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
                 id: string;
@@ -1268,7 +1310,7 @@ export interface components {
             data: {
                 contact: components["schemas"]["DeletedContact"];
             };
-            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
             request: {
                 /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
                 id: string;
@@ -1323,7 +1365,7 @@ export interface components {
                 /** @description That contact's `version` with this change (its copy of the consent counts as a change of the contact), so it orders against `contact.*` events and the API; null when no contact held the number */
                 version: number | null;
             };
-            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write; null for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call) */
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
             request: {
                 /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
                 id: string;
@@ -1351,6 +1393,13 @@ export interface components {
                 /** Format: uuid */
                 endpointId: string;
             };
+            /** @description The API request whose change raised the event, so a client can recognise the echo of its own write: a `POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a `POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a contact created for a number seen on a call */
+            request: {
+                /** @description The id of the request (its `x-amzn-RequestId` response header, `requestId` of an error) */
+                id: string;
+                /** @description The Idempotency-Key header the request carried, if any */
+                idempotencyKey: string | null;
+            } | null;
         };
     };
     responses: never;

@@ -5,7 +5,7 @@ import { str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { ownPartitionKey } from '../../shared/table/keys';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
 import { updateExpression } from '../../shared/table/update-expression';
-import { CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGED_AT, changeRequestParts, ROW_TYPES, type ChangeRequest } from '../../shared/table/row-types';
 
 /**
  * The consent ledger: one row per (organization, number), the recipient's decision about their
@@ -50,6 +50,8 @@ export type ConsentChange = {
   note: string;
   /** Only changes recorded through the API carry it (required there for an opt-in). */
   evidence?: ConsentEvidence;
+  /** The API request recording it (`POST /consent`), which consent.changed names; none for a keyword or the carrier. */
+  request?: ChangeRequest | null;
 };
 
 export const NO_CONSENT_RECORDED: Consent = { status: 'unknown', source: null, at: null, note: null };
@@ -109,6 +111,7 @@ export function consentChangeUpdate(
   holder?: ConsentHolder,
 ): TransactItem {
   const holding = holderParts(holder);
+  const request = changeRequestParts(change.request);
   return {
     Update: {
       TableName: TABLE_NAME,
@@ -129,8 +132,9 @@ export function consentChangeUpdate(
             consentEvidence: change.evidence ?? null,
             [CHANGED_AT]: now.getTime(),
             ...holding.set,
+            ...request.set,
           },
-          remove: holding.remove,
+          remove: [...holding.remove, ...request.remove],
         }),
         { expression: LATER_THAN_RECORDED, names: { '#at': 'consentAt' }, values: { ':at': change.at.toISOString() } },
       ),

@@ -123,18 +123,20 @@ async function upsertOne(
         code: 'contact_conflict',
       };
     }
-    if (err instanceof TemporarilyUnavailableError || isContention(err)) {
-      return {
-        ...answer,
-        status: 'unavailable',
-        contactId: null,
-        error: `contacts[${index}]: the organization's data was too busy to take this contact; nothing was written for it, send it again`,
-        code: 'temporarily_unavailable',
-      };
-    }
+    if (err instanceof TemporarilyUnavailableError || isContention(err)) return busy(index, item);
     throw err;
   }
 }
+
+/** An item the organization's data was too busy for: nothing written, for the client to send again. */
+const busy = (index: number, item: ContactBatchItemInput): ContactBatchResult => ({
+  index,
+  status: 'unavailable',
+  contactId: null,
+  externalId: item.externalId ?? null,
+  error: `contacts[${index}]: the organization's data was too busy to take this contact; nothing was written for it, send it again`,
+  code: 'temporarily_unavailable',
+});
 
 /** A later item naming the number or external id of an earlier one: which would win would depend on timing. */
 function repeated(entries: readonly BatchEntry[]): Map<number, string> {
@@ -174,6 +176,81 @@ const invalid = (index: number, error: string, externalId: string | null = null)
 });
 
 type Pending = { index: number; item: ContactBatchItemInput };
+type Claims = Awaited<ReturnType<typeof claimsOf>>;
+type NamingField = 'externalId' | 'phoneNumber';
+
+/** The contacts an item names, as the claims read say: the holder of its external id, and of its number. */
+function contactsNamedBy(item: ContactBatchItemInput, claims: Claims): [NamingField, string][] {
+  const named: [NamingField, string | undefined][] = [
+    ['externalId', item.externalId ? claims.externalIdClaims.get(item.externalId) : undefined],
+    ['phoneNumber', claims.numberClaims.get(item.phoneNumber)?.contactId],
+  ];
+  return named.filter((pair): pair is [NamingField, string] => pair[1] !== undefined);
+}
+
+/**
+ * Indirect overlaps: a later item naming, by its number or its external id as the directory stood when the batch read
+ * it, a contact an earlier item names (item 0 moves contact X from number A to B by its external id, item 1 names A).
+ * Applied in one order or the other they end differently (X updated, or a new contact at A), so items are judged in
+ * request order: the later is `conflict` naming the contact, nothing written for it, and the earlier runs as if alone.
+ * One answer, whatever the interleaving of the writes.
+ */
+export function overlaps(pending: readonly Pending[], claims: Claims): Map<number, ContactBatchResult> {
+  const refused = new Map<number, ContactBatchResult>();
+  const namedBy = new Map<string, number>();
+  for (const { index, item } of pending) {
+    const named = contactsNamedBy(item, claims);
+    const clash = named.find(([, contactId]) => namedBy.has(contactId));
+    if (!clash) {
+      for (const [, contactId] of named) namedBy.set(contactId, index);
+      continue;
+    }
+    const [field, contactId] = clash;
+    refused.set(index, {
+      index,
+      status: 'conflict',
+      contactId,
+      externalId: item.externalId ?? null,
+      error:
+        `contacts[${index}].${field}: names contact ${contactId}, which contacts[${namedBy.get(contactId)}] names too; ` +
+        'a batch changes each contact once, so nothing was written for this item: send it in a later batch',
+      code: 'contact_conflict',
+    });
+  }
+  return refused;
+}
+
+/**
+ * Reads the claims of every pending item at once and judges them against each other (`overlaps`), then creates the
+ * new ones (`createTheNew`). Returns what is left for the item-by-item rounds. Claims that cannot be read (the table
+ * too busy) leave every item `unavailable`, nothing written: without them the overlaps cannot be judged.
+ */
+async function judgeAndCreate(
+  tenantId: string,
+  pending: readonly Pending[],
+  results: Map<number, ContactBatchResult>,
+  origin: RequestOrigin,
+): Promise<Pending[]> {
+  let claims: Claims;
+  try {
+    claims = await claimsOf(
+      tenantId,
+      pending.map(({ item }) => item),
+    );
+  } catch (err) {
+    if (!(err instanceof TemporarilyUnavailableError || isContention(err))) throw err;
+    for (const { index, item } of pending) results.set(index, busy(index, item));
+    return [];
+  }
+  for (const [index, answer] of overlaps(pending, claims)) results.set(index, answer);
+  return createTheNew(
+    tenantId,
+    pending.filter(({ index }) => !results.has(index)),
+    claims,
+    results,
+    origin,
+  );
+}
 
 /**
  * The items whose number and external id nobody holds, written several to a transaction
@@ -183,32 +260,34 @@ type Pending = { index: number; item: ContactBatchItemInput };
 async function createTheNew(
   tenantId: string,
   pending: readonly Pending[],
+  { numberClaims, externalIdClaims }: Claims,
   results: Map<number, ContactBatchResult>,
   origin: RequestOrigin,
 ): Promise<Pending[]> {
-  const { numberClaims, externalIdClaims } = await claimsOf(
-    tenantId,
-    pending.map(({ item }) => item),
-  );
   const isNew = ({ item }: Pending) =>
     !numberClaims.has(item.phoneNumber) && !(item.externalId && externalIdClaims.has(item.externalId));
   const fresh = pending.filter(isNew);
   if (fresh.length === 0) return [...pending];
   let written: Awaited<ReturnType<typeof insertNewContacts>>;
+  // Contacts whose group the deadline left unstarted are answered `unavailable` now: one by one they would start
+  // just as late, each as slow under the same burst.
+  const unstarted = new Set<ContactBatchItemInput>();
   try {
     written = await insertNewContacts(
       tenantId,
       fresh.map(({ item }) => item),
       new Date(),
       origin,
+      (inputs) => inputs.forEach((input) => unstarted.add(input as ContactBatchItemInput)),
     );
   } catch (err) {
     if (!(err instanceof TemporarilyUnavailableError || isContention(err))) throw err;
-    return [...pending]; // the reads were refused: every item goes one by one
+    return [...pending]; // the inserts' own reads were refused: every item goes one by one
   }
   // A batch names each number once, so a number names its item.
   const createdByNumber = new Map(written.created.map((contact) => [contact.normalizedNumber as string, contact.id]));
   for (const { index, item } of fresh) {
+    if (unstarted.has(item)) results.set(index, notReached(index, item));
     const id = createdByNumber.get(item.phoneNumber);
     if (id)
       results.set(index, {
@@ -245,7 +324,7 @@ export async function upsertContacts(
   }
   await runWithDeadline(deadline, async () => {
     if (pending.length > 0 && timeLeftFor(deadline, ITEM_START_RESERVE_MS))
-      pending = await createTheNew(tenantId, pending, results, origin);
+      pending = await judgeAndCreate(tenantId, pending, results, origin);
     const answers = await answerInPasses(
       pending,
       deadline,

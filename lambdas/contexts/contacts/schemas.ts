@@ -142,7 +142,8 @@ export const ContactBatchResultSchema = z
         'matched contact ' +
         'already had every field given: nothing was written. `conflict`: another contact holds the number or the ' +
         'external id ' +
-        '(`contactId` names it); nothing was written. `invalid`: the item is not a `ContactBatchItem` (a field ' +
+        '(`contactId` names it), or an earlier item of the batch names the contact the number or external id ' +
+        'names (a batch changes each contact once, judged in request order); nothing was written. `invalid`: the item is not a `ContactBatchItem` (a field ' +
         'missing, of the wrong type or out of its limits, an unknown field), or repeats the number or external id ' +
         'of an earlier item; `error` names the field; nothing ' +
         "was written. `unavailable`: the organization's data was too busy to take this item in time; nothing was " +

@@ -1,4 +1,5 @@
 import { ValidationError } from '../../shared/errors';
+import type { ChangeRequest } from '../../shared/table/row-types';
 import { ConsentSupersededError } from '../consent/errors';
 import { readConsentRecord, type ConsentRecord } from '../consent/history';
 import { consentOf, type ConsentChange, type ConsentEvidence } from '../consent/ledger';
@@ -55,18 +56,20 @@ export function consentChangeOfRequest(input: RecordConsentInput, now: Date): Co
 
 /**
  * Records the change, cancels what is scheduled to the number on an opt-out, and answers the number's
- * consent as it now stands. 409 `consent_superseded` when a later change is on record.
+ * consent as it now stands. 409 `consent_superseded` when a later change is on record. `request` (the API
+ * request, none for the operator's CLI) is named by the consent.changed and the message.canceled it raises.
  */
 export async function recordConsent(
   tenantId: string,
   input: RecordConsentInput,
   now = new Date(),
+  request: ChangeRequest | null = null,
 ): Promise<ConsentRecord> {
-  const change = consentChangeOfRequest(input, now);
+  const change = { ...consentChangeOfRequest(input, now), request };
   if (!(await recordConsentChange(tenantId, input.phoneNumber, change))) {
     const current = await consentOf(tenantId, input.phoneNumber);
     throw new ConsentSupersededError(current.status, current.at);
   }
-  if (change.status === 'opted_out') await cancelScheduledWhileOptedOut(tenantId, input.phoneNumber);
+  if (change.status === 'opted_out') await cancelScheduledWhileOptedOut(tenantId, input.phoneNumber, request);
   return readConsentRecord(tenantId, input.phoneNumber);
 }

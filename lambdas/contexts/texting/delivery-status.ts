@@ -2,7 +2,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { CONDITION, isConditionalCheckFailed, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
-import { CHANGED_AT } from '../../shared/table/row-types';
+import { CHANGED_AT, changeRequestParts, type ChangeRequest } from '../../shared/table/row-types';
 import { NamedTransaction, type NamedItems } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
@@ -55,6 +55,11 @@ export type StatusChangeOptions = {
   reportedAt?: Date;
   /** The sweep: change only a text still unsettled (no carrier answer recorded). */
   onlyIfUnsettled?: boolean;
+  /**
+   * The API request whose own answer this change is (a send the carrier refused at once), named by the event; none
+   * for the carrier's callbacks and the sweep.
+   */
+  request?: ChangeRequest | null;
 };
 
 /** Removed when a text's outcome is known: its entry in the settlement sweep's worklist. */
@@ -203,16 +208,24 @@ function statusChangeParts(
     [CARRIER_MESSAGE]: failing ? options.carrierMessage : undefined,
     [CARRIER_REPORTED_AT]: status === 'sent' ? undefined : options.reportedAt?.getTime(),
   };
+  // Every move names its request or none, so the event never names an earlier write's (webhooks/events.ts).
+  const request = changeRequestParts(options.request);
   const messageUpdate: TransactItem = {
     Update: {
       TableName: TABLE_NAME,
       Key: keyOf(row),
-      ...updateExpression(withRowSequenceBump({ set: attributes, remove: UNSETTLED_INDEX }), {
-        expression:
-          `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` +
-          (options.onlyIfUnsettled ? ` AND attribute_exists(#${GSIS.gsi2.partitionKey})` : ''),
-        values: Object.fromEntries(previous.map((from, i) => [`:from${i}`, from])),
-      }),
+      ...updateExpression(
+        withRowSequenceBump({
+          set: { ...attributes, ...request.set },
+          remove: [...UNSETTLED_INDEX, ...request.remove],
+        }),
+        {
+          expression:
+            `#status IN (${previous.map((_, i) => `:from${i}`).join(', ')})` +
+            (options.onlyIfUnsettled ? ` AND attribute_exists(#${GSIS.gsi2.partitionKey})` : ''),
+          values: Object.fromEntries(previous.map((from, i) => [`:from${i}`, from])),
+        },
+      ),
     },
   };
   return {

@@ -1,5 +1,6 @@
 import { logger, metrics, MetricUnit } from '../../shared/aws';
 import { retryWhileBusy } from '../../shared/table/contention';
+import type { ChangeRequest } from '../../shared/table/row-types';
 import { recordConsentChange } from '../contacts/consent-copies';
 import { CarrierError, type Carrier, type CarrierErrorDetails } from './carrier-port';
 import { recordMessageSid, updateMessageStatus, type StatusChangeOptions } from './delivery-status';
@@ -20,7 +21,11 @@ import { CARRIER_OPT_OUT_SOURCE } from '../consent/sources';
  *   not sent   (nothing reached the carrier) failed and refunded; 502 carrier_unavailable
  * Never log a body.
  */
-export async function handOver(message: Message, carrier: Carrier): Promise<Message> {
+export async function handOver(
+  message: Message,
+  carrier: Carrier,
+  request: ChangeRequest | null = null,
+): Promise<Message> {
   let messageSid: string;
   try {
     ({ messageSid } = await carrier.send({
@@ -43,7 +48,7 @@ export async function handOver(message: Message, carrier: Carrier): Promise<Mess
       return message;
     }
     logger.warn('The carrier did not take a text', { ...log, error: (err as Error).message });
-    return refused(message, failure);
+    return refused(message, failure, request);
   }
   try {
     await recordMessageSid(message.tenantId, message.id, messageSid);
@@ -59,13 +64,27 @@ export async function handOver(message: Message, carrier: Carrier): Promise<Mess
   return { ...message, messageSid };
 }
 
-/** A definite refusal: the text failed and refunded, and its error thrown; the message when that could not be recorded. */
-async function refused(message: Message, failure: CarrierErrorDetails): Promise<Message> {
+/**
+ * A definite refusal: the text failed and refunded, and its error thrown; the message when that could not be recorded.
+ * The failure is the answer to the send's request (`request`, none when the firing sent it), which message.failed
+ * names; the opt-out a refusal reveals is the carrier's news, recorded as the carrier's (no request).
+ */
+async function refused(
+  message: Message,
+  failure: CarrierErrorDetails,
+  request: ChangeRequest | null,
+): Promise<Message> {
   // The carrier's answer is its report of the text's fate: kept with the failure (message.failed).
-  const report = { reportedAt: new Date(), carrierCode: failure.providerCode, carrierMessage: failure.providerMessage };
+  const report = {
+    reportedAt: new Date(),
+    carrierCode: failure.providerCode,
+    carrierMessage: failure.providerMessage,
+    request,
+  };
   if (failure.kind === 'not_sent') {
     // The key stays with this failed text, like every outcome: a key is one carrier request.
-    if (await failQuietly(message, { failureReason: 'carrier_unavailable' })) throw new CarrierUnavailableError();
+    if (await failQuietly(message, { failureReason: 'carrier_unavailable', request }))
+      throw new CarrierUnavailableError();
     return message; // could not record it: still queued, and the sweep settles it
   }
   if (failure.recipientOptedOut) {

@@ -4,7 +4,7 @@ import { isConditionalCheckFailed, type Item } from '../../shared/table/dynamo';
 import { NamedTransaction } from '../../shared/table/named-transaction';
 import { LOST_RACE, optimisticRounds, type RoundResult } from '../../shared/table/optimistic-rounds';
 import { withRowSequenceBump } from '../../shared/table/row-sequence';
-import { CHANGED_AT } from '../../shared/table/row-types';
+import { CHANGED_AT, changeRequestParts, type ChangeRequest } from '../../shared/table/row-types';
 import { GSIS } from '../../shared/table/table-schema';
 import { updateExpression } from '../../shared/table/update-expression';
 import { consentOf } from '../consent/ledger';
@@ -41,7 +41,14 @@ const STILL_SCHEDULED = {
  * its reason (the message.canceled event), out of the due list, the number's row of it deleted, the
  * refund to the shard it was charged on. Throws 409 `not_scheduled` once it fired or was canceled.
  */
-export async function cancelScheduledText(tenantId: string, messageId: string, reason: CancelReason): Promise<Message> {
+export async function cancelScheduledText(
+  tenantId: string,
+  messageId: string,
+  reason: CancelReason,
+  request: ChangeRequest | null = null,
+): Promise<Message> {
+  // The cancel names its request, or none (the firing, a STOP): the event never names an earlier write's.
+  const origin = changeRequestParts(request);
   return optimisticRounds(CHANGE_ROUNDS, async (): Promise<RoundResult<Message>> => {
     const row = await getMessageItem(tenantId, messageId);
     const message = fromItem(row);
@@ -53,8 +60,8 @@ export async function cancelScheduledText(tenantId: string, messageId: string, r
           Key: keyOf(row),
           ...updateExpression(
             withRowSequenceBump({
-              set: { status: 'canceled', cancelReason: reason, [CHANGED_AT]: Date.now() },
-              remove: UNDUE,
+              set: { status: 'canceled', cancelReason: reason, [CHANGED_AT]: Date.now(), ...origin.set },
+              remove: [...UNDUE, ...origin.remove],
             }),
             STILL_SCHEDULED,
           ),
@@ -72,12 +79,17 @@ export async function cancelScheduledText(tenantId: string, messageId: string, r
 
 /**
  * Every text scheduled to `number` canceled at once (a STOP, the carrier's opt-out, an opt-out
- * recorded through the consent API): one strongly consistent Query of the number's rows, then a
- * cancel each. Texts that fired or were canceled meanwhile are left as they are. Returns how many
+ * recorded through the consent API, whose request each cancel names): one strongly consistent
+ * Query of the number's rows, then a cancel each. Texts that fired or were canceled meanwhile are left as they are. Returns how many
  * it canceled. A text this misses (a crash half way) is still never sent: the firing checks consent
  * again at its time and cancels it then.
  */
-export async function cancelScheduledTextsTo(tenantId: string, number: string, reason: CancelReason): Promise<number> {
+export async function cancelScheduledTextsTo(
+  tenantId: string,
+  number: string,
+  reason: CancelReason,
+  request: ChangeRequest | null = null,
+): Promise<number> {
   let canceled = 0;
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -92,7 +104,7 @@ export async function cancelScheduledTextsTo(tenantId: string, number: string, r
     );
     for (const item of page.Items ?? []) {
       try {
-        await cancelScheduledText(tenantId, item.messageId as string, reason);
+        await cancelScheduledText(tenantId, item.messageId as string, reason, request);
         canceled += 1;
       } catch (err) {
         if (!(err instanceof NotScheduledError)) throw err;
@@ -108,9 +120,13 @@ export async function cancelScheduledTextsTo(tenantId: string, number: string, r
  * older than an opt-in on record is history and cancels nothing). Whoever recorded it calls this after
  * the change committed: a STOP, the carrier's opt-out, `POST /consent`.
  */
-export async function cancelScheduledWhileOptedOut(tenantId: string, number: string): Promise<number> {
+export async function cancelScheduledWhileOptedOut(
+  tenantId: string,
+  number: string,
+  request: ChangeRequest | null = null,
+): Promise<number> {
   if ((await consentOf(tenantId, number)).status !== 'opted_out') return 0;
-  return cancelScheduledTextsTo(tenantId, number, 'opted_out');
+  return cancelScheduledTextsTo(tenantId, number, 'opted_out', request);
 }
 
 /**

@@ -2,6 +2,7 @@ import { metrics, MetricUnit } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
 import type { Item } from '../../shared/table/dynamo';
+import type { ChangeRequest } from '../../shared/table/row-types';
 import { LOST_RACE } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
 import { readOrganizationRow } from '../tenants/billing-policy';
@@ -44,6 +45,8 @@ export type SendOptions = {
   now?: Date;
   /** What is left of the function's time (its Lambda context's); without it, no deadline is kept. */
   remainingMs?: () => number;
+  /** The API request sending it: named by the event of a failure that is the send's own answer (./hand-over.ts). */
+  request?: ChangeRequest | null;
 };
 
 /**
@@ -80,7 +83,7 @@ export async function sendMessage(
   const { message, segments, costCents } = newOutboundText(tenantId, tenantRow, input, now, sendAt);
   const retried = await storeCharged(message, { segments, costCents }, spendPolicyOf(tenantRow), key, now);
   if (retried) return replay(tenantId, retried, requestHash);
-  return sendNowOrLater(message, segments, carrier);
+  return sendNowOrLater(message, segments, carrier, options.request ?? null);
 }
 
 /**
@@ -97,12 +100,17 @@ async function sendTimeOf(input: SendMessageInput, policy: QuietHoursPolicy, now
 }
 
 /** A scheduled text waits for the firing (./scheduled-texts.ts); any other goes to the carrier now. */
-async function sendNowOrLater(message: Message, segments: number, carrier: Carrier): Promise<SendResult> {
+async function sendNowOrLater(
+  message: Message,
+  segments: number,
+  carrier: Carrier,
+  request: ChangeRequest | null,
+): Promise<SendResult> {
   if (message.status === 'scheduled') {
     metrics.addMetric('TextsScheduled', MetricUnit.Count, 1);
     return { message, replayed: false };
   }
-  const handedOver = await handOver(message, carrier);
+  const handedOver = await handOver(message, carrier, request);
   metrics.addMetric('TextsSent', MetricUnit.Count, 1);
   metrics.addMetric('TextSegmentsBilled', MetricUnit.Count, segments);
   return { message: handedOver, replayed: false };

@@ -32,7 +32,7 @@ export const WebhookVoicemailSchema = z.object({
   createdAt: dateTime,
 });
 
-/** The API request a contact or consent event's change came from (`request` of the directory's events). */
+/** The API request an event's change came from (`request` of every event). */
 export const WebhookRequestSchema = z
   .nullable(
     z.object({
@@ -46,8 +46,12 @@ export const WebhookRequestSchema = z
   )
   .register(z.globalRegistry, {
     description:
-      'The API request whose change raised the event, so a client can recognise the echo of its own write; null ' +
-      "for the carrier's and the system's changes (a STOP, a contact created for a number seen on a call)",
+      'The API request whose change raised the event, so a client can recognise the echo of its own write: a ' +
+      '`POST /messages` the carrier refused at once (`message.failed`), a cancel (`message.canceled`), a ' +
+      "`POST /consent` (`consent.changed`, and the cancels of its opt-out), a contact's write. Null for the " +
+      "carrier's and the system's changes: a call, a voicemail, a text received, a text's later status from the " +
+      'carrier (not the send that created it), the settlement sweep, the firing of a scheduled text, a STOP, a ' +
+      'contact created for a number seen on a call',
   });
 
 // `uuid` and `dateTime` are shared: their descriptions go on clones.
@@ -74,11 +78,8 @@ const envelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =
           'resource)',
       }),
     data,
+    request: WebhookRequestSchema,
   });
-
-/** The envelope of the directory's events: also the request that made the change. */
-const directoryEnvelope = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
-  z.extend(envelope(type, data), { request: WebhookRequestSchema });
 
 export const CallCompletedEventSchema = envelope('call.completed', z.object({ call: CallSchema })).register(
   z.globalRegistry,
@@ -197,17 +198,17 @@ export const MessageCanceledEventSchema = envelope(
     'text, to endpoints subscribed to it',
 });
 
-export const ContactCreatedEventSchema = directoryEnvelope(
-  'contact.created',
-  z.object({ contact: ContactSchema }),
-).register(z.globalRegistry, {
-  id: 'WebhookEventContactCreated',
-  description:
-    'A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system ' +
-    'for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it',
-});
+export const ContactCreatedEventSchema = envelope('contact.created', z.object({ contact: ContactSchema })).register(
+  z.globalRegistry,
+  {
+    id: 'WebhookEventContactCreated',
+    description:
+      'A contact was added to the directory: by the API (`POST /contacts`, `POST /contacts/batch`) or by the system ' +
+      'for a number seen on a call or a text (`isAutoCreated`). Sent to endpoints subscribed to it',
+  },
+);
 
-export const ContactUpdatedEventSchema = directoryEnvelope(
+export const ContactUpdatedEventSchema = envelope(
   'contact.updated',
   z.object({
     contact: ContactSchema,
@@ -225,7 +226,7 @@ export const ContactUpdatedEventSchema = directoryEnvelope(
     "A change of its number's consent is `consent.changed`, not this. Sent to endpoints subscribed to it",
 });
 
-export const ContactDeletedEventSchema = directoryEnvelope(
+export const ContactDeletedEventSchema = envelope(
   'contact.deleted',
   z.object({ contact: DeletedContactSchema }),
 ).register(z.globalRegistry, {
@@ -259,7 +260,7 @@ export const WebhookConsentSchema = z.object({
   note: z.nullable(z.string()).register(z.globalRegistry, { description: 'Human-readable, e.g. `Replied STOP`' }),
 });
 
-export const ConsentChangedEventSchema = directoryEnvelope(
+export const ConsentChangedEventSchema = envelope(
   'consent.changed',
   z.object({
     consent: WebhookConsentSchema,

@@ -115,8 +115,11 @@ function consentOfRow(item: Item): WebhookConsent {
 }
 
 /**
- * The API request a row's change came from, as the write recorded it beside the change (contacts/contact-rows.ts);
- * null for the carrier's and the system's changes.
+ * The API request a row's change came from, as the write recorded it beside the change (contacts/contact-rows.ts,
+ * consent/ledger.ts, texting's status moves and cancels: every write that raises an event names its request or
+ * removes the last one); null for the carrier's and the system's changes, and for rows no request writes (calls,
+ * voicemails, inbound texts). Like Stripe's, only the event a request itself caused names it: a text's later
+ * status from the carrier names none, not the send that created it.
  */
 function requestOf(item: Item): { id: string; idempotencyKey: string | null } | null {
   const id = item[CHANGE_REQUEST.id];
@@ -178,12 +181,7 @@ const deletedContactOf = (item: Item) => ({
 const consentChanged = (newImage: Item, oldImage: Item | undefined): boolean =>
   newImage.consentStatus !== oldImage?.consentStatus || newImage.consentAt !== oldImage?.consentAt;
 
-type Classified = {
-  type: WebhookEventType;
-  data: Record<string, unknown>;
-  /** The event's `request` (contact and consent events): the API request that made the change, or null. */
-  request?: ReturnType<typeof requestOf>;
-};
+type Classified = { type: WebhookEventType; data: Record<string, unknown> };
 
 /** The event type and `data` of a change, or undefined when the change is no event. */
 function classify(change: StreamChange): Classified | undefined {
@@ -192,10 +190,8 @@ function classify(change: StreamChange): Classified | undefined {
   switch (newImage.type) {
     case ROW_TYPES.contact:
     case ROW_TYPES.contactTombstone:
-    case ROW_TYPES.consent: {
-      const directory = classifyDirectory(change);
-      return directory && { ...directory, request: requestOf(newImage) };
-    }
+    case ROW_TYPES.consent:
+      return classifyDirectory(change);
     default:
       return classifyActivity(change);
   }
@@ -297,7 +293,7 @@ export function deriveEvent(change: StreamChange): DerivedEvent | undefined {
     createdAt,
     sequence: rowSequenceOf(change.newImage),
     data: classified.data,
-    ...(classified.request !== undefined && { request: classified.request }),
+    request: requestOf(change.newImage!),
   });
   return { id, tenantId, type: classified.type, createdAt, body };
 }

@@ -52,6 +52,7 @@ export async function sendTestEvent(endpointId: string, now = new Date()): Promi
     createdAt: now.toISOString(),
     sequence: 0,
     data: { endpointId: endpoint.id },
+    request: null, // an operator's test, no API request
   };
   const delivery = newDelivery(
     {

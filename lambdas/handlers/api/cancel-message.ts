@@ -1,9 +1,16 @@
 import { cancelScheduledText } from '../../contexts/texting/scheduled-changes';
-import { apiHandler } from '../http/api-handler';
+import { apiHandler, requestOriginOf } from '../http/api-handler';
 import { cancelMessageRoute } from './operations/cancel-message';
 
 /** The path's `counterpart` segment holds a message id here (operations/cancel-message.ts). */
-export const handler = apiHandler(cancelMessageRoute, async ({ principal, path }) => ({
+export const handler = apiHandler(cancelMessageRoute, async (request) => ({
   statusCode: 200,
-  body: { message: await cancelScheduledText(principal.tenant.id, path.counterpart, 'api') },
+  body: {
+    message: await cancelScheduledText(
+      request.principal.tenant.id,
+      request.path.counterpart,
+      'api',
+      requestOriginOf(request),
+    ),
+  },
 }));

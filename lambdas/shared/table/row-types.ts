@@ -30,3 +30,23 @@ export const CHANGED_AT = 'changedAt';
  * drop the echo of its own write.
  */
 export const CHANGE_REQUEST = { id: 'changeRequestId', idempotencyKey: 'changeIdempotencyKey' } as const;
+
+/** The API request a change comes from: API Gateway's request id and the Idempotency-Key it carried. */
+export type ChangeRequest = { id: string; idempotencyKey: string | null };
+
+/**
+ * The request of a change as parts of the UpdateItem that makes it: set when an API request made it, removed when
+ * the carrier or the system did, so a row never names an earlier write's request (shared/table/update-expression.ts).
+ */
+export function changeRequestParts(request: ChangeRequest | null | undefined): {
+  set: Record<string, string>;
+  remove: string[];
+} {
+  if (!request) return { set: {}, remove: [CHANGE_REQUEST.id, CHANGE_REQUEST.idempotencyKey] };
+  if (request.idempotencyKey === null)
+    return { set: { [CHANGE_REQUEST.id]: request.id }, remove: [CHANGE_REQUEST.idempotencyKey] };
+  return {
+    set: { [CHANGE_REQUEST.id]: request.id, [CHANGE_REQUEST.idempotencyKey]: request.idempotencyKey },
+    remove: [],
+  };
+}

@@ -417,12 +417,14 @@ export const OPERATION_EXAMPLES: Record<RouteId, OperationExamples> = {
   },
 };
 
+/** An event body; `request` null (the carrier's or the system's change) unless an example names one. */
 const event = (type: string, id: string, createdAt: string, sequence: number, data: unknown) => ({
   id,
   type,
   createdAt,
   sequence,
   data,
+  request: null as { id: string; idempotencyKey: string | null } | null,
 });
 
 /** The request of the directory's events: a CRM's PATCH, with its Idempotency-Key. */
