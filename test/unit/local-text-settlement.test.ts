@@ -11,7 +11,7 @@ beforeEach(() => {
 afterEach(() => jest.useRealTimers());
 
 describe('the local runtime runs the settlement sweep on a timer', () => {
-  it('every quarter of a short grace period, with that grace period, one run at a time', async () => {
+  it('every quarter of a short grace period, with that grace period, one run at a time, and a tick during a run runs once it ends', async () => {
     // Prepare: the first run never finishes until released
     let release!: () => void;
     sweep.mockImplementationOnce(
@@ -22,16 +22,20 @@ describe('the local runtime runs the settlement sweep on a timer', () => {
 
     // Act: two intervals pass while the first run is still going
     await jest.advanceTimersByTimeAsync(1000);
-    // Assess
+    // Assess: no second run meanwhile
     expect(sweep).toHaveBeenCalledTimes(1);
     expect(sweep).toHaveBeenCalledWith({ graceMs: 2000 });
 
+    // Act: the first run ends
     release();
-    await jest.advanceTimersByTimeAsync(500);
+    await jest.advanceTimersByTimeAsync(0);
+    // Assess: the ticks it outlasted make one run at once, not two, and not a whole interval later
     expect(sweep).toHaveBeenCalledTimes(2);
+    await jest.advanceTimersByTimeAsync(500);
+    expect(sweep).toHaveBeenCalledTimes(3);
     await settlement.stop();
     await jest.advanceTimersByTimeAsync(5000);
-    expect(sweep).toHaveBeenCalledTimes(2);
+    expect(sweep).toHaveBeenCalledTimes(3);
   });
 
   it('at most every minute with the default hour, and logs a failed run without stopping', async () => {
