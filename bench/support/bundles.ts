@@ -2,18 +2,17 @@ import { spawn } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
-import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { ROUTES } from '../../lambdas/handlers/api/routes';
 import { CARRIER_ROUTES } from '../../lambdas/handlers/carrier/routes';
 import { CARRIER_SENDER_FUNCTION_OPTIONS, TWILIO_SECRET_PRELOAD } from '../../lib/constructs/carrier';
-import { LAMBDA_BUNDLING } from '../../lib/constructs/function-factory';
+import { BUNDLE_FILE, LAMBDA_ESBUILD_OPTIONS } from '../../lib/constructs/lambda-bundles';
 import { median, ratio, round, shuffled } from './stats';
 import { LOCAL_ENGINE_CREDENTIALS_ENV } from '../../lambdas/shared/config';
 import { writeReferencePage } from '../../lambdas/handlers/api/openapi/reference-page';
 
 /**
  * 1. Bundle size and cold init of every Lambda of the stack, next to a reference bundle built
- * with the very same esbuild options (LAMBDA_BUNDLING, the options NodejsFunction is given).
+ * with the very same esbuild options (LAMBDA_ESBUILD_OPTIONS, the options the stack's bundles are built with).
  */
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 
@@ -46,25 +45,14 @@ export function lambdaEntries(): LambdaEntry[] {
   ];
 }
 
-/** What `NodejsFunction` runs (`esbuild --bundle <entry> --platform=node ...`), from the same options object. */
+/** What the stack's bundling (lib/constructs/lambda-bundles.ts) runs for one entry, from the same options object. */
 export function esbuildOptionsOf(entry: string, outfile: string): BuildOptions {
-  const b = LAMBDA_BUNDLING;
   return {
+    ...LAMBDA_ESBUILD_OPTIONS,
     entryPoints: [resolve(REPO_ROOT, entry)],
     absWorkingDir: REPO_ROOT,
-    bundle: true,
-    platform: 'node',
-    format: b.format === OutputFormat.ESM ? 'esm' : 'cjs',
-    target: b.target,
     outfile,
-    minify: b.minify,
-    sourcemap: b.sourceMap,
-    sourcesContent: b.sourcesContent,
-    external: [...b.externalModules],
-    banner: { js: b.banner },
-    mainFields: [...b.mainFields],
     metafile: true,
-    logLevel: 'error',
   };
 }
 
@@ -116,7 +104,7 @@ export async function buildBundles(outDir: string): Promise<BuiltBundle[]> {
     lambdaEntries().map(async (lambda) => {
       const dir = join(outDir, lambda.name);
       await mkdir(dir, { recursive: true });
-      const file = join(dir, LAMBDA_BUNDLING.format === OutputFormat.ESM ? 'index.mjs' : 'index.js');
+      const file = join(dir, BUNDLE_FILE);
       const result = await build(esbuildOptionsOf(await entryOf(lambda, join(outDir, '.entries')), file));
       // The file the stack copies beside this bundle (lib/service-stack.ts); Lambda's LAMBDA_TASK_ROOT is this
       // directory.

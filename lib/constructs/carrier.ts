@@ -1,6 +1,6 @@
 import { SecretValue, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
@@ -53,7 +53,7 @@ export type CarrierProps = {
 export class Carrier extends Construct {
   readonly secret: secretsmanager.ISecret;
   /** The callback functions, by operationId of the carrier route manifest. */
-  readonly callbackFunctions: Readonly<Record<string, NodejsFunction>>;
+  readonly callbackFunctions: Readonly<Record<string, LambdaFunction>>;
   /** The root Twilio's callback URLs start with; the handlers check signatures against it. */
   readonly publicBaseUrl: string;
 
@@ -81,7 +81,7 @@ export class Carrier extends Construct {
       this.secret = secret;
     }
 
-    const callbackFunctions: Record<string, NodejsFunction> = {};
+    const callbackFunctions: Record<string, LambdaFunction> = {};
     for (const route of props.routes) {
       const access = props.tableAccess[route.operationId];
       if (!access) throw new Error(`Carrier route ${route.operationId} has no table access (lib/table-access.ts)`);
@@ -101,7 +101,7 @@ export class Carrier extends Construct {
    * Makes `fn` (POST /messages, bundled with CARRIER_SENDER_FUNCTION_OPTIONS) send through Twilio
    * with the secret's credentials, asking for status callbacks at this stack's callback URL.
    */
-  connectSender(fn: NodejsFunction): void {
+  connectSender(fn: LambdaFunction): void {
     fn.addEnvironment('CARRIER', 'twilio');
     fn.addEnvironment('TWILIO_SECRET_ARN', this.secret.secretArn);
     fn.addEnvironment('TWILIO_STATUS_CALLBACK_URL', `${this.publicBaseUrl}${carrierRoutes.twilioSmsStatus.path}`);
@@ -122,7 +122,7 @@ export class Carrier extends Construct {
    * which the functions never call. The secret uses the account's `aws/secretsmanager` key, which
    * Secrets Manager uses on the caller's behalf, so no KMS grant is needed.
    */
-  private grantSecretRead(fn: NodejsFunction): void {
+  private grantSecretRead(fn: LambdaFunction): void {
     fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.secret.secretArn] }),
     );

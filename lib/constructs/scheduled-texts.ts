@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { TWILIO_SECRET_PRELOAD, type Carrier } from './carrier';
 import type { FunctionFactory } from './function-factory';
@@ -41,7 +41,7 @@ export const FIRING_MEMORY_MB = 1769;
  * lets one of them send a text, never both, but the loser pays a cancelled transaction).
  */
 export class ScheduledTexts extends Construct {
-  readonly firer: NodejsFunction;
+  readonly firer: LambdaFunction;
   readonly rule: events.Rule;
 
   constructor(scope: Construct, id: string, props: ScheduledTextsProps) {

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { FunctionFactory } from './function-factory';
 import type { ServiceTable, TableAccess } from './table';
@@ -28,7 +28,7 @@ export const SETTLEMENT_SCHEDULE = Duration.minutes(1);
  * lets those under way finish (docs/capacity.md sizes a run).
  */
 export class TextSettlement extends Construct {
-  readonly sweeper: NodejsFunction;
+  readonly sweeper: LambdaFunction;
 
   constructor(scope: Construct, id: string, props: TextSettlementProps) {
     super(scope, id);

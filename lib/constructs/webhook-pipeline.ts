@@ -1,7 +1,6 @@
 import { Duration, Validations } from 'aws-cdk-lib';
-import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, type Function as LambdaFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionFactory } from './function-factory';
@@ -66,8 +65,8 @@ const MAX_RECEIVES = 5;
  * DelaySeconds; SQS redrive only catches processing failures.
  */
 export class WebhookPipeline extends Construct {
-  readonly router: NodejsFunction;
-  readonly sender: NodejsFunction;
+  readonly router: LambdaFunction;
+  readonly sender: LambdaFunction;
   readonly queue: sqs.Queue;
   /** Delivery messages the sender could not process after MAX_RECEIVES attempts. */
   readonly deadLetterQueue: sqs.Queue;
@@ -112,7 +111,7 @@ export class WebhookPipeline extends Construct {
   }
 
   /** The router: reads the table stream, writes deliveries, enqueues them. */
-  private createRouter(props: WebhookPipelineProps, environment: Record<string, string>): NodejsFunction {
+  private createRouter(props: WebhookPipelineProps, environment: Record<string, string>): LambdaFunction {
     const router = props.functions.create('WebhookRouter', {
       entry: props.routerEntry,
       description: 'Webhook router: table stream -> deliveries -> queue',
@@ -147,7 +146,7 @@ export class WebhookPipeline extends Construct {
   }
 
   /** The sender: takes deliveries off the queue, POSTs them, re-enqueues the next attempt. */
-  private createSender(props: WebhookPipelineProps, environment: Record<string, string>): NodejsFunction {
+  private createSender(props: WebhookPipelineProps, environment: Record<string, string>): LambdaFunction {
     const sender = props.functions.create('WebhookSender', {
       entry: props.senderEntry,
       description: 'Webhook sender: queue -> signed HTTPS POST',

