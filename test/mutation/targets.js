@@ -5,11 +5,8 @@
 const TARGETS = {
   'lambdas/contexts/texting/spend-plan.ts': ['test/unit/messages-billing.test.ts'],
   'lambdas/contexts/texting/spend-lease.ts': ['test/integration/spend-lease.test.ts'],
-  'lambdas/contexts/consent/ledger.ts': [
-    'test/unit/messages-consent.test.ts',
-    'test/integration/consent-races.test.ts',
-  ],
-  'lambdas/contexts/texting/settlement.ts': ['test/unit/local-text-settlement.test.ts'],
+  'lambdas/contexts/consent/ledger.ts': ['test/unit/messages-consent.test.ts', 'test/unit/consent.test.ts'],
+  'lambdas/contexts/texting/settlement.ts': ['test/unit/settlement-sweep.test.ts'],
   'lambdas/contexts/texting/delivery-status.ts': [
     'test/unit/messages-store.test.ts',
     'test/unit/messages-loopback.test.ts',
