@@ -125,17 +125,30 @@ describe('the settlement sweep', () => {
     expect(settle).toHaveBeenCalledTimes(7);
   });
 
-  it('examines at most maxTexts texts, and none once its time budget is spent', async () => {
-    // Prepare
-    serveWorklist(() => 3);
+  it('examines at most maxTexts texts, reading no page past them, and nothing once its time budget is spent', async () => {
+    // Prepare: 3 texts per shard, pages of 1; the clock stands still
+    serveWorklist(() => 3, 1);
     settle.mockResolvedValue(answered(true));
+    jest.spyOn(Date, 'now').mockReturnValue(now.getTime());
     // Act
-    const capped = await settleUnknownOutcomes({ now, maxTexts: 5 });
+    const capped = await settleUnknownOutcomes({ now, maxTexts: 5, shardReaders: 1 });
+    const cappedQueries = ddb.commandCalls(QueryCommand).length;
+    ddb.resetHistory();
     const outOfTime = await settleUnknownOutcomes({ now, budgetMs: 0 });
-    // Assess
+    // Assess: the 6th page never read; no query at all once the budget (here none) is spent
     expect(capped).toEqual({ examined: 5, failed: 5, skipped: 0 });
+    expect(cappedQueries).toBe(5);
     expect(outOfTime).toEqual({ examined: 0, failed: 0, skipped: 0 });
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
     expect(addMetric).toHaveBeenCalledTimes(1);
+  });
+
+  it('settles nothing from a page that holds no items', async () => {
+    // Prepare
+    ddb.on(QueryCommand).resolves({});
+    // Act + Assess
+    expect(await settleUnknownOutcomes({ now })).toEqual({ examined: 0, failed: 0, skipped: 0 });
+    expect(settle).not.toHaveBeenCalled();
   });
 
   it('reads shardReaders shards at once and settles textsPerShard texts of each at once', async () => {
