@@ -152,10 +152,10 @@ describe('the lease itself', () => {
   });
 
   it('is waited out until released or run out, and no longer than the deadline given', async () => {
-    // Prepare: one lease that runs out in 150 ms, on another organization one held for a minute
+    // Prepare: one lease that runs out in 1.5 s, on another organization one held for a minute
     const short = spendFor(await organization(10)).lease;
     const long = spendFor(await organization(10)).lease;
-    const ending = (await short.claim(150))!;
+    const ending = (await short.claim(1_500))!;
     const held = (await long.claim(60_000))!;
     // Act
     const afterShort = await short.waitOut();
