@@ -295,6 +295,22 @@ describe('the consent ledger', () => {
   });
 });
 
+describe("the ledger row's holder", () => {
+  const change = { status: 'opted_out' as const, source: 'sms_keyword', at: new Date(0), note: 'Replied STOP' };
+  const removed = (holder?: { contactId: string; externalId: string | null; version: number }) =>
+    / REMOVE (.*?)(?: ADD | SET |$)/
+      .exec(consentChangeUpdate(tenantId, '+14155550100', change, new Date(0), holder).Update!.UpdateExpression!)?.[1]
+      ?.split(', ')
+      .map((name) => name.trim());
+
+  it('drops an external id a previous holder left when the new holder has none, and every holder attribute with no holder', () => {
+    // Act + Assess
+    expect(removed({ contactId: 'c1', externalId: null, version: 2 })).toEqual(['#holderExternalId']);
+    expect(removed({ contactId: 'c1', externalId: 'crm-1', version: 2 })).toBeUndefined();
+    expect(removed()).toEqual(['#holderContactId', '#holderExternalId', '#holderVersion']);
+  });
+});
+
 describe("a copy of the ledger's row, and the check that keeps it true", () => {
   const recorded = (number: string, status: string, at?: string) => ({
     ...ledgerKey(number),
