@@ -4,6 +4,8 @@ import { BillingBlockedError } from '../../lambdas/contexts/texting/errors';
 import { chargeWithin, readShards, settleSpend, spendFor, spendOf } from '../../lambdas/contexts/texting/spend';
 import { planSettlement } from '../../lambdas/contexts/texting/spend-plan';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
+import { isSettling, SettlementLease } from '../../lambdas/contexts/texting/spend-lease';
+import { NotFoundError } from '../../lambdas/shared/errors';
 
 /**
  * The settlement lease (texting/spend-lease.ts) at its edges: a settler that outlived its lease, a holder that
@@ -108,4 +110,72 @@ it('reads billing again after waiting out a settlement: blocked meanwhile -> 402
   await expect(sent).rejects.toBeInstanceOf(BillingBlockedError);
   expect(attempts).toBe(0);
   expect(await spendOf(tenantId)).toBe(0);
+});
+
+describe('the lease itself', () => {
+  it('is held up to its last millisecond, then taken over under a higher fence; a claim sets how long it lasts', async () => {
+    // Prepare
+    const lease = spendFor(await organization(10)).lease;
+    const first = (await lease.claim(1_000, 5_000))!;
+    // Act
+    const whileHeld = await lease.claim(1_000, 6_000);
+    const takenOver = (await lease.claim(2_000, 6_001))!;
+    // Assess
+    expect(first.untilMs).toBe(6_000);
+    expect(whileHeld).toBeUndefined();
+    expect(takenOver.untilMs).toBe(8_001);
+    expect(takenOver.fence).toBeGreaterThan(first.fence);
+    expect(takenOver.holder).not.toBe(first.holder);
+    expect((await lease.readPolicy()).settlingUntil).toBe(8_001);
+  });
+
+  it('is never claimed for an organization that does not exist, and creates no row for it', async () => {
+    // Prepare
+    const lease = new SettlementLease('0199a000-0000-7000-8000-00000000dead');
+    // Act + Assess
+    expect(await lease.claim()).toBeUndefined();
+    await expect(lease.readPolicy()).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("is given back by its holder, and a holder whose lease was taken over leaves the new holder's", async () => {
+    // Prepare: A's lease ran out and B took it over
+    const lease = spendFor(await organization(10)).lease;
+    const now = Date.now();
+    const a = (await lease.claim(100, now - 1_000))!;
+    const b = (await lease.claim(60_000, now))!;
+    // Act + Assess: A's release leaves B holding; B's frees the row
+    await lease.release(a);
+    expect((await lease.readPolicy()).settlingUntil).toBe(b.untilMs);
+    await lease.release(b);
+    expect((await lease.readPolicy()).settlingUntil).toBeNull();
+    expect(await lease.claim()).toBeDefined();
+  });
+
+  it('is waited out until released or run out, and no longer than the deadline given', async () => {
+    // Prepare: one lease that runs out in 1.5 s, on another organization one held for a minute
+    const short = spendFor(await organization(10)).lease;
+    const long = spendFor(await organization(10)).lease;
+    const ending = (await short.claim(1_500))!;
+    const held = (await long.claim(60_000))!;
+    // Act
+    const afterShort = await short.waitOut();
+    const shortReturnedAt = Date.now();
+    const deadline = Date.now() + 150;
+    const afterLong = await long.waitOut(deadline);
+    // Assess: the first returns once the lease ran out (its row still naming it); the second at its deadline, held
+    expect(shortReturnedAt).toBeGreaterThan(ending.untilMs);
+    expect(afterShort.settlingUntil).toBe(ending.untilMs);
+    expect(Date.now()).toBeGreaterThan(deadline);
+    expect(afterLong.settlingUntil).toBe(held.untilMs);
+    await long.release(held);
+  });
+
+  it('counts as under way while its time has not passed, the last millisecond included', () => {
+    // Act + Assess
+    const policy = { billingStatus: 'active' as const, spendingLimitCents: null, version: 0 };
+    expect(isSettling({ ...policy, settlingUntil: 1_000 }, 1_000)).toBe(true);
+    expect(isSettling({ ...policy, settlingUntil: 1_000 }, 1_001)).toBe(false);
+    expect(isSettling({ ...policy, settlingUntil: null }, 0)).toBe(false);
+    expect(isSettling(policy, 0)).toBe(false);
+  });
 });

@@ -7,26 +7,12 @@ const swc = [
   { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
 ];
 
-/**
- * The tests that cover the mutated modules: the fast unit files, then the integration files of the money paths
- * (messages.test.ts and its idempotency file are left out: each of their 35 tests sends, so every mutant of
- * sending.ts would run them all; the unit files pin the send path's branches).
- */
-const FILES = [
-  'test/unit/messages-billing.test.ts',
-  'test/unit/spend-unit.test.ts',
-  'test/unit/messages-consent.test.ts',
-  'test/unit/messages-store.test.ts',
-  'test/unit/messages-handlers.test.ts',
-  'test/unit/messages-loopback.test.ts',
-  'test/unit/local-text-settlement.test.ts',
-  'test/unit/webhook-events.test.ts',
-  'test/integration/spend-changes.test.ts',
-  'test/integration/spend-model.test.ts',
-  'test/integration/spend-lease.test.ts',
-  'test/integration/carrier-texts.test.ts',
-  'test/integration/consent-races.test.ts',
-];
+const { TARGETS } = require('./targets');
+
+/** The test files of the file being mutated (test/mutation/run.ts sets them), or of every target. */
+const FILES = process.env.MUTATION_TESTS
+  ? process.env.MUTATION_TESTS.split(',')
+  : [...new Set(Object.values(TARGETS).flat())];
 
 module.exports = {
   rootDir: '../..',

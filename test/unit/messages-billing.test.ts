@@ -226,6 +226,86 @@ describe('settling the spend shards', () => {
     expect(settled.every((s) => !s!.owing && s!.headroomCents === 0 && s!.spendCents === 2)).toBe(true);
   });
 
+  it('leaves a text that fits in the headroom under the limit chargeable: one shard holds it all', () => {
+    // Prepare: 10 cents of limit, 5 spent, nothing created at the new version yet
+    const below = spread((n) => [n === 0 ? 5 : 0, 0], 0);
+    const exact = spread(() => [0, 0], 0);
+    // Act: a text dearer than the headroom left; a text costing exactly the limit
+    const keptBelow = after(below, planSettlement(policy(10), below, 10, 0));
+    const keptExact = after(exact, planSettlement(policy(10), exact, 10, 4));
+    // Assess: the 5 cents left are kept (spend + headroom is the limit), and the 10-cent text fits on shard 4
+    expect(total(keptBelow, 'headroomCents')).toBe(5);
+    expect(keptExact.filter((s) => s!.headroomCents > 0).map((s) => [s!.shard, s!.headroomCents])).toEqual([[4, 10]]);
+  });
+
+  it('writes only the shards that change: a missing one is created, the others left as they are', () => {
+    // Prepare: 2 cents of headroom on each of 31 shards, shard 31 never created
+    const shards: (SpendShard | undefined)[] = spread(() => [0, 2]);
+    shards[31] = undefined;
+    // Act
+    const writes = planSettlement(policy(64), shards, 1, 0);
+    // Assess
+    expect(writes).toEqual([{ from: undefined, to: shard(31, 0, 2) }]);
+  });
+
+  it('moves every shard to a new limit version even when its amounts already fit the new limit', () => {
+    // Prepare: the layout of a limit of 64, then the same limit written again (version 2)
+    const shards = spread(() => [0, 2]);
+    // Act
+    const writes = planSettlement(policy(64, 2), shards, 1, 0);
+    // Assess
+    expect(writes.map((w) => w.to)).toEqual(spread(() => [0, 2], 2));
+  });
+
+  it('marks owing a shard of an organization in debt that is not, so no shard can charge', () => {
+    // Prepare: limit 1, 3 spent (a debt of 2), but shard 5 not marked owing
+    const shards = spread((n) => [n < 3 ? 1 : 0, n === 0 ? -2 : 0], 1, true).map((s) =>
+      s.shard === 5 ? { ...s, owing: false } : s,
+    );
+    // Act
+    const writes = planSettlement(policy(1), shards, 1, 0);
+    // Assess
+    expect(after(shards, writes).every((s) => s!.owing)).toBe(true);
+  });
+
+  it('clears an owing mark left on a shard once the debt is paid', () => {
+    // Prepare: headroom 40 on shard 0, but shard 6 still marked owing
+    const shards = spread((n) => [0, n === 0 ? 40 : 0]).map((s) => (s.shard === 6 ? { ...s, owing: true } : s));
+    // Act
+    const settled = after(shards, planSettlement(policy(40), shards, 1, 0));
+    // Assess
+    expect(settled.every((s) => !s!.owing)).toBe(true);
+  });
+
+  it('gathers scattered headroom that adds up to exactly one text onto one shard', () => {
+    // Prepare: 4 cents of headroom, 1 on each of shards 0 to 3; a text of 4 cents
+    const shards = spread((n) => [0, n < 4 ? 1 : 0]);
+    // Act
+    const settled = after(shards, planSettlement(policy(4), shards, 4, 9));
+    // Assess
+    expect(settled.filter((s) => s!.headroomCents > 0).map((s) => [s!.shard, s!.headroomCents])).toEqual([[9, 4]]);
+  });
+
+  it('writes nothing where no text could be charged anyway, or a shard can pay exactly one', () => {
+    // Prepare: 3 cents of headroom on shard 5 for a text of 5 cents; 5 cents on shard 7 for a text of 5
+    const tooLittle = spread((n) => [n === 0 ? 7 : 0, n === 5 ? 3 : 0]);
+    const exactlyOne = spread((n) => [0, n === 7 ? 5 : 0]);
+    // Act + Assess
+    expect(planSettlement(policy(10), tooLittle, 5, 0)).toEqual([]);
+    expect(planSettlement(policy(5), exactlyOne, 5, 0)).toEqual([]);
+  });
+
+  it('without a limit, writes only to clear an owing mark: headroom is never checked, so never rewritten', () => {
+    // Prepare: no limit (version 2); headroom left on shard 3; then shard 8 also still owing
+    const leftover = spread((n) => [1, n === 3 ? 5 : 0], 2);
+    const stillOwing = leftover.map((s) => (s.shard === 8 ? { ...s, owing: true } : s));
+    // Act
+    const writes = planSettlement(policy(null, 2), stillOwing, 1, 0);
+    // Assess
+    expect(planSettlement(policy(null, 2), leftover, 1, 0)).toEqual([]);
+    expect(after(stillOwing, writes).every((s) => !s!.owing)).toBe(true);
+  });
+
   it.each([
     [10, 4, [3, 3, 2, 2]],
     [-10, 4, [-3, -3, -2, -2]],

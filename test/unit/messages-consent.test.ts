@@ -2,7 +2,15 @@ import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { consentChangeUpdate, consentOf, notOptedOutCheck } from '../../lambdas/contexts/consent/ledger';
+import {
+  consentAttributes,
+  consentChangeUpdate,
+  consentOf,
+  consentOfChange,
+  ledgerSnapshot,
+  ledgerSnapshots,
+  notOptedOutCheck,
+} from '../../lambdas/contexts/consent/ledger';
 import { batchGetItems } from '../../lambdas/shared/table/batch-get';
 import { recordConsentChange } from '../../lambdas/contexts/contacts/consent-copies';
 import { consentChangeOf, consentKeywordOf } from '../../lambdas/contexts/texting/consent-keywords';
@@ -287,6 +295,116 @@ describe('the consent ledger', () => {
       TableName: table,
       Key: ledgerKey('+14155550100'),
       ConsistentRead: true,
+    });
+  });
+});
+
+describe("the ledger row's holder", () => {
+  const change = { status: 'opted_out' as const, source: 'sms_keyword', at: new Date(0), note: 'Replied STOP' };
+  const removed = (holder?: { contactId: string; externalId: string | null; version: number }) =>
+    / REMOVE (.*?)(?: ADD | SET |$)/
+      .exec(consentChangeUpdate(tenantId, '+14155550100', change, new Date(0), holder).Update!.UpdateExpression!)?.[1]
+      ?.split(', ')
+      .map((name) => name.trim());
+
+  it('drops an external id a previous holder left when the new holder has none, and every holder attribute with no holder', () => {
+    // Act + Assess
+    expect(removed({ contactId: 'c1', externalId: null, version: 2 })).toEqual(['#holderExternalId']);
+    expect(removed({ contactId: 'c1', externalId: 'crm-1', version: 2 })).toBeUndefined();
+    expect(removed()).toEqual(['#holderContactId', '#holderExternalId', '#holderVersion']);
+  });
+});
+
+describe("a copy of the ledger's row, and the check that keeps it true", () => {
+  const recorded = (number: string, status: string, at?: string) => ({
+    ...ledgerKey(number),
+    number,
+    consentStatus: status,
+    consentSource: 'sms_keyword',
+    ...(at && { consentAt: at }),
+    consentNote: 'Replied STOP',
+  });
+  const AT = '2026-10-01T10:00:00.000Z';
+
+  it('checks a recorded change is still the one read: its time and its status', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: recorded('+14155550100', 'opted_out', AT) });
+    // Act
+    const snapshot = await ledgerSnapshot(tenantId, '+14155550100');
+    // Assess
+    expect(snapshot).toEqual({
+      consent: { status: 'opted_out', source: 'sms_keyword', at: AT, note: 'Replied STOP' },
+      unchanged: {
+        ConditionCheck: {
+          TableName: table,
+          Key: ledgerKey('+14155550100'),
+          ConditionExpression: '#at = :at AND #status = :status',
+          ExpressionAttributeNames: { '#at': 'consentAt', '#status': 'consentStatus' },
+          ExpressionAttributeValues: { ':at': AT, ':status': 'opted_out' },
+        },
+      },
+    });
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: ledgerKey('+14155550100'), ConsistentRead: true });
+  });
+
+  it('checks that a row with no change recorded still has none, and that a number with no row still has none', async () => {
+    // Prepare: a row holding no change (unknown) for one number, nothing for the other
+    ddb
+      .on(GetCommand)
+      .resolves({})
+      .on(GetCommand, { Key: ledgerKey('+14155550100') })
+      .resolves({ Item: { ...ledgerKey('+14155550100'), number: '+14155550100' } });
+    // Act
+    const rowWithout = await ledgerSnapshot(tenantId, '+14155550100');
+    const noRow = await ledgerSnapshot(tenantId, '+14155550101');
+    // Assess
+    expect(rowWithout.consent.status).toBe('unknown');
+    expect(rowWithout.unchanged.ConditionCheck).toEqual({
+      TableName: table,
+      Key: ledgerKey('+14155550100'),
+      ConditionExpression: 'attribute_not_exists(#at)',
+      ExpressionAttributeNames: { '#at': 'consentAt' },
+    });
+    expect(noRow.consent).toEqual({ status: 'unknown', source: null, at: null, note: null });
+    expect(noRow.unchanged.ConditionCheck).toEqual({
+      TableName: table,
+      Key: ledgerKey('+14155550101'),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+  });
+
+  it('reads the rows of many numbers in one consistent batch, each number once, each with its own check', async () => {
+    // Prepare
+    ddb.on(BatchGetCommand).resolves({ Responses: { [table]: [recorded('+14155550100', 'opted_in', AT)] } });
+    // Act
+    const snapshots = await ledgerSnapshots(tenantId, ['+14155550100', '+14155550101', '+14155550100']);
+    // Assess
+    expect([...snapshots.keys()]).toEqual(['+14155550100', '+14155550101']);
+    expect(snapshots.get('+14155550100')!.consent.status).toBe('opted_in');
+    expect(snapshots.get('+14155550100')!.unchanged.ConditionCheck!.ExpressionAttributeValues).toEqual({
+      ':at': AT,
+      ':status': 'opted_in',
+    });
+    expect(snapshots.get('+14155550101')!.consent.status).toBe('unknown');
+    expect(snapshots.get('+14155550101')!.unchanged.ConditionCheck!.ConditionExpression).toBe(
+      'attribute_not_exists(pk)',
+    );
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(ddb).toHaveReceivedCommandWith(BatchGetCommand, {
+      RequestItems: { [table]: { Keys: [ledgerKey('+14155550100'), ledgerKey('+14155550101')], ConsistentRead: true } },
+    });
+  });
+
+  it('stores a consent under the attributes a contact copies, and a change as the consent it records', () => {
+    // Act + Assess
+    const change = { status: 'opted_out' as const, source: 'sms_keyword', at: new Date(AT), note: 'Replied STOP' };
+    const consent = consentOfChange(change);
+    expect(consent).toEqual({ status: 'opted_out', source: 'sms_keyword', at: AT, note: 'Replied STOP' });
+    expect(consentAttributes(consent)).toEqual({
+      consentStatus: 'opted_out',
+      consentSource: 'sms_keyword',
+      consentAt: AT,
+      consentNote: 'Replied STOP',
     });
   });
 });

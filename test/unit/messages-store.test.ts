@@ -352,6 +352,60 @@ describe('delivery status', () => {
     expect(itemsOf(0).map((item) => item.Update!.Key)).toEqual([messageKey(message.id), threadKey('+14155550101')]);
   });
 
+  it('keeps carrier_failed as the reason of a failure given none, and the report time of a final status only', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'queued' } });
+    ddb.on(TransactWriteCommand).resolves({});
+    const reportedAt = new Date('2026-11-21T10:00:05.123Z');
+    // Act
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed', { reportedAt });
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'sent', { reportedAt });
+    // Assess
+    expect(itemsOf(0)[0].Update!.ExpressionAttributeValues).toMatchObject({
+      ':set_failureReason': 'carrier_failed',
+      ':set_carrierReportedAt': reportedAt.getTime(),
+    });
+    expect(itemsOf(1)[0].Update!.ExpressionAttributeNames).not.toHaveProperty('#carrierReportedAt');
+    expect(itemsOf(1)[0].Update!.ExpressionAttributeNames).not.toHaveProperty('#failureReason');
+  });
+
+  it.each([
+    ['an inbound text', { direction: 'inbound' }],
+    ['a text charged to no shard', { spendShard: undefined }],
+  ])('refunds nothing when %s fails', async (_, fields) => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...outbound, ...fields } });
+    ddb.on(TransactWriteCommand).resolves({});
+    // Act
+    await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
+    // Assess
+    expect(itemsOf(0).map((item) => item.Update!.Key)).toEqual([messageKey(message.id), threadKey('+14155550101')]);
+  });
+
+  it("records a callback's sid on a text whose status does not move, but not for the sweep, an inbound text or a text with one", async () => {
+    // Prepare: an outbound text already delivered whose send answer never recorded its sid
+    const delivered = { ...outbound, status: 'delivered', messageSid: '' };
+    ddb.on(GetCommand).resolves({ Item: delivered });
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
+    const late = { messageId: message.id, messageSid: 'SMlate' };
+    // Act
+    const recorded = await updateMessageStatus(tenantId, late, 'delivered');
+    const bySweep = await updateMessageStatus(tenantId, late, 'delivered', { onlyIfUnsettled: true });
+    ddb.on(GetCommand).resolves({ Item: { ...delivered, direction: 'inbound' } });
+    const inbound = await updateMessageStatus(tenantId, late, 'delivered');
+    ddb.on(GetCommand).resolves({ Item: { ...delivered, messageSid: 'SMfirst' } });
+    const hasOne = await updateMessageStatus(tenantId, late, 'delivered');
+    // Assess: the first writes the sid (its lookup row, then the row); the others nothing
+    expect(recorded).toEqual({ changed: false, message: expect.objectContaining({ messageSid: 'SMlate' }) });
+    expect(bySweep.message.messageSid).toBe('SMlate');
+    expect(inbound.message.messageSid).toBe('');
+    expect(hasOne.message.messageSid).toBe('SMfirst');
+    expect(ddb).toHaveReceivedCommandTimes(PutCommand, 1);
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
   it('changes nothing, and so refunds nothing, for a text already failed', async () => {
     // Prepare
     ddb.on(GetCommand).resolves({ Item: { ...outbound, status: 'failed' } });
