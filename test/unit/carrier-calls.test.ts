@@ -60,8 +60,11 @@ describe('upserting a call by provider sid', () => {
   });
 
   it('joins the call another first callback created, as its sid row reports', async () => {
-    // Prepare
+    // Prepare: the sid row is not there yet; the call row the other callback made is (read before writing to it)
     ddb.on(GetCommand).resolves({});
+    ddb
+      .on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}` } })
+      .resolves({ Item: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}`, classRank: 0, statusRank: 0 } });
     ddb
       .on(TransactWriteCommand)
       .rejects(
@@ -161,8 +164,11 @@ describe('upserting a call by provider sid', () => {
   });
 
   it('treats a failed condition as "already known": a repeated end changes nothing and throws nothing', async () => {
-    // Prepare
+    // Prepare: the call row as read still allows the end, and a concurrent callback ends it before this write
     ddb.on(GetCommand).resolves({ Item: { ...mapKey, callId: existingCallId } });
+    ddb
+      .on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}` } })
+      .resolves({ Item: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}`, classRank: 9, statusRank: 1 } });
     ddb
       .on(UpdateCommand)
       .rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));

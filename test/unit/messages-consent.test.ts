@@ -305,12 +305,14 @@ describe("the ledger row's holder", () => {
     / REMOVE (.*?)(?: ADD | SET |$)/
       .exec(consentChangeUpdate(tenantId, '+14155550100', change, new Date(0), holder).Update!.UpdateExpression!)?.[1]
       ?.split(', ')
-      .map((name) => name.trim());
+      .map((name) => name.trim())
+      // The holder's attributes only (a change made by no API request also removes the request's: events.ts).
+      .filter((name) => name.startsWith('#holder')) ?? [];
 
   it('drops an external id a previous holder left when the new holder has none, and every holder attribute with no holder', () => {
     // Act + Assess
     expect(removed({ contactId: 'c1', externalId: null, version: 2 })).toEqual(['#holderExternalId']);
-    expect(removed({ contactId: 'c1', externalId: 'crm-1', version: 2 })).toBeUndefined();
+    expect(removed({ contactId: 'c1', externalId: 'crm-1', version: 2 })).toEqual([]);
     expect(removed()).toEqual(['#holderContactId', '#holderExternalId', '#holderVersion']);
   });
 });
