@@ -4,7 +4,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { CONDITION, str, type TransactItem } from '../../shared/table/dynamo';
 import { NamedTransaction, type NamedItems, type Refusal } from '../../shared/table/named-transaction';
 import { ROW_SEQUENCE, rowSequenceOf } from '../../shared/table/row-sequence';
-import { CHANGE_REQUEST } from '../../shared/table/row-types';
+import { changeRequestParts } from '../../shared/table/row-types';
 import { updateExpression } from '../../shared/table/update-expression';
 import {
   consentAttributes,
@@ -102,7 +102,7 @@ function consentCopyUpdate(
       TableName: TABLE_NAME,
       Key: contactKey(tenantId, contactId),
       ...updateExpression(
-        { set, remove: [CHANGE_REQUEST.id, CHANGE_REQUEST.idempotencyKey] },
+        { set, remove: changeRequestParts(null).remove },
         {
           expression: `${CONDITION.rowExists} AND #holdsNumber = :heldNumber AND ${
             version > 1 ? '#versionAsRead = :versionAsRead' : 'attribute_not_exists(#versionAsRead)'

@@ -2,7 +2,7 @@ import { uuidv7 } from '../../shared/ids';
 import { nowIso, str, type Item } from '../../shared/table/dynamo';
 import { ENTITY_SK, ownPartitionKey, PREFIX, tenantScopedPk } from '../../shared/table/keys';
 import { FIRST_ROW_SEQUENCE, ROW_SEQUENCE, rowSequenceOf } from '../../shared/table/row-sequence';
-import { CHANGE_REQUEST, CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGE_REQUEST, CHANGED_AT, ROW_TYPES, type ChangeRequest } from '../../shared/table/row-types';
 import { GSIS, TTL_ATTRIBUTE } from '../../shared/table/table-schema';
 import { consentAttributes, type Consent } from '../consent/ledger';
 import { changeIndexKeys, TOMBSTONE_RETENTION_SECONDS, TOMBSTONE_SK } from './contact-changes';
@@ -80,7 +80,7 @@ export const customFieldsLength = (fields: Record<string, string> | null): numbe
   Object.entries(fields ?? {}).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
 
 /** The API request a write comes from; null for the carrier's and the system's writes. */
-export type RequestOrigin = { id: string; idempotencyKey: string | null } | null;
+export type RequestOrigin = ChangeRequest | null;
 
 /** The attributes that name the request of a row's latest change (`undefined` where there is none). */
 export const originAttributes = (origin: RequestOrigin): Record<string, string | undefined> => ({

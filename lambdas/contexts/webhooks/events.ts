@@ -1,7 +1,7 @@
 import { num, str, type Item } from '../../shared/table/dynamo';
 import { PREFIX } from '../../shared/table/keys';
 import { rowSequenceOf } from '../../shared/table/row-sequence';
-import { CHANGE_REQUEST, CHANGED_AT, ROW_TYPES } from '../../shared/table/row-types';
+import { CHANGE_REQUEST, CHANGED_AT, ROW_TYPES, type ChangeRequest } from '../../shared/table/row-types';
 import { TERMINAL_CALL_STATUSES } from '../calls/call-statuses';
 import { fromItem as callFromItem } from '../calls/calls';
 import { fromItem as consentFromItem, HOLDER_ATTRIBUTES } from '../consent/ledger';
@@ -121,7 +121,7 @@ function consentOfRow(item: Item): WebhookConsent {
  * voicemails, inbound texts). Like Stripe's, only the event a request itself caused names it: a text's later
  * status from the carrier names none, not the send that created it.
  */
-function requestOf(item: Item): { id: string; idempotencyKey: string | null } | null {
+function requestOf(item: Item): ChangeRequest | null {
   const id = item[CHANGE_REQUEST.id];
   if (typeof id !== 'string') return null;
   return { id, idempotencyKey: str(item[CHANGE_REQUEST.idempotencyKey]) };
