@@ -119,30 +119,8 @@ export function inboundCallSequence(input: InboundCallInput): CallSequence {
  * anyone answers (`canceled`: the caller hung up; `failed`): the PSTN leg alone. Answered at
  * once, so `answeredAt` is the start and `durationSec` the talk time.
  */
-export function directInboundSequence(input: {
-  from: string;
-  to: string;
-  startedAt: Date;
-  status: string;
-  durationSec: number;
-}): CallSequence {
-  const callSid = newSid('CA');
-  const leg = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
-    route: voice,
-    params: legParams(
-      { callSid, status, at, sequence, duration },
-      { Direction: 'inbound', From: input.from, To: input.to },
-    ),
-  });
-  const end = leg(input.status, plus(input.startedAt, input.durationSec), 2, input.durationSec);
-  return {
-    callSid,
-    posts: [
-      leg('ringing', input.startedAt, 0),
-      ...(input.status === 'completed' ? [leg('in-progress', input.startedAt, 1)] : []),
-      end,
-    ],
-  };
+export function directInboundSequence(input: SingleLegInput): CallSequence {
+  return singleLegSequence('inbound', input);
 }
 
 // ---------- outbound ----------
@@ -208,30 +186,8 @@ export function outboundCallSequence(input: OutboundCallInput): CallSequence {
  * A call placed through the REST API (click-to-call without a softphone, a dialler): one
  * `outbound-api` leg from the organization's number, picked up at once when `completed`.
  */
-export function apiOutboundSequence(input: {
-  from: string;
-  to: string;
-  startedAt: Date;
-  status: string;
-  durationSec: number;
-}): CallSequence {
-  const callSid = newSid('CA');
-  const leg = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
-    route: voice,
-    params: legParams(
-      { callSid, status, at, sequence, duration },
-      { Direction: 'outbound-api', From: input.from, To: input.to },
-    ),
-  });
-  const end = leg(input.status, plus(input.startedAt, input.durationSec), 2, input.durationSec);
-  return {
-    callSid,
-    posts: [
-      leg('ringing', input.startedAt, 0),
-      ...(input.status === 'completed' ? [leg('in-progress', input.startedAt, 1)] : []),
-      end,
-    ],
-  };
+export function apiOutboundSequence(input: SingleLegInput): CallSequence {
+  return singleLegSequence('outbound-api', input);
 }
 
 // ---------- internal ----------
@@ -386,5 +342,28 @@ export function inboundSmsCallback(input: { from: string; to: string; body: stri
         Body: input.body,
       },
     },
+  };
+}
+
+type SingleLegInput = { from: string; to: string; startedAt: Date; status: string; durationSec: number };
+
+/** One leg, answered at once: ringing, in progress when it was talked on, and its end after `durationSec`. */
+function singleLegSequence(direction: 'inbound' | 'outbound-api', input: SingleLegInput): CallSequence {
+  const callSid = newSid('CA');
+  const leg = (status: string, at: Date, sequence: number, duration?: number): CallbackPost => ({
+    route: voice,
+    params: legParams(
+      { callSid, status, at, sequence, duration },
+      { Direction: direction, From: input.from, To: input.to },
+    ),
+  });
+  const end = leg(input.status, plus(input.startedAt, input.durationSec), 2, input.durationSec);
+  return {
+    callSid,
+    posts: [
+      leg('ringing', input.startedAt, 0),
+      ...(input.status === 'completed' ? [leg('in-progress', input.startedAt, 1)] : []),
+      end,
+    ],
   };
 }
