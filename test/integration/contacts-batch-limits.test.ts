@@ -8,6 +8,7 @@ import {
   sameExternalIdRace,
   type BatchRaceDeps,
 } from '../support/batch-races';
+import { suiteSize } from '../support/suite-sizes';
 
 /**
  * POST /contacts/batch on DynamoDB's limits (issue 32), on a limits-faithful engine of this file's
@@ -22,7 +23,8 @@ import {
  * - Races: two batches naming the same external id at once leave one contact; a number claimed by
  *   two writers with different external ids leaves one contact and no stray claim. Each round
  *   checks, from the engine's meters, that its two writers did collide (a transaction of one was
- *   refused or cancelled because of the other), and rounds that did not are run again.
+ *   refused or cancelled because of the other), and rounds that did not are run again: 2 raced rounds in `npm test`,
+ *   more in the bench (BATCH_RACE_ROUNDS); the batch of indirect overlaps likewise (BATCH_OVERLAP_ROUNDS).
  */
 jest.setTimeout(300_000);
 
@@ -177,6 +179,10 @@ describe('a batch watching its deadline (issue 38, part 6)', () => {
   });
 });
 
+/** Rounds whose writers met, per race; and rounds of the batch of indirect overlaps (each interleaves its own way). */
+const RACED_ROUNDS = suiteSize('BATCH_RACE_ROUNDS', 2);
+const OVERLAP_ROUNDS = suiteSize('BATCH_OVERLAP_ROUNDS', 2);
+
 describe('races of batches', () => {
   /**
    * Runs `round` until `wanted` rounds raced (by the engine's meters), at most `attempts` times; every round must pass
@@ -194,14 +200,14 @@ describe('races of batches', () => {
   const deps = (): BatchRaceDeps => ({ ...m, newTenantId: m.uuidv7, freshNumber });
 
   it('two batches naming the same external id at once leave one contact holding it', async () => {
-    expect(await racedRounds(5, 20, () => sameExternalIdRace(deps()))).toBe(5);
+    expect(await racedRounds(RACED_ROUNDS, RACED_ROUNDS * 4, () => sameExternalIdRace(deps()))).toBe(RACED_ROUNDS);
   });
 
   it('a number claimed by two writers with different external ids: one contact holds it, the other is a conflict naming it, no stray claim', async () => {
-    expect(await racedRounds(5, 20, () => oneNumberTwoRecordsRace(deps()))).toBe(5);
+    expect(await racedRounds(RACED_ROUNDS, RACED_ROUNDS * 4, () => oneNumberTwoRecordsRace(deps()))).toBe(RACED_ROUNDS);
   });
 
   it('a batch whose items overlap through a contact (one moves it off a number another names) answers the same every time', async () => {
-    for (let round = 0; round < 8; round += 1) await indirectOverlapRound(deps());
+    for (let round = 0; round < OVERLAP_ROUNDS; round += 1) await indirectOverlapRound(deps());
   });
 });

@@ -22,6 +22,7 @@ import {
   sameExternalIdRace,
   type BatchRaceDeps,
 } from '../support/batch-races';
+import { suiteSize } from '../support/suite-sizes';
 import type { Contact, ContactBatchItemInput, DeletedContact } from '../../lambdas/contexts/contacts/schemas';
 
 /**
@@ -173,6 +174,10 @@ describe('POST /contacts/batch, in the domain', () => {
   });
 });
 
+/** Rounds per race (2 in `npm test`, more in the bench): each round checks every interleaving's rules. */
+const RACE_ROUNDS = suiteSize('BATCH_RACE_ROUNDS', 2);
+const OVERLAP_ROUNDS = suiteSize('BATCH_OVERLAP_ROUNDS', 2);
+
 describe('races of batches, on DynamoDB Local (the limits engine runs them too, contacts-batch-limits.test.ts)', () => {
   const deps = (): BatchRaceDeps => ({
     upsertContacts,
@@ -184,15 +189,15 @@ describe('races of batches, on DynamoDB Local (the limits engine runs them too, 
   });
 
   it('two batches naming the same external id at once leave one contact holding it', async () => {
-    for (let round = 0; round < 5; round += 1) await sameExternalIdRace(deps());
+    for (let round = 0; round < RACE_ROUNDS; round += 1) await sameExternalIdRace(deps());
   });
 
   it('a number claimed by two writers with different external ids: one contact holds it, the other is a conflict naming it', async () => {
-    for (let round = 0; round < 5; round += 1) await oneNumberTwoRecordsRace(deps());
+    for (let round = 0; round < RACE_ROUNDS; round += 1) await oneNumberTwoRecordsRace(deps());
   });
 
   it('a batch whose items overlap through a contact (one moves it off a number another names) answers the same every time', async () => {
-    for (let round = 0; round < 8; round += 1) await indirectOverlapRound(deps());
+    for (let round = 0; round < OVERLAP_ROUNDS; round += 1) await indirectOverlapRound(deps());
   });
 });
 
