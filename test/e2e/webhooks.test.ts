@@ -45,8 +45,9 @@ let gone: Endpoint;
 let outage: Endpoint;
 
 /**
- * The commands that prepare and observe; those whose printed document a test is about run as processes, as an operator
- * runs them.
+ * The commands that prepare and observe run in this process (the same `runAdmin` and document as bin/admin.ts); those
+ * that deliver over HTTP run as processes too, as an operator runs them, which also proves the process ends once they
+ * are done (an open socket would keep it).
  */
 const admin = (...args: string[]) => e2e.runtime.admin(...args);
 const adminProcess = (...args: string[]) => e2e.runtime.adminProcess(...args);
@@ -201,7 +202,7 @@ describe('events at a receiver', () => {
   });
 
   it('lists the endpoints without their secrets', async () => {
-    const { endpoints } = await adminProcess('webhook', 'list', '--tenant', retryTenantId);
+    const { endpoints } = await admin('webhook', 'list', '--tenant', retryTenantId);
 
     expect(endpoints).toEqual(
       expect.arrayContaining(
@@ -406,7 +407,7 @@ describe('the fate of every text: message.delivered and message.failed', () => {
 
 describe('endpoint health and recovery', () => {
   const endpointIn = async (tenantId: string, id: string) =>
-    ((await adminProcess('webhook', 'list', '--tenant', tenantId)).endpoints as Record<string, unknown>[]).find(
+    ((await admin('webhook', 'list', '--tenant', tenantId)).endpoints as Record<string, unknown>[]).find(
       (e) => e.id === id,
     )!;
   const textToRetryOrg = async (body: string) =>
@@ -480,14 +481,7 @@ describe('endpoint health and recovery', () => {
           .filter((r) => r.path === '/outage' && r.reply === 'ok'),
       (found) => found.length >= 2,
     );
-    const { recovered: second } = await adminProcess(
-      'webhook',
-      'recover',
-      '--endpoint',
-      outage.id,
-      '--since',
-      outageStart,
-    );
+    const { recovered: second } = await admin('webhook', 'recover', '--endpoint', outage.id, '--since', outageStart);
 
     // Assess
     const resent = receiver
