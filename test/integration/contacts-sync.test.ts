@@ -461,7 +461,7 @@ describe('a feed a mirror can trust (issue 38, parts 1 and 2)', () => {
 
 describe('what a page of the feed costs', () => {
   const SMALL = 200;
-  const LARGE = 2_000;
+  const LARGE = 1_000;
   let meter: ReadMeter;
   afterEach(() => meter?.stop());
 
