@@ -45,9 +45,9 @@ let gone: Endpoint;
 let outage: Endpoint;
 
 /**
- * The commands that prepare and observe run in this process (the same `runAdmin` and document as bin/admin.ts); those
- * that deliver over HTTP run as processes too, as an operator runs them, which also proves the process ends once they
- * are done (an open socket would keep it).
+ * The commands run in this process (the same `runAdmin` and document as bin/admin.ts); `webhook redeliver`, which
+ * delivers over HTTP, runs as a process too, as an operator runs it, which also proves such a command's process ends
+ * once it is done (an open socket would keep it).
  */
 const admin = (...args: string[]) => e2e.runtime.admin(...args);
 const adminProcess = (...args: string[]) => e2e.runtime.adminProcess(...args);
@@ -192,7 +192,7 @@ describe('events at a receiver', () => {
   });
 
   it('sends a signed webhook.test with webhook test and prints its first attempt', async () => {
-    const { delivery } = await adminProcess('webhook', 'test', demoEndpoint.id);
+    const { delivery } = await admin('webhook', 'test', demoEndpoint.id);
 
     const [request] = receiver.received().filter((r) => r.headers['x-service-delivery'] === delivery.id);
 
@@ -464,14 +464,7 @@ describe('endpoint health and recovery', () => {
     const sentBefore = receiver.received().length;
 
     // Act
-    const { recovered: first } = await adminProcess(
-      'webhook',
-      'recover',
-      '--endpoint',
-      outage.id,
-      '--since',
-      outageStart,
-    );
+    const { recovered: first } = await admin('webhook', 'recover', '--endpoint', outage.id, '--since', outageStart);
     await pollUntil(
       'the recovered deliveries',
       () =>
