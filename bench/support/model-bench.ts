@@ -13,6 +13,9 @@ export type ModelBenchSizes = Record<SuiteSizeVariable, number>;
 export const BENCH_SIZES: ModelBenchSizes = {
   CONTACT_RACE_ROUNDS: 25,
   CONSENT_RACE_ROUNDS: 20,
+  BATCH_RACE_ROUNDS: 10,
+  BATCH_OVERLAP_ROUNDS: 16,
+  WEBHOOK_CLAIM_ROUNDS: 40,
   SPEND_MODEL_RUNS: 40,
   TEXTING_FAULTS_SENDS: 520,
   TEXTING_MODEL_RUNS: 30,
@@ -21,6 +24,9 @@ export const BENCH_SIZES: ModelBenchSizes = {
 const FILES = [
   'test/integration/contacts-races.test.ts',
   'test/integration/consent-races.test.ts',
+  'test/integration/contacts-batch-limits.test.ts',
+  'test/integration/contacts-sync.test.ts',
+  'test/integration/webhook-attempt-claims.test.ts',
   'test/integration/spend-model.test.ts',
   'test/integration/texting-faults.test.ts',
   'test/integration/texting-law-model.test.ts',

@@ -70,7 +70,7 @@ describe('key rotate while requests flow', () => {
 describe('the SMS rate of an organization', () => {
   it('is set and changed with the CLI, shown by tenant show, and prices the texts sent over the API; a rate out of range is refused, naming the option', async () => {
     // Prepare: an organization created with a rate of 3 cents, and its key
-    const { tenant } = await adminProcess(
+    const { tenant } = await admin(
       'tenant',
       'create',
       '--name',

@@ -300,7 +300,7 @@ describe('the CLI against a runtime with its own token', () => {
   });
 
   it('simulates with the token given, signing over the recorded public URL', async () => {
-    const { message } = await e2e.runtime.adminProcess(
+    const { message } = await e2e.runtime.admin(
       'simulate',
       'sms',
       '--tenant',

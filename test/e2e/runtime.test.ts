@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,37 +210,25 @@ describe('--dynamodb-endpoint', () => {
     expect(afterRevoke.status).toBe(401);
   });
 
-  it(
-    'stops by itself, exit code 0, when the process named by --stop-with-pid ends',
-    async () => {
-      const watched = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
-      const runtime = await startLocalRuntime({
-        inMemory: false,
-        env: { PATH: noJavaPath },
-        args: ['--dynamodb-endpoint', engine.endpoint, '--stop-with-pid', String(watched.pid)],
-      });
-      const exited = new Promise((resolve) => runtime.child.once('exit', resolve));
-      try {
-        watched.kill();
-
-        expect(await exited).toBe(0);
-      } finally {
-        watched.kill();
-        await runtime.stop();
-      }
-    },
-    START_TIMEOUT_MS,
-  );
-
   describe('started again on the same data', () => {
     let again: LocalRuntimeHandle;
+    /** The process this runtime watches (--stop-with-pid): its end is the last test's act. */
+    let watched: ChildProcess;
     beforeAll(async () => {
       await first.stop();
+      // Lives until the last test ends it (10 minutes at most, should this run be killed: never left behind for long).
+      watched = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600_000)']);
       again = await startLocalRuntime(
-        options('--rate-limit-per-network', '3', '--rate-limit-per-key', '7', '--dynamodb-limits'),
+        options(
+          ...['--rate-limit-per-network', '3', '--rate-limit-per-key', '7', '--dynamodb-limits'],
+          ...['--stop-with-pid', String(watched.pid)],
+        ),
       );
     }, START_TIMEOUT_MS);
-    afterAll(() => again?.stop(), START_TIMEOUT_MS);
+    afterAll(async () => {
+      watched?.kill();
+      await again?.stop();
+    }, START_TIMEOUT_MS);
 
     it('creates no demo organization, says the key was printed on first start, and the first key still works', async () => {
       const response = await me(again, first.demoKey);
@@ -282,6 +270,15 @@ describe('--dynamodb-endpoint', () => {
         ...GATEWAY_RESPONSES.throttled.body,
         requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       });
+    });
+
+    // Last in this runtime's tests: it ends the runtime.
+    it('stops by itself, exit code 0, when the process named by --stop-with-pid ends', async () => {
+      const exited = new Promise((resolve) => again.child.once('exit', resolve));
+
+      watched.kill();
+
+      expect(await exited).toBe(0);
     });
   });
 });

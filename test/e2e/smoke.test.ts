@@ -39,6 +39,20 @@ function runSmoke(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   });
 }
 
+/**
+ * The same run in this process (`runSmoke`, which bin/smoke.ts hands its arguments to and whose code it exits with),
+ * for the runs whose subject is the answer rather than the process: the first two tests below prove the process.
+ */
+async function runSmokeInProcess(args: string[]): Promise<Run> {
+  const { runSmoke: run } = await import('../../local/smoke/run');
+  const output = { stdout: '', stderr: '' };
+  const code = await run(args, {
+    stdout: (text) => (output.stdout += text),
+    stderr: (text) => (output.stderr += text),
+  });
+  return { code, ...output };
+}
+
 let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startReceiver();
@@ -148,7 +162,7 @@ describe('npm run smoke against the local runtime', () => {
       const closedPort = await freePort();
 
       // Act
-      const unreachable = await runSmoke([
+      const unreachable = await runSmokeInProcess([
         '--url',
         `http://127.0.0.1:${closedPort}/api/v1`,
         '--key',
@@ -156,7 +170,7 @@ describe('npm run smoke against the local runtime', () => {
         '--timeout-ms',
         '2000',
       ]);
-      const wrongly = await runSmoke(['--url', 'http://127.0.0.1:1/', '--key', 'k']);
+      const wrongly = await runSmokeInProcess(['--url', 'http://127.0.0.1:1/', '--key', 'k']);
 
       // Assess
       expect(unreachable.code).toBe(1);

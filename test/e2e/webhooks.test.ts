@@ -45,8 +45,9 @@ let gone: Endpoint;
 let outage: Endpoint;
 
 /**
- * The commands that prepare and observe; those whose printed document a test is about run as processes, as an operator
- * runs them.
+ * The commands run in this process (the same `runAdmin` and document as bin/admin.ts); `webhook redeliver`, which
+ * delivers over HTTP, runs as a process too, as an operator runs it, which also proves such a command's process ends
+ * once it is done (an open socket would keep it).
  */
 const admin = (...args: string[]) => e2e.runtime.admin(...args);
 const adminProcess = (...args: string[]) => e2e.runtime.adminProcess(...args);
@@ -191,7 +192,7 @@ describe('events at a receiver', () => {
   });
 
   it('sends a signed webhook.test with webhook test and prints its first attempt', async () => {
-    const { delivery } = await adminProcess('webhook', 'test', demoEndpoint.id);
+    const { delivery } = await admin('webhook', 'test', demoEndpoint.id);
 
     const [request] = receiver.received().filter((r) => r.headers['x-service-delivery'] === delivery.id);
 
@@ -201,7 +202,7 @@ describe('events at a receiver', () => {
   });
 
   it('lists the endpoints without their secrets', async () => {
-    const { endpoints } = await adminProcess('webhook', 'list', '--tenant', retryTenantId);
+    const { endpoints } = await admin('webhook', 'list', '--tenant', retryTenantId);
 
     expect(endpoints).toEqual(
       expect.arrayContaining(
@@ -406,7 +407,7 @@ describe('the fate of every text: message.delivered and message.failed', () => {
 
 describe('endpoint health and recovery', () => {
   const endpointIn = async (tenantId: string, id: string) =>
-    ((await adminProcess('webhook', 'list', '--tenant', tenantId)).endpoints as Record<string, unknown>[]).find(
+    ((await admin('webhook', 'list', '--tenant', tenantId)).endpoints as Record<string, unknown>[]).find(
       (e) => e.id === id,
     )!;
   const textToRetryOrg = async (body: string) =>
@@ -463,14 +464,7 @@ describe('endpoint health and recovery', () => {
     const sentBefore = receiver.received().length;
 
     // Act
-    const { recovered: first } = await adminProcess(
-      'webhook',
-      'recover',
-      '--endpoint',
-      outage.id,
-      '--since',
-      outageStart,
-    );
+    const { recovered: first } = await admin('webhook', 'recover', '--endpoint', outage.id, '--since', outageStart);
     await pollUntil(
       'the recovered deliveries',
       () =>
@@ -480,14 +474,7 @@ describe('endpoint health and recovery', () => {
           .filter((r) => r.path === '/outage' && r.reply === 'ok'),
       (found) => found.length >= 2,
     );
-    const { recovered: second } = await adminProcess(
-      'webhook',
-      'recover',
-      '--endpoint',
-      outage.id,
-      '--since',
-      outageStart,
-    );
+    const { recovered: second } = await admin('webhook', 'recover', '--endpoint', outage.id, '--since', outageStart);
 
     // Assess
     const resent = receiver

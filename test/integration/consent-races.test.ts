@@ -1,6 +1,6 @@
 import { createTestTable } from '../support/table';
 import { contactRowsOf } from '../support/directory-rows';
-import { expectTransactionsMet, markRaceMetersOnTheEngine } from '../support/engine-meters';
+import { roundsUntilTransactionsMeet } from '../support/engine-meters';
 import { TABLE_NAME } from '../../lambdas/shared/aws';
 import { DomainError } from '../../lambdas/shared/errors';
 import { uuidv7 } from '../../lambdas/shared/ids';
@@ -38,8 +38,11 @@ const receiveInboundMessage = busyRetried(receiving.receiveInboundMessage);
  * its copy is its number's ledger row, as the API shows it (GET /contacts/{id} and the list).
  * This file runs on DynamoDB Local and on the limits-faithful engine (conflicts, holds, throttles).
  */
-/** 4 rounds per scenario in `npm test`, many in the bench (CONSENT_RACE_ROUNDS). */
-const ROUNDS = suiteSize('CONSENT_RACE_ROUNDS', 4);
+/**
+ * 2 rounds per scenario in `npm test` (on the limits engine, more until the racers' transactions met), many in the
+ * bench (CONSENT_RACE_ROUNDS).
+ */
+const ROUNDS = suiteSize('CONSENT_RACE_ROUNDS', 2);
 jest.setTimeout(120_000);
 let serial = 0;
 const freshNumber = () => `+1415666${String((serial += 1)).padStart(4, '0')}`;
@@ -91,8 +94,7 @@ async function organization(): Promise<string> {
 
 describe("a contact's copy of its number's consent under races", () => {
   it('stays the ledger when a STOP lands while the number is renumbered away from one contact and onto another', async () => {
-    const meters = await markRaceMetersOnTheEngine(); // the race happened in some round at least: checked after them
-    for (let round = 0; round < ROUNDS; round += 1) {
+    await roundsUntilTransactionsMeet(ROUNDS, async (round) => {
       // Prepare: A holds N, B holds M
       const tenantId = await organization();
       const [n, m, spare] = [freshNumber(), freshNumber(), freshNumber()];
@@ -107,13 +109,11 @@ describe("a contact's copy of its number's consent under races", () => {
       // Assess
       await expectCopiesAreTheLedgers(tenantId);
       expect((await consentOf(tenantId, n)).status).toBe('opted_out');
-    }
-    await expectTransactionsMet(meters);
+    });
   });
 
   it('stays the ledger when a STOP and a START arrive while the holder is deleted and the number is created again', async () => {
-    const meters = await markRaceMetersOnTheEngine(); // the race happened in some round at least: checked after them
-    for (let round = 0; round < ROUNDS; round += 1) {
+    await roundsUntilTransactionsMeet(ROUNDS, async () => {
       // Prepare
       const tenantId = await organization();
       const n = freshNumber();
@@ -129,13 +129,11 @@ describe("a contact's copy of its number's consent under races", () => {
       // Assess
       await expectCopiesAreTheLedgers(tenantId);
       expect((await consentOf(tenantId, n)).status).toBe('opted_in');
-    }
-    await expectTransactionsMet(meters);
+    });
   });
 
   it('stays the ledger when an inbound STOP creates the contact of a new number while the same number is added by hand and adopted', async () => {
-    const meters = await markRaceMetersOnTheEngine(); // the race happened in some round at least: checked after them
-    for (let round = 0; round < ROUNDS; round += 1) {
+    await roundsUntilTransactionsMeet(ROUNDS, async () => {
       // Prepare
       const tenantId = await organization();
       const n = freshNumber();
@@ -154,8 +152,7 @@ describe("a contact's copy of its number's consent under races", () => {
       // Assess
       await expectCopiesAreTheLedgers(tenantId);
       expect((await contactRows(tenantId)).map((row) => row.consentStatus)).toEqual(['opted_out']);
-    }
-    await expectTransactionsMet(meters);
+    });
   });
 
   it('refuses a copy read before a change that carries the same time as the one recorded (the ledger takes it)', async () => {

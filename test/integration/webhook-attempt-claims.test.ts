@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestTable } from '../support/table';
+import { suiteSize } from '../support/suite-sizes';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
 import { uuidv7 } from '../../lambdas/shared/ids';
 import { addWebhookEndpoint, type WebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
@@ -16,9 +17,10 @@ import {
 /**
  * At least once without duplicate chains: SQS may hand the same attempt to two processors (a
  * redelivery while the first still runs, a Lambda retry); exactly one of them may post and queue
- * the next attempt. Every round uses a fresh delivery; 20 rounds so a race would show.
+ * the next attempt. Every round uses a fresh delivery, and checks its own outcome: 5 rounds in `npm test`, 40 in the
+ * bench (WEBHOOK_CLAIM_ROUNDS), which explores more interleavings.
  */
-const ROUNDS = 20;
+const ROUNDS = suiteSize('WEBHOOK_CLAIM_ROUNDS', 5);
 // Many rounds of real DynamoDB writes: seconds alone, longer when the whole suite shares 2 cores.
 jest.setTimeout(60_000);
 let receiverUrl: string;

@@ -16,6 +16,9 @@ export function suiteSize(variable: SuiteSizeVariable, suiteDefault: number): nu
 export const SUITE_SIZE_VARIABLES = [
   'CONTACT_RACE_ROUNDS',
   'CONSENT_RACE_ROUNDS',
+  'BATCH_RACE_ROUNDS',
+  'BATCH_OVERLAP_ROUNDS',
+  'WEBHOOK_CLAIM_ROUNDS',
   'SPEND_MODEL_RUNS',
   'TEXTING_FAULTS_SENDS',
   'TEXTING_MODEL_RUNS',

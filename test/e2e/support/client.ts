@@ -1,5 +1,5 @@
 import { createClient, type ApiClient } from '../../../clients/typescript/src';
-import { createOpenApiValidator, type OpenApiDocument } from '../../../local/openapi-validator';
+import { createOpenApiValidator, type OpenApiDocument, type OpenApiValidator } from '../../../local/openapi-validator';
 import type { Exchange } from '../../support/api-examples';
 
 /**
@@ -29,10 +29,25 @@ async function fetchRetryingStaleSockets(request: Request): Promise<Response> {
 
 type Operations = Record<string, Record<string, { operationId?: string }>>;
 
+/**
+ * A runtime's document and its validator, made once for every client of that runtime (Ajv compiles the document's
+ * schemas in most of a second of CPU; the validator keeps no state of a client's).
+ */
+const documents = new Map<string, Promise<{ document: OpenApiDocument; validator: OpenApiValidator }>>();
+function documentOf(baseUrl: string) {
+  if (!documents.has(baseUrl))
+    documents.set(
+      baseUrl,
+      fetch(`${baseUrl}/openapi.json`)
+        .then((response) => response.json() as Promise<OpenApiDocument>)
+        .then((document) => ({ document, validator: createOpenApiValidator(document) })),
+    );
+  return documents.get(baseUrl)!;
+}
+
 /** `keyLabel` is how docs/api.md shows the key (`$KEY`). */
 export async function connectClient(baseUrl: string, apiKey: string, keyLabel = '$KEY'): Promise<RecordingClient> {
-  const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as OpenApiDocument;
-  const validator = createOpenApiValidator(document);
+  const { document, validator } = await documentOf(baseUrl);
   const paths = document.paths as unknown as Operations;
   const prefix = new URL(baseUrl).pathname;
   const exchanges: Exchange[] = [];
