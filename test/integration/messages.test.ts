@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { retryWhileBusy } from '../support/busy-retry';
 import { moneyLedgerOf, unsettledMessageIds } from '../support/ledger';
 import { createTestTable } from '../support/table';
-import { expectTransactionsMet, markRaceMeters, raceUntilTransactionsMeet } from '../support/engine-meters';
+import { expectTransactionsMet, markRaceMeters, roundsUntilTransactionsMeet } from '../support/engine-meters';
 import { rendezvous } from '../support/request-rendezvous';
 import { dynamo, TABLE_NAME } from '../../lambdas/shared/aws';
 import {
@@ -674,7 +674,7 @@ describe('carrier outcomes', () => {
   it('refunds an unknown outcome once when two sweeps run at the same time', async () => {
     // The racers may miss each other by a hair (one settles before the other reaches the engine): a right outcome
     // that proves nothing, so the race runs again, on a new text, until their transactions meet.
-    await raceUntilTransactionsMeet(async () => {
+    await roundsUntilTransactionsMeet(1, async () => {
       const tenantId = await newOrg();
       const message = await sendMessage(
         tenantId,
@@ -764,7 +764,7 @@ describe('status callbacks and the send answer, in any order', () => {
 
   it('refunds a queued text failed by concurrent callbacks exactly once', async () => {
     // Left alone, the callbacks may land one after another (right, but no race): again, on a new text, until they meet.
-    await raceUntilTransactionsMeet(async () => {
+    await roundsUntilTransactionsMeet(1, async () => {
       // Prepare
       const tenantId = await newOrg();
       const message = await sendMessage(tenantId, { to: '+14155551040', body: 'Doomed' }, acceptingCarrier());

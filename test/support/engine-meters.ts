@@ -104,20 +104,6 @@ export async function expectTransactionsMet(mark: RaceMark | undefined): Promise
 }
 
 /**
- * Runs a two-party race until the engine cancels one of its transactions (at most `attempts` times), then checks it
- * did. For a race whose racers can also miss each other by a hair (one transaction done before the other reaches the
- * engine: a correct outcome, but no proof of the race); each attempt asserts its own outcome.
- */
-export async function raceUntilTransactionsMeet(run: () => Promise<void>, attempts = 5): Promise<void> {
-  const mark = await markRaceMeters();
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    await run();
-    if (((await mark.since()).conflictsBy.TransactWriteItems ?? 0) > 0) break;
-  }
-  await expectTransactionsMet(mark);
-}
-
-/**
  * Runs `rounds` rounds of a race, each asserting its own outcome, and on the limits engine more (at most `extra`) until
  * the racers' transactions met in one, then checks they did: fewer rounds in `npm test` never drop the proof that the
  * race happened. On DynamoDB Local alone (a file on both engines), the rounds only.
