@@ -250,7 +250,7 @@ async function main(): Promise<void> {
       return;
     }
     if (optionValue('--only') === 'soak') {
-      const soak = await measureSoak(ddb.endpoint, bare.client);
+      const soak = await measureSoak(ddb.endpoint, bare.client, ddb.pid);
       await writeFile(
         join(OUT_DIR, 'soak.json'),
         `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
@@ -992,7 +992,11 @@ async function measureOutage(endpoint: string, enginePid: number | undefined) {
 }
 
 /** Section 11: the soak (./support/soak-bench.ts), `--minutes` long (default 20). */
-async function measureSoak(endpoint: string, db: Parameters<typeof import('./support/soak-bench').runSoak>[1]) {
+async function measureSoak(
+  endpoint: string,
+  db: Parameters<typeof import('./support/soak-bench').runSoak>[1],
+  dynamodbPid: number | undefined,
+) {
   const minutes = Number(optionValue('--minutes') ?? 20);
   if (!(minutes > 0)) throw new Error('--minutes: must be a positive number');
   log(
@@ -1003,7 +1007,7 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
   const soak = await runSoak(
     endpoint,
     db,
-    { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000 },
+    { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000, dynamodbPid },
     log,
   );
   const { events, texts, memory } = soak;
@@ -1042,6 +1046,11 @@ async function measureSoak(endpoint: string, db: Parameters<typeof import('./sup
         soak.engine.conflicts,
       ],
     ]),
+  );
+  const cpu = soak.cpuMsPerRequest;
+  log(
+    `  CPU ms per request: runtime ${cpu.runtime}, bench process (engine, clients, receivers) ${cpu.bench}, ` +
+      `DynamoDB Local ${cpu.dynamodbLocal ?? 'n/a'}`,
   );
   log('  rounds lost per site (the runtime counted; the engine refused, with the conditions refused most):');
   log(

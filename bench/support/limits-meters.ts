@@ -47,10 +47,11 @@ export async function startRuntimeOnEngine(
   engine: Omit<LimitsProxyOptions, 'upstream'> = {},
   runtimeArgs: string[] = [],
   env: NodeJS.ProcessEnv = {},
+  nodeArgs: string[] = [],
 ): Promise<RuntimeProcess & { limits: LimitsMeters }> {
   const proxy = await startLimitsProxy({ upstream: dynamodbEndpoint, sharedDb: true, ...engine });
   try {
-    const runtime = await startRuntimeProcess(proxy.endpoint, [], runtimeArgs, env);
+    const runtime = await startRuntimeProcess(proxy.endpoint, nodeArgs, runtimeArgs, env);
     return {
       ...runtime,
       limits: limitsMetersAt(proxy.endpoint),

@@ -28,6 +28,7 @@ import { seededRandom } from '../../test/support/seeded-random';
 import { startSoakReceiver } from './soak-receiver';
 import { roundsLostPerSite, type SiteRounds } from './soak-rounds';
 import { round } from './stats';
+import { processCpuMs } from './webhook-bench';
 
 /**
  * 11. The soak: `organizations` organizations, each with an API key and a webhook endpoint whose
@@ -49,6 +50,8 @@ export type SoakOptions = {
   failShare: number;
   seed: number;
   drainMs: number;
+  /** DynamoDB Local's process, for its CPU time (Linux /proc); none: not reported. */
+  dynamodbPid?: number;
 };
 
 export type SoakResult = {
@@ -67,6 +70,12 @@ export type SoakResult = {
   stops: number;
   memory: MemoryTrend;
   engine: { throttles: number; conflicts: number };
+  /**
+   * CPU ms per request over the load, by process: the runtime, this process (the limits engine, the 16 clients, the
+   * receivers) and DynamoDB Local's JVM (null where /proc cannot be read). The soak is CPU-bound on two cores, so
+   * these, not its wall time on a shared machine, are what its throughput follows.
+   */
+  cpuMsPerRequest: { runtime: number; bench: number; dynamodbLocal: number | null };
   /** Rounds lost per site (./soak-rounds.ts): the runtime's counts beside the engine's refusals. */
   roundsLost: SiteRounds[];
   checks: Record<string, boolean>;
@@ -96,6 +105,31 @@ const AGENT_ID = '0199a000-0000-7000-8000-00000000a9e7';
 const MIN_MEMORY_JUDGED_S = 5 * 60;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type CpuMs = { runtime: number; bench: number; dynamodbLocal: number | null };
+
+async function cpuNow(
+  runtime: { stats: () => Promise<{ cpuMicros: { user: number; system: number } }> },
+  jvm?: number,
+) {
+  const { cpuMicros } = await runtime.stats();
+  const own = process.cpuUsage();
+  return {
+    runtime: (cpuMicros.user + cpuMicros.system) / 1000,
+    bench: (own.user + own.system) / 1000,
+    dynamodbLocal: processCpuMs(jvm),
+  };
+}
+
+function cpuPerRequest(start: CpuMs, end: CpuMs, requests: number): CpuMs {
+  const per = (ms: number) => round(ms / Math.max(1, requests), 1);
+  return {
+    runtime: per(end.runtime - start.runtime),
+    bench: per(end.bench - start.bench),
+    dynamodbLocal:
+      start.dynamodbLocal === null || end.dynamodbLocal === null ? null : per(end.dynamodbLocal - start.dynamodbLocal),
+  };
+}
 
 /** Every message and call row of the table (the bench's own DynamoDB Local): what the load left. */
 async function rowsOfTable(db: DynamoDBDocumentClient): Promise<Row[]> {
@@ -373,6 +407,7 @@ export async function runSoak(
     await Promise.all([runtime.limits.reset(), runtime.reset()]);
     log(`  ${orgs.length} organizations ready; ${options.clients} clients for ${options.minutes} min`);
 
+    const cpuAtStart = await cpuNow(runtime, options.dynamodbPid);
     const started = Date.now();
     const endAt = started + options.minutes * 60_000;
     const sampler = setInterval(() => {
@@ -403,6 +438,7 @@ export async function runSoak(
     };
     await Promise.all(Array.from({ length: options.clients }, worker));
     const loadEnded = Date.now();
+    const cpuAtEnd = await cpuNow(runtime, options.dynamodbPid);
     clearInterval(sampler);
     const durationS = (loadEnded - started) / 1000;
     log(`  load done: ${requests} requests in ${round(durationS)} s; waiting for the last events`);
@@ -454,6 +490,7 @@ export async function runSoak(
       stops: stops.length,
       memory: trend,
       engine: { throttles: engine.throttles.total, conflicts: engine.conflicts.total },
+      cpuMsPerRequest: cpuPerRequest(cpuAtStart, cpuAtEnd, requests),
       roundsLost: roundsLostPerSite(counted.roundsLost, engine.refusals, requests),
       checks: {},
     };

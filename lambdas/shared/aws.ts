@@ -26,6 +26,10 @@ export const dynamo = DynamoDBDocumentClient.from(
   { marshallOptions: { removeUndefinedValues: true } },
 );
 
+// The client has no logger (the SDK's no-op one), yet its logging middleware builds a redacted copy of every input
+// and output for it, on every call: 1.5 % of the local runtime's CPU in the soak (bench/README section 11).
+dynamo.middlewareStack.remove('loggerMiddleware');
+
 // Locally, each request names the site of the round or conditional write it belongs to, so the limits engine's
 // meters say whose condition failed (./table/round-site.ts). Never sent to AWS.
 if (endpoint) {

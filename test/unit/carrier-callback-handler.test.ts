@@ -1,7 +1,7 @@
 import 'aws-sdk-client-mock-jest';
 import { createHmac } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callbackHandler, EMPTY_TWIML } from '../../lambdas/handlers/carrier/callback-handler';
 import { carrierRoutes, type CarrierRouteSpec } from '../../lambdas/handlers/carrier/routes';
@@ -13,7 +13,21 @@ import { lambdaContext } from '../support/api-event';
 import { sid, smsInbound, type Form } from '../fixtures/twilio/callbacks';
 
 const ddb = mockClient(DynamoDBDocumentClient);
-beforeEach(() => ddb.reset());
+/** The numbers registered, by number: a leg's numbers are read in one BatchGetItem (or a GetItem for one). */
+const owners = new Map<string, string>();
+beforeEach(() => {
+  ddb.reset();
+  owners.clear();
+  ddb.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: { pk: string }[] }> }) => {
+    const [table, { Keys }] = Object.entries(input.RequestItems)[0];
+    const rows = Keys.flatMap(({ pk }) => {
+      const number = pk.slice('NUMBER_OWNER#'.length);
+      const tenantId = owners.get(number);
+      return tenantId ? [{ pk, sk: 'OWNER', tenantId, number }] : [];
+    });
+    return { Responses: { [table]: rows } };
+  });
+});
 
 const TOKEN = 'test-auth-token';
 const PUBLIC = 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod';
@@ -70,8 +84,10 @@ function spyKind() {
 }
 
 const form = smsInbound({ messageSid: sid('SM', 7), from: CUSTOMER, to: ORG, body: 'Running late & sorry!' });
-const ownerOf = (number: string, tenantId: string) =>
+const ownerOf = (number: string, tenantId: string) => {
+  owners.set(number, tenantId);
   ddb.on(GetCommand, { Key: { pk: `NUMBER_OWNER#${number}`, sk: 'OWNER' } }).resolves({ Item: { tenantId, number } });
+};
 
 const handlerFor = (kind: CallbackKind<SmsInboundParams>, r: CarrierRouteSpec = route) =>
   callbackHandler(r, kind, {

@@ -1,7 +1,13 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { upsertCallByProviderSid, type CallLegChange } from '../../lambdas/contexts/calls/calls';
 
@@ -103,6 +109,7 @@ describe('upserting a call by provider sid', () => {
   it("creates the caller's contact from its claim, reading the claim first", async () => {
     // Prepare
     ddb.on(GetCommand).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: {} });
     ddb.on(TransactWriteCommand).resolves({});
     const inbound = change({
       classification: {
@@ -119,9 +126,14 @@ describe('upserting a call by provider sid', () => {
     const result = await upsertCallByProviderSid(tenantId, SID, inbound);
     // Assess
     const [claim, call] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, {
-      Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' },
+    // The claim and the call's sid row in one strongly consistent read (bench/README section 11); the only GetItem
+    // left is the new contact's copy of the number's consent ledger row.
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(Object.values(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems!)[0]).toEqual({
+      Keys: [mapKey, { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' }],
+      ConsistentRead: true,
     });
+    expect(ddb.commandCalls(GetCommand).map((c) => c.args[0].input.Key!.sk)).toEqual(['CONSENT']);
     expect(claim[0].Put!.Item).toMatchObject({ pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' });
     expect(call[2].Put!.Item).toMatchObject({ id: result.callId, contactId: claim[1].Put!.Item!.id });
   });
@@ -130,9 +142,13 @@ describe('upserting a call by provider sid', () => {
     // Prepare
     const holder = '0199a000-0000-7000-8000-0000000000d1';
     ddb.on(GetCommand).resolves({});
-    ddb
-      .on(GetCommand, { Key: { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER' } })
-      .resolves({ Item: { contactId: holder } });
+    ddb.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, unknown> }) => ({
+      Responses: {
+        [Object.keys(input.RequestItems)[0]]: [
+          { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER', contactId: holder },
+        ],
+      },
+    }));
     ddb.on(TransactWriteCommand).resolves({});
     const inbound = change({
       classification: {
@@ -151,6 +167,8 @@ describe('upserting a call by provider sid', () => {
     const transactions = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
     expect(transactions).toHaveLength(1);
     expect(transactions[0][2].Put!.Item).toMatchObject({ contactId: holder });
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(ddb).not.toHaveReceivedCommand(GetCommand);
   });
 
   it('refuses a provider call another organization already owns', async () => {

@@ -254,21 +254,47 @@ describe('POST /messages', () => {
     ...fields,
   });
   const messageIdOf = (key: { pk: string }) => key.pk.slice(`${pk}#MSG#`.length);
-  /** The organization row, the send's own message row, and `keyRow` for the Idempotency-Key when given. */
-  const withOrganization = (fields: Record<string, unknown> = {}, keyRow?: Record<string, unknown>) => {
+  type RowKey = { pk: string; sk: string };
+  /**
+   * The table as the send's reads see it, whether by GetItem or by BatchGetItem (its first read is one batch of the
+   * Idempotency-Key, the organization and the thread): `rowAt` answers a key, `shardRows` a read of the spend shards.
+   */
+  const serveRows = (rowAt: (key: RowKey) => Record<string, unknown> | undefined, shardRows: unknown[] = []) => {
+    ddb.on(GetCommand).callsFake(({ Key }: { Key: RowKey }) => ({ Item: rowAt(Key) }));
+    ddb.on(BatchGetCommand).callsFake(({ RequestItems }: { RequestItems: Record<string, { Keys: RowKey[] }> }) => {
+      const [table, { Keys }] = Object.entries(RequestItems)[0];
+      if (Keys.some((key) => key.sk === 'SPEND')) return { Responses: { [table]: shardRows } };
+      // Each row with its key, as DynamoDB answers them (in any order).
+      const rows = Keys.flatMap((key) => {
+        const row = rowAt(key);
+        return row ? [{ ...row, ...key }] : [];
+      });
+      return { Responses: { [table]: rows } };
+    });
+  };
+  /** The reads of the spend shards (a send that charges at once reads none). */
+  const shardReads = () =>
     ddb
-      .on(GetCommand)
-      .callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
-        Key.sk === 'TENANT'
-          ? { Item: organization(fields) }
-          : Key.sk === 'MESSAGE'
-            ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow() } }
-            : Key.sk.startsWith('SENDKEY#') && keyRow
-              ? { Item: keyRow }
-              : {},
-      );
+      .commandCalls(BatchGetCommand)
+      .filter((c) => Object.values(c.args[0].input.RequestItems!)[0].Keys!.some((key) => key.sk === 'SPEND'));
+  /** The organization row, the send's own message row, and `keyRow` for the Idempotency-Key when given. */
+  const organizationRows =
+    (fields: Record<string, unknown> = {}, keyRow?: Record<string, unknown>) =>
+    (Key: RowKey) =>
+      Key.sk === 'TENANT'
+        ? organization(fields)
+        : Key.sk === 'MESSAGE'
+          ? { ...Key, id: messageIdOf(Key), ...storedRow() }
+          : Key.sk.startsWith('SENDKEY#') && keyRow
+            ? keyRow
+            : undefined;
+  const withOrganization = (fields: Record<string, unknown> = {}, keyRow?: Record<string, unknown>) => {
+    serveRows(organizationRows(fields, keyRow));
     ddb.on(TransactWriteCommand).resolves({});
   };
+  /** The same, with the spend shards' rows. */
+  const withShards = (shardRows: unknown[], fields: Record<string, unknown> = {}) =>
+    serveRows(organizationRows(fields), shardRows);
   const transactions = () => ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
   const storedMessageId = () => (transactions()[0][2].Put!.Item as { id: string }).id;
   const cancelled = (...reasons: { Code: string; Item?: Record<string, unknown> }[]) =>
@@ -334,8 +360,14 @@ describe('POST /messages', () => {
       Key: messageKey(message.id),
       UpdateExpression: 'SET #messageSid = :set_messageSid REMOVE #gsi2pk, #gsi2sk ADD #sequence :add_sequence',
     });
-    // Nothing of the send touches the organization's row but its strongly consistent read.
-    expect(ddb).toHaveReceivedCommandWith(GetCommand, { Key: tenantRow, ConsistentRead: true });
+    // Nothing of the send touches the organization's row but its strongly consistent read, one batch with the thread.
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toEqual({
+      Keys: [tenantRow, { pk: `${pk}#THREAD#+14155550101`, sk: 'THREAD' }],
+      ConsistentRead: true,
+    });
+    // No GetItem at all: not the thread's (in the batch), not the stored row's again to record the sid.
+    expect(ddb).not.toHaveReceivedCommand(GetCommand);
     expect(JSON.stringify(transactions())).not.toContain('"sk":"TENANT"');
     expect(carrierSend).toHaveBeenCalledTimes(1);
     expect(carrierSend).toHaveBeenCalledWith({
@@ -447,7 +479,7 @@ describe('POST /messages', () => {
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'billing_blocked']);
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
-    expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
+    expect(shardReads()).toHaveLength(0);
     expect(carrierSend).not.toHaveBeenCalled();
   });
 
@@ -455,12 +487,15 @@ describe('POST /messages', () => {
     // Prepare: this shard has none, and all 32 together have none either
     withOrganization({ spendingLimitCents: 10 });
     ddb.on(TransactWriteCommand).rejects(chargeRefused({ shard: 4, headroomCents: 0 }));
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 0, { spendCents: 0 }) } });
+    withShards(
+      shards(() => 0, { spendCents: 0 }),
+      { spendingLimitCents: 10 },
+    );
     // Act
     const result = await send(request);
     // Assess
     expect([result.statusCode, bodyOf(result).code]).toEqual([402, 'spending_limit_reached']);
-    expect(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toMatchObject({
+    expect(shardReads()[0].args[0].input.RequestItems![process.env.TABLE_NAME!]).toMatchObject({
       ConsistentRead: true,
     });
     expect(ddb).not.toHaveReceivedCommand(PutCommand); // no settlement: nothing to settle
@@ -474,9 +509,7 @@ describe('POST /messages', () => {
       .on(TransactWriteCommand)
       .rejectsOnce(chargeRefused({ shard: 4, headroomCents: 0 }))
       .resolves({});
-    ddb
-      .on(BatchGetCommand)
-      .resolves({ Responses: { [process.env.TABLE_NAME!]: shards((shard) => (shard === 9 ? 5 : 0)) } });
+    withShards(shards((shard) => (shard === 9 ? 5 : 0)));
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -498,7 +531,10 @@ describe('POST /messages', () => {
       .on(TransactWriteCommand)
       .rejectsOnce(chargeRefused({ shard: 4, headroomCents: 3 }))
       .resolves({});
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: shards(() => 3, { spendCents: 1 }) } });
+    withShards(
+      shards(() => 3, { spendCents: 1 }),
+      { limitVersion: 1, spendingLimitCents: 500 },
+    );
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -541,7 +577,7 @@ describe('POST /messages', () => {
       .on(TransactWriteCommand)
       .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }))
       .resolves({});
-    ddb.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: [] } });
+    withShards([]);
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -555,14 +591,18 @@ describe('POST /messages', () => {
   });
 
   it('waits while another writer settles the shards (the lease on the row it read) before it charges, and settles nothing itself', async () => {
-    // Prepare: the first two reads of the organization row show a settlement under way
+    // Prepare: the first two reads of the organization row (the send's batch, then its wait's) show a settlement under
+    // way
     withOrganization();
     let reads = 0;
-    ddb.on(GetCommand, { Key: tenantRow }).callsFake(() => ({
-      Item: organization(
-        (reads += 1) <= 2 ? { spendSettlingUntil: Date.now() + 1_000, spendSettlingHolder: 'other' } : {},
-      ),
-    }));
+    const rows = organizationRows();
+    serveRows((key) =>
+      key.sk === 'TENANT'
+        ? organization(
+            (reads += 1) <= 2 ? { spendSettlingUntil: Date.now() + 1_000, spendSettlingHolder: 'other' } : {},
+          )
+        : rows(key),
+    );
     carrierSend.mockResolvedValue({ messageSid: SID });
     // Act
     const result = await send(request);
@@ -571,7 +611,7 @@ describe('POST /messages', () => {
     expect(reads).toBe(3);
     expect(transactions()).toHaveLength(1);
     expect(leaseCalls()).toEqual([]);
-    expect(ddb).not.toHaveReceivedCommand(BatchGetCommand);
+    expect(shardReads()).toHaveLength(0);
   });
 
   it.each([
@@ -715,15 +755,13 @@ describe('POST /messages', () => {
       ...fields,
     });
     const withEarlierSend = (key: Record<string, unknown>, message: Record<string, unknown>) =>
-      ddb
-        .on(GetCommand)
-        .callsFake(({ Key }: { Key: { pk: string; sk: string } }) =>
-          Key.sk.startsWith('SENDKEY#')
-            ? { Item: key }
-            : Key.sk === 'MESSAGE'
-              ? { Item: { ...Key, id: messageIdOf(Key), ...storedRow(message) } }
-              : {},
-        );
+      serveRows((Key) =>
+        Key.sk.startsWith('SENDKEY#')
+          ? key
+          : Key.sk === 'MESSAGE'
+            ? { ...Key, id: messageIdOf(Key), ...storedRow(message) }
+            : undefined,
+      );
 
     it('claims the key, hashed, in the same transaction as the charge and the message', async () => {
       // Prepare
@@ -741,6 +779,11 @@ describe('POST /messages', () => {
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       });
       expect(JSON.stringify(claim.Item)).not.toContain('key-1'); // only its hash is stored
+      // The key's row was read with the organization and the thread, in one batch.
+      expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+      expect(
+        ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems![process.env.TABLE_NAME!].Keys,
+      ).toContainEqual({ pk, sk: claim.Item!.sk });
     });
 
     it('replays the message as it now stands, without a transaction or the carrier', async () => {

@@ -616,4 +616,38 @@ describe("recording the carrier's sid", () => {
     expect(ddb).toHaveReceivedCommandTimes(GetCommand, 2);
     expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
   });
+
+  it('does not read back the row the send has just stored: the two writes at once (bench/README section 11)', async () => {
+    // Prepare
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1', message);
+    // Assess
+    expect(recorded).toBe(true);
+    expect(ddb).not.toHaveReceivedCommand(GetCommand);
+    expect(ddb).toHaveReceivedCommandWith(PutCommand, {
+      Item: { ...sidKey('SM1'), type: 'messageSid', messageId: message.id, counterpartNumber: '+14155550101' },
+    });
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+      Key: messageKey(message.id),
+      ConditionExpression:
+        'attribute_exists(pk) AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))',
+    });
+  });
+
+  it('reads the row when the write without a read is refused, and decides as a callback would', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...queuedRow, messageSid: 'SMother' } });
+    ddb.on(PutCommand).resolves({});
+    ddb
+      .on(UpdateCommand)
+      .rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1', message);
+    // Assess
+    expect(recorded).toBe(false);
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 1);
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
+  });
 });

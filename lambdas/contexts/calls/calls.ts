@@ -3,6 +3,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
+import { batchGetItems } from '../../shared/table/batch-get';
 import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
@@ -19,6 +20,7 @@ import {
 } from '../../shared/table/update-expression';
 import { GSIS } from '../../shared/table/table-schema';
 import { ensureContactForNumber } from '../contacts/contacts';
+import { numberClaimKey } from '../contacts/contact-rows';
 import { TERMINAL_CALL_STATUSES } from './call-statuses';
 import type { Call, ListCallsInput } from './schemas';
 import { roundLost } from '../../shared/table/rounds-lost';
@@ -265,8 +267,25 @@ export async function upsertCallByProviderSid(
   providerCallSid: string,
   change: CallLegChange,
 ): Promise<UpsertedCall> {
-  const contactId = await ensureContactsOf(tenantId, change);
-  return atSite(LEG_SITE, () => applyCallback(tenantId, providerCallSid, change, contactId));
+  const numbers = [...new Set(change.externalNumbers.filter(isE164))];
+  if (numbers.length === 0) {
+    const contactId = await ensureContactsOf(tenantId, change, numbers);
+    const known = await findCallIdByProviderSid(tenantId, providerCallSid);
+    return atSite(LEG_SITE, () => applyCallback(tenantId, providerCallSid, change, contactId, known));
+  }
+  // The external numbers' claims and the call's sid row in one strongly consistent read. A first callback racing
+  // this one may create the call after it: the create's condition on the sid row lets exactly one of them do it.
+  const sidKey = callSidKey(tenantId, providerCallSid);
+  const rows = await batchGetItems([sidKey, ...numbers.map((n) => numberClaimKey(tenantId, n))], {
+    consistentRead: true,
+  });
+  const rowAt = (key: { pk: string; sk: string }) => rows.find((row) => row.pk === key.pk && row.sk === key.sk);
+  const contactId = await ensureContactsOf(tenantId, change, numbers, (n) => ({
+    row: rowAt(numberClaimKey(tenantId, n)),
+  }));
+  const callId = rowAt(sidKey)?.callId;
+  const known = typeof callId === 'string' ? callId : undefined;
+  return atSite(LEG_SITE, () => applyCallback(tenantId, providerCallSid, change, contactId, known));
 }
 
 /** Where a callback's conditional writes of its call are made (shared/table/round-site.ts). */
@@ -277,8 +296,8 @@ async function applyCallback(
   providerCallSid: string,
   change: CallLegChange,
   contactId: string | null,
+  known: string | undefined,
 ): Promise<UpsertedCall> {
-  const known = await findCallIdByProviderSid(tenantId, providerCallSid);
   if (known) {
     await applyLegChange(tenantId, known, change, contactId, false);
     return { callId: known, created: false };
@@ -290,13 +309,22 @@ async function applyCallback(
   return { callId: inserted.callId, created };
 }
 
-/** Contacts for every external number; returns the one of the classification's external party. */
-async function ensureContactsOf(tenantId: string, change: CallLegChange): Promise<string | null> {
+/**
+ * Contacts for every external number (`numbers`, their claims as read with the call's sid row); returns the one of
+ * the classification's external party.
+ */
+async function ensureContactsOf(
+  tenantId: string,
+  change: CallLegChange,
+  numbers: string[],
+  claimRead?: (number: string) => { row: Item | undefined },
+): Promise<string | null> {
   const { classification: c, at } = change;
   const source = c.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound';
-  const numbers = [...new Set(change.externalNumbers.filter(isE164))];
   const ids = new Map(
-    await Promise.all(numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at)] as const)),
+    await Promise.all(
+      numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at, claimRead?.(n))] as const),
+    ),
   );
   const external = externalNumberOf(c);
   return external ? (ids.get(external) ?? (await contactOfCall(tenantId, c, at))) : null;

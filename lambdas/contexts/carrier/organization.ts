@@ -1,6 +1,6 @@
 import { isE164 } from '../../shared/phone';
 import { findTenantIdByProviderCallSid } from '../calls/calls';
-import { findTenantIdByNumber, getTenant } from '../tenants/tenants';
+import { findTenantIdsByNumbers, getTenant } from '../tenants/tenants';
 
 /**
  * Which organization a callback belongs to. Twilio names no organization, only numbers and
@@ -35,7 +35,9 @@ export type Resolution = { found: true; organization: Organization } | { found: 
 
 export async function resolveOrganization(clues: OrganizationClues): Promise<Resolution> {
   const numbers = [...new Set([...clues.ownNumbers, ...clues.legNumbers])].filter(isE164);
-  const owners = new Map(await Promise.all(numbers.map(async (n) => [n, await findTenantIdByNumber(n)] as const)));
+  // Both of a leg's numbers in one read: the organization's and, to tell an external party from a number of its own,
+  // the other one.
+  const owners = await findTenantIdsByNumbers(numbers);
   const byNumber = (): string | undefined => clues.ownNumbers.map((n) => owners.get(n)).find((t) => t !== undefined);
   const byCall = async (): Promise<string | undefined> =>
     clues.callSid ? findTenantIdByProviderCallSid(clues.callSid) : undefined;

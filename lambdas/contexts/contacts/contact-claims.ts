@@ -17,8 +17,12 @@ export async function readNumberClaim(tenantId: string, number: string): Promise
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: TABLE_NAME, Key: numberClaimKey(tenantId, number), ConsistentRead: true }),
   );
-  return typeof Item?.contactId === 'string' ? { contactId: Item.contactId, named: Item.named === true } : undefined;
+  return numberClaimOf(Item);
 }
+
+/** The claim a number's claim row holds (none: nobody holds the number). */
+export const numberClaimOf = (item: Record<string, unknown> | undefined): NumberClaim | undefined =>
+  typeof item?.contactId === 'string' ? { contactId: item.contactId, named: item.named === true } : undefined;
 
 export async function readExternalIdClaim(tenantId: string, externalId: string): Promise<string | undefined> {
   const { Item } = await dynamo.send(

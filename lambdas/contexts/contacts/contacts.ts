@@ -25,6 +25,7 @@ import {
   externalIdMove,
   otherHolder,
   readExternalIdClaim,
+  numberClaimOf,
   readNumberClaim,
 } from './contact-claims';
 import { changeIndexKeys, changesPage } from './contact-changes';
@@ -295,11 +296,13 @@ export async function ensureContactForNumber(
   number: string,
   source: 'auto_inbound' | 'auto_outbound',
   now = new Date(),
+  /** The number's claim row as the caller read it, strongly consistent, with its own rows (`numberClaimKey`). */
+  claimRead?: { row: Item | undefined },
 ): Promise<string> {
   // Most numbers seen on calls and texts already have their contact: one read, not a transaction.
   // Strongly consistent: an eventually consistent one could still see the claim of a contact just
   // deleted, and the call or text would name a contact that no longer exists.
-  const claim = await readNumberClaim(tenantId, number);
+  const claim = claimRead ? numberClaimOf(claimRead.row) : await readNumberClaim(tenantId, number);
   if (claim) return claim.contactId;
   // Texts and calls of one new number arriving together all try to create its contact: the one
   // that wins holds the claim, which answers the others (`insertWithClaims`).

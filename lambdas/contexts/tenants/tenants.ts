@@ -6,6 +6,7 @@ import { isE164 } from '../../shared/phone';
 import { CONDITION, nowIso, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
 import { NamedTransaction } from '../../shared/table/named-transaction';
+import { batchGetItems } from '../../shared/table/batch-get';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { NumberTakenError } from './errors';
@@ -253,6 +254,27 @@ export const numberOwnerKey = (number: string) => ({ pk: `${PREFIX.numberOwner}$
 export async function findTenantIdByNumber(number: string): Promise<string | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: numberOwnerKey(number) }));
   return typeof Item?.tenantId === 'string' ? Item.tenantId : undefined;
+}
+
+/**
+ * The organizations that registered these numbers, in one read (a carrier callback asks for both of a leg's
+ * numbers): one BatchGetItem for several, the GetItem of `findTenantIdByNumber` for one. Numbers no one
+ * registered are absent.
+ */
+export async function findTenantIdsByNumbers(asked: readonly string[]): Promise<Map<string, string>> {
+  const numbers = [...new Set(asked)]; // BatchGetItem refuses a key asked twice
+  const owners = new Map<string, string>();
+  if (numbers.length === 1) {
+    const tenantId = await findTenantIdByNumber(numbers[0]);
+    if (tenantId) owners.set(numbers[0], tenantId);
+    return owners;
+  }
+  const byPk = new Map(numbers.map((number) => [numberOwnerKey(number).pk, number]));
+  for (const item of await batchGetItems(numbers.map(numberOwnerKey))) {
+    const number = byPk.get(item.pk as string);
+    if (number && typeof item.tenantId === 'string') owners.set(number, item.tenantId);
+  }
+  return owners;
 }
 
 /** One transaction holds the tenant row and one lookup row per number (the rest of 100 items). */

@@ -14,6 +14,7 @@ import {
   fromItem,
   getMessageItem,
   keyOf,
+  messageKey,
   sidItem,
   spendShardOfItem,
   type FailureReason,
@@ -73,7 +74,7 @@ const SID_ROUNDS = { what: 'record a message sid', rounds: 4, site: 'texting.sid
 const STATUS_ROUNDS = { what: 'change a message status', rounds: 4, site: 'texting.status' };
 
 /** The sid lookup row of a message: harmless when it already names this message. */
-function sidPut(message: Message, messageSid: string): TransactItem {
+function sidPut(message: Pick<Message, 'tenantId' | 'id' | 'counterpartNumber'>, messageSid: string): TransactItem {
   return {
     Put: {
       TableName: TABLE_NAME,
@@ -95,31 +96,47 @@ function sidPut(message: Message, messageSid: string): TransactItem {
  * either. A transaction would cost twice the write units and hold the message row, which the
  * carrier's first status callback, arriving moments later, also writes.
  */
-export async function recordMessageSid(tenantId: string, messageId: string, messageSid: string): Promise<boolean> {
-  return optimisticRounds(SID_ROUNDS, async () => {
+export async function recordMessageSid(
+  tenantId: string,
+  messageId: string,
+  messageSid: string,
+  /**
+   * The send that just stored the text `queued` with no sid (./hand-over.ts): its first round writes without reading
+   * the row back, since the update's condition refuses exactly what that read would (another sid); a refusal reads.
+   */
+  justStored?: Pick<Message, 'counterpartNumber'>,
+): Promise<boolean> {
+  return optimisticRounds(SID_ROUNDS, async (round) => {
+    if (round === 0 && justStored)
+      return (await writeSid({ tenantId, id: messageId, ...justStored }, messageSid)) ? true : LOST_RACE;
     const row = await getMessageItem(tenantId, messageId);
     const message = fromItem(row);
     if (message.messageSid !== '' && message.messageSid !== messageSid) return false;
     if (message.messageSid === messageSid && row[GSIS.gsi2.partitionKey] === undefined) return true;
-    await dynamo.send(new PutCommand(sidPut(message, messageSid).Put!));
-    try {
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: TABLE_NAME,
-          Key: keyOf(row),
-          ...updateExpression(withRowSequenceBump({ set: { messageSid }, remove: UNSETTLED_INDEX }), {
-            expression: `${CONDITION.rowExists} AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))`,
-            values: { ':empty': '', ':sid': messageSid },
-          }),
-        }),
-      );
-      return true;
-    } catch (err) {
-      // Another sid won, or a callback changed the row: read again and decide.
-      if (!isConditionalCheckFailed(err)) throw err;
-      return LOST_RACE;
-    }
+    return (await writeSid(message, messageSid)) ? true : LOST_RACE;
   });
+}
+
+/** The lookup row, then the sid on the message row; false when the row's condition refused it (read and decide). */
+async function writeSid(message: Pick<Message, 'tenantId' | 'id' | 'counterpartNumber'>, messageSid: string) {
+  await dynamo.send(new PutCommand(sidPut(message, messageSid).Put!));
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: messageKey(message.tenantId, message.id),
+        ...updateExpression(withRowSequenceBump({ set: { messageSid }, remove: UNSETTLED_INDEX }), {
+          expression: `${CONDITION.rowExists} AND (attribute_not_exists(#messageSid) OR #messageSid IN (:empty, :sid))`,
+          values: { ':empty': '', ':sid': messageSid },
+        }),
+      }),
+    );
+    return true;
+  } catch (err) {
+    // Another sid won, or a callback changed the row: read again and decide.
+    if (!isConditionalCheckFailed(err)) throw err;
+    return false;
+  }
 }
 
 async function messageIdOf(tenantId: string, ref: MessageRef): Promise<string> {

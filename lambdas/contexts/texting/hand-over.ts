@@ -51,7 +51,7 @@ export async function handOver(
     return refused(message, failure, request);
   }
   try {
-    await recordMessageSid(message.tenantId, message.id, messageSid);
+    await recordMessageSid(message.tenantId, message.id, messageSid, message);
   } catch (err) {
     // The text is with the carrier and billed: failing the request now would invite a retry that
     // sends it twice. Its status callback names the message and records the sid.

@@ -12,7 +12,7 @@ import { NamedTransaction, type NamedItems, type Refusal } from '../../shared/ta
 import { dueIndexKeys } from './due-list';
 import type { MessageCategory } from './message-categories';
 import type { CancelReason, ListMessagesInput, Message, MessageStatus } from './schemas';
-import { threadWriteFor } from './threads';
+import { threadWriteFor, threadWriteFrom } from './threads';
 
 /**
  * Message rows and their storage. A message and its thread are written in one transaction; ids
@@ -137,6 +137,11 @@ export type StoreOptions<A extends string = never> = {
    * keyword. When one fails its condition nothing is written and the caller decides.
    */
   alongside?: NamedItems<A>;
+  /**
+   * The thread row as the caller read it (`row` absent: no thread yet), for the first round only: a thread that moved
+   * on since fails the write's condition, and the next round reads it again.
+   */
+  threadRead?: { row: Item | undefined };
 };
 
 /**
@@ -181,7 +186,12 @@ export async function storeMessage<A extends string = never>(
       .addAll(alongside)
       .add('message', messagePut)
       .add('messageSid', sidPut)
-      .add('thread', await threadWriteFor(message, round > 0))
+      .add(
+        'thread',
+        round === 0 && options.threadRead
+          ? threadWriteFrom(message, options.threadRead.row)
+          : await threadWriteFor(message, round > 0),
+      )
       .write();
     if (!refusal) return { stored: true };
     const sidTaken = refusal.failed('messageSid');

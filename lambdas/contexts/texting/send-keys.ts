@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, TABLE_NAME } from '../../shared/aws';
+import { TABLE_NAME } from '../../shared/aws';
 import { CONDITION, type Item } from '../../shared/table/dynamo';
 import { PREFIX, tenantPk } from '../../shared/table/keys';
 import { TTL_ATTRIBUTE } from '../../shared/table/table-schema';
@@ -62,10 +61,3 @@ export const sendKeyOf = (item: Item | undefined, now: Date): SendKey | undefine
   item && typeof item.messageId === 'string' && (item[TTL_ATTRIBUTE] as number) >= Math.floor(now.getTime() / 1000)
     ? { messageId: item.messageId, requestHash: item.requestHash as string }
     : undefined;
-
-export async function findSendKey(tenantId: string, idempotencyKey: string, now: Date): Promise<SendKey | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: TABLE_NAME, Key: sendKeyKey(tenantId, idempotencyKey), ConsistentRead: true }),
-  );
-  return sendKeyOf(Item, now);
-}

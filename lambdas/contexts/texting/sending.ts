@@ -1,13 +1,14 @@
 import { metrics, MetricUnit } from '../../shared/aws';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError } from '../../shared/errors';
+import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
+import { batchGetItems } from '../../shared/table/batch-get';
 import type { Item } from '../../shared/table/dynamo';
+import type { Key } from '../../shared/table/keys';
 import type { ChangeRequest } from '../../shared/table/row-types';
 import { LOST_RACE } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
-import { readOrganizationRow } from '../tenants/billing-policy';
 import { quietHoursOf } from '../tenants/quiet-hours-policy';
-import { fromItem as tenantFromItem } from '../tenants/tenants';
+import { fromItem as tenantFromItem, tenantKey } from '../tenants/tenants';
 import { segmentsOf, smsRateCentsOf } from './billing';
 import { CARRIER_SEND_TIMEOUT_MS, type Carrier } from './carrier-port';
 import { failureOf } from './delivery-status';
@@ -23,10 +24,11 @@ import { handOver } from './hand-over';
 import type { QuietHoursPolicy } from './quiet-hours';
 import { instantUnderQuietHours } from './quiet-hours-rule';
 import { fromItem, getMessageItem, storeMessage } from './messages';
+import { threadKey } from './threads';
 import { chargeWithin, type ChargeAttempt } from './spend';
 import { spendPolicyOf, type SpendPolicy } from './spend-lease';
 import type { Message, SendMessageInput } from './schemas';
-import { findSendKey, requestHashOf, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
+import { requestHashOf, sendKeyKey, sendKeyOf, sendKeyPut, type SendKey } from './send-keys';
 import { scheduledInstantOf } from './send-time';
 
 /**
@@ -74,16 +76,41 @@ export async function sendMessage(
   const now = options.now ?? new Date();
   const requestHash = requestHashOf(input);
   const key = options.idempotencyKey ? { idempotencyKey: options.idempotencyKey, requestHash } : undefined;
-  const earlier = key && (await findSendKey(tenantId, key.idempotencyKey, now));
-  if (earlier) return replay(tenantId, earlier, requestHash);
+  const rows = await readSendRows(tenantId, input.to, key?.idempotencyKey, now);
+  if (rows.earlier) return replay(tenantId, rows.earlier, requestHash);
 
-  // Strongly consistent: a billing block, a lowered limit or a new quiet-hours policy bites from the next send.
-  const tenantRow = await readOrganizationRow(tenantId);
+  const tenantRow = rows.organization;
   const sendAt = await sendTimeOf(input, quietHoursOf(tenantRow), now);
   const { message, segments, costCents } = newOutboundText(tenantId, tenantRow, input, now, sendAt);
-  const retried = await storeCharged(message, { segments, costCents }, spendPolicyOf(tenantRow), key, now);
+  const charge = { segments, costCents, thread: rows.thread };
+  const retried = await storeCharged(message, charge, spendPolicyOf(tenantRow), key, now);
   if (retried) return replay(tenantId, retried, requestHash);
   return sendNowOrLater(message, segments, carrier, options.request ?? null);
+}
+
+/**
+ * What a send reads before it charges, in one strongly consistent BatchGetItem (three GetItems before): the
+ * Idempotency-Key's row, the organization's row (a billing block, a lowered limit or a new quiet-hours policy bites
+ * from the next send) and the conversation's thread, which the send's transaction moves on (its condition refuses a
+ * thread that moved on since, and the store reads it again). A replay reads the thread for nothing: two rows, no trip.
+ */
+async function readSendRows(
+  tenantId: string,
+  to: string,
+  idempotencyKey: string | undefined,
+  now: Date,
+): Promise<{ earlier: SendKey | undefined; organization: Item; thread: Item | undefined }> {
+  const organizationKey = tenantKey(tenantId);
+  const conversation = threadKey(tenantId, to);
+  const keyRow = idempotencyKey === undefined ? undefined : sendKeyKey(tenantId, idempotencyKey);
+  const rows = await batchGetItems([organizationKey, conversation, ...(keyRow ? [keyRow] : [])], {
+    consistentRead: true,
+  });
+  const rowAt = (key: Key) => rows.find((row) => row.pk === key.pk && row.sk === key.sk);
+  const earlier = keyRow && sendKeyOf(rowAt(keyRow), now);
+  const organization = rowAt(organizationKey);
+  if (!earlier && !organization) throw new NotFoundError('Tenant');
+  return { earlier, organization: organization!, thread: rowAt(conversation) };
 }
 
 /**
@@ -153,12 +180,14 @@ function newOutboundText(
  */
 async function storeCharged(
   message: Message,
-  cost: { segments: number; costCents: number },
+  { thread, ...cost }: { segments: number; costCents: number; thread: Item | undefined },
   policy: SpendPolicy,
   key: { idempotencyKey: string; requestHash: string } | undefined,
   now: Date,
 ): Promise<SendKey | undefined> {
   const { tenantId } = message;
+  // The thread as the send read it serves the first store only; a later charge round's store reads it afresh.
+  let threadRead: { row: Item | undefined } | undefined = { row: thread };
   return chargeWithin(tenantId, policy, cost.costCents, async (charge): Promise<ChargeAttempt<SendKey | undefined>> => {
     const alongside = {
       consent: notOptedOutCheck(tenantId, message.toNumber),
@@ -168,7 +197,12 @@ async function storeCharged(
         : undefined,
       scheduledTo: message.status === 'scheduled' ? scheduledToPut(message) : undefined,
     };
-    const stored = await storeMessage(message, { charge: { ...cost, spendShard: charge.shard }, alongside });
+    const stored = await storeMessage(message, {
+      charge: { ...cost, spendShard: charge.shard },
+      alongside,
+      threadRead,
+    });
+    threadRead = undefined;
     if (stored.stored) return { charged: undefined };
     if (!('refused' in stored)) throw new Error(`sendMessage: message ${message.id} collided with another`);
     const keyTaken = stored.refused.failed('sendKey');

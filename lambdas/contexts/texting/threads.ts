@@ -71,7 +71,12 @@ async function readThread(key: Key, consistent: boolean): Promise<Item | undefin
  */
 export async function threadWriteFor(message: Message, consistent = false): Promise<TransactItem> {
   const { tenantId, counterpartNumber } = message;
-  const current = await readThread(threadKey(tenantId, counterpartNumber), consistent);
+  return threadWriteFrom(message, await readThread(threadKey(tenantId, counterpartNumber), consistent));
+}
+
+/** The same from the thread row a caller has read already (a send reads it with its other rows: ./sending.ts). */
+export function threadWriteFrom(message: Message, current: Item | undefined): TransactItem {
+  const { tenantId } = message;
   const lastId = str(current?.lastMessageId);
   return threadUpdateFor(tenantId, message, lastId === null || lastId < message.id, current !== undefined);
 }
