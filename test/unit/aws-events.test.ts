@@ -61,7 +61,17 @@ beforeEach(() => {
   ddb.on(GetCommand).resolves({});
   ddb.on(GetCommand, { Key: { pk: tenantRow.pk, sk: 'TENANT' } }).resolves({ Item: tenantRow });
   ddb.on(TransactWriteCommand).resolves({});
-  ddb.on(BatchGetCommand).resolves({ Responses: {} });
+  // A batch read answers the organization's own row when it asks for it (a send reads it with its key and thread).
+  ddb
+    .on(BatchGetCommand)
+    .callsFake((input: { RequestItems: Record<string, { Keys: { pk: string; sk: string }[] }> }) => ({
+      Responses: Object.fromEntries(
+        Object.entries(input.RequestItems).map(([table, { Keys }]) => [
+          table,
+          Keys.some((key) => key.pk === tenantRow.pk && key.sk === 'TENANT') ? [tenantRow] : [],
+        ]),
+      ),
+    }));
 });
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

@@ -1,7 +1,7 @@
 import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { clearCaches } from '@aws-lambda-powertools/parameters';
 import { carrierRoutes } from '../../lambdas/handlers/carrier/routes';
 import { callbackHandler } from '../../lambdas/handlers/carrier/callback-handler';
@@ -225,6 +225,7 @@ describe('the callback configuration', () => {
     const handler = callbackHandler(carrierRoutes.twilioSmsStatus, smsStatusCallback);
     // No organization has the number: answered 200 (so Twilio does not retry) once the signature holds.
     ddb.on(GetCommand).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: {} });
     const params = {
       MessageSid: 'SM0123456789abcdef0123456789abcdef',
       MessageStatus: 'sending',
@@ -250,7 +251,7 @@ describe('the callback configuration', () => {
     expect(wrong.statusCode).toBe(403);
     const right = await handler(event(CREDENTIALS.authToken) as never, context as never);
     expect(right.statusCode).toBe(200);
-    expect(ddb).toHaveReceivedCommand(GetCommand);
+    expect(ddb).toHaveReceivedCommand(BatchGetCommand);
   });
 });
 
