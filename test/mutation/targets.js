@@ -12,11 +12,7 @@ const TARGETS = {
     'test/unit/messages-loopback.test.ts',
     'test/unit/webhook-events.test.ts',
   ],
-  'lambdas/contexts/texting/spend.ts': [
-    'test/unit/messages-billing.test.ts',
-    'test/integration/spend-changes.test.ts',
-    'test/integration/spend-lease.test.ts',
-  ],
+  'lambdas/contexts/texting/spend.ts': ['test/unit/spend.test.ts', 'test/unit/messages-billing.test.ts'],
   'lambdas/contexts/texting/sending.ts': [
     'test/unit/messages-handlers.test.ts',
     'test/unit/messages-billing.test.ts',
