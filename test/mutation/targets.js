@@ -17,7 +17,7 @@ const TARGETS = {
     'test/unit/messages-handlers.test.ts',
     'test/unit/messages-billing.test.ts',
     'test/unit/messages-consent.test.ts',
-    'test/integration/carrier-texts.test.ts',
+    'test/unit/messages-send-time.test.ts',
   ],
 };
 
