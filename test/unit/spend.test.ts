@@ -217,11 +217,12 @@ describe('charging a text', () => {
   });
 
   it('moves to the shard that can pay when the refused one cannot, neither an owing one nor one short by a cent', async () => {
-    // Prepare: every shard at the version; shard 17 holds exactly the text's 4 cents, 18 is owing, 19 holds 3, and
-    // 20 a debt that leaves all of them together exactly the 4 cents
-    const shards = layout((n) => (n === 17 ? 4 : n === 19 ? 3 : n === 20 ? -12 : 0));
+    // Prepare: every shard at the version; shard 17 holds exactly the text's 4 cents, 18 is owing, 19 holds 3; the
+    // draw at the far end of the headroom, where an owing or short shard would be picked if it counted
+    const shards = layout((n) => (n === 17 ? 4 : n === 19 ? 3 : 0));
     shards[18] = shardRow(18, 0, 9, 2, true);
     serve({ org: orgRow, shards: () => shards });
+    jest.spyOn(Math, 'random').mockReturnValue(0.99);
     const { charges, attempt } = caller([{ chargeRefused: shardRow(0, 0, 0) }, { charged: 'stored' }]);
     // Act
     await chargeWithin(TENANT, policy(), 4, attempt);
@@ -255,6 +256,41 @@ describe('charging a text', () => {
     expect(callsOf(UpdateCommand)).toHaveLength(0);
   });
 
+  it('charges headroom that together is exactly the text but scattered, once a settlement gathers it on one shard', async () => {
+    // Prepare: 2 cents on each of shards 3 and 4, a text of 4; the settlement starts its layout at shard 16
+    serve({ org: () => orgRow({ spendingLimitCents: 4 }), shards: () => layout((n) => (n === 3 || n === 4 ? 2 : 0)) });
+    leaseAnswers([{ fence: 1 }]);
+    ddb.on(TransactWriteCommand).resolves({});
+    jest.spyOn(Math, 'random').mockReturnValue(0.5);
+    const { charges, attempt } = caller([{ chargeRefused: shardRow(3, 0, 2) }, { charged: 'stored' }]);
+    // Act
+    await chargeWithin(TENANT, policy({ spendingLimitCents: 4 }), 4, attempt);
+    // Assess: the 4 cents moved onto shard 16, which the charge then takes
+    const written = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(written.map((item) => item.Update!.ExpressionAttributeValues![':set_headroomCents'])).toEqual([0, 0, 4]);
+    expect(charges[1].shard).toBe(16);
+  });
+
+  it.each([
+    ['a shard not made yet', (shards: Item[]) => shards.slice(0, -1)],
+    ['a shard behind the limit', (shards: Item[]) => [...shards.slice(0, -1), shardRow(31, 0, 0, 1)]],
+  ])('settles rather than answer 402 from shards that do not all follow the limit: %s', async (_case, behind) => {
+    // Prepare: no headroom on the shards at the version; the limit's 64 cents not yet spread
+    let shards = behind(layout(() => 0));
+    serve({ org: orgRow, shards: () => shards });
+    leaseAnswers([{ fence: 1 }]);
+    ddb.on(TransactWriteCommand).callsFake(() => {
+      shards = layout(() => 2);
+      return {};
+    });
+    const { charges, attempt } = caller([{ chargeRefused: shardRow(0, 0, 0) }, { charged: 'stored' }]);
+    // Act
+    await chargeWithin(TENANT, policy(), 1, attempt);
+    // Assess
+    expect(charges).toHaveLength(2);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
   it('never answers 402 for headroom without a limit: a settlement that writes nothing, then any shard', async () => {
     // Prepare: no limit, every shard at the version with no headroom
     serve({ org: () => orgRow({ spendingLimitCents: undefined }), shards: () => layout(() => 0) });
@@ -267,37 +303,43 @@ describe('charging a text', () => {
     expect(callsOf(TransactWriteCommand)).toHaveLength(0);
   });
 
-  it('settles first when the refused shard was never made, then charges a shard the settlement gave headroom', async () => {
-    // Prepare: no shard exists; the lease is free (fence 7)
-    serve({ org: orgRow, shards: () => [] });
-    leaseAnswers([{ fence: 7 }]);
-    ddb.on(TransactWriteCommand).resolves({});
-    const { charges, attempt } = caller([{ chargeRefused: undefined }, { charged: 'stored' }]);
-    // Act
-    await chargeWithin(TENANT, policy(), 1, attempt);
-    // Assess: every shard created with its part of the 64 cents and the lease's fence, the lease given back
-    const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems as unknown as {
-      Put: { Item: Item };
-    }[];
-    expect(items).toHaveLength(SPEND_SHARDS);
-    expect(items.every(({ Put }) => Put.Item.fence === 7 && Put.Item.limitVersion === 2)).toBe(true);
-    expect(items.reduce((sum, { Put }) => sum + (Put.Item.headroomCents as number), 0)).toBe(64);
-    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
-      UpdateExpression: 'REMOVE #spendSettlingUntil, #spendSettlingHolder',
-    });
-    // the layout it wrote is the one charged: no second read of the shards
-    expect(callsOf(BatchGetCommand)).toHaveLength(1);
-    expect(charges.map(versionOf)).toEqual([2, 2]);
-  });
+  it.each([
+    ['was never made', undefined],
+    ['is behind the limit the send follows', shardRow(0, 0, 0, 1)],
+  ])(
+    'settles first when the refused shard %s, then charges a shard the settlement gave headroom',
+    async (_case, row) => {
+      // Prepare: no shard exists; the lease is free (fence 7)
+      serve({ org: orgRow, shards: () => [] });
+      leaseAnswers([{ fence: 7 }]);
+      ddb.on(TransactWriteCommand).resolves({});
+      const { charges, attempt } = caller([{ chargeRefused: row }, { charged: 'stored' }]);
+      // Act
+      await chargeWithin(TENANT, policy(), 1, attempt);
+      // Assess: every shard created with its part of the 64 cents and the lease's fence, the lease given back
+      const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems as unknown as {
+        Put: { Item: Item };
+      }[];
+      expect(items).toHaveLength(SPEND_SHARDS);
+      expect(items.every(({ Put }) => Put.Item.fence === 7 && Put.Item.limitVersion === 2)).toBe(true);
+      expect(items.reduce((sum, { Put }) => sum + (Put.Item.headroomCents as number), 0)).toBe(64);
+      expect(ddb).toHaveReceivedCommandWith(UpdateCommand, {
+        UpdateExpression: 'REMOVE #spendSettlingUntil, #spendSettlingHolder',
+      });
+      // straight to the settlement, whose layout is the one charged: the shards are read once
+      expect(callsOf(BatchGetCommand)).toHaveLength(1);
+      expect(charges.map(versionOf)).toEqual([2, 2]);
+    },
+  );
 
   it('waits for the writer holding the lease rather than settle alongside it, then charges a shard it gave headroom', async () => {
-    // Prepare: the lease is held; the holder is done at the second read of the row, shard 9 then holds 64 cents
+    // Prepare: the lease is held; the holder is gone at the second read of the row, shard 9 then holds 64 cents
     let reads = 0;
     let shards: Item[] = [];
     serve({
       org: () => {
         reads += 1;
-        if (reads === 2) shards = layout((n) => (n === 9 ? 64 : 0));
+        if (reads === 2) shards = [shardRow(9, 0, 64)]; // a holder that stopped after its first shard
         return orgRow(reads === 1 ? { spendSettlingUntil: Date.now() + 60_000 } : {});
       },
       shards: () => shards,
@@ -336,13 +378,13 @@ describe('a settlement transaction', () => {
     owing,
   });
 
-  it('creates a missing shard only if still missing, and rewrites one only as read and unfenced by a later claim', async () => {
+  it('creates a missing shard only if still missing, and rewrites one (here: out of debt, same limit) only as read and unfenced by a later claim', async () => {
     // Prepare
     ddb.on(TransactWriteCommand).resolves({});
     // Act
     const refusal = await spendFor(TENANT).writeSettlement(lease, [
       { from: undefined, to: to(0, 10) },
-      { from: from(1, 4, 2, true), to: { ...to(1, 6), spendCents: 1 } },
+      { from: from(1, 4, 3, true), to: { ...to(1, 6), spendCents: 1 } },
     ]);
     // Assess
     expect(refusal).toBeUndefined();
@@ -378,7 +420,7 @@ describe('a settlement transaction', () => {
               ':set_fence': 5,
               ':spend': 1,
               ':wasHeadroom': 4,
-              ':wasVersion': 2,
+              ':wasVersion': 3,
               ':wasOwing': true,
               ':fence': 5,
             },
@@ -392,23 +434,25 @@ describe('a settlement transaction', () => {
   it('writes nothing when there is nothing to write, or when it was planned from a limit older than a shard holds', async () => {
     // Act + Assess
     await expect(spendFor(TENANT).writeSettlement(lease, [])).resolves.toBeUndefined();
-    await expect(spendFor(TENANT).writeSettlement(lease, [{ from: from(0, 1, 4), to: to(0, 2, 3) }])).resolves.toBe(
-      'changed',
-    );
+    await expect(
+      spendFor(TENANT).writeSettlement(lease, [
+        { from: from(0, 1, 3), to: to(0, 2, 3) },
+        { from: from(1, 1, 4), to: to(1, 2, 3) },
+      ]),
+    ).resolves.toBe('changed');
     expect(ddb.calls()).toHaveLength(0);
   });
 
+  const refusedBy = (fence: Item | undefined) =>
+    fence ? { Code: 'ConditionalCheckFailed', Item: { ...shardRow(1, 0, 3), ...fence } } : { Code: 'None' };
   it.each([
-    ['a later claim of the lease wrote the shard: the lease is lost', { fence: 6 }, 'lease lost'],
-    ['this claim wrote it before: the shard changed', { fence: 5 }, 'changed'],
-    ['no settler wrote it yet: the shard changed', {}, 'changed'],
-  ])('reads a refused write: %s', async (_case, fence, answer) => {
+    ['a later claim of the lease wrote the shard: the lease is lost', undefined, { fence: 6 }, 'lease lost'],
+    ['a later claim wrote one of two refused shards: the lease is lost', { fence: 5 }, { fence: 6 }, 'lease lost'],
+    ['this claim wrote it before: the shard changed', undefined, { fence: 5 }, 'changed'],
+    ['no settler wrote it yet: the shard changed', undefined, {}, 'changed'],
+  ])('reads a refused write: %s', async (_case, first, second, answer) => {
     // Prepare
-    ddb
-      .on(TransactWriteCommand)
-      .rejects(
-        cancelled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { ...shardRow(1, 0, 3), ...fence } }]),
-      );
+    ddb.on(TransactWriteCommand).rejects(cancelled([refusedBy(first), refusedBy(second)]));
     // Act
     const refusal = await spendFor(TENANT).writeSettlement(lease, [
       { from: from(0, 1), to: to(0, 2) },
@@ -416,6 +460,13 @@ describe('a settlement transaction', () => {
     ]);
     // Assess
     expect(refusal).toBe(answer);
+  });
+
+  it('goes again when a shard it meant to create was made meanwhile (its refusal carries no row)', async () => {
+    // Prepare
+    ddb.on(TransactWriteCommand).rejects(cancelled([{ Code: 'ConditionalCheckFailed' }]));
+    // Act + Assess
+    await expect(spendFor(TENANT).writeSettlement(lease, [{ from: undefined, to: to(0, 2) }])).resolves.toBe('changed');
   });
 
   it('goes again after contention (a send still charging a shard), and lets any other error through', async () => {
@@ -442,8 +493,9 @@ describe('settling under the lease', () => {
       .resolves({});
     // Act
     const shards = await spendFor(TENANT).settleHolding(lease, 1);
-    // Assess: the layout it wrote, every shard on the version
+    // Assess: the layout it wrote, every shard in its place and on the version
     expect(callsOf(TransactWriteCommand)).toHaveLength(2);
+    expect(shards!.map((s) => s?.shard)).toEqual(Array.from({ length: SPEND_SHARDS }, (_, n) => n));
     expect(callsOf(BatchGetCommand)).toHaveLength(2);
     expect(shards!.every((s) => s?.limitVersion === 2)).toBe(true);
     expect(shards!.reduce((sum, s) => sum + s!.headroomCents, 0)).toBe(64);
@@ -520,8 +572,8 @@ describe("the operator's settlement", () => {
   });
 
   it('claims again when the writer it waited out left shards behind the limit, and settles them itself', async () => {
-    // Prepare: held once, then free; the shards follow version 1 while the row holds 2
-    let shards: Item[] = layout(() => 2, 1);
+    // Prepare: held once, then free; the row holds version 2, shard 30 still follows 1 and shard 31 was never made
+    let shards: Item[] = [...layout(() => 2).slice(0, 30), shardRow(30, 0, 2, 1)];
     serve({ org: orgRow, shards: () => shards });
     leaseAnswers(['held', { fence: 4 }]);
     ddb.on(TransactWriteCommand).callsFake(() => {
