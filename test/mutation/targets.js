@@ -11,6 +11,7 @@ const TARGETS = {
     'test/unit/messages-store.test.ts',
     'test/unit/messages-loopback.test.ts',
     'test/unit/webhook-events.test.ts',
+    'test/unit/messages-handlers.test.ts',
   ],
   'lambdas/contexts/texting/spend.ts': ['test/unit/spend.test.ts', 'test/unit/messages-billing.test.ts'],
   'lambdas/contexts/texting/sending.ts': [
