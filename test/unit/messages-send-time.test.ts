@@ -10,9 +10,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { metrics } from '../../lambdas/shared/aws';
-import type { Carrier } from '../../lambdas/contexts/texting/carrier-port';
+import { CarrierError, type Carrier } from '../../lambdas/contexts/texting/carrier-port';
 import { scheduledToPut } from '../../lambdas/contexts/texting/due-list';
-import { CarrierTimeShortError, QuietHoursError } from '../../lambdas/contexts/texting/errors';
+import { CarrierRejectedError, CarrierTimeShortError, QuietHoursError } from '../../lambdas/contexts/texting/errors';
 import type { SendMessageInput } from '../../lambdas/contexts/texting/schemas';
 import { requestHashOf } from '../../lambdas/contexts/texting/send-keys';
 import { SEND_TIME_NEEDED_MS, sendMessage } from '../../lambdas/contexts/texting/sending';
@@ -177,6 +177,33 @@ describe('the time a send keeps for the carrier', () => {
     expect(ddb.calls()).toHaveLength(0);
     await expect(send({ to: TO, body: 'Hello' }, { remainingMs: () => SEND_TIME_NEEDED_MS })).resolves.toMatchObject({
       replayed: false,
+    });
+  });
+});
+
+describe('a text the carrier refuses at once', () => {
+  it('is failed in the name of the API request that sent it, which the message.failed event names', async () => {
+    // Prepare: the stored row is read back when the refusal fails it
+    table();
+    ddb.on(GetCommand, { Key: { sk: 'MESSAGE' } }).callsFake(({ Key }: { Key: { pk: string } }) => ({
+      Item: { ...storedRowOf(transactions()[0]), ...Key },
+    }));
+    carrier.send.mockRejectedValue(
+      new CarrierError('Twilio refused the message: HTTP 400, error 21211', {
+        kind: 'refused',
+        httpStatus: 400,
+        providerCode: 21211,
+      }),
+    );
+    // Act
+    const refusal = send({ to: TO, body: 'Hello' }, { request: { id: 'req-1', idempotencyKey: 'key-1' } });
+    // Assess
+    await expect(refusal).rejects.toThrow(CarrierRejectedError);
+    const failing = transactions()[1][0].Update!;
+    expect(failing.ExpressionAttributeValues).toMatchObject({
+      ':set_status': 'failed',
+      ':set_changeRequestId': 'req-1',
+      ':set_changeIdempotencyKey': 'key-1',
     });
   });
 });
