@@ -572,8 +572,10 @@ describe("the operator's settlement", () => {
   });
 
   it('claims again when the writer it waited out left shards behind the limit, and settles them itself', async () => {
-    // Prepare: held once, then free; the row holds version 2, shard 30 still follows 1 and shard 31 was never made
-    let shards: Item[] = [...layout(() => 2).slice(0, 30), shardRow(30, 0, 2, 1)];
+    // Prepare: held once, then free; the row holds version 2, shard 5 was never made and shard 30 still follows 1
+    let shards: Item[] = layout(() => 2)
+      .filter((row) => row.shard !== 5)
+      .map((row) => (row.shard === 30 ? shardRow(30, 0, 2, 1) : row));
     serve({ org: orgRow, shards: () => shards });
     leaseAnswers(['held', { fence: 4 }]);
     ddb.on(TransactWriteCommand).callsFake(() => {
