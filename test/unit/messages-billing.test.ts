@@ -87,6 +87,8 @@ describe('charging a spend shard', () => {
     // Assess
     expect(item.UpdateExpression).toBe('ADD #spendCents :add_spendCents');
     expect(item.ConditionExpression).toBe('attribute_exists(pk) AND #limitVersion = :version AND #owing = :false');
+    // DynamoDB refuses a value the expressions do not use: no cost without the headroom guard
+    expect(item.ExpressionAttributeValues).toEqual({ ':add_spendCents': 1, ':version': 4, ':false': false });
   });
 
   it('gives a refund back to the shard charged: spend down, headroom up (paying a debt first), never refused for a limit', () => {

@@ -391,14 +391,18 @@ describe('delivery status', () => {
     const late = { messageId: message.id, messageSid: 'SMlate' };
     // Act
     const recorded = await updateMessageStatus(tenantId, late, 'delivered');
+    const putsOfTheCallback = ddb.commandCalls(PutCommand).length;
     const bySweep = await updateMessageStatus(tenantId, late, 'delivered', { onlyIfUnsettled: true });
+    const byId = await updateMessageStatus(tenantId, { messageId: message.id }, 'delivered');
     ddb.on(GetCommand).resolves({ Item: { ...delivered, direction: 'inbound' } });
     const inbound = await updateMessageStatus(tenantId, late, 'delivered');
     ddb.on(GetCommand).resolves({ Item: { ...delivered, messageSid: 'SMfirst' } });
     const hasOne = await updateMessageStatus(tenantId, late, 'delivered');
     // Assess: the first writes the sid (its lookup row, then the row); the others nothing
     expect(recorded).toEqual({ changed: false, message: expect.objectContaining({ messageSid: 'SMlate' }) });
+    expect(putsOfTheCallback).toBe(1);
     expect(bySweep.message.messageSid).toBe('SMlate');
+    expect(byId.message.messageSid).toBe('');
     expect(inbound.message.messageSid).toBe('');
     expect(hasOne.message.messageSid).toBe('SMfirst');
     expect(ddb).toHaveReceivedCommandTimes(PutCommand, 1);
@@ -431,6 +435,43 @@ describe('delivery status', () => {
       messageKey(message.id),
       { pk: `${pk}#SPEND#5`, sk: 'SPEND' },
     ]);
+  });
+
+  it("reads again when the status moved between its first write and the one without the thread's lastStatus", async () => {
+    // Prepare: the thread moved on; then, without it, the message row had moved too (a callback failed it)
+    ddb
+      .on(GetCommand)
+      .resolvesOnce({ Item: outbound })
+      .resolves({ Item: { ...outbound, status: 'failed' } });
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }))
+      .rejectsOnce(cancelled({ Code: 'ConditionalCheckFailed' }, { Code: 'None' }));
+    // Act
+    const result = await updateMessageStatus(tenantId, { messageId: message.id }, 'failed');
+    // Assess
+    expect(result).toMatchObject({ changed: false, message: { status: 'failed' } });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 2);
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 2);
+  });
+
+  it('throws, rather than read again, a refusal it cannot explain: a refund whose spend shard is gone', async () => {
+    // Prepare: with the thread, and then without it, only the refund is refused
+    ddb.on(GetCommand).resolves({ Item: outbound });
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }))
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }))
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }));
+    // Act + Assess: at once for the first; after the write without the thread for the second
+    await expect(updateMessageStatus(tenantId, { messageId: message.id }, 'failed')).rejects.toThrow(
+      `updateMessageStatus: could not change message ${message.id} (None, ConditionalCheckFailed, None)`,
+    );
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+    await expect(updateMessageStatus(tenantId, { messageId: message.id }, 'failed')).rejects.toThrow(
+      `updateMessageStatus: could not change message ${message.id} (None, ConditionalCheckFailed)`,
+    );
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 3);
   });
 
   it('reads again and decides afresh when the status moved between its read and its write', async () => {
@@ -522,12 +563,13 @@ describe('delivery status', () => {
     const unknown = updateMessageStatus(tenantId, { messageSid: 'SMunknown' }, 'sent');
     // Assess
     await expect(known).resolves.toMatchObject({ changed: true });
-    await expect(unknown).rejects.toMatchObject({ status: 404 });
+    await expect(unknown).rejects.toMatchObject({ status: 404, message: 'Message not found' });
     const unknownReads = ddb
       .commandCalls(GetCommand)
       .map((call) => call.args[0].input.Key)
       .filter((key) => JSON.stringify(key).includes('SMunknown'));
     expect(unknownReads).toEqual([sidKey('SMunknown')]);
+    expect(ddb.commandCalls(GetCommand).filter((call) => call.args[0].input.Key!.sk === 'MESSAGE')).toHaveLength(1);
   });
 });
 
@@ -587,6 +629,42 @@ describe("recording the carrier's sid", () => {
     expect(recorded).toBe(true);
     expect(ddb).not.toHaveReceivedCommand(PutCommand);
     expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
+  });
+
+  it('writes a sid already on a row again while the row is still on the unsettled worklist, which settles it', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: { ...queuedRow, messageSid: 'SM1' } });
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
+    // Assess
+    expect(recorded).toBe(true);
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: messageKey(message.id) });
+  });
+
+  it('records a late sid on a text already settled without one (the sweep failed it), so its callbacks find it', async () => {
+    // Prepare
+    const { gsi2pk: _pk, gsi2sk: _sk, ...swept } = { ...queuedRow, status: 'failed' };
+    ddb.on(GetCommand).resolves({ Item: swept });
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
+    // Act
+    const recorded = await recordMessageSid(tenantId, message.id, 'SM1');
+    // Assess
+    expect(recorded).toBe(true);
+    expect(ddb).toHaveReceivedCommandWith(PutCommand, { Item: expect.objectContaining(sidKey('SM1')) });
+    expect(ddb).toHaveReceivedCommandWith(UpdateCommand, { Key: messageKey(message.id) });
+  });
+
+  it('lets a failure other than a lost condition through, rather than read again', async () => {
+    // Prepare
+    ddb.on(GetCommand).resolves({ Item: queuedRow });
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('Internal server error'), { name: 'InternalServerError' }));
+    // Act + Assess
+    await expect(recordMessageSid(tenantId, message.id, 'SM1')).rejects.toThrow('Internal server error');
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 1);
   });
 
   it('reports false, changing nothing, when the row already holds another sid', async () => {
