@@ -2,6 +2,7 @@ import 'aws-sdk-client-mock-jest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -39,23 +40,30 @@ const quietHours = (mode: 'off' | 'refuse' | 'defer', appliesTo: 'all' | 'market
 });
 /** The organization row, the send's own message row when it reads it back, and `keyRow` under any send key. */
 function table(organization: Record<string, unknown> = {}, keyRow?: Record<string, unknown>) {
-  ddb.on(GetCommand).callsFake(({ Key }: { Key: { pk: string; sk: string } }) => {
+  const rowAt = (Key: { pk: string; sk: string }): Record<string, unknown> | undefined => {
     if (Key.sk === 'TENANT')
       return {
-        Item: {
-          ...Key,
-          id: TENANT,
-          smsNumber: '+14155550000',
-          billingStatus: 'active',
-          spendingLimitCents: null,
-          smsRateCents: 2,
-          limitVersion: 0,
-          ...organization,
-        },
+        ...Key,
+        id: TENANT,
+        smsNumber: '+14155550000',
+        billingStatus: 'active',
+        spendingLimitCents: null,
+        smsRateCents: 2,
+        limitVersion: 0,
+        ...organization,
       };
-    if (Key.sk.startsWith('SENDKEY#')) return { Item: keyRow };
-    return {};
-  });
+    if (Key.sk.startsWith('SENDKEY#')) return keyRow && { ...Key, ...keyRow };
+    return undefined;
+  };
+  ddb.on(GetCommand).callsFake(({ Key }: { Key: { pk: string; sk: string } }) => ({ Item: rowAt(Key) }));
+  // A send reads its key, its organization and its thread in one batch.
+  ddb
+    .on(BatchGetCommand)
+    .callsFake(({ RequestItems }: { RequestItems: Record<string, { Keys: { pk: string; sk: string }[] }> }) => ({
+      Responses: Object.fromEntries(
+        Object.entries(RequestItems).map(([name, { Keys }]) => [name, Keys.flatMap((key) => rowAt(key) ?? [])]),
+      ),
+    }));
   ddb.on(TransactWriteCommand).resolves({});
   ddb.on(PutCommand).resolves({});
   ddb.on(UpdateCommand).resolves({ Attributes: {} });
