@@ -17,6 +17,7 @@ import { CarrierRejectedError, CarrierTimeShortError, QuietHoursError } from '..
 import type { SendMessageInput } from '../../lambdas/contexts/texting/schemas';
 import { requestHashOf } from '../../lambdas/contexts/texting/send-keys';
 import { SEND_TIME_NEEDED_MS, sendMessage } from '../../lambdas/contexts/texting/sending';
+import type { Key } from '../../lambdas/shared/table/keys';
 
 /**
  * When POST /messages sends a text (texting/sending.ts) against aws-sdk-client-mock: a `sendAt` and the
@@ -67,6 +68,7 @@ function table(organization: Record<string, unknown> = {}, keyRow?: Record<strin
   ddb.on(TransactWriteCommand).resolves({});
   ddb.on(PutCommand).resolves({});
   ddb.on(UpdateCommand).resolves({ Attributes: {} });
+  return rowAt;
 }
 const send = (input: SendMessageInput, options: Parameters<typeof sendMessage>[3] = {}) =>
   sendMessage(TENANT, input, carrier, { now: NIGHT, ...options });
@@ -113,6 +115,18 @@ describe('a text asked for later', () => {
     // Assess
     expect(quiet.message.sendAt).toBe(OPENING);
     expect(open.message.sendAt).toBe('2026-11-25T17:00:00.000Z');
+  });
+});
+
+describe('an organization that is not there', () => {
+  it('is answered 404 naming the organization, with nothing charged or sent', async () => {
+    // Prepare: the batch finds no row at all (the organization was deleted after its key was cached)
+    table();
+    ddb.on(BatchGetCommand).resolves({ Responses: {} });
+    // Act + Assess
+    await expect(send({ to: TO, body: 'Hello' })).rejects.toMatchObject({ status: 404, message: 'Tenant not found' });
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(carrier.send).not.toHaveBeenCalled();
   });
 });
 
@@ -270,6 +284,47 @@ describe('an Idempotency-Key whose row changed under the send', () => {
         createdAt: '2026-11-25T11:00:00.000Z',
       },
     });
+    // Act
+    const { message, replayed } = await send({ to: TO, body: 'Hello' }, { idempotencyKey: 'key-1' });
+    // Assess
+    expect([message.id, message.status, replayed]).toEqual([messageId, 'failed', true]);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  it('finds each row of its batched read by its key, whatever order the batch answers in (BatchGetItem keeps none)', async () => {
+    // Prepare: the key names a text the carrier later failed; the batch answers the thread first, the key last
+    const messageId = '0199a000-0000-7000-8000-0000000000e1';
+    const rowAt = table({}, { messageId, requestHash: requestHashOf({ to: TO, body: 'Hello' }), ttl: 2_000_000_000 });
+    ddb.on(GetCommand, { Key: { pk: `${pk}#MSG#${messageId}`, sk: 'MESSAGE' } }).resolves({
+      Item: {
+        pk: `${pk}#MSG#${messageId}`,
+        sk: 'MESSAGE',
+        id: messageId,
+        tenantId: TENANT,
+        direction: 'outbound',
+        fromNumber: '+14155550000',
+        toNumber: TO,
+        counterpartNumber: TO,
+        body: 'Hello',
+        status: 'failed',
+        failureReason: 'carrier_failed',
+        messageSid: SID,
+        isRead: true,
+        createdAt: '2026-11-25T11:00:00.000Z',
+      },
+    });
+    const first = (row: Record<string, unknown>) =>
+      String(row.sk) === 'TENANT' ? 1 : String(row.sk).startsWith('SENDKEY#') ? 2 : 0;
+    ddb.on(BatchGetCommand).callsFake(({ RequestItems }: { RequestItems: Record<string, { Keys: Key[] }> }) => ({
+      Responses: Object.fromEntries(
+        Object.entries(RequestItems).map(([name, { Keys }]) => [
+          name,
+          Keys.map((key) => (String(key.sk) === 'THREAD' ? { ...key, lastDirection: 'outbound' } : rowAt(key)))
+            .filter((row) => row !== undefined)
+            .sort((a, b) => first(a) - first(b)),
+        ]),
+      ),
+    }));
     // Act
     const { message, replayed } = await send({ to: TO, body: 'Hello' }, { idempotencyKey: 'key-1' });
     // Assess
