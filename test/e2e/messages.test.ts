@@ -610,7 +610,10 @@ describe('Idempotency-Key on POST /messages', () => {
     const third = await send(to, 'No cent left', careful.key);
 
     expect(first.status).toBe(201);
-    expect(replay.body).toEqual(first.body);
+    // The same message as it now stands: the loopback carrier may have moved it on before the replay came.
+    expect(replay.body).toEqual({
+      message: { ...first.body.message, status: expect.stringMatching(/^(queued|sent|delivered)$/) },
+    });
     expect(second.status).toBe(201);
     expectError(third, 402, 'spending_limit_reached');
   });
