@@ -70,6 +70,30 @@ function table(organization: Record<string, unknown> = {}, keyRow?: Record<strin
   ddb.on(UpdateCommand).resolves({ Attributes: {} });
   return rowAt;
 }
+/** The organization's table (`table()`) with `key-1` naming a text of it the carrier later failed (undelivered). */
+function aFailedTextUnderKey() {
+  const messageId = '0199a000-0000-7000-8000-0000000000e1';
+  const rowAt = table({}, { messageId, requestHash: requestHashOf({ to: TO, body: 'Hello' }), ttl: 2_000_000_000 });
+  ddb.on(GetCommand, { Key: { pk: `${pk}#MSG#${messageId}`, sk: 'MESSAGE' } }).resolves({
+    Item: {
+      pk: `${pk}#MSG#${messageId}`,
+      sk: 'MESSAGE',
+      id: messageId,
+      tenantId: TENANT,
+      direction: 'outbound',
+      fromNumber: '+14155550000',
+      toNumber: TO,
+      counterpartNumber: TO,
+      body: 'Hello',
+      status: 'failed',
+      failureReason: 'carrier_failed',
+      messageSid: SID,
+      isRead: true,
+      createdAt: '2026-11-25T11:00:00.000Z',
+    },
+  });
+  return { messageId, rowAt };
+}
 const send = (input: SendMessageInput, options: Parameters<typeof sendMessage>[3] = {}) =>
   sendMessage(TENANT, input, carrier, { now: NIGHT, ...options });
 const transactions = () => ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
@@ -264,26 +288,7 @@ describe('an Idempotency-Key whose row changed under the send', () => {
 
   it('replays a text that failed for a reason a send does not answer with an error, as it stands', async () => {
     // Prepare: the key names a text the carrier later failed (undelivered)
-    const messageId = '0199a000-0000-7000-8000-0000000000e1';
-    table({}, { messageId, requestHash: requestHashOf({ to: TO, body: 'Hello' }), ttl: 2_000_000_000 });
-    ddb.on(GetCommand, { Key: { pk: `${pk}#MSG#${messageId}`, sk: 'MESSAGE' } }).resolves({
-      Item: {
-        pk: `${pk}#MSG#${messageId}`,
-        sk: 'MESSAGE',
-        id: messageId,
-        tenantId: TENANT,
-        direction: 'outbound',
-        fromNumber: '+14155550000',
-        toNumber: TO,
-        counterpartNumber: TO,
-        body: 'Hello',
-        status: 'failed',
-        failureReason: 'carrier_failed',
-        messageSid: SID,
-        isRead: true,
-        createdAt: '2026-11-25T11:00:00.000Z',
-      },
-    });
+    const { messageId } = aFailedTextUnderKey();
     // Act
     const { message, replayed } = await send({ to: TO, body: 'Hello' }, { idempotencyKey: 'key-1' });
     // Assess
@@ -293,27 +298,8 @@ describe('an Idempotency-Key whose row changed under the send', () => {
 
   it('finds each row of its batched read by its key, whatever order the batch answers in (BatchGetItem keeps none)', async () => {
     // Prepare: the key names a text the carrier later failed; the batch answers the thread first, the key last
-    const messageId = '0199a000-0000-7000-8000-0000000000e1';
-    const rowAt = table({}, { messageId, requestHash: requestHashOf({ to: TO, body: 'Hello' }), ttl: 2_000_000_000 });
-    ddb.on(GetCommand, { Key: { pk: `${pk}#MSG#${messageId}`, sk: 'MESSAGE' } }).resolves({
-      Item: {
-        pk: `${pk}#MSG#${messageId}`,
-        sk: 'MESSAGE',
-        id: messageId,
-        tenantId: TENANT,
-        direction: 'outbound',
-        fromNumber: '+14155550000',
-        toNumber: TO,
-        counterpartNumber: TO,
-        body: 'Hello',
-        status: 'failed',
-        failureReason: 'carrier_failed',
-        messageSid: SID,
-        isRead: true,
-        createdAt: '2026-11-25T11:00:00.000Z',
-      },
-    });
-    const first = (row: Record<string, unknown>) =>
+    const { messageId, rowAt } = aFailedTextUnderKey();
+    const answerRank = (row: Record<string, unknown>) =>
       String(row.sk) === 'TENANT' ? 1 : String(row.sk).startsWith('SENDKEY#') ? 2 : 0;
     ddb.on(BatchGetCommand).callsFake(({ RequestItems }: { RequestItems: Record<string, { Keys: Key[] }> }) => ({
       Responses: Object.fromEntries(
@@ -321,7 +307,7 @@ describe('an Idempotency-Key whose row changed under the send', () => {
           name,
           Keys.map((key) => (String(key.sk) === 'THREAD' ? { ...key, lastDirection: 'outbound' } : rowAt(key)))
             .filter((row) => row !== undefined)
-            .sort((a, b) => first(a) - first(b)),
+            .sort((a, b) => answerRank(a) - answerRank(b)),
         ]),
       ),
     }));
