@@ -3,7 +3,7 @@ import { dynamo, TABLE_NAME } from '../../shared/aws';
 import { NotFoundError } from '../../shared/errors';
 import { uuidv7, uuidv7LowerBound } from '../../shared/ids';
 import { isE164 } from '../../shared/phone';
-import { batchGetItems } from '../../shared/table/batch-get';
+import { batchGetByKey } from '../../shared/table/batch-get';
 import { CONDITION, isConditionalCheckFailed, num, str, type Item } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, tenantPk, tenantScopedPk } from '../../shared/table/keys';
 import { queryPage, type Page } from '../../shared/table/paging';
@@ -276,10 +276,9 @@ export async function upsertCallByProviderSid(
   // The external numbers' claims and the call's sid row in one strongly consistent read. A first callback racing
   // this one may create the call after it: the create's condition on the sid row lets exactly one of them do it.
   const sidKey = callSidKey(tenantId, providerCallSid);
-  const rows = await batchGetItems([sidKey, ...numbers.map((n) => numberClaimKey(tenantId, n))], {
+  const rowAt = await batchGetByKey([sidKey, ...numbers.map((n) => numberClaimKey(tenantId, n))], {
     consistentRead: true,
   });
-  const rowAt = (key: { pk: string; sk: string }) => rows.find((row) => row.pk === key.pk && row.sk === key.sk);
   const contactId = await ensureContactsOf(tenantId, change, numbers, (n) => ({
     row: rowAt(numberClaimKey(tenantId, n)),
   }));

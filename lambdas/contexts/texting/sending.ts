@@ -1,9 +1,8 @@
 import { metrics, MetricUnit } from '../../shared/aws';
 import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyMismatchError, NotFoundError } from '../../shared/errors';
 import { uuidv7 } from '../../shared/ids';
-import { batchGetItems } from '../../shared/table/batch-get';
+import { batchGetByKey } from '../../shared/table/batch-get';
 import type { Item } from '../../shared/table/dynamo';
-import type { Key } from '../../shared/table/keys';
 import type { ChangeRequest } from '../../shared/table/row-types';
 import { LOST_RACE } from '../../shared/table/optimistic-rounds';
 import { notOptedOutCheck } from '../consent/ledger';
@@ -103,10 +102,9 @@ async function readSendRows(
   const organizationKey = tenantKey(tenantId);
   const conversation = threadKey(tenantId, to);
   const keyRow = idempotencyKey === undefined ? undefined : sendKeyKey(tenantId, idempotencyKey);
-  const rows = await batchGetItems([organizationKey, conversation, ...(keyRow ? [keyRow] : [])], {
+  const rowAt = await batchGetByKey([organizationKey, conversation, ...(keyRow ? [keyRow] : [])], {
     consistentRead: true,
   });
-  const rowAt = (key: Key) => rows.find((row) => row.pk === key.pk && row.sk === key.sk);
   const earlier = keyRow && sendKeyOf(rowAt(keyRow), now);
   const organization = rowAt(organizationKey);
   if (!earlier && !organization) throw new NotFoundError('Tenant');

@@ -36,3 +36,15 @@ export async function batchGetItems(
   }
   return found;
 }
+
+/**
+ * `batchGetItems`, answered as a finder: the row of a key, undefined when it does not exist. BatchGetItem answers in no
+ * particular order, so a caller that reads rows of several kinds at once finds each by its key, never by position.
+ */
+export async function batchGetByKey(
+  keys: readonly Key[],
+  options: { consistentRead?: boolean; rounds?: number } = {},
+): Promise<(key: Key) => Item | undefined> {
+  const rows = await batchGetItems(keys, options);
+  return (key) => rows.find((row) => row.pk === key.pk && row.sk === key.sk);
+}
