@@ -11,7 +11,8 @@ export type AuthorizerHandler = (event: APIGatewayTokenAuthorizerEvent) => Promi
 
 /** The authorizer's result as API Gateway caches it: a policy with its context, or the 401 refusal. */
 export type AuthorizerOutcome =
-  { kind: 'policy'; result: APIGatewayAuthorizerResult; latencyMs: number } | { kind: 'unauthorized' };
+  | { kind: 'policy'; result: APIGatewayAuthorizerResult; latencyMs: number }
+  | { kind: 'unauthorized' };
 
 /** The local runtime's API, as an ARN: region `local`, account 0, API id `local`. */
 export const LOCAL_API_ARN = 'arn:aws:execute-api:local:000000000000:local';

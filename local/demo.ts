@@ -13,7 +13,8 @@ export const DEMO_TENANT = {
 } as const;
 
 export type DemoOutcome =
-  { created: true; tenantId: string; key: string } | { created: false; tenantId: string | null };
+  | { created: true; tenantId: string; key: string }
+  | { created: false; tenantId: string | null };
 
 /**
  * Finds the demo organization by a key, never by reading the table: it is the organization that

@@ -32,7 +32,9 @@ const modeOf = (read: TableRead): ReadMode => (read.ConsistentRead ? 'strong' : 
 /** What DynamoDB Local says a table's part of an answer consumed. */
 function upstreamUnits(json: Record<string, unknown> | undefined, tableName: string): number {
   const consumed = json?.ConsumedCapacity as
-    { TableName?: string; CapacityUnits?: number } | { TableName?: string; CapacityUnits?: number }[] | undefined;
+    | { TableName?: string; CapacityUnits?: number }
+    | { TableName?: string; CapacityUnits?: number }[]
+    | undefined;
   const entries = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
   return entries.filter((e) => e.TableName === tableName).reduce((sum, e) => sum + (e.CapacityUnits ?? 0), 0);
 }

@@ -97,8 +97,9 @@ describe('the usage-plan key the authorizer names', () => {
     jest.resetModules();
     const saved = process.env[USAGE_PLAN_BUCKETS_ENV];
     delete process.env[USAGE_PLAN_BUCKETS_ENV];
-    const fresh =
-      (await import('../../lambdas/handlers/authorizer/handler')) as typeof import('../../lambdas/handlers/authorizer/handler');
+    const fresh = (await import(
+      '../../lambdas/handlers/authorizer/handler'
+    )) as typeof import('../../lambdas/handlers/authorizer/handler');
 
     const outcome = fresh.handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn }).finally(() => {
       process.env[USAGE_PLAN_BUCKETS_ENV] = saved;

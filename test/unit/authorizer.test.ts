@@ -157,8 +157,9 @@ describe('the Lambda authorizer', () => {
     jest.resetModules();
     const saved = process.env[ROUTE_SCOPES_ENV];
     delete process.env[ROUTE_SCOPES_ENV];
-    const fresh =
-      (await import('../../lambdas/handlers/authorizer/handler')) as typeof import('../../lambdas/handlers/authorizer/handler');
+    const fresh = (await import(
+      '../../lambdas/handlers/authorizer/handler'
+    )) as typeof import('../../lambdas/handlers/authorizer/handler');
 
     const outcome = fresh.handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn }).finally(() => {
       process.env[ROUTE_SCOPES_ENV] = saved;

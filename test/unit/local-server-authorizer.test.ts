@@ -14,17 +14,19 @@ import { createApiServer } from '../../local/server';
  */
 const getMe = { method: 'GET', path: '/me', operationId: 'getMe', auth: 'apiKey', scope: null } as unknown as RouteSpec;
 const key = `cct_${randomBytes(32).toString('base64url')}`;
-const authorize = jest.fn(async (): Promise<AuthorizerOutcome> => ({
-  kind: 'policy',
-  result: {
-    principalId: 'k1',
-    policyDocument: {
-      Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }],
+const authorize = jest.fn(
+  async (): Promise<AuthorizerOutcome> => ({
+    kind: 'policy',
+    result: {
+      principalId: 'k1',
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }],
+      },
     },
-  },
-  latencyMs: 1,
-}));
+    latencyMs: 1,
+  }),
+);
 
 let server: Server;
 let url: string;

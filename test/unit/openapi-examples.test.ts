@@ -196,7 +196,8 @@ describe('the operations of the OpenAPI document', () => {
     const codes = (op: Operation, status: string) =>
       (
         op.responses[status]?.content?.['application/json'].schema.properties as
-          { code: { enum: string[] } } | undefined
+          | { code: { enum: string[] } }
+          | undefined
       )?.code.enum;
 
     // Assess

@@ -23,7 +23,8 @@ import type { Contact, CreateContactInput } from './schemas';
  */
 
 export type Inserted =
-  { ok: true; contact: Contact } | { ok: false; numberHolder?: NumberClaim; externalIdHolder?: string };
+  | { ok: true; contact: Contact }
+  | { ok: false; numberHolder?: NumberClaim; externalIdHolder?: string };
 
 /** Rounds of copying a number's consent again when it changed between the read and the write. */
 const CONSENT_COPY_ROUNDS = {

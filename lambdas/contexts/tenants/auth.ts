@@ -15,7 +15,8 @@ export type Principal = {
 };
 
 export type AuthDecision =
-  { effect: 'allow'; principal: Principal } | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
+  | { effect: 'allow'; principal: Principal }
+  | { effect: 'deny'; reason: 'unauthorized' | 'api_access_disabled' };
 
 const UNAUTHORIZED = { effect: 'deny', reason: 'unauthorized' } as const;
 

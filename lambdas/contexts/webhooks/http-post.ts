@@ -39,7 +39,8 @@ const MAX_AGENTS = 256;
 const MAX_SUCCESS_BODY_BYTES = 64 * 1024;
 
 export type AttemptOutcome =
-  { ok: true; status: number } | { ok: false; status?: number; error: string; retryAfter?: string };
+  | { ok: true; status: number }
+  | { ok: false; status?: number; error: string; retryAfter?: string };
 
 /** Answers whose `Retry-After` the sender honours: the receiver asks for time (rate limited, unavailable). */
 const RETRY_AFTER_STATUSES = new Set([429, 503]);

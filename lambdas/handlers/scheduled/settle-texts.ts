@@ -14,10 +14,11 @@ export const SWEEP_TAIL_MS = 15_000;
  * sweep needs; the run starts texts until its budget (at most the function's time less a tail)
  * is spent, and the next run continues.
  */
-export const handler = middy(async (_event: unknown, context: Context): Promise<SweepResult> =>
-  settleUnknownOutcomes({
-    budgetMs: Math.max(0, Math.min(SWEEP_DEFAULTS.budgetMs, context.getRemainingTimeInMillis() - SWEEP_TAIL_MS)),
-  }),
+export const handler = middy(
+  async (_event: unknown, context: Context): Promise<SweepResult> =>
+    settleUnknownOutcomes({
+      budgetMs: Math.max(0, Math.min(SWEEP_DEFAULTS.budgetMs, context.getRemainingTimeInMillis() - SWEEP_TAIL_MS)),
+    }),
 )
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics));

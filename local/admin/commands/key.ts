@@ -87,8 +87,9 @@ export const keyRotate = defineCommand({
     return { keyId, graceSeconds: o.grace ?? ROTATION_GRACE.defaultSeconds, expiresAt };
   },
   run: async ({ keyId, graceSeconds, expiresAt }, context) => {
-    const { rotateApiKey, publicApiKey, operatorApiKeyView } =
-      await import('../../../lambdas/contexts/tenants/api-keys');
+    const { rotateApiKey, publicApiKey, operatorApiKeyView } = await import(
+      '../../../lambdas/contexts/tenants/api-keys'
+    );
     const { key, apiKey, replaced } = await rotateApiKey(keyId, { graceSeconds, expiresAt });
     const stack = appliedTarget()?.stack;
     // A decision cached before the rotation carries no expiry; flushed, the old key's next one

@@ -18,7 +18,8 @@ export const TWILIO_API_BASE_URL = 'https://api.twilio.com';
 
 /** The account's credentials, fixed (environment, tests) or read per send (a cached Secrets Manager read). */
 export type TwilioCredentialsConfig =
-  { accountSid: string; authToken: string } | { credentials: () => Promise<{ accountSid: string; authToken: string }> };
+  | { accountSid: string; authToken: string }
+  | { credentials: () => Promise<{ accountSid: string; authToken: string }> };
 
 export type TwilioConfig = TwilioCredentialsConfig & {
   baseUrl?: string;

@@ -147,7 +147,8 @@ function componentSchemas(): Record<string, JsonSchema> {
  */
 function documentedAs({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
   const meta = z.globalRegistry.get(zodSchema as z.ZodMiniType) as
-    { description?: string; documentedAs?: JsonSchema } | undefined;
+    | { description?: string; documentedAs?: JsonSchema }
+    | undefined;
   if (!meta?.documentedAs) return;
   for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
   Object.assign(jsonSchema, meta.documentedAs, meta.description !== undefined && { description: meta.description });
