@@ -3,19 +3,19 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /**
- * One layout, enforced: `npm run lint` runs `prettier --check` over the tree (package.json), so a
- * source file Prettier would change fails the suite; and long lines stay rare where people read
- * code (what Prettier cannot wrap: comments and strings).
+ * One layout, enforced: `npm run lint` runs Biome's formatter over the tree (package.json, biome.json), so a
+ * source file it would change fails the suite; and long lines stay rare where people read code (what a
+ * formatter cannot wrap: comments and strings).
  */
 const REPO_ROOT = resolve(__dirname, '..', '..');
-const PRETTIER = join(REPO_ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs');
+const BIOME = join(REPO_ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
 const scripts = (
   JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
 ).scripts;
 
-/** What Prettier makes of `source` as the file at `path` (the repository's configuration and ignore file apply). */
+/** What the formatter makes of `source` as the file at `path` (the repository's biome.json applies). */
 const formatted = (path: string, source: string) =>
-  execFileSync(process.execPath, [PRETTIER, '--stdin-filepath', path], {
+  execFileSync(process.execPath, [BIOME, 'format', `--stdin-file-path=${path}`], {
     cwd: REPO_ROOT,
     input: source,
     encoding: 'utf8',
@@ -28,7 +28,7 @@ describe('the format check', () => {
 
     // Assess
     expect(lint).toMatch(/^npm run -s lint:format && /);
-    expect(scripts['lint:format']).toMatch(/^prettier --check\b.* \.$/);
+    expect(scripts['lint:format']).toBe('biome format .');
   });
 
   it('leaves a committed source file as it is and rewrites one whose indentation was stripped', () => {
