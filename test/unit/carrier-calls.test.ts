@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { upsertCallByProviderSid, type CallLegChange } from '../../lambdas/contexts/calls/calls';
+import { batchGetAnswerOf } from '../support/batch-get-answer';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());
@@ -45,7 +46,7 @@ const cancelled = (...reasons: { Code: string; Item?: Record<string, unknown> }[
 describe('upserting a call by provider sid', () => {
   it('writes the sid row, the owner row and the call in one conditional transaction', async () => {
     // Prepare
-    ddb.on(GetCommand).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: {} });
     ddb.on(TransactWriteCommand).resolves({});
     // Act
     const result = await upsertCallByProviderSid(tenantId, SID, change());
@@ -63,11 +64,18 @@ describe('upserting a call by provider sid', () => {
     expect(call.Put!.Item).not.toHaveProperty('answeredAt');
     expect(result.created).toBe(true);
     expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
+    // With no external number, the sid row is still read by the one batched read every callback makes.
+    expect(ddb).toHaveReceivedCommandTimes(BatchGetCommand, 1);
+    expect(Object.values(ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems!)[0]).toEqual({
+      Keys: [mapKey],
+      ConsistentRead: true,
+    });
+    expect(ddb).not.toHaveReceivedCommand(GetCommand);
   });
 
   it('joins the call another first callback created, as its sid row reports', async () => {
     // Prepare: the sid row is not there yet; the call row the other callback made is (read before writing to it)
-    ddb.on(GetCommand).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: {} });
     ddb
       .on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}` } })
       .resolves({ Item: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}`, classRank: 0, statusRank: 0 } });
@@ -94,7 +102,7 @@ describe('upserting a call by provider sid', () => {
 
   it("lets contention that outlasted the client's retries surface, so the callback answers 503 and Twilio retries it", async () => {
     // Prepare
-    ddb.on(GetCommand).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: {} });
     ddb
       .on(TransactWriteCommand)
       .rejects(cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }, { Code: 'None' }));
@@ -142,13 +150,9 @@ describe('upserting a call by provider sid', () => {
     // Prepare
     const holder = '0199a000-0000-7000-8000-0000000000d1';
     ddb.on(GetCommand).resolves({});
-    ddb.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, unknown> }) => ({
-      Responses: {
-        [Object.keys(input.RequestItems)[0]]: [
-          { pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER', contactId: holder },
-        ],
-      },
-    }));
+    ddb
+      .on(BatchGetCommand)
+      .callsFake(batchGetAnswerOf({ pk: `T#${tenantId}#NUMBER#+14155550199`, sk: 'NUMBER', contactId: holder }));
     ddb.on(TransactWriteCommand).resolves({});
     const inbound = change({
       classification: {
@@ -173,7 +177,7 @@ describe('upserting a call by provider sid', () => {
 
   it('refuses a provider call another organization already owns', async () => {
     // Prepare
-    ddb.on(GetCommand).resolves({});
+    ddb.on(BatchGetCommand).resolves({ Responses: {} });
     ddb
       .on(TransactWriteCommand)
       .rejects(cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }));
@@ -183,7 +187,7 @@ describe('upserting a call by provider sid', () => {
 
   it('treats a failed condition as "already known": a repeated end changes nothing and throws nothing', async () => {
     // Prepare: the call row as read still allows the end, and a concurrent callback ends it before this write
-    ddb.on(GetCommand).resolves({ Item: { ...mapKey, callId: existingCallId } });
+    ddb.on(BatchGetCommand).callsFake(batchGetAnswerOf({ ...mapKey, callId: existingCallId }));
     ddb
       .on(GetCommand, { Key: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}` } })
       .resolves({ Item: { pk: `T#${tenantId}`, sk: `CALL#${existingCallId}`, classRank: 9, statusRank: 1 } });

@@ -268,11 +268,6 @@ export async function upsertCallByProviderSid(
   change: CallLegChange,
 ): Promise<UpsertedCall> {
   const numbers = [...new Set(change.externalNumbers.filter(isE164))];
-  if (numbers.length === 0) {
-    const contactId = await ensureContactsOf(tenantId, change, numbers);
-    const known = await findCallIdByProviderSid(tenantId, providerCallSid);
-    return atSite(LEG_SITE, () => applyCallback(tenantId, providerCallSid, change, contactId, known));
-  }
   // The external numbers' claims and the call's sid row in one strongly consistent read. A first callback racing
   // this one may create the call after it: the create's condition on the sid row lets exactly one of them do it.
   const sidKey = callSidKey(tenantId, providerCallSid);
@@ -316,13 +311,13 @@ async function ensureContactsOf(
   tenantId: string,
   change: CallLegChange,
   numbers: string[],
-  claimRead?: (number: string) => { row: Item | undefined },
+  claimRead: (number: string) => { row: Item | undefined },
 ): Promise<string | null> {
   const { classification: c, at } = change;
   const source = c.direction === 'inbound' ? 'auto_inbound' : 'auto_outbound';
   const ids = new Map(
     await Promise.all(
-      numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at, claimRead?.(n))] as const),
+      numbers.map(async (n) => [n, await ensureContactForNumber(tenantId, n, source, at, claimRead(n))] as const),
     ),
   );
   const external = externalNumberOf(c);
