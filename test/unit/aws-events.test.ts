@@ -29,7 +29,8 @@ jest.mock('../../lambdas/contexts/carrier/create-carrier', () => ({
  * Every route's handler on events made from the ones AWS documents (test/fixtures/aws/README.md),
  * and the local event builder held to their shape: if the builder drifted from AWS, the handlers
  * could pass on the laptop and fail on AWS.
- */
+ */ import { batchGetAnswerOf } from '../support/batch-get-answer';
+
 const ddb = mockClient(DynamoDBDocumentClient);
 const principal = aPrincipal();
 const tenantRow = {
@@ -62,16 +63,7 @@ beforeEach(() => {
   ddb.on(GetCommand, { Key: { pk: tenantRow.pk, sk: 'TENANT' } }).resolves({ Item: tenantRow });
   ddb.on(TransactWriteCommand).resolves({});
   // A batch read answers the organization's own row when it asks for it (a send reads it with its key and thread).
-  ddb
-    .on(BatchGetCommand)
-    .callsFake((input: { RequestItems: Record<string, { Keys: { pk: string; sk: string }[] }> }) => ({
-      Responses: Object.fromEntries(
-        Object.entries(input.RequestItems).map(([table, { Keys }]) => [
-          table,
-          Keys.some((key) => key.pk === tenantRow.pk && key.sk === 'TENANT') ? [tenantRow] : [],
-        ]),
-      ),
-    }));
+  ddb.on(BatchGetCommand).callsFake(batchGetAnswerOf(tenantRow));
 });
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

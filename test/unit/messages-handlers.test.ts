@@ -27,6 +27,7 @@ jest.mock('../../lambdas/contexts/carrier/create-carrier', () => {
 });
 const carrierSend = (jest.requireMock('../../lambdas/contexts/carrier/create-carrier') as { mockSend: jest.Mock })
   .mockSend;
+import { batchGetAnswer, type BatchGetInput, type RowKey } from '../support/batch-get-answer';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const principal = aPrincipal();
@@ -254,22 +255,16 @@ describe('POST /messages', () => {
     ...fields,
   });
   const messageIdOf = (key: { pk: string }) => key.pk.slice(`${pk}#MSG#`.length);
-  type RowKey = { pk: string; sk: string };
   /**
    * The table as the send's reads see it, whether by GetItem or by BatchGetItem (its first read is one batch of the
    * Idempotency-Key, the organization and the thread): `rowAt` answers a key, `shardRows` a read of the spend shards.
    */
   const serveRows = (rowAt: (key: RowKey) => Record<string, unknown> | undefined, shardRows: unknown[] = []) => {
     ddb.on(GetCommand).callsFake(({ Key }: { Key: RowKey }) => ({ Item: rowAt(Key) }));
-    ddb.on(BatchGetCommand).callsFake(({ RequestItems }: { RequestItems: Record<string, { Keys: RowKey[] }> }) => {
-      const [table, { Keys }] = Object.entries(RequestItems)[0];
-      if (Keys.some((key) => key.sk === 'SPEND')) return { Responses: { [table]: shardRows } };
-      // Each row with its key, as DynamoDB answers them (in any order).
-      const rows = Keys.flatMap((key) => {
-        const row = rowAt(key);
-        return row ? [{ ...row, ...key }] : [];
-      });
-      return { Responses: { [table]: rows } };
+    const rowsOf = batchGetAnswer(rowAt);
+    ddb.on(BatchGetCommand).callsFake((input: BatchGetInput) => {
+      const [table, { Keys }] = Object.entries(input.RequestItems)[0];
+      return Keys.some((key) => key.sk === 'SPEND') ? { Responses: { [table]: shardRows } } : rowsOf(input);
     });
   };
   /** The reads of the spend shards (a send that charges at once reads none). */

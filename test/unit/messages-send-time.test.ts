@@ -17,7 +17,6 @@ import { CarrierRejectedError, CarrierTimeShortError, QuietHoursError } from '..
 import type { SendMessageInput } from '../../lambdas/contexts/texting/schemas';
 import { requestHashOf } from '../../lambdas/contexts/texting/send-keys';
 import { SEND_TIME_NEEDED_MS, sendMessage } from '../../lambdas/contexts/texting/sending';
-import type { Key } from '../../lambdas/shared/table/keys';
 
 /**
  * When POST /messages sends a text (texting/sending.ts) against aws-sdk-client-mock: a `sendAt` and the
@@ -25,7 +24,8 @@ import type { Key } from '../../lambdas/shared/table/keys';
  * under `refuse` answer 422 before anything is charged, a category decides whether a `marketing`-only policy holds
  * it, and a send keeps the time the carrier needs. The same on the engine: integration/quiet-hours-sends.test.ts
  * and integration/scheduled-texts.test.ts.
- */
+ */ import { batchGetAnswer } from '../support/batch-get-answer';
+
 const ddb = mockClient(DynamoDBDocumentClient);
 const TENANT = '0199a000-0000-7000-8000-000000000001';
 const pk = `T#${TENANT}`;
@@ -58,13 +58,7 @@ function table(organization: Record<string, unknown> = {}, keyRow?: Record<strin
   };
   ddb.on(GetCommand).callsFake(({ Key }: { Key: { pk: string; sk: string } }) => ({ Item: rowAt(Key) }));
   // A send reads its key, its organization and its thread in one batch.
-  ddb
-    .on(BatchGetCommand)
-    .callsFake(({ RequestItems }: { RequestItems: Record<string, { Keys: { pk: string; sk: string }[] }> }) => ({
-      Responses: Object.fromEntries(
-        Object.entries(RequestItems).map(([name, { Keys }]) => [name, Keys.flatMap((key) => rowAt(key) ?? [])]),
-      ),
-    }));
+  ddb.on(BatchGetCommand).callsFake(batchGetAnswer(rowAt));
   ddb.on(TransactWriteCommand).resolves({});
   ddb.on(PutCommand).resolves({});
   ddb.on(UpdateCommand).resolves({ Attributes: {} });
@@ -301,16 +295,12 @@ describe('an Idempotency-Key whose row changed under the send', () => {
     const { messageId, rowAt } = aFailedTextUnderKey();
     const answerRank = (row: Record<string, unknown>) =>
       String(row.sk) === 'TENANT' ? 1 : String(row.sk).startsWith('SENDKEY#') ? 2 : 0;
-    ddb.on(BatchGetCommand).callsFake(({ RequestItems }: { RequestItems: Record<string, { Keys: Key[] }> }) => ({
-      Responses: Object.fromEntries(
-        Object.entries(RequestItems).map(([name, { Keys }]) => [
-          name,
-          Keys.map((key) => (String(key.sk) === 'THREAD' ? { ...key, lastDirection: 'outbound' } : rowAt(key)))
-            .filter((row) => row !== undefined)
-            .sort((a, b) => answerRank(a) - answerRank(b)),
-        ]),
+    ddb.on(BatchGetCommand).callsFake(
+      batchGetAnswer(
+        (key) => (key.sk === 'THREAD' ? { lastDirection: 'outbound' } : rowAt(key)),
+        (a, b) => answerRank(a) - answerRank(b),
       ),
-    }));
+    );
     // Act
     const { message, replayed } = await send({ to: TO, body: 'Hello' }, { idempotencyKey: 'key-1' });
     // Assess
