@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -51,7 +52,12 @@ export function buildStack(
   return { app, stack };
 }
 
-/** Templates are pure functions of the configuration: synthesize each configuration once per file. */
+/**
+ * Templates are pure functions of the configuration: synthesize each configuration once per file, and once per run
+ * where the infra project's globalSetup made a directory to share them (INFRA_TEMPLATE_DIR). A file still builds its
+ * own stack (tests find logical ids through its constructs); the template of a configuration another file
+ * synthesized is read, not synthesized again.
+ */
 const cache = new Map<string, { stack: ServiceStack; template: Template }>();
 
 export function synth(overrides: Partial<ServiceConfig> = {}): { stack: ServiceStack; template: Template } {
@@ -59,10 +65,23 @@ export function synth(overrides: Partial<ServiceConfig> = {}): { stack: ServiceS
   let entry = cache.get(key);
   if (!entry) {
     const { stack } = buildStack(overrides);
-    entry = { stack, template: Template.fromStack(stack) };
+    entry = { stack, template: sharedTemplate(key, () => Template.fromStack(stack)) };
     cache.set(key, entry);
   }
   return entry;
+}
+
+/** The run's template of a configuration: read when another file wrote it, else made and written (atomically). */
+function sharedTemplate(key: string, make: () => Template): Template {
+  const dir = process.env.INFRA_TEMPLATE_DIR;
+  if (!dir) return make();
+  const file = path.join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.json`);
+  if (fs.existsSync(file)) return Template.fromJSON(JSON.parse(fs.readFileSync(file, 'utf8')));
+  const template = make();
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, JSON.stringify(template.toJSON()));
+  fs.renameSync(temporary, file);
+  return template;
 }
 
 export type Statement = {
