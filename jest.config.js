@@ -75,7 +75,14 @@ module.exports = {
       testMatch: onLimitsEngine.map((file) => `<rootDir>/${file}`),
       setupFiles: [...integration.setupFiles, '<rootDir>/test/support/limits-engine-setup.ts'],
     },
-    { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'infra',
+      testMatch: ['<rootDir>/test/infra/**/*.test.ts'],
+      // A directory the infra files share the templates they synthesize through (test/infra/support.ts).
+      globalSetup: '<rootDir>/test/infra/template-cache-setup.ts',
+      globalTeardown: '<rootDir>/test/infra/template-cache-teardown.ts',
+    },
     {
       ...base,
       displayName: 'e2e',

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
@@ -12,16 +14,32 @@ export const CDK_JSON_CONTEXT: Record<string, unknown> = JSON.parse(
 ).context;
 
 /**
+ * Every app's cloud assembly goes under one directory per test file, removed when the file ends: an App without an
+ * outdir makes a `cdk.out*` directory in the system's temp directory as it is constructed, and nothing removes it.
+ */
+const assemblies = fs.mkdtempSync(path.join(os.tmpdir(), 'cct-infra-'));
+afterAll(() => fs.rmSync(assemblies, { recursive: true, force: true }));
+let apps = 0;
+
+/**
  * An app that skips bundling (NodejsFunction then points at a placeholder asset instead of running esbuild for
  * every function) and CDK's built-in CloudFormation validation (a WebAssembly engine that takes ~4 s to start in
  * every test file and ~1 s per template): a synth then takes ~1.5 s. synth.test.ts runs the real `cdk synth`,
- * with both, once.
+ * with both, once. Nor does it record a stack trace per construct and annotation, or the construct tree
+ * (tree.json): neither is in a template, and they cost a quarter of a synth.
  */
-export function testApp(context: Record<string, unknown> = {}, outdir?: string): App {
+export function testApp(context: Record<string, unknown> = {}, outdir = path.join(assemblies, `app-${++apps}`)): App {
   return new App({
     outdir,
     builtinCloudFormationValidation: false,
-    context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context },
+    stackTraces: false,
+    treeMetadata: false,
+    context: {
+      ...CDK_JSON_CONTEXT,
+      'aws:cdk:bundling-stacks': [],
+      'aws:cdk:disable-creation-stack-traces': true,
+      ...context,
+    },
   });
 }
 
@@ -34,7 +52,12 @@ export function buildStack(
   return { app, stack };
 }
 
-/** Templates are pure functions of the configuration: synthesize each configuration once per file. */
+/**
+ * Templates are pure functions of the configuration: synthesize each configuration once per file, and once per run
+ * where the infra project's globalSetup made a directory to share them (INFRA_TEMPLATE_DIR). A file still builds its
+ * own stack (tests find logical ids through its constructs); the template of a configuration another file
+ * synthesized is read, not synthesized again.
+ */
 const cache = new Map<string, { stack: ServiceStack; template: Template }>();
 
 export function synth(overrides: Partial<ServiceConfig> = {}): { stack: ServiceStack; template: Template } {
@@ -42,10 +65,23 @@ export function synth(overrides: Partial<ServiceConfig> = {}): { stack: ServiceS
   let entry = cache.get(key);
   if (!entry) {
     const { stack } = buildStack(overrides);
-    entry = { stack, template: Template.fromStack(stack) };
+    entry = { stack, template: sharedTemplate(key, () => Template.fromStack(stack)) };
     cache.set(key, entry);
   }
   return entry;
+}
+
+/** The run's template of a configuration: read when another file wrote it, else made and written (atomically). */
+function sharedTemplate(key: string, make: () => Template): Template {
+  const dir = process.env.INFRA_TEMPLATE_DIR;
+  if (!dir) return make();
+  const file = path.join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.json`);
+  if (fs.existsSync(file)) return Template.fromJSON(JSON.parse(fs.readFileSync(file, 'utf8')));
+  const template = make();
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, JSON.stringify(template.toJSON()));
+  fs.renameSync(temporary, file);
+  return template;
 }
 
 export type Statement = {

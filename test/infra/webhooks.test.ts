@@ -4,20 +4,17 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { defaultConfig } from '../../lib/config';
 import { ServiceStack, WEBHOOK_SOURCES } from '../../lib/service-stack';
 import { ROUTER_MEMORY_MB, SENDER_MAX_CONCURRENCY, SENDER_MEMORY_MB } from '../../lib/constructs/webhook-pipeline';
-import { actionsOf, dynamoStatements, logicalIdOf, statementsOfFunction, testApp } from './support';
+import { actionsOf, buildStack, dynamoStatements, logicalIdOf, statementsOfFunction, synth, testApp } from './support';
 
-/** The stack with its real pipeline (the default), or without it. */
-function build(withWebhooks = true) {
-  const app = testApp();
-  const stack = new ServiceStack(app, 'CctService-dev', {
-    config: defaultConfig(),
-    ...(!withWebhooks && { webhooks: false as const }),
-  });
-  return { app, stack, template: Template.fromStack(stack) };
+/** The stack without its pipeline. */
+function withoutWebhooks() {
+  const stack = new ServiceStack(testApp(), 'CctService-dev', { config: defaultConfig(), webhooks: false });
+  return { stack, template: Template.fromStack(stack) };
 }
 
 describe('the webhook pipeline', () => {
-  const { stack, template } = build();
+  // The stack with its real pipeline: the default.
+  const { stack, template } = synth();
   const pipeline = stack.webhooks!;
   const ref = (construct: Parameters<typeof logicalIdOf>[1]) => logicalIdOf(stack, construct);
 
@@ -146,14 +143,14 @@ describe('the webhook pipeline', () => {
   });
 
   it('can be left out (webhooks: false)', () => {
-    const { stack: without, template: plain } = build(false);
+    const { stack: without, template: plain } = withoutWebhooks();
 
     expect(without.webhooks).toBeUndefined();
     plain.resourceCountIs('AWS::SQS::Queue', 0);
   });
 
   it('passes cdk-nag', () => {
-    const { app } = build();
+    const { app } = buildStack();
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 
     expect(() => app.synth()).not.toThrow();
