@@ -1,4 +1,9 @@
-import { javaEnvironmentFor, LONG_RUN_JVM_OPTIONS, SHORT_RUN_JVM_OPTIONS } from '../../local/dynamodb-local';
+import {
+  javaEnvironmentFor,
+  LONG_RUN_JVM_OPTIONS,
+  longRunJvmOptions,
+  SHORT_RUN_JVM_OPTIONS,
+} from '../../local/dynamodb-local';
 
 describe("DynamoDB Local's Java environment", () => {
   it('starts a long run (npm start, the bench) with the long-run options when nobody chose others', () => {
@@ -12,7 +17,7 @@ describe("DynamoDB Local's Java environment", () => {
     expect(JDK_JAVA_OPTIONS).toBe(LONG_RUN_JVM_OPTIONS);
   });
 
-  it('runs the long-run JVM with the serial collector (a fifth less CPU per soak request than G1, the default)', () => {
+  it('runs the long-run JVM with the serial collector (11 to 16 % less CPU per call than G1, the default)', () => {
     // Prepare
     const flags = LONG_RUN_JVM_OPTIONS.split(' ');
 
@@ -21,6 +26,22 @@ describe("DynamoDB Local's Java environment", () => {
 
     // Assess
     expect(collectors).toEqual(['-XX:+UseSerialGC']);
+  });
+
+  it('puts the heap on transparent huge pages on Linux only, where the flag exists (5 to 8 % less CPU per call)', () => {
+    // Prepare
+    const platforms = ['linux', 'darwin', 'win32'] as const;
+
+    // Act
+    const [linux, macOs, windows] = platforms.map((platform) => longRunJvmOptions(platform).split(' '));
+
+    // Assess
+    expect(linux).toContain('-XX:+UseTransparentHugePages');
+    expect(macOs).not.toContain('-XX:+UseTransparentHugePages');
+    expect(windows).not.toContain('-XX:+UseTransparentHugePages');
+    expect([linux, macOs, windows].every((flags) => !flags.some((flag) => flag.includes('TieredStopAtLevel')))).toBe(
+      true,
+    );
   });
 
   it("keeps the environment's JDK_JAVA_OPTIONS: an operator's choice, or the suite's for the runtimes it starts", () => {
