@@ -1052,6 +1052,12 @@ async function measureSoak(
     `  CPU ms per request: runtime ${cpu.runtime}, bench process (engine, clients, receivers) ${cpu.bench}, ` +
       `DynamoDB Local ${cpu.dynamodbLocal ?? 'n/a'}`,
   );
+  const warm = soak.cpuMsPerRequestAfterWarmUp;
+  if (warm)
+    log(
+      `  CPU ms per request from ${warm.fromS} s on (after warm-up): runtime ${warm.runtime}, bench process ` +
+        `${warm.bench}, DynamoDB Local ${warm.dynamodbLocal ?? 'n/a'}`,
+    );
   log('  rounds lost per site (the runtime counted; the engine refused, with the conditions refused most):');
   log(
     table([

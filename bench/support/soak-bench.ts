@@ -76,6 +76,12 @@ export type SoakResult = {
    * these, not its wall time on a shared machine, are what its throughput follows.
    */
   cpuMsPerRequest: { runtime: number; bench: number; dynamodbLocal: number | null };
+  /**
+   * The same from the first whole minute after warm-up (`cpuWarmUpMs`) to the end of the load: without the JVM's
+   * compilers' start-up work, which a 3-minute run weighs five times more than a 20-minute one. Null when the load
+   * ended first.
+   */
+  cpuMsPerRequestAfterWarmUp: (CpuMs & { fromS: number }) | null;
   /** Rounds lost per site (./soak-rounds.ts): the runtime's counts beside the engine's refusals. */
   roundsLost: SiteRounds[];
   checks: Record<string, boolean>;
@@ -119,6 +125,11 @@ async function cpuNow(
     bench: (own.user + own.system) / 1000,
     dynamodbLocal: processCpuMs(jvm),
   };
+}
+
+/** Where the CPU after warm-up starts: the memory check's warm-up (2 minutes, or a quarter of a short run), rounded up to a minute. */
+export function cpuWarmUpMs(minutes: number): number {
+  return Math.ceil(Math.min(120_000, (minutes * 60_000) / 4) / 60_000) * 60_000;
 }
 
 function cpuPerRequest(start: CpuMs, end: CpuMs, requests: number): CpuMs {
@@ -409,6 +420,14 @@ export async function runSoak(
 
     const cpuAtStart = await cpuNow(runtime, options.dynamodbPid);
     const started = Date.now();
+    let cpuAtWarmUp: { cpu: CpuMs; requests: number; atMs: number } | undefined;
+    const warmUpTimer = setTimeout(() => {
+      const [at, atMs] = [requests, Date.now()];
+      cpuNow(runtime, options.dynamodbPid).then(
+        (cpu) => (cpuAtWarmUp = { cpu, requests: at, atMs }),
+        () => undefined,
+      );
+    }, cpuWarmUpMs(options.minutes));
     const endAt = started + options.minutes * 60_000;
     const sampler = setInterval(() => {
       runtime.stats().then(
@@ -440,6 +459,7 @@ export async function runSoak(
     const loadEnded = Date.now();
     const cpuAtEnd = await cpuNow(runtime, options.dynamodbPid);
     clearInterval(sampler);
+    clearTimeout(warmUpTimer);
     const durationS = (loadEnded - started) / 1000;
     log(`  load done: ${requests} requests in ${round(durationS)} s; waiting for the last events`);
 
@@ -491,6 +511,12 @@ export async function runSoak(
       memory: trend,
       engine: { throttles: engine.throttles.total, conflicts: engine.conflicts.total },
       cpuMsPerRequest: cpuPerRequest(cpuAtStart, cpuAtEnd, requests),
+      cpuMsPerRequestAfterWarmUp: cpuAtWarmUp
+        ? {
+            ...cpuPerRequest(cpuAtWarmUp.cpu, cpuAtEnd, requests - cpuAtWarmUp.requests),
+            fromS: round((cpuAtWarmUp.atMs - started) / 1000),
+          }
+        : null,
       roundsLost: roundsLostPerSite(counted.roundsLost, engine.refusals, requests),
       checks: {},
     };
