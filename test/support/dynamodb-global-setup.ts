@@ -19,9 +19,6 @@ const started = globalThis as { __integrationEngines?: IntegrationEngines };
 export default async function globalSetup(): Promise<void> {
   // globalSetup runs outside the per-file setupFiles; see quiet-sdk.ts for why this warning is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  // No usage report to AWS from a test run's DynamoDB Locals (this one, and those its workers' runtimes start):
-  // building its client took ~0.8 CPU s of each JVM's start.
-  process.env.DDB_LOCAL_TELEMETRY = '0';
   if (!started.__integrationEngines) {
     const dynamoDbLocal = await startDynamoDbLocal({ sharedDb: false, jvmOptions: SHORT_RUN_JVM_OPTIONS });
     const limits = await startLimitsProxy({ upstream: dynamoDbLocal.endpoint, sharedDb: false });
