@@ -6,7 +6,7 @@ import { isE164 } from '../../shared/phone';
 import { CONDITION, nowIso, num, str, type Item, type TransactItem } from '../../shared/table/dynamo';
 import { OWNER_SK, PREFIX, TENANT_SK, tenantPk } from '../../shared/table/keys';
 import { NamedTransaction } from '../../shared/table/named-transaction';
-import { batchGetItems } from '../../shared/table/batch-get';
+import { batchGetByKey } from '../../shared/table/batch-get';
 import { queryAll } from '../../shared/table/query-all';
 import { GSIS } from '../../shared/table/table-schema';
 import { NumberTakenError } from './errors';
@@ -269,10 +269,10 @@ export async function findTenantIdsByNumbers(asked: readonly string[]): Promise<
     if (tenantId) owners.set(numbers[0], tenantId);
     return owners;
   }
-  const byPk = new Map(numbers.map((number) => [numberOwnerKey(number).pk, number]));
-  for (const item of await batchGetItems(numbers.map(numberOwnerKey))) {
-    const number = byPk.get(item.pk as string);
-    if (number && typeof item.tenantId === 'string') owners.set(number, item.tenantId);
+  const rowAt = await batchGetByKey(numbers.map(numberOwnerKey));
+  for (const number of numbers) {
+    const tenantId = rowAt(numberOwnerKey(number))?.tenantId;
+    if (typeof tenantId === 'string') owners.set(number, tenantId);
   }
   return owners;
 }
