@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { resolveOrganization } from '../../lambdas/contexts/carrier/organization';
 import { numberOwnerKey } from '../../lambdas/contexts/tenants/tenants';
+import { batchGetAnswerOf } from '../support/batch-get-answer';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => ddb.reset());
@@ -20,13 +21,7 @@ const ownerRow = (number: string, owner: string) => ({
 describe("a callback's organization, found from its leg's numbers", () => {
   it("reads both of a leg's numbers in one BatchGetItem, not a GetItem each", async () => {
     // Prepare
-    ddb.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: { pk: string }[] }> }) => {
-      const [table, { Keys }] = Object.entries(input.RequestItems)[0];
-      const rows = Keys.filter((key) => key.pk === numberOwnerKey(ORG_NUMBER).pk).map(() =>
-        ownerRow(ORG_NUMBER, tenantId),
-      );
-      return { Responses: { [table]: rows } };
-    });
+    ddb.on(BatchGetCommand).callsFake(batchGetAnswerOf(ownerRow(ORG_NUMBER, tenantId)));
     // Act
     const resolved = await resolveOrganization({ ownNumbers: [ORG_NUMBER], legNumbers: [CALLER, ORG_NUMBER] });
     // Assess
@@ -43,9 +38,7 @@ describe("a callback's organization, found from its leg's numbers", () => {
   it("tells the organization's numbers from another organization's on the same leg", async () => {
     // Prepare
     const other = '0199a000-0000-7000-8000-000000000002';
-    ddb.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, unknown> }) => ({
-      Responses: { [Object.keys(input.RequestItems)[0]]: [ownerRow(ORG_NUMBER, tenantId), ownerRow(CALLER, other)] },
-    }));
+    ddb.on(BatchGetCommand).callsFake(batchGetAnswerOf(ownerRow(ORG_NUMBER, tenantId), ownerRow(CALLER, other)));
     // Act
     const resolved = await resolveOrganization({ ownNumbers: [ORG_NUMBER], legNumbers: [CALLER, ORG_NUMBER] });
     // Assess
