@@ -4,7 +4,7 @@ import { BillingBlockedError } from '../../lambdas/contexts/texting/errors';
 import { chargeWithin, readShards, settleSpend, spendFor, spendOf } from '../../lambdas/contexts/texting/spend';
 import { planSettlement } from '../../lambdas/contexts/texting/spend-plan';
 import { createTenant, updateTenant } from '../../lambdas/contexts/tenants/tenants';
-import { isSettling, SettlementLease } from '../../lambdas/contexts/texting/spend-lease';
+import { SettlementLease } from '../../lambdas/contexts/texting/spend-lease';
 import { NotFoundError } from '../../lambdas/shared/errors';
 
 /**
@@ -168,14 +168,5 @@ describe('the lease itself', () => {
     expect(Date.now()).toBeGreaterThan(deadline);
     expect(afterLong.settlingUntil).toBe(held.untilMs);
     await long.release(held);
-  });
-
-  it('counts as under way while its time has not passed, the last millisecond included', () => {
-    // Act + Assess
-    const policy = { billingStatus: 'active' as const, spendingLimitCents: null, version: 0 };
-    expect(isSettling({ ...policy, settlingUntil: 1_000 }, 1_000)).toBe(true);
-    expect(isSettling({ ...policy, settlingUntil: 1_000 }, 1_001)).toBe(false);
-    expect(isSettling({ ...policy, settlingUntil: null }, 0)).toBe(false);
-    expect(isSettling(policy, 0)).toBe(false);
   });
 });
