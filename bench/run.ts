@@ -184,18 +184,10 @@ async function main(): Promise<void> {
 
   // ---------- DynamoDB Local, data, runtime ----------
   phase('Starting DynamoDB Local and seeding');
-  const { startDynamoDbLocal, localDynamoClient } = await import('../local/dynamodb-local');
-  const { ensureTable } = await import('../local/create-table');
-  const { LOCAL_TABLE_NAME } = await import('../local/runtime-file');
-  const ddb = await startDynamoDbLocal();
+  const { startEngineWithLocalTable } = await import('./support/local-engine');
+  const ddb = await startEngineWithLocalTable();
   const stopAll: (() => Promise<void>)[] = [ddb.stop];
   try {
-    process.env.TABLE_NAME = LOCAL_TABLE_NAME;
-    process.env.DYNAMODB_ENDPOINT = ddb.endpoint;
-    const admin = localDynamoClient(ddb.endpoint);
-    await ensureTable(admin, LOCAL_TABLE_NAME);
-    admin.destroy();
-
     // Before anything imports lambdas/shared/aws: section 7 points the shared client at the limits engine.
     if (args.has('--scale-only')) {
       const scale = await measureScalePhase(ddb.endpoint);

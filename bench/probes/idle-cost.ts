@@ -18,15 +18,8 @@ const EXTRA_RUNTIME_ARGS = args.includes('--') ? args.slice(args.indexOf('--') +
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
-  const { startDynamoDbLocal, localDynamoClient } = await import('../../local/dynamodb-local');
-  const { ensureTable } = await import('../../local/create-table');
-  const { LOCAL_TABLE_NAME } = await import('../../local/runtime-file');
-  const ddb = await startDynamoDbLocal();
-  process.env.TABLE_NAME = LOCAL_TABLE_NAME;
-  process.env.DYNAMODB_ENDPOINT = ddb.endpoint;
-  const admin = localDynamoClient(ddb.endpoint);
-  await ensureTable(admin, LOCAL_TABLE_NAME);
-  admin.destroy();
+  const { startEngineWithLocalTable } = await import('../support/local-engine');
+  const ddb = await startEngineWithLocalTable();
   const { startRuntimeOnEngine } = await import('../support/limits-meters');
   const { processCpuMs } = await import('../support/webhook-bench');
   const runtime = await startRuntimeOnEngine(ddb.endpoint, {}, ['--allow-http-webhooks', ...EXTRA_RUNTIME_ARGS]);

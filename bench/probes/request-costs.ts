@@ -63,15 +63,8 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.le
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 async function main(): Promise<void> {
-  const { startDynamoDbLocal, localDynamoClient } = await import('../../local/dynamodb-local');
-  const { ensureTable } = await import('../../local/create-table');
-  const { LOCAL_TABLE_NAME } = await import('../../local/runtime-file');
-  const ddb = await startDynamoDbLocal();
-  process.env.TABLE_NAME = LOCAL_TABLE_NAME;
-  process.env.DYNAMODB_ENDPOINT = ddb.endpoint;
-  const admin = localDynamoClient(ddb.endpoint);
-  await ensureTable(admin, LOCAL_TABLE_NAME);
-  admin.destroy();
+  const { startEngineWithLocalTable } = await import('../support/local-engine');
+  const ddb = await startEngineWithLocalTable();
   const { startRuntimeOnEngine } = await import('../support/limits-meters');
   const { startSoakReceiver } = await import('../support/soak-receiver');
   const { processCpuMs } = await import('../support/webhook-bench');
