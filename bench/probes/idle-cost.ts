@@ -40,8 +40,9 @@ async function main(): Promise<void> {
     const after = await snapshot();
     const seconds = (after.at - before.at) / 1000;
     const rate = (key: 'runtime' | 'bench' | 'jvm') => Math.round(((after[key] - before[key]) / seconds) * 10) / 10;
+    const options = EXTRA_RUNTIME_ARGS.join(' ') || 'none';
     console.log(
-      `idle CPU ms per second over ${Math.round(seconds)} s (runtime options: ${EXTRA_RUNTIME_ARGS.join(' ') || 'none'}): ` +
+      `idle CPU ms per second over ${Math.round(seconds)} s (runtime options: ${options}): ` +
         `runtime ${rate('runtime')}, bench process ${rate('bench')}, DynamoDB Local ${rate('jvm')}`,
     );
   } finally {

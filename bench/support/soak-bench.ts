@@ -127,7 +127,10 @@ async function cpuNow(
   };
 }
 
-/** Where the CPU after warm-up starts: the memory check's warm-up (2 minutes, or a quarter of a short run), rounded up to a minute. */
+/**
+ * Where the CPU after warm-up starts: the memory check's warm-up (2 minutes, or a quarter of a short run), rounded up
+ * to a minute.
+ */
 export function cpuWarmUpMs(minutes: number): number {
   return Math.ceil(Math.min(120_000, (minutes * 60_000) / 4) / 60_000) * 60_000;
 }
