@@ -208,6 +208,15 @@ async function main(): Promise<void> {
       return;
     }
 
+    // Before anything imports lambdas/shared/aws: the soak seeds through the limits engine.
+    if (optionValue('--only') === 'soak') {
+      const soak = await measureSoak(ddb.endpoint, ddb.pid);
+      await writeFile(
+        join(OUT_DIR, 'soak.json'),
+        `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
+      );
+      return;
+    }
     const api = await import('./support/api-bench');
     const bare = api.bareClient(ddb.endpoint);
     if (args.has('--webhooks-only')) {
@@ -238,14 +247,6 @@ async function main(): Promise<void> {
       await writeFile(
         join(OUT_DIR, 'contention-only.json'),
         `${JSON.stringify({ ...results, contention, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
-      );
-      return;
-    }
-    if (optionValue('--only') === 'soak') {
-      const soak = await measureSoak(ddb.endpoint, bare.client, ddb.pid);
-      await writeFile(
-        join(OUT_DIR, 'soak.json'),
-        `${JSON.stringify({ ...results, soak, loadAverage: { ...loads, end: load() } }, null, 2)}\n`,
       );
       return;
     }
@@ -984,24 +985,34 @@ async function measureOutage(endpoint: string, enginePid: number | undefined) {
 }
 
 /** Section 11: the soak (./support/soak-bench.ts), `--minutes` long (default 20). */
-async function measureSoak(
-  endpoint: string,
-  db: Parameters<typeof import('./support/soak-bench').runSoak>[1],
-  dynamodbPid: number | undefined,
-) {
+async function measureSoak(endpoint: string, dynamodbPid: number | undefined) {
   const minutes = Number(optionValue('--minutes') ?? 20);
   if (!(minutes > 0)) throw new Error('--minutes: must be a positive number');
   log(
     `\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers ` +
       `failing 5 % of attempts`,
   );
-  const [{ runSoak }, { table }] = await Promise.all([import('./support/soak-bench'), import('./support/stats')]);
+  // Every write of the soak goes through the engine, from the seeding (this process's domain calls, pointed at it before
+  // lambdas/shared/aws loads) to the load, on a table just created: the engine knows every item there is and reads none
+  // to size a write (local/dynamodb-limits/images-before.ts).
+  const { startLimitsProxy } = await import('../local/dynamodb-limits/limits-proxy');
+  const engine = await startLimitsProxy({ upstream: endpoint, sharedDb: true, soleWriter: true, startedEmpty: true });
+  process.env.DYNAMODB_ENDPOINT = engine.endpoint;
+  const [{ runSoak }, { table }, { bareClient }] = await Promise.all([
+    import('./support/soak-bench'),
+    import('./support/stats'),
+    import('./support/api-bench'),
+  ]);
+  const bare = bareClient(endpoint);
   const soak = await runSoak(
-    endpoint,
-    db,
+    engine,
+    bare.client,
     { minutes, organizations: 20, clients: 16, failShare: 0.05, seed: 33, drainMs: 180_000, dynamodbPid },
     log,
-  );
+  ).finally(async () => {
+    bare.client.destroy();
+    await engine.stop();
+  });
   const { events, texts, memory } = soak;
   log(
     table([

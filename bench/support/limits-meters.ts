@@ -2,6 +2,7 @@ import {
   RESET_PATH,
   startLimitsProxy,
   STATS_PATH,
+  type LimitsProxy,
   type LimitsProxyOptions,
 } from '../../local/dynamodb-limits/limits-proxy';
 import type { LimitsStats } from '../../local/dynamodb-limits/meters';
@@ -51,17 +52,27 @@ export async function startRuntimeOnEngine(
 ): Promise<RuntimeProcess & { limits: LimitsMeters }> {
   const proxy = await startLimitsProxy({ upstream: dynamodbEndpoint, sharedDb: true, ...engine });
   try {
-    const runtime = await startRuntimeProcess(proxy.endpoint, nodeArgs, runtimeArgs, env);
-    return {
-      ...runtime,
-      limits: limitsMetersAt(proxy.endpoint),
-      async stop() {
-        await runtime.stop();
-        await proxy.stop();
-      },
-    };
+    return await startRuntimeBehind(proxy, runtimeArgs, env, nodeArgs);
   } catch (err) {
     await proxy.stop();
     throw err;
   }
+}
+
+/** The same, behind an engine already started (stopped with the runtime). */
+export async function startRuntimeBehind(
+  proxy: LimitsProxy,
+  runtimeArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  nodeArgs: string[] = [],
+): Promise<RuntimeProcess & { limits: LimitsMeters }> {
+  const runtime = await startRuntimeProcess(proxy.endpoint, nodeArgs, runtimeArgs, env);
+  return {
+    ...runtime,
+    limits: limitsMetersAt(proxy.endpoint),
+    async stop() {
+      await runtime.stop();
+      await proxy.stop();
+    },
+  };
 }

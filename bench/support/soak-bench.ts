@@ -9,7 +9,9 @@ import { spendOf } from '../../lambdas/contexts/texting/spend';
 import { addWebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { inboundCallSequence, inboundSmsCallback, type CallbackPost } from '../../local/admin/carrier-sequences';
 import { postSignedCallback } from '../../local/admin/carrier-post';
-import { startRuntimeOnEngine } from './limits-meters';
+import type { LimitsProxy } from '../../local/dynamodb-limits/limits-proxy';
+import type { ImagesBeforeWrites } from '../../local/dynamodb-limits/meters';
+import { startRuntimeBehind } from './limits-meters';
 import { httpClient, type HttpResponse } from './load';
 import {
   checkEvents,
@@ -69,7 +71,7 @@ export type SoakResult = {
   texts: TextChecks;
   stops: number;
   memory: MemoryTrend;
-  engine: { throttles: number; conflicts: number };
+  engine: { throttles: number; conflicts: number; imagesBeforeWrites: ImagesBeforeWrites };
   /**
    * CPU ms per request over the load, by process: the runtime, this process (the limits engine, the 16 clients, the
    * receivers) and DynamoDB Local's JVM (null where /proc cannot be read). The soak is CPU-bound on two cores, so
@@ -211,7 +213,7 @@ async function organizations(
 }
 
 export async function runSoak(
-  dynamodbEndpoint: string,
+  engine: LimitsProxy,
   db: DynamoDBDocumentClient,
   options: SoakOptions,
   log: (line: string) => void,
@@ -219,9 +221,9 @@ export async function runSoak(
   const random = seededRandom(options.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const receiver = await startSoakReceiver(options.failShare, options.seed + 1);
-  const runtime = await startRuntimeOnEngine(
-    dynamodbEndpoint,
-    {},
+  // `engine` serves every write: the runtime's handlers, sweeps and pipeline, and this process's seeding.
+  const runtime = await startRuntimeBehind(
+    engine,
     [
       '--rate-limit-per-key',
       '0',
@@ -497,7 +499,7 @@ export async function runSoak(
       await Promise.all(orgs.map(async (org) => [org.index, await spendOf(org.tenantId)] as const)),
     );
     const texts = checkTexts(rows, sends, stops, spends, (t) => orgOf.get(t));
-    const [engine, counted] = await Promise.all([runtime.limits.stats(), runtime.stats()]);
+    const [engineStats, counted] = await Promise.all([runtime.limits.stats(), runtime.stats()]);
     const trend = memoryTrend(memory, Math.min(120_000, (durationS * 1000) / 4));
     const result: SoakResult = {
       options,
@@ -512,7 +514,11 @@ export async function runSoak(
       texts,
       stops: stops.length,
       memory: trend,
-      engine: { throttles: engine.throttles.total, conflicts: engine.conflicts.total },
+      engine: {
+        throttles: engineStats.throttles.total,
+        conflicts: engineStats.conflicts.total,
+        imagesBeforeWrites: engineStats.imagesBeforeWrites,
+      },
       cpuMsPerRequest: cpuPerRequest(cpuAtStart, cpuAtEnd, requests),
       cpuMsPerRequestAfterWarmUp: cpuAtWarmUp
         ? {
@@ -520,7 +526,7 @@ export async function runSoak(
             fromS: round((cpuAtWarmUp.atMs - started) / 1000),
           }
         : null,
-      roundsLost: roundsLostPerSite(counted.roundsLost, engine.refusals, requests),
+      roundsLost: roundsLostPerSite(counted.roundsLost, engineStats.refusals, requests),
       checks: {},
     };
     result.checks = {

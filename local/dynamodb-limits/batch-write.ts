@@ -37,9 +37,9 @@ export async function batchWrite(engine: Engine, request: CallerRequest): Promis
   );
   try {
     if (hold.conflicts.length > 0) engine.meters.conflict(request.database, 'BatchWriteItem');
-    const before = await engine.imagesOf(
+    const { images: before } = await engine.imagesBefore(
       request,
-      items.map((item, index) => (hold.conflicts.includes(index) ? undefined : item)),
+      items.map((item, index) => (hold.conflicts.includes(index) ? undefined : { ...item, mustBeNew: false })),
     );
     const reserved = reserveWrites(engine, request, items, hold.conflicts, before);
     if ('refused' in reserved) return reserved.refused;
@@ -103,7 +103,10 @@ async function writeReserved(
     );
     const answer = upstreamAnswer(upstream, []);
     if (!answer.json) {
-      for (const { index } of attempted) reservations[index]!.settle([]);
+      for (const { item, index } of attempted) {
+        reservations[index]!.settle([]);
+        engine.forgetImage(request, item);
+      }
       return answer;
     }
     json = answer.json;
@@ -111,6 +114,7 @@ async function writeReserved(
     for (const { item, index } of attempted) {
       const written = !leftOver.has(`${item.tableName}\u0001${itemIdentity(item.table.key, item.key).key}`);
       const itemLines = written ? itemWriteLines(item.table, item.key, before[index], item.item, 'standard') : [];
+      engine.remember(request, item, written ? item.item : before[index]);
       reservations[index]!.settle(itemLines);
       lines = lines.concat(itemLines);
     }

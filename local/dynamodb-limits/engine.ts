@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Budgets, type BudgetRates } from './budgets';
 import type { ChargeLine } from './charges';
+import { KnownImages, type WriteTarget } from './images-before';
 import { ItemHolds } from './item-holds';
 import type { WireItem } from './item-size';
 import { Meters } from './meters';
@@ -23,7 +24,23 @@ export type EngineSettings = {
   recentRequests: number;
   /** How long an eventually consistent read may miss a write (replica-lag.ts); 0, the default, for none. */
   replicaLagMs: number;
+  /**
+   * Whether every write of the tables comes through this engine, so a write may be sized from the image the engine's
+   * last write of its item left instead of reading it (images-before.ts). Off by default: the local runtime's
+   * `--dynamodb-limits` leaves the stream pipeline and the operator CLI writing to DynamoDB Local directly.
+   */
+  soleWriter: boolean;
+  /**
+   * With `soleWriter`: the tables held no item when the engine started, so an item it never wrote does not exist
+   * (images-before.ts).
+   */
+  startedEmpty: boolean;
+  /** Images kept for `soleWriter`, the least recently used dropped first. */
+  maxKnownImages: number;
 };
+
+/** The images of a write's held items before it runs, and which of them were taken as new rather than known or read. */
+export type ImagesBefore = { images: (WireItem | undefined)[]; guessedNew: Set<number> };
 
 /** A caller's DynamoDB request, parsed. */
 export type CallerRequest = {
@@ -61,6 +78,7 @@ export class Engine {
   readonly budgets: Budgets;
   readonly meters: Meters;
   readonly replicaLag: ReplicaLag;
+  private readonly knownImages: KnownImages | undefined;
   private readonly schemas = new Map<string, Promise<TableSchema | undefined>>();
   private readonly sleeps = new Set<() => void>();
 
@@ -73,6 +91,9 @@ export class Engine {
     this.budgets = new Budgets(settings.budgets, now);
     this.meters = new Meters(settings);
     this.replicaLag = new ReplicaLag(settings.replicaLagMs, now);
+    this.knownImages = settings.soleWriter
+      ? new KnownImages(settings.maxKnownImages, settings.startedEmpty)
+      : undefined;
   }
 
   /**
@@ -93,21 +114,38 @@ export class Engine {
     const cacheKey = `${request.database}\u0001${table}`;
     let schema = this.schemas.get(cacheKey);
     if (!schema) {
-      schema = this.upstream.call(request.headers, 'DescribeTable', { TableName: table }).then(({ status, json }) => {
-        if (status !== 200 || !json?.Table) {
-          this.schemas.delete(cacheKey); // not cached: the table may be created next
-          return undefined;
-        }
-        return tableSchemaOf(json.Table as TableDescription);
-      });
+      schema = this.upstream
+        .call(request.headers, 'DescribeTable', { TableName: table })
+        .then(async ({ status, json }) => {
+          if (status !== 200 || !json?.Table) {
+            this.schemas.delete(cacheKey); // not cached: the table may be created next
+            return undefined;
+          }
+          const schema = tableSchemaOf(json.Table as TableDescription);
+          if (this.knownImages) schema.ttlAttribute = await this.ttlAttributeOf(request, table);
+          return schema;
+        });
       this.schemas.set(cacheKey, schema);
     }
     return schema;
   }
 
-  /** After CreateTable, UpdateTable or DeleteTable the schema is read again. */
+  /** The table's TTL attribute while TTL is on (or being turned on). */
+  private async ttlAttributeOf(request: CallerRequest, table: string): Promise<string | undefined> {
+    const { status, json } = await this.upstream.call(request.headers, 'DescribeTimeToLive', { TableName: table });
+    const ttl = (json?.TimeToLiveDescription ?? {}) as { TimeToLiveStatus?: string; AttributeName?: string };
+    const on = ttl.TimeToLiveStatus === 'ENABLED' || ttl.TimeToLiveStatus === 'ENABLING';
+    return status === 200 && on ? ttl.AttributeName : undefined;
+  }
+
+  /** After a change of a table's schema or TTL, its schema is read again (its items' images stay as they are). */
   forgetSchema(database: string, table: string): void {
     this.schemas.delete(`${database}\u0001${table}`);
+  }
+
+  /** A table deleted holds no item any more (one created again under its name starts empty). */
+  tableDeleted(database: string, table: string): void {
+    this.knownImages?.dropTable(`${database}\u0001${table}\u0001`);
   }
 
   /** An item's key for the holds, unique across databases and tables. */
@@ -159,6 +197,56 @@ export class Engine {
       for (const index of indexes) images[index] = found.get(itemIdentity(table.key, targets[index]!.key).key);
     }
     return images;
+  }
+
+  /**
+   * The images of the items a write holds, before it runs, in order (undefined target: none): known from the engine's
+   * last write (`soleWriter`), else taken as absent for a write that requires a new item, else read (images-before.ts).
+   * Call it only while the write holds every target.
+   */
+  async imagesBefore(request: CallerRequest, targets: (WriteTarget | undefined)[]): Promise<ImagesBefore> {
+    const images: (WireItem | undefined)[] = targets.map(() => undefined);
+    const guessedNew = new Set<number>();
+    // Real time, as DynamoDB's TTL keeps it (the budgets' clock may be a test's).
+    const nowSeconds = Date.now() / 1000;
+    let known = 0;
+    const unknown = targets.map((target, index) => {
+      if (!target) return undefined;
+      const image = this.knownImages?.get(
+        this.holdKey(request, target.table, target.key),
+        target.table.ttlAttribute,
+        nowSeconds,
+      );
+      if (image !== undefined) {
+        images[index] = image ?? undefined;
+        known += 1;
+        return undefined;
+      }
+      if (target.mustBeNew) {
+        guessedNew.add(index);
+        return undefined;
+      }
+      return target;
+    });
+    const read = unknown.some(Boolean) ? await this.imagesOf(request, unknown) : [];
+    unknown.forEach((target, index) => {
+      if (!target) return;
+      images[index] = read[index];
+      this.remember(request, target, read[index]);
+    });
+    const readCount = unknown.filter(Boolean).length;
+    this.meters.imagesBefore(request.database, { read: readCount, known, guessedNew: guessedNew.size });
+    return { images, guessedNew };
+  }
+
+  /** The image a write through the engine left (or found, when refused), kept while the engine is the sole writer. */
+  remember(request: CallerRequest, target: { table: TableSchema; key: WireItem }, image: WireItem | undefined): void {
+    this.knownImages?.record(this.holdKey(request, target.table, target.key), image);
+  }
+
+  /** A write whose outcome the engine cannot know: the item's image is read again next time. */
+  forgetImage(request: CallerRequest, target: { table: TableSchema; key: WireItem }): void {
+    this.knownImages?.forget(this.holdKey(request, target.table, target.key));
   }
 
   /** Waits `ms`, or less if the engine stops meanwhile. */

@@ -33,6 +33,18 @@ export type LimitsProxyOptions = {
   recentRequests?: number;
   /** How long an eventually consistent read may miss a write (docs/local-engine.md); default 0, none. */
   replicaLagMs?: number;
+  /**
+   * Every write of the tables comes through this engine (nothing writes to DynamoDB Local past it), so it may size a
+   * write from the image its last write left instead of reading it first (images-before.ts). Default false.
+   */
+  soleWriter?: boolean;
+  /**
+   * With `soleWriter`: the tables are empty as the engine starts (a DynamoDB Local just started in memory, its table
+   * just created), so an item the engine never wrote does not exist and is not read before a write. Default false.
+   */
+  startedEmpty?: boolean;
+  /** Images kept for `soleWriter`; default 50,000. */
+  maxKnownImages?: number;
 };
 
 export type LimitsProxy = {
@@ -93,7 +105,7 @@ const HANDLERS: Record<string, Handler> = {
 };
 
 /** Operations after which a table's schema must be read again. */
-const SCHEMA_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable']);
+const SCHEMA_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable', 'UpdateTimeToLive']);
 
 const TARGET = /^DynamoDB_20120810\.(\w+)$/;
 
@@ -184,6 +196,9 @@ function settingsOf(options: LimitsProxyOptions): EngineSettings {
     maxTrackedKeys: options.maxTrackedKeys ?? 10_000,
     recentRequests: options.recentRequests ?? 1_000,
     replicaLagMs: options.replicaLagMs ?? 0,
+    soleWriter: options.soleWriter ?? false,
+    startedEmpty: options.startedEmpty ?? false,
+    maxKnownImages: options.maxKnownImages ?? 50_000,
   };
 }
 
@@ -226,8 +241,11 @@ async function serveOperation(
   const handler = operation && HANDLERS[operation];
   if (!handler || !input) {
     const answer = await engine.upstream.forward(request.method ?? 'POST', request.url ?? '/', request.headers, body);
-    if (operation && SCHEMA_CHANGES.has(operation) && typeof input?.TableName === 'string')
+    if (operation && SCHEMA_CHANGES.has(operation) && typeof input?.TableName === 'string') {
       engine.forgetSchema(engine.databaseOf(request.headers), input.TableName);
+      if (operation === 'DeleteTable' && answer.status === 200)
+        engine.tableDeleted(engine.databaseOf(request.headers), input.TableName);
+    }
     return send(response, answer.status, passedHeaders(answer.headers), answer.body);
   }
   const caller: CallerRequest = {

@@ -13,6 +13,8 @@ export type RefusedCondition = { reason: string; key: string };
  */
 export type SiteRefusals = { requests: number; conditions: Record<string, number> };
 
+export type ImagesBeforeWrites = { read: number; known: number; guessedNew: number };
+
 export type OperationMeter = Units & { requests: number; errors: Record<string, number> };
 
 /** One request as the engine charged it (the newest `recentRequests` are kept). */
@@ -44,6 +46,11 @@ export type LimitsStats = {
    * condition, a transaction's cancellation reasons, a standard write's conflict.
    */
   refusals: { total: number; bySite: Record<string, SiteRefusals> };
+  /**
+   * The items writes held, by how the engine learned their image before the write (images-before.ts): read from DynamoDB
+   * Local (a call AWS does not make), known from the engine's last write of it, or taken as new from the condition.
+   */
+  imagesBeforeWrites: ImagesBeforeWrites;
   recentRequests: RequestRecord[];
   /** Key meters not kept because `maxTrackedKeys` was reached (their units still count in the totals). */
   untrackedKeys: number;
@@ -61,6 +68,7 @@ function emptyStats(): LimitsStats {
     conflicts: { total: 0, byOperation: {} },
     throttles: { total: 0, byOperation: {}, byReason: {} },
     refusals: { total: 0, bySite: {} },
+    imagesBeforeWrites: { read: 0, known: 0, guessedNew: 0 },
     recentRequests: [],
     untrackedKeys: 0,
   };
@@ -151,6 +159,13 @@ class MeterSet {
     for (const { reason, key } of conditions) increment(meter.conditions, `${operation} ${reason} ${key}`);
   }
 
+  imagesBefore(counts: ImagesBeforeWrites): void {
+    const meter = this.stats.imagesBeforeWrites;
+    meter.read += counts.read;
+    meter.known += counts.known;
+    meter.guessedNew += counts.guessedNew;
+  }
+
   snapshot(): LimitsStats {
     return structuredClone(this.stats);
   }
@@ -197,6 +212,11 @@ export class Meters {
   /** A request refused at `site` for `conditions` (./refusals.ts). */
   refused(database: string, site: string, operation: string, conditions: RefusedCondition[]): void {
     for (const set of this.setsOf(database)) set.refused(site, operation, conditions);
+  }
+
+  /** How a write's held items got their images before it (images-before.ts). */
+  imagesBefore(database: string, counts: ImagesBeforeWrites): void {
+    for (const set of this.setsOf(database)) set.imagesBefore(counts);
   }
 
   /** Everything counted, or (with `database`) what that database's requests counted: empty for one that made none. */

@@ -1,6 +1,7 @@
 import { refusal, upstreamAnswer } from './answers';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
+import { requiresNewItem } from './images-before';
 import { keyOf } from './table-schema';
 import { throttled, transactionConflict } from './wire-errors';
 import { predictedIndexImage } from './update-prediction';
@@ -16,11 +17,12 @@ import { drawsOf, expectedWriteLines, failedConditionLines, itemWriteLines, Pred
  *
  * The images cost as few extra reads as possible: a put or delete asks DynamoDB Local for the old
  * item (ReturnValues ALL_OLD) and an update for the new one (ALL_NEW), and the engine takes the
- * attributes out again when the caller did not ask for them. An update still reads the item
- * before (its old image is not in its answer), and one that asked for UPDATED_* or ALL_OLD after;
- * a put or delete on a table with global secondary indexes reads it before too, so the index
+ * attributes out again when the caller did not ask for them. An update still needs the item
+ * before (its old image is not in its answer), and one that asked for UPDATED_* or ALL_OLD reads it
+ * after; a put or delete on a table with global secondary indexes needs it before too, so the index
  * partitions its old entries leave are drawn on before the write runs (a throttled index write
- * holds back the table write).
+ * holds back the table write). The image before is read unless the engine knows it or the write's
+ * condition says there is none (images-before.ts).
  */
 export async function standardWrite(engine: Engine, request: CallerRequest): Promise<EngineAnswer> {
   const { input, operation } = request;
@@ -36,12 +38,17 @@ export async function standardWrite(engine: Engine, request: CallerRequest): Pro
     return refusal(transactionConflict());
   }
   try {
-    const readCurrent = async () => (await engine.currentItems(request, table, [itemKey])).values().next().value;
+    const target = { table, key: itemKey, mustBeNew: requiresNewItem(table, input) };
+    const readCurrent = async () => (await engine.imagesOf(request, [target]))[0];
     const isUpdate = operation === 'UpdateItem';
-    // The image before the write, read while the item is held: an update's estimate starts from it,
-    // and a put or delete on a table with indexes draws on the index partitions its old entries leave.
-    const readBefore = isUpdate || table.indexes.length > 0;
-    const before = readBefore ? await readCurrent() : undefined;
+    // The image before the write, while the item is held: an update's estimate starts from it, and a put or delete on
+    // a table with indexes draws on the index partitions its old entries leave. Known or guessed where it can be
+    // (images-before.ts), read otherwise.
+    const needsBefore = isUpdate || table.indexes.length > 0;
+    const { images, guessedNew } = needsBefore
+      ? await engine.imagesBefore(request, [target])
+      : { images: [undefined], guessedNew: new Set<number>() };
+    const before = images[0];
     const expectedAfter =
       operation === 'PutItem'
         ? (input.Item as WireItem)
@@ -73,8 +80,14 @@ export async function standardWrite(engine: Engine, request: CallerRequest): Pro
           ? returned
           : await readCurrent();
       answer.lines = itemWriteLines(table, itemKey, imageBefore, after, 'standard');
+      engine.remember(request, target, after);
     } else if (answer.error === 'ConditionalCheckFailedException') {
-      answer.lines = failedConditionLines(table, itemKey, readBefore ? before : await readCurrent());
+      // Refused, so the item is as it was: as known or read before, or (a guess that it was new) read now.
+      const found = needsBefore && !guessedNew.has(0) ? before : await readCurrent();
+      answer.lines = failedConditionLines(table, itemKey, found);
+      engine.remember(request, target, found);
+    } else {
+      engine.forgetImage(request, target);
     }
     admission.reservation.settle(answer.lines);
     return answer;

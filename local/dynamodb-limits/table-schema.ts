@@ -15,7 +15,14 @@ export type IndexSchema = KeySchema & {
   projected: Set<string> | undefined;
 };
 
-export type TableSchema = { name: string; arn: string; key: KeySchema; indexes: IndexSchema[] };
+export type TableSchema = {
+  name: string;
+  arn: string;
+  key: KeySchema;
+  indexes: IndexSchema[];
+  /** The TTL attribute, when the engine asked (images-before.ts): DynamoDB may delete an item once it has passed. */
+  ttlAttribute?: string;
+};
 
 type KeyElement = { AttributeName: string; KeyType: 'HASH' | 'RANGE' };
 
@@ -84,12 +91,24 @@ export function keyOf(schema: KeySchema, item: WireItem): WireItem {
   return key;
 }
 
-/** Object keys sorted at every level, so equal values print equal. */
+const SET_TYPES = new Set(['SS', 'NS', 'BS']);
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Object keys sorted at every level, and the members of string, number and binary sets (unordered in DynamoDB, which
+ * may answer them in another order than they were written), so equal values print equal.
+ */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => byText(a, b));
+    return `{${entries
+      .map(([k, v]) => {
+        const members = SET_TYPES.has(k) && Array.isArray(v) ? [...(v as string[])].sort(byText) : v;
+        return `${JSON.stringify(k)}:${canonical(members)}`;
+      })
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }

@@ -1,6 +1,7 @@
 import { refusal, upstreamAnswer } from './answers';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
+import { requiresNewItem } from './images-before';
 import { keyOf, type TableSchema } from './table-schema';
 import { NO_CANCELLATION, throttlingReason, transactionCanceled, transactionConflictReason } from './wire-errors';
 import { predictedIndexImage, type UpdateInput } from './update-prediction';
@@ -62,7 +63,8 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
     );
   }
   try {
-    const before = await engine.imagesOf(request, items);
+    const targets = items.map((i) => ({ table: i.table, key: i.key, mustBeNew: requiresNewItem(i.table, i.update) }));
+    const { images: before, guessedNew } = await engine.imagesBefore(request, targets);
     const expected = items.map((i, index) =>
       drawsOf(
         i.table,
@@ -91,10 +93,20 @@ export async function transactWrite(engine: Engine, request: CallerRequest): Pro
       answer.lines = items.flatMap((i, index) =>
         itemWriteLines(i.table, i.key, before[index], after[index], 'transactional'),
       );
+      items.forEach((item, index) => engine.remember(request, item, after[index]));
     } else if (answer.error === 'TransactionCanceledException') {
+      // Nothing was written, so every item is as it was; an item guessed new may not have been: read now.
+      const found = await engine.imagesOf(
+        request,
+        items.map((item, index) => (guessedNew.has(index) ? item : undefined)),
+      );
+      const current = before.map((image, index) => (guessedNew.has(index) ? found[index] : image));
       // DynamoDB documents no figure for a cancelled transaction; the engine charges its prepare
       // phase: each item's standard write of its current image (docs/local-engine.md).
-      answer.lines = items.map((i, index) => itemWriteLines(i.table, i.key, before[index], undefined, 'standard')[0]);
+      answer.lines = items.map((i, index) => itemWriteLines(i.table, i.key, current[index], undefined, 'standard')[0]);
+      items.forEach((item, index) => engine.remember(request, item, current[index]));
+    } else {
+      for (const item of items) engine.forgetImage(request, item);
     }
     admission.reservation.settle(answer.lines);
     return answer;
