@@ -10,7 +10,7 @@ import { addWebhookEndpoint } from '../../lambdas/contexts/webhooks/endpoints';
 import { inboundCallSequence, inboundSmsCallback, type CallbackPost } from '../../local/admin/carrier-sequences';
 import { postSignedCallback } from '../../local/admin/carrier-post';
 import type { LimitsProxy } from '../../local/dynamodb-limits/limits-proxy';
-import type { ImagesBeforeWrites } from '../../local/dynamodb-limits/meters';
+import type { ImagesAfterUpdates, ImagesBeforeWrites } from '../../local/dynamodb-limits/meters';
 import { startRuntimeBehind } from './limits-meters';
 import { httpClient, type HttpResponse } from './load';
 import {
@@ -71,7 +71,12 @@ export type SoakResult = {
   texts: TextChecks;
   stops: number;
   memory: MemoryTrend;
-  engine: { throttles: number; conflicts: number; imagesBeforeWrites: ImagesBeforeWrites };
+  engine: {
+    throttles: number;
+    conflicts: number;
+    imagesBeforeWrites: ImagesBeforeWrites;
+    imagesAfterUpdates: ImagesAfterUpdates;
+  };
   /**
    * CPU ms per request over the load, by process: the runtime, this process (the limits engine, the 16 clients, the
    * receivers) and DynamoDB Local's JVM (null where /proc cannot be read). The soak is CPU-bound on two cores, so
@@ -518,6 +523,7 @@ export async function runSoak(
         throttles: engineStats.throttles.total,
         conflicts: engineStats.conflicts.total,
         imagesBeforeWrites: engineStats.imagesBeforeWrites,
+        imagesAfterUpdates: engineStats.imagesAfterUpdates,
       },
       cpuMsPerRequest: cpuPerRequest(cpuAtStart, cpuAtEnd, requests),
       cpuMsPerRequestAfterWarmUp: cpuAtWarmUp

@@ -35,6 +35,11 @@ export type EngineSettings = {
    * (images-before.ts).
    */
   startedEmpty: boolean;
+  /**
+   * Read back every updated item a transaction's image was computed for (update-evaluation.ts) and fail the request if
+   * they differ: the suite's engines check the evaluator on every transaction the tests run.
+   */
+  checkComputedImages: boolean;
   /** Images kept for `soleWriter`, the least recently used dropped first. */
   maxKnownImages: number;
 };

@@ -43,6 +43,8 @@ export type LimitsProxyOptions = {
    * just created), so an item the engine never wrote does not exist and is not read before a write. Default false.
    */
   startedEmpty?: boolean;
+  /** Read back the images computed for a transaction's updates and fail on a difference (tests); default false. */
+  checkComputedImages?: boolean;
   /** Images kept for `soleWriter`; default 50,000. */
   maxKnownImages?: number;
 };
@@ -198,6 +200,7 @@ function settingsOf(options: LimitsProxyOptions): EngineSettings {
     replicaLagMs: options.replicaLagMs ?? 0,
     soleWriter: options.soleWriter ?? false,
     startedEmpty: options.startedEmpty ?? false,
+    checkComputedImages: options.checkComputedImages ?? false,
     maxKnownImages: options.maxKnownImages ?? 50_000,
   };
 }

@@ -15,6 +15,8 @@ export type SiteRefusals = { requests: number; conditions: Record<string, number
 
 export type ImagesBeforeWrites = { read: number; known: number; guessedNew: number };
 
+export type ImagesAfterUpdates = { computed: number; read: number };
+
 export type OperationMeter = Units & { requests: number; errors: Record<string, number> };
 
 /** One request as the engine charged it (the newest `recentRequests` are kept). */
@@ -51,6 +53,11 @@ export type LimitsStats = {
    * Local (a call AWS does not make), known from the engine's last write of it, or taken as new from the condition.
    */
   imagesBeforeWrites: ImagesBeforeWrites;
+  /**
+   * The items transactions updated, by how the engine learned their image after the commit: `computed` from the image
+   * before and the update expression (update-evaluation.ts), or `read` back from DynamoDB Local.
+   */
+  imagesAfterUpdates: ImagesAfterUpdates;
   recentRequests: RequestRecord[];
   /** Key meters not kept because `maxTrackedKeys` was reached (their units still count in the totals). */
   untrackedKeys: number;
@@ -69,6 +76,7 @@ function emptyStats(): LimitsStats {
     throttles: { total: 0, byOperation: {}, byReason: {} },
     refusals: { total: 0, bySite: {} },
     imagesBeforeWrites: { read: 0, known: 0, guessedNew: 0 },
+    imagesAfterUpdates: { computed: 0, read: 0 },
     recentRequests: [],
     untrackedKeys: 0,
   };
@@ -166,6 +174,11 @@ class MeterSet {
     meter.guessedNew += counts.guessedNew;
   }
 
+  imagesAfter(counts: ImagesAfterUpdates): void {
+    this.stats.imagesAfterUpdates.computed += counts.computed;
+    this.stats.imagesAfterUpdates.read += counts.read;
+  }
+
   snapshot(): LimitsStats {
     return structuredClone(this.stats);
   }
@@ -217,6 +230,11 @@ export class Meters {
   /** How a write's held items got their images before it (images-before.ts). */
   imagesBefore(database: string, counts: ImagesBeforeWrites): void {
     for (const set of this.setsOf(database)) set.imagesBefore(counts);
+  }
+
+  /** How a transaction's updated items got their images after the commit (update-evaluation.ts). */
+  imagesAfterUpdates(database: string, counts: ImagesAfterUpdates): void {
+    for (const set of this.setsOf(database)) set.imagesAfter(counts);
   }
 
   /** Everything counted, or (with `database`) what that database's requests counted: empty for one that made none. */

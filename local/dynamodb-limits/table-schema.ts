@@ -99,14 +99,14 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * Object keys sorted at every level, and the members of string, number and binary sets (unordered in DynamoDB, which
  * may answer them in another order than they were written), so equal values print equal.
  */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+export function canonicalText(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalText).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => byText(a, b));
     return `{${entries
       .map(([k, v]) => {
         const members = SET_TYPES.has(k) && Array.isArray(v) ? [...(v as string[])].sort(byText) : v;
-        return `${JSON.stringify(k)}:${canonical(members)}`;
+        return `${JSON.stringify(k)}:${canonicalText(members)}`;
       })
       .join(',')}}`;
   }
@@ -139,6 +139,6 @@ export function indexEntryOf(
     key: `${partitionKey}\u0000${sortKey}`,
     partitionKey,
     bytes: itemBytes(entry) + INDEX_ENTRY_OVERHEAD_BYTES,
-    content: canonical(entry),
+    content: canonicalText(entry),
   };
 }

@@ -2,7 +2,8 @@ import { refusal, upstreamAnswer } from './answers';
 import type { CallerRequest, Engine, EngineAnswer } from './engine';
 import type { WireItem } from './item-size';
 import { requiresNewItem } from './images-before';
-import { keyOf, type TableSchema } from './table-schema';
+import { canonicalText, keyOf, type TableSchema } from './table-schema';
+import { updatedImage } from './update-evaluation';
 import { NO_CANCELLATION, throttlingReason, transactionCanceled, transactionConflictReason } from './wire-errors';
 import { predictedIndexImage, type UpdateInput } from './update-prediction';
 import { drawsOf, expectedWriteLines, itemWriteLines, PredictedUpdate } from './write-charges';
@@ -128,8 +129,10 @@ function expectedAfter(item: TransactItem, before: WireItem | undefined): WireIt
 }
 
 /**
- * The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's as
- * read again.
+ * The images after the commit: a put's item, a delete's nothing, a condition check's unchanged image, an update's
+ * computed from its image before (update-evaluation.ts) or, where it cannot be, read again. With
+ * `checkComputedImages` (the suite's engines) every computed image is read too, and one that differs from what
+ * DynamoDB Local holds fails the request loudly.
  */
 async function imagesAfter(
   engine: Engine,
@@ -137,14 +140,31 @@ async function imagesAfter(
   items: TransactItem[],
   before: (WireItem | undefined)[],
 ): Promise<(WireItem | undefined)[]> {
-  const updated = await engine.imagesOf(
-    request,
-    items.map((item) => (item.action === 'Update' ? item : undefined)),
+  const computed = items.map((item, index) =>
+    item.action === 'Update' ? updatedImage(item.key, before[index], item.update) : undefined,
   );
-  return items.map((item, index) => {
+  const check = engine.settings.checkComputedImages;
+  const read = await engine.imagesOf(
+    request,
+    items.map((item, index) => (item.action === 'Update' && (check || !computed[index]) ? item : undefined)),
+  );
+  let [computedCount, readCount] = [0, 0];
+  const after = items.map((item, index) => {
     if (item.action === 'Put') return item.item;
     if (item.action === 'Delete') return undefined;
-    if (item.action === 'Update') return updated[index];
-    return before[index];
+    if (item.action !== 'Update') return before[index];
+    if (!computed[index]) {
+      readCount += 1;
+      return read[index];
+    }
+    computedCount += 1;
+    if (check && canonicalText(computed[index]) !== canonicalText(read[index]))
+      throw new Error(
+        `the image computed for an update of ${item.table.name} differs from DynamoDB Local's: ` +
+          `${JSON.stringify(computed[index])} against ${JSON.stringify(read[index])}`,
+      );
+    return computed[index];
   });
+  engine.meters.imagesAfterUpdates(request.database, { computed: computedCount, read: readCount });
+  return after;
 }

@@ -21,7 +21,11 @@ export default async function globalSetup(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   if (!started.__integrationEngines) {
     const dynamoDbLocal = await startDynamoDbLocal({ sharedDb: false, jvmOptions: SHORT_RUN_JVM_OPTIONS });
-    const limits = await startLimitsProxy({ upstream: dynamoDbLocal.endpoint, sharedDb: false });
+    const limits = await startLimitsProxy({
+      upstream: dynamoDbLocal.endpoint,
+      sharedDb: false,
+      checkComputedImages: true,
+    });
     started.__integrationEngines = { dynamoDbLocal, limits };
     const stopOnSignal = () => void Promise.all([limits.stop(), dynamoDbLocal.stop()]).finally(() => process.exit(130));
     process.once('SIGINT', stopOnSignal);

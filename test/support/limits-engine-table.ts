@@ -19,7 +19,7 @@ export async function startEngineUnderTest(
   const upstream = process.env.DYNAMODB_LOCAL_ENDPOINT;
   if (!upstream)
     throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set: run integration tests through the jest integration projects');
-  const proxy = await startLimitsProxy({ upstream, sharedDb: false, ...options });
+  const proxy = await startLimitsProxy({ upstream, sharedDb: false, checkComputedImages: true, ...options });
   const client = new DynamoDBClient({ ...localEngineClientConfig(proxy.endpoint), maxAttempts: 1 });
   return {
     proxy,
