@@ -26,8 +26,8 @@ export type EngineSettings = {
   replicaLagMs: number;
   /**
    * Whether every write of the tables comes through this engine, so a write may be sized from the image the engine's
-   * last write of its item left instead of reading it (images-before.ts). Off by default: the local runtime's
-   * `--dynamodb-limits` leaves the stream pipeline and the operator CLI writing to DynamoDB Local directly.
+   * last write of its item left instead of reading it (images-before.ts). Off by default: with the local runtime's
+   * `--dynamodb-limits`, the operator CLI writes to DynamoDB Local directly.
    */
   soleWriter: boolean;
   /**
