@@ -65,9 +65,17 @@ async function refusedOrDone(send: Promise<unknown>): Promise<string> {
 async function writeSequence(client: DynamoDBClient, tag: string): Promise<string[]> {
   const key = (name: string): Item => ({ pk: { S: `${tag}-${name}` }, sk: { S: 'row' } });
   const group = (name: string): AttributeValue => ({ S: `${tag}-${name}` });
-  const send = (sending: Promise<unknown>) => refusedOrDone(sending);
+  // The update both transactions make, one committed and one cancelled.
+  const addOneToA = {
+    Update: {
+      TableName: TEST_TABLE,
+      Key: key('a'),
+      UpdateExpression: 'ADD n :one',
+      ExpressionAttributeValues: { ':one': { N: '1' } },
+    },
+  };
   return [
-    await send(
+    await refusedOrDone(
       client.send(
         new PutItemCommand({
           TableName: TEST_TABLE,
@@ -76,7 +84,7 @@ async function writeSequence(client: DynamoDBClient, tag: string): Promise<strin
       ),
     ),
     // Leaves the index entry as it was: the engine that knows the put's item must compare its set in any order.
-    await send(
+    await refusedOrDone(
       client.send(
         new UpdateItemCommand({
           TableName: TEST_TABLE,
@@ -86,7 +94,7 @@ async function writeSequence(client: DynamoDBClient, tag: string): Promise<strin
         }),
       ),
     ),
-    await send(
+    await refusedOrDone(
       client.send(
         new UpdateItemCommand({
           TableName: TEST_TABLE,
@@ -97,7 +105,7 @@ async function writeSequence(client: DynamoDBClient, tag: string): Promise<strin
         }),
       ),
     ),
-    await send(
+    await refusedOrDone(
       client.send(
         new UpdateItemCommand({
           TableName: TEST_TABLE,
@@ -108,48 +116,31 @@ async function writeSequence(client: DynamoDBClient, tag: string): Promise<strin
         }),
       ),
     ),
-    await send(
+    await refusedOrDone(
       client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key('b'), v: pad(2500) }, ...NEW_ROW })),
     ),
-    await send(
+    await refusedOrDone(
       client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key('b'), v: pad(10) }, ...NEW_ROW })),
     ),
-    await send(
+    await refusedOrDone(
       client.send(
         new TransactWriteItemsCommand({
           TransactItems: [
-            {
-              Update: {
-                TableName: TEST_TABLE,
-                Key: key('a'),
-                UpdateExpression: 'ADD n :one',
-                ExpressionAttributeValues: { ':one': { N: '1' } },
-              },
-            },
+            addOneToA,
             { Put: { TableName: TEST_TABLE, Item: { ...key('c'), group: group('g1'), v: pad(700) }, ...NEW_ROW } },
             { ConditionCheck: { TableName: TEST_TABLE, Key: key('b'), ConditionExpression: 'attribute_exists(pk)' } },
           ],
         }),
       ),
     ),
-    await send(
+    await refusedOrDone(
       client.send(
         new TransactWriteItemsCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: TEST_TABLE,
-                Key: key('a'),
-                UpdateExpression: 'ADD n :one',
-                ExpressionAttributeValues: { ':one': { N: '1' } },
-              },
-            },
-            { Put: { TableName: TEST_TABLE, Item: { ...key('c'), v: pad(5) }, ...NEW_ROW } },
-          ],
+          TransactItems: [addOneToA, { Put: { TableName: TEST_TABLE, Item: { ...key('c'), v: pad(5) }, ...NEW_ROW } }],
         }),
       ),
     ),
-    await send(
+    await refusedOrDone(
       client.send(
         new BatchWriteItemCommand({
           RequestItems: {
@@ -161,8 +152,8 @@ async function writeSequence(client: DynamoDBClient, tag: string): Promise<strin
         }),
       ),
     ),
-    await send(client.send(new DeleteItemCommand({ TableName: TEST_TABLE, Key: key('a') }))),
-    await send(
+    await refusedOrDone(client.send(new DeleteItemCommand({ TableName: TEST_TABLE, Key: key('a') }))),
+    await refusedOrDone(
       client.send(
         new UpdateItemCommand({
           TableName: TEST_TABLE,
@@ -173,7 +164,7 @@ async function writeSequence(client: DynamoDBClient, tag: string): Promise<strin
         }),
       ),
     ),
-    await send(
+    await refusedOrDone(
       client.send(
         new UpdateItemCommand({
           TableName: TEST_TABLE,
@@ -220,9 +211,9 @@ it('charges every write as the engine that reads first does, reading only the it
     'ConditionalCheckFailedException',
   ]);
   expect(untagged(soleWriterStats, 'sole')).toEqual(untagged(readingStats, 'read'));
-  // Read: the first put's item and the batch's new one, never written by this engine before. Taken as new: b's first put
-  // and c's committed one; the rest it knew, a's creation again included (known absent). The engine that reads first
-  // takes every new-row write as new (b twice, c twice, a again) and reads the other eleven items.
+  // Read: the first put's item and the batch's new one, never written by this engine before. Taken as new: b's first
+  // put and c's committed one; the rest it knew, a's creation again included (known absent). The engine that reads
+  // first takes every new-row write as new (b twice, c twice, a again) and reads the other eleven items.
   expect(soleWriterStats.imagesBeforeWrites).toEqual({ read: 2, known: 12, guessedNew: 2 });
   expect(readingStats.imagesBeforeWrites).toEqual({ read: 11, known: 0, guessedNew: 5 });
   // The committed transaction's update of a (ADD n): its image after computed, not read back (and, as in every engine
@@ -231,7 +222,7 @@ it('charges every write as the engine that reads first does, reading only the it
   expect(readingStats.imagesAfterUpdates).toEqual({ computed: 1, read: 0 });
 });
 
-it('reads nothing before a write when it has seen every write since the table was empty, and charges the same', async () => {
+it('reads nothing before a write when it saw every write since the table was empty, and charges the same', async () => {
   const readingOutcomes = await writeSequence(reading.client, 'again');
   const fromEmptyOutcomes = await writeSequence(fromEmpty.client, 'empty');
 
@@ -260,22 +251,20 @@ it('takes a new row as new without reading it, and charges a refused one on the 
   expect(reading.proxy.stats().items['limits S:guess-b S:row']).toMatchObject({ writeUnits: 3, writes: 1 });
 });
 
-it('reads an item again unless told it is the sole writer, so a write past the engine is charged as it stands', async () => {
+it('reads an item again unless it is the sole writer, so a write past the engine is charged as it stands', async () => {
   const key = { pk: { S: 'past-engine' }, sk: { S: 'row' } };
-  const grow = (client: DynamoDBClient) =>
-    client.send(
-      new UpdateItemCommand({
-        TableName: TEST_TABLE,
-        Key: key,
-        UpdateExpression: 'SET n = :n',
-        ExpressionAttributeValues: { ':n': { N: '1' } },
-      }),
-    );
   await reading.client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: pad(10) } }));
   await local.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: pad(3500) } }));
   reading.proxy.reset();
 
-  await grow(reading.client);
+  await reading.client.send(
+    new UpdateItemCommand({
+      TableName: TEST_TABLE,
+      Key: key,
+      UpdateExpression: 'SET n = :n',
+      ExpressionAttributeValues: { ':n': { N: '1' } },
+    }),
+  );
 
   // 3.5 KB before and after: 4 units, from the item read before the write, not the 10-byte one the engine wrote.
   expect(reading.proxy.stats().items['limits S:past-engine S:row']).toMatchObject({ writeUnits: 4 });
@@ -289,12 +278,8 @@ it('knows a table deleted and created again holds nothing, where its last write 
     AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
     KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
   });
-  const putItem = (v: AttributeValue) =>
-    fromEmpty.client.send(
-      new PutItemCommand({ TableName, Item: { pk: { S: 'x' }, v }, ReturnConsumedCapacity: 'TOTAL' }),
-    );
   await fromEmpty.client.send(create);
-  await putItem(pad(3500));
+  await fromEmpty.client.send(new PutItemCommand({ TableName, Item: { pk: { S: 'x' }, v: pad(3500) } }));
   await fromEmpty.client.send(new DeleteTableCommand({ TableName }));
   await fromEmpty.client.send(create);
 
@@ -314,7 +299,7 @@ it('knows a table deleted and created again holds nothing, where its last write 
   await fromEmpty.client.send(new DeleteTableCommand({ TableName }));
 });
 
-it('fails a transaction loudly when the image it computed differs from the item, as a write past a sole writer makes it', async () => {
+it('fails a transaction loudly when its computed image differs from the item written past a sole writer', async () => {
   const key = { pk: { S: 'checked' }, sk: { S: 'row' } };
   await soleWriter.client.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: pad(10) } }));
   await local.send(new PutItemCommand({ TableName: TEST_TABLE, Item: { ...key, v: pad(10), extra: pad(10) } }));

@@ -82,7 +82,7 @@ describe('KnownImages: the images the engine left', () => {
   });
 
   describe('with every write seen since the tables were empty', () => {
-    it('knows an item it never wrote is absent, and one whose image it dropped or whose write it lost may exist', () => {
+    it('knows an item it never wrote is absent; one whose image it dropped or whose write it lost may exist', () => {
       const images = new KnownImages(1, true);
       images.record('dropped', item);
       images.record('lost', item);

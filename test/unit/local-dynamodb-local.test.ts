@@ -28,7 +28,7 @@ describe("DynamoDB Local's Java environment", () => {
     expect(collectors).toEqual(['-XX:+UseSerialGC']);
   });
 
-  it('puts the heap on transparent huge pages on Linux only, where the flag exists (5 to 8 % less CPU per call)', () => {
+  it('puts the heap on transparent huge pages on Linux only, where the flag exists (5-8 % less CPU per call)', () => {
     // Prepare
     const platforms = ['linux', 'darwin', 'win32'] as const;
 
@@ -44,7 +44,7 @@ describe("DynamoDB Local's Java environment", () => {
     );
   });
 
-  it("keeps the environment's JDK_JAVA_OPTIONS: an operator's choice, or the suite's for the runtimes it starts", () => {
+  it("keeps the environment's JDK_JAVA_OPTIONS: an operator's, or the suite's for the runtimes it starts", () => {
     // Prepare
     const env = { JDK_JAVA_OPTIONS: SHORT_RUN_JVM_OPTIONS };
 
