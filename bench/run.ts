@@ -992,9 +992,9 @@ async function measureSoak(endpoint: string, dynamodbPid: number | undefined) {
     `\n11. Soak: 20 organizations, 16 clients for ${minutes} min on the limits engine, rate limits off, receivers ` +
       `failing 5 % of attempts`,
   );
-  // Every write of the soak goes through the engine, from the seeding (this process's domain calls, pointed at it before
-  // lambdas/shared/aws loads) to the load, on a table just created: the engine knows every item there is and reads none
-  // to size a write (local/dynamodb-limits/images-before.ts).
+  // Every write of the soak goes through the engine, from the seeding (this process's domain calls, pointed at it
+  // before lambdas/shared/aws loads) to the load, on a table just created: the engine knows every item there is and
+  // reads none to size a write (local/dynamodb-limits/images-before.ts).
   const { startLimitsProxy } = await import('../local/dynamodb-limits/limits-proxy');
   const engine = await startLimitsProxy({ upstream: endpoint, sharedDb: true, soleWriter: true, startedEmpty: true });
   process.env.DYNAMODB_ENDPOINT = engine.endpoint;

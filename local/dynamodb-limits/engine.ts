@@ -240,7 +240,11 @@ export class Engine {
       this.remember(request, target, read[index]);
     });
     const readCount = unknown.filter(Boolean).length;
-    this.meters.imagesBefore(request.database, { read: readCount, known, guessedNew: guessedNew.size });
+    this.meters.countImages(request.database, 'imagesBeforeWrites', {
+      read: readCount,
+      known,
+      guessedNew: guessedNew.size,
+    });
     return { images, guessedNew };
   }
 

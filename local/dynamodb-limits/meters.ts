@@ -17,6 +17,8 @@ export type ImagesBeforeWrites = { read: number; known: number; guessedNew: numb
 
 export type ImagesAfterUpdates = { computed: number; read: number };
 
+type ImageMeters = { imagesBeforeWrites: ImagesBeforeWrites; imagesAfterUpdates: ImagesAfterUpdates };
+
 export type OperationMeter = Units & { requests: number; errors: Record<string, number> };
 
 /** One request as the engine charged it (the newest `recentRequests` are kept). */
@@ -49,8 +51,9 @@ export type LimitsStats = {
    */
   refusals: { total: number; bySite: Record<string, SiteRefusals> };
   /**
-   * The items writes held, by how the engine learned their image before the write (images-before.ts): read from DynamoDB
-   * Local (a call AWS does not make), known from the engine's last write of it, or taken as new from the condition.
+   * The items writes held, by how the engine learned their image before the write (images-before.ts): read from
+   * DynamoDB Local (a call AWS does not make), known from the engine's last write of it, or taken as new from the
+   * condition.
    */
   imagesBeforeWrites: ImagesBeforeWrites;
   /**
@@ -167,16 +170,9 @@ class MeterSet {
     for (const { reason, key } of conditions) increment(meter.conditions, `${operation} ${reason} ${key}`);
   }
 
-  imagesBefore(counts: ImagesBeforeWrites): void {
-    const meter = this.stats.imagesBeforeWrites;
-    meter.read += counts.read;
-    meter.known += counts.known;
-    meter.guessedNew += counts.guessedNew;
-  }
-
-  imagesAfter(counts: ImagesAfterUpdates): void {
-    this.stats.imagesAfterUpdates.computed += counts.computed;
-    this.stats.imagesAfterUpdates.read += counts.read;
+  countImages<K extends keyof ImageMeters>(meter: K, counts: ImageMeters[K]): void {
+    const into = this.stats[meter] as Record<string, number>;
+    for (const [name, count] of Object.entries(counts)) into[name] += count;
   }
 
   snapshot(): LimitsStats {
@@ -227,14 +223,12 @@ export class Meters {
     for (const set of this.setsOf(database)) set.refused(site, operation, conditions);
   }
 
-  /** How a write's held items got their images before it (images-before.ts). */
-  imagesBefore(database: string, counts: ImagesBeforeWrites): void {
-    for (const set of this.setsOf(database)) set.imagesBefore(counts);
-  }
-
-  /** How a transaction's updated items got their images after the commit (update-evaluation.ts). */
-  imagesAfterUpdates(database: string, counts: ImagesAfterUpdates): void {
-    for (const set of this.setsOf(database)) set.imagesAfter(counts);
+  /**
+   * How the items of a write got their images: before it (`imagesBeforeWrites`, images-before.ts) or, for a
+   * transaction's updates, after it (`imagesAfterUpdates`, update-evaluation.ts).
+   */
+  countImages<K extends keyof ImageMeters>(database: string, meter: K, counts: ImageMeters[K]): void {
+    for (const set of this.setsOf(database)) set.countImages(meter, counts);
   }
 
   /** Everything counted, or (with `database`) what that database's requests counted: empty for one that made none. */

@@ -165,6 +165,6 @@ async function imagesAfter(
       );
     return computed[index];
   });
-  engine.meters.imagesAfterUpdates(request.database, { computed: computedCount, read: readCount });
+  engine.meters.countImages(request.database, 'imagesAfterUpdates', { computed: computedCount, read: readCount });
   return after;
 }

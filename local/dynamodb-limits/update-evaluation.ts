@@ -163,7 +163,7 @@ function evaluate(value: Value, context: Context): WireValue | undefined {
 /** A number DynamoDB stores as written (no leading zeros, no trailing fraction zeros), or undefined. */
 const CANONICAL_NUMBER = /^-?(0|[1-9]\d*)(\.\d*[1-9])?$/;
 
-/** A value whose numbers are written as DynamoDB answers them (else undefined: its stored text is not computed here). */
+/** A value whose numbers are written as DynamoDB stores them; else undefined (their stored text is not computed). */
 function exact(value: WireValue | undefined): WireValue | undefined {
   if (!value) return undefined;
   if ('N' in value) return CANONICAL_NUMBER.test(value.N) && value.N !== '-0' ? value : undefined;
